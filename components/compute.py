@@ -1,0 +1,74 @@
+"""The app's caches: the only place the page calls the core.
+
+The model is loaded once per server process and shared by every session (inference
+only); the forward pass runs once per text; traces are cached per settings, so moving
+a slider back and forth costs nothing. Everything handed to the page is numpy.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import streamlit as st
+
+from attention import (
+    BUNDLED_MODEL,
+    Encoding,
+    LoadedModel,
+    Trace,
+    TraceSettings,
+    allowed_hub_ids,
+    build_trace,
+    encode,
+    load_model,
+    transformers_weights,
+)
+
+# Folders of local BERT checkpoints the page may offer, separated like PATH ("a:b").
+MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"
+
+
+def model_names() -> tuple[str, ...]:
+    """What the model selector offers: the bundled model, the allowed Hub ids, configured folders."""
+    folders = [p for p in os.environ.get(MODEL_DIRS_ENV, "").split(os.pathsep) if p.strip()]
+    return (BUNDLED_MODEL, *allowed_hub_ids(), *folders)
+
+
+@st.cache_resource(show_spinner="Loading the model (once per server)…", max_entries=3)
+def model(name: str) -> LoadedModel:
+    return load_model(name)
+
+
+@st.cache_data(show_spinner="Running the model on the text…", max_entries=32)
+def encoding(name: str, text: str, text_b: str) -> Encoding:
+    return encode(model(name), text, text_b or None)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def trace(name: str, text: str, text_b: str, settings: TraceSettings) -> Trace:
+    return build_trace(model(name), encoding(name, text, text_b), settings)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def proof(name: str, text: str, text_b: str, layer: int, head: int) -> float:
+    """Largest difference between the from-scratch weights (trained head, √d_k) and transformers'."""
+    reference_settings = TraceSettings(layer=layer, head=head, source="bert", scaling="sqrt")
+    ours = trace(name, text, text_b, reference_settings)["weights"]  # (1, T, T)
+    theirs = transformers_weights(model(name), encoding(name, text, text_b), layer)[:, head]  # (1, T, T)
+    return float(np.abs(ours - theirs).max())
+
+
+def settings_for(state) -> TraceSettings:
+    """The core's settings for a page state (head_dim only matters for random projections)."""
+    return TraceSettings(
+        layer=state.layer,
+        head=state.head,
+        source=state.source,
+        head_dim=state.head_dim if state.source == "random" else None,
+        scaling=state.scaling,
+        # Values a choice does not use are left at their defaults, so equal settings share a cache entry.
+        temperature=state.temperature if state.scaling == "temperature" else 1.0,
+        seed=state.seed if state.source == "random" else 0,
+    )
+

@@ -1,0 +1,151 @@
+"""One heatmap builder for every matrix on the page: scores, weights, context vectors.
+
+Small matrices are drawn as one rect mark per cell, with a tooltip. Large ones
+(a 512-token text has 262,144 cells) are drawn as a single raster image under the
+same axes, which the browser paints in milliseconds instead of seconds.
+Plain function of numpy -> alt.Chart, testable without a server.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+
+import altair as alt
+import numpy as np
+import pandas as pd
+from PIL import Image
+
+# Above this many cells a chart becomes a raster image (one mark instead of one per cell).
+MAX_VECTOR_CELLS = 64 * 64
+# Vega's own continuous schemes, so that raster and vector charts share their colours.
+SCHEMES = {
+    "blues": "cfe1f2bed8eca8cee58fc1de74b2d75ba3cf4592c63181bd206fb2125ca40a4a90",
+    "redblue": "67001fb2182bd6604df4a582fddbc7f7f7f7d1e5f092c5de4393c32166ac053061",
+}
+PLOT_SIZE = 420  # px, the longer side of a chart
+
+
+def heatmap(
+    matrix: np.ndarray,
+    row_labels: list[str],
+    column_labels: list[str],
+    *,
+    title: str,
+    row_title: str = "query token",
+    column_title: str = "key token",
+    scheme: str = "blues",
+) -> alt.Chart:
+    """matrix (rows, columns) -> a heatmap with the labels on both axes.
+
+    "blues" suits weights in [0, 1]; "redblue" is centred on 0 for signed values.
+    """
+    matrix = np.asarray(matrix, dtype=np.float32)
+    rows, columns = matrix.shape
+    domain = _domain(matrix, scheme)
+    width, height = _plot_size(rows, columns)
+    x_axis = _label_axis(column_labels, column_title, columns, angle=-60)
+    y_axis = _label_axis(row_labels, row_title, rows, angle=0)
+    if rows * columns <= MAX_VECTOR_CELLS:
+        chart = _cells(matrix, row_labels, column_labels, x_axis, y_axis, domain, scheme, title)
+    else:
+        chart = _raster(matrix, x_axis, y_axis, domain, scheme)
+    return chart.properties(title=title, width=width, height=height)
+
+
+def _cells(matrix, row_labels, column_labels, x_axis, y_axis, domain, scheme, value_title) -> alt.Chart:
+    rows, columns = matrix.shape
+    row_index, column_index = np.indices((rows, columns))
+    cells = pd.DataFrame({
+        "row": row_index.ravel(),
+        "column": column_index.ravel(),
+        "row_label": np.asarray(row_labels, dtype=object)[row_index.ravel()],
+        "column_label": np.asarray(column_labels, dtype=object)[column_index.ravel()],
+        "value": matrix.ravel(),
+    })
+    return alt.Chart(cells).mark_rect().encode(
+        x=alt.X("column:O", axis=x_axis),
+        y=alt.Y("row:O", axis=y_axis),
+        color=alt.Color("value:Q", scale=alt.Scale(scheme=scheme, domain=domain), title=None),
+        tooltip=[
+            alt.Tooltip("row_label:N", title=y_axis.title),
+            alt.Tooltip("column_label:N", title=x_axis.title),
+            alt.Tooltip("value:Q", title=value_title, format=".4f"),
+        ],
+    )
+
+
+def _raster(matrix, x_axis, y_axis, domain, scheme) -> alt.LayerChart:
+    rows, columns = matrix.shape
+    image = pd.DataFrame({"url": [_png_data_url(matrix, domain, scheme)],
+                          "x": [0], "x2": [columns], "y": [0], "y2": [rows]})
+    picture = alt.Chart(image).mark_image(aspect=False).encode(
+        x=alt.X("x:Q", axis=_centred(x_axis), scale=alt.Scale(domain=[0, columns], nice=False, zero=False)),
+        x2="x2",
+        y=alt.Y("y:Q", axis=_centred(y_axis), scale=alt.Scale(domain=[0, rows], nice=False, reverse=True)),
+        y2="y2",
+        url="url:N",
+    )
+    # An invisible layer that only carries the colour scale, so the legend matches the picture.
+    legend = alt.Chart(pd.DataFrame({"value": domain})).mark_point(opacity=0).encode(
+        color=alt.Color("value:Q", scale=alt.Scale(scheme=scheme, domain=domain), title=None),
+    )
+    return alt.layer(picture, legend)
+
+
+def _label_axis(labels: list[str], title: str, count: int, angle: int) -> alt.Axis:
+    """An axis whose tick at index i reads labels[i]; at most ~40 ticks on long texts."""
+    step = max(1, int(np.ceil(count / 40)))
+    return alt.Axis(
+        title=title,
+        values=list(range(0, count, step)),
+        labelExpr=f"{json.dumps(list(labels))}[floor(datum.value)]",
+        labelAngle=angle,
+        labelOverlap=False,
+        labelLimit=90,
+    )
+
+
+def _centred(axis: alt.Axis) -> alt.Axis:
+    """The same axis on a continuous scale: ticks in the middle of each cell."""
+    return alt.Axis(**{**axis.to_dict(), "values": [v + 0.5 for v in axis.values]})
+
+
+def _domain(matrix: np.ndarray, scheme: str) -> list[float]:
+    finite = matrix[np.isfinite(matrix)]
+    if finite.size == 0:
+        return [0.0, 1.0]
+    if scheme == "redblue":  # symmetric around 0, so that white means zero
+        bound = float(np.abs(finite).max()) or 1.0
+        return [-bound, bound]
+    low, high = float(finite.min()), float(finite.max())
+    return [min(low, 0.0), high if high > low else low + 1.0]
+
+
+def _plot_size(rows: int, columns: int) -> tuple[int, int]:
+    scale = PLOT_SIZE / max(rows, columns)
+    return max(80, round(columns * scale)), max(80, round(rows * scale))
+
+
+def _png_data_url(matrix: np.ndarray, domain: list[float], scheme: str) -> str:
+    low, high = domain
+    position = np.clip((np.nan_to_num(matrix, nan=low) - low) / (high - low), 0.0, 1.0)  # (rows, columns) in [0, 1]
+    pixels = _colour_ramp(scheme)[np.round(position * 255).astype(np.uint8)]  # (rows, columns, 3)
+    picture = Image.fromarray(pixels)
+    # Upscale with hard edges, so the browser shrinks the image rather than blurring it.
+    factor = max(1, int(np.ceil(PLOT_SIZE / max(matrix.shape))))
+    picture = picture.resize((matrix.shape[1] * factor, matrix.shape[0] * factor), Image.NEAREST)
+    buffer = io.BytesIO()
+    picture.save(buffer, format="PNG", optimize=False)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _colour_ramp(scheme: str) -> np.ndarray:
+    """256 RGB colours interpolated linearly between the scheme's stops, as Vega does."""
+    hex_stops = SCHEMES[scheme]
+    stops = np.array([[int(hex_stops[i + j:i + j + 2], 16) for j in (0, 2, 4)]
+                      for i in range(0, len(hex_stops), 6)], dtype=np.float64)  # (n, 3)
+    where = np.linspace(0, len(stops) - 1, 256)
+    ramp = np.stack([np.interp(where, np.arange(len(stops)), stops[:, c]) for c in range(3)], axis=1)
+    return np.round(ramp).astype(np.uint8)  # (256, 3)

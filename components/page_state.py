@@ -1,0 +1,159 @@
+"""The page's state as plain values, read from (and written back to) the URL's query parameters.
+
+A link holds every control, so a teacher can hand out one exact view. Whatever a
+URL holds is checked here: a malformed or out-of-range value falls back to a valid
+one and yields a notice that says what happened. No Streamlit in this module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from attention import BUNDLED_MODEL, SCALINGS, SOURCES, ModelShape
+
+MAX_TEXT_CHARS = 10_000  # about 2,000 words: far beyond the 512 tokens BERT reads
+MAX_SEED = 2**31 - 1
+TEMPERATURE_RANGE = (0.05, 20.0)
+DEFAULT_TEXT = "time flies like an arrow"
+
+
+@dataclass(frozen=True)
+class PageState:
+    """Every control on the page. layer and head count from 0, as transformers does."""
+
+    text: str = DEFAULT_TEXT
+    text_b: str = ""
+    model: str = BUNDLED_MODEL
+    source: str = "bert"
+    layer: int = 0
+    head: int = 0
+    head_dim: int = 32  # used by the random source only
+    scaling: str = "sqrt"
+    temperature: float = 1.0
+    seed: int = 0
+
+
+PARAMS = tuple(field.name for field in dataclasses.fields(PageState))
+
+
+def from_query(query: Mapping[str, Sequence[str]], models: Sequence[str]) -> tuple[PageState, list[str]]:
+    """Read a PageState from query parameters (each a list of values); return it and the notices.
+
+    Ranges that depend on the model (layer, head, head_dim) are checked by fit_to_model.
+    """
+    notices: list[str] = []
+    values: dict[str, object] = {}
+    for name in PARAMS:
+        given = list(query.get(name, ()))
+        if not given:
+            continue
+        if len(given) > 1:
+            notices.append(f"The link gives {name} {len(given)} times; the last one is used.")
+        raw = given[-1]
+        try:
+            values[name] = _PARSERS[name](raw, models)
+        except ValueError as reason:
+            default = getattr(PageState(), name)
+            notices.append(f"The link's {name}={shorten(raw)} was ignored: {reason}. Showing {name}={default!r}.")
+    return PageState(**values), notices
+
+
+def fit_to_model(state: PageState, shape: ModelShape) -> tuple[PageState, list[str]]:
+    """Bring layer, head and head_dim inside what this model and source allow, saying what moved."""
+    notices: list[str] = []
+
+    def clamp(name: str, value: int, low: int, high: int, why: str) -> int:
+        if low <= value <= high:
+            return value
+        fitted = min(max(value, low), high)
+        notices.append(f"{name}={value} does not exist ({why}: {low} to {high}); showing {name}={fitted}.")
+        return fitted
+
+    layer = clamp("layer", state.layer, 0, shape.num_layers - 1, f"the model has {shape.num_layers} layers")
+    head_dim = clamp("head_dim", state.head_dim, 1, shape.hidden_size, f"the hidden size is {shape.hidden_size}")
+    num_heads = {"identity": 1, "random": shape.hidden_size // head_dim, "bert": shape.num_heads}[state.source]
+    head = clamp("head", state.head, 0, num_heads - 1, f"{state.source} gives {num_heads} heads")
+    return dataclasses.replace(state, layer=layer, head=head, head_dim=head_dim), notices
+
+
+def to_query(state: PageState) -> dict[str, str]:
+    """The parameters that differ from the defaults, as strings for the URL."""
+    defaults = PageState()
+    return {
+        name: _format(getattr(state, name))
+        for name in PARAMS
+        if getattr(state, name) != getattr(defaults, name)
+    }
+
+
+def shorten(text: str, limit: int = 40) -> str:
+    """A user-given value, cut short, as a Markdown code span: shown literally, never interpreted."""
+    if not text:
+        return "(empty)"
+    text = text if len(text) <= limit else text[:limit] + "…"
+    return "`" + "".join(" " if ch in "`\r\n" else ch for ch in text) + "`"
+
+
+def _format(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _text(raw: str, _models) -> str:
+    if len(raw) > MAX_TEXT_CHARS:
+        raise ValueError(f"longer than {MAX_TEXT_CHARS:,} characters")
+    return raw
+
+
+def _model(raw: str, models: Sequence[str]) -> str:
+    if raw not in models:
+        raise ValueError(f"not one of the models this page offers ({', '.join(models)})")
+    return raw
+
+
+def _choice(valid: Sequence[str]):
+    def parse(raw: str, _models) -> str:
+        if raw not in valid:
+            raise ValueError(f"it must be one of {', '.join(valid)}")
+        return raw
+    return parse
+
+
+def _integer(low: int, high: int | None = None):
+    def parse(raw: str, _models) -> int:
+        try:
+            value = int(raw.strip())
+        except ValueError:
+            raise ValueError("it is not a whole number") from None
+        if value < low or (high is not None and value > high):
+            upper = "" if high is None else f" to {high:,}"
+            raise ValueError(f"it must be from {low}{upper}")
+        return value
+    return parse
+
+
+def _temperature(raw: str, _models) -> float:
+    low, high = TEMPERATURE_RANGE
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise ValueError("it is not a number") from None
+    if not math.isfinite(value) or not low <= value <= high:
+        raise ValueError(f"τ must be a number from {low:g} to {high:g}")
+    return value
+
+
+_PARSERS = {
+    "text": _text,
+    "text_b": _text,
+    "model": _model,
+    "source": _choice(SOURCES),
+    "layer": _integer(0),
+    "head": _integer(0),
+    "head_dim": _integer(1),
+    "scaling": _choice(SCALINGS),
+    "temperature": _temperature,
+    "seed": _integer(0, MAX_SEED),
+}

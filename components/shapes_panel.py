@@ -1,0 +1,29 @@
+"""The side panel: every step of the trace with its actual shape and its formula."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+STAGE_TITLES = {
+    "inputs": "Tokens",
+    "embeddings": "Embeddings",
+    "projections": "Projections, all heads",
+    "head": "One head",
+    "heads": "All heads together",
+}
+
+
+def shape_rows(steps) -> list[tuple[str, str, str, str]]:
+    """(stage, name, shape as Python prints a tuple, formula) for each step, in order."""
+    return [(step.stage, step.name, str(tuple(step.shape)), step.formula) for step in steps]
+
+
+def shapes_panel(steps, letters: str) -> None:
+    """steps: the trace's steps (names and formulas are the core's own text, never user input)."""
+    st.subheader("Tensor shapes")
+    st.caption(letters)
+    rows = shape_rows(steps)
+    for stage, title in STAGE_TITLES.items():
+        lines = [f"| `{name}` | `{shape}` | `{formula}` |" for s, name, shape, formula in rows if s == stage]
+        if lines:
+            st.markdown(f"**{title}**\n\n| step | shape | formula |\n|---|---|---|\n" + "\n".join(lines))
