@@ -1,7 +1,7 @@
 """Download buttons: the current head as CSV, each chart as PNG and SVG.
 
-Charts are rendered to files only when a button is clicked (deferred data), so
-that a slider move never pays for images nobody asked for.
+Files are made only when a button is clicked (deferred data), so that a slider
+move never pays for a file nobody asked for.
 """
 
 from __future__ import annotations
@@ -10,18 +10,19 @@ import altair as alt
 import streamlit as st
 
 
-def chart_downloads(chart: alt.TopLevelMixin, name: str) -> None:
-    """Two small buttons under a chart: PNG and SVG of exactly what is drawn."""
+def chart_downloads(chart: alt.TopLevelMixin, key: str, name: str) -> None:
+    """Two small buttons under a chart: PNG and SVG of exactly what is drawn, saved as name.png/.svg."""
     spec = chart.to_dict()
     png, svg = st.columns(2)
     png.download_button("PNG", data=lambda: _png(spec), file_name=f"{name}.png", mime="image/png",
-                        key=f"png-{name}", on_click="ignore", icon=":material/image:")
+                        key=f"png-{key}", on_click="ignore", icon=":material/image:")
     svg.download_button("SVG", data=lambda: _svg(spec), file_name=f"{name}.svg", mime="image/svg+xml",
-                        key=f"svg-{name}", on_click="ignore", icon=":material/draw:")
+                        key=f"svg-{key}", on_click="ignore", icon=":material/draw:")
 
 
-def csv_download(csv_text: str, name: str) -> None:
-    st.download_button("Download CSV", data=csv_text, file_name=f"{name}.csv", mime="text/csv",
+def csv_download(make_csv, name: str) -> None:
+    """make_csv() -> str is called on click only: a 512-token head is 262,144 rows."""
+    st.download_button("Download CSV", data=make_csv, file_name=f"{name}.csv", mime="text/csv",
                        key="csv", on_click="ignore", icon=":material/download:")
 
 

@@ -5,6 +5,7 @@ Takes numpy arrays and plain values; the app hands them over from the cached tra
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,39 +29,43 @@ class HeadView:
     weights: np.ndarray  # (T, T) softmax rows
     context: np.ndarray  # (T, d) weights · V
     divisor_text: str  # the scaled step's formula, e.g. "scores / √d_k = √32"
-    label: str  # "layer 2, head 5", for titles and file names
+    label: str  # "layer 2, head 5", for titles
+
+    @property
+    def file_stem(self) -> str:
+        return re.sub(r"\W+", "-", self.label)  # "layer-2-head-5"
 
 
 def head_view(view: HeadView, proof: float | None, proof_note: str) -> None:
     tokens = view.tokens
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        weights_chart = heatmap(view.weights, tokens, tokens, title=f"Attention weights — {view.label}")
-        st.altair_chart(weights_chart, width="content", key="chart-weights")
-        chart_downloads(weights_chart, "weights")
+        _chart(view.weights, tokens, tokens, f"Attention weights — {view.label}", "weights", view.file_stem)
     with right:
         _proof(proof, proof_note)
         st.markdown(
             "Each **row** is one query token; its colours show how it spreads its attention over "
             "the key tokens across. Every row sums to 1."
         )
-        csv_download(head_csv(tokens, view.scaled, view.weights), f"attention-{view.label.replace(', ', '-')}")
+        csv_download(lambda: head_csv(tokens, view.scaled, view.weights), f"attention-{view.file_stem}")
         st.caption("One row per (query, key) pair: the scaled score before softmax and the weight after it.")
 
     scores_tab, scaled_tab, context_tab = st.tabs(["Raw scores Q·Kᵀ", "Scaled scores", "Context vectors"])
     with scores_tab:
-        _signed_chart(view.scores, tokens, tokens, "Raw scores Q·Kᵀ", "scores", "key token")
+        _chart(view.scores, tokens, tokens, "Raw scores Q·Kᵀ", "scores", view.file_stem, scheme="redblue")
     with scaled_tab:
-        _signed_chart(view.scaled, tokens, tokens, view.divisor_text, "scaled", "key token")
+        _chart(view.scaled, tokens, tokens, view.divisor_text, "scaled", view.file_stem, scheme="redblue")
     with context_tab:
         dims = [str(i) for i in range(view.context.shape[1])]
-        _signed_chart(view.context, tokens, dims, "Context = weights · V", "context", "dimension of the head")
+        _chart(view.context, tokens, dims, "Context = weights · V", "context", view.file_stem, scheme="redblue",
+               column_title="dimension of the head")
 
 
-def _signed_chart(matrix, rows, columns, title, name, column_title) -> None:
-    chart = heatmap(matrix, rows, columns, title=title, column_title=column_title, scheme="redblue")
-    st.altair_chart(chart, width="content", key=f"chart-{name}")
-    chart_downloads(chart, name)
+def _chart(matrix, rows, columns, title, key, file_stem, scheme="blues", column_title="key token") -> None:
+    """A heatmap with its PNG and SVG buttons; key names the chart on the page (chart-<key>)."""
+    chart = heatmap(matrix, rows, columns, title=title, column_title=column_title, scheme=scheme)
+    st.altair_chart(chart, width="content", key=f"chart-{key}")
+    chart_downloads(chart, key, f"{key}-{file_stem}")
 
 
 def _proof(proof: float | None, note: str) -> None:

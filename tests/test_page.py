@@ -1,0 +1,255 @@
+"""The page driven through Streamlit's AppTest: every control, every preset, bad links, the CSV."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from unittest.mock import patch
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from streamlit.runtime.media_file_manager import MediaFileManager
+from streamlit.testing.v1 import AppTest
+
+from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode
+from components.controls import PRESETS
+
+APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+
+
+def run_page(query: dict[str, str] | None = None) -> AppTest:
+    page = AppTest.from_file(APP, default_timeout=120)
+    for name, value in (query or {}).items():
+        page.query_params[name] = value
+    return page.run()
+
+
+def assert_healthy(page: AppTest) -> None:
+    assert not page.exception, [e.message for e in page.exception]
+    assert len(charts(page)) == 4, "weights, raw scores, scaled scores and context charts"
+
+
+def charts(page: AppTest) -> list:
+    return list(page.get("vega_lite_chart"))
+
+
+def chart_values(chart) -> pd.DataFrame:
+    """The rows an Altair chart sends to the browser."""
+    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
+    return max(frames, key=len)
+
+
+def weights_on_screen(page: AppTest) -> np.ndarray:
+    cells = chart_values(charts(page)[0])
+    size = int(np.sqrt(len(cells)))
+    matrix = np.zeros((size, size), dtype=np.float32)
+    matrix[cells["row"], cells["column"]] = cells["value"]
+    return matrix
+
+
+def warnings(page: AppTest) -> str:
+    return "\n".join(w.value for w in page.warning)
+
+
+def shapes_text(page: AppTest) -> str:
+    return "\n".join(m.value for m in page.markdown)
+
+
+def test_default_page_draws_one_head_of_the_bundled_model(bundled):
+    page = run_page()
+    assert_healthy(page)
+    assert not page.warning
+    assert "all-MiniLM-L6-v2: 6 layers × 12 heads" in page.caption[0].value
+    encoding = encode(bundled, "time flies like an arrow")
+    expected = build_trace(bundled, encoding, TraceSettings(layer=0, head=0))["weights"][0]
+    np.testing.assert_allclose(weights_on_screen(page), expected, atol=1e-6)
+    assert "| `Q` | `(1, 7, 32)` |" in shapes_text(page)
+    assert "| `concat` | `(1, 7, 384)` |" in shapes_text(page)
+    proof = page.metric[0].value
+    assert float(proof) <= 1e-5
+
+
+def test_sliders_move_the_heatmap_the_shapes_and_the_url(bundled):
+    page = run_page()
+    before = weights_on_screen(page)
+    page.slider(key="head").set_value(5).run()
+    assert_healthy(page)
+    assert page.query_params["head"] == "5"
+    assert not np.allclose(before, weights_on_screen(page))
+    page.slider(key="layer").set_value(3).run()
+    assert page.query_params["layer"] == "3"
+    encoding = encode(bundled, "time flies like an arrow")
+    expected = build_trace(bundled, encoding, TraceSettings(layer=3, head=5))["weights"][0]
+    np.testing.assert_allclose(weights_on_screen(page), expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("scaling", ["none", "sqrt", "linear", "temperature"])
+def test_every_scaling_choice(scaling, bundled):
+    page = run_page({"head": "2"})
+    page.segmented_control(key="scaling").set_value(scaling).run()
+    if scaling == "temperature":
+        page.slider(key="temperature").set_value(4.0).run()
+        assert page.query_params["temperature"] == "4"
+    assert_healthy(page)
+    settings = TraceSettings(head=2, scaling=scaling, temperature=4.0 if scaling == "temperature" else 1.0)
+    expected = build_trace(bundled, encode(bundled, "time flies like an arrow"), settings)["weights"][0]
+    np.testing.assert_allclose(weights_on_screen(page), expected, atol=1e-6)
+    assert "scaling" not in page.query_params if scaling == "sqrt" else page.query_params["scaling"] == scaling
+
+
+def test_random_source_with_head_dim_and_seed():
+    page = run_page()
+    page.segmented_control(key="source").set_value("random").run()
+    page.slider(key="head_dim").set_value(48).run()
+    assert_healthy(page)
+    assert "| `Q` | `(1, 7, 48)` |" in shapes_text(page)
+    assert "| `Q split` | `(1, 8, 7, 48)` |" in shapes_text(page)
+    assert page.slider(key="head").max == 7, "384 // 48 heads"
+    first = weights_on_screen(page)
+    page.number_input(key="seed").set_value(7).run()
+    assert page.query_params["seed"] == "7"
+    assert not np.allclose(first, weights_on_screen(page)), "another seed, other projections"
+    assert "proof compares against transformers' trained heads" in "\n".join(i.value for i in page.info)
+
+
+def test_identity_source_has_one_head_of_size_c():
+    page = run_page({"head": "4"})
+    page.segmented_control(key="source").set_value("identity").run()
+    assert_healthy(page)
+    assert "| `Q` | `(1, 7, 384)` |" in shapes_text(page)
+    assert "head=4 does not exist" in warnings(page)
+    assert "head" not in [s.key for s in page.slider]
+
+
+def test_bert_head_dim_is_fixed_and_says_why():
+    page = run_page()
+    captions = "\n".join(c.value for c in page.caption)
+    assert "head_dim (d) = 32: the trained weights fix it: 384 / 12 heads" in captions
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_every_preset_fills_the_texts(preset):
+    page = run_page()
+    page.selectbox(key="preset").set_value(preset).run()
+    assert_healthy(page)
+    text, text_b = PRESETS[preset]
+    assert page.text_area(key="text").value == text
+    assert page.text_input(key="text_b").value == text_b
+    assert page.query_params.get("text_b", "") == text_b
+
+
+def test_sentence_pair_marks_segments(bundled):
+    page = run_page()
+    page.text_input(key="text_b").input("fruit flies like a banana").run()
+    assert_healthy(page)
+    encoding = encode(bundled, "time flies like an arrow", "fruit flies like a banana")
+    assert encoding.token_type_ids[0].tolist() == [0] * 7 + [1] * 6
+    assert f"| `input_ids` | `(1, {encoding.num_tokens})` |" in shapes_text(page)
+
+
+def test_new_text_runs_the_model_and_redraws(bundled):
+    page = run_page()
+    page.text_area(key="text").input("I am looking for a hot job").run()
+    assert_healthy(page)
+    assert page.query_params["text"] == "I am looking for a hot job"
+    assert "| `input_ids` | `(1, 9)` |" in shapes_text(page)
+
+
+def test_model_selector_loads_a_local_checkpoint(tiny_checkpoint, monkeypatch):
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_checkpoint))
+    page = run_page()
+    page.selectbox(key="model").set_value(str(tiny_checkpoint)).run()
+    assert_healthy(page)
+    assert "2 layers × 4 heads, hidden size 32" in page.caption[0].value
+    assert page.query_params["model"] == str(tiny_checkpoint)
+
+
+def test_hub_model_that_cannot_be_fetched_falls_back_to_the_bundled_one():
+    page = run_page()
+    page.selectbox(key="model").set_value("bert-base-uncased").run()
+    assert_healthy(page)
+    assert "could not be loaded" in warnings(page)
+    assert "Showing the bundled model instead" in warnings(page)
+    assert page.selectbox(key="model").value == BUNDLED_MODEL
+
+
+def test_a_link_reopens_the_same_view():
+    query = {"text": "fruit flies like a banana", "layer": "2", "head": "5", "scaling": "linear"}
+    page = run_page(query)
+    assert_healthy(page)
+    assert not page.warning
+    assert page.text_area(key="text").value == "fruit flies like a banana"
+    assert (page.slider(key="layer").value, page.slider(key="head").value) == (2, 5)
+    assert page.segmented_control(key="scaling").value == "linear"
+    assert {k: page.query_params[k] for k in query} == query
+    assert "layer 2, head 5" in json.loads(charts(page)[0].proto.spec)["title"]
+
+
+@pytest.mark.parametrize(("query", "says", "shown"), [
+    ({"layer": "abc"}, "layer=`abc` was ignored: it is not a whole number", ("layer", 0)),
+    ({"head": "-1"}, "head=`-1` was ignored: it must be from 0", ("head", 0)),
+    ({"layer": "99"}, "layer=99 does not exist (the model has 6 layers: 0 to 5)", ("layer", 5)),
+    ({"source": "random", "head_dim": "100000"}, "head_dim=100000 does not exist", ("head_dim", 384)),
+    ({"scaling": "foo"}, "scaling=`foo` was ignored: it must be one of none, sqrt, linear, temperature", None),
+    ({"model": "../../etc/passwd"}, "model=`../../etc/passwd` was ignored: not one of the models", None),
+    ({"scaling": "temperature", "temperature": "0"}, "τ must be a number from 0.05 to 20", ("temperature", 1.0)),
+    ({"source": "random", "seed": "-3"}, "seed=`-3` was ignored", None),
+    ({"text": "x" * 10_001}, "text=`xxxxx", None),
+])
+def test_bad_link_parameters_fall_back_with_a_notice(query, says, shown):
+    page = run_page(query)
+    assert_healthy(page)
+    assert says in warnings(page)
+    if shown:
+        key, value = shown
+        assert page.slider(key=key).value == value
+
+
+def test_repeated_parameter_uses_the_last_one():
+    page = AppTest.from_file(APP, default_timeout=120)
+    page.query_params["head"] = ["1", "3"]
+    page.run()
+    assert_healthy(page)
+    assert page.slider(key="head").value == 3
+    assert "gives head 2 times; the last one is used" in warnings(page)
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t "])
+def test_blank_text_asks_for_a_sentence(text):
+    page = run_page()
+    page.text_area(key="text").input(text).run()
+    assert not page.exception
+    assert "Type a sentence" in page.info[0].value
+
+
+def test_text_beyond_512_tokens_is_cut_with_a_notice():
+    page = run_page({"text": "word " * 600})
+    assert_healthy(page)
+    assert "the last 90 tokens were dropped" in warnings(page)
+
+
+def test_csv_download_holds_the_current_head(bundled):
+    made = {}
+    original = MediaFileManager.add_deferred
+
+    def keep(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        made[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name, **kwargs)
+
+    with patch.object(MediaFileManager, "add_deferred", keep):
+        page = run_page({"layer": "1", "head": "3", "scaling": "linear"})
+    assert_healthy(page)
+    assert "Download CSV" in [button.proto.label for button in page.get("download_button")]
+    table = pd.read_csv(io.StringIO(made["attention-layer-1-head-3.csv"]()), keep_default_na=False)
+    assert list(table.columns) == ["query_index", "query_token", "key_index", "key_token", "score", "weight"]
+    trace = build_trace(bundled, encode(bundled, "time flies like an arrow"),
+                        TraceSettings(layer=1, head=3, scaling="linear"))
+    tokens = trace.tokens[0]
+    assert len(table) == len(tokens) ** 2
+    assert table["query_token"].tolist() == [t for t in tokens for _ in tokens]
+    assert table["key_token"].tolist() == list(tokens) * len(tokens)
+    np.testing.assert_array_equal(table["score"].to_numpy(np.float32), trace["scaled"][0].ravel())
+    np.testing.assert_array_equal(table["weight"].to_numpy(np.float32), trace["weights"][0].ravel())
