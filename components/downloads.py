@@ -12,11 +12,10 @@ import streamlit as st
 
 def chart_downloads(chart: alt.TopLevelMixin, key: str, name: str) -> None:
     """Two small buttons under a chart: PNG and SVG of exactly what is drawn, saved as name.png/.svg."""
-    spec = chart.to_dict()
     png, svg = st.columns(2)
-    png.download_button("PNG", data=lambda: _png(spec), file_name=f"{name}.png", mime="image/png",
+    png.download_button("PNG", data=lambda: _png(chart.to_dict()), file_name=f"{name}.png", mime="image/png",
                         key=f"png-{key}", on_click="ignore", icon=":material/image:")
-    svg.download_button("SVG", data=lambda: _svg(spec), file_name=f"{name}.svg", mime="image/svg+xml",
+    svg.download_button("SVG", data=lambda: _svg(chart.to_dict()), file_name=f"{name}.svg", mime="image/svg+xml",
                         key=f"svg-{key}", on_click="ignore", icon=":material/draw:")
 
 

@@ -231,7 +231,8 @@ def test_text_beyond_512_tokens_is_cut_with_a_notice():
     assert "the last 90 tokens were dropped" in warnings(page)
 
 
-def test_csv_download_holds_the_current_head(bundled):
+def run_keeping_downloads(query: dict[str, str]) -> tuple[AppTest, dict]:
+    """Run the page and keep each deferred download's callable, as a click would run it."""
     made = {}
     original = MediaFileManager.add_deferred
 
@@ -240,7 +241,12 @@ def test_csv_download_holds_the_current_head(bundled):
         return original(self, data_callable, mimetype, coordinates, file_name, **kwargs)
 
     with patch.object(MediaFileManager, "add_deferred", keep):
-        page = run_page({"layer": "1", "head": "3", "scaling": "linear"})
+        page = run_page(query)
+    return page, made
+
+
+def test_csv_download_holds_the_current_head(bundled):
+    page, made = run_keeping_downloads({"layer": "1", "head": "3", "scaling": "linear"})
     assert_healthy(page)
     assert "Download CSV" in [button.proto.label for button in page.get("download_button")]
     table = pd.read_csv(io.StringIO(made["attention-layer-1-head-3.csv"]()), keep_default_na=False)
@@ -253,3 +259,11 @@ def test_csv_download_holds_the_current_head(bundled):
     assert table["key_token"].tolist() == list(tokens) * len(tokens)
     np.testing.assert_array_equal(table["score"].to_numpy(np.float32), trace["scaled"][0].ravel())
     np.testing.assert_array_equal(table["weight"].to_numpy(np.float32), trace["weights"][0].ravel())
+
+
+def test_every_chart_downloads_as_png_and_svg():
+    page, made = run_keeping_downloads({"head": "2"})
+    for chart in ("weights", "scores", "scaled", "context"):
+        assert made[f"{chart}-layer-0-head-2.png"]().startswith(b"\x89PNG\r\n")
+        svg = made[f"{chart}-layer-0-head-2.svg"]()
+        assert svg.lstrip().startswith("<svg") and "[CLS]" in svg
