@@ -51,6 +51,7 @@ def similarity_scores(query: torch.Tensor, key: torch.Tensor, similarity: str = 
     if similarity == "cosine":
         query = F.normalize(query, dim=-1)  # (..., T, d) unit length
         key = F.normalize(key, dim=-1)  # (..., T, d)
+        return (query @ key.transpose(-1, -2)).clamp(-1.0, 1.0)  # (..., T, T), rounding kept inside [-1, 1]
     return query @ key.transpose(-1, -2)  # (..., T, T)
 
 

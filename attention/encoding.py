@@ -38,6 +38,8 @@ def encode(loaded: LoadedModel, text: str, text_b: str | None = None) -> Encodin
 
 def encode_batch(loaded: LoadedModel, pairs: list[tuple[str, str | None]]) -> Encoding:
     """Several texts padded to one length, as a batch the model runs at once."""
+    if not pairs:
+        raise ValueError("encode_batch needs at least one (text, text_b) pair")
     texts = [_require_text(a, "text") for a, _ in pairs]
     texts_b = [None if not b or not b.strip() else b for _, b in pairs]
     tokenizer = loaded.tokenizer
@@ -66,7 +68,7 @@ def encode_batch(loaded: LoadedModel, pairs: list[tuple[str, str | None]]) -> En
 
 def _require_text(text: object, name: str) -> str:
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"{name} must be a non-empty string with at least one visible character")
+        raise ValueError(f"{name} must be a non-empty string with at least one character that is not a space")
     return text
 
 

@@ -64,6 +64,8 @@ def bundled_model_path() -> Path:
 
 def resolve(name: str) -> str | Path:
     """Turn a model name into what from_pretrained takes, or refuse it with a reason."""
+    if not isinstance(name, str) or not name.strip():
+        raise ModelLoadError(f"No model was named. Use {BUNDLED_MODEL!r}, the bundled model that works offline.")
     if name == BUNDLED_MODEL:
         return bundled_model_path()
     if name in allowed_hub_ids():
@@ -110,6 +112,11 @@ def load_model(name: str = BUNDLED_MODEL) -> LoadedModel:
         raise
     except (OSError, ValueError) as error:
         log.warning("loading %s failed: %s", name, error)
+        if isinstance(source, Path):
+            raise ModelLoadError(
+                f"The folder {str(source)!r} could not be loaded as a BERT checkpoint "
+                f"({type(error).__name__}: {error}). It needs config.json, the weights and the tokenizer files."
+            ) from error
         raise ModelLoadError(
             f"The model {name!r} could not be loaded ({type(error).__name__}). It is fetched from "
             "the Hugging Face Hub the first time it is used: check the network connection (and that "

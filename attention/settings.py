@@ -5,11 +5,16 @@ Every other module reads these values; none of them re-checks user input.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 SOURCES = ("identity", "random", "bert")
 SCALINGS = ("none", "sqrt", "linear", "temperature")
 SIMILARITIES = ("dot", "cosine")
+MAX_SEED = 2**63 - 1
+# Beyond these, softmax of scores / τ overflows to NaN or is indistinguishable from uniform.
+TEMPERATURE_RANGE = (1e-3, 1e3)
 
 
 @dataclass(frozen=True)
@@ -66,13 +71,7 @@ class TraceSettings:
 
     def divisor(self, shape: ModelShape) -> float:
         """What the raw scores are divided by."""
-        d_k = self.head_size(shape)
-        return {
-            "none": 1.0,
-            "sqrt": d_k**0.5,
-            "linear": float(d_k),
-            "temperature": self.temperature,
-        }[self.scaling]
+        return scaling_divisor(self.scaling, self.head_size(shape), self.temperature)
 
     def validate(self, shape: ModelShape) -> TraceSettings:
         """Raise ValueError naming the valid values; return self when all is well."""
@@ -92,14 +91,23 @@ class TraceSettings:
         num_heads = self.num_heads(shape)
         _require_int_in("head", self.head, 0, num_heads - 1,
                         f"these settings give {num_heads} heads")
-        if not (isinstance(self.temperature, (int, float)) and self.temperature > 0):
-            raise ValueError(f"temperature must be a number greater than 0; got {self.temperature!r}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
-            raise ValueError(f"seed must be an integer; got {self.seed!r}")
+        low, high = TEMPERATURE_RANGE
+        if not (isinstance(self.temperature, Real) and math.isfinite(self.temperature)
+                and low <= self.temperature <= high):
+            raise ValueError(f"temperature must be a number from {low:g} to {high:g}; got {self.temperature!r}")
+        _require_int_in("seed", self.seed, 0, MAX_SEED, "what torch's generator takes")
+        if not isinstance(self.heads_off, tuple):
+            raise ValueError(f"heads_off must be a tuple of head numbers, e.g. (0, 3); got {self.heads_off!r}")
         for off in self.heads_off:
             _require_int_in("heads_off entry", off, 0, num_heads - 1,
                             f"these settings give {num_heads} heads")
         return self
+
+
+def scaling_divisor(scaling: str, head_size: int, temperature: float = 1.0) -> float:
+    """What raw scores are divided by: 1, √d_k, d_k or τ."""
+    _require_choice("scaling", scaling, SCALINGS)
+    return {"none": 1.0, "sqrt": head_size**0.5, "linear": float(head_size), "temperature": temperature}[scaling]
 
 
 def _require_choice(name: str, value: object, valid: tuple[str, ...]) -> None:
@@ -108,5 +116,5 @@ def _require_choice(name: str, value: object, valid: tuple[str, ...]) -> None:
 
 
 def _require_int_in(name: str, value: object, low: int, high: int, why: str) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+    if not isinstance(value, Integral) or isinstance(value, bool) or not low <= value <= high:
         raise ValueError(f"{name} must be an integer from {low} to {high} ({why}); got {value!r}")
