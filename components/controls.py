@@ -47,18 +47,22 @@ def request(**values) -> None:
         st.session_state.pop(key, None)
 
 
+def view_select(labels: dict[str, str]) -> str:
+    return bound_widget(st.sidebar.radio, "view", "View", options=list(labels), format_func=labels.get)
+
+
 def text_inputs() -> tuple[str, str]:
     st.sidebar.selectbox("Example", list(PRESETS), index=None, placeholder="Pick an example from the notebooks…",
                          key="preset", on_change=_apply_preset)
-    text = _widget(st.sidebar.text_area, "text", "Text", height=90,
+    text = bound_widget(st.sidebar.text_area, "text", "Text", height=90,
                    help="Any text; BERT reads at most 512 tokens, and the rest is cut off with a notice.")
-    text_b = _widget(st.sidebar.text_input, "text_b", "Second sentence (optional)",
+    text_b = bound_widget(st.sidebar.text_input, "text_b", "Second sentence (optional)",
                      help="Makes a sentence pair: [CLS] A [SEP] B [SEP], with segment ids 0 and 1.")
     return text, text_b
 
 
 def model_select(models: tuple[str, ...]) -> str:
-    return _widget(st.sidebar.selectbox, "model", "Model", options=models,
+    return bound_widget(st.sidebar.selectbox, "model", "Model", options=models,
                    help="The bundled all-MiniLM-L6-v2 works offline; Hub models download on first use.")
 
 
@@ -72,10 +76,10 @@ def attention_controls(shape: ModelShape) -> tuple[PageState, list[str]]:
         st.session_state.pop(key, None)  # taken again from the shadow, now in range
 
     sidebar = st.sidebar
-    source = _widget(sidebar.segmented_control, "source", "Projection source", options=SOURCES,
+    source = bound_widget(sidebar.segmented_control, "source", "Projection source", options=SOURCES,
                      help=" · ".join(f"{k}: {v}" for k, v in SOURCE_HELP.items()))
     if source == "random":
-        head_dim = _widget(sidebar.slider, "head_dim", "head_dim (d)", min_value=1, max_value=shape.hidden_size,
+        head_dim = bound_widget(sidebar.slider, "head_dim", "head_dim (d)", min_value=1, max_value=shape.hidden_size,
                            help=f"Heads are {shape.hidden_size} // d; their concatenation has width heads·d.")
     else:
         fixed = shape.hidden_size if source == "identity" else shape.head_size
@@ -86,15 +90,15 @@ def attention_controls(shape: ModelShape) -> tuple[PageState, list[str]]:
     layer = _range_slider("layer", "Layer", shape.num_layers)
     num_heads = {"identity": 1, "random": shape.hidden_size // head_dim, "bert": shape.num_heads}[source]
     head = _range_slider("head", "Head", num_heads)
-    scaling = _widget(sidebar.segmented_control, "scaling", "Scaling: scores divided by", options=SCALINGS,
+    scaling = bound_widget(sidebar.segmented_control, "scaling", "Scaling: scores divided by", options=SCALINGS,
                       format_func=SCALING_LABELS.get)
     temperature = shadow["temperature"]
     if scaling == "temperature":
         low, high = page_state.TEMPERATURE_RANGE
-        temperature = _widget(sidebar.slider, "temperature", "τ", min_value=low, max_value=high, step=0.05)
+        temperature = bound_widget(sidebar.slider, "temperature", "τ", min_value=low, max_value=high, step=0.05)
     seed = shadow["seed"]
     if source == "random":
-        seed = _widget(sidebar.number_input, "seed", "Seed", min_value=0, max_value=page_state.MAX_SEED, step=1)
+        seed = bound_widget(sidebar.number_input, "seed", "Seed", min_value=0, max_value=page_state.MAX_SEED, step=1)
     state = dataclasses.replace(
         fitted, source=source, layer=layer, head=head, head_dim=head_dim,
         scaling=scaling, temperature=temperature, seed=seed,
@@ -107,10 +111,10 @@ def _range_slider(key: str, label: str, count: int) -> int:
         st.sidebar.caption(f"{label}: 0 (the only one)")
         st.session_state[_SHADOW][key] = 0
         return 0
-    return _widget(st.sidebar.slider, key, f"{label} (0 to {count - 1})", min_value=0, max_value=count - 1)
+    return bound_widget(st.sidebar.slider, key, f"{label} (0 to {count - 1})", min_value=0, max_value=count - 1)
 
 
-def _widget(draw, key: str, label: str, **kwargs):
+def bound_widget(draw, key: str, label: str, **kwargs):
     """Draw a widget whose value survives being hidden or re-created; keep the shadow in step."""
     shadow = st.session_state[_SHADOW]
     if st.session_state.get(key) is None:

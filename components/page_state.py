@@ -13,11 +13,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from attention import BUNDLED_MODEL, SCALINGS, SOURCES, ModelShape
+from attention.segments import PAIR_FILTERS
 
 MAX_TEXT_CHARS = 10_000  # about 2,000 words: far beyond the 512 tokens BERT reads
 MAX_SEED = 2**31 - 1
 TEMPERATURE_RANGE = (0.05, 20.0)
 DEFAULT_TEXT = "time flies like an arrow"
+VIEWS = ("head", "heads", "neuron", "lesson", "lab", "compare")
+AGGREGATES = ("mean", "max", "rollout")
+LESSON_STEPS = 7
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,12 @@ class PageState:
     scaling: str = "sqrt"
     temperature: float = 1.0
     seed: int = 0
+    view: str = "head"
+    step: int = 1  # lesson step, 1 to LESSON_STEPS
+    query: int = 1  # the neuron view's query token (0 is [CLS])
+    pair: str = "all"  # which block of a sentence pair's weights to show
+    hide_special: bool = False  # drop [CLS]/[SEP] and renormalise the rest
+    aggregate: str = "mean"  # how the all-heads view sums up a layer
 
 
 PARAMS = tuple(field.name for field in dataclasses.fields(PageState))
@@ -98,6 +108,8 @@ def shorten(text: str, limit: int = 40) -> str:
 
 
 def _format(value: object) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
@@ -145,6 +157,14 @@ def _temperature(raw: str, _models) -> float:
     return value
 
 
+def _flag(raw: str, _models) -> bool:
+    if raw.strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.strip().lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("it must be 1 or 0")
+
+
 _PARSERS = {
     "text": _text,
     "text_b": _text,
@@ -156,4 +176,10 @@ _PARSERS = {
     "scaling": _choice(SCALINGS),
     "temperature": _temperature,
     "seed": _integer(0, MAX_SEED),
+    "view": _choice(VIEWS),
+    "step": _integer(1, LESSON_STEPS),
+    "query": _integer(0),
+    "pair": _choice(tuple(PAIR_FILTERS)),
+    "hide_special": _flag,
+    "aggregate": _choice(AGGREGATES),
 }

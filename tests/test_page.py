@@ -267,3 +267,34 @@ def test_every_chart_downloads_as_png_and_svg():
         assert made[f"{chart}-layer-0-head-2.png"]().startswith(b"\x89PNG\r\n")
         svg = made[f"{chart}-layer-0-head-2.svg"]()
         assert svg.lstrip().startswith("<svg") and "[CLS]" in svg
+
+
+@pytest.mark.parametrize(("pair", "rows", "keys"), [
+    ("a_to_b", 7, 6), ("b_to_a", 6, 7), ("within_a", 7, 7), ("within_b", 6, 6), ("all", 13, 13),
+])
+def test_sentence_pair_filters_show_one_block(pair, rows, keys, bundled):
+    page = run_page({"text_b": "fruit flies like a banana", "head": "8"})
+    page.segmented_control(key="pair").set_value(pair).run()
+    assert_healthy(page)
+    cells = chart_values(charts(page)[0])
+    assert (cells["row"].nunique(), cells["column"].nunique()) == (rows, keys)
+    full = build_trace(bundled, encode(bundled, "time flies like an arrow", "fruit flies like a banana"),
+                       TraceSettings(head=8))["weights"][0]
+    first_row = 0 if pair in ("all", "a_to_b", "within_a") else 7
+    first_key = 0 if pair in ("all", "b_to_a", "within_a") else 7
+    assert cells["value"].iloc[0] == pytest.approx(full[first_row, first_key], abs=1e-6)
+    assert page.query_params.get("pair", "all") == pair
+
+
+def test_hiding_special_tokens_renormalises_the_rest(bundled):
+    page = run_page({"head": "3"})
+    page.toggle(key="hide_special").set_value(True).run()
+    assert_healthy(page)
+    assert page.query_params["hide_special"] == "1"
+    assert "renormalised without [CLS]/[SEP]" in json.loads(charts(page)[0].proto.spec)["title"]
+    shown = weights_on_screen(page)
+    assert shown.shape == (5, 5), "time flies like an arrow, without [CLS] and [SEP]"
+    np.testing.assert_allclose(shown.sum(axis=1), 1.0, atol=1e-5)
+    full = build_trace(bundled, encode(bundled, "time flies like an arrow"), TraceSettings(head=3))["weights"][0]
+    inner = full[1:6, 1:6]
+    np.testing.assert_allclose(shown, inner / inner.sum(axis=1, keepdims=True), atol=1e-6)

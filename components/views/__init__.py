@@ -1,0 +1,51 @@
+"""The page's views. Each module draws one view from a ViewContext and reads the same cached traces.
+
+A view module is imported only when it is shown, so opening the page pays for one view.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from dataclasses import dataclass
+
+from attention import Encoding, ModelShape, Trace, TraceSettings
+from components import compute
+from components.page_state import PageState
+
+VIEW_LABELS = {
+    "head": "One head",
+    "heads": "All heads of a layer",
+    "neuron": "Neuron view",
+    "lesson": "Guided lesson",
+    "lab": "Scaling lab",
+    "compare": "Two texts side by side",
+}
+
+
+@dataclass(frozen=True)
+class ViewContext:
+    """What every view needs: the model, the texts and the controls' current values."""
+
+    model_name: str
+    text: str
+    text_b: str
+    state: PageState
+    shape: ModelShape
+
+    def settings(self, **changes) -> TraceSettings:
+        """The core's settings for the controls, with some of them changed (e.g. layer=3)."""
+        return compute.settings_for(dataclasses.replace(self.state, **changes))
+
+    def trace(self, text: str | None = None, text_b: str | None = None, **changes) -> Trace:
+        """The cached trace of the current text (or another one) under the controls' settings."""
+        return compute.trace(self.model_name, self.text if text is None else text,
+                             self.text_b if text_b is None else text_b, self.settings(**changes))
+
+    def encoding(self, text: str | None = None, text_b: str | None = None) -> Encoding:
+        return compute.encoding(self.model_name, self.text if text is None else text,
+                                self.text_b if text_b is None else text_b)
+
+
+def render(view: str, context: ViewContext) -> None:
+    importlib.import_module(f"components.views.{view}").render(context)

@@ -1,0 +1,107 @@
+"""The main view: one head of one layer, stage by stage, as heatmaps.
+
+With a sentence pair, the weights can be narrowed to one block (A to B, B to A, within
+A, within B: bertviz's sentence-pair view); [CLS] and [SEP] can be hidden, the
+remaining weights renormalised.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import streamlit as st
+
+from attention.segments import renormalised, visible_tokens
+from components import compute, controls
+from components.downloads import chart_downloads, csv_download
+from components.heatmap import heatmap
+from components.tables import head_csv
+
+# Below this the from-scratch weights agree with transformers to float32 precision.
+PROOF_TOLERANCE = 1e-5
+PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a": "within A", "within_b": "within B"}
+
+
+def render(context) -> None:
+    state = context.state
+    trace = context.trace()
+    encoding = context.encoding()
+    tokens = list(trace.tokens[0])
+    label = f"layer {state.layer}, head {state.head}"
+    stem = re.sub(r"\W+", "-", label)  # "layer-2-head-5"
+
+    rows, keys, renormalise = _filters(bool(context.text_b.strip()), encoding)
+    weights = trace["weights"][0]  # (T, T)
+    shown = renormalised(weights, keys)[rows] if renormalise else weights[np.ix_(rows, keys)]
+    row_tokens, key_tokens = [tokens[i] for i in rows], [tokens[i] for i in keys]
+
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        title = f"Attention weights — {label}" + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
+        _chart(shown, row_tokens, key_tokens, title, "weights", stem)
+    with right:
+        _proof(context)
+        st.markdown(
+            "Each **row** is one query token; its colours show how it spreads its attention over "
+            "the key tokens across. Every full row sums to 1."
+        )
+        csv_download(lambda: head_csv(tokens, trace["scaled"][0], weights), f"attention-{stem}")
+        st.caption("The whole head, one row per (query, key) pair: the scaled score before softmax "
+                   "and the weight after it.")
+
+    scores_tab, scaled_tab, context_tab = st.tabs(["Raw scores Q·Kᵀ", "Scaled scores", "Context vectors"])
+    block = np.ix_(rows, keys)
+    with scores_tab:
+        _chart(trace["scores"][0][block], row_tokens, key_tokens, "Raw scores Q·Kᵀ", "scores", stem, "redblue")
+    with scaled_tab:
+        formula = next(step.formula for step in trace.steps if step.name == "scaled")
+        _chart(trace["scaled"][0][block], row_tokens, key_tokens, f"Scaled scores = {formula}", "scaled", stem,
+               "redblue")
+    with context_tab:
+        head_context = trace["context"][0][rows]  # (rows, d)
+        dims = [str(i) for i in range(head_context.shape[1])]
+        _chart(head_context, row_tokens, dims, "Context = weights · V", "context", stem, "redblue",
+               column_title="dimension of the head")
+
+
+def _filters(has_pair: bool, encoding) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The pair filter and special-token toggle; returns the rows and keys to show."""
+    pair_column, special_column = st.columns([3, 2])
+    which = "all"
+    if has_pair:
+        which = controls.bound_widget(pair_column.segmented_control, "pair", "Sentence pair: queries → keys",
+                                      options=list(PAIR_LABELS), format_func=PAIR_LABELS.get)
+    hide = controls.bound_widget(special_column.toggle, "hide_special", "Hide [CLS] and [SEP]",
+                                 help="Drops the special tokens and rescales each row over the remaining keys, "
+                                      "so that it sums to 1 again.")
+    special = encoding.special_tokens_mask[0]  # (T,)
+    rows, keys = visible_tokens(encoding.token_type_ids[0], special, which, hide)
+    if hide:
+        st.caption("[CLS] and [SEP] hidden: each row's remaining weights are rescaled to sum to 1.")
+    return rows, keys, hide
+
+
+def _chart(matrix, rows, columns, title, key, file_stem, scheme="blues", column_title="key token") -> None:
+    """A heatmap with its PNG and SVG buttons; key names the chart on the page (chart-<key>)."""
+    if matrix.size == 0:
+        st.info("This filter leaves no tokens to show.")
+        return
+    chart = heatmap(matrix, rows, columns, title=title, column_title=column_title, scheme=scheme)
+    st.altair_chart(chart, width="content", key=f"chart-{key}")
+    chart_downloads(chart, key, f"{key}-{file_stem}")
+
+
+def _proof(context) -> None:
+    state = context.state
+    if state.source != "bert":
+        st.info("The proof compares against transformers' trained heads: choose the bert source.")
+        return
+    proof = compute.proof(context.model_name, context.text, context.text_b, state.layer, state.head)
+    verdict = "equal to float32 precision" if proof <= PROOF_TOLERANCE else "NOT equal"
+    note = ("The same head computed here from scratch against transformers' BertSelfAttention."
+            if state.scaling == "sqrt" else
+            "Measured with √d_k, the scaling BERT was trained with; the heatmaps use your choice instead.")
+    st.metric("Largest difference from transformers' own attention", f"{proof:.1e}",
+              help="max |from-scratch weights − transformers' attention weights| over this head's matrix")
+    st.caption(f"{verdict}. {note}")
