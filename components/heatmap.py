@@ -25,6 +25,7 @@ SCHEMES = {
     "redblue": "67001fb2182bd6604df4a582fddbc7f7f7f7d1e5f092c5de4393c32166ac053061",
 }
 PLOT_SIZE = 420  # px, the longer side of a chart
+MIN_ROW_PX = 16  # a short, wide matrix (7 tokens × 384 dimensions) keeps readable rows
 
 
 def heatmap(
@@ -51,7 +52,9 @@ def heatmap(
         chart = _cells(matrix, row_labels, column_labels, x_axis, y_axis, domain, scheme, title)
     else:
         chart = _raster(matrix, x_axis, y_axis, domain, scheme)
-    return chart.properties(title=title, width=width, height=height)
+    # "pad" keeps the plot at its size and puts axes and legend around it; Streamlit's default
+    # ("fit") squeezes them into it, which flattens a short, wide matrix to nothing.
+    return chart.properties(title=title, width=width, height=height, autosize=alt.AutoSizeParams(type="pad"))
 
 
 def _cells(matrix, row_labels, column_labels, x_axis, y_axis, domain, scheme, value_title) -> alt.Chart:
@@ -124,8 +127,9 @@ def _domain(matrix: np.ndarray, scheme: str) -> list[float]:
 
 
 def _plot_size(rows: int, columns: int) -> tuple[int, int]:
-    scale = PLOT_SIZE / max(rows, columns)
-    return max(80, round(columns * scale)), max(80, round(rows * scale))
+    cell = PLOT_SIZE / max(rows, columns)
+    height = min(PLOT_SIZE, round(rows * max(cell, MIN_ROW_PX)))
+    return max(80, round(columns * cell)), max(80, height)
 
 
 def _png_data_url(matrix: np.ndarray, domain: list[float], scheme: str) -> str:

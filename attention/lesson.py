@@ -1,0 +1,93 @@
+"""The guided lesson's claims, computed: every sentence the lesson says about its numbers comes from here.
+
+Matrices are one text's (batch row 0): scores and weights (T, T), tokens and special-token
+flags (T,). No Streamlit, so each claim can be checked in a notebook or a test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attention.encoding import Encoding
+
+# The notebooks' homonym example: "flies" is a verb in one sentence and a noun in the other.
+NOTEBOOK_PAIR = ("time flies like an arrow", "fruit flies like a banana")
+# What a row's largest weight can land on, checked in this order (the first that fits wins).
+STRONGEST_KEY_KINDS = ("special", "self", "previous", "next", "other")
+
+
+@dataclass(frozen=True)
+class SharedWord:
+    """One whole-word token found in two texts, and where it sits in each."""
+
+    word: str
+    first_index: int
+    second_index: int
+
+
+def whole_word_positions(encoding: Encoding) -> list[int]:
+    """Positions of tokens that are whole words: not special, not a "##" piece, not followed by one."""
+    tokens = encoding.tokens[0]
+    special = encoding.special_tokens_mask[0]
+    positions = []
+    for position, token in enumerate(tokens):
+        continued = position + 1 < len(tokens) and tokens[position + 1].startswith("##")
+        if not special[position] and not token.startswith("##") and not continued and any(
+                ch.isalnum() for ch in token):
+            positions.append(position)
+    return positions
+
+
+def shared_word(first: Encoding, second: Encoding) -> SharedWord | None:
+    """The first whole word of the first text that the second text has too (its first place there)."""
+    second_positions = {}
+    for position in whole_word_positions(second):
+        second_positions.setdefault(second.tokens[0][position], position)
+    for position in whole_word_positions(first):
+        word = first.tokens[0][position]
+        if word in second_positions:
+            return SharedWord(word, position, second_positions[word])
+    return None
+
+
+def diagonal_wins(scores: np.ndarray) -> int:
+    """How many rows of a (T, T) score matrix have their largest value on the diagonal."""
+    return int((scores.argmax(axis=-1) == np.arange(scores.shape[0])).sum())
+
+
+def twin_wins(scores: np.ndarray, tokens: tuple[str, ...]) -> tuple[int, int]:
+    """(rows whose token occurs again elsewhere, those of them whose largest off-diagonal score is on a copy)."""
+    same_token = np.equal.outer(np.asarray(tokens, dtype=object), np.asarray(tokens, dtype=object))  # (T, T)
+    np.fill_diagonal(same_token, False)
+    rows = np.flatnonzero(same_token.any(axis=-1))
+    off_diagonal = scores.astype(np.float64)  # (T, T), a copy
+    np.fill_diagonal(off_diagonal, -np.inf)
+    best = off_diagonal.argmax(axis=-1)  # (T,)
+    return len(rows), int(sum(same_token[row, best[row]] for row in rows))
+
+
+def row_sum_error(weights: np.ndarray) -> float:
+    """Largest |row sum − 1| of a (T, T) weights matrix."""
+    return float(np.abs(weights.sum(axis=-1, dtype=np.float64) - 1.0).max())
+
+
+def strongest_keys(weights: np.ndarray, special: np.ndarray) -> dict[str, int]:
+    """How many rows put their largest weight on a special token, on themselves, the previous or next token."""
+    counts = dict.fromkeys(STRONGEST_KEY_KINDS, 0)
+    for row, key in enumerate(weights.argmax(axis=-1)):
+        kind = ("special" if special[key] else "self" if key == row else "previous" if key == row - 1
+                else "next" if key == row + 1 else "other")
+        counts[kind] += 1
+    return counts
+
+
+def head_block(concat: np.ndarray, head: int, head_size: int) -> np.ndarray:
+    """(..., T, nh·d) -> (..., T, d): the columns of the concatenation that hold one head's context."""
+    return concat[..., head * head_size:(head + 1) * head_size]
+
+
+def falling_layers(similarities: np.ndarray) -> int:
+    """In how many layers the similarity went down from the one before."""
+    return int((np.diff(similarities) < 0).sum())

@@ -1,0 +1,294 @@
+"""The guided lesson: the notebooks' walk through self-attention, one step at a time, on the current text.
+
+Each step shows a formula, live charts, the shapes involved and a few sentences whose every
+number is computed (attention.lesson), so the text never claims what the charts do not show.
+The step lives in the URL (step=1..7), so a teacher can project one step from a link.
+Tokens and texts typed by the user reach the page only inside charts, tables or code spans.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention import lesson
+from attention.context import similarity_by_layer
+from components import controls
+from components.heatmap import heatmap
+from components.page_state import LESSON_STEPS, shorten
+from components.shapes_panel import shape_rows
+
+STEP_TITLES = {
+    1: "Tokens, ids and token embeddings",
+    2: "Simplified self-attention: E·Eᵀ",
+    3: "Query, key and value projections",
+    4: "Scaling and softmax",
+    5: "One trained head",
+    6: "All heads: concatenation and output projection",
+    7: "Contextual representations",
+}
+STEP_LABELS = {1: "1 Tokens", 2: "2 E·Eᵀ", 3: "3 Q, K, V", 4: "4 Softmax", 5: "5 One head", 6: "6 All heads",
+               7: "7 Context"}
+SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperature": r"/\tau"}
+
+
+def render(context) -> None:
+    step = _navigation()
+    st.subheader(f"Step {step} of {LESSON_STEPS}: {STEP_TITLES[step]}")
+    STEP_RENDERERS[step](context)
+
+
+def _navigation() -> int:
+    """The step selector, then Previous and Next; the step is a URL parameter, so a link opens it."""
+    step = controls.bound_widget(st.segmented_control, "step", "Step", options=list(STEP_TITLES),
+                                 format_func=STEP_LABELS.get, label_visibility="collapsed")
+    bar = st.container(horizontal=True, vertical_alignment="center")
+    bar.button("Previous", key="lesson_prev", icon=":material/arrow_back:", disabled=step == 1,
+               on_click=controls.request, kwargs={"step": step - 1})
+    bar.button("Next", key="lesson_next", icon=":material/arrow_forward:", disabled=step == LESSON_STEPS,
+               on_click=controls.request, kwargs={"step": step + 1})
+    return step
+
+
+def _tokens_step(context) -> None:
+    trace = context.trace()
+    tokens = list(trace.tokens[0])
+    st.latex(r"\text{text} \xrightarrow{\text{tokenizer}} \text{input\_ids}"
+             r"\xrightarrow{\;E_{\text{token}}[\,\cdot\,]\;} \text{token embeddings}")
+    st.dataframe(pd.DataFrame({"token": tokens, "id": trace["input_ids"][0], "segment": trace["token_type_ids"][0]}),
+                 width="content", height=min(36 + 35 * len(tokens), 320), key="lesson-ids")
+    _heatmap(trace["token embeddings"][0], tokens, _numbers(context.shape.hidden_size),
+             "Token embeddings E_token[input_ids]", "token-embeddings", row_title="token", column_title="dimension",
+             scheme="redblue")
+    _shapes(trace, ["input_ids", "token embeddings"])
+    what = "the sentence pair" if context.text_b.strip() else "the text"
+    _explain(f"The tokenizer cut {what} into {len(tokens)} tokens, special ones included; each id picks "
+             f"one row of the token-embedding table, {context.shape.hidden_size} numbers per token.")
+
+    first, second, found, why = _homonym_pair(context)
+    vectors = [context.trace(text=text, text_b="")["token embeddings"][0, index]  # (C,)
+               for text, index in ((first, found.first_index), (second, found.second_index))]
+    difference = vectors[0] - vectors[1]  # (C,)
+    largest = float(np.abs(difference).max())
+    word = shorten(found.word)
+    st.caption(why)
+    _heatmap(np.stack([*vectors, difference]), [f"{found.word} in A", f"{found.word} in B", "A − B"],
+             _numbers(context.shape.hidden_size), "One token, two sentences: token embeddings and their difference",
+             "homonym", row_title="vector", column_title="dimension", scheme="redblue")
+    st.metric("Largest |A − B| over the dimensions", f"{largest:g}")
+    ids = [context.encoding(text=text, text_b="").input_ids[0, index]
+           for text, index in ((first, found.first_index), (second, found.second_index))]
+    verdict = "exactly 0" if largest == 0 else f"{largest:g}"
+    _explain(f"A is {shorten(first, 60)} and B is {shorten(second, 60)}. {word} has id {ids[0]} in A and "
+             f"{ids[1]} in B, and the largest difference between its two token embeddings is {verdict}: "
+             "before attention, a token embedding does not depend on the sentence around it.")
+
+
+def _identity_step(context) -> None:
+    trace = context.trace(source="identity", scaling="none", head=0)
+    tokens = trace.tokens[0]
+    scores = trace["scores"][0]  # (T, T)
+    st.latex(r"Q = K = V = E \qquad S = E\,E^{\top}, \quad s_{ij} = \vec e_i \cdot \vec e_j")
+    _heatmap(scores, list(tokens), list(tokens), "Scores E·Eᵀ (no projection, no scaling)", "identity-scores",
+             scheme="redblue")
+    _shapes(trace, ["layer_input", "Q", "scores"])
+    layer_input = next(step.formula for step in trace.steps if step.name == "layer_input")
+    wins = lesson.diagonal_wins(scores)
+    sentences = [f"Here E is the input of layer {context.state.layer} ({layer_input}), used as query, key and value "
+                 f"alike. In {wins} of {len(tokens)} rows the largest score is the token's score with itself, on "
+                 "the diagonal."]
+    repeated, on_copy = lesson.twin_wins(scores, tokens)
+    if repeated:
+        sentences.append(f"{repeated} rows belong to a token that occurs more than once; in {on_copy} of them the "
+                         "next-largest score is on another copy of the same token.")
+    trained, head = _trained(context, quiet=True)
+    trained_wins = lesson.diagonal_wins(trained["scores"][0])
+    sentences.append(f"With the trained projections of layer {context.state.layer}, head {head} (step 3), the "
+                     f"diagonal holds the largest score in {trained_wins} of {len(tokens)} rows"
+                     + (": projections let a token look for something other than itself." if trained_wins < wins
+                        else "."))
+    _explain(*sentences)
+
+
+def _projections_step(context) -> None:
+    trace, head = _trained(context)
+    tokens = list(trace.tokens[0])
+    st.latex(r"Q = X W_q^{\top} + b_q \qquad K = X W_k^{\top} + b_k \qquad V = X W_v^{\top} + b_v")
+    dims = _numbers(trace.head_size)
+    for letter in "QKV":
+        _heatmap(trace[letter][0], tokens, dims, f"{letter}, layer {context.state.layer}, head {head}",
+                 f"projection-{letter.lower()}", row_title="token", column_title="dimension of the head",
+                 scheme="redblue")
+    _shapes(trace, ["layer_input", "Q (all heads)", "Q split", "Q", "K", "V"])
+    gap = float(np.abs(trace["Q"][0] - trace["K"][0]).max())
+    _explain(f"All {trace.num_heads} heads are projected at once from X, {context.shape.hidden_size} numbers per "
+             f"token, then split; head {head} keeps d = {trace.head_size} numbers per token for each of Q, K and V. "
+             f"Q and K come from different weights (their largest difference here is {gap:.3g}), so in Q·Kᵀ "
+             f"the diagonal holds a row's largest score in {lesson.diagonal_wins(trace['scores'][0])} of "
+             f"{len(tokens)} rows.")
+
+
+def _softmax_step(context) -> None:
+    trace, head = _trained(context)
+    tokens = list(trace.tokens[0])
+    scaling = context.state.scaling
+    st.latex(rf"A = \mathrm{{softmax}}\!\left(Q K^{{\top}}{SCALING_LATEX[scaling]}\right), \quad \sum_j a_{{ij}} = 1")
+    scaled, weights = trace["scaled"][0], trace["weights"][0]  # (T, T) each
+    left, right = st.columns(2)
+    with left:
+        scaled_formula = next(step.formula for step in trace.steps if step.name == "scaled")
+        _heatmap(scaled, tokens, tokens, f"Scaled scores = {scaled_formula}", "scaled", scheme="redblue",
+                 stretch=True)
+    with right:
+        _heatmap(weights, tokens, tokens, "Weights = softmax(scaled)", "softmax", stretch=True)
+    sums = weights.sum(axis=-1, dtype=np.float64)  # (T,)
+    st.dataframe(pd.DataFrame({"query token": tokens, "row sum": sums, "largest weight": weights.max(axis=-1)}),
+                 height=240, key="lesson-row-sums")
+    _shapes(trace, ["scores", "scaled", "weights"])
+    raw = trace["scores"][0]
+    sentences = [f"Scaling divides the scores by {trace.divisor:.4g}: their range goes from "
+                 f"{raw.min():.2f} … {raw.max():.2f} to {scaled.min():.2f} … {scaled.max():.2f}."
+                 if scaling != "none" else
+                 f"No scaling is chosen: the scores go into softmax as they are, {raw.min():.2f} … {raw.max():.2f}.",
+                 f"Softmax makes every row a set of weights that sum to 1: the largest deviation of a row sum "
+                 f"from 1 is {lesson.row_sum_error(weights):.1e}."]
+    if scaling != "none":
+        unscaled = context.trace(source="bert", head=head, scaling="none")["weights"][0]
+        sentences.append(f"A row's largest weight averages {weights.max(axis=-1).mean():.2f} here and would average "
+                         f"{unscaled.max(axis=-1).mean():.2f} without scaling: the larger the scores, the more "
+                         "softmax piles the weight onto one key.")
+    _explain(*sentences)
+
+
+def _head_step(context) -> None:
+    trace, head = _trained(context)
+    tokens = list(trace.tokens[0])
+    st.latex(rf"\mathrm{{head}}(X) = \mathrm{{softmax}}\!\left(Q K^{{\top}}{SCALING_LATEX[context.state.scaling]}"
+             r"\right) V")
+    _heatmap(trace["weights"][0], tokens, tokens, f"Weights, layer {context.state.layer}, head {head}",
+             "head-weights")
+    _heatmap(trace["context"][0], tokens, _numbers(trace.head_size), "Context = weights · V", "head-context",
+             column_title="dimension of the head", scheme="redblue")
+    _shapes(trace, ["weights", "V", "context"])
+    counts = lesson.strongest_keys(trace["weights"][0], context.encoding().special_tokens_mask[0])
+    where = {"special": "a special token (`[CLS]` or `[SEP]`)", "self": "the token itself",
+             "previous": "the previous token", "next": "the next token", "other": "some other token"}
+    parts = [f"on {where[kind]} in {count}" for kind, count in counts.items() if count]
+    _explain(f"Each row shows where one query token looks. Its largest weight falls {', '.join(parts)} "
+             f"of the {len(tokens)} rows.",
+             f"The context of a token is the weighted mix of the value vectors: ({len(tokens)} × {len(tokens)}) · "
+             f"({len(tokens)} × {trace.head_size}) gives {len(tokens)} vectors of {trace.head_size} numbers.")
+
+
+def _all_heads_step(context) -> None:
+    trace, head = _trained(context)
+    tokens = list(trace.tokens[0])
+    st.latex(r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{n_h-1})\,W_o^{\top}"
+             r" + b_o")
+    size, width = trace.head_size, trace["concat"].shape[-1]
+    columns = [f"h{h}.{i}" for h in range(trace.num_heads) for i in range(size)]
+    _heatmap(trace["concat"][0], tokens, columns, "Concatenated contexts of all heads", "concat",
+             column_title="head.dimension", scheme="redblue")
+    _heatmap(trace["output"][0], tokens, _numbers(context.shape.hidden_size), "Output = concat · W_oᵀ + b_o",
+             "output", column_title="dimension", scheme="redblue")
+    _shapes(trace, ["context (all heads)", "concat", "output", "attention output"])
+    block_gap = float(np.abs(lesson.head_block(trace["concat"][0], head, size) - trace["context"][0]).max())
+    _explain(f"The {trace.num_heads} heads' contexts, {size} numbers per token each, are put side by side: "
+             f"{width} numbers per token. Columns {head * size} to {(head + 1) * size - 1} are head {head}'s "
+             f"context from step 5 (largest difference {block_gap:.1e}).",
+             f"The output projection mixes the heads and maps {width} numbers back to "
+             f"C = {context.shape.hidden_size}: {trace['concat'].shape} → {trace['output'].shape}.")
+
+
+def _contextual_step(context) -> None:
+    first, second, found, why = _homonym_pair(context)
+    encodings = [context.encoding(text=text, text_b="") for text in (first, second)]
+    similarities = similarity_by_layer(encodings[0], found.first_index, encodings[1], found.second_index)
+    st.latex(r"\cos(\vec a, \vec b) = \frac{\vec a \cdot \vec b}{\lVert \vec a \rVert\,\lVert \vec b \rVert}")
+    st.caption(why)
+    st.altair_chart(similarity_chart(similarities, found.word), key="lesson-similarity")
+    layers = len(similarities) - 1
+    st.markdown("| tensor | shape |\n|---|---|\n" + "\n".join(
+        f"| `hidden_states[ℓ]` of {name} | `{encoding.hidden_states[0].shape}` |"
+        for name, encoding in zip("AB", encodings, strict=True))
+        + f"\n| one token's vector | `{encodings[0].hidden_states[0][0, 0].shape}` |")
+    _explain(f"A is {shorten(first, 60)}, B is {shorten(second, 60)}; the chart compares the vector of "
+             f"{shorten(found.word)} (token {found.first_index} in A, {found.second_index} in B) after each layer.",
+             f"The cosine similarity is {similarities[0]:.3f} at the embeddings and {similarities[-1]:.3f} after "
+             f"layer {layers}; it goes down in {lesson.falling_layers(similarities)} of the {layers} layers.",
+             "Each layer mixes the other tokens of the word's own sentence into its vector, and those differ "
+             "between A and B.")
+
+
+def similarity_chart(similarities: np.ndarray, word: str) -> alt.Chart:
+    """(L + 1,) similarities -> a line over the layers, 0 being the embeddings."""
+    frame = pd.DataFrame({
+        "layer": np.arange(len(similarities)),
+        "stage": ["embeddings", *(f"after layer {i}" for i in range(1, len(similarities)))],
+        "similarity": similarities,
+    })
+    return alt.Chart(frame).mark_line(point=True).encode(
+        x=alt.X("layer:O", title="layer (0 = embeddings)", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("similarity:Q", title="cosine similarity", scale=alt.Scale(domain=[min(0.0, *similarities), 1.0])),
+        tooltip=["stage:N", alt.Tooltip("similarity:Q", format=".4f")],
+    ).properties(title=f"Cosine similarity of “{word}” in sentence A and sentence B", height=320)
+
+
+def _homonym_pair(context) -> tuple[str, str, lesson.SharedWord, str]:
+    """The sidebar's two sentences if they share a word, else the notebooks' pair; and a caption saying which."""
+    if context.text_b.strip():
+        found = lesson.shared_word(context.encoding(text=context.text, text_b=""),
+                                   context.encoding(text=context.text_b, text_b=""))
+        if found is not None:
+            return context.text, context.text_b, found, "Sentences A and B are the sidebar's two texts."
+        why = "The sidebar's two texts share no whole word, so this uses the notebooks' pair."
+    else:
+        why = "With no second sentence in the sidebar, this uses the notebooks' pair."
+    first, second = lesson.NOTEBOOK_PAIR
+    found = lesson.shared_word(context.encoding(text=first, text_b=""), context.encoding(text=second, text_b=""))
+    return first, second, found, why
+
+
+def _trained(context, quiet: bool = False):
+    """The trace with the model's trained projections (source bert), whatever the sidebar's source."""
+    head = min(context.state.head, context.shape.num_heads - 1)
+    if context.state.source != "bert" and not quiet:
+        st.caption(f"This step shows the model's trained weights (source bert), layer {context.state.layer}, "
+                   f"head {head}, whatever the sidebar's source.")
+    return context.trace(source="bert", head=head), head
+
+
+def _heatmap(matrix, rows, columns, title, key, *, row_title="query token", column_title="key token",
+             scheme="blues", stretch=False) -> None:
+    """A heatmap drawn at its own size (axes around the plot), or stretched over a column."""
+    chart = heatmap(matrix, rows, columns, title=title, row_title=row_title, column_title=column_title,
+                    scheme=scheme)
+    st.altair_chart(chart, width="stretch" if stretch else "content", key=f"lesson-{key}")
+
+
+def _shapes(trace, names: list[str]) -> None:
+    """The shapes of the named steps, as Python prints them, with the core's formulas."""
+    rows = [row for row in shape_rows(trace.steps) if row[1] in names]
+    lines = [f"| `{name}` | `{shape}` | `{formula}` |" for _, name, shape, formula in rows]
+    st.markdown("| step | shape | formula |\n|---|---|---|\n" + "\n".join(lines))
+
+
+def _explain(*sentences: str) -> None:
+    st.markdown(" ".join(sentences))
+
+
+def _numbers(count: int) -> list[str]:
+    return [str(i) for i in range(count)]
+
+
+STEP_RENDERERS = {
+    1: _tokens_step,
+    2: _identity_step,
+    3: _projections_step,
+    4: _softmax_step,
+    5: _head_step,
+    6: _all_heads_step,
+    7: _contextual_step,
+}

@@ -1,0 +1,207 @@
+"""The guided lesson driven through AppTest: every step from its link, the navigation, and the numbers it shows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention import TraceSettings, build_trace, encode
+from attention.context import similarity_by_layer
+
+APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+TEXT = "time flies like an arrow"
+# Charts each step draws, by their titles' beginnings.
+STEP_CHARTS = {
+    1: ["Token embeddings", "One token, two sentences"],
+    2: ["Scores E·Eᵀ"],
+    3: ["Q, layer", "K, layer", "V, layer"],
+    4: ["Scaled scores", "Weights = softmax"],
+    5: ["Weights, layer", "Context = weights · V"],
+    6: ["Concatenated contexts", "Output = concat"],
+    7: ["Cosine similarity of “flies”"],
+}
+
+
+def run_lesson(**query: str) -> AppTest:
+    page = AppTest.from_file(APP, default_timeout=120)
+    page.query_params["view"] = "lesson"
+    for name, value in query.items():
+        page.query_params[name] = value
+    return page.run()
+
+
+def assert_healthy(page: AppTest) -> None:
+    assert not page.exception, [e.message for e in page.exception]
+
+
+def chart(page: AppTest, title_start: str):
+    found = [c for c in page.get("vega_lite_chart") if _title(c).startswith(title_start)]
+    assert len(found) == 1, [_title(c) for c in page.get("vega_lite_chart")]
+    return found[0]
+
+
+def chart_values(element) -> pd.DataFrame:
+    """The rows an Altair chart sends to the browser."""
+    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in element.proto.datasets]
+    return max(frames, key=len)
+
+
+def matrix_on_screen(page: AppTest, title_start: str) -> np.ndarray:
+    cells = chart_values(chart(page, title_start))
+    matrix = np.full((cells["row"].max() + 1, cells["column"].max() + 1), np.nan, dtype=np.float32)
+    matrix[cells["row"], cells["column"]] = cells["value"]
+    return matrix
+
+
+def prose(page: AppTest) -> str:
+    return "\n".join(m.value for m in page.markdown)
+
+
+def step_shown(page: AppTest) -> int:
+    heading = page.subheader[0].value
+    assert heading.startswith("Step ") and " of 7: " in heading, heading
+    return int(heading.split()[1])
+
+
+def _title(element) -> str:
+    title = json.loads(element.proto.spec).get("title", "")
+    return title if isinstance(title, str) else title.get("text", "")
+
+
+def trace_of(bundled, text: str = TEXT, **settings):
+    return build_trace(bundled, encode(bundled, text), TraceSettings(**settings))
+
+
+@pytest.mark.parametrize("step", range(1, 8))
+def test_every_step_opens_from_its_link_and_draws_its_charts(step):
+    page = run_lesson(step=str(step))
+    assert_healthy(page)
+    assert step_shown(page) == step
+    assert page.segmented_control(key="step").value == step
+    assert page.query_params["step"] == str(step) if step > 1 else "step" not in page.query_params
+    for title in STEP_CHARTS[step]:
+        chart(page, title)
+    assert page.get("latex"), "every step has its formula"
+    assert "| step | shape | formula |" in prose(page) or "| tensor | shape |" in prose(page)
+
+
+def test_next_and_previous_move_the_step_and_the_url():
+    page = run_lesson(step="6")
+    page.button(key="lesson_next").click().run()
+    assert_healthy(page)
+    assert (step_shown(page), page.query_params["step"]) == (7, "7")
+    assert page.button(key="lesson_next").disabled
+    page.button(key="lesson_prev").click().run()
+    page.button(key="lesson_prev").click().run()
+    assert (step_shown(page), page.query_params["step"]) == (5, "5")
+    page.segmented_control(key="step").set_value(2).run()
+    page.button(key="lesson_prev").click().run()
+    assert step_shown(page) == 1
+    assert "step" not in page.query_params, "step 1 is the default"
+    assert page.button(key="lesson_prev").disabled
+
+
+def test_a_step_beyond_the_lesson_falls_back_to_the_first_with_a_notice():
+    page = run_lesson(step="9")
+    assert_healthy(page)
+    assert "step=`9` was ignored: it must be from 1 to 7" in "\n".join(w.value for w in page.warning)
+    assert step_shown(page) == 1
+
+
+def test_step_1_the_same_word_has_the_same_token_embedding(bundled):
+    page = run_lesson(step="1")
+    assert page.metric[0].value == "0"
+    shown = matrix_on_screen(page, "One token, two sentences")  # (3, C): A, B, A − B
+    expected = trace_of(bundled)["token embeddings"][0, 2]  # "flies" in "time flies like an arrow"
+    np.testing.assert_array_equal(shown[0], expected)
+    np.testing.assert_array_equal(shown[1], shown[0])
+    assert not shown[2].any()
+    assert "exactly 0" in prose(page)
+    ids = page.dataframe[0].value
+    assert ids["id"].tolist() == encode(bundled, TEXT).input_ids[0].tolist()
+
+
+def test_step_2_identity_scores_peak_on_the_diagonal(bundled):
+    page = run_lesson(step="2")
+    expected = trace_of(bundled, source="identity", scaling="none")["scores"][0]
+    np.testing.assert_allclose(matrix_on_screen(page, "Scores E·Eᵀ"), expected, rtol=1e-6)
+    assert (expected.argmax(axis=1) == np.arange(7)).all()
+    assert "In 7 of 7 rows the largest score is the token's score with itself" in prose(page)
+
+
+def test_step_3_shows_this_heads_projections(bundled):
+    page = run_lesson(step="3", layer="2", head="5")
+    trace = trace_of(bundled, layer=2, head=5)
+    for letter in "QKV":
+        np.testing.assert_allclose(matrix_on_screen(page, f"{letter}, layer 2, head 5"), trace[letter][0], atol=1e-6)
+    assert "| `Q split` | `(1, 12, 7, 32)` |" in prose(page)
+    wins = int((trace["scores"][0].argmax(axis=1) == np.arange(7)).sum())
+    assert f"holds a row's largest score in {wins} of 7 rows" in prose(page)
+
+
+@pytest.mark.parametrize("scaling", ["sqrt", "none"])
+def test_step_4_rows_of_weights_sum_to_one(scaling, bundled):
+    page = run_lesson(step="4", head="3", scaling=scaling)
+    assert_healthy(page)
+    table = page.dataframe[0].value
+    np.testing.assert_allclose(table["row sum"], 1.0, atol=1e-6)
+    weights = trace_of(bundled, head=3, scaling=scaling)["weights"][0]
+    np.testing.assert_allclose(table["largest weight"], weights.max(axis=1), atol=1e-6)
+    np.testing.assert_allclose(matrix_on_screen(page, "Weights = softmax"), weights, atol=1e-6)
+    assert ("Scaling divides the scores by 5.657" in prose(page)) == (scaling == "sqrt")
+
+
+def test_step_5_weights_are_the_traced_heads(bundled):
+    page = run_lesson(step="5", layer="3", head="7")
+    trace = trace_of(bundled, layer=3, head=7)
+    np.testing.assert_allclose(matrix_on_screen(page, "Weights, layer 3, head 7"), trace["weights"][0], atol=1e-6)
+    np.testing.assert_allclose(matrix_on_screen(page, "Context = weights · V"), trace["context"][0], atol=1e-6)
+
+
+def test_step_6_concatenates_all_heads_and_projects_them_back(bundled):
+    page = run_lesson(step="6", head="4")
+    trace = trace_of(bundled, head=4)
+    np.testing.assert_allclose(matrix_on_screen(page, "Concatenated contexts"), trace["concat"][0], atol=1e-6)
+    np.testing.assert_allclose(matrix_on_screen(page, "Output = concat"), trace["output"][0], atol=1e-6)
+    assert "| `concat` | `(1, 7, 384)` |" in prose(page)
+    assert "Columns 128 to 159 are head 4's context" in prose(page)
+
+
+def test_step_7_similarity_of_flies_falls_layer_by_layer(bundled):
+    page = run_lesson(step="7")
+    shown = chart_values(chart(page, "Cosine similarity of “flies”")).sort_values("layer")
+    first, second = encode(bundled, "time flies like an arrow"), encode(bundled, "fruit flies like a banana")
+    expected = similarity_by_layer(first, 2, second, 2)
+    np.testing.assert_allclose(shown["similarity"], expected, atol=1e-6)
+    assert shown["similarity"].iloc[0] == pytest.approx(1.0, abs=1e-6)
+    assert shown["similarity"].iloc[-1] < 0.9
+    assert "notebooks' pair" in "\n".join(c.value for c in page.caption)
+
+
+def test_the_sidebars_sentence_pair_is_used_when_they_share_a_word():
+    page = run_lesson(step="7", text="a cat sat on the mat", text_b="the dog sat down")
+    assert_healthy(page)
+    chart(page, "Cosine similarity of “sat”")
+    assert "the sidebar's two texts" in "\n".join(c.value for c in page.caption)
+
+
+def test_other_sources_still_show_the_trained_head():
+    page = run_lesson(step="3", source="random", head_dim="24", head="14")
+    assert_healthy(page)
+    chart(page, "Q, layer 0, head 11")
+    assert "whatever the sidebar's source" in "\n".join(c.value for c in page.caption)
+
+
+def test_typed_text_reaches_the_markdown_only_inside_code_spans():
+    typed = {"text": "**bold** <b>x</b> flies", "text_b": "[link](http://e.x) flies"}
+    page = run_lesson(step="1", **typed)
+    assert_healthy(page)
+    markdown = prose(page)
+    for text in typed.values():
+        assert markdown.count(text) == markdown.count(f"`{text}`") == 1
