@@ -29,7 +29,7 @@ except ModelLoadError as error:
     controls.request(model=BUNDLED_MODEL)
     st.session_state["_url_notices"] = [*url_notices, f"{error} Showing the bundled model instead."]
     st.rerun()
-state, range_notices = controls.attention_controls(loaded.shape)
+state, range_notices = controls.attention_controls(loaded.shape, view)
 st.query_params.from_dict(page_state.to_query(state))
 
 st.title(views.VIEW_LABELS[view])
@@ -45,11 +45,13 @@ if not text.strip():
 context = views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=loaded.shape)
 main, side = st.columns([3, 1], gap="large")
 with main:
-    trace = context.trace()
+    # The compare view runs its two texts separately; every other view reads the text (or pair) as one.
+    trace = context.trace(text_b="") if view == "compare" else context.trace()
     if trace.dropped_tokens[0]:
         st.warning(f"The text is longer than the {loaded.max_tokens} tokens BERT reads: the last "
                    f"{trace.dropped_tokens[0]} tokens were dropped.", icon=":material/content_cut:")
-    token_chips(list(trace.tokens[0]), context.encoding().special_tokens_mask[0].tolist())
+    encoding = context.encoding(text_b="") if view == "compare" else context.encoding()
+    token_chips(list(trace.tokens[0]), encoding.special_tokens_mask[0].tolist())
     views.render(view, context)
 with side:
     shapes_panel(trace.steps, LETTERS)

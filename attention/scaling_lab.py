@@ -4,16 +4,29 @@ For q and k with independent unit-variance entries, var(q · k) = d_k (the paper
 footnote 4): unscaled, the scores of wide heads grow so large that softmax puts nearly
 all weight on one key; dividing by √d_k keeps their variance at 1 whatever d_k; dividing
 by d_k shrinks it to 1/d_k, and softmax flattens towards uniform.
+
+Letters used in shape comments: R rows of scores, T tokens, d head size, nh heads, H head sizes.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import torch
 
 from attention.settings import scaling_divisor
 
-__all__ = ["dot_product_variance", "random_scores", "scaling_divisor", "softmax_statistics", "temperature_row"]
+__all__ = [
+    "dot_product_variance",
+    "head_softmax_statistics",
+    "random_scores",
+    "random_softmax_statistics",
+    "scaling_divisor",
+    "softmax_statistics",
+    "temperature_row",
+    "variance_by_head_size",
+]
 
 
 def dot_product_variance(head_size: int, samples: int = 20_000, seed: int = 0, divisor: float = 1.0) -> float:
@@ -27,11 +40,23 @@ def dot_product_variance(head_size: int, samples: int = 20_000, seed: int = 0, d
     return float(dots.var())
 
 
+def variance_by_head_size(head_sizes: Sequence[int], scalings: Sequence[str], samples: int = 20_000,
+                          seed: int = 0) -> dict[str, np.ndarray]:
+    """Per scaling, (H,) measured var(q · k / divisor) at each head size.
+
+    One sample of dot products per head size serves every scaling: dividing by c divides the variance by c².
+    """
+    unscaled = np.array([dot_product_variance(size, samples, seed) for size in head_sizes])  # (H,)
+    return {
+        scaling: unscaled / np.array([scaling_divisor(scaling, size) for size in head_sizes]) ** 2  # (H,)
+        for scaling in scalings
+    }
+
+
 def softmax_statistics(scores: np.ndarray, divisor_value: float) -> tuple[float, float]:
     """Mean entropy (nats) and mean largest weight of softmax(scores / divisor) over the last axis."""
-    weights = torch.softmax(torch.from_numpy(np.asarray(scores, dtype=np.float32)) / divisor_value, dim=-1)
-    entropy = -(weights * torch.log(weights.clamp_min(1e-12))).sum(dim=-1)
-    return float(entropy.mean()), float(weights.max(dim=-1).values.mean())
+    entropy, largest = _row_statistics(scores, divisor_value)
+    return float(entropy.mean()), float(largest.mean())
 
 
 def random_scores(head_size: int, tokens: int, rows: int = 256, seed: int = 0) -> np.ndarray:
@@ -42,7 +67,53 @@ def random_scores(head_size: int, tokens: int, rows: int = 256, seed: int = 0) -
     return (queries * keys).sum(dim=-1).numpy()  # (R, T)
 
 
+def random_softmax_statistics(head_sizes: Sequence[int], tokens: int, scalings: Sequence[str],
+                              temperature: float = 1.0, rows: int = 256,
+                              seed: int = 0) -> dict[str, dict[str, np.ndarray]]:
+    """Per scaling, the (H,) mean entropy and mean largest weight of softmax over random scores of each head size."""
+    statistics = {scaling: {"entropy": [], "max_weight": []} for scaling in scalings}
+    for size in head_sizes:
+        scores = random_scores(size, tokens, rows, seed)  # (R, T)
+        for scaling in scalings:
+            entropy, largest = softmax_statistics(scores, scaling_divisor(scaling, size, temperature))
+            statistics[scaling]["entropy"].append(entropy)
+            statistics[scaling]["max_weight"].append(largest)
+    return {scaling: {name: np.asarray(values) for name, values in columns.items()}
+            for scaling, columns in statistics.items()}
+
+
+def head_softmax_statistics(queries: np.ndarray, keys: np.ndarray, scalings: Sequence[str],
+                            temperature: float = 1.0) -> dict[str, dict[str, np.ndarray]]:
+    """Per scaling, each head's (nh,) mean entropy and mean largest weight, for one text without padding.
+
+    queries and keys are (nh, T, d): a layer's heads, as the trace's "Q split"[0] and "K split"[0].
+    """
+    scores = np.asarray(queries, dtype=np.float32) @ np.swapaxes(np.asarray(keys, dtype=np.float32), -1, -2)
+    head_size = queries.shape[-1]  # (nh, T, T) scores above, d here
+    statistics = {}
+    for scaling in scalings:
+        entropy, largest = _row_statistics(scores, scaling_divisor(scaling, head_size, temperature))  # (nh, T) each
+        statistics[scaling] = {"entropy": entropy.mean(axis=-1), "max_weight": largest.mean(axis=-1)}
+    return statistics
+
+
 def temperature_row(scores_row: np.ndarray, temperatures: list[float]) -> np.ndarray:
     """(len(temperatures), T): one row of scores through softmax at each temperature τ."""
-    row = torch.from_numpy(np.asarray(scores_row, dtype=np.float32))
+    if not temperatures or min(temperatures) <= 0:
+        raise ValueError(f"temperatures must be a non-empty list of positive numbers; got {temperatures!r}")
+    row = _float_tensor(scores_row)  # (T,)
     return torch.stack([torch.softmax(row / tau, dim=-1) for tau in temperatures]).numpy()
+
+
+def _row_statistics(scores: np.ndarray, divisor_value: float) -> tuple[np.ndarray, np.ndarray]:
+    """(...,) entropy (nats) and largest weight of each row of softmax(scores / divisor)."""
+    if not divisor_value > 0:
+        raise ValueError(f"the divisor must be a positive number; got {divisor_value!r}")
+    weights = torch.softmax(_float_tensor(scores) / divisor_value, dim=-1)
+    entropy = -(weights * torch.log(weights.clamp_min(1e-12))).sum(dim=-1)
+    return entropy.numpy(), weights.max(dim=-1).values.numpy()
+
+
+def _float_tensor(values: np.ndarray) -> torch.Tensor:
+    """A float32 copy: torch refuses arrays with negative strides and warns about read-only ones."""
+    return torch.from_numpy(np.array(values, dtype=np.float32))

@@ -25,7 +25,9 @@ def visible_tokens(token_type_ids: np.ndarray, special: np.ndarray, which: str =
     if which not in PAIR_FILTERS:
         raise ValueError(f"pair filter must be one of {', '.join(PAIR_FILTERS)}; got {which!r}")
     query_segment, key_segment = PAIR_FILTERS[which]
-    keep = ~special if hide_special else np.ones_like(special, dtype=bool)  # (T,)
+    special = np.asarray(special, dtype=bool)  # (T,): a tokenizer's 0/1 mask too, where ~ would give -1/-2
+    token_type_ids = np.asarray(token_type_ids)  # (T,): a plain list compares as a whole, not element-wise
+    keep = ~special if hide_special else np.ones_like(special)  # (T,)
 
     def positions(segment: int | None) -> np.ndarray:
         chosen = keep if segment is None else keep & (token_type_ids == segment)

@@ -66,7 +66,7 @@ def model_select(models: tuple[str, ...]) -> str:
                    help="The bundled all-MiniLM-L6-v2 works offline; Hub models download on first use.")
 
 
-def attention_controls(shape: ModelShape) -> tuple[PageState, list[str]]:
+def attention_controls(shape: ModelShape, view: str) -> tuple[PageState, list[str]]:
     """Source, layer, head, head_dim, scaling, τ and seed, within the ranges this model allows."""
     shadow = st.session_state[_SHADOW]
     pending = PageState(**{**shadow, **_widget_values()})
@@ -93,7 +93,7 @@ def attention_controls(shape: ModelShape) -> tuple[PageState, list[str]]:
     scaling = bound_widget(sidebar.segmented_control, "scaling", "Scaling: scores divided by", options=SCALINGS,
                       format_func=SCALING_LABELS.get)
     temperature = shadow["temperature"]
-    if scaling == "temperature":
+    if scaling == "temperature" or view == "lab":  # the lab compares every scaling with this τ
         low, high = page_state.TEMPERATURE_RANGE
         temperature = bound_widget(sidebar.slider, "temperature", "τ", min_value=low, max_value=high, step=0.05)
     seed = shadow["seed"]

@@ -37,15 +37,18 @@ def heatmap(
     row_title: str = "query token",
     column_title: str = "key token",
     scheme: str = "blues",
+    size: int = PLOT_SIZE,
+    domain: list[float] | None = None,
 ) -> alt.Chart:
     """matrix (rows, columns) -> a heatmap with the labels on both axes.
 
-    "blues" suits weights in [0, 1]; "redblue" is centred on 0 for signed values.
+    "blues" suits weights in [0, 1]; "redblue" is centred on 0 for signed values. size is the
+    longer side of the plot in px; domain fixes the colour scale (so that two charts share one).
     """
     matrix = np.asarray(matrix, dtype=np.float32)
     rows, columns = matrix.shape
-    domain = _domain(matrix, scheme)
-    width, height = _plot_size(rows, columns)
+    domain = domain or _domain(matrix, scheme)
+    width, height = _plot_size(rows, columns, size)
     x_axis = _label_axis(column_labels, column_title, columns, angle=-60)
     y_axis = _label_axis(row_labels, row_title, rows, angle=0)
     if rows * columns <= MAX_VECTOR_CELLS:
@@ -126,9 +129,9 @@ def _domain(matrix: np.ndarray, scheme: str) -> list[float]:
     return [min(low, 0.0), high if high > low else low + 1.0]
 
 
-def _plot_size(rows: int, columns: int) -> tuple[int, int]:
-    cell = PLOT_SIZE / max(rows, columns)
-    height = min(PLOT_SIZE, round(rows * max(cell, MIN_ROW_PX)))
+def _plot_size(rows: int, columns: int, size: int) -> tuple[int, int]:
+    cell = size / max(rows, columns)
+    height = min(size, round(rows * max(cell, MIN_ROW_PX)))
     return max(80, round(columns * cell)), max(80, height)
 
 
@@ -138,7 +141,7 @@ def _png_data_url(matrix: np.ndarray, domain: list[float], scheme: str) -> str:
     pixels = _colour_ramp(scheme)[np.round(position * 255).astype(np.uint8)]  # (rows, columns, 3)
     picture = Image.fromarray(pixels)
     # Upscale with hard edges, so the browser shrinks the image rather than blurring it.
-    factor = max(1, int(np.ceil(PLOT_SIZE / max(matrix.shape))))
+    factor = max(1, int(np.ceil(PLOT_SIZE / max(matrix.shape))))  # about as many pixels as the plot has
     picture = picture.resize((matrix.shape[1] * factor, matrix.shape[0] * factor), Image.NEAREST)
     buffer = io.BytesIO()
     picture.save(buffer, format="PNG", optimize=False)

@@ -1,0 +1,271 @@
+"""The scaling lab: why the scores are divided by √d_k and not by d_k, measured live.
+
+Four charts: the variance of q·k against d_k; what each scaling does to softmax for random
+vectors; the same for the model's trained heads; how τ sharpens or flattens one row.
+The random experiments are cached on plain values, so moving a slider costs nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention.scaling_lab import (
+    head_softmax_statistics,
+    random_softmax_statistics,
+    temperature_row,
+    variance_by_head_size,
+)
+from components import compute, controls
+from components.page_state import shorten
+
+HEAD_SIZES = tuple(2**power for power in range(10))  # d_k = 1, 2, 4, … 512
+FIXED_SCALINGS = ("none", "sqrt", "linear")
+VARIANCE_SAMPLES = 20_000  # (q, k) pairs per d_k: the measured variance lands within about 2 % of d_k
+SCORE_BUDGET = 8_192  # rows × tokens of random scores per d_k: a few hundred ms even at 512 tokens
+ROW_RANGE = (64, 1_024)  # rows of random scores, whatever the text's length
+TEMPERATURES = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+SERIES = {"none": "q·k measured", "sqrt": "q·k / √d_k", "linear": "q·k / d_k"}
+THEORY = "d_k (theory)"
+# One colour per scaling on every chart: red for the collapse, the theme's blue for the answer.
+COLOURS = {"none": "#c0392b", "sqrt": "#1f4e9c", "linear": "#e69f00", "temperature": "#8e6bbf"}
+THEORY_COLOUR = "#7f7f7f"
+CHART_WIDTH = 280
+# Streamlit's default "fit" squeezes the plot to leave room for the title and legend; pad keeps our sizes.
+PAD = alt.AutoSizeParams(type="pad", contains="padding")
+
+
+def render(context) -> None:
+    st.markdown("Attention divides the scores Q·Kᵀ by **√d_k**. Each chart below measures what happens "
+                "with that choice, with no scaling, and with the tempting alternative d_k.")
+    trace = context.trace()
+    tokens = len(trace.tokens[0])  # T of the current text
+    temperature = context.state.temperature
+    _variance_section()
+    _random_softmax_section(tokens, temperature)
+    _trained_heads_section(context, tokens, temperature)
+    _temperature_section(context, trace)
+
+
+def scaling_label(scaling: str, temperature: float) -> str:
+    return {"none": "none", "sqrt": "÷ √d_k", "linear": "÷ d_k", "temperature": f"÷ τ = {temperature:g}"}[scaling]
+
+
+@st.cache_data(show_spinner="Measuring q·k for random vectors…")
+def variance_table(samples: int = VARIANCE_SAMPLES, seed: int = 0) -> pd.DataFrame:
+    """Long table: d_k, series, variance — the three scalings measured, and the theory line d_k."""
+    measured = variance_by_head_size(HEAD_SIZES, FIXED_SCALINGS, samples, seed)
+    frames = [pd.DataFrame({"d_k": HEAD_SIZES, "series": SERIES[s], "variance": measured[s]}) for s in FIXED_SCALINGS]
+    frames.append(pd.DataFrame({"d_k": HEAD_SIZES, "series": THEORY, "variance": np.asarray(HEAD_SIZES, float)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+@st.cache_data(show_spinner="Softmax over random scores…", max_entries=64)
+def random_softmax_table(tokens: int, temperature: float, seed: int = 0) -> pd.DataFrame:
+    """Long table: d_k, scaling, entropy, max_weight of softmax over random scores of `tokens` keys."""
+    rows = min(max(SCORE_BUDGET // tokens, ROW_RANGE[0]), ROW_RANGE[1])
+    scalings = (*FIXED_SCALINGS, "temperature")
+    statistics = random_softmax_statistics(HEAD_SIZES, tokens, scalings, temperature, rows, seed)
+    return pd.concat([
+        pd.DataFrame({"d_k": HEAD_SIZES, "scaling": scaling_label(s, temperature), **statistics[s]})
+        for s in scalings
+    ], ignore_index=True)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def trained_heads_table(model_name: str, text: str, text_b: str, settings, temperature: float) -> pd.DataFrame:
+    """Long table: head, scaling, entropy, max_weight for every trained head of settings.layer."""
+    trace = compute.trace(model_name, text, text_b, settings)
+    scalings = (*FIXED_SCALINGS, "temperature")
+    statistics = head_softmax_statistics(trace["Q split"][0], trace["K split"][0], scalings, temperature)
+    return pd.concat([
+        pd.DataFrame({"head": np.arange(trace.num_heads), "scaling": scaling_label(s, temperature), **statistics[s]})
+        for s in scalings
+    ], ignore_index=True)
+
+
+def variance_chart(table: pd.DataFrame) -> alt.Chart:
+    log2 = alt.Scale(type="log", base=2)
+    base = alt.Chart(table).encode(
+        x=alt.X("d_k:Q", scale=log2, title="head size d_k (log scale)", axis=alt.Axis(values=list(HEAD_SIZES))),
+        y=alt.Y("variance:Q", scale=alt.Scale(type="log"), title="variance of the score (log scale)"),
+        color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom"),
+                        scale=alt.Scale(domain=[THEORY, *SERIES.values()],
+                                        range=[THEORY_COLOUR, *(COLOURS[s] for s in SERIES)])),
+        tooltip=["d_k:Q", "series:N", alt.Tooltip("variance:Q", format=".4g")],
+    )
+    is_theory = alt.datum.series == THEORY
+    measured = base.transform_filter(~is_theory)
+    theory = base.transform_filter(is_theory).mark_line(strokeDash=[6, 4], strokeWidth=2)  # drawn on top
+    return alt.layer(measured.mark_line(), measured.mark_point(filled=True), theory).properties(
+        title="var(q·k) for random unit-variance q, k", width=2 * CHART_WIDTH, height=300, autosize=PAD)
+
+
+def softmax_chart(table: pd.DataFrame, by_head: bool, title: str, tokens: int,
+                  temperature: float) -> alt.HConcatChart:
+    """Mean entropy and mean largest weight side by side, against d_k or per trained head.
+
+    The dotted rule is a uniform row over the text's tokens: entropy log T, largest weight 1/T.
+    """
+    scalings = (*FIXED_SCALINGS, "temperature")
+    colour = alt.Color("scaling:N", title="scores", legend=alt.Legend(orient="bottom"),
+                       scale=alt.Scale(domain=[scaling_label(s, temperature) for s in scalings],
+                                       range=[COLOURS[s] for s in scalings]))
+    panels = []
+    for field, field_title, uniform in (("entropy", "mean entropy (nats)", math.log(tokens)),
+                                        ("max_weight", "mean largest weight", 1 / tokens)):
+        marks = (_per_head_marks(field, field_title, colour) if by_head else
+                 _head_size_marks(field, field_title, colour, scaling_label("temperature", temperature)))
+        rule = alt.Chart().mark_rule(strokeDash=[2, 3], color="gray").encode(y=alt.datum(uniform))
+        panels.append(alt.layer(marks, rule).properties(width=CHART_WIDTH, height=240))
+    return alt.hconcat(*panels, data=table).properties(title=title, autosize=PAD)
+
+
+def _head_size_marks(field: str, title: str, colour: alt.Color, temperature_label: str) -> alt.LayerChart:
+    """One line per scaling against d_k; τ's is dashed, since τ = 1 lies exactly on "none"."""
+    dashed = alt.condition(alt.datum.scaling == temperature_label, alt.value([5, 3]), alt.value([1, 0]))
+    base = alt.Chart().encode(
+        x=alt.X("d_k:Q", scale=alt.Scale(type="log", base=2), title="head size d_k (log scale)",
+                axis=alt.Axis(values=list(HEAD_SIZES))),
+        y=alt.Y(f"{field}:Q", title=title), color=colour, strokeDash=dashed,
+        tooltip=["d_k:Q", "scaling:N", alt.Tooltip(f"{field}:Q", format=".3f")],
+    )
+    return base.mark_line() + base.mark_point(filled=True)
+
+
+def _per_head_marks(field: str, title: str, colour: alt.Color) -> alt.LayerChart:
+    """A bar per scaling for the mean over the heads, a tick for each head."""
+    x = alt.X("scaling:N", title=None, sort=None, axis=alt.Axis(labelAngle=0))
+    bars = alt.Chart().mark_bar(opacity=0.45).encode(x=x, y=alt.Y(f"mean({field}):Q", title=title), color=colour)
+    ticks = alt.Chart().mark_tick(thickness=2).encode(
+        x=x, y=alt.Y(f"{field}:Q", title=title), color=colour,
+        tooltip=["head:Q", "scaling:N", alt.Tooltip(f"{field}:Q", format=".3f")])
+    return bars + ticks
+
+
+def temperature_table(scores_row: np.ndarray, tokens: list[str], temperatures: list[float],
+                      labels: list[str]) -> pd.DataFrame:
+    weights = temperature_row(scores_row, temperatures)  # (τs, T)
+    return pd.DataFrame({
+        "tau": np.repeat(temperatures, len(tokens)),
+        "label": np.repeat(labels, len(tokens)),
+        "position": np.tile(np.arange(len(tokens)), len(temperatures)),
+        "key_token": np.tile(np.asarray(tokens, dtype=object), len(temperatures)),
+        "weight": weights.ravel(),
+    })
+
+
+def temperature_chart(table: pd.DataFrame, tokens: list[str], title: str) -> alt.Chart:
+    step = math.ceil(len(tokens) / 40)  # at most ~40 labels on long texts
+    axis = alt.Axis(labelExpr=f"{json.dumps(tokens)}[datum.value]", values=list(range(0, len(tokens), step)),
+                    labelAngle=-45, title="key token")
+    labels = list(dict.fromkeys(table.sort_values("tau")["label"]))
+    base = alt.Chart(table).encode(
+        x=alt.X("position:O", axis=axis),
+        y=alt.Y("weight:Q", title="attention weight", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("label:N", title="temperature", sort=labels, scale=alt.Scale(scheme="viridis")),
+        tooltip=["label:N", "key_token:N", alt.Tooltip("weight:Q", format=".4f")],
+    )
+    return (base.mark_line() + base.mark_point(filled=True)).properties(title=title, width=2 * CHART_WIDTH,
+                                                                         height=280, autosize=PAD)
+
+
+def _variance_section() -> None:
+    st.subheader("1 · The spread of q·k grows like d_k")
+    table = variance_table()
+    st.altair_chart(variance_chart(table), width="content", key="chart-variance")
+    at = {series: rows.set_index("d_k")["variance"] for series, rows in table.groupby("series")}
+    largest = HEAD_SIZES[-1]
+    scaled = at[SERIES["sqrt"]]
+    st.markdown(
+        f"Each point is the variance of {VARIANCE_SAMPLES:,} dot products of random vectors with unit-variance "
+        f"entries. Unscaled it follows the dashed theory line: {at[SERIES['none']][largest]:.1f} measured "
+        f"against {largest} at d_k = {largest}. Divided by √d_k it stays between {scaled.min():.2f} and "
+        f"{scaled.max():.2f} for every d_k; divided by d_k it falls as 1/d_k, to "
+        f"{at[SERIES['linear']][largest]:.4f} at d_k = {largest}: √d_k is the one divisor that keeps the "
+        "scores' spread the same whatever the head size."
+    )
+
+
+def _random_softmax_section(tokens: int, temperature: float) -> None:
+    st.subheader("2 · What each scaling does to softmax (random vectors)")
+    table = random_softmax_table(tokens, temperature)
+    chart = softmax_chart(table, False, f"softmax over {tokens} random keys (the text's token count)", tokens,
+                          temperature)
+    st.altair_chart(chart, width="content", key="chart-random-softmax")
+    by = {label: rows.set_index("d_k") for label, rows in table.groupby("scaling")}
+    none, root, linear, fixed = (by[scaling_label(s, temperature)] for s in (*FIXED_SCALINGS, "temperature"))
+    first, last = HEAD_SIZES[0], HEAD_SIZES[-1]
+    st.markdown(
+        f"Unscaled, the mean entropy falls from {none['entropy'][first]:.2f} nats at d_k = {first} to "
+        f"{none['entropy'][last]:.2f} at d_k = {last}, and the largest weight climbs to "
+        f"{none['max_weight'][last]:.2f}: wide heads collapse onto one key. "
+        f"With √d_k the entropy stays between {root['entropy'].min():.2f} and {root['entropy'].max():.2f}; "
+        f"with d_k it rises to {linear['entropy'][last]:.2f}, close to the dotted uniform line "
+        f"log {tokens} = {math.log(tokens):.2f}, so every key gets about the same weight. "
+        + _fixed_temperature_note(temperature, fixed["entropy"][first], fixed["entropy"][last])
+    )
+
+
+def _fixed_temperature_note(temperature: float, first: float, last: float) -> str:
+    if temperature == 1.0:
+        return ("τ = 1 divides by nothing, so its line lies under none's: choose the scaling τ in the "
+                "sidebar to try another.")
+    return (f"A fixed τ = {temperature:g} does not grow with d_k, so it only delays the collapse: its entropy "
+            f"still falls from {first:.2f} to {last:.2f}.")
+
+
+def _trained_heads_section(context, tokens: int, temperature: float) -> None:
+    state, shape = context.state, context.shape
+    st.subheader(f"3 · The model's trained heads, layer {state.layer}")
+    settings = context.settings(source="bert", head=min(state.head, shape.num_heads - 1))
+    table = trained_heads_table(context.model_name, context.text, context.text_b, settings, temperature)
+    chart = softmax_chart(table, True, f"layer {state.layer}: bars are the mean over its {shape.num_heads} heads, "
+                          "ticks each head", tokens, temperature)
+    st.altair_chart(chart, width="content", key="chart-trained-heads")
+    means = table.groupby("scaling", sort=False)[["entropy", "max_weight"]].mean()
+    none, root, linear = (means.loc[scaling_label(s, temperature)] for s in FIXED_SCALINGS)
+    st.markdown(
+        f"Here d_k = {shape.head_size} is fixed by the model, so each scaling is one number per head. Averaged "
+        f"over the heads, the entropy is {none['entropy']:.2f} nats unscaled, {root['entropy']:.2f} with √d_k "
+        f"(what the model was trained with) and {linear['entropy']:.2f} with d_k, against "
+        f"{math.log(tokens):.2f} for a uniform row; the largest weight is {none['max_weight']:.2f}, "
+        f"{root['max_weight']:.2f} and {linear['max_weight']:.2f}."
+    )
+    if state.source != "bert":
+        st.caption("Always the trained heads, whatever the sidebar's projection source.")
+
+
+def _temperature_section(context, trace) -> None:
+    st.subheader("4 · τ sharpens or flattens one row")
+    tokens = list(trace.tokens[0])
+    query = _query_select(tokens, context.state.query)
+    root = trace.head_size**0.5
+    sidebar_tau = context.state.temperature if context.state.scaling == "temperature" else None
+    taus = sorted({*TEMPERATURES, round(root, 2)} | ({sidebar_tau} - {None}))
+    labels = [f"τ = {tau:g}" + (" (√d_k)" if tau == round(root, 2) else "") +
+              (" (sidebar)" if tau == sidebar_tau else "") for tau in taus]
+    table = temperature_table(trace["scores"][0][query], tokens, taus, labels)
+    state = context.state
+    title = f"softmax(raw scores / τ), layer {state.layer}, head {state.head}, query token {query}"
+    st.altair_chart(temperature_chart(table, tokens, title), width="content", key="chart-temperature")
+    largest = table.groupby("tau")["weight"].max()
+    st.markdown(
+        f"The same raw scores (d_k = {trace.head_size}) divided by different τ. At τ = {taus[0]:g} the largest "
+        f"weight is {largest.iloc[0]:.2f}; at τ = {taus[-1]:g} it is {largest.iloc[-1]:.2f}, towards the "
+        f"uniform 1/{len(tokens)} = {1 / len(tokens):.2f}. Dividing by √d_k is the τ = {root:.2f} line: a "
+        "temperature chosen from the head size."
+    )
+    st.caption(f"Query token {query}: {shorten(tokens[query])}. The sidebar's source, layer and head apply.")
+
+
+def _query_select(tokens: list[str], current: int) -> int:
+    if not 0 <= current < len(tokens):
+        controls.request(query=min(1, len(tokens) - 1))
+    return controls.bound_widget(st.selectbox, "query", "Query token (row)", options=list(range(len(tokens))),
+                                 format_func=lambda i: f"{i}: {tokens[i]}")

@@ -1,0 +1,107 @@
+"""Two texts side by side through AppTest: each heatmap is its own text's trace, the difference is a − b."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention import TraceSettings, build_trace, encode
+from components.views.compare import aligned_difference, aligned_positions
+
+APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+TEXT_A, TEXT_B = "time flies like an arrow", "fruit flies like a banana"
+
+
+def run_compare(**query: str) -> AppTest:
+    page = AppTest.from_file(APP, default_timeout=120)
+    for name, value in {"view": "compare", **query}.items():
+        page.query_params[name] = value
+    return page.run()
+
+
+def heatmaps(page: AppTest) -> dict[str, np.ndarray]:
+    """The three matrices on the page by title: "Text A", "Text B" and "A − B"."""
+    matrices = {}
+    for chart in page.get("vega_lite_chart"):
+        title = json.loads(chart.proto.spec)["title"]
+        name = "A − B" if "A − weights B" in title else title.split(":")[0]
+        frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
+        cells: pd.DataFrame = max(frames, key=len)
+        matrix = np.zeros((cells["row"].max() + 1, cells["column"].max() + 1), dtype=np.float32)
+        matrix[cells["row"], cells["column"]] = cells["value"]
+        matrices[name] = matrix
+    return matrices
+
+
+def weights(bundled, text: str, **settings) -> np.ndarray:
+    return build_trace(bundled, encode(bundled, text), TraceSettings(**settings))["weights"][0]
+
+
+@pytest.fixture(scope="module")
+def pair_page() -> AppTest:
+    return run_compare(text_b=TEXT_B, layer="1", head="8")
+
+
+def test_the_view_opens_from_its_link_with_three_heatmaps(pair_page):
+    assert not pair_page.exception, [e.message for e in pair_page.exception]
+    assert sorted(heatmaps(pair_page)) == ["A − B", "Text A", "Text B"]
+    assert not pair_page.info, "a second text was given: no fallback notice"
+
+
+def test_each_heatmap_is_its_own_texts_trace_not_the_pair(pair_page, bundled):
+    shown = heatmaps(pair_page)
+    np.testing.assert_allclose(shown["Text A"], weights(bundled, TEXT_A, layer=1, head=8), atol=1e-6)
+    np.testing.assert_allclose(shown["Text B"], weights(bundled, TEXT_B, layer=1, head=8), atol=1e-6)
+
+
+def test_the_difference_is_a_minus_b_on_the_shared_tokens(pair_page, bundled):
+    a, b = weights(bundled, TEXT_A, layer=1, head=8), weights(bundled, TEXT_B, layer=1, head=8)
+    shared_a, shared_b = [0, 2, 3, 6], [0, 2, 3, 6]  # [CLS] flies like [SEP]
+    expected = a[np.ix_(shared_a, shared_a)] - b[np.ix_(shared_b, shared_b)]
+    np.testing.assert_allclose(heatmaps(pair_page)["A − B"], expected, atol=1e-6)
+    assert float(pair_page.metric[0].value) == pytest.approx(expected.flat[np.abs(expected).argmax()], abs=5e-4)
+
+
+def test_it_follows_the_sidebars_layer_and_head(pair_page, bundled):
+    page = run_compare(text_b=TEXT_B)
+    page.slider(key="layer").set_value(3).run()
+    page.slider(key="head").set_value(5).run()
+    assert not page.exception
+    shown = heatmaps(page)
+    a, b = weights(bundled, TEXT_A, layer=3, head=5), weights(bundled, TEXT_B, layer=3, head=5)
+    np.testing.assert_allclose(shown["Text A"], a, atol=1e-6)
+    np.testing.assert_allclose(shown["Text B"], b, atol=1e-6)
+    np.testing.assert_allclose(shown["A − B"], aligned_difference(a, b, *aligned_positions(
+        list(encode(bundled, TEXT_A).tokens[0]), list(encode(bundled, TEXT_B).tokens[0]))), atol=1e-6)
+
+
+def test_without_a_second_text_it_compares_with_the_notebooks_sentence(bundled):
+    page = run_compare()
+    assert not page.exception
+    assert "fruit flies like a banana" in page.info[0].value
+    np.testing.assert_allclose(heatmaps(page)["Text B"], weights(bundled, TEXT_B), atol=1e-6)
+
+
+def test_tokens_in_markdown_are_code_spans():
+    page = run_compare(text="**bold** <b>x</b>", text_b="plain words")
+    assert not page.exception
+    captions = "\n".join(c.value for c in page.caption)
+    assert "`**bold** <b>x</b>`" in captions
+
+
+@pytest.mark.parametrize(("tokens_a", "tokens_b", "expected_a", "expected_b"), [
+    (["[CLS]", "a", "b", "[SEP]"], ["[CLS]", "a", "b", "[SEP]"], [0, 1, 2, 3], [0, 1, 2, 3]),
+    (["[CLS]", "time", "flies", "[SEP]"], ["[CLS]", "fruit", "flies", "[SEP]"], [0, 2, 3], [0, 2, 3]),
+    (["[CLS]", "x", "y", "z", "[SEP]"], ["[CLS]", "y", "[SEP]"], [0, 2, 4], [0, 1, 2]),
+    (["a", "b"], ["c", "d"], [], []),
+])
+def test_aligned_positions_match_equal_tokens_in_order(tokens_a, tokens_b, expected_a, expected_b):
+    positions_a, positions_b = aligned_positions(tokens_a, tokens_b)
+    assert positions_a.tolist() == expected_a and positions_b.tolist() == expected_b
+    assert [tokens_a[i] for i in positions_a] == [tokens_b[j] for j in positions_b]

@@ -1,0 +1,130 @@
+"""The scaling lab through AppTest: its four charts, and that what they draw is what theory says."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention import TraceSettings, build_trace, encode
+from attention.scaling_lab import head_softmax_statistics, temperature_row
+
+APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+TEXT = "time flies like an arrow"  # the page's default: 7 tokens with [CLS] and [SEP]
+TITLES = {
+    "variance": "var(q·k)",
+    "random": "random keys",
+    "trained": "bars are the mean",
+    "temperature": "softmax(raw scores / τ)",
+}
+
+
+def run_lab(**query: str) -> AppTest:
+    page = AppTest.from_file(APP, default_timeout=120)
+    for name, value in {"view": "lab", **query}.items():
+        page.query_params[name] = value
+    return page.run()
+
+
+def chart_data(page: AppTest, which: str) -> pd.DataFrame:
+    """The rows of the lab chart whose title names `which`."""
+    for chart in page.get("vega_lite_chart"):
+        if TITLES[which] in json.dumps(json.loads(chart.proto.spec).get("title", ""), ensure_ascii=False):
+            frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
+            return max(frames, key=len)
+    raise AssertionError(f"no {which} chart on the page")
+
+
+def chart_title(page: AppTest, which: str) -> str:
+    titles = [json.loads(chart.proto.spec).get("title", "") for chart in page.get("vega_lite_chart")]
+    return next(t for t in titles if TITLES[which] in str(t))
+
+
+@pytest.fixture(scope="module")
+def lab() -> AppTest:
+    return run_lab()
+
+
+def test_the_lab_opens_from_its_link_and_draws_four_charts(lab):
+    assert not lab.exception, [e.message for e in lab.exception]
+    assert len(lab.get("vega_lite_chart")) == 4
+    for which in TITLES:
+        assert not chart_data(lab, which).empty
+    assert "measured against 512 at d_k = 512" in "\n".join(m.value for m in lab.markdown)
+
+
+def test_measured_variance_is_d_k_and_root_d_k_brings_it_to_one(lab):
+    table = chart_data(lab, "variance")
+    by_series = {name: rows.set_index("d_k")["variance"] for name, rows in table.groupby("series")}
+    head_sizes = by_series["d_k (theory)"].index.to_numpy()
+    assert head_sizes.tolist() == [2**p for p in range(10)]
+    np.testing.assert_allclose(by_series["d_k (theory)"], head_sizes)
+    np.testing.assert_allclose(by_series["q·k measured"], head_sizes, rtol=0.10)
+    np.testing.assert_allclose(by_series["q·k / √d_k"], 1.0, rtol=0.10)
+    np.testing.assert_allclose(by_series["q·k / d_k"], 1.0 / head_sizes, rtol=0.10)
+
+
+def test_entropy_falls_unscaled_and_stays_flat_with_root_d_k(lab):
+    table = chart_data(lab, "random")
+    entropy = {name: rows.set_index("d_k")["entropy"] for name, rows in table.groupby("scaling")}
+    largest = {name: rows.set_index("d_k")["max_weight"] for name, rows in table.groupby("scaling")}
+    unscaled, root, linear = entropy["none"], entropy["÷ √d_k"], entropy["÷ d_k"]
+    assert (np.diff(unscaled.to_numpy()) < 0).all(), "every doubling of d_k sharpens the unscaled softmax"
+    assert unscaled.iloc[-1] < 0.1 * unscaled.iloc[0]
+    assert largest["none"].iloc[-1] > 0.9
+    assert root.max() - root.min() < 0.1 * root.mean()
+    assert linear.iloc[-1] == pytest.approx(math.log(7), rel=0.01), "d_k flattens towards uniform over 7 tokens"
+    np.testing.assert_allclose(entropy["÷ τ = 1"], unscaled, err_msg="τ = 1 divides by nothing")
+
+
+def test_trained_heads_are_measured_on_the_model(bundled):
+    page = run_lab(layer="2", scaling="temperature", temperature="3")
+    assert not page.exception
+    table = chart_data(page, "trained")
+    trace = build_trace(bundled, encode(bundled, TEXT), TraceSettings(layer=2))
+    expected = head_softmax_statistics(trace["Q split"][0], trace["K split"][0],
+                                       ("none", "sqrt", "linear", "temperature"), temperature=3.0)
+    for label, scaling in (("none", "none"), ("÷ √d_k", "sqrt"), ("÷ d_k", "linear"), ("÷ τ = 3", "temperature")):
+        rows = table[table["scaling"] == label].sort_values("head")
+        assert len(rows) == 12
+        np.testing.assert_allclose(rows["entropy"], expected[scaling]["entropy"], rtol=1e-5)
+        np.testing.assert_allclose(rows["max_weight"], expected[scaling]["max_weight"], rtol=1e-5)
+    assert "layer 2" in chart_title(page, "trained")
+
+
+def test_temperature_rows_sum_to_one_and_sharpen_as_tau_falls(bundled):
+    page = run_lab(layer="1", head="3", scaling="temperature", temperature="3")
+    assert not page.exception
+    table = chart_data(page, "temperature")
+    taus = sorted(table["tau"].unique())
+    assert 3.0 in taus and round(32**0.5, 2) in taus
+    rows = table.groupby("tau")["weight"]
+    np.testing.assert_allclose(rows.sum().to_numpy(), 1.0, atol=1e-5)
+    assert (np.diff(rows.max().to_numpy()) < 0).all(), "a smaller τ gives a larger largest weight"
+    scores = build_trace(bundled, encode(bundled, TEXT), TraceSettings(layer=1, head=3))["scores"][0]
+    drawn = table.sort_values(["tau", "position"])["weight"].to_numpy().reshape(len(taus), -1)
+    np.testing.assert_allclose(drawn, temperature_row(scores[1], taus), atol=1e-6)
+
+
+def test_the_query_selector_picks_the_row(bundled):
+    page = run_lab(head="5")
+    page.selectbox(key="query").set_value(4).run()
+    assert not page.exception
+    assert "query token 4" in chart_title(page, "temperature")
+    assert page.query_params["query"] == "4"
+    scores = build_trace(bundled, encode(bundled, TEXT), TraceSettings(head=5))["scores"][0]
+    drawn = chart_data(page, "temperature")
+    at_one = drawn[drawn["tau"] == 1.0].sort_values("position")["weight"].to_numpy()
+    np.testing.assert_allclose(at_one, temperature_row(scores[4], [1.0])[0], atol=1e-6)
+
+
+def test_a_query_beyond_the_text_falls_back_to_token_one():
+    page = run_lab(query="40")
+    assert not page.exception
+    assert page.selectbox(key="query").value == 1
