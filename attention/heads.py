@@ -7,6 +7,8 @@ Shapes: B batch, T tokens, nh heads, L layers.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import torch
 
@@ -16,14 +18,28 @@ from attention.trace import Trace
 AGGREGATES = ("mean", "max")
 
 
-def head_weights(trace: Trace) -> np.ndarray:
-    """(B, nh, T, T): the attention weights of every head of the traced layer, with its settings."""
-    settings = trace.settings
+def head_weights(trace: Trace, heads: Sequence[int] | None = None, max_elements: int = 2**24) -> np.ndarray:
+    """(B, h, T, T): the attention weights of the given heads (all by default) of the traced layer.
+
+    Computed a few heads at a time, so that only the weights themselves are ever held at
+    once (a random source with head_dim 1 has C heads), never the scores beside them.
+    """
+    chosen = list(range(trace.num_heads)) if heads is None else [int(h) for h in heads]
+    for head in chosen:
+        if not 0 <= head < trace.num_heads:
+            raise ValueError(f"head must be from 0 to {trace.num_heads - 1}; got {head}")
+    queries, keys, values = (trace[f"{letter} split"] for letter in "QKV")  # (B, nh, T, d) each
+    batch, _, tokens, _ = queries.shape
+    weights = np.empty((batch, len(chosen), tokens, tokens), dtype=np.float32)  # (B, h, T, T)
+    step = max(1, max_elements // (batch * tokens * tokens))
     with torch.inference_mode():
-        queries, keys, values = (torch.from_numpy(trace[f"{letter} split"]) for letter in "QKV")  # (B, nh, T, d)
         mask = additive_mask(torch.from_numpy(trace["attention_mask"]))[:, None]  # (B, 1, 1, T)
-        stages = attend(queries, keys, values, mask, trace.divisor, settings.similarity)
-    return stages.weights.numpy()  # (B, nh, T, T)
+        for start in range(0, len(chosen), step):
+            some = chosen[start:start + step]
+            stages = attend(*(torch.from_numpy(tensor[:, some]) for tensor in (queries, keys, values)),
+                            mask, trace.divisor, trace.settings.similarity)  # weights (B, step, T, T)
+            weights[:, start:start + len(some)] = stages.weights.numpy()
+    return weights
 
 
 def aggregate_heads(weights: np.ndarray, how: str) -> np.ndarray:
@@ -40,6 +56,8 @@ def rollout(layer_weights: list[np.ndarray]) -> np.ndarray:
     rows renormalised; the product A_{L-1} ··· A_0 says how much each output position
     draws on each input token. layer_weights: one (B, nh, T, T) array per layer, in order.
     """
+    if not layer_weights:
+        raise ValueError("rollout needs the weights of at least one layer; got none")
     tokens = layer_weights[0].shape[-1]
     flow = np.eye(tokens)
     for weights in layer_weights:

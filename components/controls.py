@@ -54,10 +54,11 @@ def view_select(labels: dict[str, str]) -> str:
 def text_inputs() -> tuple[str, str]:
     st.sidebar.selectbox("Example", list(PRESETS), index=None, placeholder="Pick an example from the notebooks…",
                          key="preset", on_change=_apply_preset)
-    text = bound_widget(st.sidebar.text_area, "text", "Text", height=90,
-                   help="Any text; BERT reads at most 512 tokens, and the rest is cut off with a notice.")
+    text = bound_widget(st.sidebar.text_area, "text", "Text", height=90, max_chars=page_state.MAX_TEXT_CHARS,
+                        help="Any text; BERT reads at most 512 tokens, and the rest is cut off with a notice.")
     text_b = bound_widget(st.sidebar.text_input, "text_b", "Second sentence (optional)",
-                     help="Makes a sentence pair: [CLS] A [SEP] B [SEP], with segment ids 0 and 1.")
+                          max_chars=page_state.MAX_TEXT_CHARS,
+                          help="Makes a sentence pair: [CLS] A [SEP] B [SEP], with segment ids 0 and 1.")
     return text, text_b
 
 
