@@ -4,54 +4,31 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 from unittest.mock import patch
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode
 from components.controls import PRESETS
-
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+from tests import pages
+from tests.pages import APP, chart_matrix, chart_values, charts, warnings
 
 
 def run_page(query: dict[str, str] | None = None) -> AppTest:
-    page = AppTest.from_file(APP, default_timeout=120)
-    for name, value in (query or {}).items():
-        page.query_params[name] = value
-    return page.run()
+    return pages.open_page(query)
 
 
 def assert_healthy(page: AppTest) -> None:
-    assert not page.exception, [e.message for e in page.exception]
+    pages.assert_healthy(page)
     assert len(charts(page)) == 4, "weights, raw scores, scaled scores and context charts"
 
 
-def charts(page: AppTest) -> list:
-    return list(page.get("vega_lite_chart"))
-
-
-def chart_values(chart) -> pd.DataFrame:
-    """The rows an Altair chart sends to the browser."""
-    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
-    return max(frames, key=len)
-
-
 def weights_on_screen(page: AppTest) -> np.ndarray:
-    cells = chart_values(charts(page)[0])
-    size = int(np.sqrt(len(cells)))
-    matrix = np.zeros((size, size), dtype=np.float32)
-    matrix[cells["row"], cells["column"]] = cells["value"]
-    return matrix
-
-
-def warnings(page: AppTest) -> str:
-    return "\n".join(w.value for w in page.warning)
+    return chart_matrix(charts(page)[0])
 
 
 def shapes_text(page: AppTest) -> str:

@@ -2,40 +2,28 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
-import pandas as pd
-import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from components.views.compare import aligned_difference, aligned_positions
+from tests.pages import assert_healthy, chart_matrix, chart_title, open_page
 
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 TEXT_A, TEXT_B = "time flies like an arrow", "fruit flies like a banana"
 
 
 def run_compare(**query: str) -> AppTest:
-    page = AppTest.from_file(APP, default_timeout=120)
-    for name, value in {"view": "compare", **query}.items():
-        page.query_params[name] = value
-    return page.run()
+    return open_page({"view": "compare", **query})
 
 
 def heatmaps(page: AppTest) -> dict[str, np.ndarray]:
     """The three matrices on the page by title: "Text A", "Text B" and "A − B"."""
     matrices = {}
     for chart in page.get("vega_lite_chart"):
-        title = json.loads(chart.proto.spec)["title"]
+        title = chart_title(chart)
         name = "A − B" if "A − weights B" in title else title.split(":")[0]
-        frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
-        cells: pd.DataFrame = max(frames, key=len)
-        matrix = np.zeros((cells["row"].max() + 1, cells["column"].max() + 1), dtype=np.float32)
-        matrix[cells["row"], cells["column"]] = cells["value"]
-        matrices[name] = matrix
+        matrices[name] = chart_matrix(chart)
     return matrices
 
 
@@ -49,7 +37,7 @@ def pair_page() -> AppTest:
 
 
 def test_the_view_opens_from_its_link_with_three_heatmaps(pair_page):
-    assert not pair_page.exception, [e.message for e in pair_page.exception]
+    assert_healthy(pair_page)
     assert sorted(heatmaps(pair_page)) == ["A − B", "Text A", "Text B"]
     assert not pair_page.info, "a second text was given: no fallback notice"
 
@@ -72,7 +60,7 @@ def test_it_follows_the_sidebars_layer_and_head(pair_page, bundled):
     page = run_compare(text_b=TEXT_B)
     page.slider(key="layer").set_value(3).run()
     page.slider(key="head").set_value(5).run()
-    assert not page.exception
+    assert_healthy(page)
     shown = heatmaps(page)
     a, b = weights(bundled, TEXT_A, layer=3, head=5), weights(bundled, TEXT_B, layer=3, head=5)
     np.testing.assert_allclose(shown["Text A"], a, atol=1e-6)
@@ -83,14 +71,14 @@ def test_it_follows_the_sidebars_layer_and_head(pair_page, bundled):
 
 def test_without_a_second_text_it_compares_with_the_notebooks_sentence(bundled):
     page = run_compare()
-    assert not page.exception
+    assert_healthy(page)
     assert "fruit flies like a banana" in page.info[0].value
     np.testing.assert_allclose(heatmaps(page)["Text B"], weights(bundled, TEXT_B), atol=1e-6)
 
 
 def test_tokens_in_markdown_are_code_spans():
     page = run_compare(text="**bold** <b>x</b>", text_b="plain words")
-    assert not page.exception
+    assert_healthy(page)
     captions = "\n".join(c.value for c in page.caption)
     assert "`**bold** <b>x</b>`" in captions
 

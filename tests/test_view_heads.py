@@ -8,26 +8,21 @@ other widgets' states. tests/browser/test_views_e2e.py clicks the same charts in
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.heads import aggregate_heads, head_summary, head_weights, rollout
+from tests.pages import assert_healthy, chart_matrix, open_page
 
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 TEXT = "time flies like an arrow"
 
 
 def run_page(query: dict[str, str]) -> AppTest:
-    page = AppTest.from_file(APP, default_timeout=120)
-    for name, value in query.items():
-        page.query_params[name] = value
-    page.run()
-    assert not page.exception, [e.message for e in page.exception]
+    page = open_page(query)
+    assert_healthy(page)
     return page
 
 
@@ -37,22 +32,13 @@ def charts(page: AppTest, selection: str | None = None) -> list:
     return every if selection is None else [c for c in every if selection in c.proto.selection_mode]
 
 
-def matrix(chart) -> np.ndarray:
-    """The heatmap's cells (its largest dataset) as a (rows, columns) matrix."""
-    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
-    cells = max(frames, key=len)
-    values = np.zeros((cells["row"].max() + 1, cells["column"].max() + 1), dtype=np.float32)
-    values[cells["row"], cells["column"]] = cells["value"]
-    return values
-
-
 def click(page: AppTest, chart, selection: dict) -> AppTest:
     states = page._tree.get_widget_states()
     state = states.widgets.add()
     state.id = chart.proto.id
     state.string_value = json.dumps({"selection": selection})
     page._run(states)
-    assert not page.exception, [e.message for e in page.exception]
+    assert_healthy(page)
     return page
 
 
@@ -72,9 +58,9 @@ def test_grid_draws_each_head_as_the_one_head_view_does(bundled):
     for head, chart in enumerate(grid):
         assert f'"head {head}"' in chart.proto.spec
         expected = trace(bundled, TraceSettings(layer=1, head=head))["weights"][0]
-        np.testing.assert_allclose(matrix(chart), expected, atol=1e-6)
+        np.testing.assert_allclose(chart_matrix(chart), expected, atol=1e-6)
     one_head = run_page({"layer": "1", "head": "5"})
-    np.testing.assert_array_equal(matrix(grid[5]), matrix(charts(one_head)[0]))
+    np.testing.assert_array_equal(chart_matrix(grid[5]), chart_matrix(charts(one_head)[0]))
 
 
 def test_grid_follows_source_and_scaling(bundled):
@@ -85,7 +71,7 @@ def test_grid_follows_source_and_scaling(bundled):
     settings = TraceSettings(layer=2, source="random", head_dim=96, scaling="temperature", temperature=2.5)
     every_head = head_weights(trace(bundled, settings))[0]
     for head, chart in enumerate(grid):
-        np.testing.assert_allclose(matrix(chart), every_head[head], atol=1e-6)
+        np.testing.assert_allclose(chart_matrix(chart), every_head[head], atol=1e-6)
         np.testing.assert_allclose(every_head[head], trace(bundled, TraceSettings(
             layer=2, head=head, source="random", head_dim=96, scaling="temperature", temperature=2.5))["weights"][0])
 
@@ -113,7 +99,7 @@ def test_overview_is_every_heads_mean_entropy_and_a_click_opens_a_cell(bundled):
         head_summary(head_weights(layer_trace), layer_trace["attention_mask"])["entropy"]
         for layer_trace in (build_trace(bundled, encoding, TraceSettings(layer=layer)) for layer in range(6))
     ])
-    np.testing.assert_allclose(matrix(overview), expected, rtol=1e-5)
+    np.testing.assert_allclose(chart_matrix(overview), expected, rtol=1e-5)
     click(page, overview, {"open_cell": [{"row": 4, "column": 3}]})
     assert shown_view(page) == ("head", 4, 3)
     assert (page.query_params["layer"], page.query_params["head"]) == ("4", "3")
@@ -122,16 +108,16 @@ def test_overview_is_every_heads_mean_entropy_and_a_click_opens_a_cell(bundled):
 def test_aggregates_mean_max_and_rollout(bundled):
     page = run_page({"view": "heads", "layer": "2"})
     every_layer = [head_weights(trace(bundled, TraceSettings(layer=layer))) for layer in range(3)]
-    mean = matrix(charts(page)[-1])
+    mean = chart_matrix(charts(page)[-1])
     np.testing.assert_allclose(mean.sum(axis=1), 1.0, atol=1e-5)
     np.testing.assert_allclose(mean, aggregate_heads(every_layer[2], "mean")[0], atol=1e-6)
 
     page.segmented_control(key="aggregate").set_value("max").run()
-    np.testing.assert_allclose(matrix(charts(page)[-1]), aggregate_heads(every_layer[2], "max")[0], atol=1e-6)
+    np.testing.assert_allclose(chart_matrix(charts(page)[-1]), aggregate_heads(every_layer[2], "max")[0], atol=1e-6)
     assert page.query_params["aggregate"] == "max"
 
     page.segmented_control(key="aggregate").set_value("rollout").run()
-    flow = matrix(charts(page)[-1])
+    flow = chart_matrix(charts(page)[-1])
     assert "rollout through layers 0 to 2" in charts(page)[-1].proto.spec
     np.testing.assert_allclose(flow.sum(axis=1), 1.0, atol=1e-5)
     np.testing.assert_allclose(flow, rollout(every_layer), atol=1e-6)
@@ -161,8 +147,8 @@ def test_identity_source_has_one_head_per_layer(bundled):
     page = run_page({"view": "heads", "source": "identity", "layer": "4"})
     [only] = charts(page, "open_head")
     expected = trace(bundled, TraceSettings(layer=4, source="identity"))["weights"][0]
-    np.testing.assert_allclose(matrix(only), expected, atol=1e-6)
-    assert matrix(charts(page, "open_cell")[0]).shape == (6, 1), "6 layers × 1 head"
+    np.testing.assert_allclose(chart_matrix(only), expected, atol=1e-6)
+    assert chart_matrix(charts(page, "open_cell")[0]).shape == (6, 1), "6 layers × 1 head"
 
 
 def test_too_many_weights_to_sum_up_keeps_the_grid_and_says_why():

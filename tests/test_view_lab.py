@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.scaling_lab import head_softmax_statistics, temperature_row
+from tests.pages import assert_healthy, chart_values, open_page
 
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 TEXT = "time flies like an arrow"  # the page's default: 7 tokens with [CLS] and [SEP]
 TITLES = {
     "variance": "var(q·k)",
@@ -26,18 +24,14 @@ TITLES = {
 
 
 def run_lab(**query: str) -> AppTest:
-    page = AppTest.from_file(APP, default_timeout=120)
-    for name, value in {"view": "lab", **query}.items():
-        page.query_params[name] = value
-    return page.run()
+    return open_page({"view": "lab", **query})
 
 
 def chart_data(page: AppTest, which: str) -> pd.DataFrame:
     """The rows of the lab chart whose title names `which`."""
     for chart in page.get("vega_lite_chart"):
         if TITLES[which] in json.dumps(json.loads(chart.proto.spec).get("title", ""), ensure_ascii=False):
-            frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
-            return max(frames, key=len)
+            return chart_values(chart)
     raise AssertionError(f"no {which} chart on the page")
 
 
@@ -52,7 +46,7 @@ def lab() -> AppTest:
 
 
 def test_the_lab_opens_from_its_link_and_draws_four_charts(lab):
-    assert not lab.exception, [e.message for e in lab.exception]
+    assert_healthy(lab)
     assert len(lab.get("vega_lite_chart")) == 4
     for which in TITLES:
         assert not chart_data(lab, which).empty
@@ -85,7 +79,7 @@ def test_entropy_falls_unscaled_and_stays_flat_with_root_d_k(lab):
 
 def test_trained_heads_are_measured_on_the_model(bundled):
     page = run_lab(layer="2", scaling="temperature", temperature="3")
-    assert not page.exception
+    assert_healthy(page)
     table = chart_data(page, "trained")
     trace = build_trace(bundled, encode(bundled, TEXT), TraceSettings(layer=2))
     expected = head_softmax_statistics(trace["Q split"][0], trace["K split"][0],
@@ -100,7 +94,7 @@ def test_trained_heads_are_measured_on_the_model(bundled):
 
 def test_temperature_rows_sum_to_one_and_sharpen_as_tau_falls(bundled):
     page = run_lab(layer="1", head="3", scaling="temperature", temperature="3")
-    assert not page.exception
+    assert_healthy(page)
     table = chart_data(page, "temperature")
     taus = sorted(table["tau"].unique())
     assert 3.0 in taus and round(32**0.5, 2) in taus
@@ -115,7 +109,7 @@ def test_temperature_rows_sum_to_one_and_sharpen_as_tau_falls(bundled):
 def test_the_query_selector_picks_the_row(bundled):
     page = run_lab(head="5")
     page.selectbox(key="query").set_value(4).run()
-    assert not page.exception
+    assert_healthy(page)
     assert "query token 4" in chart_title(page, "temperature")
     assert page.query_params["query"] == "4"
     scores = build_trace(bundled, encode(bundled, TEXT), TraceSettings(head=5))["scores"][0]
@@ -126,5 +120,5 @@ def test_the_query_selector_picks_the_row(bundled):
 
 def test_a_query_beyond_the_text_falls_back_to_token_one():
     page = run_lab(query="40")
-    assert not page.exception
+    assert_healthy(page)
     assert page.selectbox(key="query").value == 1

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
-import pandas as pd
-import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.context import similarity_by_layer
+from tests.pages import assert_healthy, chart_matrix, chart_title, chart_values, open_page
 
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 TEXT = "time flies like an arrow"
 # Charts each step draws, by their titles' beginnings.
 STEP_CHARTS = {
@@ -29,34 +24,17 @@ STEP_CHARTS = {
 
 
 def run_lesson(**query: str) -> AppTest:
-    page = AppTest.from_file(APP, default_timeout=120)
-    page.query_params["view"] = "lesson"
-    for name, value in query.items():
-        page.query_params[name] = value
-    return page.run()
-
-
-def assert_healthy(page: AppTest) -> None:
-    assert not page.exception, [e.message for e in page.exception]
+    return open_page({"view": "lesson", **query})
 
 
 def chart(page: AppTest, title_start: str):
-    found = [c for c in page.get("vega_lite_chart") if _title(c).startswith(title_start)]
-    assert len(found) == 1, [_title(c) for c in page.get("vega_lite_chart")]
+    found = [c for c in page.get("vega_lite_chart") if chart_title(c).startswith(title_start)]
+    assert len(found) == 1, [chart_title(c) for c in page.get("vega_lite_chart")]
     return found[0]
 
 
-def chart_values(element) -> pd.DataFrame:
-    """The rows an Altair chart sends to the browser."""
-    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in element.proto.datasets]
-    return max(frames, key=len)
-
-
 def matrix_on_screen(page: AppTest, title_start: str) -> np.ndarray:
-    cells = chart_values(chart(page, title_start))
-    matrix = np.full((cells["row"].max() + 1, cells["column"].max() + 1), np.nan, dtype=np.float32)
-    matrix[cells["row"], cells["column"]] = cells["value"]
-    return matrix
+    return chart_matrix(chart(page, title_start), fill=np.nan)
 
 
 def prose(page: AppTest) -> str:
@@ -67,11 +45,6 @@ def step_shown(page: AppTest) -> int:
     heading = page.subheader[0].value
     assert heading.startswith("Step ") and " of 7: " in heading, heading
     return int(heading.split()[1])
-
-
-def _title(element) -> str:
-    title = json.loads(element.proto.spec).get("title", "")
-    return title if isinstance(title, str) else title.get("text", "")
 
 
 def trace_of(bundled, text: str = TEXT, **settings):

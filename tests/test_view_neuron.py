@@ -2,46 +2,29 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
+from tests import pages
+from tests.pages import chart_matrix, open_page, warnings
 
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 TEXT = "time flies like an arrow"  # [CLS] time flies like an arrow [SEP]: 7 tokens
 
 
 def run_page(query: dict[str, str]) -> AppTest:
-    page = AppTest.from_file(APP, default_timeout=120)
-    for name, value in query.items():
-        page.query_params[name] = value
-    page.run()
-    assert not page.exception, [e.message for e in page.exception]
+    page = open_page(query)
+    pages.assert_healthy(page)
     return page
 
 
 def assert_healthy(page: AppTest) -> None:
-    assert not page.exception, [e.message for e in page.exception]
+    pages.assert_healthy(page)
     assert len(page.get("vega_lite_chart")) == 3, "q, K and q ⊙ K"
-
-
-def matrix(chart) -> np.ndarray:
-    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
-    cells = max(frames, key=len)
-    values = np.zeros((cells["row"].max() + 1, cells["column"].max() + 1), dtype=np.float32)
-    values[cells["row"], cells["column"]] = cells["value"]
-    return values
 
 
 def table(page: AppTest):
     return page.dataframe[0].value
-
-
-def warnings(page: AppTest) -> str:
-    return "\n".join(w.value for w in page.warning)
 
 
 def test_neuron_view_shows_the_heads_numbers_for_one_query(bundled):
@@ -54,7 +37,7 @@ def test_neuron_view_shows_the_heads_numbers_for_one_query(bundled):
     np.testing.assert_allclose(numbers["q · k"], trace["scores"][0, 2], rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(numbers["scaled"], trace["scaled"][0, 2])
     np.testing.assert_array_equal(numbers["weight"], trace["weights"][0, 2])
-    query, keys, products = (matrix(chart) for chart in page.get("vega_lite_chart"))
+    query, keys, products = (chart_matrix(chart) for chart in page.get("vega_lite_chart"))
     np.testing.assert_array_equal(query, trace["Q"][0, 2:3])
     np.testing.assert_array_equal(keys, trace["K"][0])
     np.testing.assert_allclose(products, trace["Q"][0, 2] * trace["K"][0], rtol=1e-6)
@@ -65,7 +48,7 @@ def test_softmax_is_the_one_head_views_row():
     settings = {"layer": "1", "head": "4", "scaling": "linear"}
     neuron = run_page({"view": "neuron", "query": "5", **settings})
     one_head = run_page(settings)
-    weights = matrix(one_head.get("vega_lite_chart")[0])
+    weights = chart_matrix(one_head.get("vega_lite_chart")[0])
     np.testing.assert_array_equal(table(neuron)["weight"], weights[5])
     np.testing.assert_allclose(table(neuron)["weight"].sum(), 1.0, atol=1e-6)
 
@@ -110,7 +93,7 @@ def test_tokens_from_the_text_are_shown_as_text_never_as_markdown():
 def test_identity_source_shows_vectors_of_size_c(bundled):
     page = run_page({"view": "neuron", "source": "identity", "query": "3"})
     assert_healthy(page)
-    query, keys, _ = (matrix(chart) for chart in page.get("vega_lite_chart"))
+    query, keys, _ = (chart_matrix(chart) for chart in page.get("vega_lite_chart"))
     assert query.shape == (1, 384) and keys.shape == (7, 384)
     trace = build_trace(bundled, encode(bundled, TEXT), TraceSettings(source="identity"))
     np.testing.assert_array_equal(table(page)["weight"], trace["weights"][0, 3])

@@ -1,0 +1,229 @@
+"""The page in a real Chromium: sliders, links, hostile input and the CSV, end to end.
+
+One server for the module, a fresh browser context (so a fresh Streamlit session) per test.
+How each thing is found (checked against the Streamlit 1.67 DOM):
+
+- widgets by key: the class ``st-key-<key>`` on their element container,
+- a slider's thumb: the native ``input[type=range]`` inside it (value and aria-valuetext; no aria-valuenow),
+- the weights heatmap: the first ``stVegaLiteChart`` whose title reads "Attention weights"
+  (``st.altair_chart(key=...)`` adds no ``st-key-`` class to charts),
+- the shapes panel: the column holding the "Tensor shapes" heading, one table row per step,
+- the token chips: ``[data-testid="token-chips"]``, which st.html puts in the page itself (no iframe, no shadow DOM).
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.harness import (
+    act_and_measure,
+    chromium_path,
+    launch_chromium,
+    new_page,
+    press_slider_key,
+    slider_thumb,
+    streamlit_server,
+    wait_until_settled,
+)
+
+APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
+SCREENSHOT = "/tmp/e2e-shot.png"
+CSV_HEADER = ["query_index", "query_token", "key_index", "key_token", "score", "weight"]
+HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(chromium_path() is None,
+                       reason="Chromium not found at /usr/bin/chromium: install it with `apt-get install -y chromium`"),
+    pytest.mark.skipif(importlib.util.find_spec("playwright") is None,
+                       reason="Playwright missing: `pip install -r requirements-dev.txt`, "
+                              "and Chromium with `apt-get install -y chromium`"),
+]
+
+# What the heatmap shows, as a string that changes with the data: the pixels of a canvas, else the
+# colour of every SVG cell (vector heatmaps) or the picture's data URL (raster heatmaps).
+_CHART_PIXELS_JS = """chart => {
+  const canvas = chart.querySelector('canvas');
+  if (canvas) return canvas.toDataURL();
+  return [...chart.querySelectorAll('g.mark-rect.role-mark path, g.mark-image image')]
+    .map(mark => mark.getAttribute('fill') || mark.getAttribute('href') || '').join(' ');
+}"""
+_CHIP_TOKENS_JS = "chips => [...chips.querySelectorAll('.aa-chip')].map(chip => chip.lastChild.textContent)"
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory):
+    # The server's output stays in pytest's temporary folder (basetemp/server0/streamlit.log).
+    with streamlit_server(APP, log_path=tmp_path_factory.mktemp("server") / "streamlit.log") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=15_000)  # a busy 2-core machine can take seconds to rerun the page
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    page = new_page(browser, viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page.set_default_timeout(60_000)
+    page.dialogs = []  # every alert()/confirm() the page tries to open
+    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+    yield page
+    page.context.close()
+
+
+def open_page(page, base_url: str, query: str = "") -> None:
+    """Load the page and wait until the weights heatmap is drawn and nothing moves any more."""
+    page.goto(f"{base_url}/{query}")
+    weights_chart(page).locator("canvas, svg.marks").first.wait_for()
+    wait_until_settled(page)
+
+
+def weights_chart(page):
+    return page.locator('[data-testid="stVegaLiteChart"]').filter(has_text="Attention weights").first
+
+
+def chart_pixels(page) -> str:
+    return weights_chart(page).evaluate(_CHART_PIXELS_JS)
+
+
+def shapes(page) -> dict[str, str]:
+    """The shapes panel as {step: shape}, e.g. {"Q": "(1, 7, 32)", ...}."""
+    panel = page.locator('[data-testid="stColumn"]').filter(
+        has=page.get_by_role("heading", name="Tensor shapes"))
+    rows = panel.locator("tbody tr").evaluate_all(
+        "rows => rows.map(row => [...row.cells].map(cell => cell.innerText.trim()))")
+    return {cells[0]: cells[1] for cells in rows}
+
+
+def chip_tokens(page) -> list[str]:
+    return page.locator('[data-testid="token-chips"]').evaluate(_CHIP_TOKENS_JS)
+
+
+def assert_no_exception(page) -> None:
+    boxes = page.locator('[data-testid="stException"]')
+    assert boxes.count() == 0, boxes.first.inner_text()
+
+
+def test_head_slider_redraws_the_heatmap(page, base_url):
+    from playwright.sync_api import expect
+
+    open_page(page, base_url)
+    before_pixels, before_shapes = chart_pixels(page), shapes(page)
+    assert before_pixels
+    assert before_shapes["weights"] == "(1, 7, 7)"
+
+    press_slider_key(page, "head", "ArrowRight")
+
+    expect(slider_thumb(page, "head")).to_have_value("1")
+    expect(page).to_have_url(re.compile(r"[?&]head=1(&|$)"))
+    expect(weights_chart(page)).to_contain_text("layer 0, head 1")
+    assert chart_pixels(page) != before_pixels
+    assert shapes(page) == before_shapes  # another head of the same model: the same shapes
+    assert_no_exception(page)
+    page.screenshot(path=SCREENSHOT, full_page=True)
+
+
+def test_shapes_panel_follows_head_dim(page, base_url):
+    from playwright.sync_api import expect
+
+    open_page(page, base_url)
+    assert shapes(page)["Q"] == "(1, 7, 32)"
+
+    random_source = page.locator(".st-key-source button").filter(has_text="random")
+    act_and_measure(page, random_source.click)
+    expect(random_source).to_have_attribute("aria-checked", "true")
+    expect(slider_thumb(page, "head_dim")).to_have_value("32")
+
+    press_slider_key(page, "head_dim", "ArrowLeft")
+
+    expect(slider_thumb(page, "head_dim")).to_have_value("31")
+    after = shapes(page)
+    assert after["Q"] == after["K"] == after["V"] == after["context"] == "(1, 7, 31)"
+    assert after["Q split"] == "(1, 12, 7, 31)"  # 384 // 31 = 12 heads
+    assert after["concat"] == "(1, 7, 372)"  # 12 · 31
+    assert after["weights"] == "(1, 7, 7)"
+    expect(page).to_have_url(re.compile(r"[?&]head_dim=31(&|$)"))
+    assert_no_exception(page)
+
+
+def test_link_reopens_the_same_view(page, base_url):
+    from playwright.sync_api import expect
+
+    open_page(page, base_url, "?text=fruit+flies+like+a+banana&layer=2&head=5&scaling=linear")
+
+    for key, value in (("layer", "2"), ("head", "5")):
+        expect(slider_thumb(page, key)).to_have_value(value)
+        expect(slider_thumb(page, key)).to_have_attribute("aria-valuetext", value)
+    expect(page.locator(".st-key-text textarea")).to_have_value("fruit flies like a banana")
+    expect(page.locator(".st-key-scaling button[aria-checked='true']")).to_have_text("d_k")
+    expect(weights_chart(page)).to_contain_text("Attention weights — layer 2, head 5")
+    assert chip_tokens(page) == ["[CLS]", "fruit", "flies", "like", "a", "banana", "[SEP]"]
+    assert page.locator('[data-testid="stAlert"]').count() == 0
+    assert_no_exception(page)
+
+
+def test_bad_link_shows_notices_and_still_draws(page, base_url):
+    from playwright.sync_api import expect
+
+    open_page(page, base_url, "?layer=abc&head=-1&head_dim=100000&scaling=foo&model=../../etc/passwd")
+
+    alerts = page.locator('[data-testid="stAlert"]')
+    for notice in ("layer=abc was ignored", "head=-1 was ignored", "scaling=foo was ignored",
+                   "model=../../etc/passwd was ignored", "head_dim=100000 does not exist"):
+        expect(alerts.filter(has_text=notice)).to_be_visible()
+    expect(slider_thumb(page, "layer")).to_have_value("0")
+    expect(slider_thumb(page, "head")).to_have_value("0")
+    expect(page.locator(".st-key-model [role='combobox']")).to_have_value("all-MiniLM-L6-v2")
+    expect(weights_chart(page)).to_contain_text("layer 0, head 0")
+    assert chart_pixels(page)
+    assert_no_exception(page)
+
+
+def test_hostile_text_is_shown_as_text(page, base_url):
+    open_page(page, base_url)
+    text_area = page.locator(".st-key-text textarea")
+    text_area.fill(HOSTILE)
+
+    # A text area commits on Ctrl+Enter (or on blur), then the page reruns.
+    act_and_measure(page, lambda: text_area.press("Control+Enter"))
+
+    tokens = chip_tokens(page)
+    assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
+    for piece in ("<", "script", "alert", ">", "/"):
+        assert piece in tokens
+    assert page.locator('img[src="x"]').count() == 0
+    injected = page.evaluate(
+        "() => [...document.querySelectorAll('script')].filter(s => s.textContent.includes('alert')).length")
+    assert injected == 0
+    assert page.dialogs == []
+    assert_no_exception(page)
+
+
+def test_csv_download_has_one_row_per_pair(page, base_url):
+    open_page(page, base_url)
+    count = len(chip_tokens(page))
+
+    with page.expect_download() as download_info:
+        page.locator(".st-key-csv button").click()
+    download = download_info.value
+    text = Path(download.path()).read_text(encoding="utf-8")
+
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0] == CSV_HEADER
+    assert len(rows) - 1 == count * count == 49
+    assert download.suggested_filename.endswith(".csv")
+    assert_no_exception(page)

@@ -1,0 +1,115 @@
+"""The all-heads and neuron views in a real Chromium: clicks on charts, the query selector, a bad link.
+
+One server for the module, a fresh browser context (so a fresh Streamlit session) per test.
+The grid's charts are the page's first stVegaLiteChart elements, head 0 first (drawn row by
+row); short texts draw them as SVG, 45+ tokens on a canvas, 65+ tokens as a picture.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.harness import (
+    act_and_measure,
+    chromium_path,
+    launch_chromium,
+    new_page,
+    slider_thumb,
+    streamlit_server,
+    wait_until_settled,
+)
+
+APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(chromium_path() is None,
+                       reason="Chromium not found at /usr/bin/chromium: install it with `apt-get install -y chromium`"),
+    pytest.mark.skipif(importlib.util.find_spec("playwright") is None,
+                       reason="Playwright missing: `pip install -r requirements-dev.txt`"),
+]
+
+
+@pytest.fixture(scope="module")
+def base_url():
+    with streamlit_server(APP) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    page = new_page(browser, viewport={"width": 1400, "height": 1400})
+    page.set_default_timeout(60_000)
+    yield page
+    page.context.close()
+
+
+def charts(page):
+    return page.locator('[data-testid="stVegaLiteChart"]')
+
+
+def open_page(page, base_url: str, query: str) -> None:
+    page.goto(f"{base_url}/{query}")
+    charts(page).first.locator("svg, canvas").first.wait_for()
+    wait_until_settled(page)
+
+
+def assert_one_head_view(page, layer: int, head: int) -> None:
+    from playwright.sync_api import expect
+
+    expect(page.get_by_role("radio", name="One head")).to_be_checked()
+    expect(page).to_have_url(re.compile(rf"[?&]head={head}(&|$)"))
+    assert "view=" not in page.url, "the default view leaves the URL"
+    expect(slider_thumb(page, "layer")).to_have_value(str(layer))
+    expect(slider_thumb(page, "head")).to_have_value(str(head))
+    expect(page.get_by_role("tab", name="Context vectors")).to_be_visible()  # drawn by the One head view only
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+@pytest.mark.parametrize("words", [5, 45, 70], ids=["svg", "canvas", "picture"])
+def test_clicking_a_head_in_the_grid_opens_it(words, page, base_url):
+    text = "+".join(["word"] * words)
+    open_page(page, base_url, f"?view=heads&layer=2&text={text}")
+    head_five = charts(page).nth(5)
+    head_five.scroll_into_view_if_needed()
+    box = head_five.bounding_box()
+    act_and_measure(page, lambda: page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.6))
+    assert_one_head_view(page, layer=2, head=5)
+
+
+def test_clicking_an_overview_cell_opens_that_layer_and_head(page, base_url):
+    open_page(page, base_url, "?view=heads")
+    cell = charts(page).filter(has_text="mean entropy").locator('path[aria-label^="column: 3; row: 4;"]')
+    cell.scroll_into_view_if_needed()
+    act_and_measure(page, cell.click)
+    assert_one_head_view(page, layer=4, head=3)
+
+
+def test_a_query_past_the_end_is_clamped_then_another_can_be_chosen(page, base_url):
+    from playwright.sync_api import expect
+
+    open_page(page, base_url, "?view=neuron&query=999")
+    query = page.locator(".st-key-query [role='combobox']")
+    expect(page.locator('[data-testid="stAlert"]').filter(has_text="query=999 does not exist")).to_be_visible()
+    expect(query).to_have_value("6: [SEP]")
+    expect(page).to_have_url(re.compile(r"[?&]query=6(&|$)"))
+
+    query.click()  # opens the list: no rerun
+    act_and_measure(page, page.get_by_role("option", name="4: an").click)
+    expect(query).to_have_value("4: an")
+    expect(page).to_have_url(re.compile(r"[?&]query=4(&|$)"))
+    assert page.locator('[data-testid="stException"]').count() == 0

@@ -1,0 +1,300 @@
+"""Helpers to drive a Streamlit page in a real Chromium: a server, a browser, and "settled".
+
+Used by the browser tests (tests/browser) and the page benchmark (bench/page_speed.py).
+Selectors below were checked against the DOM of Streamlit 1.67:
+
+- ``[data-testid="stApp"]`` carries ``data-test-script-state`` ("running" / "notRunning"),
+- ``[data-testid="stStatusWidget"]`` shows while a run is under way (a "Stop" button), while
+  (re)connecting, and for "File change. Rerun?" (not work; streamlit_server() runs without a file watcher),
+- ``[data-testid="stAppViewContainer"]`` holds the header, the sidebar and the main area,
+- a widget created with ``key="k"`` sits in an element container with the class ``st-key-k``
+  (widgets only: ``st.altair_chart(..., key=...)`` gets no such class),
+- a slider's thumb is a native ``<input type="range">`` (role slider, no aria-valuenow attribute).
+
+"Settled" means: the script is not running, the websocket is connected, no element is stale, and
+neither the DOM nor the websocket has moved for a quiet window. A fast run (the floor page's takes
+~0.1 s) never shows "running" in the DOM, so pages made by new_page() also timestamp every
+websocket message; a key press counts as answered once a message sent after it got a reply.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--no-first-run", "--disable-sync",
+]
+STARTUP_TIMEOUT_S = 90.0
+SETTLE_TIMEOUT_MS = 60_000
+# A key press or click that reruns the page sends its message within ~0.1 s; after this long, none is coming.
+NO_RERUN_GRACE_MS = 2_000
+
+# Added to every page made by new_page(), before Streamlit's own code: timestamps each websocket
+# message in both directions, so that "a rerun was asked for and answered" can be seen even when
+# the run is too fast to ever show "running" in the DOM (React batches started+finished).
+_PROBE_JS = """
+(() => {
+  if (window.__stProbe) return;
+  // sends: when each message went out (the last 100: one or two per action); lastIn: the last reply.
+  const probe = window.__stProbe = {sends: [], lastIn: -1};
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', () => { probe.lastIn = performance.now(); });
+    }
+    send(data) {
+      probe.sends.push(performance.now());
+      if (probe.sends.length > 100) probe.sends.shift();
+      return super.send(data);
+    }
+  };
+})();
+"""
+
+# Installs (or re-arms) one observer per page: every mutation under the app container stamps `last`.
+_ARM_JS = """
+() => {
+  const root = document.querySelector('[data-testid="stAppViewContainer"]');
+  if (!root) throw new Error('no Streamlit app container in this page');
+  if (window.__settle) window.__settle.observer.disconnect();
+  const app = document.querySelector('[data-testid="stApp"]');
+  const s = {t0: performance.now(), last: performance.now(), mutations: 0, lastWhat: 'none', sawRun: false};
+  s.observer = new MutationObserver(records => {
+    s.last = performance.now();
+    s.mutations += records.length;
+    const r = records[records.length - 1];
+    s.lastWhat = `${r.type} ${r.attributeName || ''} on ${r.target.nodeName}`;
+    if (app.getAttribute('data-test-script-state') === 'running') s.sawRun = true;
+  });
+  s.observer.observe(root, {subtree: true, childList: true, attributes: true, characterData: true});
+  s.observer.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+  window.__settle = s;
+}
+"""
+
+# Resolves with the settle moment (ms after arming: the last DOM change) once the script is not
+# running, the connection is up, nothing is stale, and neither the DOM nor the websocket has
+# moved for quietMs. With expectRun, also only once the rerun the action caused has been answered:
+# a message sent since arming got a reply (or, on a page without the probe, "running" was seen).
+# An action that sends nothing within graceMs (opening a dropdown, a slider already at its end)
+# caused no rerun, and then settling is enough.
+_AWAIT_JS = """
+([quietMs, timeoutMs, expectRun, graceMs]) => new Promise((resolve, reject) => {
+  const s = window.__settle;
+  const probe = window.__stProbe;
+  const app = document.querySelector('[data-testid="stApp"]');
+  const status = () => document.querySelector('[data-testid="stStatusWidget"]');
+  const busy = () => app.getAttribute('data-test-script-state') === 'running'
+    || app.getAttribute('data-test-connection-state') !== 'CONNECTED'
+    || (status() !== null && !status().textContent.includes('File change'))
+    || document.querySelector('[data-stale="true"]') !== null;
+  const traffic = () => {
+    if (!probe) return {last: s.t0, asked: s.sawRun, answered: s.sawRun, lastIn: null};
+    const sends = probe.sends.filter(t => t >= s.t0);
+    const lastIn = probe.lastIn >= s.t0 ? probe.lastIn : null;
+    return {
+      last: Math.max(s.t0, lastIn ?? s.t0, sends.length ? sends[sends.length - 1] : s.t0),
+      asked: sends.length > 0,
+      answered: sends.length > 0 && lastIn !== null && lastIn >= sends[0],
+      lastIn,
+    };
+  };
+  const check = () => {
+    const now = performance.now();
+    if (busy()) s.sawRun = true;
+    const {last, asked, answered, lastIn} = traffic();
+    const runDone = !expectRun || answered || (!asked && now - s.t0 >= graceMs);
+    if (!busy() && runDone && now - s.last >= quietMs && now - last >= quietMs) {
+      s.observer.disconnect();
+      resolve({settledMs: s.last - s.t0, mutations: s.mutations,
+               lastMessageMs: lastIn === null ? null : lastIn - s.t0});
+      return;
+    }
+    if (now - s.t0 > timeoutMs) {
+      s.observer.disconnect();
+      reject(new Error(`page not settled after ${timeoutMs} ms: script ` +
+        `${app.getAttribute('data-test-script-state')}, connection ` +
+        `${app.getAttribute('data-test-connection-state')}, status widget ` +
+        `${status() && JSON.stringify(status().innerText)}, stale elements ` +
+        `${document.querySelectorAll('[data-stale="true"]').length}, rerun asked ${asked}, answered ${answered}, ` +
+        `${s.mutations} DOM changes, the last ${Math.round(now - s.last)} ms ago (${s.lastWhat})`));
+      return;
+    }
+    setTimeout(check, 20);
+  };
+  check();
+})
+"""
+
+
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def streamlit_server(script_path: str | os.PathLike, env: dict[str, str] | None = None,
+                     log_path: str | os.PathLike | None = None) -> Iterator[str]:
+    """Run `streamlit run script` on a free port; yield its base URL; stop it (its whole process group).
+
+    The server's output goes to log_path when given (kept afterwards), else to a temporary file.
+    """
+    script = Path(script_path).resolve()
+    port = free_port()
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(script),
+        "--server.headless", "true", "--server.port", str(port),
+        "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+        # Edits made while the server runs must not pop up "File change. Rerun?" or rerun the page.
+        "--server.fileWatcherType", "none",
+    ]
+    server_env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
+    base_url = f"http://127.0.0.1:{port}"
+    log = open(log_path, "w+b") if log_path else tempfile.TemporaryFile()  # noqa: SIM115 (closed below)
+    with log as output:  # a file, not a pipe: a chatty server can never block on it
+        process = subprocess.Popen(command, cwd=script.parent, env=server_env, stdout=output,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            _wait_for_health(process, base_url, output)
+            yield base_url
+        finally:
+            _stop(process)
+
+
+def chromium_path() -> str | None:
+    """Debian's Chromium, if installed (`apt-get install -y chromium`)."""
+    return CHROMIUM if os.access(CHROMIUM, os.X_OK) else None
+
+
+def launch_chromium(playwright, **options):
+    """A headless Chromium from the system package (Playwright's own download is not available here)."""
+    path = chromium_path()
+    if path is None:
+        raise RuntimeError(f"Chromium not found at {CHROMIUM}: install it with `apt-get install -y chromium`")
+    return playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, **options)
+
+
+def new_page(browser, **context_options):
+    """A page in a fresh context (so a fresh Streamlit session) that watches its websocket.
+
+    Close it with page.context.close().
+    """
+    context = browser.new_context(**context_options)
+    context.add_init_script(_PROBE_JS)
+    return context.new_page()
+
+
+def wait_until_settled(page, quiet_ms: int = 300, timeout_ms: int = SETTLE_TIMEOUT_MS) -> float:
+    """Wait until the app is idle and nothing has moved for quiet_ms; return ms since the call.
+
+    The figure returned is the moment of the last DOM change (the quiet window is not counted).
+    """
+    page.evaluate(_ARM_JS)
+    return _await_settled(page, quiet_ms, timeout_ms, expect_run=False).settled_ms
+
+
+def slider_thumb(page, key: str):
+    """The keyboard-focusable thumb of the slider created with key=key."""
+    return page.locator(f".st-key-{key} [data-testid='stSlider'] input[type='range']")
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Milliseconds from just before an action: the page's last DOM change, the server's last message."""
+
+    settled_ms: float
+    last_message_ms: float | None  # None when the page does not watch its websocket (not from new_page())
+
+
+def act_and_time(page, action, quiet_ms: int = 300, timeout_ms: int = SETTLE_TIMEOUT_MS,
+                 grace_ms: int = NO_RERUN_GRACE_MS) -> Timing:
+    """Call action() (a click, a key press) and wait for the rerun it causes to finish.
+
+    An action that sends nothing to the server within grace_ms caused no rerun: then only the
+    DOM must settle. On a page not made by new_page(), a rerun is recognised only when it lasts
+    long enough to show "running"; faster ones are waited for as if there were none.
+    """
+    page.evaluate(_ARM_JS)
+    action()
+    return _await_settled(page, quiet_ms, timeout_ms, expect_run=True, grace_ms=grace_ms)
+
+
+def act_and_measure(page, action, **settle) -> float:
+    """Call action(), wait for the rerun it causes to finish; return ms until the page settled."""
+    return act_and_time(page, action, **settle).settled_ms
+
+
+def press_and_measure(page, locator, key: str, **settle) -> float:
+    """Focus locator, press key, wait for the rerun it causes to finish; return ms from key press to settled."""
+    locator.focus()
+    return act_and_measure(page, lambda: locator.press(key), **settle)
+
+
+def press_slider_key(page, key: str, press: str = "ArrowRight", **settle) -> float:
+    """Press a key on the slider with key=key; return ms from the key press until the page settled."""
+    return press_and_measure(page, slider_thumb(page, key), press, **settle)
+
+
+def time_slider_key(page, key: str, press: str = "ArrowRight", **settle) -> Timing:
+    """Like press_slider_key, with the server's part of the time as well."""
+    thumb = slider_thumb(page, key)
+    thumb.focus()
+    return act_and_time(page, lambda: thumb.press(press), **settle)
+
+
+def _await_settled(page, quiet_ms: int, timeout_ms: int, expect_run: bool,
+                   grace_ms: int = NO_RERUN_GRACE_MS) -> Timing:
+    result = page.evaluate(_AWAIT_JS, [quiet_ms, timeout_ms, expect_run, grace_ms])
+    return Timing(float(result["settledMs"]), result["lastMessageMs"])
+
+
+def _wait_for_health(process: subprocess.Popen, base_url: str, output) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with code {process.returncode} before answering:\n"
+                               f"{_tail(output)}")
+        try:
+            with urllib.request.urlopen(f"{base_url}/_stcore/health", timeout=2) as answer:
+                if answer.read().decode().strip() == "ok":
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"streamlit did not answer {base_url}/_stcore/health within {STARTUP_TIMEOUT_S:.0f} s:\n"
+                       f"{_tail(output)}")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """SIGTERM the server's process group, then SIGKILL whatever is left of it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=10)
+    with contextlib.suppress(ProcessLookupError):  # stragglers in the group, or a leader that ignored SIGTERM
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=10)
+
+
+def _tail(output, limit: int = 4000) -> str:
+    output.flush()
+    output.seek(0)
+    text = output.read().decode(errors="replace")
+    return text[-limit:] or "(no output)"

@@ -1,0 +1,66 @@
+"""Driving the page through Streamlit's AppTest, and reading back what it shows.
+
+Shared by every page test: open the page from a link, check it is healthy (no exception,
+no error box), and read a chart's data, title or matrix as the browser would get it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from streamlit.testing.v1 import AppTest
+
+from attention import TraceSettings, build_trace, encode
+
+APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+TEXT = "time flies like an arrow"  # the page's default text: 7 tokens with [CLS] and [SEP]
+
+
+def open_page(query: dict[str, str | list[str]] | None = None, **params: str) -> AppTest:
+    """The page as a link with these query parameters opens it (not yet checked)."""
+    page = AppTest.from_file(APP, default_timeout=120)
+    for name, value in {**(query or {}), **params}.items():
+        page.query_params[name] = value
+    return page.run()
+
+
+def assert_healthy(page: AppTest) -> None:
+    """No exception and no error box: what a user would see as the page breaking."""
+    assert not page.exception, [e.message for e in page.exception]
+    assert not page.error, [e.value for e in page.error]
+
+
+def charts(page: AppTest) -> list:
+    return list(page.get("vega_lite_chart"))
+
+
+def chart_values(chart) -> pd.DataFrame:
+    """The rows an Altair chart sends to the browser (its largest dataset)."""
+    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
+    return max(frames, key=len)
+
+
+def chart_matrix(chart, fill: float = 0.0) -> np.ndarray:
+    """A heatmap's cells as a (rows, columns) matrix; cells it does not draw hold `fill`."""
+    cells = chart_values(chart)
+    matrix = np.full((cells["row"].max() + 1, cells["column"].max() + 1), fill, dtype=np.float32)
+    matrix[cells["row"], cells["column"]] = cells["value"]
+    return matrix
+
+
+def chart_title(chart) -> str:
+    title = json.loads(chart.proto.spec).get("title", "")
+    return title if isinstance(title, str) else title.get("text", "")
+
+
+def warnings(page: AppTest) -> str:
+    return "\n".join(w.value for w in page.warning)
+
+
+def weights_of(model, text: str = TEXT, text_b: str | None = None, **settings) -> np.ndarray:
+    """The core's attention weights (T, T) for a text, to compare with what the page shows."""
+    return build_trace(model, encode(model, text, text_b), TraceSettings(**settings))["weights"][0]
