@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 import streamlit as st
+import torch
 
 from attention import (
     BUNDLED_MODEL,
@@ -24,6 +25,10 @@ from attention import (
     load_model,
     transformers_weights,
 )
+
+# One thread per operation: the matrices of one rerun are small, many sessions share two cores, and
+# every rerun runs in a fresh thread, where a thread pool per operation costs more than it saves.
+torch.set_num_threads(1)
 
 # Folders of local BERT checkpoints the page may offer, separated like PATH ("a:b").
 MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"

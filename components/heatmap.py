@@ -44,23 +44,35 @@ def heatmap(
 
     "blues" suits weights in [0, 1]; "redblue" is centred on 0 for signed values. size is the
     longer side of the plot in px; domain fixes the colour scale (so that two charts share one).
+
+    Without a fixed domain, the colour scale is left to Vega and computed from the data in the
+    browser: the spec then stays the same when only the numbers change (another head, another
+    layer), and Streamlit swaps the data into the drawn chart instead of building it anew.
     """
     matrix = np.asarray(matrix, dtype=np.float32)
     rows, columns = matrix.shape
-    domain = domain or _domain(matrix, scheme)
     width, height = _plot_size(rows, columns, size)
     x_axis = _label_axis(column_labels, column_title, columns, angle=-60)
     y_axis = _label_axis(row_labels, row_title, rows, angle=0)
+    colour = _colour_scale(scheme, domain)
     if rows * columns <= MAX_VECTOR_CELLS:
-        chart = _cells(matrix, row_labels, column_labels, x_axis, y_axis, domain, scheme, title)
+        chart = _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, title)
     else:
-        chart = _raster(matrix, x_axis, y_axis, domain, scheme)
+        chart = _raster(matrix, x_axis, y_axis, domain or _domain(matrix, scheme), scheme, colour)
     # "pad" keeps the plot at its size and puts axes and legend around it; Streamlit's default
     # ("fit") squeezes them into it, which flattens a short, wide matrix to nothing.
     return chart.properties(title=title, width=width, height=height, autosize=alt.AutoSizeParams(type="pad"))
 
 
-def _cells(matrix, row_labels, column_labels, x_axis, y_axis, domain, scheme, value_title) -> alt.Chart:
+def _colour_scale(scheme: str, domain: list[float] | None) -> alt.Scale:
+    if domain is not None:
+        return alt.Scale(scheme=scheme, domain=domain)
+    if scheme == "redblue":  # white at zero, whatever the range
+        return alt.Scale(scheme=scheme, domainMid=0)
+    return alt.Scale(scheme=scheme, zero=True)
+
+
+def _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, value_title) -> alt.Chart:
     rows, columns = matrix.shape
     row_index, column_index = np.indices((rows, columns))
     cells = pd.DataFrame({
@@ -73,7 +85,7 @@ def _cells(matrix, row_labels, column_labels, x_axis, y_axis, domain, scheme, va
     return alt.Chart(cells).mark_rect().encode(
         x=alt.X("column:O", axis=x_axis),
         y=alt.Y("row:O", axis=y_axis),
-        color=alt.Color("value:Q", scale=alt.Scale(scheme=scheme, domain=domain), title=None),
+        color=alt.Color("value:Q", scale=colour, title=None),
         tooltip=[
             alt.Tooltip("row_label:N", title=y_axis.title),
             alt.Tooltip("column_label:N", title=x_axis.title),
@@ -82,7 +94,7 @@ def _cells(matrix, row_labels, column_labels, x_axis, y_axis, domain, scheme, va
     )
 
 
-def _raster(matrix, x_axis, y_axis, domain, scheme) -> alt.LayerChart:
+def _raster(matrix, x_axis, y_axis, domain, scheme, colour) -> alt.LayerChart:
     rows, columns = matrix.shape
     image = pd.DataFrame({"url": [_png_data_url(matrix, domain, scheme)],
                           "x": [0], "x2": [columns], "y": [0], "y2": [rows]})
@@ -95,7 +107,7 @@ def _raster(matrix, x_axis, y_axis, domain, scheme) -> alt.LayerChart:
     )
     # An invisible layer that only carries the colour scale, so the legend matches the picture.
     legend = alt.Chart(pd.DataFrame({"value": domain})).mark_point(opacity=0).encode(
-        color=alt.Color("value:Q", scale=alt.Scale(scheme=scheme, domain=domain), title=None),
+        color=alt.Color("value:Q", scale=colour, title=None),
     )
     return alt.layer(picture, legend)
 

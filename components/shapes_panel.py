@@ -19,11 +19,19 @@ def shape_rows(steps) -> list[tuple[str, str, str, str]]:
 
 
 def shapes_panel(steps, letters: str) -> None:
-    """steps: the trace's steps (names and formulas are the core's own text, never user input)."""
-    st.subheader("Tensor shapes")
+    """steps: the trace's steps (names and formulas are the core's own text, never user input).
+
+    One list item per step, name and shape on the first line and the formula under them: a
+    narrow column wraps a list gracefully, where a three-column table would be cut off.
+    """
+    st.subheader("Tensor shapes", anchor=False)
     st.caption(letters)
     rows = shape_rows(steps)
     for stage, title in STAGE_TITLES.items():
-        lines = [f"| `{name}` | `{shape}` | `{formula}` |" for s, name, shape, formula in rows if s == stage]
-        if lines:
-            st.markdown(f"**{title}**\n\n| step | shape | formula |\n|---|---|---|\n" + "\n".join(lines))
+        items = [f"- `{name}` `{shape}`  \n  {_formula(formula)}" for s, name, shape, formula in rows if s == stage]
+        if items:
+            st.markdown(f"**{title}**\n\n" + "\n".join(items))
+
+
+def _formula(formula: str) -> str:
+    return f":small[`{formula}`]"

@@ -81,7 +81,7 @@ def test_clicking_a_head_opens_it_in_the_one_head_view():
     click(page, charts(page, "open_head")[5], {"open_head": [{"head": 5}]})
     assert shown_view(page) == ("head", 3, 5)
     assert page.query_params["head"] == "5" and "view" not in page.query_params
-    assert json.loads(charts(page)[0].proto.spec)["title"] == "Attention weights — layer 3, head 5"
+    assert page.subheader[0].value == "Layer 3, head 5"
 
 
 def test_a_click_that_clears_the_selection_stays_on_the_grid():

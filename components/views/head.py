@@ -36,12 +36,13 @@ def render(context) -> None:
     shown = renormalised(weights, keys)[rows] if renormalise else weights[np.ix_(rows, keys)]
     row_tokens, key_tokens = [tokens[i] for i in rows], [tokens[i] for i in keys]
 
-    left, right = st.columns([3, 2], gap="medium")
-    with left:
-        title = f"Attention weights — {label}" + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
-        _chart(shown, row_tokens, key_tokens, title, "weights", stem)
-    with right:
+    st.subheader(f"Layer {state.layer}, head {state.head}", anchor=False)
+    title = "Attention weights" + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
+    _chart(shown, row_tokens, key_tokens, title, "weights", stem)
+    proof_column, about_column = st.columns(2, gap="medium")
+    with proof_column:
         _proof(context)
+    with about_column:
         st.markdown(
             "Each **row** is one query token; its colours show how it spreads its attention over "
             "the key tokens across. Every full row sums to 1."
@@ -83,13 +84,17 @@ def _filters(has_pair: bool, encoding) -> tuple[np.ndarray, np.ndarray, bool]:
 
 
 def _chart(matrix, rows, columns, title, key, file_stem, scheme="blues", column_title="key token") -> None:
-    """A heatmap with its PNG and SVG buttons; key names the chart on the page (chart-<key>)."""
+    """A heatmap with its PNG and SVG buttons; key names the chart on the page (chart-<key>).
+
+    The title on the page stays the same from head to head, so that Streamlit only swaps the
+    data in; the downloaded files say which layer and head they show.
+    """
     if matrix.size == 0:
         st.info("This filter leaves no tokens to show.")
         return
     chart = heatmap(matrix, rows, columns, title=title, column_title=column_title, scheme=scheme)
     st.altair_chart(chart, width="content", key=f"chart-{key}")
-    chart_downloads(chart, key, f"{key}-{file_stem}")
+    chart_downloads(chart, key, f"{key}-{file_stem}", title=f"{title} — {file_stem.replace('-', ' ')}")
 
 
 def _proof(context) -> None:

@@ -1,0 +1,216 @@
+"""The counting lab: train one attention head to count letters, live, and look at what it learned.
+
+Training runs in the script itself, with a progress bar and a curve redrawn a few times a
+second. Streamlit (1.67) interrupts a running script at its next drawing call as soon as
+any widget outside a fragment is used, so the Stop button needs no flag: clicking it
+reruns the page, the run in progress stops at its next redraw, and the snapshot stored
+just before that redraw is what the page shows. Results are kept per config in this
+session only (the models are tiny, and one user's training is no one else's).
+"""
+
+from __future__ import annotations
+
+import time
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention.counting import BLANK, SYMBOLS, CountingConfig, TrainingResult, example_windows, inspect, train
+from attention.settings import SCALINGS
+from components.heatmap import heatmap
+
+RESULTS = "count_results"  # session key: {CountingConfig: TrainingResult}, newest last
+MAX_RESULTS = 8  # trained models kept per session
+REDRAW_SECONDS = 0.25  # the live curve is redrawn at most this often
+TARGET = 0.9  # the accuracy the defaults are tuned to pass
+SCALING_LABELS = {"none": "none", "sqrt": "√d", "linear": "d", "temperature": "τ"}
+LEARNING_RATES = (0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2)
+CHART_WIDTH = 300
+DEFAULTS = CountingConfig()
+
+
+def render(context=None) -> None:
+    st.markdown(
+        "A window of positions holds random letters or blanks (shown as ·); the model must say **how often "
+        "each letter occurs**. It has one attention head: every letter asks the window a question (its query "
+        "against each position's key), gathers the values it attends to, and a small readout turns that into "
+        "a count. Nothing tells positions apart, so equal letters ask the same question. Do they learn to look "
+        "at each other?"
+    )
+    config = config_controls()
+    results = st.session_state.setdefault(RESULTS, {})
+    train_column, stop_column, note_column = st.columns([1, 1, 4], vertical_alignment="center")
+    trained_now = train_column.button("Train", key="count_train", type="primary", icon=":material/play_arrow:")
+    if trained_now:
+        stop_slot = stop_column.empty()
+        stop_slot.button("Stop", key="count_stop", icon=":material/stop:",
+                         help="Stops the training where it is; what it learned so far stays on the page.")
+        _train_live(config, results)
+        stop_slot.empty()
+    result = results.get(config)
+    if result is None:
+        note_column.caption(f"Press Train: {config.steps} steps of {config.batch_size} fresh windows, "
+                            "usually a few seconds on the CPU.")
+        return
+    if not trained_now:  # the progress bar already says it
+        note_column.caption(_status(result))
+    if result.steps_run == 0:
+        return
+    st.altair_chart(curves_chart(result), width="content", key="chart-count-curves")
+    _inspection(result)
+
+
+def config_controls() -> CountingConfig:
+    """The task's and the training's settings, drawn in two rows of columns."""
+    task, head, training = st.columns(3, gap="medium")
+    win_size = task.slider("Window size (positions)", 2, 20, DEFAULTS.win_size, key="count_win_size")
+    vocab_size = task.slider("Letters (vocabulary)", 1, 26, DEFAULTS.vocab_size, key="count_vocab_size",
+                             help="A, B, C, …: each position is one of them or a blank, all equally likely.")
+    head_size = head.slider("Head size d", 1, 32, DEFAULTS.head_size, key="count_head_size",
+                            help="The width of Q, K and V. Below the number of symbols the values run out of room.")
+    scaling = head.segmented_control("Scores divided by", SCALINGS, default=DEFAULTS.scaling, key="count_scaling",
+                                     format_func=SCALING_LABELS.get) or DEFAULTS.scaling
+    temperature = DEFAULTS.temperature
+    if scaling == "temperature":
+        temperature = head.slider("τ", 0.1, 20.0, 3.0, step=0.1, key="count_temperature")
+    learning_rate = training.select_slider("Learning rate", LEARNING_RATES, DEFAULTS.learning_rate,
+                                           key="count_learning_rate",
+                                           help="Adam's step size, decayed to zero over the run (cosine).")
+    steps = training.slider("Training steps", 20, 3000, DEFAULTS.steps, step=20, key="count_steps")
+    seed = training.number_input("Seed", 0, 2**31 - 1, DEFAULTS.seed, step=1, key="count_seed",
+                                 help="The same seed gives the same weights, windows and curve.")
+    return CountingConfig(win_size=win_size, vocab_size=vocab_size, head_size=head_size, scaling=scaling,
+                          temperature=float(temperature), learning_rate=float(learning_rate), steps=int(steps),
+                          seed=int(seed))
+
+
+def curves_chart(result: TrainingResult) -> alt.HConcatChart:
+    """Training loss per step and held-out accuracy, on an x axis that spans the whole run."""
+    steps = np.arange(1, result.steps_run + 1)
+    x = alt.X("step:Q", title="step", scale=alt.Scale(domain=[0, result.config.steps]))
+    loss = alt.Chart(pd.DataFrame({"step": steps, "loss": result.losses})).mark_line(color="#c0392b").encode(
+        x=x, y=alt.Y("loss:Q", title="training loss (cross-entropy)", scale=alt.Scale(zero=True)),
+        tooltip=["step:Q", alt.Tooltip("loss:Q", format=".3f")],
+    ).properties(title="Loss", width=CHART_WIDTH, height=200)
+    measured = pd.DataFrame({"step": result.accuracy_steps, "accuracy": result.accuracies})
+    accuracy = alt.Chart(measured).mark_line(point=True, color="#1f4e9c").encode(
+        x=x, y=alt.Y("accuracy:Q", title="held-out accuracy", scale=alt.Scale(domain=[0, 1]),
+                     axis=alt.Axis(format="%")),
+        tooltip=["step:Q", alt.Tooltip("accuracy:Q", format=".1%")],
+    )
+    target = alt.Chart(pd.DataFrame({"accuracy": [TARGET]})).mark_rule(strokeDash=[4, 4], color="gray").encode(
+        y="accuracy:Q")
+    return alt.hconcat(
+        loss,
+        alt.layer(accuracy, target).properties(title="Held-out accuracy (dashed: 90 %)", width=CHART_WIDTH,
+                                               height=200),
+    ).properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"))
+
+
+def counts_table(trace, index: int, config: CountingConfig) -> pd.DataFrame:
+    """One row per letter of the vocabulary: the true count, the model's, and where its attention went."""
+    window = trace.windows[index]  # (W,)
+    rows = []
+    for symbol in range(1, config.num_symbols):
+        where = window == symbol  # (W,) the positions holding this letter
+        own = float(trace.symbol_weights[index, symbol, where].sum())  # its weight on them
+        predicted = int(trace.predicted_counts[index, symbol])
+        rows.append({
+            "letter": SYMBOLS[symbol],
+            "true count": int(trace.true_counts[index, symbol]),
+            "model's count": predicted,
+            "confidence": float(trace.probabilities[index, symbol, predicted]),
+            "weight on its own letter": own,
+            "if attention were uniform": where.sum() / config.win_size,
+        })
+    return pd.DataFrame(rows)
+
+
+def _train_live(config: CountingConfig, results: dict) -> None:
+    progress = st.progress(0.0, text="Starting…")
+    chart = st.empty()
+    last_drawn = 0.0
+
+    def on_step(update) -> bool:
+        nonlocal last_drawn
+        if update.step < update.total and time.perf_counter() - last_drawn < REDRAW_SECONDS:
+            return True
+        snapshot = update.snapshot()
+        _keep(results, config, snapshot)  # before drawing: a click on Stop interrupts the run inside the draw
+        progress.progress(update.step / update.total, text=_status(snapshot))
+        chart.altair_chart(curves_chart(snapshot), width="content")
+        last_drawn = time.perf_counter()
+        return True
+
+    _keep(results, config, train(config, on_step=on_step))
+    chart.empty()  # the page draws the finished curve below, under its own key
+
+
+def _keep(results: dict, config: CountingConfig, result: TrainingResult) -> None:
+    results.pop(config, None)
+    results[config] = result  # newest last
+    while len(results) > MAX_RESULTS:
+        results.pop(next(iter(results)))
+
+
+def _status(result: TrainingResult) -> str:
+    config = result.config
+    if result.steps_run == 0:
+        return "Stopped before the first step."
+    first = result.steps_to(TARGET)
+    reached = f" It passed 90 % at step {first}." if first else ""
+    done = (f"Trained {config.steps} steps in {result.seconds:.1f} s" if result.finished else
+            f"Stopped at step {result.steps_run} of {config.steps} (after {result.seconds:.1f} s)")
+    measured = (f"held-out accuracy {result.accuracy:.1%} (step {int(result.accuracy_steps[-1])}), "
+                if len(result.accuracy_steps) else "")
+    return f"{done}: {measured}training loss {result.losses[-1]:.3f}.{reached}"
+
+
+def _inspection(result: TrainingResult) -> None:
+    config = result.config
+    st.subheader("What the head learned")
+    sample = st.session_state.get("count_sample", 0)
+    trace = inspect(result, example_windows(config, 1, seed=sample))
+    labels = list(trace.labels[0])
+    st.button("Another window", key="count_another", icon=":material/casino:",
+              on_click=lambda: st.session_state.update(count_sample=sample + 1))
+    st.markdown(f"Window: **{' '.join(labels)}**")
+    window_tab, letters_tab = st.tabs(["The window attending to itself", "Each letter's question"])
+    with window_tab:
+        chart = heatmap(trace.self_weights[0], labels, labels, title="Attention weights, position × position",
+                        row_title="query: the letter asking", column_title="key: the letter looked at")
+        st.altair_chart(chart, width="content", key="chart-count-window")
+        st.caption(_alike_note(trace, config))
+    with letters_tab:
+        symbols = list(SYMBOLS[:config.num_symbols])
+        chart = heatmap(trace.symbol_weights[0], symbols, labels, title="Each symbol's question to this window",
+                        row_title="query: the symbol asking", column_title="key: the letter looked at")
+        st.altair_chart(chart, width="content", key="chart-count-letters")
+        st.caption("The readout counts from these rows: one per symbol, asked whether or not the letter is in "
+                   "the window (an absent letter must answer 0). A position's row in the other tab is its "
+                   f"letter's row here. Row {BLANK} is the blank's, which counts the blanks.")
+    table = counts_table(trace, 0, config)
+    st.dataframe(table, hide_index=True, key="count-table", column_config={
+        "confidence": st.column_config.ProgressColumn("confidence", format="percent", min_value=0, max_value=1),
+        "weight on its own letter": st.column_config.NumberColumn(format="%.2f"),
+        "if attention were uniform": st.column_config.NumberColumn(format="%.2f"),
+    })
+    right = int((table["true count"] == table["model's count"]).sum())
+    st.caption(f"The model gets {right} of {len(table)} counts right in this window. \"Weight on its own letter\" "
+               "is how much of a letter's attention lands on the positions holding it; uniform attention would "
+               "give the last column.")
+
+
+def _alike_note(trace, config: CountingConfig) -> str:
+    window, weights = trace.windows[0], trace.self_weights[0]  # (W,), (W, W)
+    present = [s for s in range(1, config.num_symbols) if (window == s).sum() > 1]
+    if not present:
+        return "No letter occurs twice in this window: try another one to compare equal letters."
+    spread = max(float(np.abs(weights[window == s] - weights[window == s][0]).max()) for s in present)
+    own = np.mean([weights[window == s][:, window == s].sum(axis=1).mean() for s in present])
+    uniform = np.mean([(window == s).sum() / config.win_size for s in present])
+    return (f"Rows of equal letters differ by at most {spread:.1e}: equal letters attend alike, since only the "
+            f"letter sets the query. On average a repeated letter puts {own:.0%} of its attention on the "
+            f"positions holding it, against {uniform:.0%} if it looked everywhere alike.")

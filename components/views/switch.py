@@ -1,0 +1,200 @@
+"""Switching heads off: BERT guesses the word behind [MASK]; toggles silence heads, one layer per row.
+
+Needs a checkpoint with the masked-language-model head (bert-base-uncased has one; the
+bundled all-MiniLM-L6-v2 does not, and then the view says so and offers another model).
+The model is cached once per server and shared; predictions are cached per sentence and
+set of heads off, and the head ranking per sentence.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention import BUNDLED_MODEL, ModelLoadError
+from attention.head_switch import (
+    SUGGESTED_MODEL,
+    HeadEffect,
+    MaskedLM,
+    NoMaskedLMHead,
+    Prediction,
+    head_ranking,
+    load_masked_lm,
+    predict,
+)
+from components import compute, controls
+from components.heatmap import heatmap
+
+DEFAULT_SENTENCE = "the capital of france is [MASK] ."
+SENTENCE_KEY = "switch_sentence"
+MODEL_KEY = "_switch_model"  # the model the toggles were made for
+RANKED = 10  # heads listed in the ranking table
+TOP_HEADS = 3  # heads the "switch off the strongest" button silences
+
+
+def render(context) -> None:
+    name = context.model_name
+    try:
+        masked_lm, missing_head = masked_lm_for(name)
+    except ModelLoadError as error:
+        st.error(str(error), icon=":material/error:")
+        return
+    if masked_lm is None:
+        _offer_models(name, missing_head)
+        return
+    shape = masked_lm.shape
+    _forget_toggles_of_other_models(name, shape.num_layers)
+    mask = masked_lm.tokenizer.mask_token
+    st.markdown(
+        f"BERT was trained to guess hidden words. Type a sentence with one {mask}; below are the model's five "
+        "best guesses. Switch heads off (their context is set to zero before the layer's output projection) "
+        "and watch how much of the guess each one carried."
+    )
+    if SENTENCE_KEY not in st.session_state:
+        st.session_state[SENTENCE_KEY] = context.text if mask in context.text else DEFAULT_SENTENCE
+    sentence = st.text_input("Sentence", key=SENTENCE_KEY, max_chars=500,
+                             help=f"Exactly one {mask}; the model reads at most "
+                                  f"{masked_lm.model.config.max_position_embeddings} tokens.")
+    try:
+        intact, effects = ranking(name, sentence)
+    except ValueError as error:
+        st.warning(str(error), icon=":material/info:")
+        return
+
+    guesses, toggles = st.columns([3, 2], gap="large")
+    with toggles:
+        heads_off = head_toggles(shape.num_layers, shape.num_heads)
+    with guesses:
+        current = prediction(name, sentence, heads_off)
+        _guesses(intact, current, len(heads_off))
+    _ranking(intact, effects, shape.num_layers, shape.num_heads)
+
+
+@st.cache_resource(show_spinner="Loading the model with its masked-language-model head (once per server)…",
+                   max_entries=2)
+def masked_lm_for(name: str) -> tuple[MaskedLM | None, str | None]:
+    """The model, or None and why: a checkpoint without the head stays without it, so that is cached too."""
+    try:
+        return load_masked_lm(name), None
+    except NoMaskedLMHead as error:
+        return None, str(error)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def prediction(name: str, sentence: str, heads_off: tuple[tuple[int, int], ...]) -> Prediction:
+    return predict(masked_lm_for(name)[0], sentence, heads_off)
+
+
+@st.cache_data(show_spinner="Switching every head off in turn…", max_entries=16)
+def ranking(name: str, sentence: str) -> tuple[Prediction, tuple[HeadEffect, ...]]:
+    return head_ranking(masked_lm_for(name)[0], sentence)
+
+
+def head_toggles(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
+    """One row of pills per layer; a selected pill is a head switched off. Returns (layer, head) pairs."""
+    st.markdown("**Heads switched off**: click a head to silence it, again to bring it back.")
+    heads_off = []
+    for layer in range(num_layers):
+        name_column, pills_column = st.columns([1, 6], vertical_alignment="center")
+        name_column.markdown(f"layer {layer}")
+        chosen = pills_column.pills(f"Layer {layer}: heads off", list(range(num_heads)), selection_mode="multi",
+                                    key=_toggle_key(layer), label_visibility="collapsed", format_func=str)
+        heads_off += [(layer, head) for head in sorted(chosen)]
+    st.button("Switch all heads back on", key="switch_reset", icon=":material/restart_alt:",
+              on_click=_set_heads_off, args=((), num_layers))
+    return tuple(heads_off)
+
+
+def ranking_table(effects: tuple[HeadEffect, ...], top_word: str, limit: int = RANKED) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "layer": e.layer,
+        "head": e.head,
+        f"P({top_word}) with it off": e.probability,
+        "drop": e.drop,
+        "top word with it off": e.top_word,
+    } for e in effects[:limit]])
+
+
+def drop_grid(effects: tuple[HeadEffect, ...], num_layers: int, num_heads: int) -> np.ndarray:
+    """(L, nh): the drop in the top word's probability when that head alone is off."""
+    grid = np.zeros((num_layers, num_heads), dtype=np.float32)
+    for e in effects:
+        grid[e.layer, e.head] = e.drop
+    return grid
+
+
+def _guesses(intact: Prediction, current: Prediction, switched_off: int) -> None:
+    top_id, top_word = intact.top_ids[0], intact.top_words[0]
+    before, after = intact.top_probabilities[0], current.probability_of(top_id)
+    label = "all heads on" if not switched_off else f"{switched_off} head{'s' * (switched_off > 1)} off"
+    st.metric(f"P({top_word}), the intact model's top word — {label}", f"{after:.1%}",
+              delta=f"{(after - before) * 100:+.1f} points" if switched_off else None)
+    table = pd.DataFrame({
+        "rank": range(1, len(intact.top_words) + 1),
+        "all heads on": intact.top_words,
+        "probability": intact.top_probabilities,
+        f"with {label}": current.top_words,
+        "probability ": current.top_probabilities,
+    })
+    percent = st.column_config.ProgressColumn(format="percent", min_value=0.0, max_value=1.0)
+    st.dataframe(table, hide_index=True, key="switch-top5",
+                 column_config={"probability": percent, "probability ": percent})
+    st.caption(f"The guesses for {intact.tokens[intact.mask_index]} at token {intact.mask_index} of "
+               f"{' '.join(intact.tokens)}.")
+
+
+def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], num_layers: int, num_heads: int) -> None:
+    top_word = intact.top_words[0]
+    st.subheader(f"Which heads carry “{top_word}”?")
+    grid = drop_grid(effects, num_layers, num_heads)
+    chart = heatmap(grid, [str(i) for i in range(num_layers)], [str(i) for i in range(num_heads)],
+                    title=f"Drop in P({top_word}) when one head is off", row_title="layer", column_title="head",
+                    scheme="redblue", size=min(420, 36 * max(num_layers, num_heads)))
+    left, right = st.columns([2, 3], gap="large")
+    with left:
+        st.altair_chart(chart, width="content", key="chart-switch-drops")
+    with right:
+        st.dataframe(ranking_table(effects, top_word), hide_index=True, key="switch-ranking",
+                     column_config={"drop": st.column_config.NumberColumn(format="%+.4f")})
+        strongest = tuple((e.layer, e.head) for e in effects[:TOP_HEADS])
+        st.button(f"Switch off the {TOP_HEADS} heads with the largest drop", key="switch_strongest",
+                  on_click=_set_heads_off, args=(strongest, num_layers), icon=":material/block:")
+    changed = [e for e in effects if e.top_word != top_word]
+    st.caption(
+        f"Each head switched off alone, all others on. Red: the head helped (P({top_word}) falls without it), "
+        f"blue: it worked against the word. {len(changed)} of {len(effects)} heads change the top word on their "
+        "own; heads often stand in for each other, so switching several off can do more than the sum of each."
+    )
+
+
+def _offer_models(name: str, reason: str) -> None:
+    st.info(reason, icon=":material/info:")
+    others = [m for m in compute.model_names() if m not in (name, BUNDLED_MODEL)]
+    st.markdown("Load a model with the head: the whole page switches to it.")
+    for model in others:
+        hint = " (downloads about 440 MB on first use)" if model == SUGGESTED_MODEL else ""
+        st.button(f"Load {model}{hint}", key=f"switch_load_{model}", on_click=_use_model, args=(model,))
+    st.caption(f"A local checkpoint appears here and in the sidebar's model list once its folder is in the "
+               f"{compute.MODEL_DIRS_ENV} environment variable.")
+
+
+def _use_model(model: str) -> None:
+    controls.request(model=model)
+
+
+def _toggle_key(layer: int) -> str:
+    return f"switch_off_{layer}"
+
+
+def _set_heads_off(pairs, num_layers: int) -> None:
+    for layer in range(num_layers):
+        st.session_state[_toggle_key(layer)] = [h for (at, h) in pairs if at == layer]
+
+
+def _forget_toggles_of_other_models(name: str, num_layers: int) -> None:
+    """Toggles belong to one model's heads: a new model starts with all of its heads on."""
+    if st.session_state.get(MODEL_KEY) != name:
+        for key in [k for k in st.session_state if k.startswith("switch_off_")]:
+            del st.session_state[key]
+        st.session_state[MODEL_KEY] = name
