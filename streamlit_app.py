@@ -6,6 +6,8 @@ The numbers come from attention/ (no Streamlit there); the drawing from componen
 
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
 
 from attention import BUNDLED_MODEL, ModelLoadError
@@ -14,6 +16,7 @@ from components.shapes_panel import shapes_panel
 from components.tokens import token_chips
 
 LETTERS = "B batch · T tokens · C hidden size · nh heads · d head size"
+log = logging.getLogger("attention_anatomy")
 
 st.set_page_config(page_title="Attention Anatomy", page_icon=":material/grid_on:", layout="wide")
 st.sidebar.title("Attention Anatomy")
@@ -43,7 +46,7 @@ if not text.strip():
     st.stop()
 
 context = views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=loaded.shape)
-main, side = st.columns([3, 1], gap="large")
+main, side = st.columns([2, 1], gap="medium")
 with main:
     # The compare view runs its two texts separately; every other view reads the text (or pair) as one.
     trace = context.trace(text_b="") if view == "compare" else context.trace()
@@ -52,6 +55,11 @@ with main:
                    f"{trace.dropped_tokens[0]} tokens were dropped.", icon=":material/content_cut:")
     encoding = context.encoding(text_b="") if view == "compare" else context.encoding()
     token_chips(list(trace.tokens[0]), encoding.special_tokens_mask[0].tolist())
-    views.render(view, context)
+    try:
+        views.render(view, context)
+    except Exception:  # a bug must not leave a student facing a stack trace; the log keeps it
+        log.exception("drawing the %s view failed for %s", view, page_state.to_query(state))
+        st.error("This view could not be drawn for these settings. Try another layer, head or text; "
+                 "the error was logged on the server.", icon=":material/error:")
 with side:
     shapes_panel(trace.steps, LETTERS)
