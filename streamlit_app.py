@@ -12,13 +12,24 @@ import streamlit as st
 
 from attention import BUNDLED_MODEL, ModelLoadError
 from components import compute, controls, page_state, views
+from components.heatmap import page_icon
 from components.shapes_panel import shapes_panel
 from components.tokens import token_chips
 
 LETTERS = "B batch · T tokens · C hidden size · nh heads · d head size"
 log = logging.getLogger("attention_anatomy")
 
-st.set_page_config(page_title="Attention Anatomy", page_icon=":material/grid_on:", layout="wide")
+
+def draw(view: str, context: views.ViewContext) -> None:
+    try:
+        views.render(view, context)
+    except Exception:  # a bug must not leave a student facing a stack trace; the log keeps it
+        log.exception("drawing the %s view failed for %s", view, page_state.to_query(context.state))
+        st.error("This view could not be drawn for these settings. Try another layer, head or text; "
+                 "the error was logged on the server.", icon=":material/error:")
+
+
+st.set_page_config(page_title="Attention Anatomy", page_icon=page_icon(), layout="wide")
 st.sidebar.title("Attention Anatomy")
 
 names = compute.model_names()
@@ -41,11 +52,14 @@ st.caption(f"{model_name}: {loaded.shape.num_layers} layers × {loaded.shape.num
 for notice in [*url_notices, *range_notices]:
     st.warning(notice, icon=":material/info:")
 
+context = views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=loaded.shape)
+if view in views.STANDALONE_VIEWS:
+    draw(view, context)
+    st.stop()
 if not text.strip():
     st.info("Type a sentence in the sidebar (or pick an example) to see its attention.")
     st.stop()
 
-context = views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=loaded.shape)
 main, side = st.columns([2, 1], gap="medium")
 with main:
     # The compare view runs its two texts separately; every other view reads the text (or pair) as one.
@@ -55,11 +69,6 @@ with main:
                    f"{trace.dropped_tokens[0]} tokens were dropped.", icon=":material/content_cut:")
     encoding = context.encoding(text_b="") if view == "compare" else context.encoding()
     token_chips(list(trace.tokens[0]), encoding.special_tokens_mask[0].tolist())
-    try:
-        views.render(view, context)
-    except Exception:  # a bug must not leave a student facing a stack trace; the log keeps it
-        log.exception("drawing the %s view failed for %s", view, page_state.to_query(state))
-        st.error("This view could not be drawn for these settings. Try another layer, head or text; "
-                 "the error was logged on the server.", icon=":material/error:")
+    draw(view, context)
 with side:
     shapes_panel(trace.steps, LETTERS)

@@ -19,7 +19,7 @@ MAX_TEXT_CHARS = 10_000  # about 2,000 words: far beyond the 512 tokens BERT rea
 MAX_SEED = 2**31 - 1
 TEMPERATURE_RANGE = (0.05, 20.0)
 DEFAULT_TEXT = "time flies like an arrow"
-VIEWS = ("head", "heads", "neuron", "lesson", "lab", "compare")
+VIEWS = ("head", "heads", "neuron", "lesson", "lab", "compare", "counting", "switch")
 AGGREGATES = ("mean", "max", "rollout")
 LESSON_STEPS = 7
 

@@ -39,8 +39,11 @@ def charts(page: AppTest) -> list:
 
 
 def chart_values(chart) -> pd.DataFrame:
-    """The rows an Altair chart sends to the browser (its largest dataset)."""
-    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
+    """The rows a chart sends to the browser: its largest dataset, named or not."""
+    blobs = [d.data.data for d in chart.proto.datasets]
+    if chart.proto.HasField("data") and chart.proto.data.data:
+        blobs.append(chart.proto.data.data)
+    frames = [pa.ipc.open_stream(blob).read_all().to_pandas() for blob in blobs]
     return max(frames, key=len)
 
 

@@ -20,7 +20,11 @@ VIEW_LABELS = {
     "lesson": "Guided lesson",
     "lab": "Scaling lab",
     "compare": "Two texts side by side",
+    "counting": "Counting letters: train a head",
+    "switch": "Switching heads off",
 }
+# Views that train their own toy model and read nothing of the text or the trace.
+STANDALONE_VIEWS = ("counting",)
 
 
 @dataclass(frozen=True)

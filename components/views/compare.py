@@ -13,6 +13,7 @@ import difflib
 import numpy as np
 import streamlit as st
 
+from components.charts import show
 from components.heatmap import heatmap
 from components.page_state import shorten
 
@@ -62,7 +63,7 @@ def render(context) -> None:
             st.caption(f"Text {name}: {shorten(text, 80)}")
             chart = heatmap(weights, tokens, tokens, title=f"Text {name}: weights, {label}",
                             size=SIDE_BY_SIDE_SIZE, domain=shared_scale)
-            st.altair_chart(chart, width="content", key=f"chart-weights-{name.lower()}")
+            show(chart, key=f"chart-weights-{name.lower()}")
 
     positions_a, positions_b = aligned_positions(tokens_a, tokens_b)
     st.subheader("Where they differ")
@@ -75,7 +76,7 @@ def render(context) -> None:
     with left:
         chart = heatmap(difference, shared, shared, title=f"weights A − weights B, {label}",
                         scheme="redblue", size=DIFFERENCE_SIZE)
-        st.altair_chart(chart, width="content", key="chart-difference")
+        show(chart, key="chart-difference")
     with right:
         _largest_change(difference, shared, positions_a, positions_b, weights_a, weights_b)
         st.caption(

@@ -27,7 +27,7 @@ REDRAW_SECONDS = 0.25  # the live curve is redrawn at most this often
 TARGET = 0.9  # the accuracy the defaults are tuned to pass
 SCALING_LABELS = {"none": "none", "sqrt": "√d", "linear": "d", "temperature": "τ"}
 LEARNING_RATES = (0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2)
-CHART_WIDTH = 300
+CHART_WIDTH = 220  # two side by side fit the page's main column
 DEFAULTS = CountingConfig()
 
 
@@ -122,8 +122,8 @@ def counts_table(trace, index: int, config: CountingConfig) -> pd.DataFrame:
             "true count": int(trace.true_counts[index, symbol]),
             "model's count": predicted,
             "confidence": float(trace.probabilities[index, symbol, predicted]),
-            "weight on its own letter": own,
-            "if attention were uniform": where.sum() / config.win_size,
+            "own-letter weight": own,
+            "uniform share": where.sum() / config.win_size,
         })
     return pd.DataFrame(rows)
 
@@ -139,7 +139,7 @@ def _train_live(config: CountingConfig, results: dict) -> None:
             return True
         snapshot = update.snapshot()
         _keep(results, config, snapshot)  # before drawing: a click on Stop interrupts the run inside the draw
-        progress.progress(update.step / update.total, text=_status(snapshot))
+        progress.progress(update.step / update.total, text=_status(snapshot, running=update.step < update.total))
         chart.altair_chart(curves_chart(snapshot), width="content")
         last_drawn = time.perf_counter()
         return True
@@ -155,14 +155,18 @@ def _keep(results: dict, config: CountingConfig, result: TrainingResult) -> None
         results.pop(next(iter(results)))
 
 
-def _status(result: TrainingResult) -> str:
+def _status(result: TrainingResult, running: bool = False) -> str:
     config = result.config
     if result.steps_run == 0:
         return "Stopped before the first step."
     first = result.steps_to(TARGET)
     reached = f" It passed 90 % at step {first}." if first else ""
-    done = (f"Trained {config.steps} steps in {result.seconds:.1f} s" if result.finished else
-            f"Stopped at step {result.steps_run} of {config.steps} (after {result.seconds:.1f} s)")
+    if running:
+        done = f"Step {result.steps_run} of {config.steps} ({result.seconds:.1f} s)"
+    elif result.finished:
+        done = f"Trained {config.steps} steps in {result.seconds:.1f} s"
+    else:
+        done = f"Stopped at step {result.steps_run} of {config.steps} (after {result.seconds:.1f} s)"
     measured = (f"held-out accuracy {result.accuracy:.1%} (step {int(result.accuracy_steps[-1])}), "
                 if len(result.accuracy_steps) else "")
     return f"{done}: {measured}training loss {result.losses[-1]:.3f}.{reached}"
@@ -194,13 +198,13 @@ def _inspection(result: TrainingResult) -> None:
     table = counts_table(trace, 0, config)
     st.dataframe(table, hide_index=True, key="count-table", column_config={
         "confidence": st.column_config.ProgressColumn("confidence", format="percent", min_value=0, max_value=1),
-        "weight on its own letter": st.column_config.NumberColumn(format="%.2f"),
-        "if attention were uniform": st.column_config.NumberColumn(format="%.2f"),
+        "own-letter weight": st.column_config.NumberColumn(format="%.2f"),
+        "uniform share": st.column_config.NumberColumn(format="%.2f"),
     })
     right = int((table["true count"] == table["model's count"]).sum())
-    st.caption(f"The model gets {right} of {len(table)} counts right in this window. \"Weight on its own letter\" "
-               "is how much of a letter's attention lands on the positions holding it; uniform attention would "
-               "give the last column.")
+    st.caption(f"The model gets {right} of {len(table)} counts right in this window. Own-letter weight: how much "
+               "of a letter's attention lands on the positions holding it; uniform share: what it would be if the "
+               "letter looked everywhere alike (its count / window size).")
 
 
 def _alike_note(trace, config: CountingConfig) -> str:
@@ -211,6 +215,7 @@ def _alike_note(trace, config: CountingConfig) -> str:
     spread = max(float(np.abs(weights[window == s] - weights[window == s][0]).max()) for s in present)
     own = np.mean([weights[window == s][:, window == s].sum(axis=1).mean() for s in present])
     uniform = np.mean([(window == s).sum() / config.win_size for s in present])
-    return (f"Rows of equal letters differ by at most {spread:.1e}: equal letters attend alike, since only the "
-            f"letter sets the query. On average a repeated letter puts {own:.0%} of its attention on the "
+    alike = "are identical" if spread == 0 else f"differ by at most {spread:.1e}"
+    return (f"Rows of equal letters {alike}: equal letters attend alike, since only the letter sets the "
+            f"query. On average a repeated letter puts {own:.0%} of its attention on the "
             f"positions holding it, against {uniform:.0%} if it looked everywhere alike.")

@@ -14,6 +14,7 @@ import streamlit as st
 
 from attention.segments import renormalised, visible_tokens
 from components import compute, controls
+from components.charts import show
 from components.downloads import chart_downloads, csv_download
 from components.heatmap import heatmap
 from components.tables import head_csv
@@ -93,7 +94,7 @@ def _chart(matrix, rows, columns, title, key, file_stem, scheme="blues", column_
         st.info("This filter leaves no tokens to show.")
         return
     chart = heatmap(matrix, rows, columns, title=title, column_title=column_title, scheme=scheme)
-    st.altair_chart(chart, width="content", key=f"chart-{key}")
+    show(chart, key=f"chart-{key}")
     chart_downloads(chart, key, f"{key}-{file_stem}", title=f"{title} — {file_stem.replace('-', ' ')}")
 
 

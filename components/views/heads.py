@@ -16,6 +16,7 @@ import streamlit as st
 
 from attention.heads import aggregate_heads, head_summary, head_weights, rollout
 from components import controls
+from components.charts import show
 from components.heatmap import heatmap
 
 GRID_COLUMNS = 4
@@ -134,7 +135,7 @@ def _aggregate(context, weights, tokens: list[str]) -> None:
         caption = ("The average of all heads' weights, cell by cell: every row still sums to 1." if how == "mean" else
                    "The largest weight any head gives each (query, key) pair: shows what at least one head "
                    "attends to; rows no longer sum to 1.")
-    st.altair_chart(heatmap(matrix, tokens, tokens, title=title), width="content", key="chart-aggregate")
+    show(heatmap(matrix, tokens, tokens, title=title), key="chart-aggregate")
     st.caption(caption)
 
 

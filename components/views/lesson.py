@@ -16,6 +16,7 @@ import streamlit as st
 from attention import lesson
 from attention.context import similarity_by_layer
 from components import controls
+from components.charts import show
 from components.heatmap import heatmap
 from components.page_state import LESSON_STEPS, shorten
 from components.shapes_panel import shape_rows
@@ -265,7 +266,7 @@ def _heatmap(matrix, rows, columns, title, key, *, row_title="query token", colu
     """A heatmap drawn at its own size (axes around the plot), or stretched over a column."""
     chart = heatmap(matrix, rows, columns, title=title, row_title=row_title, column_title=column_title,
                     scheme=scheme)
-    st.altair_chart(chart, width="stretch" if stretch else "content", key=f"lesson-{key}")
+    show(chart, key=f"lesson-{key}", width="stretch" if stretch else "content")
 
 
 def _shapes(trace, names: list[str]) -> None:

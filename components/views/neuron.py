@@ -13,6 +13,7 @@ import streamlit as st
 
 from attention.neuron import neuron_view
 from components import controls, page_state
+from components.charts import show
 from components.heatmap import heatmap
 
 DIMENSIONS = "dimension of the head"
@@ -50,7 +51,7 @@ def _vectors_chart(matrix, rows: list[str], title: str, row_title: str, key: str
                     row_title=row_title, column_title=DIMENSIONS, scheme="redblue")
     if height is not None:
         chart = chart.properties(height=height)
-    st.altair_chart(chart, width="content", key=f"chart-{key}")
+    show(chart, key=f"chart-{key}")
 
 
 def _query_select(state, tokens: list[str]) -> int:

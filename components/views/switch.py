@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention import BUNDLED_MODEL, ModelLoadError
+from attention import BUNDLED_MODEL, ModelLoadError, allowed_hub_ids
 from attention.head_switch import (
     SUGGESTED_MODEL,
     HeadEffect,
@@ -28,6 +28,7 @@ from components.heatmap import heatmap
 
 DEFAULT_SENTENCE = "the capital of france is [MASK] ."
 SENTENCE_KEY = "switch_sentence"
+MAX_SENTENCE_CHARS = 500  # a sentence or two; the ranking runs the model once per layer
 MODEL_KEY = "_switch_model"  # the model the toggles were made for
 RANKED = 10  # heads listed in the ranking table
 TOP_HEADS = 3  # heads the "switch off the strongest" button silences
@@ -44,16 +45,17 @@ def render(context) -> None:
         _offer_models(name, missing_head)
         return
     shape = masked_lm.shape
-    _forget_toggles_of_other_models(name, shape.num_layers)
+    _forget_toggles_of_other_models(name)
     mask = masked_lm.tokenizer.mask_token
     st.markdown(
         f"BERT was trained to guess hidden words. Type a sentence with one {mask}; below are the model's five "
         "best guesses. Switch heads off (their context is set to zero before the layer's output projection) "
         "and watch how much of the guess each one carried."
     )
-    if SENTENCE_KEY not in st.session_state:
-        st.session_state[SENTENCE_KEY] = context.text if mask in context.text else DEFAULT_SENTENCE
-    sentence = st.text_input("Sentence", key=SENTENCE_KEY, max_chars=500,
+    if SENTENCE_KEY not in st.session_state:  # the page's text if it has a mask to fill in
+        usable = mask in context.text and len(context.text) <= MAX_SENTENCE_CHARS
+        st.session_state[SENTENCE_KEY] = context.text if usable else DEFAULT_SENTENCE
+    sentence = st.text_input("Sentence", key=SENTENCE_KEY, max_chars=MAX_SENTENCE_CHARS,
                              help=f"Exactly one {mask}; the model reads at most "
                                   f"{masked_lm.model.config.max_position_embeddings} tokens.")
     try:
@@ -62,12 +64,10 @@ def render(context) -> None:
         st.warning(str(error), icon=":material/info:")
         return
 
-    guesses, toggles = st.columns([3, 2], gap="large")
-    with toggles:
-        heads_off = head_toggles(shape.num_layers, shape.num_heads)
+    guesses = st.container()  # drawn above the toggles, filled once they are read
+    heads_off = head_toggles(shape.num_layers, shape.num_heads)
     with guesses:
-        current = prediction(name, sentence, heads_off)
-        _guesses(intact, current, len(heads_off))
+        _guesses(intact, prediction(name, sentence, heads_off), len(heads_off))
     _ranking(intact, effects, shape.num_layers, shape.num_heads)
 
 
@@ -96,7 +96,7 @@ def head_toggles(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]
     st.markdown("**Heads switched off**: click a head to silence it, again to bring it back.")
     heads_off = []
     for layer in range(num_layers):
-        name_column, pills_column = st.columns([1, 6], vertical_alignment="center")
+        name_column, pills_column = st.columns([1, 8], vertical_alignment="center")
         name_column.markdown(f"layer {layer}")
         chosen = pills_column.pills(f"Layer {layer}: heads off", list(range(num_heads)), selection_mode="multi",
                                     key=_toggle_key(layer), label_visibility="collapsed", format_func=str)
@@ -107,20 +107,21 @@ def head_toggles(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]
 
 
 def ranking_table(effects: tuple[HeadEffect, ...], top_word: str, limit: int = RANKED) -> pd.DataFrame:
+    """The heads whose removal costs the top word most, with the probability left and the new top word."""
     return pd.DataFrame([{
         "layer": e.layer,
         "head": e.head,
-        f"P({top_word}) with it off": e.probability,
-        "drop": e.drop,
-        "top word with it off": e.top_word,
+        f"P({top_word}) without it": e.probability,
+        "drop (points)": 100 * e.drop,
+        "top word without it": e.top_word,
     } for e in effects[:limit]])
 
 
 def drop_grid(effects: tuple[HeadEffect, ...], num_layers: int, num_heads: int) -> np.ndarray:
-    """(L, nh): the drop in the top word's probability when that head alone is off."""
+    """(L, nh): the drop in the top word's probability, in percentage points, when that head alone is off."""
     grid = np.zeros((num_layers, num_heads), dtype=np.float32)
     for e in effects:
-        grid[e.layer, e.head] = e.drop
+        grid[e.layer, e.head] = 100 * e.drop
     return grid
 
 
@@ -128,20 +129,30 @@ def _guesses(intact: Prediction, current: Prediction, switched_off: int) -> None
     top_id, top_word = intact.top_ids[0], intact.top_words[0]
     before, after = intact.top_probabilities[0], current.probability_of(top_id)
     label = "all heads on" if not switched_off else f"{switched_off} head{'s' * (switched_off > 1)} off"
-    st.metric(f"P({top_word}), the intact model's top word — {label}", f"{after:.1%}",
-              delta=f"{(after - before) * 100:+.1f} points" if switched_off else None)
-    table = pd.DataFrame({
-        "rank": range(1, len(intact.top_words) + 1),
-        "all heads on": intact.top_words,
-        "probability": intact.top_probabilities,
-        f"with {label}": current.top_words,
-        "probability ": current.top_probabilities,
-    })
-    percent = st.column_config.ProgressColumn(format="percent", min_value=0.0, max_value=1.0)
-    st.dataframe(table, hide_index=True, key="switch-top5",
-                 column_config={"probability": percent, "probability ": percent})
+    metric_column, table_column = st.columns([1, 3], gap="medium")
+    metric_column.metric(f"P({top_word}), {label}", percent(after),
+                         delta=f"{points(after - before)} points" if switched_off else None,
+                         help=f"“{top_word}” is the intact model's top word; the arrow is the change since all "
+                              "heads were on.")
+    columns = {"rank": range(1, len(intact.top_words) + 1), "all heads on": intact.top_words,
+               "P (all on)": intact.top_probabilities}
+    if switched_off:
+        columns |= {f"with {label}": current.top_words, f"P ({label})": current.top_probabilities}
+    bar = st.column_config.ProgressColumn(format="percent", min_value=0.0, max_value=1.0)
+    table_column.dataframe(pd.DataFrame(columns), hide_index=True, key="switch-top5",
+                           column_config={name: bar for name in columns if name.startswith("P (")})
     st.caption(f"The guesses for {intact.tokens[intact.mask_index]} at token {intact.mask_index} of "
                f"{' '.join(intact.tokens)}.")
+
+
+def percent(probability: float) -> str:
+    """A probability as a percentage; the tiny ones of an untrained model in scientific notation."""
+    return f"{probability:.1%}" if probability >= 1e-3 else f"{probability * 100:.1e}%"
+
+
+def points(change: float) -> str:
+    """A change of probability in percentage points, with its sign."""
+    return f"{change * 100:+.1f}" if abs(change) >= 5e-4 else f"{change * 100:+.1e}"
 
 
 def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], num_layers: int, num_heads: int) -> None:
@@ -149,34 +160,38 @@ def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], num_layers: in
     st.subheader(f"Which heads carry “{top_word}”?")
     grid = drop_grid(effects, num_layers, num_heads)
     chart = heatmap(grid, [str(i) for i in range(num_layers)], [str(i) for i in range(num_heads)],
-                    title=f"Drop in P({top_word}) when one head is off", row_title="layer", column_title="head",
-                    scheme="redblue", size=min(420, 36 * max(num_layers, num_heads)))
+                    title=f"Drop in P({top_word}), points", row_title="layer",
+                    column_title="head", scheme="redblue", size=min(420, 36 * max(num_layers, num_heads)))
     left, right = st.columns([2, 3], gap="large")
     with left:
         st.altair_chart(chart, width="content", key="chart-switch-drops")
     with right:
-        st.dataframe(ranking_table(effects, top_word), hide_index=True, key="switch-ranking",
-                     column_config={"drop": st.column_config.NumberColumn(format="%+.4f")})
+        st.dataframe(ranking_table(effects, top_word), hide_index=True, key="switch-ranking", column_config={
+            f"P({top_word}) without it": st.column_config.NumberColumn(format="percent"),
+            "drop (points)": st.column_config.NumberColumn(format="%+.2f"),
+        })
         strongest = tuple((e.layer, e.head) for e in effects[:TOP_HEADS])
         st.button(f"Switch off the {TOP_HEADS} heads with the largest drop", key="switch_strongest",
                   on_click=_set_heads_off, args=(strongest, num_layers), icon=":material/block:")
     changed = [e for e in effects if e.top_word != top_word]
     st.caption(
-        f"Each head switched off alone, all others on. Red: the head helped (P({top_word}) falls without it), "
-        f"blue: it worked against the word. {len(changed)} of {len(effects)} heads change the top word on their "
+        f"Each head switched off alone, all others on. Blue: the head helped (P({top_word}) falls without it); "
+        f"red: it worked against the word. {len(changed)} of {len(effects)} heads change the top word on their "
         "own; heads often stand in for each other, so switching several off can do more than the sum of each."
     )
 
 
 def _offer_models(name: str, reason: str) -> None:
     st.info(reason, icon=":material/info:")
-    others = [m for m in compute.model_names() if m not in (name, BUNDLED_MODEL)]
-    st.markdown("Load a model with the head: the whole page switches to it.")
+    others = sorted((m for m in compute.model_names() if m not in (name, BUNDLED_MODEL)),
+                    key=lambda m: m != SUGGESTED_MODEL)  # the suggestion first
+    st.markdown("Load a model that has the head (the whole page switches to it):")
     for model in others:
-        hint = " (downloads about 440 MB on first use)" if model == SUGGESTED_MODEL else ""
-        st.button(f"Load {model}{hint}", key=f"switch_load_{model}", on_click=_use_model, args=(model,))
-    st.caption(f"A local checkpoint appears here and in the sidebar's model list once its folder is in the "
-               f"{compute.MODEL_DIRS_ENV} environment variable.")
+        hint = " (from the Hugging Face Hub: downloads on first use)" if model in allowed_hub_ids() else ""
+        st.button(f"Load {model}{hint}", key=f"switch_load_{model}", on_click=_use_model, args=(model,),
+                  type="primary" if model == SUGGESTED_MODEL else "secondary")
+    st.caption(f"A local checkpoint saved from BertForMaskedLM appears here, and in the sidebar's model list, "
+               f"once its folder is in the {compute.MODEL_DIRS_ENV} environment variable.")
 
 
 def _use_model(model: str) -> None:
@@ -189,10 +204,10 @@ def _toggle_key(layer: int) -> str:
 
 def _set_heads_off(pairs, num_layers: int) -> None:
     for layer in range(num_layers):
-        st.session_state[_toggle_key(layer)] = [h for (at, h) in pairs if at == layer]
+        st.session_state[_toggle_key(layer)] = sorted(h for (at, h) in pairs if at == layer)
 
 
-def _forget_toggles_of_other_models(name: str, num_layers: int) -> None:
+def _forget_toggles_of_other_models(name: str) -> None:
     """Toggles belong to one model's heads: a new model starts with all of its heads on."""
     if st.session_state.get(MODEL_KEY) != name:
         for key in [k for k in st.session_state if k.startswith("switch_off_")]:

@@ -1,0 +1,171 @@
+"""Switching heads off, against transformers and against the trace, on a tiny BERT with an MLM head saved here."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+from attention import BUNDLED_MODEL, ModelLoadError, TraceSettings, build_trace, encode, load_model
+from attention.head_switch import (
+    NoMaskedLMHead,
+    head_ranking,
+    load_masked_lm,
+    normalise_heads_off,
+    predict,
+    run_encoder,
+)
+from tests.conftest import save_tiny_bert
+
+SENTENCE = "the capital of france is [MASK] ."
+TOLERANCE = 1e-5
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    """A tiny BertForMaskedLM (2 layers, 4 heads, C = 32) saved like a real checkpoint."""
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny-mlm"), with_mlm_head=True)
+
+
+@pytest.fixture(scope="module")
+def masked(checkpoint):
+    return load_masked_lm(str(checkpoint))
+
+
+@pytest.fixture(scope="module")
+def inputs(masked):
+    return masked.tokenizer(SENTENCE, return_tensors="pt")
+
+
+def _own_logits(masked, inputs) -> np.ndarray:
+    with torch.inference_mode():
+        return masked.model(**inputs).logits.numpy()  # (1, T, V): transformers' BertForMaskedLM
+
+
+def test_with_every_head_on_the_logits_are_transformers_own(masked, inputs):
+    run = run_encoder(masked, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"])
+    assert np.abs(run.logits - _own_logits(masked, inputs)).max() <= TOLERANCE
+    assert len(run.hidden_states) == 3 and len(run.attention_outputs) == 2
+
+
+def test_with_every_head_on_the_top_five_are_transformers_own(masked, inputs):
+    prediction = predict(masked, SENTENCE)
+    mask_index = prediction.tokens.index("[MASK]")
+    assert prediction.mask_index == mask_index
+    probabilities = torch.softmax(torch.from_numpy(_own_logits(masked, inputs)[0, mask_index]), dim=-1)
+    top = torch.topk(probabilities, 5)
+    assert list(prediction.top_ids) == top.indices.tolist()
+    np.testing.assert_allclose(prediction.top_probabilities, top.values.numpy(), rtol=1e-5)
+    assert prediction.top_words == tuple(masked.tokenizer.convert_ids_to_tokens(top.indices.tolist()))
+    np.testing.assert_allclose(prediction.probabilities.sum(), 1.0, rtol=1e-5)
+
+
+@pytest.mark.parametrize("layer", [0, 1])
+@pytest.mark.parametrize("head", [0, 3])
+def test_a_head_off_changes_its_layer_exactly_as_the_trace_zeroes_it(checkpoint, masked, inputs, layer, head):
+    encoder_only = load_model(str(checkpoint))  # BertModel from the same weights, as the rest of the page loads it
+    encoding = encode(encoder_only, SENTENCE)
+    trace = build_trace(encoder_only, encoding, TraceSettings(layer=layer, head=head, heads_off=(head,)))
+    intact = run_encoder(masked, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"])
+    switched = run_encoder(masked, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"],
+                           [(layer, head)])
+    assert np.abs(switched.attention_outputs[layer] - trace["attention output"]).max() <= TOLERANCE
+    for earlier in range(layer + 1):  # the layer's input is untouched
+        np.testing.assert_array_equal(switched.hidden_states[earlier], intact.hidden_states[earlier])
+    assert np.abs(switched.attention_outputs[layer] - intact.attention_outputs[layer]).max() > 1e-4
+    assert np.abs(switched.logits - intact.logits).max() > 0
+
+
+def test_several_heads_off_match_the_trace_too(checkpoint, masked, inputs):
+    encoder_only = load_model(str(checkpoint))
+    trace = build_trace(encoder_only, encode(encoder_only, SENTENCE), TraceSettings(layer=0, heads_off=(1, 2)))
+    run = run_encoder(masked, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"],
+                      [(0, 2), (0, 1)])
+    assert run.heads_off == ((0, 1), (0, 2))
+    assert np.abs(run.attention_outputs[0] - trace["attention output"]).max() <= TOLERANCE
+
+
+def test_the_model_is_left_as_it_was(masked):
+    before = {name: value.clone() for name, value in masked.model.state_dict().items()}
+    predict(masked, SENTENCE, [(0, 1), (1, 3)])
+    head_ranking(masked, SENTENCE)
+    assert all(not m._forward_hooks and not m._forward_pre_hooks for m in masked.model.modules())
+    for name, value in masked.model.state_dict().items():
+        assert torch.equal(value, before[name]), name
+    assert not masked.model.training
+
+
+def test_two_threads_with_different_heads_off_get_what_each_gets_alone(masked):
+    choices = [((0, 1),), ((1, 2), (1, 3))]
+    alone = [predict(masked, SENTENCE, off).probabilities for off in choices]
+    results: dict[int, list[np.ndarray]] = {0: [], 1: []}
+    start = threading.Barrier(2)
+
+    def run(i: int) -> None:
+        start.wait()
+        for _ in range(25):
+            results[i].append(predict(masked, SENTENCE, choices[i]).probabilities)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not np.array_equal(alone[0], alone[1])
+    for i in range(2):
+        assert len(results[i]) == 25
+        for probabilities in results[i]:
+            np.testing.assert_array_equal(probabilities, alone[i])
+
+
+def test_the_ranking_switches_each_head_off_alone(masked):
+    intact, effects = head_ranking(masked, SENTENCE)
+    assert intact.top_ids == predict(masked, SENTENCE).top_ids
+    assert sorted((e.layer, e.head) for e in effects) == [(layer, head) for layer in range(2) for head in range(4)]
+    drops = [e.drop for e in effects]
+    assert drops == sorted(drops, reverse=True)
+    top_id = intact.top_ids[0]
+    for effect in effects:
+        alone = predict(masked, SENTENCE, [(effect.layer, effect.head)])
+        assert effect.probability == pytest.approx(alone.probability_of(top_id), rel=1e-5)
+        assert effect.drop == pytest.approx(intact.top_probabilities[0] - alone.probability_of(top_id), abs=1e-9)
+        assert effect.top_word == alone.top_words[0]
+
+
+def test_the_bundled_model_has_no_mlm_head_and_says_what_to_do():
+    with pytest.raises(NoMaskedLMHead) as caught:
+        load_masked_lm(BUNDLED_MODEL)
+    message = str(caught.value)
+    assert "no masked-language-model head" in message
+    assert "bert-base-uncased" in message and "local checkpoint" in message
+    assert isinstance(caught.value, ModelLoadError)
+
+
+def test_an_encoder_only_checkpoint_is_refused_the_same_way(tiny_checkpoint):
+    with pytest.raises(NoMaskedLMHead, match="no masked-language-model head"):
+        load_masked_lm(str(tiny_checkpoint))
+
+
+def test_names_outside_the_allow_list_are_refused(tmp_path):
+    with pytest.raises(ModelLoadError, match="Unknown model"):
+        load_masked_lm("someone/bert-with-a-surprise")
+    with pytest.raises(ModelLoadError, match="no config.json"):
+        load_masked_lm(str(tmp_path))
+
+
+@pytest.mark.parametrize(("sentence", "message"), [
+    ("the capital of france is paris .", "exactly one \\[MASK\\].*it has none"),
+    ("[MASK] is the capital of [MASK] .", "it has 2"),
+    ("   ", "Type a sentence"),
+])
+def test_a_sentence_needs_exactly_one_mask(masked, sentence, message):
+    with pytest.raises(ValueError, match=message):
+        predict(masked, sentence)
+
+
+@pytest.mark.parametrize("heads_off", [[(2, 0)], [(0, 4)], [(0, -1)], [(0,)], [("0", 1)], [(True, 1)]])
+def test_heads_that_do_not_exist_are_refused(masked, heads_off):
+    with pytest.raises(ValueError, match="heads_off|does not exist"):
+        normalise_heads_off(heads_off, masked.shape)

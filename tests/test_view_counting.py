@@ -1,0 +1,151 @@
+"""The counting lab through AppTest (as ?view=counting): it opens, trains to the end, keeps results per config."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention.counting import CountingConfig, example_windows, inspect, train
+
+APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+STEPS = 60  # a short run: the page's machinery, not the learning (tests/test_counting.py has that)
+SHORT = replace(CountingConfig(), steps=STEPS)
+
+
+def open_lab() -> AppTest:
+    page = AppTest.from_file(APP, default_timeout=120)
+    page.query_params["view"] = "counting"
+    return page.run()
+
+
+def assert_healthy(page: AppTest) -> None:
+    assert not page.exception, [e.message for e in page.exception]
+
+
+def chart_titles(page: AppTest) -> list[str]:
+    titles = []
+    for chart in page.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        parts = [spec.get("title"), *(c.get("title") for c in spec.get("hconcat", []))]
+        titles += [str(t.get("text", t) if isinstance(t, dict) else t) for t in parts if t]
+    return titles
+
+
+def chart_cells(page: AppTest, title: str) -> np.ndarray:
+    for chart in page.get("vega_lite_chart"):
+        if json.loads(chart.proto.spec).get("title") == title:
+            frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
+            cells = max(frames, key=len)
+            matrix = np.zeros((cells["row"].max() + 1, cells["column"].max() + 1), dtype=np.float32)
+            matrix[cells["row"], cells["column"]] = cells["value"]
+            return matrix
+    raise AssertionError(f"no chart {title!r}; there are {chart_titles(page)}")
+
+
+def count_table(page: AppTest):
+    """The letters table: true counts next to the model's."""
+    tables = [d.value for d in page.dataframe if "letter" in d.value.columns]
+    assert len(tables) == 1, f"{len(tables)} letter tables on the page"
+    return tables[0]
+
+
+@pytest.fixture(scope="module")
+def trained_page() -> AppTest:
+    page = open_lab()
+    page.slider(key="count_steps").set_value(STEPS).run()
+    return page.button(key="count_train").click().run()
+
+
+def test_the_lab_opens_from_its_link_with_the_defaults_and_waits_for_train():
+    page = open_lab()
+    assert_healthy(page)
+    defaults = CountingConfig()
+    assert page.slider(key="count_win_size").value == defaults.win_size
+    assert page.slider(key="count_vocab_size").value == defaults.vocab_size
+    assert page.slider(key="count_head_size").value == defaults.head_size
+    assert page.select_slider(key="count_learning_rate").value == defaults.learning_rate
+    assert page.slider(key="count_steps").value == defaults.steps
+    assert page.number_input(key="count_seed").value == defaults.seed
+    assert page.button(key="count_train").label == "Train"
+    assert any("Press Train" in c.value for c in page.caption)
+    assert not page.get("progress")
+
+
+def test_training_runs_to_the_end_with_progress_curves_and_counts(trained_page):
+    page = trained_page
+    assert_healthy(page)
+    progress = page.get("progress")
+    assert len(progress) == 1 and progress[0].proto.value == 100
+    assert progress[0].proto.text.startswith(f"Trained {STEPS} steps")
+    titles = chart_titles(page)
+    assert "Loss" in titles and any(t.startswith("Held-out accuracy") for t in titles)
+    table = count_table(page)
+    assert table["letter"].tolist() == list("ABCDE")
+
+    result = train(SHORT)  # the same run, off the page: a seed fixes it
+    assert f"held-out accuracy {result.accuracy:.1%}" in progress[0].proto.text
+    trace = inspect(result, example_windows(SHORT, 1, seed=0))
+    assert table["true count"].tolist() == trace.true_counts[0, 1:].tolist()
+    assert table["model's count"].tolist() == trace.predicted_counts[0, 1:].tolist()
+    np.testing.assert_allclose(chart_cells(page, "Attention weights, position × position"),
+                               trace.self_weights[0], atol=1e-6)
+    np.testing.assert_allclose(chart_cells(page, "Each symbol's question to this window"),
+                               trace.symbol_weights[0], atol=1e-6)
+    window = " ".join(trace.labels[0])
+    assert any(window in m.value for m in page.markdown)
+
+
+def test_results_are_kept_per_config_in_the_session(trained_page):
+    page = trained_page
+    page.slider(key="count_head_size").set_value(4).run()
+    assert_healthy(page)
+    assert any("Press Train" in c.value for c in page.caption), "another config has no model yet"
+    page.slider(key="count_head_size").set_value(CountingConfig().head_size).run()
+    assert_healthy(page)
+    assert not page.get("progress"), "shown from the session, not trained again"
+    assert any(c.value.startswith(f"Trained {STEPS} steps") for c in page.caption)
+    assert count_table(page)["letter"].tolist() == list("ABCDE")
+
+
+def test_another_window_draws_another_sample(trained_page):
+    page = trained_page
+    before = count_table(page)
+    page.button(key="count_another").click().run()
+    assert_healthy(page)
+    trace = inspect(train(SHORT), example_windows(SHORT, 1, seed=1))
+    after = count_table(page)
+    assert after["true count"].tolist() == trace.true_counts[0, 1:].tolist()
+    assert not before.equals(after)
+
+
+def test_a_stopped_run_shows_where_it_stopped():
+    page = AppTest.from_file(APP, default_timeout=120)
+    page.query_params["view"] = "counting"
+    config = replace(CountingConfig(), steps=STEPS)
+    stopped = train(config, on_step=lambda update: update.step < 25)
+    page.session_state["count_results"] = {config: stopped}
+    page.run()
+    page.slider(key="count_steps").set_value(STEPS).run()
+    assert_healthy(page)
+    assert any(c.value.startswith(f"Stopped at step 25 of {STEPS}") for c in page.caption)
+    assert count_table(page)["letter"].tolist() == list("ABCDE")
+
+
+def test_other_task_sizes_and_the_temperature_scaling_train_too():
+    page = open_lab()
+    page.slider(key="count_vocab_size").set_value(3)
+    page.slider(key="count_win_size").set_value(6)
+    page.slider(key="count_steps").set_value(40)
+    page.button_group(key="count_scaling").set_value("temperature").run()
+    assert page.slider(key="count_temperature").value == 3.0
+    page.button(key="count_train").click().run()
+    assert_healthy(page)
+    assert page.get("progress")[0].proto.text.startswith("Trained 40 steps")
+    assert count_table(page)["letter"].tolist() == list("ABC")
+    assert chart_cells(page, "Attention weights, position × position").shape == (6, 6)
