@@ -44,8 +44,9 @@ def encode_batch(loaded: LoadedModel, pairs: list[tuple[str, str | None]]) -> En
     texts_b = [None if not b or not b.strip() else b for _, b in pairs]
     tokenizer = loaded.tokenizer
     batch = _tokenize(tokenizer, texts, texts_b, loaded.max_tokens)
+    # Only a row that reached the limit can have lost tokens; only then is it tokenized again, uncut.
     dropped = tuple(
-        max(0, _untruncated_length(tokenizer, a, b) - int(kept))
+        max(0, _untruncated_length(tokenizer, a, b) - int(kept)) if int(kept) >= loaded.max_tokens else 0
         for a, b, kept in zip(texts, texts_b, batch["attention_mask"].sum(dim=1), strict=True)
     )
     with torch.inference_mode():
