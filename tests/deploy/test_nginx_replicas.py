@@ -1,0 +1,400 @@
+"""Two replicas of the app behind nginx (deploy/nginx.conf, as committed), driven by real browsers.
+
+Starts two `streamlit run` processes and nginx in front of them on loopback (once for the module),
+then opens sessions through the proxy, each in its own browser context (so its own cookies):
+
+- sessions are spread over both replicas, and every request of one browser (the page, its static
+  files, /_stcore/health, its websocket, the /media/ file of a download) reaches the same replica;
+- a session keeps its state across reruns (the head slider moves; the URL and the heatmap follow);
+- the proxy passes Host through, so Streamlit's websocket Origin check (server.enableCORS, on) accepts
+  the app's own origin under any host name and still refuses a foreign one;
+- after one replica is killed, its browsers reconnect to the other, and new browsers still open
+  the page there.
+
+Which replica holds a session is read from two places that do not depend on each other: each
+replica's own /_stcore/metrics (active_sessions goes up by one on the replica that got the
+websocket), and nginx's access log (deploy/nginx.conf logs every request's route cookie and the
+replica that answered it).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import http.client
+import importlib.util
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.harness import (
+    chromium_path,
+    free_port,
+    launch_chromium,
+    new_page,
+    press_slider_key,
+    slider_thumb,
+    streamlit_server,
+    wait_until_settled,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "streamlit_app.py"
+NGINX_CONF = ROOT / "deploy" / "nginx.conf"
+# The ports written in deploy/nginx.conf: nginx's own, then one per replica.
+CONF_LISTEN_PORT = 8600
+CONF_REPLICA_PORTS = (8601, 8602)
+CSV_HEADER = "query_index,query_token,key_index,key_token,score,weight"
+# The replicas may never reach past loopback. Streamlit asks a public "what is my IP" service when a
+# websocket's Origin is neither the page's own nor local (the refused origin below): send that to a
+# closed loopback port instead, where it fails at once.
+NO_WAY_OUT = "http://127.0.0.1:9"
+REPLICA_ENV = {"HTTP_PROXY": NO_WAY_OUT, "HTTPS_PROXY": NO_WAY_OUT, "http_proxy": NO_WAY_OUT,
+               "https_proxy": NO_WAY_OUT, "NO_PROXY": "", "no_proxy": ""}
+
+
+def nginx_path() -> str | None:
+    """Debian's nginx (`apt-get install -y nginx`); /usr/sbin is not on every user's PATH."""
+    return shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
+
+
+pytestmark = [
+    pytest.mark.deploy,
+    pytest.mark.skipif(nginx_path() is None,
+                       reason="nginx not found: install Debian's package with `apt-get install -y nginx`"),
+    pytest.mark.skipif(chromium_path() is None,
+                       reason="Chromium not found at /usr/bin/chromium: install it with `apt-get install -y chromium`"),
+    pytest.mark.skipif(importlib.util.find_spec("playwright") is None,
+                       reason="Playwright missing: `pip install -r requirements-dev.txt`"),
+]
+
+
+def nginx_config(text: str, listen_port: int, replica_ports: tuple[int, int]) -> str:
+    """deploy/nginx.conf's text with other ports: listen_port for 8600, replica_ports for 8601 and 8602."""
+    replacements = {f"listen 127.0.0.1:{CONF_LISTEN_PORT};": f"listen 127.0.0.1:{listen_port};"}
+    for conf_port, port in zip(CONF_REPLICA_PORTS, replica_ports, strict=True):
+        replacements[f"server 127.0.0.1:{conf_port} "] = f"server 127.0.0.1:{port} "
+    for old, new in replacements.items():
+        if text.count(old) != 1:
+            raise ValueError(f"deploy/nginx.conf should contain {old!r} exactly once, so that its ports can be set")
+        text = text.replace(old, new)
+    return text
+
+
+@dataclass(frozen=True)
+class Proxy:
+    url: str
+    access_log: Path
+
+
+@contextlib.contextmanager
+def nginx_proxy(replica_ports: tuple[int, int], folder: Path) -> Iterator[Proxy]:
+    """Run nginx with deploy/nginx.conf in front of the replicas on a free port; stop it afterwards.
+
+    nginx's prefix (-p) is folder: its pid file, temporary files and access log go there.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    config = folder / "nginx.conf"
+    config.write_text(nginx_config(NGINX_CONF.read_text(), port, replica_ports))
+    command = [nginx_path(), "-p", str(folder), "-e", "stderr", "-c", str(config), "-g", "daemon off;"]
+    with open(folder / "nginx.out", "w+b") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            _wait_for_port(process, port, output)
+            yield Proxy(f"http://127.0.0.1:{port}", folder / "access.log")
+        finally:
+            # SIGTERM: nginx's fast shutdown, which also closes the websockets it holds.
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)  # the master and its worker
+                process.wait(timeout=10)
+
+
+def _wait_for_port(process: subprocess.Popen, port: int, output, timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            output.seek(0)
+            message = output.read().decode(errors="replace")
+            raise RuntimeError(f"nginx exited with code {process.returncode}:\n{message}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"nginx did not listen on 127.0.0.1:{port} within {timeout_s:.0f} s")
+
+
+def metrics(base_url: str) -> dict[str, float]:
+    """A replica's own counters, asked directly (not through the proxy): active_sessions and connects."""
+    with urllib.request.urlopen(f"{base_url}/_stcore/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    values = {}
+    for name, pattern in (("active", r"^active_sessions (\S+)$"),
+                          ("connects", r'^session_events_total\{type="connect"\} (\S+)$')):
+        found = re.search(pattern, text, re.MULTILINE)
+        assert found, f"{name} missing from {base_url}/_stcore/metrics:\n{text}"
+        values[name] = float(found.group(1))
+    return values
+
+
+def port_of(base_url: str) -> int:
+    return int(base_url.rsplit(":", 1)[1])
+
+
+def server_pid(port: int) -> int:
+    """The id of the `streamlit run` process this test started on port (the harness does not return it)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"streamlit" in argv and b"--server.port" in argv and argv[argv.index(b"--server.port") + 1] == \
+                    str(port).encode():
+                return int(entry.name)
+    raise LookupError(f"no streamlit process on port {port}")
+
+
+def access_log(path: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """nginx's access log (format `replicas` in deploy/nginx.conf) as {route: [(uri, upstream, status)]}."""
+    requests = defaultdict(list)
+    line_format = re.compile(r'route=(\S+) upstream=(\S+(?:, \S+)*) status=(\d+) "\S+ (\S+)"')
+    for line in path.read_text().splitlines():
+        found = line_format.search(line)
+        assert found, f"unexpected access log line: {line}"
+        route, upstream, status, uri = found.groups()
+        requests[route].append((uri, upstream, status))
+    return requests
+
+
+def _wait_for(condition, what: str, timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def weights_chart(page):
+    return page.locator('[data-testid="stVegaLiteChart"]').filter(has_text="Attention weights").first
+
+
+# What the weights heatmap shows, as a string that changes with the data (as in tests/browser).
+_CHART_PIXELS_JS = """chart => {
+  const canvas = chart.querySelector('canvas');
+  if (canvas) return canvas.toDataURL();
+  return [...chart.querySelectorAll('g.mark-rect.role-mark path, g.mark-image image')]
+    .map(mark => mark.getAttribute('fill') || mark.getAttribute('href') || '').join(' ');
+}"""
+
+
+def chart_pixels(page) -> str:
+    return weights_chart(page).evaluate(_CHART_PIXELS_JS)
+
+
+def expect_view(page, layer: int, head: int) -> None:
+    """The page names the layer and head it shows ("Layer 1, head 2", in a heading or a chart title)."""
+    from playwright.sync_api import expect
+
+    expect(page.get_by_text(re.compile(rf"\blayer {layer}, head {head}(?!\d)", re.IGNORECASE)).first).to_be_visible()
+
+
+def open_session(browser, url: str):
+    """A fresh browser context (own cookies, so its own session) with the page loaded and settled."""
+    page = new_page(browser, viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page.set_default_timeout(60_000)
+    page.goto(url)
+    weights_chart(page).locator("canvas, svg.marks").first.wait_for()
+    wait_until_settled(page)
+    return page
+
+
+def route_of(page) -> str:
+    cookies = {cookie["name"]: cookie["value"] for cookie in page.context.cookies()}
+    assert "_streamlit_xsrf" in cookies, "Streamlit's XSRF cookie did not come through the proxy"
+    return cookies["aa_route"]
+
+
+def websocket_handshake(proxy_url: str, host: str, origin: str) -> int:
+    """Open /_stcore/stream through the proxy with the given Host and Origin; return the HTTP status."""
+    connection = http.client.HTTPConnection(proxy_url.removeprefix("http://"), timeout=20)
+    try:
+        connection.request("GET", "/_stcore/stream", headers={
+            "Host": host, "Origin": origin, "Upgrade": "websocket", "Connection": "Upgrade",
+            "Sec-WebSocket-Key": base64.b64encode(os.urandom(16)).decode(), "Sec-WebSocket-Version": "13",
+            "Sec-WebSocket-Protocol": "streamlit"})
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def open_until_spread(browser, proxy: Proxy, replicas: list[str], query: str = "", at_least: int = 3,
+                      at_most: int = 12):
+    """Open sessions one at a time until every replica holds some; return [(page, replica index)].
+
+    The route cookie is random, so where a browser lands is chance: 12 sessions all on one of two
+    replicas would happen about once in 2,000 runs of a fair hash. The replica whose active_sessions
+    went up is the one that got the session's websocket.
+    """
+    sessions = []
+    while len(sessions) < at_least or len({replica for _, replica in sessions}) < len(replicas):
+        assert len(sessions) < at_most, f"{at_most} sessions, all on replica {sessions[0][1]}: nothing spreads them"
+        before = [metrics(url)["active"] for url in replicas]
+        page = open_session(browser, f"{proxy.url}/{query}")
+        gained = [metrics(url)["active"] - old for url, old in zip(replicas, before, strict=True)]
+        assert sorted(gained) == [0, 1], f"a new session should add one websocket on one replica: {gained}"
+        sessions.append((page, gained.index(1)))
+    return sessions
+
+
+def move_head(page, head: int) -> None:
+    """Press ArrowRight on the head slider until it reads head; the URL and the heatmap must follow."""
+    from playwright.sync_api import expect
+
+    before = chart_pixels(page)
+    for _ in range(head - int(slider_thumb(page, "head").input_value())):
+        press_slider_key(page, "head", "ArrowRight")
+    expect(slider_thumb(page, "head")).to_have_value(str(head))
+    expect(page).to_have_url(re.compile(rf"[?&]head={head}(&|$)"))
+    expect_view(page, 0, head)
+    _wait_for(lambda: chart_pixels(page) != before, "the heatmap to be redrawn for the new head")
+
+
+@dataclass(frozen=True)
+class Cluster:
+    replicas: list[str]  # base URLs, asked directly for their metrics
+    upstreams: list[str]  # the same replicas as nginx names them in its log
+    proxy: Proxy
+    browser: object
+    logs: Path  # the replicas' output: replica0.log, replica1.log
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=30_000)  # two servers, nginx and a browser share 2 cores
+    logs = tmp_path_factory.mktemp("replicas")
+    with ExitStack() as stack:
+        replicas = [stack.enter_context(streamlit_server(APP, env=REPLICA_ENV, log_path=logs / f"replica{i}.log"))
+                    for i in range(2)]
+        ports = tuple(port_of(url) for url in replicas)
+        proxy = stack.enter_context(nginx_proxy(ports, logs / "nginx"))
+        browser = launch_chromium(stack.enter_context(sync_playwright()))
+        stack.callback(browser.close)
+        yield Cluster(replicas, [f"127.0.0.1:{port}" for port in ports], proxy, browser, logs)
+
+
+def answered_by(cluster: Cluster, page) -> set[str]:
+    """Which replicas answered this browser's requests, as nginx logged them ("a, b": a refused, then b)."""
+    return {upstream for _, upstream, _ in access_log(cluster.proxy.access_log)[route_of(page)]}
+
+
+def test_sessions_spread_and_stick(cluster):
+    from playwright.sync_api import expect
+
+    replicas, upstreams = cluster.replicas, cluster.upstreams
+    sessions = open_until_spread(cluster.browser, cluster.proxy, replicas)
+
+    # Every request of each browser so far went to the replica that holds its websocket.
+    log = access_log(cluster.proxy.access_log)
+    for page, replica in sessions:
+        requests = log[route_of(page)]
+        assert {upstream for _, upstream, _ in requests} == {upstreams[replica]}, requests
+        uris = {uri for uri, _, _ in requests}
+        assert "/" in uris and "/_stcore/health" in uris and any(u.startswith("/static/") for u in uris), uris
+
+    # A session keeps its state across reruns, on each replica, without a new session. Different
+    # heads make different CSVs, so each replica holds a /media/ file the other one never made.
+    moved = {}  # replica index -> its page whose head was moved to replica index + 1
+    for page, replica in sessions:
+        if replica not in moved:
+            before = [metrics(url) for url in replicas]
+            move_head(page, replica + 1)
+            assert [metrics(url) for url in replicas] == before, "a rerun must not open a new session"
+            moved[replica] = page
+    for replica, page in moved.items():
+        with page.expect_download() as download_info:
+            page.locator(".st-key-csv button").click()
+        rows = Path(download_info.value.path()).read_text(encoding="utf-8").splitlines()
+        assert rows[0] == CSV_HEADER
+        media = [entry for entry in access_log(cluster.proxy.access_log)[route_of(page)]
+                 if entry[0].startswith("/media/")]
+        assert media and {upstream for _, upstream, _ in media} == {upstreams[replica]}, media
+        expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+    # Host passes through: the app's own origin is accepted under a host name Streamlit does not
+    # know (so as same-origin, not as "localhost"), and a foreign origin is still refused.
+    host = f"attention-anatomy.test:{port_of(cluster.proxy.url)}"
+    assert websocket_handshake(cluster.proxy.url, host, f"http://{host}") == 101
+    assert websocket_handshake(cluster.proxy.url, host, "http://elsewhere.test") == 403
+    # The one websocket Streamlit refused was the foreign origin's: every browser's passed its checks.
+    refusals = sum((cluster.logs / f"replica{i}.log").read_text().count("Rejecting WebSocket connection")
+                   for i in range(len(replicas)))
+    assert refusals == 1
+
+    for page, _ in sessions:
+        page.context.close()
+
+
+def test_failover_to_the_other_replica(cluster):
+    from playwright.sync_api import expect
+
+    replicas, upstreams = cluster.replicas, cluster.upstreams
+    _wait_for(lambda: sum(metrics(url)["active"] for url in replicas) == 0, "earlier sessions to close")
+    sessions = open_until_spread(cluster.browser, cluster.proxy, replicas, query="?layer=1&head=2", at_least=2)
+
+    # Kill one replica without a goodbye (SIGKILL, as the kernel's OOM killer would).
+    dead, alive = 1, 0
+    orphans = [page for page, replica in sessions if replica == dead]
+    survivor_sessions = metrics(replicas[alive])["active"]
+    os.kill(server_pid(port_of(replicas[dead])), signal.SIGKILL)
+
+    # Its browsers reconnect to the survivor (a new session each: the old ones died with the process).
+    _wait_for(lambda: metrics(replicas[alive])["active"] == survivor_sessions + len(orphans),
+              f"{len(orphans)} browsers of the killed replica to reconnect to the survivor", timeout_s=45)
+    for page in orphans:
+        expect(page.locator('[data-testid="stApp"]')).to_have_attribute("data-test-connection-state", "CONNECTED")
+        expect_view(page, 1, 2)
+
+    # New browsers open the page on the survivor (after one refused try of the dead replica, maybe).
+    for _ in range(2):
+        page = open_session(cluster.browser, cluster.proxy.url)
+        assert answered_by(cluster, page) <= {upstreams[alive], f"{upstreams[dead]}, {upstreams[alive]}"}
+
+    # An orphan's first move runs on the survivor: the page then agrees with itself (slider, URL, heatmap).
+    orphan = orphans[0]
+    press_slider_key(orphan, "head", "ArrowRight")
+    head = slider_thumb(orphan, "head").input_value()
+    expect(orphan).to_have_url(re.compile(r"[?&]layer=1(&|$)"))
+    expect(orphan).to_have_url(re.compile(rf"[?&]head={head}(&|$)"))
+    expect_view(orphan, 1, int(head))
+    first_move_kept = head == "3"
+
+    # Reloaded, it is drawn afresh by the survivor from its URL.
+    orphan.reload()
+    weights_chart(orphan).locator("canvas, svg.marks").first.wait_for()
+    wait_until_settled(orphan)
+    expect(slider_thumb(orphan, "head")).to_have_value(head)
+    expect_view(orphan, 1, int(head))
+    last_page_load = [upstream for uri, upstream, _ in access_log(cluster.proxy.access_log)[route_of(orphan)]
+                      if uri == "/"][-1]
+    assert last_page_load.endswith(upstreams[alive]), last_page_load
+
+    if not first_move_kept:
+        pytest.xfail("known app issue: the first change after a browser moves to another replica is undone "
+                     "(components/controls.py seeds the widgets from the URL on a session's first run, over "
+                     "the value the browser sent); the second change works")
