@@ -113,3 +113,27 @@ def test_a_query_past_the_end_is_clamped_then_another_can_be_chosen(page, base_u
     expect(query).to_have_value("4: an")
     expect(page).to_have_url(re.compile(r"[?&]query=4(&|$)"))
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+@pytest.mark.parametrize(("query", "charts_at_least"), [
+    ("?view=head", 4),
+    ("?view=heads", 13),  # 12 heads, the overview, the aggregate
+    ("?view=neuron", 3),
+    ("?view=lesson&step=3", 3),
+    ("?view=lesson&step=7", 1),
+    ("?view=lab", 4),
+    ("?view=compare&text_b=fruit+flies+like+a+banana", 3),
+    ("?view=counting", 0),
+    ("?view=switch", 0),
+])
+def test_every_view_opens_from_its_link_and_draws_its_charts(page, base_url, query, charts_at_least):
+    from playwright.sync_api import expect
+
+    page.goto(f"{base_url}/{query}")
+    page.locator('[data-testid="stSidebar"]').get_by_text("Attention Anatomy").wait_for()
+    wait_until_settled(page)
+    drawn = charts(page).filter(has=page.locator("svg, canvas, img"))
+    if charts_at_least:  # Vega draws after the page settles: wait for the last chart expected
+        expect(drawn.nth(charts_at_least - 1)).to_be_attached()  # charts in hidden tabs count too
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.locator('[data-testid="stAlert"]').filter(has_text="could not be drawn").count() == 0
