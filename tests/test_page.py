@@ -24,7 +24,7 @@ def run_page(query: dict[str, str] | None = None) -> AppTest:
 
 def assert_healthy(page: AppTest) -> None:
     pages.assert_healthy(page)
-    assert len(charts(page)) == 4, "weights, raw scores, scaled scores and context charts"
+    assert len(charts(page)) == 2, "the weights, and the chart of the open tab (raw scores at first)"
 
 
 def weights_on_screen(page: AppTest) -> np.ndarray:
@@ -208,8 +208,8 @@ def test_text_beyond_512_tokens_is_cut_with_a_notice():
     assert "the last 90 tokens were dropped" in warnings(page)
 
 
-def run_keeping_downloads(query: dict[str, str]) -> tuple[AppTest, dict]:
-    """Run the page and keep each deferred download's callable, as a click would run it."""
+def run_keeping_downloads(query: dict[str, str], tab: str | None = None) -> tuple[AppTest, dict]:
+    """Run the page (with a tab open) and keep each deferred download's callable, as a click would run it."""
     made = {}
     original = MediaFileManager.add_deferred
 
@@ -219,6 +219,9 @@ def run_keeping_downloads(query: dict[str, str]) -> tuple[AppTest, dict]:
 
     with patch.object(MediaFileManager, "add_deferred", keep):
         page = run_page(query)
+        if tab:
+            page.session_state["head_tab"] = tab
+            page.run()
     return page, made
 
 
@@ -240,11 +243,24 @@ def test_csv_download_holds_the_current_head(bundled):
 
 
 def test_every_chart_downloads_as_png_and_svg():
-    page, made = run_keeping_downloads({"head": "2"})
+    made = {}
+    for tab in ("Raw scores Q·Kᵀ", "Scaled scores", "Context vectors"):
+        page, files = run_keeping_downloads({"head": "2"}, tab=tab)
+        made.update(files)
     for chart in ("weights", "scores", "scaled", "context"):
         assert made[f"{chart}-layer-0-head-2.png"]().startswith(b"\x89PNG\r\n")
         svg = made[f"{chart}-layer-0-head-2.svg"]()
         assert svg.lstrip().startswith("<svg") and "[CLS]" in svg and "layer 0 head 2" in svg
+
+
+def test_only_the_open_tab_is_drawn(bundled):
+    page = run_page({"head": "2"})
+    page.session_state["head_tab"] = "Context vectors"
+    page.run()
+    assert_healthy(page)
+    context = build_trace(bundled, encode(bundled, "time flies like an arrow"), TraceSettings(head=2))["context"][0]
+    np.testing.assert_allclose(chart_matrix(charts(page)[1]), context, atol=1e-6)
+
 
 
 @pytest.mark.parametrize(("pair", "rows", "keys"), [

@@ -21,6 +21,7 @@ from components.tables import head_csv
 
 # Below this the from-scratch weights agree with transformers to float32 precision.
 PROOF_TOLERANCE = 1e-5
+TABS = ("Raw scores Q·Kᵀ", "Scaled scores", "Context vectors")
 PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a": "within A", "within_b": "within B"}
 
 
@@ -52,19 +53,24 @@ def render(context) -> None:
         st.caption("The whole head, one row per (query, key) pair: the scaled score before softmax "
                    "and the weight after it.")
 
-    scores_tab, scaled_tab, context_tab = st.tabs(["Raw scores Q·Kᵀ", "Scaled scores", "Context vectors"])
+    # Only the open tab is computed and drawn (on_change="rerun" makes tabs report which is open):
+    # the three charts behind them cost as much to send and redraw as everything else on the page.
+    scores_tab, scaled_tab, context_tab = st.tabs(list(TABS), key="head_tab", on_change="rerun")
     block = np.ix_(rows, keys)
-    with scores_tab:
-        _chart(trace["scores"][0][block], row_tokens, key_tokens, "Raw scores Q·Kᵀ", "scores", stem, "redblue")
-    with scaled_tab:
-        formula = next(step.formula for step in trace.steps if step.name == "scaled")
-        _chart(trace["scaled"][0][block], row_tokens, key_tokens, f"Scaled scores = {formula}", "scaled", stem,
-               "redblue")
-    with context_tab:
-        head_context = trace["context"][0][rows]  # (rows, d)
-        dims = [str(i) for i in range(head_context.shape[1])]
-        _chart(head_context, row_tokens, dims, "Context = weights · V", "context", stem, "redblue",
-               column_title="dimension of the head")
+    if scores_tab.open:
+        with scores_tab:
+            _chart(trace["scores"][0][block], row_tokens, key_tokens, TABS[0], "scores", stem, "redblue")
+    if scaled_tab.open:
+        with scaled_tab:
+            formula = next(step.formula for step in trace.steps if step.name == "scaled")
+            _chart(trace["scaled"][0][block], row_tokens, key_tokens, f"Scaled scores = {formula}", "scaled", stem,
+                   "redblue")
+    if context_tab.open:
+        with context_tab:
+            head_context = trace["context"][0][rows]  # (rows, d)
+            dims = [str(i) for i in range(head_context.shape[1])]
+            _chart(head_context, row_tokens, dims, "Context = weights · V", "context", stem, "redblue",
+                   column_title="dimension of the head")
 
 
 def _filters(has_pair: bool, encoding) -> tuple[np.ndarray, np.ndarray, bool]:
