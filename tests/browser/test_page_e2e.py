@@ -24,15 +24,12 @@ import pytest
 from tests.harness import (
     act_and_measure,
     chromium_path,
-    launch_chromium,
     new_page,
     press_slider_key,
     slider_thumb,
-    streamlit_server,
     wait_until_settled,
 )
 
-APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
 SCREENSHOT = "/tmp/e2e-shot.png"
 CSV_HEADER = ["query_index", "query_token", "key_index", "key_token", "score", "weight"]
 HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
@@ -55,24 +52,6 @@ _CHART_PIXELS_JS = """chart => {
     .map(mark => mark.getAttribute('fill') || mark.getAttribute('href') || '').join(' ');
 }"""
 _CHIP_TOKENS_JS = "chips => [...chips.querySelectorAll('.aa-chip')].map(chip => chip.lastChild.textContent)"
-
-
-@pytest.fixture(scope="module")
-def base_url(tmp_path_factory):
-    # The server's output stays in pytest's temporary folder (basetemp/server0/streamlit.log).
-    with streamlit_server(APP, log_path=tmp_path_factory.mktemp("server") / "streamlit.log") as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=15_000)  # a busy 2-core machine can take seconds to rerun the page
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -9,21 +9,16 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from pathlib import Path
 
 import pytest
 
 from tests.harness import (
     act_and_measure,
     chromium_path,
-    launch_chromium,
     new_page,
     slider_thumb,
-    streamlit_server,
     wait_until_settled,
 )
-
-APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
 
 pytestmark = [
     pytest.mark.browser,
@@ -32,22 +27,6 @@ pytestmark = [
     pytest.mark.skipif(importlib.util.find_spec("playwright") is None,
                        reason="Playwright missing: `pip install -r requirements-dev.txt`"),
 ]
-
-
-@pytest.fixture(scope="module")
-def base_url():
-    with streamlit_server(APP) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
