@@ -14,19 +14,15 @@ L layers, V vocabulary.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from attention.dot_product import additive_mask, attend, merge_heads, split_heads
-from attention.models import BUNDLED_MODEL, ModelLoadError, resolve
+from attention.models import BUNDLED_MODEL, ModelLoadError, load_checkpoint
 from attention.settings import ModelShape, scaling_divisor
-
-log = logging.getLogger(__name__)
 
 HeadsOff = tuple[tuple[int, int], ...]  # sorted (layer, head) pairs, both counted from 0
 MLM_HEAD_PREFIX = "cls.predictions."  # BertForMaskedLM's head; missing from encoder-only checkpoints
@@ -90,27 +86,9 @@ class HeadEffect:
 
 def load_masked_lm(name: str = SUGGESTED_MODEL) -> MaskedLM:
     """Load a BERT with its masked-language-model head, or raise NoMaskedLMHead if it has none."""
-    from transformers import AutoConfig, AutoTokenizer, BertForMaskedLM
+    from transformers import BertForMaskedLM
 
-    source = resolve(name)  # the allow-list and the folder checks of load_model
-    try:
-        config = AutoConfig.from_pretrained(source)
-        if config.model_type != "bert":
-            raise ModelLoadError(f"{name!r} is a {config.model_type!r} model, not BERT.")
-        model, info = BertForMaskedLM.from_pretrained(source, attn_implementation="eager", output_loading_info=True)
-        tokenizer = AutoTokenizer.from_pretrained(source)
-    except ModelLoadError:
-        raise
-    except (OSError, ValueError) as error:
-        log.warning("loading %s with its MLM head failed: %s", name, error)
-        if isinstance(source, Path):
-            raise ModelLoadError(f"The folder {str(source)!r} could not be loaded as a BERT with a masked-language-"
-                                 f"model head ({type(error).__name__}: {error}).") from error
-        raise ModelLoadError(
-            f"The model {name!r} could not be loaded ({type(error).__name__}). It is fetched from the Hugging "
-            "Face Hub the first time it is used: check the network connection (and that HF_HUB_OFFLINE is not "
-            "set), or use a local checkpoint."
-        ) from error
+    model, tokenizer, info = load_checkpoint(name, BertForMaskedLM)
     missing = sorted(key for key in info["missing_keys"] if key.startswith(MLM_HEAD_PREFIX))
     if missing:
         shown = BUNDLED_MODEL if name == BUNDLED_MODEL else repr(name)
@@ -122,8 +100,6 @@ def load_masked_lm(name: str = SUGGESTED_MODEL) -> MaskedLM:
         )
     if tokenizer.mask_token_id is None:
         raise ModelLoadError(f"The tokenizer of {name!r} has no [MASK] token.")
-    model.eval()
-    model.requires_grad_(False)
     return MaskedLM(name=name, model=model, tokenizer=tokenizer)
 
 

@@ -98,7 +98,18 @@ def _require_bert_checkpoint(path: Path) -> None:
 
 def load_model(name: str = BUNDLED_MODEL) -> LoadedModel:
     """Load a BERT and its tokenizer for inference, with attention weights available."""
-    from transformers import AutoConfig, AutoTokenizer, BertModel
+    from transformers import BertModel
+
+    model, tokenizer, _ = load_checkpoint(name, BertModel, add_pooling_layer=False)
+    return LoadedModel(name=name, model=model, tokenizer=tokenizer)
+
+
+def load_checkpoint(name: str, model_class, **kwargs):
+    """(model, tokenizer, loading info) of an allowed BERT, in eval mode; ModelLoadError saying what to do.
+
+    model_class is BertModel or one with a head (BertForMaskedLM); kwargs go to its from_pretrained.
+    """
+    from transformers import AutoConfig, AutoTokenizer
 
     source = resolve(name)
     try:
@@ -106,15 +117,16 @@ def load_model(name: str = BUNDLED_MODEL) -> LoadedModel:
         if config.model_type != "bert":
             raise ModelLoadError(f"{name!r} is a {config.model_type!r} model, not BERT.")
         # Eager attention: transformers 5's default (sdpa) returns no attention weights.
-        model = BertModel.from_pretrained(source, attn_implementation="eager", add_pooling_layer=False)
+        model, info = model_class.from_pretrained(source, attn_implementation="eager", output_loading_info=True,
+                                                  **kwargs)
         tokenizer = AutoTokenizer.from_pretrained(source)
     except ModelLoadError:
         raise
     except (OSError, ValueError) as error:
-        log.warning("loading %s failed: %s", name, error)
+        log.warning("loading %s as %s failed: %s", name, model_class.__name__, error)
         if isinstance(source, Path):
             raise ModelLoadError(
-                f"The folder {str(source)!r} could not be loaded as a BERT checkpoint "
+                f"The folder {str(source)!r} could not be loaded as a BERT checkpoint for {model_class.__name__} "
                 f"({type(error).__name__}: {error}). It needs config.json, the weights and the tokenizer files."
             ) from error
         raise ModelLoadError(
@@ -124,4 +136,4 @@ def load_model(name: str = BUNDLED_MODEL) -> LoadedModel:
         ) from error
     model.eval()
     model.requires_grad_(False)
-    return LoadedModel(name=name, model=model, tokenizer=tokenizer)
+    return model, tokenizer, info
