@@ -11,8 +11,13 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_VERBOSITY"] = "error"
 
 import pytest  # noqa: E402
+import torch  # noqa: E402
 
 from attention import load_model  # noqa: E402
+
+# As the app does (components/compute.py): the same thread count gives the same order of
+# float32 sums, so numbers the page shows equal the ones the tests compute, bit for bit.
+torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="session")
