@@ -12,7 +12,7 @@ import dataclasses
 
 import streamlit as st
 
-from attention import SCALINGS, SOURCES, ModelShape
+from attention import SCALINGS, SOURCES, ModelShape, TraceSettings
 from components import page_state
 from components.page_state import PageState
 
@@ -89,7 +89,7 @@ def attention_controls(shape: ModelShape, view: str) -> tuple[PageState, list[st
         sidebar.caption(f"head_dim (d) = {fixed}: {why}.")
         head_dim = shadow["head_dim"]
     layer = _range_slider("layer", "Layer", shape.num_layers)
-    num_heads = {"identity": 1, "random": shape.hidden_size // head_dim, "bert": shape.num_heads}[source]
+    num_heads = TraceSettings(source=source, head_dim=head_dim).num_heads(shape)
     head = _range_slider("head", "Head", num_heads)
     scaling = bound_widget(sidebar.segmented_control, "scaling", "Scaling: scores divided by", options=SCALINGS,
                       format_func=SCALING_LABELS.get)

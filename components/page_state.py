@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from attention import BUNDLED_MODEL, SCALINGS, SOURCES, ModelShape
+from attention import BUNDLED_MODEL, SCALINGS, SOURCES, ModelShape, TraceSettings
 from attention.segments import PAIR_FILTERS
 
 MAX_TEXT_CHARS = 10_000  # about 2,000 words: far beyond the 512 tokens BERT reads
@@ -84,7 +84,7 @@ def fit_to_model(state: PageState, shape: ModelShape) -> tuple[PageState, list[s
 
     layer = clamp("layer", state.layer, 0, shape.num_layers - 1, f"the model has {shape.num_layers} layers")
     head_dim = clamp("head_dim", state.head_dim, 1, shape.hidden_size, f"the hidden size is {shape.hidden_size}")
-    num_heads = {"identity": 1, "random": shape.hidden_size // head_dim, "bert": shape.num_heads}[state.source]
+    num_heads = TraceSettings(source=state.source, head_dim=head_dim).num_heads(shape)
     head = clamp("head", state.head, 0, num_heads - 1, f"{state.source} gives {num_heads} heads")
     return dataclasses.replace(state, layer=layer, head=head, head_dim=head_dim), notices
 
