@@ -1,0 +1,138 @@
+"""A Hub model's first use in a real Chromium: progress while it downloads, the bundled model meanwhile.
+
+The server is a real `streamlit run` whose HF_ENDPOINT is a fake Hub on loopback (tests/fake_hub.py)
+serving a small BERT slowly, holding its weights part-way until the test releases them; HF_HOME is a
+fresh temporary folder, so nothing is cached. The tests run in file order on one server: first a
+download that breaks off, then one that completes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from attention.download import FILES
+from attention.models import ALLOWED_MODELS_ENV
+from tests.fake_hub import FakeHub, save_hub_bert
+from tests.harness import chromium_path, new_page, slider_thumb, streamlit_server
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(chromium_path() is None,
+                       reason="Chromium not found at /usr/bin/chromium: install it with `apt-get install -y chromium`"),
+    pytest.mark.skipif(importlib.util.find_spec("playwright") is None,
+                       reason="Playwright missing: `pip install -r requirements-dev.txt`"),
+]
+
+APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
+REPO = "tiny-org/tiny-bert"
+HELD_AT = 12_000_000  # bytes of the weights sent before the fake Hub waits for the test (past the first 10 MB chunk)
+BUNDLED_CAPTION = "all-MiniLM-L6-v2: 6 layers × 12 heads"
+HUB_CAPTION = f"{REPO}: 2 layers × 4 heads"
+# A server's first page imports torch and loads the bundled model: on a busy 2-core machine, most of a minute.
+FIRST_PAGE_TIMEOUT_MS = 90_000
+# What the heatmap shows, as a string that changes with the data (as in test_page_e2e.py).
+_CHART_PIXELS_JS = """chart => {
+  const canvas = chart.querySelector('canvas');
+  if (canvas) return canvas.toDataURL();
+  return [...chart.querySelectorAll('g.mark-rect.role-mark path, g.mark-image image')]
+    .map(mark => mark.getAttribute('fill') || mark.getAttribute('href') || '').join(' ');
+}"""
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    folder = save_hub_bert(tmp_path_factory.mktemp("hub-bert"))
+    with FakeHub(REPO, folder, bytes_per_second=8e6, hold_at=HELD_AT) as hub:
+        yield hub
+
+
+@pytest.fixture(scope="module")
+def hub_url(hub, tmp_path_factory):
+    """A server that downloads from the fake Hub into an empty cache, with REPO on the allow-list."""
+    env = {"HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path_factory.mktemp("hf-home")),
+           ALLOWED_MODELS_ENV: REPO}
+    with streamlit_server(APP, env=env, log_path=tmp_path_factory.mktemp("server") / "streamlit.log") as url:
+        yield url
+
+
+@pytest.fixture
+def page(browser):
+    page = new_page(browser, viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(60_000)
+    yield page
+    page.context.close()
+
+
+def weights_chart(page):
+    return page.locator('[data-testid="stVegaLiteChart"]').filter(has_text="Attention weights").first
+
+
+def progress_bar(page):
+    return page.locator('[data-testid="stSidebar"] [data-testid="stProgress"]')
+
+
+def chart_pixels(page) -> str:
+    weights_chart(page).locator("canvas, svg.marks").first.wait_for()
+    return weights_chart(page).evaluate(_CHART_PIXELS_JS)
+
+
+def assert_no_exception(page) -> None:
+    boxes = page.locator('[data-testid="stException"]')
+    assert boxes.count() == 0, boxes.first.inner_text()
+
+
+def test_a_broken_off_download_is_a_notice_and_the_bundled_model_stays(page, hub, hub_url):
+    from playwright.sync_api import expect
+
+    hub.interrupt_after(2_000_000)  # mid-weights; then the Hub answers 503
+    try:
+        page.goto(f"{hub_url}/?model={REPO}")
+        notice = page.locator('[data-testid="stAlert"]').filter(has_text="stopped after")
+        expect(notice).to_contain_text("Showing the bundled model instead", timeout=FIRST_PAGE_TIMEOUT_MS)
+        expect(notice).to_contain_text("choose the model again")
+    finally:
+        hub.heal()
+    expect(page.locator(".st-key-model [role='combobox']")).to_have_value("all-MiniLM-L6-v2")
+    expect(page.get_by_text(BUNDLED_CAPTION)).to_be_visible()
+    expect(progress_bar(page)).to_have_count(0)
+    assert chart_pixels(page)
+    assert_no_exception(page)
+
+
+def test_a_hub_model_downloads_while_the_bundled_model_stays_usable(page, hub, hub_url):
+    from playwright.sync_api import expect
+
+    total_mb = sum(hub.size(file) for file in FILES if file in hub.files) / 1e6
+    page.goto(f"{hub_url}/?model={REPO}")
+
+    # Held past the first 10 MB chunk: the bar shows bytes inside the weights file, and the note.
+    bar = progress_bar(page)
+    expect(bar).to_contain_text(re.compile(rf"Downloading {REPO}: 1\d\.\d of {total_mb:.1f} MB"),
+                                timeout=FIRST_PAGE_TIMEOUT_MS)
+    expect(page.get_by_text("Showing the bundled model until it is ready.")).to_be_visible()
+    expect(page.get_by_text(BUNDLED_CAPTION)).to_be_visible()
+
+    # Meanwhile the bundled model's page works: the head slider redraws the heatmap.
+    before = chart_pixels(page)
+    thumb = slider_thumb(page, "head")
+    thumb.focus()
+    thumb.press("ArrowRight")
+    expect(thumb).to_have_value("1")
+    deadline = time.monotonic() + 30
+    while chart_pixels(page) == before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert chart_pixels(page) != before, "the heatmap did not follow the head slider during the download"
+    expect(bar).to_be_visible()  # still downloading: the fake Hub holds the rest
+    assert_no_exception(page)
+
+    hub.release()
+    expect(page.get_by_text(HUB_CAPTION)).to_be_visible(timeout=60_000)
+    expect(progress_bar(page)).to_have_count(0)
+    expect(page.locator(".st-key-model [role='combobox']")).to_have_value(REPO)
+    assert chart_pixels(page)
+    assert_no_exception(page)
