@@ -1,0 +1,276 @@
+"""One real Streamlit session, driven over its websocket the way the browser's frontend drives it.
+
+For load tests: thirty of these cost the server what thirty browsers cost it (a session, a script
+run per move, every ForwardMsg serialised and sent) and cost the client machine almost nothing.
+Used by bench/load_test.py and tests/deploy/test_load.py.
+
+The protocol, as Streamlit 1.67 speaks it (streamlit/proto, streamlit/web/server/starlette):
+
+- GET /_stcore/health (the frontend asks it before every connect) sets the XSRF cookie. The
+  websocket, /_stcore/stream, sends it back as a cookie and as the second entry of
+  Sec-WebSocket-Protocol ("streamlit, <token>"), with the server's own Origin (the server refuses
+  a websocket from any other origin).
+- The client asks for every run: a BackMsg rerun_script carrying a ClientState (the query string,
+  the value of every widget the client has set, the hashes of the elements it holds, and, for a
+  widget inside an st.fragment, the fragment's id).
+- A run answers with ForwardMsgs: new_session (the run's id and fragments in metadata.run), one
+  delta per element (at its metadata.delta_path, tagged with its fragment), page_info_changed (the
+  query string the page set), and script_finished with the same run id: FINISHED_SUCCESSFULLY
+  after the whole page, FINISHED_FRAGMENT_RUN_SUCCESSFULLY after a fragment alone, and
+  FINISHED_EARLY_FOR_RERUN when st.rerun() cut the run short and another one follows.
+- An element the client listed as held comes back as a ref_hash instead of its content.
+
+Widgets are found by their user key only: a keyed element's id is "$$ID-<hash>-<key>" wherever it
+is drawn (sidebar, main area, a fragment, a column).
+
+    async with open_session("http://127.0.0.1:8501", {"text": "time flies"}) as session:
+        seconds = await session.set_slider("head", 3)
+        weights = session.charts()["Attention weights"].data.data  # the chart's data, as Arrow bytes
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import AsyncIterator, Mapping
+from http.cookies import SimpleCookie
+
+from streamlit.proto.Alert_pb2 import Alert
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.proto.Common_pb2 import DoubleArray
+from streamlit.proto.Element_pb2 import Element
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from websockets.asyncio.client import ClientConnection, connect
+
+XSRF_COOKIE = "_streamlit_xsrf"
+ELEMENT_ID_PREFIX = "$$ID-"
+# A run that has not finished after this long is reported as an error, not waited for.
+RUN_TIMEOUT_S = 120.0
+FINISHED = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+
+DeltaPath = tuple[int, ...]
+
+
+class RunError(RuntimeError):
+    """The server could not run the page (a compile error) or did not finish within the timeout."""
+
+
+@contextlib.asynccontextmanager
+async def open_session(base_url: str, query: Mapping[str, str] | str = "",
+                       timeout_s: float = RUN_TIMEOUT_S) -> AsyncIterator[WebsocketSession]:
+    """A new session on the server at base_url, its page opened with query; closed on leaving."""
+    session = await WebsocketSession.connect(base_url, query, timeout_s)
+    try:
+        yield session
+    finally:
+        await session.close()
+
+
+class WebsocketSession:
+    """A session's websocket, the page as the last run left it, and the widget values set so far.
+
+    Make one with open_session(). One run at a time: every method that reruns waits for its run
+    to finish, as a student who moves a slider waits for the page.
+    """
+
+    def __init__(self, websocket: ClientConnection, query_string: str, timeout_s: float) -> None:
+        self.query_string = query_string  # as the browser's address bar holds it: the page may change it
+        self.timeout_s = timeout_s
+        self.open_s = 0.0  # how long the first run took
+        self.last_status: int | None = None  # how the last run finished: FINISHED_SUCCESSFULLY or ..._FRAGMENT_...
+        self._websocket = websocket
+        self._page: dict[DeltaPath, ForwardMsg] = {}  # the delta that drew each element on the page
+        self._widget_states: dict[str, WidgetState] = {}  # by widget id: every value this client set
+        self._page_script_hash = ""
+        self._run_id: str | None = None
+
+    @classmethod
+    async def connect(cls, base_url: str, query: Mapping[str, str] | str = "",
+                      timeout_s: float = RUN_TIMEOUT_S) -> WebsocketSession:
+        """Open the websocket and run the page once, as a browser opening base_url/?query does."""
+        query_string = query if isinstance(query, str) else urllib.parse.urlencode(query)
+        xsrf_token = await asyncio.to_thread(_xsrf_cookie, base_url)
+        websocket = await connect(
+            base_url.replace("http", "ws", 1) + "/_stcore/stream",
+            origin=base_url,
+            subprotocols=["streamlit", xsrf_token],
+            additional_headers={"Cookie": f"{XSRF_COOKIE}={xsrf_token}"},
+            proxy=None,  # loopback: never through a proxy from the environment
+            ping_interval=None,  # browsers send no pings; the server's are answered all the same
+            max_size=None,  # a 512-token page sends charts of several MB
+        )
+        session = cls(websocket, query_string, timeout_s)
+        try:
+            session.open_s = await session.rerun()
+        except BaseException:
+            await websocket.close()
+            raise
+        return session
+
+    async def close(self) -> None:
+        await self._websocket.close()
+
+    async def rerun(self, fragment_id: str = "") -> float:
+        """Run the page (or one fragment of it) with the widget values set; return seconds until it finished."""
+        held = self._held_messages()
+        state = ClientState(query_string=self.query_string, page_script_hash=self._page_script_hash,
+                            fragment_id=fragment_id, cached_message_hashes=list(held))
+        state.widget_states.widgets.extend(self._widget_states.values())
+        started = time.perf_counter()
+        await self._websocket.send(BackMsg(rerun_script=state).SerializeToString())
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                await self._read_until_finished(held)
+        except TimeoutError:
+            raise RunError(f"the run did not finish within {self.timeout_s:.0f} s") from None
+        return time.perf_counter() - started
+
+    async def set_slider(self, key: str, value: float) -> float:
+        """Move the slider created with key=key to value, as a drag does; return seconds until the rerun finished.
+
+        A slider inside an st.fragment reruns that fragment only, as in the browser.
+        """
+        delta = self._keyed(key, "slider")
+        widget_id = delta.delta.new_element.slider.id
+        self._widget_states[widget_id] = WidgetState(id=widget_id, double_array_value=DoubleArray(data=[value]))
+        return await self.rerun(fragment_id=delta.delta.fragment_id)
+
+    def slider_value(self, key: str) -> float:
+        """The value the page shows on the slider created with key=key."""
+        slider = self._keyed(key, "slider").delta.new_element.slider
+        return (slider.value if slider.set_value else slider.default)[0]
+
+    def elements(self) -> list[Element]:
+        """Every element on the page, in page order (containers are not elements)."""
+        return [element for _, element in self._elements()]
+
+    def charts(self) -> dict[str, VegaLiteChart]:
+        """Each Vega-Lite chart on the page (its spec, and its data as Arrow bytes), by the chart's title.
+
+        Only a chart that takes selections has an id (and so its key); the rest are named by the
+        title in their spec, or else by their place on the page ("path 0.1.2").
+        """
+        charts = {}
+        for path, element in self._elements():
+            if element.WhichOneof("type") == "vega_lite_chart":
+                chart = element.vega_lite_chart
+                charts[_user_key(chart.id) or _title(chart.spec) or "path " + ".".join(map(str, path))] = chart
+        return charts
+
+    def texts(self) -> list[str]:
+        """What the page says in words and figures: headings, markdown, captions, alerts, metrics."""
+        texts = []
+        for element in self.elements():
+            kind = element.WhichOneof("type")
+            if kind in ("markdown", "heading", "alert"):
+                texts.append(getattr(element, kind).body)
+            elif kind == "metric":
+                texts.append(f"{element.metric.label}: {element.metric.body}")
+        return texts
+
+    def errors(self) -> list[str]:
+        """Exceptions and error boxes on the page: what a student would see go wrong."""
+        errors = []
+        for element in self.elements():
+            kind = element.WhichOneof("type")
+            if kind == "exception":
+                errors.append(f"{element.exception.type}: {element.exception.message}")
+            elif kind == "alert" and element.alert.format == Alert.ERROR:
+                errors.append(element.alert.body)
+        return errors
+
+    async def _read_until_finished(self, held: dict[str, ForwardMsg]) -> None:
+        """Apply the server's messages to the page until the run this client asked for has finished."""
+        started = False
+        while True:
+            msg = ForwardMsg.FromString(await self._websocket.recv())
+            kind = msg.WhichOneof("type")
+            if kind == "new_session":
+                self._start_run(msg)
+                started = True
+            elif kind == "delta":
+                self._page[tuple(msg.metadata.delta_path)] = msg
+            elif kind == "ref_hash":
+                self._page[tuple(msg.metadata.delta_path)] = held[msg.ref_hash]
+            elif kind == "page_info_changed":
+                self.query_string = msg.page_info_changed.query_string
+            elif kind == "session_event" and msg.session_event.HasField("script_compilation_exception"):
+                raise RunError(f"the page does not compile: {msg.session_event.script_compilation_exception.message}")
+            elif kind == "script_finished" and started and msg.metadata.run.script_run_id == self._run_id:
+                if msg.script_finished == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
+                    raise RunError("the page does not compile")
+                if msg.script_finished in FINISHED:
+                    self.last_status = msg.script_finished
+                    self._forget_gone_widgets()
+                    return
+                # FINISHED_EARLY_FOR_RERUN: st.rerun() was called, the next run follows.
+
+    def _start_run(self, msg: ForwardMsg) -> None:
+        """A run starts: the whole page is drawn anew, or only what its fragments drew before."""
+        self._run_id = msg.metadata.run.script_run_id
+        self._page_script_hash = msg.new_session.page_script_hash
+        fragments = set(msg.metadata.run.fragment_ids)
+        self._page = {path: delta for path, delta in self._page.items()
+                      if fragments and delta.delta.fragment_id not in fragments}
+
+    def _elements(self) -> list[tuple[DeltaPath, Element]]:
+        return [(path, self._page[path].delta.new_element) for path in sorted(self._page)
+                if self._page[path].delta.WhichOneof("type") == "new_element"]
+
+    def _keyed(self, key: str, kind: str) -> ForwardMsg:
+        """The delta that drew the element of this kind created with key=key."""
+        for delta in self._page.values():
+            element = delta.delta.new_element
+            if element.WhichOneof("type") == kind and _user_key(_element_id(element)) == key:
+                return delta
+        raise KeyError(f"no {kind} with key {key!r} on the page")
+
+    def _held_messages(self) -> dict[str, ForwardMsg]:
+        """The cacheable elements on the page by hash: the server may send a reference to these instead."""
+        return {delta.hash: delta for delta in self._page.values() if delta.metadata.cacheable}
+
+    def _forget_gone_widgets(self) -> None:
+        """Values of widgets no longer on the page are not sent again (the frontend drops them too)."""
+        on_page = {_element_id(element) for element in self.elements()}
+        self._widget_states = {wid: state for wid, state in self._widget_states.items() if wid in on_page}
+
+
+def _element_id(element: Element) -> str:
+    """A widget's id (or a selectable chart's); "" for an element that has none."""
+    proto = getattr(element, element.WhichOneof("type"))
+    return proto.id if "id" in proto.DESCRIPTOR.fields_by_name else ""
+
+
+def _user_key(element_id: str) -> str | None:
+    """The key an element was created with, from its id "$$ID-<hash>-<key>" (None without a key)."""
+    if not element_id.startswith(ELEMENT_ID_PREFIX):
+        return None
+    key = element_id.split("-", 2)[2]
+    return None if key == "None" else key
+
+
+def _title(spec: str) -> str | None:
+    """A Vega-Lite spec's title: a string, or the text of a title object."""
+    title = json.loads(spec).get("title")
+    if isinstance(title, dict):
+        title = title.get("text")
+    return title if isinstance(title, str) and title else None
+
+
+def _xsrf_cookie(base_url: str) -> str:
+    """Ask the health check, as the frontend does before it connects: the server sets the XSRF cookie there."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: no proxy
+    with opener.open(base_url + "/_stcore/health", timeout=30) as answer:
+        cookies = SimpleCookie()
+        for header in answer.headers.get_all("Set-Cookie") or []:
+            cookies.load(header)
+    if XSRF_COOKIE not in cookies:
+        raise RunError(f"{base_url}/_stcore/health set no {XSRF_COOKIE} cookie: is XSRF protection off?")
+    return cookies[XSRF_COOKIE].value
