@@ -10,9 +10,10 @@ import logging
 
 import streamlit as st
 
-from attention import BUNDLED_MODEL, ModelLoadError
+from attention import BUNDLED_MODEL, ModelLoadError, ModelShape
 from components import compute, controls, page_state, views
 from components.heatmap import page_icon
+from components.reconnect import rerun_page_on_reconnect
 from components.shapes_panel import shapes_panel
 from components.tokens import token_chips
 
@@ -29,8 +30,30 @@ def draw(view: str, context: views.ViewContext) -> None:
                  "the error was logged on the server.", icon=":material/error:")
 
 
+@st.fragment
+def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShape) -> None:
+    """The attention controls, the view and the shapes panel: moving a control reruns only this."""
+    controls.rerun_page_if_requested()
+    main, side = st.columns([2, 1], gap="medium")
+    with side:
+        state, range_notices = controls.attention_controls(shape, view)
+    st.query_params.from_dict(page_state.to_query(state))
+    with main:
+        for notice in range_notices:
+            st.warning(notice, icon=":material/info:")
+        if not text.strip():
+            st.info("Type a sentence in the sidebar (or pick an example) to see its attention.")
+            return
+        context = views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=shape)
+        draw(view, context)
+    with side:
+        trace = context.trace(text_b="") if view == "compare" else context.trace()
+        shapes_panel(trace.steps, LETTERS)
+
+
 st.set_page_config(page_title="Attention Anatomy", page_icon=page_icon(), layout="wide")
 st.sidebar.title("Attention Anatomy")
+rerun_page_on_reconnect()
 
 names = compute.model_names()
 url_notices = controls.start({key: st.query_params.get_all(key) for key in st.query_params}, names)
@@ -43,32 +66,23 @@ except ModelLoadError as error:
     controls.request(model=BUNDLED_MODEL)
     st.session_state["_url_notices"] = [*url_notices, f"{error} Showing the bundled model instead."]
     st.rerun()
-state, range_notices = controls.attention_controls(loaded.shape, view)
-st.query_params.from_dict(page_state.to_query(state))
 
 st.title(views.VIEW_LABELS[view])
 st.caption(f"{model_name}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} heads, "
            f"hidden size {loaded.shape.hidden_size}. Every number below is computed live from this text.")
-for notice in [*url_notices, *range_notices]:
+for notice in url_notices:
     st.warning(notice, icon=":material/info:")
 
-context = views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=loaded.shape)
 if view in views.STANDALONE_VIEWS:
-    draw(view, context)
+    state = controls.current_state()
+    st.query_params.from_dict(page_state.to_query(state))
+    draw(view, views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=loaded.shape))
     st.stop()
-if not text.strip():
-    st.info("Type a sentence in the sidebar (or pick an example) to see its attention.")
-    st.stop()
-
-main, side = st.columns([2, 1], gap="medium")
-with main:
-    # The compare view runs its two texts separately; every other view reads the text (or pair) as one.
-    trace = context.trace(text_b="") if view == "compare" else context.trace()
-    if trace.dropped_tokens[0]:
+if text.strip():
+    # The compare view reads its two texts separately; every other view reads the text (or pair) as one.
+    encoding = compute.encoding(model_name, text, "" if view == "compare" else text_b)
+    if encoding.dropped_tokens[0]:
         st.warning(f"The text is longer than the {loaded.max_tokens} tokens BERT reads: the last "
-                   f"{trace.dropped_tokens[0]} tokens were dropped.", icon=":material/content_cut:")
-    encoding = context.encoding(text_b="") if view == "compare" else context.encoding()
-    token_chips(list(trace.tokens[0]), encoding.special_tokens_mask[0].tolist())
-    draw(view, context)
-with side:
-    shapes_panel(trace.steps, LETTERS)
+                   f"{encoding.dropped_tokens[0]} tokens were dropped.", icon=":material/content_cut:")
+    token_chips(list(encoding.tokens[0]), encoding.special_tokens_mask[0].tolist())
+explore(view, model_name, text, text_b, loaded.shape)

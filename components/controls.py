@@ -1,9 +1,14 @@
-"""The sidebar: text, model and attention controls. Draws widgets and returns the user's choice.
+"""The controls: what to read (view, text, model; in the sidebar) and how to look at it (source,
+layer, head, head_dim, scaling, τ, seed; next to the view). Draws widgets and returns the choice.
 
 Every widget's key is a query parameter's name. Values live in a shadow copy in the
 session as well as in the widgets, because Streamlit forgets a widget's value when the
 widget is hidden (the τ slider for other scalings) or when its range changes (the
 head slider when the source changes); the shadow brings them back.
+
+The attention controls sit in a fragment with the view, so moving one reruns only that part.
+A change to a sidebar control requested from inside the fragment (a click on a head in the grid
+opens the single-head view) asks for a rerun of the whole page.
 """
 
 from __future__ import annotations
@@ -29,22 +34,41 @@ SOURCE_HELP = {
 }
 SCALING_LABELS = {"none": "none", "sqrt": "√d_k", "linear": "d_k", "temperature": "τ"}
 _SHADOW = "_page_state"
+_FIRST_RUN = "_first_run"
+_RERUN_PAGE = "_rerun_page"
+SIDEBAR_PARAMS = frozenset({"view", "text", "text_b", "model"})  # drawn outside the view's fragment
+# Where each kind of widget takes its initial value (the rest take value=).
+_DEFAULT_ARGUMENT = {"radio": "index", "selectbox": "index", "segmented_control": "default"}
 
 
 def start(query: dict[str, list[str]], models: tuple[str, ...]) -> list[str]:
     """On a session's first run, take the state from the URL; return the notices about it."""
-    if _SHADOW not in st.session_state:
+    st.session_state.pop(_RERUN_PAGE, None)  # this run is the whole page
+    st.session_state[_FIRST_RUN] = _SHADOW not in st.session_state
+    if st.session_state[_FIRST_RUN]:
         state, notices = page_state.from_query(query, models)
         st.session_state[_SHADOW] = dataclasses.asdict(state)
         st.session_state["_url_notices"] = notices
     return st.session_state["_url_notices"]
 
 
+def current_state() -> PageState:
+    return PageState(**st.session_state[_SHADOW])
+
+
 def request(**values) -> None:
-    """Change controls from code: takes effect when the widgets are next drawn (after st.rerun)."""
+    """Change controls from code: takes effect when the widgets are next drawn (after a rerun)."""
     st.session_state[_SHADOW].update(values)
     for key in values:
         st.session_state.pop(key, None)
+    if SIDEBAR_PARAMS & values.keys():
+        st.session_state[_RERUN_PAGE] = True
+
+
+def rerun_page_if_requested() -> None:
+    """In the view's fragment: a request for a sidebar control needs the whole page to rerun."""
+    if st.session_state.pop(_RERUN_PAGE, False):
+        st.rerun()
 
 
 def view_select(labels: dict[str, str]) -> str:
@@ -68,7 +92,10 @@ def model_select(models: tuple[str, ...]) -> str:
 
 
 def attention_controls(shape: ModelShape, view: str) -> tuple[PageState, list[str]]:
-    """Source, layer, head, head_dim, scaling, τ and seed, within the ranges this model allows."""
+    """Source, layer, head, head_dim, scaling, τ and seed, within the ranges this model allows.
+
+    Drawn in whatever container is current (the side column next to the view).
+    """
     shadow = st.session_state[_SHADOW]
     pending = PageState(**{**shadow, **_widget_values()})
     fitted, notices = page_state.fit_to_model(pending, shape)
@@ -76,30 +103,29 @@ def attention_controls(shape: ModelShape, view: str) -> tuple[PageState, list[st
     for key in ("layer", "head", "head_dim"):
         st.session_state.pop(key, None)  # taken again from the shadow, now in range
 
-    sidebar = st.sidebar
-    source = bound_widget(sidebar.segmented_control, "source", "Projection source", options=SOURCES,
+    source = bound_widget(st.segmented_control, "source", "Projection source", options=SOURCES,
                      help=" · ".join(f"{k}: {v}" for k, v in SOURCE_HELP.items()))
     if source == "random":
-        head_dim = bound_widget(sidebar.slider, "head_dim", "head_dim (d)", min_value=1, max_value=shape.hidden_size,
+        head_dim = bound_widget(st.slider, "head_dim", "head_dim (d)", min_value=1, max_value=shape.hidden_size,
                            help=f"Heads are {shape.hidden_size} // d; their concatenation has width heads·d.")
     else:
         fixed = shape.hidden_size if source == "identity" else shape.head_size
         why = "no projection, so d = C" if source == "identity" else (
             f"the trained weights fix it: {shape.hidden_size} / {shape.num_heads} heads")
-        sidebar.caption(f"head_dim (d) = {fixed}: {why}.")
+        st.caption(f"head_dim (d) = {fixed}: {why}.")
         head_dim = shadow["head_dim"]
     layer = _range_slider("layer", "Layer", shape.num_layers)
     num_heads = TraceSettings(source=source, head_dim=head_dim).num_heads(shape)
     head = _range_slider("head", "Head", num_heads)
-    scaling = bound_widget(sidebar.segmented_control, "scaling", "Scaling: scores divided by", options=SCALINGS,
+    scaling = bound_widget(st.segmented_control, "scaling", "Scaling: scores divided by", options=SCALINGS,
                       format_func=SCALING_LABELS.get)
     temperature = shadow["temperature"]
     if scaling == "temperature" or view == "lab":  # the lab compares every scaling with this τ
         low, high = page_state.TEMPERATURE_RANGE
-        temperature = bound_widget(sidebar.slider, "temperature", "τ", min_value=low, max_value=high, step=0.05)
+        temperature = bound_widget(st.slider, "temperature", "τ", min_value=low, max_value=high, step=0.05)
     seed = shadow["seed"]
     if source == "random":
-        seed = bound_widget(sidebar.number_input, "seed", "Seed", min_value=0, max_value=page_state.MAX_SEED, step=1)
+        seed = bound_widget(st.number_input, "seed", "Seed", min_value=0, max_value=page_state.MAX_SEED, step=1)
     state = dataclasses.replace(
         fitted, source=source, layer=layer, head=head, head_dim=head_dim,
         scaling=scaling, temperature=temperature, seed=seed,
@@ -109,22 +135,34 @@ def attention_controls(shape: ModelShape, view: str) -> tuple[PageState, list[st
 
 def _range_slider(key: str, label: str, count: int) -> int:
     if count == 1:
-        st.sidebar.caption(f"{label}: 0 (the only one)")
+        st.caption(f"{label}: 0 (the only one)")
         st.session_state[_SHADOW][key] = 0
         return 0
-    return bound_widget(st.sidebar.slider, key, f"{label} (0 to {count - 1})", min_value=0, max_value=count - 1)
+    return bound_widget(st.slider, key, f"{label} (0 to {count - 1})", min_value=0, max_value=count - 1)
 
 
 def bound_widget(draw, key: str, label: str, **kwargs):
-    """Draw a widget whose value survives being hidden or re-created; keep the shadow in step."""
+    """Draw a widget whose value survives being hidden or re-created; keep the shadow in step.
+
+    On a session's first run the shadow (from the URL) is only the widget's default: a browser
+    that reconnects to a new session sends the values its widgets hold, and those win.
+    """
     shadow = st.session_state[_SHADOW]
     if st.session_state.get(key) is None:
-        st.session_state[key] = shadow[key]
+        if st.session_state[_FIRST_RUN]:
+            kwargs.update(_default(draw.__name__, shadow[key], kwargs.get("options")))
+        else:
+            st.session_state[key] = shadow[key]
     value = draw(label, key=key, **kwargs)
     if value is None:  # a segmented control clicked off: keep the last choice
         value = shadow[key]
     shadow[key] = value
     return value
+
+
+def _default(widget: str, value, options) -> dict:
+    argument = _DEFAULT_ARGUMENT.get(widget, "value")
+    return {argument: list(options).index(value) if argument == "index" else value}
 
 
 def _widget_values() -> dict:
