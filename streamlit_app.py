@@ -11,7 +11,7 @@ import logging
 import streamlit as st
 
 from attention import BUNDLED_MODEL, ModelLoadError, ModelShape
-from components import compute, controls, page_state, views
+from components import compute, controls, model_download, page_state, views
 from components.heatmap import page_icon
 from components.reconnect import rerun_page_on_reconnect
 from components.shapes_panel import shapes_panel
@@ -61,6 +61,7 @@ view = controls.view_select(views.VIEW_LABELS)
 text, text_b = controls.text_inputs()
 model_name = controls.model_select(names)
 try:
+    model_name = model_download.usable_model(model_name)  # the bundled model while a Hub model downloads
     loaded = compute.model(model_name)
 except ModelLoadError as error:
     controls.request(model=BUNDLED_MODEL)
