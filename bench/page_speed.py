@@ -1,120 +1,211 @@
-"""How long the page takes to answer a slider, in a real Chromium, against the cheapest possible page.
+"""How long the page takes to answer a move, in a real Chromium, against the cheapest possible page.
 
-Starts the real app and bench/floor_app.py (one slider, one line of text), moves a slider with the
-keyboard again and again, and times each key press until the page has settled (no script running,
-no DOM change for 300 ms; the quiet window itself is not counted). Prints figures, asserts nothing.
+Each case opens a fresh session (a new browser context) on a link, waits for the page to settle,
+then makes the same move again and again with the keyboard (a slider's arrow key, Space on a pill,
+Enter on a button or a dropdown's option, Ctrl+Enter in the text area) and times each key press until
+the page has settled: no script running, no DOM change for 300 ms, the quiet window itself not counted
+(tests/harness.py). The floor is bench/floor_app.py, one slider and one line of text: what every
+Streamlit page pays for a move (the debounce, the websocket round trip, a script run, React's redraw).
+The floor's slider is moved right after each move of a case, so that on a shared machine whose load
+comes and goes each case is compared with a floor measured under the same load.
 
-    python bench/page_speed.py
-
-The floor includes what every Streamlit page pays: the slider's debounce, the websocket round trip,
-a script run and React's redraw. The ratio to the floor is what the page itself adds.
+Widgets are found by their key only (the `.st-key-<key>` class), never by their place on the page.
+Used by python -m bench, which starts the servers and prints the figures against their targets.
 """
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import sys
 import time
-from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
 
+from tests.harness import Timing, act_and_time, new_page, wait_until_settled
+
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from tests.harness import (  # noqa: E402
-    Timing,
-    launch_chromium,
-    new_page,
-    streamlit_server,
-    time_slider_key,
-    wait_until_settled,
-)
-
 APP = ROOT / "streamlit_app.py"
 FLOOR_APP = ROOT / "bench" / "floor_app.py"
+TIMEOUT_MS = 120_000  # a first load that trains or ranks heads takes a while on a busy machine
+CHART_DRAWN = ", ".join(f'[data-testid="stVegaLiteChart"] {tag}' for tag in ("svg", "canvas", "img"))
+
 # 30 words that are one WordPiece each: 32 tokens with [CLS] and [SEP].
 TEXT_32 = ("the students read a long story about a small town by the sea where every house had a blue door "
            "and the old man sat in his chair all day")
+WORDS_32 = TEXT_32.split()
+# Another 32 tokens, for the second text of the compare view.
+TEXT_32_B = ("a young girl walked to the old school by the river where every child had a red book and the "
+             "teacher sat at her desk all morning")
+# The switch view guesses the word behind the one [MASK]: 32 tokens, [MASK] one of them.
+TEXT_32_MASK = TEXT_32.replace("the sea", "the [MASK]")
 # About 720 tokens, cut by the page to the 512 BERT reads.
 TEXT_512 = ("the quick brown fox jumps over the lazy dog while the students read a long story "
             "about a small town by the sea. ") * 30
-RIGHT_11 = ["ArrowRight"] * 11  # 0 -> 11: every move a value not seen before
-THERE_AND_BACK = ["ArrowRight"] * 5 + ["ArrowLeft"] * 5  # the layer slider has only 6 values
+
+
+def new_texts(count: int) -> list[str]:
+    """Texts of 32 tokens that the page has not seen: TEXT_32's words rotated by 1, 2, … places."""
+    return [" ".join(WORDS_32[shift:] + WORDS_32[:shift]) for shift in range(1, count + 1)]
+
+
+@dataclass(frozen=True)
+class Move:
+    """One timed key press on the widget found by selector; setup keys (no rerun) and fill come first."""
+
+    selector: str
+    key: str
+    setup_keys: tuple[str, ...] = ()  # e.g. ArrowDown to open a dropdown on the next option
+    fill: str | None = None  # typed into the widget first (a text area applies it on Ctrl+Enter)
+
+
+def slider(key: str, presses: list[str]) -> list[Move]:
+    return [Move(f".st-key-{key} [data-testid='stSlider'] input[type='range']", press) for press in presses]
+
+
+RIGHT = ["ArrowRight"] * 11  # 0 -> 11: every move a value not seen before
+THERE_AND_BACK = ["ArrowRight"] * 5 + ["ArrowLeft"] * 5  # the bundled model has 6 layers: 0 -> 5 -> 0
+RIGHT_10 = ["ArrowRight"] * 10
 
 
 @dataclass(frozen=True)
 class Case:
     name: str
-    page: str  # "app" or "floor"
+    group: str  # what --only selects
+    moved: str  # what the case moves, in words, for the table
     query: dict[str, str]
-    slider: str  # the slider's key
-    presses: list[str]
+    moves: list[Move]
+    target: float | None  # the median's largest ratio to its reference, None: reported only
+    ready: str = CHART_DRAWN  # what shows that the page has drawn (a CSS selector)
+    reference: str = "floor"  # or "forward + floor" for a new text (the bare forward is measured in process)
 
 
-CASES = [
-    Case("floor: one slider, one line", "floor", {}, "x", RIGHT_11),
-    Case("head, default text", "app", {}, "head", RIGHT_11),
-    Case("head, 32 tokens", "app", {"text": TEXT_32}, "head", RIGHT_11),
-    Case("layer, 32 tokens", "app", {"text": TEXT_32}, "layer", THERE_AND_BACK),
-    Case("head, 512 tokens", "app", {"text": TEXT_512}, "head", RIGHT_11),
-]
+# The floor's slider, moved once after every move of a case: right, left, right, … (0 <-> 1, no end to hit).
+FLOOR_MOVES = slider("x", ["ArrowRight", "ArrowLeft"])
+FLOOR_READY = ".st-key-x"
 
 
-def run_case(browser, base_url: str, case: Case) -> tuple[int | None, list[Timing]]:
-    """Open a fresh session, move the slider; return the token count (None on the floor) and the timings."""
+def app_cases(switch_model: str) -> list[Case]:
+    """The app's cases; switch_model is a local checkpoint with a masked-language-model head."""
+    text = {"text": TEXT_32}
+    lesson_next = Move(".st-key-lesson_next button", "Enter")
+    lesson_prev = Move(".st-key-lesson_prev button", "Enter")
+    return [
+        Case("head slider, 32 tokens, one head", "slider", "`head` slider 0 → 11", text,
+             slider("head", RIGHT), 2.0),
+        Case("layer slider, 32 tokens, one head", "slider", "`layer` slider 0 → 5 → 0", text,
+             slider("layer", THERE_AND_BACK), 2.0),
+        Case("head slider, 512 tokens, one head", "slider", "`head` slider 0 → 11", {"text": TEXT_512},
+             slider("head", RIGHT), 4.0),
+        Case("all heads of a layer, 32 tokens", "views", "`layer` slider 0 → 5 → 0",
+             {**text, "view": "heads"}, slider("layer", THERE_AND_BACK), 3.0),
+        Case("neuron view, 32 tokens", "views", "`query` token 1 → 11 (↓, Enter)",
+             {**text, "view": "neuron"},
+             [Move(".st-key-query input", "Enter", setup_keys=("ArrowDown",))] * 10, 3.0),
+        Case("guided lesson, 32 tokens", "views", "`lesson_next` ×6, `lesson_prev` ×6 (Enter)",
+             {**text, "view": "lesson"}, [lesson_next] * 6 + [lesson_prev] * 6, 3.0),
+        Case("scaling lab, 32 tokens", "views", "`temperature` τ 1.00 → 1.50", {**text, "view": "lab"},
+             slider("temperature", RIGHT_10), 3.0),
+        Case("two texts side by side, 32 + 32 tokens", "views", "`head` slider 0 → 11",
+             {**text, "text_b": TEXT_32_B, "view": "compare"}, slider("head", RIGHT), 3.0),
+        Case("counting letters (untrained)", "views", "`count_win_size` slider 10 → 20",
+             {"view": "counting"}, slider("count_win_size", RIGHT_10), 3.0, ready=".st-key-count_win_size"),
+        Case("switching heads off, 32 tokens", "views", "`switch_off_0` pills 0 → 9 (Space)",
+             {"text": TEXT_32_MASK, "view": "switch", "model": switch_model},
+             [Move(f".st-key-switch_off_0 button >> nth={head}", "Space") for head in range(10)], 3.0,
+             ready=".st-key-switch_off_0"),
+        Case("new text typed, 32 tokens, one head", "text", "`text` area, a new text (Ctrl+Enter)", text,
+             [Move(".st-key-text textarea", "Control+Enter", fill=new) for new in new_texts(10)], 3.0,
+             reference="forward + floor"),
+    ]
+
+
+@dataclass
+class Result:
+    case: Case
+    timings: list[Timing] = field(default_factory=list)
+    floor: list[Timing] = field(default_factory=list)  # the floor's move after each of the case's moves
+    tokens: int | None = None  # token chips on the page after opening it (None: none shown)
+    error: str | None = None
+
+    def settled(self) -> list[float]:
+        return [timing.settled_ms for timing in self.timings]
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.settled())
+
+    @property
+    def floor_ms(self) -> float:
+        return statistics.median(timing.settled_ms for timing in self.floor)
+
+    @property
+    def server_ms(self) -> float:
+        """The median time of the server's last message: the rest of the median is the browser drawing."""
+        return statistics.median(timing.last_message_ms or 0.0 for timing in self.timings)
+
+
+def open_page(browser, url: str, ready: str):
+    """A fresh session on url, drawn and settled."""
+    page = new_page(browser, viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(url)
+    page.locator(ready).first.wait_for()
+    wait_until_settled(page, timeout_ms=TIMEOUT_MS)
+    return page
+
+
+def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> Result:
+    """Open the case's link in a fresh session and time its moves, each followed by a move on floor_page
+    (the floor, open all along), so that case and floor share the machine's load of the moment.
+
+    A failure is kept in the result, with a screenshot in failures.
+    """
+    result = Result(case)
+    page = None
+    try:
+        page = open_page(browser, f"{base_url}/?{urlencode(case.query)}", case.ready)
+        result.tokens = page.locator('[data-testid="token-chips"] .aa-chip').count() or None
+        for index, move in enumerate(case.moves):
+            result.timings.append(time_move(page, move))
+            result.floor.append(time_move(floor_page, FLOOR_MOVES[index % len(FLOOR_MOVES)]))
+    except Exception as error:  # noqa: BLE001 (reported in the table; the other cases still run)
+        result.error = f"{type(error).__name__}: {str(error).splitlines()[0]}"
+        if page is not None:
+            shot = failures / f"{case.name.replace(' ', '_').replace(',', '')}.png"
+            with contextlib.suppress(Exception):  # the screenshot is a courtesy
+                page.screenshot(path=shot, full_page=True)
+                result.error += f" (screenshot {shot})"
+    finally:
+        if page is not None:
+            page.context.close()
+    times = " ".join(f"{ms:.0f}" for ms in result.settled())
+    floor = " ".join(f"{timing.settled_ms:.0f}" for timing in result.floor)
+    print(f"  {case.name}: {times}{'  FAILED ' + result.error if result.error else ''}\n    floor: {floor}",
+          file=sys.stderr, flush=True)
+    return result
+
+
+def time_move(page, move: Move) -> Timing:
+    target = page.locator(move.selector)
+    if move.fill is not None:
+        target.fill(move.fill)
+    target.focus()
+    for key in move.setup_keys:
+        target.press(key)
+    if move.setup_keys or move.fill is not None:
+        wait_until_settled(page, quiet_ms=100)  # what typing or opening a list redraws is not the move's
+    return act_and_time(page, lambda: target.press(move.key), timeout_ms=TIMEOUT_MS)
+
+
+def first_heatmap(browser, base_url: str) -> float:
+    """Open the app's default link; return the time.monotonic() at which its first heatmap was drawn."""
     page = new_page(browser, viewport={"width": 1400, "height": 1000})
     try:
-        page.set_default_timeout(120_000)
-        page.goto(f"{base_url}/?{urlencode(case.query)}" if case.query else base_url)
-        if case.page == "app":
-            chart = page.locator('[data-testid="stVegaLiteChart"]').filter(has_text="Attention weights")
-            chart.locator("svg g.mark-group.role-frame").first.wait_for()
-        page.locator(f".st-key-{case.slider} input[type='range']").wait_for()
-        wait_until_settled(page)
-        tokens = page.locator('[data-testid="token-chips"] .aa-chip').count() if case.page == "app" else None
-        return tokens, [time_slider_key(page, case.slider, press, timeout_ms=120_000) for press in case.presses]
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(base_url)
+        page.locator(CHART_DRAWN).first.wait_for()
+        return time.monotonic()
     finally:
         page.context.close()
-
-
-def main() -> None:
-    from playwright.sync_api import sync_playwright
-
-    started = time.monotonic()
-    with ExitStack() as stack:
-        urls = {"app": stack.enter_context(streamlit_server(APP)),
-                "floor": stack.enter_context(streamlit_server(FLOOR_APP))}
-        playwright = stack.enter_context(sync_playwright())
-        browser = launch_chromium(playwright)
-        stack.callback(browser.close)
-        results = []
-        for case in CASES:
-            tokens, timings = run_case(browser, urls[case.page], case)
-            results.append((case, tokens, timings))
-            print(f"  {case.name}: " + " ".join(f"{t.settled_ms:.0f}" for t in timings), file=sys.stderr, flush=True)
-    report(results, time.monotonic() - started)
-
-
-def report(results, seconds: float) -> None:
-    def settled(timings):
-        return [t.settled_ms for t in timings]
-
-    floor = statistics.median(next(settled(timings) for case, _, timings in results if case.page == "floor"))
-    print(f"\nKey press -> settled, ms (fresh session per case; {seconds:.0f} s in all). 'server' is the median"
-          f" time of the server's last message, the rest is the browser drawing.\n")
-    print(f"{'case':<30} {'T':>4} {'moves':>5} {'median':>7} {'max':>7} {'× floor':>8} {'server':>7}")
-    for case, tokens, timings in results:
-        median = statistics.median(settled(timings))
-        server = statistics.median(t.last_message_ms or 0.0 for t in timings)
-        print(f"{case.name:<30} {tokens or '':>4} {len(timings):>5} {median:>7.0f} {max(settled(timings)):>7.0f} "
-              f"{median / floor:>8.1f} {server:>7.0f}")
-    layer = settled(next(timings for case, _, timings in results if case.slider == "layer"))
-    print(f"\nlayer slider: first visits median {statistics.median(layer[:5]):.0f} ms, "
-          f"returns (cached trace) median {statistics.median(layer[5:]):.0f} ms")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,234 @@
+"""Every performance figure in one run, each against its target, as one Markdown table. Asserts nothing.
+
+    python -m bench [--only GROUP[,GROUP…]]
+
+Groups (all by default, about 5 minutes on 2 cores):
+  slider  the one-head view at 32 tokens (head slider, layer slider) and 512 tokens (head slider)
+  views   every other view, the control a student moves most there, 32 tokens
+  text    a new 32-token text typed, against transformers' bare forward pass plus the floor
+  cold    launching the server to the first heatmap drawn, bundled model
+  memory  the server's resident memory with a bert-base-sized checkpoint: one session, then ten
+  trace   a trace against transformers' bare forward pass with attentions, in this process
+
+Page figures are key press -> settled in Chromium. Each is a ratio to the floor page (bench/floor_app.py,
+one slider and one line of text), whose slider is moved right after each of the case's moves, so that a
+shared machine whose load comes and goes weighs on both alike. The cold start comes free with any page group.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import itertools
+import os
+import statistics
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench import checkpoints, page_speed, server_memory, trace_overhead
+from bench.page_speed import APP, FLOOR_APP, Result
+from bench.report import Row, machine, ms, table, verdict
+from tests.harness import launch_chromium, streamlit_server
+
+GROUPS = ("slider", "views", "text", "cold", "memory", "trace")
+PAGE_GROUPS = {"slider", "views", "text"}
+MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"  # components/compute.py: local checkpoints the page offers
+COLD_START_TARGET_S = 10.0
+MEMORY_TARGET_GB = 1.0
+PER_SESSION_TARGET_MB = 20.0
+SESSIONS = 10
+TRACE_REPEATS = 30
+
+
+@dataclass
+class Figures:
+    """Whatever the chosen groups measured."""
+
+    pages: list[Result]
+    healthy_s: float | None = None  # cold start: launch -> the server answers its health check
+    drawn_s: float | None = None  # cold start: launch -> the first heatmap drawn
+    memory: server_memory.Memory | None = None
+    text_forward_s: list[float] | None = None  # the bare forward over the texts the text case typed
+    text_tokens: list[int] | None = None  # their token counts (32 each, if all is well)
+    trace_tokens: int | None = None
+    trace_s: dict[str, list[float]] | None = None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="\n".join(__doc__.splitlines()[4:11]))
+    parser.add_argument("--only", default=",".join(GROUPS), help="groups to run, separated by commas")
+    args = parser.parse_args()
+    groups = {group.strip() for group in args.only.split(",") if group.strip()}
+    if unknown := groups - set(GROUPS):
+        parser.error(f"unknown group(s) {', '.join(sorted(unknown))}; choose among {', '.join(GROUPS)}")
+
+    started, load_at_start = time.monotonic(), os.getloadavg()
+    work = Path(tempfile.mkdtemp(prefix="attention-anatomy-bench-"))  # server logs, screenshots of failures
+    figures = Figures([])
+    browser_version = None
+    with ExitStack() as stack:
+        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="attention-anatomy-models-")))
+        if groups & (PAGE_GROUPS | {"cold", "memory"}):
+            from playwright.sync_api import sync_playwright
+
+            browser = launch_chromium(stack.enter_context(sync_playwright()))
+            stack.callback(browser.close)
+            browser_version = browser.version
+            if groups & (PAGE_GROUPS | {"cold"}):
+                run_pages(browser, groups, scratch, work, figures)
+            if "memory" in groups:
+                progress("memory: a bert-base-sized checkpoint with random weights, then 10 sessions")
+                folder = checkpoints.bert_base_random(scratch / "bert-base-random")
+                with streamlit_server(APP, env={MODEL_DIRS_ENV: str(folder)}, log_path=work / "memory.log") as url:
+                    figures.memory = server_memory.measure(browser, url, str(folder), SESSIONS)
+    if groups & {"text", "trace"}:
+        run_in_process(groups, figures)
+
+    print()
+    print(table(rows(figures)))
+    for line in notes(figures, work):
+        print(f"\n{line}")
+    print(f"\n{machine(load_at_start, browser_version, time.monotonic() - started)}")
+
+
+def run_pages(browser, groups: set[str], scratch: Path, work: Path, figures: Figures) -> None:
+    """The cold start (the app server's first page), then the page cases, each move followed by the floor's."""
+    switch_model = ""
+    if "views" in groups:  # the switching-heads-off view needs a masked-language-model head
+        switch_model = str(checkpoints.bundled_with_mlm_head(scratch / "minilm-mlm"))
+    cases = [case for case in page_speed.app_cases(switch_model) if case.group in groups]
+    with ExitStack() as servers:
+        floor_url = servers.enter_context(streamlit_server(FLOOR_APP, log_path=work / "floor.log")) if cases else ""
+        progress("cold start: launching the app's server")
+        launched = time.monotonic()
+        app_url = servers.enter_context(streamlit_server(APP, env={MODEL_DIRS_ENV: switch_model},
+                                                         log_path=work / "app.log"))
+        figures.healthy_s = time.monotonic() - launched
+        figures.drawn_s = page_speed.first_heatmap(browser, app_url) - launched
+        progress(f"  server answered after {figures.healthy_s:.1f} s, first heatmap after {figures.drawn_s:.1f} s")
+        if not cases:
+            return
+        floor_page = page_speed.open_page(browser, floor_url, page_speed.FLOOR_READY)
+        servers.callback(floor_page.context.close)
+        progress("key press -> settled, ms (each case, then the floor's move after each of its moves):")
+        figures.pages = [page_speed.run_case(browser, app_url, case, floor_page, work) for case in cases]
+
+
+def run_in_process(groups: set[str], figures: Figures) -> None:
+    """transformers' bare forward over the typed texts, and the trace's overhead: torch on one thread, as the app."""
+    import torch
+
+    from attention import load_model
+
+    torch.set_num_threads(1)
+    loaded = load_model()
+    if "text" in groups:
+        progress("bare forward over the typed texts")
+        texts = page_speed.new_texts(10)
+        figures.text_tokens = sorted({len(loaded.tokenizer(text)["input_ids"]) for text in texts})
+        figures.text_forward_s = trace_overhead.forward_seconds(loaded, texts)
+    if "trace" in groups:
+        progress("trace overhead")
+        figures.trace_tokens, figures.trace_s = trace_overhead.measure(loaded, 32, TRACE_REPEATS)
+
+
+def rows(figures: Figures) -> list[Row]:
+    result: list[Row] = []
+    floor_timings = [timing for page in figures.pages for timing in page.floor]
+    if floor_timings:
+        floor = [timing.settled_ms for timing in floor_timings]
+        server = statistics.median(timing.last_message_ms or 0.0 for timing in floor_timings)
+        result.append(Row("floor: one slider, one line of text", "its slider `x`, ←/→ after every move below",
+                          len(floor), ms(statistics.median(floor)), ms(max(floor)), "1.0×", "", None,
+                          server=ms(server), floor=ms(statistics.median(floor))))
+    forward_ms = 1000 * statistics.median(figures.text_forward_s) if figures.text_forward_s else None
+    for page in figures.pages:
+        case = page.case
+        if page.error or not page.timings or not page.floor:
+            result.append(Row(case.name, case.moved, len(page.timings), "failed", "", "", target_text(case), False))
+            continue
+        reference = page.floor_ms if case.reference == "floor" else (
+            page.floor_ms + forward_ms if forward_ms is not None else None)
+        ratio = page.median_ms / reference if reference else None
+        result.append(Row(case.name, case.moved, len(page.timings), ms(page.median_ms), ms(max(page.settled())),
+                          f"{ratio:.1f}×" if ratio is not None else "", target_text(case),
+                          verdict(ratio, case.target) if ratio is not None else None, server=ms(page.server_ms),
+                          floor=ms(page.floor_ms)))
+    if forward_ms is not None:
+        tokens = "/".join(map(str, figures.text_tokens))
+        result.append(Row(f"bare forward of the same 10 texts, {tokens} tokens",
+                          "transformers BertModel, eager, attentions, 1 thread, in this process",
+                          len(figures.text_forward_s), f"{forward_ms:.1f} ms",
+                          f"{1000 * max(figures.text_forward_s):.1f} ms", "", "", None))
+    if figures.drawn_s is not None:
+        result.append(Row("cold start, bundled model", f"launch → first heatmap drawn (server up after "
+                          f"{figures.healthy_s:.1f} s)", 1, f"{figures.drawn_s:.1f} s", "", "",
+                          f"≤ {COLD_START_TARGET_S:.0f} s", verdict(figures.drawn_s, COLD_START_TARGET_S)))
+    if figures.memory is not None:
+        memory = figures.memory
+        one_gb = memory.one_session_mb / 1024
+        steps = [b - a for a, b in itertools.pairwise(memory.with_sessions_mb)]
+        result.append(Row("server memory, bert-base-sized, 1 session", f"VmRSS once the page drew (idle server "
+                          f"{memory.idle_mb:.0f} MB)", 1, f"{one_gb:.2f} GB", "", "", f"≤ {MEMORY_TARGET_GB} GB",
+                          verdict(one_gb, MEMORY_TARGET_GB)))
+        result.append(Row("memory per additional session", f"VmRSS growth from 1 to {len(memory.with_sessions_mb)} "
+                          "sessions, each its own text", len(steps), f"{memory.per_session_mb:.1f} MB (mean)",
+                          f"{max(steps):.1f} MB", "", f"≤ {PER_SESSION_TARGET_MB:.0f} MB",
+                          verdict(memory.per_session_mb, PER_SESSION_TARGET_MB)))
+    if figures.trace_s is not None:
+        times = figures.trace_s
+        bare = 1000 * statistics.median(times[trace_overhead.BARE])
+        for name, what, target in (
+                (trace_overhead.BARE, "transformers BertModel, eager, attentions, 1 thread", None),
+                (trace_overhead.FULL, "tokenize, forward, dissect one head", trace_overhead.TARGET),
+                (trace_overhead.CACHED, "another head of the same text: no forward", None)):
+            median = 1000 * statistics.median(times[name])
+            result.append(Row(f"{name}, {figures.trace_tokens} tokens", what, len(times[name]), f"{median:.1f} ms",
+                              f"{1000 * max(times[name]):.1f} ms", f"{median / bare:.2f}×",
+                              f"≤ {target}× the bare forward" if target else "", verdict(median / bare, target)))
+    return result
+
+
+def target_text(case: page_speed.Case) -> str:
+    return "" if case.target is None else f"≤ {case.target:g}× {case.reference}"
+
+
+def notes(figures: Figures, work: Path) -> list[str]:
+    """What the table leaves out: the floor's drift, where the time goes, cached returns, failures."""
+    lines = []
+    if figures.pages:
+        lines.append("'server': the median time, after the key press, of the server's last message (the rest of "
+                     "the median is the browser drawing). 'floor': the median of the floor's moves made right "
+                     "after the case's own, under the same load; the ratio is to that floor (the first row pools "
+                     "them all).")
+        counted = collections.Counter(page.tokens for page in figures.pages if page.tokens)
+        lines.append("Token chips on the page when each case opened: " + ", ".join(
+            f"{tokens} ({cases} case{'s' if cases > 1 else ''})" for tokens, cases in sorted(counted.items())) + ".")
+    for page in figures.pages:
+        if page.case.moved.startswith("`layer`") and len(page.timings) == 10:
+            settled = page.settled()
+            lines.append(f"{page.case.name}: first visits (layers 1-5) median {statistics.median(settled[:5]):.0f} "
+                         f"ms, returns (traces cached) median {statistics.median(settled[5:]):.0f} ms.")
+    for page in figures.pages:
+        if page.error:
+            lines.append(f"FAILED {page.case.name}: {page.error}. Server logs in {work}.")
+    if any(page.case.group == "views" for page in figures.pages):
+        lines.append("The counting view is untrained (a new setting has nothing trained to show yet); the switch "
+                     "view runs the bundled encoder under a random masked-language-model head (bench/checkpoints.py).")
+    if figures.memory is not None:
+        lines.append("Memory in MB of 2**20 bytes, GB of 2**30.")
+    return lines
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    main()
