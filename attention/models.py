@@ -111,15 +111,20 @@ def load_checkpoint(name: str, model_class, **kwargs):
     """
     from transformers import AutoConfig, AutoTokenizer
 
+    from attention.download import is_cached
+
     source = resolve(name)
+    # A Hub model already downloaded is read from the cache alone: asking the Hub for updates first
+    # costs minutes of retries when it cannot be reached.
+    cache_only = isinstance(source, str) and is_cached(source)
     try:
-        config = AutoConfig.from_pretrained(source)
+        config = AutoConfig.from_pretrained(source, local_files_only=cache_only)
         if config.model_type != "bert":
             raise ModelLoadError(f"{name!r} is a {config.model_type!r} model, not BERT.")
         # Eager attention: transformers 5's default (sdpa) returns no attention weights.
         model, info = model_class.from_pretrained(source, attn_implementation="eager", output_loading_info=True,
-                                                  **kwargs)
-        tokenizer = AutoTokenizer.from_pretrained(source)
+                                                  local_files_only=cache_only, **kwargs)
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=cache_only)
     except ModelLoadError:
         raise
     except (OSError, ValueError) as error:

@@ -149,3 +149,19 @@ def test_a_failed_download_is_retried_by_the_next_request(hub, online):
     assert retry is not failed
     assert retry.wait(60)
     assert retry.succeeded, retry.error
+
+
+def test_a_cached_hub_model_loads_without_asking_the_hub(hub, online, monkeypatch):
+    """Once downloaded, a model loads from the cache alone: asking the Hub first costs minutes of
+    retries when it is down. The Hub here is up, and must not be asked anything."""
+    from huggingface_hub import constants
+
+    download(REPO, endpoint=hub.url, cache_dir=online)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(online))
+    monkeypatch.setattr(constants, "ENDPOINT", hub.url)
+    asked_before = len(hub.requests)
+
+    loaded = load_model(REPO)
+
+    assert loaded.shape.num_heads == 4
+    assert hub.requests[asked_before:] == []
