@@ -20,6 +20,8 @@ BUNDLED_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_ALLOWED_HUB_IDS = ("bert-base-uncased", "bert-base-cased", "bert-large-uncased")
 # Comma-separated Hub ids a deployer adds to the allow-list.
 ALLOWED_MODELS_ENV = "ATTENTION_ANATOMY_ALLOWED_MODELS"
+# The model a page opens with when its link names none (one the page offers; else the bundled one).
+DEFAULT_MODEL_ENV = "ATTENTION_ANATOMY_DEFAULT_MODEL"
 
 
 class ModelLoadError(ValueError):
@@ -53,6 +55,11 @@ def allowed_hub_ids() -> tuple[str, ...]:
     extra = os.environ.get(ALLOWED_MODELS_ENV, "")
     added = tuple(name.strip() for name in extra.split(",") if name.strip())
     return DEFAULT_ALLOWED_HUB_IDS + tuple(n for n in added if n not in DEFAULT_ALLOWED_HUB_IDS)
+
+
+def default_model() -> str:
+    """The deployer's choice of the model a page opens with, else the bundled one."""
+    return os.environ.get(DEFAULT_MODEL_ENV, "").strip() or BUNDLED_MODEL
 
 
 def bundled_model_path() -> Path:

@@ -12,7 +12,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from attention import BUNDLED_MODEL, SCALINGS, SOURCES, ModelShape, TraceSettings
+from attention import SCALINGS, SOURCES, ModelShape, TraceSettings
+from attention.models import BUNDLED_MODEL, DEFAULT_MODEL_ENV, default_model
 from attention.segments import PAIR_FILTERS
 
 MAX_TEXT_CHARS = 10_000  # about 2,000 words: far beyond the 512 tokens BERT reads
@@ -30,7 +31,7 @@ class PageState:
 
     text: str = DEFAULT_TEXT
     text_b: str = ""
-    model: str = BUNDLED_MODEL
+    model: str = dataclasses.field(default_factory=default_model)  # a link without model= opens this one
     source: str = "bert"
     layer: int = 0
     head: int = 0
@@ -68,7 +69,12 @@ def from_query(query: Mapping[str, Sequence[str]], models: Sequence[str]) -> tup
         except ValueError as reason:
             default = getattr(PageState(), name)
             notices.append(f"The link's {name}={shorten(raw)} was ignored: {reason}. Showing {name}={default!r}.")
-    return PageState(**values), notices
+    state = PageState(**values)
+    if state.model not in models:  # only a deployer's default can be missing: links are checked above
+        notices.append(f"This server's default model {shorten(state.model)} ({DEFAULT_MODEL_ENV}) is not one it "
+                       f"offers; showing the bundled model {BUNDLED_MODEL!r}.")
+        state = dataclasses.replace(state, model=BUNDLED_MODEL)
+    return state, notices
 
 
 def fit_to_model(state: PageState, shape: ModelShape) -> tuple[PageState, list[str]]:

@@ -144,6 +144,27 @@ def test_model_selector_loads_a_local_checkpoint(tiny_checkpoint, monkeypatch):
     assert page.query_params["model"] == str(tiny_checkpoint)
 
 
+def test_a_deployer_sets_the_model_a_plain_link_opens(tiny_checkpoint, monkeypatch):
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_checkpoint))
+    monkeypatch.setenv("ATTENTION_ANATOMY_DEFAULT_MODEL", str(tiny_checkpoint))
+    page = run_page()
+    assert_healthy(page)
+    assert "2 layers × 4 heads, hidden size 32" in page.caption[0].value
+    assert "model" not in page.query_params  # the default needs no parameter
+    page.selectbox(key="model").set_value("all-MiniLM-L6-v2").run()
+    assert "6 layers × 12 heads" in page.caption[0].value
+    assert page.query_params["model"] == "all-MiniLM-L6-v2"  # not the default here, so the link says it
+
+
+def test_a_default_model_the_page_does_not_offer_gives_way_to_the_bundled_one(monkeypatch):
+    monkeypatch.setenv("ATTENTION_ANATOMY_DEFAULT_MODEL", "someone/not-allowed")
+    page = run_page()
+    assert not page.exception
+    assert "6 layers × 12 heads" in page.caption[0].value
+    assert "default model `someone/not-allowed` (ATTENTION_ANATOMY_DEFAULT_MODEL) is not one it offers" in \
+        warnings(page)
+
+
 def test_hub_model_that_cannot_be_fetched_falls_back_to_the_bundled_one():
     page = run_page()
     page.selectbox(key="model").set_value("bert-base-uncased").run()

@@ -1,0 +1,60 @@
+"""Settings from Streamlit secrets, as Streamlit Community Cloud passes them: a real server, a real session.
+
+Community Cloud has no environment variables to set, only the app's secrets (a secrets.toml). Streamlit
+copies every root-level secret into the environment before the page runs, so the page's settings,
+read from the environment, can be given there. Here the server reads a secrets file of the test's
+(`secrets.files`, set through STREAMLIT_SECRETS_FILES) with the default model, the local folders and
+an extra Hub id, and a session opened over the websocket shows what they set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.harness import streamlit_server
+from tests.pages import APP
+from tests.session_client import open_session
+
+pytestmark = pytest.mark.deploy
+
+
+@pytest.fixture(scope="module")
+def server(tiny_checkpoint, tmp_path_factory):
+    secrets = tmp_path_factory.mktemp("secrets") / "secrets.toml"
+    secrets.write_text(
+        f'ATTENTION_ANATOMY_MODEL_DIRS = "{tiny_checkpoint}"\n'
+        f'ATTENTION_ANATOMY_DEFAULT_MODEL = "{tiny_checkpoint}"\n'
+        'ATTENTION_ANATOMY_ALLOWED_MODELS = "some-org/extra-bert"\n'
+    )
+    with streamlit_server(APP, env={"STREAMLIT_SECRETS_FILES": str(secrets)}) as base_url:
+        yield base_url
+
+
+def page_of(base_url: str, query: str = ""):
+    """(texts, model selector options) of a page freshly opened with query."""
+    async def visit():
+        async with open_session(base_url, query) as session:
+            assert session.errors() == []
+            model = next(e.selectbox for e in session.elements()
+                         if e.WhichOneof("type") == "selectbox" and e.selectbox.id.endswith("-model"))
+            return session.texts(), list(model.options)
+    return asyncio.run(visit())
+
+
+def test_the_secrets_default_model_opens_a_plain_link(server, tiny_checkpoint):
+    texts, options = page_of(server)
+    assert any(f"{tiny_checkpoint}: 2 layers × 4 heads" in text for text in texts), texts
+    assert str(tiny_checkpoint) in options
+
+
+def test_the_secrets_allow_list_is_offered(server):
+    _, options = page_of(server)
+    assert "some-org/extra-bert" in options
+    assert "bert-base-uncased" in options  # added to the built-in list, not replacing it
+
+
+def test_a_link_naming_the_bundled_model_still_opens_it(server):
+    texts, _ = page_of(server, "model=all-MiniLM-L6-v2")
+    assert any("all-MiniLM-L6-v2: 6 layers × 12 heads" in text for text in texts), texts
