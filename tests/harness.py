@@ -1,6 +1,6 @@
 """Helpers to drive a Streamlit page in a real Chromium: a server, a browser, and "settled".
 
-Used by the browser tests (tests/browser) and the page benchmark (bench/page_speed.py).
+Used by the browser tests (tests/browser), the deploy tests (tests/deploy) and the benchmarks (bench/).
 Selectors below were checked against the DOM of Streamlit 1.67:
 
 - ``[data-testid="stApp"]`` carries ``data-test-script-state`` ("running" / "notRunning"),
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -42,6 +43,8 @@ STARTUP_TIMEOUT_S = 90.0
 SETTLE_TIMEOUT_MS = 60_000
 # A key press or click that reruns the page sends its message within ~0.1 s; after this long, none is coming.
 NO_RERUN_GRACE_MS = 2_000
+TAB_VIEWPORT = {"width": 1400, "height": 1000}
+TAB_TIMEOUT_MS = 60_000
 
 # Added to every page made by new_page(), before Streamlit's own code: timestamps each websocket
 # message in both directions, so that "a rerun was asked for and answered" can be seen even when
@@ -151,13 +154,14 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def streamlit_server(script_path: str | os.PathLike, env: dict[str, str] | None = None,
-                     log_path: str | os.PathLike | None = None) -> Iterator[str]:
-    """Run `streamlit run script` on a free port; yield its base URL; stop it (its whole process group).
+                     log_path: str | os.PathLike | None = None, port: int | None = None) -> Iterator[str]:
+    """Run `streamlit run script` on port (else a free one); yield its base URL; stop it (its whole process group).
 
     The server's output goes to log_path when given (kept afterwards), else to a temporary file.
+    A fixed port lets a test stop a server and start another where open pages will look for it.
     """
     script = Path(script_path).resolve()
-    port = free_port()
+    port = port or free_port()
     command = [
         sys.executable, "-m", "streamlit", "run", str(script),
         "--server.headless", "true", "--server.port", str(port),
@@ -199,6 +203,63 @@ def new_page(browser, **context_options):
     context = browser.new_context(**context_options)
     context.add_init_script(_PROBE_JS)
     return context.new_page()
+
+
+def open_tab(browser, **context_options):
+    """new_page() as the tests use it: 1400×1000 (the page's two columns side by side), downloads
+    accepted, and 60 s for every wait, as a busy 2-core machine can take seconds to rerun the page.
+
+    Close it with page.context.close().
+    """
+    page = new_page(browser, **{"viewport": TAB_VIEWPORT, "accept_downloads": True, **context_options})
+    page.set_default_timeout(TAB_TIMEOUT_MS)
+    return page
+
+
+def weights_chart(page):
+    """The weights heatmap: the first chart titled "Attention weights" (charts get no ``st-key-`` class)."""
+    return page.locator('[data-testid="stVegaLiteChart"]').filter(has_text="Attention weights").first
+
+
+def load_page(page, url: str, drawn=None) -> None:
+    """Go to url; wait until drawn(page) (default: the weights heatmap) is drawn and nothing moves any more."""
+    page.goto(url)
+    (drawn or _weights_drawn)(page).wait_for()
+    wait_until_settled(page)
+
+
+def shapes(page) -> dict[str, str]:
+    """The shapes panel as {step: shape}, e.g. {"Q": "(1, 7, 32)", ...}."""
+    panel = page.locator('[data-testid="stColumn"]').filter(
+        has=page.get_by_role("heading", name="Tensor shapes"))
+    items = panel.locator("li").evaluate_all(
+        "items => items.map(item => [...item.querySelectorAll('code')].map(code => code.innerText.trim()))")
+    return {codes[0]: codes[1] for codes in items}
+
+
+def metrics(base_url: str) -> dict[str, float]:
+    """A server's own session counters from /_stcore/metrics: active (websockets open now), connects
+    (new sessions so far) and reconnects (sessions a browser got back after its websocket dropped)."""
+    with urllib.request.urlopen(f"{base_url}/_stcore/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    values = {}
+    for name, pattern in (("active", r"^active_sessions (\S+)$"),
+                          ("connects", r'^session_events_total\{type="connect"\} (\S+)$'),
+                          ("reconnects", r'^session_events_total\{type="reconnect"\} (\S+)$')):
+        found = re.search(pattern, text, re.MULTILINE)
+        if found is None:
+            raise LookupError(f"{name} missing from {base_url}/_stcore/metrics:\n{text}")
+        values[name] = float(found.group(1))
+    return values
+
+
+def wait_for(condition, what: str, timeout_s: float = 20.0, poll_s: float = 0.2) -> None:
+    """Poll condition() until it holds (for things outside the page, such as a server's counters)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+        time.sleep(poll_s)
 
 
 def wait_until_settled(page, quiet_ms: int = 300, timeout_ms: int = SETTLE_TIMEOUT_MS) -> float:
@@ -257,6 +318,10 @@ def time_slider_key(page, key: str, press: str = "ArrowRight", **settle) -> Timi
     thumb = slider_thumb(page, key)
     thumb.focus()
     return act_and_time(page, lambda: thumb.press(press), **settle)
+
+
+def _weights_drawn(page):
+    return weights_chart(page).locator("canvas, svg.marks").first
 
 
 def _await_settled(page, quiet_ms: int, timeout_ms: int, expect_run: bool,

@@ -24,10 +24,12 @@ import pytest
 from tests.harness import (
     act_and_measure,
     chromium_path,
-    new_page,
+    load_page,
+    open_tab,
     press_slider_key,
+    shapes,
     slider_thumb,
-    wait_until_settled,
+    weights_chart,
 )
 
 SCREENSHOT = "/tmp/e2e-shot.png"
@@ -56,8 +58,7 @@ _CHIP_TOKENS_JS = "chips => [...chips.querySelectorAll('.aa-chip')].map(chip => 
 
 @pytest.fixture
 def page(browser):
-    page = new_page(browser, viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    page.set_default_timeout(60_000)
+    page = open_tab(browser)
     page.dialogs = []  # every alert()/confirm() the page tries to open
     page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
     yield page
@@ -66,26 +67,11 @@ def page(browser):
 
 def open_page(page, base_url: str, query: str = "") -> None:
     """Load the page and wait until the weights heatmap is drawn and nothing moves any more."""
-    page.goto(f"{base_url}/{query}")
-    weights_chart(page).locator("canvas, svg.marks").first.wait_for()
-    wait_until_settled(page)
-
-
-def weights_chart(page):
-    return page.locator('[data-testid="stVegaLiteChart"]').filter(has_text="Attention weights").first
+    load_page(page, f"{base_url}/{query}")
 
 
 def chart_pixels(page) -> str:
     return weights_chart(page).evaluate(_CHART_PIXELS_JS)
-
-
-def shapes(page) -> dict[str, str]:
-    """The shapes panel as {step: shape}, e.g. {"Q": "(1, 7, 32)", ...}."""
-    panel = page.locator('[data-testid="stColumn"]').filter(
-        has=page.get_by_role("heading", name="Tensor shapes"))
-    items = panel.locator("li").evaluate_all(
-        "items => items.map(item => [...item.querySelectorAll('code')].map(code => code.innerText.trim()))")
-    return {codes[0]: codes[1] for codes in items}
 
 
 def chip_tokens(page) -> list[str]:

@@ -43,11 +43,13 @@ from tests.harness import (
     chromium_path,
     free_port,
     launch_chromium,
-    new_page,
+    load_page,
+    open_tab,
     press_slider_key,
     slider_thumb,
     streamlit_server,
     wait_until_settled,
+    weights_chart,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -188,10 +190,6 @@ def _wait_for(condition, what: str, timeout_s: float = 20.0) -> None:
         time.sleep(0.2)
 
 
-def weights_chart(page):
-    return page.locator('[data-testid="stVegaLiteChart"]').filter(has_text="Attention weights").first
-
-
 # What the weights heatmap shows, as a string that changes with the data (as in tests/browser).
 _CHART_PIXELS_JS = """chart => {
   const canvas = chart.querySelector('canvas');
@@ -214,11 +212,8 @@ def expect_view(page, layer: int, head: int) -> None:
 
 def open_session(browser, url: str):
     """A fresh browser context (own cookies, so its own session) with the page loaded and settled."""
-    page = new_page(browser, viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    page.set_default_timeout(60_000)
-    page.goto(url)
-    weights_chart(page).locator("canvas, svg.marks").first.wait_for()
-    wait_until_settled(page)
+    page = open_tab(browser)
+    load_page(page, url)
     return page
 
 
