@@ -11,7 +11,7 @@ move the head slider once every PERIOD_S seconds for DURATION_S seconds. Prints,
   (at start, with one session open, after the run, and the peak);
 - the sessions one replica could carry at that pace, from its CPU per move.
 
-    python bench/load_proxy.py [students] [duration_s]      (defaults: 10 students, 30 s)
+    python -m bench.load_proxy [students] [duration_s]      (defaults: 10 students, 30 s)
 
 The browsers run on the same 2 cores as the servers, so the latencies are an upper bound; the CPU
 per move is the servers' own.
@@ -30,20 +30,8 @@ from contextlib import ExitStack, suppress
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from tests.deploy.test_nginx_replicas import (  # noqa: E402
-    APP,
-    REPLICA_ENV,
-    metrics,
-    nginx_proxy,
-    open_session,
-    port_of,
-    server_pid,
-)
-from tests.harness import launch_chromium, press_slider_key, streamlit_server  # noqa: E402
+from tests.deploy.test_nginx_replicas import APP, REPLICA_ENV, nginx_proxy, open_session, port_of, server_pid
+from tests.harness import launch_chromium, metrics, press_slider_key, streamlit_server
 
 PERIOD_S = 2.0
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

@@ -15,7 +15,7 @@ import pytest
 from tests.harness import (
     act_and_measure,
     chromium_path,
-    new_page,
+    open_tab,
     slider_thumb,
     wait_until_settled,
 )
@@ -31,8 +31,7 @@ pytestmark = [
 
 @pytest.fixture
 def page(browser):
-    page = new_page(browser, viewport={"width": 1400, "height": 1400})
-    page.set_default_timeout(60_000)
+    page = open_tab(browser, viewport={"width": 1400, "height": 1400})  # tall: the grid's rows fit
     yield page
     page.context.close()
 
