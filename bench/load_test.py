@@ -15,7 +15,7 @@ DURATION_S seconds: the head slider, and every third move the layer slider. Prin
   server (so that nothing cached under load can answer), and whether every page equals the page
   under load: the charts' data bit for bit, and every word and figure.
 
-    python bench/load_test.py [sessions] [duration_s]      (defaults: 30 sessions, 60 s)
+    python -m bench.load_test [sessions] [duration_s]      (defaults: 30 sessions, 60 s)
 
 tests/deploy/test_load.py runs a short version of the same code with assertions.
 """
@@ -32,16 +32,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from bench.load_proxy import cpu_seconds, memory_mb
+from tests.deploy.test_nginx_replicas import port_of, server_pid
+from tests.harness import metrics, streamlit_server
+from tests.session_client import WebsocketSession
 
-from bench.load_proxy import cpu_seconds, memory_mb  # noqa: E402
-from tests.deploy.test_nginx_replicas import metrics, port_of, server_pid  # noqa: E402
-from tests.harness import streamlit_server  # noqa: E402
-from tests.session_client import WebsocketSession  # noqa: E402
-
-APP = ROOT / "streamlit_app.py"
+APP = Path(__file__).resolve().parents[1] / "streamlit_app.py"
 PERIOD_S = 2.0
 OPEN_SPACING_S = 0.2  # students come in one after another, not all in the same millisecond
 LAYERS, HEADS = 6, 12  # the bundled model's, the page's default

@@ -29,8 +29,8 @@ import numpy as np
 import pytest
 
 from bench.load_test import APP, Load, Plan, Record, plans, run_class, run_serially, warm_up
-from tests.deploy.test_nginx_replicas import metrics, port_of, server_pid
-from tests.harness import streamlit_server
+from tests.deploy.test_nginx_replicas import port_of, server_pid
+from tests.harness import metrics, streamlit_server
 from tests.pages import chart_matrix, weights_of
 from tests.session_client import open_session
 
