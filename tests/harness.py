@@ -217,8 +217,8 @@ def open_tab(browser, **context_options):
 
 
 def weights_chart(page):
-    """The weights heatmap: the first chart titled "Attention weights" (charts get no ``st-key-`` class)."""
-    return page.locator('[data-testid="stVegaLiteChart"]').filter(has_text="Attention weights").first
+    """The weights heatmap: the first chart described as "Attention weights" (its aria-label; a canvas has no text)."""
+    return page.locator('[data-testid="stVegaLiteChart"][aria-label^="Attention weights"]').first
 
 
 def load_page(page, url: str, drawn=None) -> None:

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode
 from components.controls import PRESETS
 from tests import pages
-from tests.pages import APP, chart_matrix, chart_values, charts, warnings
+from tests.pages import APP, chart_matrix, chart_title, chart_values, charts, warnings
 
 
 def run_page(query: dict[str, str] | None = None) -> AppTest:
@@ -24,7 +24,7 @@ def run_page(query: dict[str, str] | None = None) -> AppTest:
 
 def assert_healthy(page: AppTest) -> None:
     pages.assert_healthy(page)
-    assert len(charts(page)) == 2, "the weights, and the chart of the open tab (raw scores at first)"
+    assert len(charts(page)) == 1, "one chart: the open tab's (the weights at first)"
 
 
 def weights_on_screen(page: AppTest) -> np.ndarray:
@@ -264,7 +264,7 @@ def test_csv_download_holds_the_current_head(bundled):
 
 def test_every_chart_downloads_as_png_and_svg():
     made = {}
-    for tab in ("Raw scores Q·Kᵀ", "Scaled scores", "Context vectors"):
+    for tab in ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors"):
         page, files = run_keeping_downloads({"head": "2"}, tab=tab)
         made.update(files)
     for chart in ("weights", "scores", "scaled", "context"):
@@ -275,11 +275,13 @@ def test_every_chart_downloads_as_png_and_svg():
 
 def test_only_the_open_tab_is_drawn(bundled):
     page = run_page({"head": "2"})
+    assert [chart_title(chart) for chart in charts(page)] == ["Attention weights"]
     page.session_state["head_tab"] = "Context vectors"
     page.run()
     assert_healthy(page)
+    assert [chart_title(chart) for chart in charts(page)] == ["Context = weights · V"]
     context = build_trace(bundled, encode(bundled, "time flies like an arrow"), TraceSettings(head=2))["context"][0]
-    np.testing.assert_allclose(chart_matrix(charts(page)[1]), context, atol=1e-6)
+    np.testing.assert_allclose(chart_matrix(charts(page)[0]), context, atol=1e-6)
 
 
 

@@ -21,7 +21,7 @@ from components.tables import head_csv
 
 # Below this the from-scratch weights agree with transformers to float32 precision.
 PROOF_TOLERANCE = 1e-5
-TABS = ("Raw scores Q·Kᵀ", "Scaled scores", "Context vectors")
+TABS = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors")
 PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a": "within A", "within_b": "within B"}
 
 
@@ -39,8 +39,7 @@ def render(context) -> None:
     row_tokens, key_tokens = [tokens[i] for i in rows], [tokens[i] for i in keys]
 
     st.subheader(f"Layer {state.layer}, head {state.head}", anchor=False)
-    title = "Attention weights" + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
-    _chart(shown, row_tokens, key_tokens, title, "weights", stem)
+    _stages(trace, shown, rows, keys, row_tokens, key_tokens, renormalise, stem)
     proof_column, about_column = st.columns(2, gap="medium")
     with proof_column:
         _proof(context)
@@ -53,13 +52,23 @@ def render(context) -> None:
         st.caption("The whole head, one row per (query, key) pair: the scaled score before softmax "
                    "and the weight after it.")
 
-    # Only the open tab is computed and drawn (on_change="rerun" makes tabs report which is open):
-    # the three charts behind them cost as much to send and redraw as everything else on the page.
-    scores_tab, scaled_tab, context_tab = st.tabs(list(TABS), key="head_tab", on_change="rerun")
+
+
+def _stages(trace, shown, rows, keys, row_tokens, key_tokens, renormalise: bool, stem: str) -> None:
+    """The weights and the stages before and after them, one tab each.
+
+    Only the open tab is computed and drawn (on_change="rerun" makes tabs report which is open):
+    in the browser, redrawing a chart costs more than everything else a slider move changes.
+    """
+    weights_tab, scores_tab, scaled_tab, context_tab = st.tabs(list(TABS), key="head_tab", on_change="rerun")
     block = np.ix_(rows, keys)
+    if weights_tab.open:
+        with weights_tab:
+            title = TABS[0] + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
+            _chart(shown, row_tokens, key_tokens, title, "weights", stem)
     if scores_tab.open:
         with scores_tab:
-            _chart(trace["scores"][0][block], row_tokens, key_tokens, TABS[0], "scores", stem, "redblue")
+            _chart(trace["scores"][0][block], row_tokens, key_tokens, TABS[1], "scores", stem, "redblue")
     if scaled_tab.open:
         with scaled_tab:
             formula = next(step.formula for step in trace.steps if step.name == "scaled")
@@ -99,7 +108,7 @@ def _chart(matrix, rows, columns, title, key, file_stem, scheme="blues", column_
     if matrix.size == 0:
         st.info("This filter leaves no tokens to show.")
         return
-    chart = heatmap(matrix, rows, columns, title=title, column_title=column_title, scheme=scheme)
+    chart = heatmap(matrix, rows, columns, title=title, column_title=column_title, scheme=scheme, canvas=True)
     show(chart, key=f"chart-{key}")
     chart_downloads(chart, key, f"{key}-{file_stem}", title=f"{title} — {file_stem.replace('-', ' ')}")
 

@@ -18,7 +18,7 @@ import pytest
 from attention.download import FILES
 from attention.models import ALLOWED_MODELS_ENV
 from tests.fake_hub import FakeHub, save_hub_bert
-from tests.harness import chromium_path, new_page, slider_thumb, streamlit_server
+from tests.harness import chromium_path, new_page, slider_thumb, streamlit_server, weights_chart
 
 pytestmark = [
     pytest.mark.browser,
@@ -66,10 +66,6 @@ def page(browser):
     page.set_default_timeout(60_000)
     yield page
     page.context.close()
-
-
-def weights_chart(page):
-    return page.locator('[data-testid="stVegaLiteChart"]').filter(has_text="Attention weights").first
 
 
 def progress_bar(page):

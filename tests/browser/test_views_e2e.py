@@ -94,7 +94,7 @@ def test_a_query_past_the_end_is_clamped_then_another_can_be_chosen(page, base_u
 
 
 @pytest.mark.parametrize(("query", "charts_at_least"), [
-    ("?view=head", 2),  # the weights and the open tab's chart
+    ("?view=head", 1),  # the open tab's chart: the weights
     ("?view=heads", 13),  # 12 heads, the overview, the aggregate
     ("?view=neuron", 3),
     ("?view=lesson&step=3", 3),
