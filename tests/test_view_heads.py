@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import json
 
+import altair as alt
 import numpy as np
 import pytest
+from altair.utils.schemapi import validate_jsonschema
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.heads import aggregate_heads, head_summary, head_weights, rollout
-from tests.pages import assert_healthy, chart_matrix, open_page
+from tests.pages import assert_healthy, chart_matrix, chart_values, open_page
 
 TEXT = "time flies like an arrow"
+VEGA_LITE = alt.vegalite.v6.schema.core.load_schema()
 
 
 def run_page(query: dict[str, str]) -> AppTest:
@@ -156,3 +159,18 @@ def test_too_many_weights_to_sum_up_keeps_the_grid_and_says_why():
     assert len(charts(page, "open_head")) == 16
     assert not charts(page, "open_cell"), "no overview"
     assert "384 heads × 302² token pairs are too many weights" in page.info[0].value
+
+
+@pytest.mark.parametrize("text", [TEXT, "word " * 70], ids=["cells", "picture"])
+def test_every_spec_is_valid_vega_lite_and_a_layer_move_only_swaps_data(text):
+    """The view skips Altair's validation when it draws: the specs are checked here, once. Moving the
+    layer slider must leave every spec as it was, so that the browser only swaps the numbers in."""
+    page = run_page({"view": "heads", "layer": "1", "text": text})
+    specs = [chart.proto.spec for chart in charts(page)]
+    for spec in specs:
+        validate_jsonschema(json.loads(spec), VEGA_LITE)
+    first_head = chart_values(charts(page, "open_head")[0])
+    page.slider(key="layer").set_value(3).run()
+    assert_healthy(page)
+    assert [chart.proto.spec for chart in charts(page)] == specs
+    assert not chart_values(charts(page, "open_head")[0]).equals(first_head), "layer 3's weights, not layer 1's"

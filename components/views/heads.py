@@ -3,10 +3,16 @@
 Clicking a head in the grid, or a cell of the overview, opens that head in the "One head"
 view: each chart carries an Altair point selection, and its on_select callback asks the
 controls for the new view, layer and head before the page reruns.
+
+Moving the layer slider redraws twelve thumbnails. Their specs depend on the text and the head,
+not on the weights, so each is built once (Altair's chart building and schema validation cost
+more than everything else here) and every rerun hands over only the data: the browser then swaps
+the numbers into the views it drew instead of building them anew.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import altair as alt
@@ -15,8 +21,8 @@ import pandas as pd
 import streamlit as st
 
 from attention.heads import aggregate_heads, head_summary, head_weights, rollout
-from components import controls
-from components.charts import show
+from components import compute, controls
+from components.charts import named_data
 from components.heatmap import heatmap
 
 GRID_COLUMNS = 4
@@ -26,7 +32,13 @@ MAX_GRID_HEADS = 16
 # Above this many weights (nh·T² per layer) the overview and the summaries are not computed: ~128 MB.
 MAX_LAYER_WEIGHTS = 2**25
 GRID_SELECTION = "open_head"
+SUMMARY_DATA = "head-summary"  # the dataset behind a thumbnail's click target: its head, entropy, largest weight
 OVERVIEW_SELECTION = "open_cell"
+# Thumbnails are painted on a canvas: a move of the layer slider repaints all of them, which as SVG
+# meant removing and creating an element for each of up to 16 × 64² cells. The overview, which no
+# layer move changes, stays SVG: its cells are elements a screen reader (and a browser test) can find.
+CANVAS = {"embedOptions": {"renderer": "canvas"}}
+SVG = {"embedOptions": {"renderer": "svg"}}
 AGGREGATE_LABELS = {"mean": "mean of the heads", "max": "max of the heads", "rollout": "rollout up to this layer"}
 
 
@@ -58,12 +70,28 @@ def _grid(weights, shown: range, trace, tokens: list[str], layer: int) -> None:
     for place, head in enumerate(shown):
         if place % GRID_COLUMNS == 0:
             row = st.columns(GRID_COLUMNS)  # one row at a time, so that the page reads head 0, 1, 2, ...
-        chart = _clickable_head(heatmap(weights[0, place], tokens, tokens, title=f"head {head}"), head,
-                                summary["entropy"][place], summary["max_weight"][place])
+        _, frames = named_data(heatmap(weights[0, place], tokens, tokens, title=f"head {head}"))
+        # Without tooltips per cell, the cells' token labels need not travel to the browser.
+        frames = {name: frame.drop(columns=["row_label", "column_label"], errors="ignore")
+                  for name, frame in frames.items()}
+        frames[SUMMARY_DATA] = pd.DataFrame({"head": [head], "entropy": [summary["entropy"][place]],
+                                             "max_weight": [summary["max_weight"][place]]})
         key = f"grid-head-{head}"
         with row[place % GRID_COLUMNS]:
-            st.altair_chart(chart, width="content", key=key, on_select=functools.partial(_open_from_grid, key),
-                            selection_mode=GRID_SELECTION)
+            _draw(_thumbnail_spec(tuple(tokens), head), frames, key,
+                  on_select=functools.partial(_open_from_grid, key), selection_mode=GRID_SELECTION)
+
+
+@st.cache_data(show_spinner=False, max_entries=4 * MAX_GRID_HEADS)
+def _thumbnail_spec(tokens: tuple[str, ...], head: int) -> dict:
+    """The Vega-Lite spec of one head's thumbnail, its data left out (named_data's names, and SUMMARY_DATA).
+
+    A heatmap's spec depends on its labels, title and size, never on its numbers (its colour scale
+    is computed in the browser), so a placeholder matrix builds the same spec as the weights would.
+    """
+    placeholder = np.zeros((len(tokens), len(tokens)), dtype=np.float32)  # (T, T)
+    cells, _ = named_data(heatmap(placeholder, list(tokens), list(tokens), title=f"head {head}"))
+    return _clickable_head(cells).to_dict(validate=False)
 
 
 def _head_window(num_heads: int, current_head: int) -> range:
@@ -72,12 +100,13 @@ def _head_window(num_heads: int, current_head: int) -> range:
     return range(start, min(num_heads, start + MAX_GRID_HEADS))
 
 
-def _clickable_head(chart, head: int, entropy: float, max_weight: float) -> alt.LayerChart:
+def _clickable_head(chart) -> alt.LayerChart:
     """The heatmap as a thumbnail under a transparent rectangle that covers it and selects the head on click.
 
-    One target for the whole map works for vector and raster heatmaps alike; its tooltip sums the head up.
+    One target for the whole map works for vector and raster heatmaps alike; its tooltip sums the head
+    up from the dataset SUMMARY_DATA (one row: head, entropy, max_weight).
     """
-    target = alt.Chart(pd.DataFrame({"head": [head], "entropy": [entropy], "max_weight": [max_weight]})).mark_rect(
+    target = alt.Chart(alt.NamedData(name=SUMMARY_DATA)).mark_rect(
         opacity=0, cursor="pointer",
     ).encode(
         x=alt.value(0), x2=alt.value({"expr": "width"}), y=alt.value(0), y2=alt.value({"expr": "height"}),
@@ -86,10 +115,16 @@ def _clickable_head(chart, head: int, entropy: float, max_weight: float) -> alt.
                  alt.Tooltip("max_weight:Q", title="mean largest weight", format=".3f")],
     ).add_params(alt.selection_point(name=GRID_SELECTION, fields=["head"], on="click"))
     heatmap_layer = chart.properties(width=GRID_SIZE, height=GRID_SIZE)  # a copy
-    heatmap_layer.autosize = alt.Undefined  # Vega-Lite sizes a layer as a whole: autosize moves up to the layer
-    thumbnail = alt.layer(heatmap_layer, target).properties(autosize=chart.autosize)
-    # The builder always draws token axes; a thumbnail has no room for them (nor for a legend).
-    return thumbnail.configure_legend(disable=True).configure_axis(
+    if isinstance(heatmap_layer, alt.Chart):  # the cells' tooltips lie under the target: never shown, still computed
+        heatmap_layer.encoding = heatmap_layer.encoding.copy(deep=False)
+        heatmap_layer.encoding.tooltip = alt.Undefined
+    # Vega-Lite takes the sizing and the embed options of a layer as a whole: they move up to the layer.
+    heatmap_layer.autosize = heatmap_layer.usermeta = alt.Undefined
+    thumbnail = alt.layer(heatmap_layer, target).properties(autosize=chart.autosize, usermeta=CANVAS)
+    # The builder always draws token axes; a thumbnail has no room for them (nor for a legend). Vega would
+    # compute an ARIA description for every cell, which a canvas never shows, and filter the cells for
+    # missing values, which weights never have.
+    return thumbnail.configure_mark(aria=False, invalid="show").configure_legend(disable=True).configure_axis(
         labels=False, ticks=False, domain=False, titleFontSize=0, titlePadding=0)
 
 
@@ -99,25 +134,38 @@ def _overview(context, num_heads: int) -> None:
     st.caption("Mean entropy of each head's rows, in nats: low means each query looks at a few tokens, "
                "high means it spreads its attention (a uniform row over T tokens has entropy log T). "
                "Click a cell to open that layer and head.")
-    entropy = np.stack([
-        head_summary(head_weights(trace), trace["attention_mask"])["entropy"]
-        for trace in (context.trace(layer=layer) for layer in range(shape.num_layers))
-    ])  # (L, nh)
+    # The same for every layer: moving the layer slider reads it from the cache.
+    entropy = _entropy_by_layer(context.model_name, context.text, context.text_b, context.settings(layer=0),
+                                shape.num_layers)  # (L, nh)
     chart = heatmap(entropy, [str(layer) for layer in range(shape.num_layers)], [str(h) for h in range(num_heads)],
                     title="mean entropy (nats)", row_title="layer", column_title="head")
-    if isinstance(chart, alt.Chart):
+    clickable = isinstance(chart, alt.Chart)
+    if clickable:
         chart = chart.add_params(alt.selection_point(name=OVERVIEW_SELECTION, fields=["row", "column"], on="click"))
-        st.altair_chart(chart, width="content", key="overview", on_select=_open_from_overview,
-                        selection_mode=OVERVIEW_SELECTION)
+    chart = chart.properties(usermeta=SVG)
+    bare, frames = named_data(chart)
+    if clickable:
+        _draw(bare.to_dict(validate=False), frames, "overview", on_select=_open_from_overview,
+              selection_mode=OVERVIEW_SELECTION)
     else:
-        st.altair_chart(chart, width="content", key="overview")
+        _draw(bare.to_dict(validate=False), frames, "overview")
         st.caption("Too many cells to click one: choose the layer and head with the sliders.")
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _entropy_by_layer(model_name: str, text: str, text_b: str, settings, num_layers: int) -> np.ndarray:
+    """(L, nh): the mean entropy of every head of every layer, for settings at each layer in turn."""
+    return np.stack([
+        head_summary(head_weights(trace), trace["attention_mask"])["entropy"]
+        for trace in (compute.trace(model_name, text, text_b, dataclasses.replace(settings, layer=layer))
+                      for layer in range(num_layers))
+    ])  # (L, nh)
 
 
 def _aggregate(context, weights, tokens: list[str]) -> None:
     """weights (1, nh, T, T): every head of the current layer."""
     layer = context.state.layer
-    st.subheader("The heads summed up")
+    st.subheader(f"The heads of layer {layer} summed up")
     how = controls.bound_widget(st.segmented_control, "aggregate", "Aggregate across heads",
                                 options=list(AGGREGATE_LABELS), format_func=AGGREGATE_LABELS.get)
     if how == "rollout":
@@ -131,12 +179,24 @@ def _aggregate(context, weights, tokens: list[str]) -> None:
                    "token; every row sums to 1.")
     else:
         matrix = aggregate_heads(weights, how)[0]  # (T, T)
-        title = f"{how.capitalize()} over the heads of layer {layer}"
+        # The layer is in the subheader, not the title: the spec stays the same from layer to layer,
+        # so the browser swaps the numbers in instead of building the chart again.
+        title = f"{how.capitalize()} over the heads"
         caption = ("The average of all heads' weights, cell by cell: every row still sums to 1." if how == "mean" else
                    "The largest weight any head gives each (query, key) pair: shows what at least one head "
                    "attends to; rows no longer sum to 1.")
-    show(heatmap(matrix, tokens, tokens, title=title), key="chart-aggregate")
+    bare, frames = named_data(heatmap(matrix, tokens, tokens, title=title))  # a picture above 64 tokens: layered
+    _draw(bare.to_dict(validate=False), frames, "chart-aggregate")
     st.caption(caption)
+
+
+def _draw(spec: dict, frames: dict[str, pd.DataFrame], key: str, **selection) -> None:
+    """Draw a spec whose datasets are named by named_data, so that the next rerun only swaps their rows.
+
+    The spec is not validated here (Altair's validation cost more than the drawing): tests/test_view_heads.py
+    checks every spec this view draws against the schema once.
+    """
+    st.vega_lite_chart(None, {**spec, "datasets": frames}, width="content", key=key, **selection)
 
 
 def _open_from_grid(chart_key: str) -> None:
