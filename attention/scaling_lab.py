@@ -21,9 +21,11 @@ __all__ = [
     "dot_product_variance",
     "head_softmax_statistics",
     "random_scores",
+    "random_scores_by_head_size",
     "random_softmax_statistics",
     "scaling_divisor",
     "softmax_statistics",
+    "softmax_statistics_by_head_size",
     "temperature_row",
     "variance_by_head_size",
 ]
@@ -67,19 +69,40 @@ def random_scores(head_size: int, tokens: int, rows: int = 256, seed: int = 0) -
     return (queries * keys).sum(dim=-1).numpy()  # (R, T)
 
 
-def random_softmax_statistics(head_sizes: Sequence[int], tokens: int, scalings: Sequence[str],
-                              temperature: float = 1.0, rows: int = 256,
-                              seed: int = 0) -> dict[str, dict[str, np.ndarray]]:
-    """Per scaling, the (H,) mean entropy and mean largest weight of softmax over random scores of each head size."""
+def random_scores_by_head_size(head_sizes: Sequence[int], tokens: int, rows: int = 256,
+                               seed: int = 0) -> np.ndarray:
+    """(H, R, T): random_scores for each head size, each drawn from the same seed.
+
+    Drawn once, they serve every scaling and temperature: only the divisor changes.
+    """
+    return np.stack([random_scores(size, tokens, rows, seed) for size in head_sizes])  # (H, R, T)
+
+
+def softmax_statistics_by_head_size(scores: np.ndarray, head_sizes: Sequence[int], scalings: Sequence[str],
+                                    temperature: float = 1.0) -> dict[str, dict[str, np.ndarray]]:
+    """Per scaling, the (H,) mean entropy and mean largest weight of softmax(scores / divisor) at each head size.
+
+    scores is (H, R, T), one (R, T) block of raw scores per head size, as random_scores_by_head_size makes.
+    """
+    if len(scores) != len(head_sizes):
+        raise ValueError(f"scores must hold one block per head size: {len(head_sizes)} head sizes, "
+                         f"{len(scores)} blocks")
     statistics = {scaling: {"entropy": [], "max_weight": []} for scaling in scalings}
-    for size in head_sizes:
-        scores = random_scores(size, tokens, rows, seed)  # (R, T)
+    for size, block in zip(head_sizes, scores, strict=True):  # block (R, T)
         for scaling in scalings:
-            entropy, largest = softmax_statistics(scores, scaling_divisor(scaling, size, temperature))
+            entropy, largest = softmax_statistics(block, scaling_divisor(scaling, size, temperature))
             statistics[scaling]["entropy"].append(entropy)
             statistics[scaling]["max_weight"].append(largest)
     return {scaling: {name: np.asarray(values) for name, values in columns.items()}
             for scaling, columns in statistics.items()}
+
+
+def random_softmax_statistics(head_sizes: Sequence[int], tokens: int, scalings: Sequence[str],
+                              temperature: float = 1.0, rows: int = 256,
+                              seed: int = 0) -> dict[str, dict[str, np.ndarray]]:
+    """Per scaling, the (H,) mean entropy and mean largest weight of softmax over random scores of each head size."""
+    scores = random_scores_by_head_size(head_sizes, tokens, rows, seed)  # (H, R, T)
+    return softmax_statistics_by_head_size(scores, head_sizes, scalings, temperature)
 
 
 def head_softmax_statistics(queries: np.ndarray, keys: np.ndarray, scalings: Sequence[str],

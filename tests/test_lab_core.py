@@ -15,8 +15,10 @@ from attention.scaling_lab import (
     dot_product_variance,
     head_softmax_statistics,
     random_scores,
+    random_scores_by_head_size,
     random_softmax_statistics,
     softmax_statistics,
+    softmax_statistics_by_head_size,
     temperature_row,
     variance_by_head_size,
 )
@@ -111,6 +113,25 @@ def test_random_softmax_collapses_unscaled_and_not_with_root_d_k():
     root = stats["sqrt"]["entropy"]
     assert root.max() - root.min() < 0.1 * root.mean()
     assert stats["linear"]["entropy"][-1] == pytest.approx(math.log(10), rel=0.01)
+
+
+def test_scores_drawn_once_give_every_temperature_the_numbers_of_a_fresh_draw():
+    sizes = [1, 8, 64]
+    scores = random_scores_by_head_size(sizes, tokens=6, rows=100, seed=5)
+    assert scores.shape == (3, 100, 6)
+    for size, block in zip(sizes, scores, strict=True):
+        np.testing.assert_array_equal(block, random_scores(size, 6, rows=100, seed=5))
+    for temperature in (0.5, 1.0, 3.0):
+        rescaled = softmax_statistics_by_head_size(scores, sizes, ("none", "temperature"), temperature)
+        fresh = random_softmax_statistics(sizes, 6, ("none", "temperature"), temperature, rows=100, seed=5)
+        for scaling in ("none", "temperature"):
+            for name in ("entropy", "max_weight"):
+                np.testing.assert_array_equal(rescaled[scaling][name], fresh[scaling][name])
+
+
+def test_statistics_by_head_size_need_one_block_of_scores_per_head_size():
+    with pytest.raises(ValueError, match="one block per head size"):
+        softmax_statistics_by_head_size(np.zeros((2, 4, 3)), [1, 2, 4], ("sqrt",))
 
 
 def test_head_statistics_agree_with_the_trace_and_head_summary(tiny):
