@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import math
 
+import altair as alt
 import numpy as np
 import pandas as pd
 import pytest
+from altair.utils.schemapi import validate_jsonschema
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
-from attention.scaling_lab import head_softmax_statistics, temperature_row
+from attention.scaling_lab import head_softmax_statistics, random_softmax_statistics, temperature_row
 from tests.pages import assert_healthy, chart_values, open_page
 
 TEXT = "time flies like an arrow"  # the page's default: 7 tokens with [CLS] and [SEP]
@@ -21,6 +23,7 @@ TITLES = {
     "trained": "bars are the mean",
     "temperature": "softmax(raw scores / τ)",
 }
+VEGA_LITE = alt.vegalite.v6.schema.core.load_schema()
 
 
 def run_lab(**query: str) -> AppTest:
@@ -122,3 +125,31 @@ def test_a_query_beyond_the_text_falls_back_to_token_one():
     page = run_lab(query="40")
     assert_healthy(page)
     assert page.selectbox(key="query").value == 1
+
+
+def test_every_spec_is_valid_vega_lite_and_a_move_of_tau_only_swaps_data():
+    """The lab skips Altair's validation when it draws: the specs are checked here, once. Moving τ must
+    leave every spec as it was (τ's label lives in the data), so that the browser only swaps the numbers in."""
+    page = run_lab(scaling="temperature", temperature="1.5")
+    specs = [chart.proto.spec for chart in page.get("vega_lite_chart")]
+    for spec in specs:
+        validate_jsonschema(json.loads(spec), VEGA_LITE)
+    page.slider(key="temperature").set_value(2.0).run()
+    assert_healthy(page)
+    assert [chart.proto.spec for chart in page.get("vega_lite_chart")] == specs
+    for which in ("random", "trained"):
+        assert "÷ τ = 2" in set(chart_data(page, which)["scaling"])
+    assert 2.0 in set(chart_data(page, "temperature")["tau"])
+
+
+def test_random_softmax_is_the_same_experiment_at_every_tau():
+    """The random scores are drawn once and only rescaled per τ: the numbers are those of a fresh run."""
+    page = run_lab(scaling="temperature", temperature="1.5")
+    page.slider(key="temperature").set_value(3.0).run()
+    table = chart_data(page, "random")
+    expected = random_softmax_statistics([2**p for p in range(10)], 7, ("none", "sqrt", "linear", "temperature"),
+                                         temperature=3.0, rows=1_024)
+    for label, scaling in (("none", "none"), ("÷ √d_k", "sqrt"), ("÷ d_k", "linear"), ("÷ τ = 3", "temperature")):
+        rows = table[table["scaling"] == label].sort_values("d_k")
+        np.testing.assert_array_equal(rows["entropy"], expected[scaling]["entropy"])
+        np.testing.assert_array_equal(rows["max_weight"], expected[scaling]["max_weight"])

@@ -2,7 +2,11 @@
 
 Four charts: the variance of q·k against d_k; what each scaling does to softmax for random
 vectors; the same for the model's trained heads; how τ sharpens or flattens one row.
-The random experiments are cached on plain values, so moving a slider costs nothing.
+The random scores are drawn once per token count, and τ only rescales them. The charts' specs
+hold no number that τ moves (τ's label sits in the data, and the legend is ordered by a rank
+column), so each is built once and every move hands over only the data: Altair's building and
+schema validation cost more than the rest of a move, and the browser then swaps the numbers into
+the charts it drew instead of building them anew.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import streamlit as st
 
 from attention.scaling_lab import (
     head_softmax_statistics,
-    random_softmax_statistics,
+    random_scores_by_head_size,
+    softmax_statistics_by_head_size,
     temperature_row,
     variance_by_head_size,
 )
@@ -26,6 +31,7 @@ from components.page_state import shorten
 
 HEAD_SIZES = tuple(2**power for power in range(10))  # d_k = 1, 2, 4, … 512
 FIXED_SCALINGS = ("none", "sqrt", "linear")
+SCALINGS = (*FIXED_SCALINGS, "temperature")  # in the legend's order: a table's "rank" column is the place here
 VARIANCE_SAMPLES = 20_000  # (q, k) pairs per d_k: the measured variance lands within about 2 % of d_k
 SCORE_BUDGET = 8_192  # rows × tokens of random scores per d_k: a few hundred ms even at 512 tokens
 ROW_RANGE = (64, 1_024)  # rows of random scores, whatever the text's length
@@ -65,33 +71,40 @@ def variance_table(samples: int = VARIANCE_SAMPLES, seed: int = 0) -> pd.DataFra
     return pd.concat(frames, ignore_index=True)
 
 
-@st.cache_data(show_spinner="Softmax over random scores…", max_entries=64)
-def random_softmax_table(tokens: int, temperature: float, seed: int = 0) -> pd.DataFrame:
-    """Long table: d_k, scaling, entropy, max_weight of softmax over random scores of `tokens` keys."""
+@st.cache_data(show_spinner="Drawing random scores…", max_entries=16)
+def random_score_sample(tokens: int, seed: int = 0) -> np.ndarray:
+    """(H, R, T): random raw scores q·k over `tokens` keys for every head size, drawn once per token count."""
     rows = min(max(SCORE_BUDGET // tokens, ROW_RANGE[0]), ROW_RANGE[1])
-    scalings = (*FIXED_SCALINGS, "temperature")
-    statistics = random_softmax_statistics(HEAD_SIZES, tokens, scalings, temperature, rows, seed)
+    return random_scores_by_head_size(HEAD_SIZES, tokens, rows, seed)  # (H, R, T)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def random_softmax_table(tokens: int, temperature: float, seed: int = 0) -> pd.DataFrame:
+    """Long table: d_k, scaling, rank, entropy, max_weight of softmax over random scores of `tokens` keys."""
+    statistics = softmax_statistics_by_head_size(random_score_sample(tokens, seed), HEAD_SIZES, SCALINGS,
+                                                 temperature)
     return pd.concat([
-        pd.DataFrame({"d_k": HEAD_SIZES, "scaling": scaling_label(s, temperature), **statistics[s]})
-        for s in scalings
+        pd.DataFrame({"d_k": HEAD_SIZES, "scaling": scaling_label(s, temperature), "rank": rank, **statistics[s]})
+        for rank, s in enumerate(SCALINGS)
     ], ignore_index=True)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def trained_heads_table(model_name: str, text: str, text_b: str, settings, temperature: float) -> pd.DataFrame:
-    """Long table: head, scaling, entropy, max_weight for every trained head of settings.layer."""
+    """Long table: head, scaling, rank, entropy, max_weight for every trained head of settings.layer."""
     trace = compute.trace(model_name, text, text_b, settings)
-    scalings = (*FIXED_SCALINGS, "temperature")
-    statistics = head_softmax_statistics(trace["Q split"][0], trace["K split"][0], scalings, temperature)
+    statistics = head_softmax_statistics(trace["Q split"][0], trace["K split"][0], SCALINGS, temperature)
     return pd.concat([
-        pd.DataFrame({"head": np.arange(trace.num_heads), "scaling": scaling_label(s, temperature), **statistics[s]})
-        for s in scalings
+        pd.DataFrame({"head": np.arange(trace.num_heads), "scaling": scaling_label(s, temperature), "rank": rank,
+                      **statistics[s]})
+        for rank, s in enumerate(SCALINGS)
     ], ignore_index=True)
 
 
-def variance_chart(table: pd.DataFrame) -> alt.Chart:
+def variance_chart(data) -> alt.LayerChart:
+    """variance_table's rows (a DataFrame, or the name of one): measured variance and theory against d_k."""
     log2 = alt.Scale(type="log", base=2)
-    base = alt.Chart(table).encode(
+    base = alt.Chart(data).encode(
         x=alt.X("d_k:Q", scale=log2, title="head size d_k (log scale)", axis=alt.Axis(values=list(HEAD_SIZES))),
         y=alt.Y("variance:Q", scale=alt.Scale(type="log"), title="variance of the score (log scale)"),
         color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom"),
@@ -106,29 +119,27 @@ def variance_chart(table: pd.DataFrame) -> alt.Chart:
         title="var(q·k) for random unit-variance q, k", width=2 * CHART_WIDTH, height=300, autosize=PAD)
 
 
-def softmax_chart(table: pd.DataFrame, by_head: bool, title: str, tokens: int,
-                  temperature: float) -> alt.HConcatChart:
-    """Mean entropy and mean largest weight side by side, against d_k or per trained head.
+def softmax_chart(data, by_head: bool, title: str, tokens: int) -> alt.HConcatChart:
+    """Mean entropy and mean largest weight side by side, against d_k or per trained head, for the rows of
+    random_softmax_table or trained_heads_table (a DataFrame, or the name of one).
 
     The dotted rule is a uniform row over the text's tokens: entropy log T, largest weight 1/T.
     """
-    scalings = (*FIXED_SCALINGS, "temperature")
     colour = alt.Color("scaling:N", title="scores", legend=alt.Legend(orient="bottom"),
-                       scale=alt.Scale(domain=[scaling_label(s, temperature) for s in scalings],
-                                       range=[COLOURS[s] for s in scalings]))
+                       sort=alt.EncodingSortField("rank", op="min"),  # SCALINGS' order, whatever τ's label
+                       scale=alt.Scale(range=[COLOURS[s] for s in SCALINGS]))
     panels = []
     for field, field_title, uniform in (("entropy", "mean entropy (nats)", math.log(tokens)),
                                         ("max_weight", "mean largest weight", 1 / tokens)):
-        marks = (_per_head_marks(field, field_title, colour) if by_head else
-                 _head_size_marks(field, field_title, colour, scaling_label("temperature", temperature)))
+        marks = _per_head_marks(field, field_title, colour) if by_head else _head_size_marks(field, field_title, colour)
         rule = alt.Chart().mark_rule(strokeDash=[2, 3], color="gray").encode(y=alt.datum(uniform))
         panels.append(alt.layer(marks, rule).properties(width=CHART_WIDTH, height=240))
-    return alt.hconcat(*panels, data=table).properties(title=title, autosize=PAD)
+    return alt.hconcat(*panels, data=data).properties(title=title, autosize=PAD)
 
 
-def _head_size_marks(field: str, title: str, colour: alt.Color, temperature_label: str) -> alt.LayerChart:
+def _head_size_marks(field: str, title: str, colour: alt.Color) -> alt.LayerChart:
     """One line per scaling against d_k; τ's is dashed, since τ = 1 lies exactly on "none"."""
-    dashed = alt.condition(alt.datum.scaling == temperature_label, alt.value([5, 3]), alt.value([1, 0]))
+    dashed = alt.condition(alt.datum.rank == SCALINGS.index("temperature"), alt.value([5, 3]), alt.value([1, 0]))
     base = alt.Chart().encode(
         x=alt.X("d_k:Q", scale=alt.Scale(type="log", base=2), title="head size d_k (log scale)",
                 axis=alt.Axis(values=list(HEAD_SIZES))),
@@ -140,7 +151,7 @@ def _head_size_marks(field: str, title: str, colour: alt.Color, temperature_labe
 
 def _per_head_marks(field: str, title: str, colour: alt.Color) -> alt.LayerChart:
     """A bar per scaling for the mean over the heads, a tick for each head."""
-    x = alt.X("scaling:N", title=None, sort=None, axis=alt.Axis(labelAngle=0))
+    x = alt.X("scaling:N", title=None, sort=alt.EncodingSortField("rank", op="min"), axis=alt.Axis(labelAngle=0))
     bars = alt.Chart().mark_bar(opacity=0.45).encode(x=x, y=alt.Y(f"mean({field}):Q", title=title), color=colour)
     ticks = alt.Chart().mark_tick(thickness=2).encode(
         x=x, y=alt.Y(f"{field}:Q", title=title), color=colour,
@@ -160,25 +171,43 @@ def temperature_table(scores_row: np.ndarray, tokens: list[str], temperatures: l
     })
 
 
-def temperature_chart(table: pd.DataFrame, tokens: list[str], title: str) -> alt.Chart:
+def temperature_chart(data, tokens: list[str], title: str) -> alt.LayerChart:
+    """temperature_table's rows (a DataFrame, or the name of one): a line of weights over the key tokens per τ."""
     step = math.ceil(len(tokens) / 40)  # at most ~40 labels on long texts
     axis = alt.Axis(labelExpr=f"{json.dumps(tokens)}[datum.value]", values=list(range(0, len(tokens), step)),
                     labelAngle=-45, title="key token")
-    labels = list(dict.fromkeys(table.sort_values("tau")["label"]))
-    base = alt.Chart(table).encode(
+    base = alt.Chart(data).encode(
         x=alt.X("position:O", axis=axis),
         y=alt.Y("weight:Q", title="attention weight", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("label:N", title="temperature", sort=labels, scale=alt.Scale(scheme="viridis")),
+        color=alt.Color("label:N", title="temperature", sort=alt.EncodingSortField("tau", op="min"),
+                        scale=alt.Scale(scheme="viridis")),
         tooltip=["label:N", "key_token:N", alt.Tooltip("weight:Q", format=".4f")],
     )
     return (base.mark_line() + base.mark_point(filled=True)).properties(title=title, width=2 * CHART_WIDTH,
                                                                          height=280, autosize=PAD)
 
 
+CHARTS = {"variance": variance_chart, "softmax": softmax_chart, "temperature": temperature_chart}
+TABLE = "table"  # the name under which a chart's spec refers to its rows, handed over at drawing
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def chart_spec(kind: str, *arguments) -> dict:
+    """The Vega-Lite spec of CHARTS[kind](TABLE, *arguments), not validated: built once per set of arguments.
+
+    No number that τ moves is in a spec; tests/test_view_lab.py checks each against the schema once.
+    """
+    return CHARTS[kind](alt.NamedData(name=TABLE), *arguments).to_dict(validate=False)
+
+
+def draw(table: pd.DataFrame, spec: dict, key: str) -> None:
+    st.vega_lite_chart(None, {**spec, "datasets": {TABLE: table}}, width="content", key=key)
+
+
 def _variance_section() -> None:
     st.subheader("1 · The spread of q·k grows like d_k")
     table = variance_table()
-    st.altair_chart(variance_chart(table), width="content", key="chart-variance")
+    draw(table, chart_spec("variance"), key="chart-variance")
     at = {series: rows.set_index("d_k")["variance"] for series, rows in table.groupby("series")}
     largest = HEAD_SIZES[-1]
     scaled = at[SERIES["sqrt"]]
@@ -195,11 +224,10 @@ def _variance_section() -> None:
 def _random_softmax_section(tokens: int, temperature: float) -> None:
     st.subheader("2 · What each scaling does to softmax (random vectors)")
     table = random_softmax_table(tokens, temperature)
-    chart = softmax_chart(table, False, f"softmax over {tokens} random keys (the text's token count)", tokens,
-                          temperature)
-    st.altair_chart(chart, width="content", key="chart-random-softmax")
+    title = f"softmax over {tokens} random keys (the text's token count)"
+    draw(table, chart_spec("softmax", False, title, tokens), key="chart-random-softmax")
     by = {label: rows.set_index("d_k") for label, rows in table.groupby("scaling")}
-    none, root, linear, fixed = (by[scaling_label(s, temperature)] for s in (*FIXED_SCALINGS, "temperature"))
+    none, root, linear, fixed = (by[scaling_label(s, temperature)] for s in SCALINGS)
     first, last = HEAD_SIZES[0], HEAD_SIZES[-1]
     st.markdown(
         f"Unscaled, the mean entropy falls from {none['entropy'][first]:.2f} nats at d_k = {first} to "
@@ -225,9 +253,8 @@ def _trained_heads_section(context, tokens: int, temperature: float) -> None:
     st.subheader(f"3 · The model's trained heads, layer {state.layer}")
     settings = context.settings(source="bert", head=min(state.head, shape.num_heads - 1))
     table = trained_heads_table(context.model_name, context.text, context.text_b, settings, temperature)
-    chart = softmax_chart(table, True, f"layer {state.layer}: bars are the mean over its {shape.num_heads} heads, "
-                          "ticks each head", tokens, temperature)
-    st.altair_chart(chart, width="content", key="chart-trained-heads")
+    title = f"layer {state.layer}: bars are the mean over its {shape.num_heads} heads, ticks each head"
+    draw(table, chart_spec("softmax", True, title, tokens), key="chart-trained-heads")
     means = table.groupby("scaling", sort=False)[["entropy", "max_weight"]].mean()
     none, root, linear = (means.loc[scaling_label(s, temperature)] for s in FIXED_SCALINGS)
     st.markdown(
@@ -253,7 +280,7 @@ def _temperature_section(context, trace) -> None:
     table = temperature_table(trace["scores"][0][query], tokens, taus, labels)
     state = context.state
     title = f"softmax(raw scores / τ), layer {state.layer}, head {state.head}, query token {query}"
-    st.altair_chart(temperature_chart(table, tokens, title), width="content", key="chart-temperature")
+    draw(table, chart_spec("temperature", tokens, title), key="chart-temperature")
     largest = table.groupby("tau")["weight"].max()
     st.markdown(
         f"The same raw scores (d_k = {trace.head_size}) divided by different τ. At τ = {taus[0]:g} the largest "
