@@ -12,7 +12,7 @@ import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
-from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode
+from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode, transformers_weights
 from components.controls import PRESETS
 from tests import pages
 from tests.pages import APP, chart_matrix, chart_title, chart_values, charts, warnings
@@ -47,6 +47,15 @@ def test_default_page_draws_one_head_of_the_bundled_model(bundled):
     assert "`concat` `(1, 7, 384)`" in shapes_text(page)
     proof = page.metric[0].value
     assert float(proof) <= 1e-5
+
+
+def test_the_proof_is_this_heads_largest_difference_from_transformers(bundled):
+    page = run_page({"layer": "2", "head": "7", "scaling": "linear"})  # the proof always uses √d_k
+    encoding = encode(bundled, "time flies like an arrow")
+    ours = build_trace(bundled, encoding, TraceSettings(layer=2, head=7))["weights"][0]
+    theirs = transformers_weights(bundled, encoding, 2)[0, 7]
+    shown = float(page.metric[0].value)  # printed with two significant digits
+    assert shown == pytest.approx(float(np.abs(ours - theirs).max()), rel=0.06)
 
 
 def test_sliders_move_the_heatmap_the_shapes_and_the_url(bundled):
