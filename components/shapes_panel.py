@@ -25,12 +25,14 @@ def shapes_panel(steps, letters: str) -> None:
     narrow column wraps a list gracefully, where a three-column table would be cut off.
     """
     st.subheader("Tensor shapes", anchor=False)
-    st.caption(letters)
     rows = shape_rows(steps)
+    blocks = [f":small[:gray[{letters}]]"]
     for stage, title in STAGE_TITLES.items():
         items = [f"- `{name}` `{shape}`  \n  {_formula(formula)}" for s, name, shape, formula in rows if s == stage]
         if items:
-            st.markdown(f"**{title}**\n\n" + "\n".join(items))
+            blocks.append(f"**{title}**\n\n" + "\n".join(items))
+    # One Markdown element, not one per stage: the browser redraws every element a rerun sends.
+    st.markdown("\n\n".join(blocks))
 
 
 def _formula(formula: str) -> str:
