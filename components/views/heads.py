@@ -23,7 +23,7 @@ import streamlit as st
 from attention.heads import aggregate_heads, head_summary, head_weights, rollout
 from components import compute, controls
 from components.charts import named_data
-from components.heatmap import heatmap
+from components.heatmap import MAX_VECTOR_CELLS, heatmap
 
 GRID_COLUMNS = 4
 GRID_SIZE = 170  # px, the side of one small heatmap
@@ -67,31 +67,42 @@ def _grid(weights, shown: range, trace, tokens: list[str], layer: int) -> None:
                     "move the Head slider to see others.")
     st.caption(caption)
     summary = head_summary(weights, trace["attention_mask"])
+    specs = _thumbnail_specs(tuple(tokens), tuple(shown))
     for place, head in enumerate(shown):
         if place % GRID_COLUMNS == 0:
             row = st.columns(GRID_COLUMNS)  # one row at a time, so that the page reads head 0, 1, 2, ...
-        _, frames = named_data(heatmap(weights[0, place], tokens, tokens, title=f"head {head}"))
-        # Without tooltips per cell, the cells' token labels need not travel to the browser.
-        frames = {name: frame.drop(columns=["row_label", "column_label"], errors="ignore")
-                  for name, frame in frames.items()}
+        frames = _thumbnail_frames(weights[0, place], tokens, head)
         frames[SUMMARY_DATA] = pd.DataFrame({"head": [head], "entropy": [summary["entropy"][place]],
                                              "max_weight": [summary["max_weight"][place]]})
         key = f"grid-head-{head}"
         with row[place % GRID_COLUMNS]:
-            _draw(_thumbnail_spec(tuple(tokens), head), frames, key,
+            _draw(specs[place], frames, key,
                   on_select=functools.partial(_open_from_grid, key), selection_mode=GRID_SELECTION)
 
 
-@st.cache_data(show_spinner=False, max_entries=4 * MAX_GRID_HEADS)
-def _thumbnail_spec(tokens: tuple[str, ...], head: int) -> dict:
-    """The Vega-Lite spec of one head's thumbnail, its data left out (named_data's names, and SUMMARY_DATA).
+@st.cache_data(show_spinner=False, max_entries=16)
+def _thumbnail_specs(tokens: tuple[str, ...], heads: tuple[int, ...]) -> list[dict]:
+    """The Vega-Lite spec of each head's thumbnail, its data left out (named_data's names, and SUMMARY_DATA).
 
     A heatmap's spec depends on its labels, title and size, never on its numbers (its colour scale
     is computed in the browser), so a placeholder matrix builds the same spec as the weights would.
     """
     placeholder = np.zeros((len(tokens), len(tokens)), dtype=np.float32)  # (T, T)
-    cells, _ = named_data(heatmap(placeholder, list(tokens), list(tokens), title=f"head {head}"))
-    return _clickable_head(cells).to_dict(validate=False)
+    return [_clickable_head(named_data(heatmap(placeholder, list(tokens), list(tokens), title=f"head {head}"))[0])
+            .to_dict(validate=False) for head in heads]
+
+
+def _thumbnail_frames(weights: np.ndarray, tokens: list[str], head: int) -> dict[str, pd.DataFrame]:
+    """weights (T, T) -> the rows of a thumbnail, under the names its spec gives them.
+
+    A picture (above MAX_VECTOR_CELLS) takes heatmap()'s own rows. Cells take only (row, column, value):
+    building a whole heatmap to read its rows cost more than the rest of a move, and a thumbnail shows
+    no tooltip per cell, so the token labels need not travel.
+    """
+    if weights.size > MAX_VECTOR_CELLS:
+        return named_data(heatmap(weights, tokens, tokens, title=f"head {head}"))[1]
+    row, column = np.indices(weights.shape)  # (T, T) each
+    return {"data-0": pd.DataFrame({"row": row.ravel(), "column": column.ravel(), "value": weights.ravel()})}
 
 
 def _head_window(num_heads: int, current_head: int) -> range:
