@@ -196,7 +196,8 @@ def _aggregate(context, weights, tokens: list[str]) -> None:
         caption = ("The average of all heads' weights, cell by cell: every row still sums to 1." if how == "mean" else
                    "The largest weight any head gives each (query, key) pair: shows what at least one head "
                    "attends to; rows no longer sum to 1.")
-    bare, frames = named_data(heatmap(matrix, tokens, tokens, title=title))  # a picture above 64 tokens: layered
+    # On a canvas, like the thumbnails: every layer move swaps its numbers. Above 64 tokens it is a layered picture.
+    bare, frames = named_data(heatmap(matrix, tokens, tokens, title=title, canvas=True))
     _draw(bare.to_dict(validate=False), frames, "chart-aggregate")
     st.caption(caption)
 
