@@ -9,6 +9,7 @@ an arrow" and "fruit flies like a banana".
 from __future__ import annotations
 
 import difflib
+import math
 
 import numpy as np
 import streamlit as st
@@ -56,13 +57,15 @@ def render(context) -> None:
     tokens_a, tokens_b = list(trace_a.tokens[0]), list(trace_b.tokens[0])
     weights_a, weights_b = trace_a["weights"][0], trace_b["weights"][0]  # (T_a, T_a), (T_b, T_b)
 
-    shared_scale = [0.0, float(max(weights_a.max(), weights_b.max()))]  # one colour scale for both texts
+    # One colour scale for both texts, its top rounded up to a tenth: the charts' specs then stay the
+    # same from one head to most others, and the browser swaps their data instead of rebuilding them.
+    shared_scale = [0.0, math.ceil(float(max(weights_a.max(), weights_b.max())) * 10) / 10]
     for column, name, text, tokens, weights in zip(st.columns(2, gap="medium"), "AB", (text_a, text_b),
                                                    (tokens_a, tokens_b), (weights_a, weights_b), strict=True):
         with column:
-            st.caption(f"Text {name}: {shorten(text, 80)}")
-            chart = heatmap(weights, tokens, tokens, title=f"Text {name}: weights, {label}",
-                            size=SIDE_BY_SIDE_SIZE, domain=shared_scale)
+            st.caption(f"Text {name}, {label}: {shorten(text, 80)}")
+            chart = heatmap(weights, tokens, tokens, title=f"Text {name}: weights",
+                            size=SIDE_BY_SIDE_SIZE, domain=shared_scale, canvas=True)
             show(chart, key=f"chart-weights-{name.lower()}")
 
     positions_a, positions_b = aligned_positions(tokens_a, tokens_b)
@@ -74,8 +77,8 @@ def render(context) -> None:
     shared = [tokens_a[i] for i in positions_a]
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        chart = heatmap(difference, shared, shared, title=f"weights A − weights B, {label}",
-                        scheme="redblue", size=DIFFERENCE_SIZE)
+        chart = heatmap(difference, shared, shared, title="weights A − weights B",
+                        scheme="redblue", size=DIFFERENCE_SIZE, canvas=True)
         show(chart, key="chart-difference")
     with right:
         _largest_change(difference, shared, positions_a, positions_b, weights_a, weights_b)

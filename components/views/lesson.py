@@ -265,7 +265,7 @@ def _heatmap(matrix, rows, columns, title, key, *, row_title="query token", colu
              scheme="blues", stretch=False) -> None:
     """A heatmap drawn at its own size (axes around the plot), or stretched over a column."""
     chart = heatmap(matrix, rows, columns, title=title, row_title=row_title, column_title=column_title,
-                    scheme=scheme)
+                    scheme=scheme, canvas=True)
     show(chart, key=f"lesson-{key}", width="stretch" if stretch else "content")
 
 

@@ -48,7 +48,7 @@ def render(context) -> None:
 def _vectors_chart(matrix, rows: list[str], title: str, row_title: str, key: str, height: int | None = None) -> None:
     """A (rows, d) heatmap of vectors, one row per token."""
     chart = heatmap(matrix, rows, [str(i) for i in range(matrix.shape[1])], title=title,
-                    row_title=row_title, column_title=DIMENSIONS, scheme="redblue")
+                    row_title=row_title, column_title=DIMENSIONS, scheme="redblue", canvas=True)
     if height is not None:
         chart = chart.properties(height=height)
     show(chart, key=f"chart-{key}")
