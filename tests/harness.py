@@ -20,6 +20,7 @@ websocket message; a key press counts as answered once a message sent after it g
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import re
 import signal
@@ -33,6 +34,8 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -185,6 +188,31 @@ def streamlit_server(script_path: str | os.PathLike, env: dict[str, str] | None 
 def chromium_path() -> str | None:
     """Debian's Chromium, if installed (`apt-get install -y chromium`)."""
     return CHROMIUM if os.access(CHROMIUM, os.X_OK) else None
+
+
+# The marks of a test that drives Chromium: skipped, saying how to install what is missing.
+NEEDS_CHROMIUM = [
+    pytest.mark.skipif(chromium_path() is None,
+                       reason="Chromium not found at /usr/bin/chromium: install it with `apt-get install -y chromium`"),
+    pytest.mark.skipif(importlib.util.find_spec("playwright") is None,
+                       reason="Playwright missing: `pip install -r requirements-dev.txt`"),
+]
+BROWSER_TESTS = [pytest.mark.browser, *NEEDS_CHROMIUM]
+
+# What a heatmap shows, as a string that changes with the data: the pixels of a canvas, else the
+# colour of every SVG cell (vector heatmaps) or the picture's data URL (raster heatmaps).
+_CHART_PIXELS_JS = """chart => {
+  const canvas = chart.querySelector('canvas');
+  if (canvas) return canvas.toDataURL();
+  return [...chart.querySelectorAll('g.mark-rect.role-mark path, g.mark-image image')]
+    .map(mark => mark.getAttribute('fill') || mark.getAttribute('href') || '').join(' ');
+}"""
+
+
+def chart_pixels(page) -> str:
+    """What the weights heatmap shows now, once it is drawn (compare two calls to see a change)."""
+    weights_chart(page).locator("canvas, svg.marks").first.wait_for()
+    return weights_chart(page).evaluate(_CHART_PIXELS_JS)
 
 
 def launch_chromium(playwright, **options):

@@ -18,7 +18,6 @@ the page puts them (the attention controls left the sidebar for a fragment next 
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -28,8 +27,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.harness import (
+    BROWSER_TESTS,
     TAB_TIMEOUT_MS,
-    chromium_path,
     free_port,
     load_page,
     metrics,
@@ -49,13 +48,7 @@ LONG_TEXT = " ".join(["a tab closed while the model reads this sentence"] * 60)
 # A server that stopped, or a browser that was offline, is found again within a few pings (4 s apart at most).
 RECONNECT_TIMEOUT_MS = 60_000
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(chromium_path() is None,
-                       reason="Chromium not found at /usr/bin/chromium: install it with `apt-get install -y chromium`"),
-    pytest.mark.skipif(importlib.util.find_spec("playwright") is None,
-                       reason="Playwright missing: `pip install -r requirements-dev.txt`"),
-]
+pytestmark = BROWSER_TESTS
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ download that breaks off, then one that completes.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import time
 from pathlib import Path
@@ -18,15 +17,15 @@ import pytest
 from attention.download import FILES
 from attention.models import ALLOWED_MODELS_ENV
 from tests.fake_hub import FakeHub, save_hub_bert
-from tests.harness import chromium_path, new_page, slider_thumb, streamlit_server, weights_chart
+from tests.harness import (
+    BROWSER_TESTS,
+    chart_pixels,
+    new_page,
+    slider_thumb,
+    streamlit_server,
+)
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(chromium_path() is None,
-                       reason="Chromium not found at /usr/bin/chromium: install it with `apt-get install -y chromium`"),
-    pytest.mark.skipif(importlib.util.find_spec("playwright") is None,
-                       reason="Playwright missing: `pip install -r requirements-dev.txt`"),
-]
+pytestmark = BROWSER_TESTS
 
 APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
 REPO = "tiny-org/tiny-bert"
@@ -35,13 +34,6 @@ BUNDLED_CAPTION = "all-MiniLM-L6-v2: 6 layers × 12 heads"
 HUB_CAPTION = f"{REPO}: 2 layers × 4 heads"
 # A server's first page imports torch and loads the bundled model: on a busy 2-core machine, most of a minute.
 FIRST_PAGE_TIMEOUT_MS = 90_000
-# What the heatmap shows, as a string that changes with the data (as in test_page_e2e.py).
-_CHART_PIXELS_JS = """chart => {
-  const canvas = chart.querySelector('canvas');
-  if (canvas) return canvas.toDataURL();
-  return [...chart.querySelectorAll('g.mark-rect.role-mark path, g.mark-image image')]
-    .map(mark => mark.getAttribute('fill') || mark.getAttribute('href') || '').join(' ');
-}"""
 
 
 @pytest.fixture(scope="module")
@@ -70,11 +62,6 @@ def page(browser):
 
 def progress_bar(page):
     return page.locator('[data-testid="stSidebar"] [data-testid="stProgress"]')
-
-
-def chart_pixels(page) -> str:
-    weights_chart(page).locator("canvas, svg.marks").first.wait_for()
-    return weights_chart(page).evaluate(_CHART_PIXELS_JS)
 
 
 def assert_no_exception(page) -> None:

@@ -14,7 +14,6 @@ How each thing is found (checked against the Streamlit 1.67 DOM):
 from __future__ import annotations
 
 import csv
-import importlib.util
 import io
 import re
 from pathlib import Path
@@ -22,37 +21,22 @@ from pathlib import Path
 import pytest
 
 from tests.harness import (
+    BROWSER_TESTS,
     act_and_measure,
-    chromium_path,
+    chart_pixels,
     load_page,
     open_tab,
     press_slider_key,
     shapes,
     slider_thumb,
-    weights_chart,
 )
 
 SCREENSHOT = "/tmp/e2e-shot.png"
 CSV_HEADER = ["query_index", "query_token", "key_index", "key_token", "score", "weight"]
 HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(chromium_path() is None,
-                       reason="Chromium not found at /usr/bin/chromium: install it with `apt-get install -y chromium`"),
-    pytest.mark.skipif(importlib.util.find_spec("playwright") is None,
-                       reason="Playwright missing: `pip install -r requirements-dev.txt`, "
-                              "and Chromium with `apt-get install -y chromium`"),
-]
+pytestmark = BROWSER_TESTS
 
-# What the heatmap shows, as a string that changes with the data: the pixels of a canvas, else the
-# colour of every SVG cell (vector heatmaps) or the picture's data URL (raster heatmaps).
-_CHART_PIXELS_JS = """chart => {
-  const canvas = chart.querySelector('canvas');
-  if (canvas) return canvas.toDataURL();
-  return [...chart.querySelectorAll('g.mark-rect.role-mark path, g.mark-image image')]
-    .map(mark => mark.getAttribute('fill') || mark.getAttribute('href') || '').join(' ');
-}"""
 _CHIP_TOKENS_JS = "chips => [...chips.querySelectorAll('.aa-chip')].map(chip => chip.lastChild.textContent)"
 
 
@@ -68,10 +52,6 @@ def page(browser):
 def open_page(page, base_url: str, query: str = "") -> None:
     """Load the page and wait until the weights heatmap is drawn and nothing moves any more."""
     load_page(page, f"{base_url}/{query}")
-
-
-def chart_pixels(page) -> str:
-    return weights_chart(page).evaluate(_CHART_PIXELS_JS)
 
 
 def chip_tokens(page) -> list[str]:

@@ -7,26 +7,19 @@ row); short texts draw them as SVG, 45+ tokens on a canvas, 65+ tokens as a pict
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
 import pytest
 
 from tests.harness import (
+    BROWSER_TESTS,
     act_and_measure,
-    chromium_path,
     open_tab,
     slider_thumb,
     wait_until_settled,
 )
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(chromium_path() is None,
-                       reason="Chromium not found at /usr/bin/chromium: install it with `apt-get install -y chromium`"),
-    pytest.mark.skipif(importlib.util.find_spec("playwright") is None,
-                       reason="Playwright missing: `pip install -r requirements-dev.txt`"),
-]
+pytestmark = BROWSER_TESTS
 
 
 @pytest.fixture

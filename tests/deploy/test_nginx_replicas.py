@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import http.client
-import importlib.util
 import os
 import re
 import shutil
@@ -39,7 +38,8 @@ from pathlib import Path
 import pytest
 
 from tests.harness import (
-    chromium_path,
+    NEEDS_CHROMIUM,
+    chart_pixels,
     free_port,
     launch_chromium,
     load_page,
@@ -77,10 +77,7 @@ pytestmark = [
     pytest.mark.deploy,
     pytest.mark.skipif(nginx_path() is None,
                        reason="nginx not found: install Debian's package with `apt-get install -y nginx`"),
-    pytest.mark.skipif(chromium_path() is None,
-                       reason="Chromium not found at /usr/bin/chromium: install it with `apt-get install -y chromium`"),
-    pytest.mark.skipif(importlib.util.find_spec("playwright") is None,
-                       reason="Playwright missing: `pip install -r requirements-dev.txt`"),
+    *NEEDS_CHROMIUM,
 ]
 
 
@@ -171,17 +168,6 @@ def access_log(path: Path) -> dict[str, list[tuple[str, str, str]]]:
     return requests
 
 
-# What the weights heatmap shows, as a string that changes with the data (as in tests/browser).
-_CHART_PIXELS_JS = """chart => {
-  const canvas = chart.querySelector('canvas');
-  if (canvas) return canvas.toDataURL();
-  return [...chart.querySelectorAll('g.mark-rect.role-mark path, g.mark-image image')]
-    .map(mark => mark.getAttribute('fill') || mark.getAttribute('href') || '').join(' ');
-}"""
-
-
-def chart_pixels(page) -> str:
-    return weights_chart(page).evaluate(_CHART_PIXELS_JS)
 
 
 def expect_view(page, layer: int, head: int) -> None:
