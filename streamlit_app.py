@@ -30,6 +30,12 @@ def draw(view: str, context: views.ViewContext) -> None:
                  "the error was logged on the server.", icon=":material/error:")
 
 
+def second_text(view: str, text_b: str) -> str:
+    """What the tokens and shapes read as the second sentence: the compare view runs its two texts
+    separately, so for it the text is read alone; every other view reads the text (or pair) as one."""
+    return "" if view == "compare" else text_b
+
+
 @st.fragment
 def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShape) -> None:
     """The attention controls, the view and the shapes panel: moving a control reruns only this."""
@@ -47,8 +53,7 @@ def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShap
         context = views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=shape)
         draw(view, context)
     with side:
-        trace = context.trace(text_b="") if view == "compare" else context.trace()
-        shapes_panel(trace.steps, LETTERS)
+        shapes_panel(context.trace(text_b=second_text(view, text_b)).steps, LETTERS)
 
 
 st.set_page_config(page_title="Attention Anatomy", page_icon=page_icon(), layout="wide")
@@ -80,8 +85,7 @@ if view in views.STANDALONE_VIEWS:
     draw(view, views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=loaded.shape))
     st.stop()
 if text.strip():
-    # The compare view reads its two texts separately; every other view reads the text (or pair) as one.
-    encoding = compute.encoding(model_name, text, "" if view == "compare" else text_b)
+    encoding = compute.encoding(model_name, text, second_text(view, text_b))
     if encoding.dropped_tokens[0]:
         st.warning(f"The text is longer than the {loaded.max_tokens} tokens BERT reads: the last "
                    f"{encoding.dropped_tokens[0]} tokens were dropped.", icon=":material/content_cut:")
