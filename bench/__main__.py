@@ -12,7 +12,10 @@ Groups (all by default, about 5 minutes on 2 cores):
 
 Page figures are key press -> settled in Chromium. Each is a ratio to the floor page (bench/floor_app.py,
 one slider and one line of text), whose slider is moved right after each of the case's moves, so that a
-shared machine whose load comes and goes weighs on both alike. The cold start comes free with any page group.
+shared machine whose load comes and goes weighs on both alike. The floor runs under the app's own
+.streamlit/config.toml, so that the two pages differ in their script alone; the same floor under
+Streamlit's default settings (a gc.collect() after every run) is measured once more and reported apart.
+The cold start comes free with any page group.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from pathlib import Path
 from bench import checkpoints, page_speed, server_memory, trace_overhead
 from bench.page_speed import APP, FLOOR_APP, Result
 from bench.report import Row, machine, ms, table, verdict
-from tests.harness import launch_chromium, streamlit_server
+from tests.harness import Timing, launch_chromium, streamlit_server
 
 GROUPS = ("slider", "views", "text", "cold", "memory", "trace")
 PAGE_GROUPS = {"slider", "views", "text"}
@@ -41,6 +44,7 @@ COLD_START_TARGET_S = 10.0
 MEMORY_TARGET_GB = 1.0
 PER_SESSION_TARGET_MB = 20.0
 SESSIONS = 10
+DEFAULT_FLOOR_MOVES = 20
 TRACE_REPEATS = 30
 
 
@@ -56,6 +60,7 @@ class Figures:
     text_tokens: list[int] | None = None  # their token counts (32 each, if all is well)
     trace_tokens: int | None = None
     trace_s: dict[str, list[float]] | None = None
+    default_floor: list[Timing] | None = None  # the floor page under Streamlit's default settings
 
 
 def main() -> None:
@@ -104,7 +109,9 @@ def run_pages(browser, groups: set[str], scratch: Path, work: Path, figures: Fig
         switch_model = str(checkpoints.bundled_with_mlm_head(scratch / "minilm-mlm"))
     cases = [case for case in page_speed.app_cases(switch_model) if case.group in groups]
     with ExitStack() as servers:
-        floor_url = servers.enter_context(streamlit_server(FLOOR_APP, log_path=work / "floor.log")) if cases else ""
+        # In the repository's folder, the floor reads the app's .streamlit/config.toml.
+        floor_url = servers.enter_context(streamlit_server(FLOOR_APP, log_path=work / "floor.log",
+                                                           cwd=page_speed.ROOT)) if cases else ""
         progress("cold start: launching the app's server")
         launched = time.monotonic()
         app_url = servers.enter_context(streamlit_server(APP, env={MODEL_DIRS_ENV: switch_model},
@@ -118,6 +125,9 @@ def run_pages(browser, groups: set[str], scratch: Path, work: Path, figures: Fig
         servers.callback(floor_page.context.close)
         progress("key press -> settled, ms (each case, then the floor's move after each of its moves):")
         figures.pages = [page_speed.run_case(browser, app_url, case, floor_page, work) for case in cases]
+        progress("the floor under Streamlit's default settings")
+        with streamlit_server(FLOOR_APP, log_path=work / "floor-defaults.log") as defaults_url:
+            figures.default_floor = page_speed.floor_moves(browser, defaults_url, DEFAULT_FLOOR_MOVES)
 
 
 def run_in_process(groups: set[str], figures: Figures) -> None:
@@ -166,6 +176,12 @@ def rows(figures: Figures) -> list[Row]:
                           "transformers BertModel, eager, attentions, 1 thread, in this process",
                           len(figures.text_forward_s), f"{forward_ms:.1f} ms",
                           f"{1000 * max(figures.text_forward_s):.1f} ms", "", "", None))
+    if figures.default_floor:
+        settled = [timing.settled_ms for timing in figures.default_floor]
+        server = statistics.median(timing.last_message_ms or 0.0 for timing in figures.default_floor)
+        result.append(Row("floor, Streamlit's default settings", "the same page without the app's config.toml: "
+                          "gc.collect() after every run", len(settled), ms(statistics.median(settled)),
+                          ms(max(settled)), "", "", None, server=ms(server)))
     if figures.drawn_s is not None:
         result.append(Row("cold start, bundled model", f"launch → first heatmap drawn (server up after "
                           f"{figures.healthy_s:.1f} s)", 1, f"{figures.drawn_s:.1f} s", "", "",

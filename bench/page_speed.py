@@ -187,6 +187,15 @@ def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> 
     return result
 
 
+def floor_moves(browser, url: str, count: int) -> list[Timing]:
+    """The floor's slider moved count times (right, left, …) in a fresh session on url."""
+    page = open_page(browser, url, FLOOR_READY)
+    try:
+        return [time_move(page, FLOOR_MOVES[index % len(FLOOR_MOVES)]) for index in range(count)]
+    finally:
+        page.context.close()
+
+
 def time_move(page, move: Move) -> Timing:
     target = page.locator(move.selector)
     if move.fill is not None:

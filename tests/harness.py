@@ -157,11 +157,13 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def streamlit_server(script_path: str | os.PathLike, env: dict[str, str] | None = None,
-                     log_path: str | os.PathLike | None = None, port: int | None = None) -> Iterator[str]:
+                     log_path: str | os.PathLike | None = None, port: int | None = None,
+                     cwd: str | os.PathLike | None = None) -> Iterator[str]:
     """Run `streamlit run script` on port (else a free one); yield its base URL; stop it (its whole process group).
 
     The server's output goes to log_path when given (kept afterwards), else to a temporary file.
     A fixed port lets a test stop a server and start another where open pages will look for it.
+    The server runs in cwd (default: the script's folder) and reads the .streamlit/config.toml found there.
     """
     script = Path(script_path).resolve()
     port = port or free_port()
@@ -176,7 +178,7 @@ def streamlit_server(script_path: str | os.PathLike, env: dict[str, str] | None 
     base_url = f"http://127.0.0.1:{port}"
     log = open(log_path, "w+b") if log_path else tempfile.TemporaryFile()  # noqa: SIM115 (closed below)
     with log as output:  # a file, not a pipe: a chatty server can never block on it
-        process = subprocess.Popen(command, cwd=script.parent, env=server_env, stdout=output,
+        process = subprocess.Popen(command, cwd=cwd or script.parent, env=server_env, stdout=output,
                                    stderr=subprocess.STDOUT, start_new_session=True)
         try:
             _wait_for_health(process, base_url, output)
