@@ -260,9 +260,7 @@ def load_page(page, url: str, drawn=None) -> None:
 
 def shapes(page) -> dict[str, str]:
     """The shapes panel as {step: shape}, e.g. {"Q": "(1, 7, 32)", ...}."""
-    panel = page.locator('[data-testid="stColumn"]').filter(
-        has=page.get_by_role("heading", name="Tensor shapes"))
-    items = panel.locator("li").evaluate_all(
+    items = page.locator('[data-testid="shapes-panel"] li').evaluate_all(
         "items => items.map(item => [...item.querySelectorAll('code')].map(code => code.innerText.trim()))")
     return {codes[0]: codes[1] for codes in items}
 

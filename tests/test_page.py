@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
+import re
 from unittest.mock import patch
 
 import numpy as np
@@ -31,8 +33,12 @@ def weights_on_screen(page: AppTest) -> np.ndarray:
     return chart_matrix(charts(page)[0])
 
 
-def shapes_text(page: AppTest) -> str:
-    return "\n".join(m.value for m in page.markdown)
+def shapes(page: AppTest) -> dict[str, str]:
+    """The shapes panel as {step: shape}, e.g. {"Q": "(1, 7, 32)"}, read from the HTML it sends."""
+    panels = [element.proto.body for element in page.get("html") if 'data-testid="shapes-panel"' in element.proto.body]
+    assert len(panels) == 1, "one shapes panel"
+    return {html.unescape(name): html.unescape(shape)
+            for name, shape in re.findall(r"<li><code>(.*?)</code> <code>(.*?)</code>", panels[0])}
 
 
 def test_default_page_draws_one_head_of_the_bundled_model(bundled):
@@ -43,8 +49,8 @@ def test_default_page_draws_one_head_of_the_bundled_model(bundled):
     encoding = encode(bundled, "time flies like an arrow")
     expected = build_trace(bundled, encoding, TraceSettings(layer=0, head=0))["weights"][0]
     np.testing.assert_allclose(weights_on_screen(page), expected, atol=1e-6)
-    assert "`Q` `(1, 7, 32)`" in shapes_text(page)
-    assert "`concat` `(1, 7, 384)`" in shapes_text(page)
+    assert shapes(page)["Q"] == "(1, 7, 32)"
+    assert shapes(page)["concat"] == "(1, 7, 384)"
     proof = page.metric[0].value
     assert float(proof) <= 1e-5
 
@@ -91,8 +97,8 @@ def test_random_source_with_head_dim_and_seed():
     page.segmented_control(key="source").set_value("random").run()
     page.slider(key="head_dim").set_value(48).run()
     assert_healthy(page)
-    assert "`Q` `(1, 7, 48)`" in shapes_text(page)
-    assert "`Q split` `(1, 8, 7, 48)`" in shapes_text(page)
+    assert shapes(page)["Q"] == "(1, 7, 48)"
+    assert shapes(page)["Q split"] == "(1, 8, 7, 48)"
     assert page.slider(key="head").max == 7, "384 // 48 heads"
     first = weights_on_screen(page)
     page.number_input(key="seed").set_value(7).run()
@@ -105,7 +111,7 @@ def test_identity_source_has_one_head_of_size_c():
     page = run_page({"head": "4"})
     page.segmented_control(key="source").set_value("identity").run()
     assert_healthy(page)
-    assert "`Q` `(1, 7, 384)`" in shapes_text(page)
+    assert shapes(page)["Q"] == "(1, 7, 384)"
     assert "head=4 does not exist" in warnings(page)
     assert "head" not in [s.key for s in page.slider]
 
@@ -133,7 +139,7 @@ def test_sentence_pair_marks_segments(bundled):
     assert_healthy(page)
     encoding = encode(bundled, "time flies like an arrow", "fruit flies like a banana")
     assert encoding.token_type_ids[0].tolist() == [0] * 7 + [1] * 6
-    assert f"`input_ids` `(1, {encoding.num_tokens})`" in shapes_text(page)
+    assert shapes(page)["input_ids"] == f"(1, {encoding.num_tokens})"
 
 
 def test_new_text_runs_the_model_and_redraws(bundled):
@@ -141,7 +147,7 @@ def test_new_text_runs_the_model_and_redraws(bundled):
     page.text_area(key="text").input("I am looking for a hot job").run()
     assert_healthy(page)
     assert page.query_params["text"] == "I am looking for a hot job"
-    assert "`input_ids` `(1, 9)`" in shapes_text(page)
+    assert shapes(page)["input_ids"] == "(1, 9)"
 
 
 def test_model_selector_loads_a_local_checkpoint(tiny_checkpoint, monkeypatch):

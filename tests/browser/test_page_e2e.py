@@ -5,9 +5,9 @@ How each thing is found (checked against the Streamlit 1.67 DOM):
 
 - widgets by key: the class ``st-key-<key>`` on their element container,
 - a slider's thumb: the native ``input[type=range]`` inside it (value and aria-valuetext; no aria-valuenow),
-- the weights heatmap: the first ``stVegaLiteChart`` whose title reads "Attention weights"
-  (``st.altair_chart(key=...)`` adds no ``st-key-`` class to charts),
-- the shapes panel: the column holding the "Tensor shapes" heading, one table row per step,
+- the weights heatmap: the chart whose aria-label (its Vega-Lite description) starts with
+  "Attention weights" (a canvas has no text to find it by),
+- the shapes panel: ``[data-testid="shapes-panel"]``, one list item per step (st.html, like the chips),
 - the token chips: ``[data-testid="token-chips"]``, which st.html puts in the page itself (no iframe, no shadow DOM).
 """
 
