@@ -62,7 +62,7 @@ def heatmap(
     if rows * columns <= MAX_VECTOR_CELLS:
         chart = _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, title)
     else:
-        chart = _raster(matrix, x_axis, y_axis, domain or _domain(matrix, scheme), scheme, colour)
+        chart = _raster(matrix, x_axis, y_axis, domain or colour_domain(matrix, scheme), scheme, colour)
     # "pad" keeps the plot at its size and puts axes and legend around it; Streamlit's default
     # ("fit") squeezes them into it, which flattens a short, wide matrix to nothing. The description
     # names the chart for screen readers (aria-label), whatever it is drawn on.
@@ -105,7 +105,7 @@ def _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, value_titl
 
 def _raster(matrix, x_axis, y_axis, domain, scheme, colour) -> alt.LayerChart:
     rows, columns = matrix.shape
-    image = pd.DataFrame({"url": [_png_data_url(matrix, domain, scheme)],
+    image = pd.DataFrame({"url": [picture_url(matrix, domain, scheme)],
                           "x": [0], "x2": [columns], "y": [0], "y2": [rows]})
     picture = alt.Chart(image).mark_image(aspect=False).encode(
         x=alt.X("x:Q", axis=_centred(x_axis), scale=alt.Scale(domain=[0, columns], nice=False, zero=False)),
@@ -139,7 +139,9 @@ def _centred(axis: alt.Axis) -> alt.Axis:
     return alt.Axis(**{**axis.to_dict(), "values": [v + 0.5 for v in axis.values]})
 
 
-def _domain(matrix: np.ndarray, scheme: str) -> list[float]:
+def colour_domain(matrix: np.ndarray, scheme: str) -> list[float]:
+    """The colour scale's [low, high] for a picture of matrix: from 0 (or below) to its largest value;
+    symmetric around 0 for "redblue"."""
     finite = matrix[np.isfinite(matrix)]
     if finite.size == 0:
         return [0.0, 1.0]
@@ -156,20 +158,24 @@ def _plot_size(rows: int, columns: int, size: int) -> tuple[int, int]:
     return max(80, round(columns * cell)), max(80, height)
 
 
-def _png_data_url(matrix: np.ndarray, domain: list[float], scheme: str) -> str:
+def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int = PLOT_SIZE) -> str:
+    """matrix (rows, columns) as a PNG data URL, one block of pixels per cell, coloured over domain.
+
+    A small matrix is scaled up with hard edges to about side pixels, so the browser shrinks the
+    image rather than blurring it.
+    """
     low, high = domain
     position = np.clip((np.nan_to_num(matrix, nan=low) - low) / (high - low), 0.0, 1.0)  # (rows, columns) in [0, 1]
-    pixels = _colour_ramp(scheme)[np.round(position * 255).astype(np.uint8)]  # (rows, columns, 3)
+    pixels = colour_ramp(scheme)[np.round(position * 255).astype(np.uint8)]  # (rows, columns, 3)
     picture = Image.fromarray(pixels)
-    # Upscale with hard edges, so the browser shrinks the image rather than blurring it.
-    factor = max(1, int(np.ceil(PLOT_SIZE / max(matrix.shape))))  # about as many pixels as the plot has
+    factor = max(1, int(np.ceil(side / max(matrix.shape))))  # about as many pixels as the plot has
     picture = picture.resize((matrix.shape[1] * factor, matrix.shape[0] * factor), Image.NEAREST)
     buffer = io.BytesIO()
     picture.save(buffer, format="PNG", optimize=False)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _colour_ramp(scheme: str) -> np.ndarray:
+def colour_ramp(scheme: str) -> np.ndarray:
     """256 RGB colours interpolated linearly between the scheme's stops, as Vega does."""
     hex_stops = SCHEMES[scheme]
     stops = np.array([[int(hex_stops[i + j:i + j + 2], 16) for j in (0, 2, 4)]
@@ -183,5 +189,5 @@ def page_icon() -> Image.Image:
     """The browser tab's icon: a small attention pattern in the page's blues, drawn here so that
     the page asks no font or image server for it (an icon name would, and classrooms go offline)."""
     pattern = np.array([[0.9, 0.2, 0.1, 0.1], [0.3, 0.8, 0.2, 0.1], [0.1, 0.4, 0.7, 0.2], [0.1, 0.1, 0.5, 0.9]])
-    pixels = _colour_ramp("blues")[np.round(pattern * 255).astype(np.uint8)]  # (4, 4, 3)
+    pixels = colour_ramp("blues")[np.round(pattern * 255).astype(np.uint8)]  # (4, 4, 3)
     return Image.fromarray(pixels).resize((64, 64), Image.NEAREST)

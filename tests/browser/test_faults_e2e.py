@@ -104,7 +104,7 @@ def server(tmp_path_factory):
 
 
 def grid_drawn(page):
-    """The all-heads view's first chart (head 0 of the grid), once it is drawn."""
+    """The all-heads view's first chart (the grid of heads), once it is drawn."""
     return page.locator('[data-testid="stVegaLiteChart"]').first.locator("canvas, svg.marks").first
 
 
