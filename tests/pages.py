@@ -7,6 +7,7 @@ no error box), and read a chart's data, title or matrix as the browser would get
 from __future__ import annotations
 
 import json
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -67,3 +68,46 @@ def warnings(page: AppTest) -> str:
 def weights_of(model, text: str = TEXT, text_b: str | None = None, **settings) -> np.ndarray:
     """The core's attention weights (T, T) for a text, to compare with what the page shows."""
     return build_trace(model, encode(model, text, text_b), TraceSettings(**settings))["weights"][0]
+
+
+class _TableReader(HTMLParser):
+    """The header and the cells of an HTML table: a cell's title (the exact number) when it has one, else its text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.header: list[str] = []
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+        self._title: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr" and not self._in_header():
+            self.rows.append([])
+        if tag in ("th", "td"):
+            self._cell, self._title = [], dict(attrs).get("title")
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag):
+        if tag in ("th", "td") and self._cell is not None:
+            text = self._title if self._title is not None else "".join(self._cell)
+            (self.header if tag == "th" else self.rows[-1]).append(text)
+            self._cell = None
+
+    def _in_header(self) -> bool:
+        return not self.header and not self.rows
+
+
+def html_table(page: AppTest, testid: str) -> pd.DataFrame:
+    """The st.html table marked data-testid=testid as a DataFrame: exact numbers as float32, the rest as text."""
+    [body] = [element.proto.body for element in page.get("html") if f'data-testid="{testid}"' in element.proto.body]
+    reader = _TableReader()
+    reader.feed(body)
+    frame = pd.DataFrame(reader.rows, columns=reader.header)
+    for name in frame.columns:
+        numbers = pd.to_numeric(frame[name], errors="coerce")
+        if numbers.notna().all():
+            frame[name] = numbers.astype(np.float32) if "." in "".join(frame[name]) else numbers
+    return frame

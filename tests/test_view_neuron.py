@@ -24,7 +24,7 @@ def assert_healthy(page: AppTest) -> None:
 
 
 def table(page: AppTest):
-    return page.dataframe[0].value
+    return pages.html_table(page, "neuron-table")
 
 
 def test_neuron_view_shows_the_heads_numbers_for_one_query(bundled):

@@ -15,6 +15,7 @@ from attention.neuron import neuron_view
 from components import controls, page_state
 from components.charts import show
 from components.heatmap import heatmap
+from components.tables import numbers_html
 
 DIMENSIONS = "dimension of the head"
 QUERY_HEIGHT = 24  # px: q is one row, a strip above K
@@ -33,9 +34,7 @@ def render(context) -> None:
                f"Multiply q with each key k_j dimension by dimension (q ⊙ k_j), add the products up "
                f"({similarity}), scale ({scaling}) and take the softmax: the last column is this token's row "
                "of the attention weights.")
-    st.dataframe(_numbers_table(numbers, tokens, similarity), hide_index=True, width="content", key="neuron-table",
-                 column_config={"weight": st.column_config.ProgressColumn(
-                     "weight", min_value=0.0, max_value=1.0, format="%.4f")})
+    st.html(numbers_html(_numbers_table(numbers, tokens, similarity), bar="weight", testid="neuron-table"))
     _vectors_chart(numbers.query[None, :], [key_labels[query]], "query vector q", "query token", "query",
                    height=QUERY_HEIGHT)
     _vectors_chart(numbers.keys, key_labels, "key vectors k_j", "key token", "keys")
