@@ -4,6 +4,7 @@ numbers drawn on the page."""
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -38,24 +39,28 @@ def head_csv(tokens: list[str], scaled: np.ndarray, weights: np.ndarray) -> str:
     return head_table(tokens, scaled, weights).to_csv(index=False, float_format="%.9g")
 
 
-def numbers_html(frame: pd.DataFrame, bar: str, testid: str) -> str:
-    """frame as an HTML table for st.html: every text escaped, numbers to 4 decimals with the exact float32
-    (9 significant digits) as their tooltip, and the column `bar` (values in [0, 1]) drawn as bars too.
+def numbers_html(frame: pd.DataFrame, testid: str, bars: tuple[str, ...] = (),
+                 formats: Mapping[str, Callable[[float], str]] | None = None) -> str:
+    """frame as an HTML table for st.html: every text escaped; numbers to 4 decimals (or as formats says for
+    their column), with the exact float32 (9 significant digits) as their tooltip; the columns in bars
+    (values in [0, 1]) drawn as bars as well.
 
-    HTML and not st.dataframe: the data grid cost the browser about 130 ms on every move of the view,
+    HTML and not st.dataframe: the data grid cost the browser about 130 ms on every move of a view,
     a plain table next to nothing.
     """
+    formats = formats or {}
     head = "".join(f"<th>{html.escape(str(name))}</th>" for name in frame.columns)
     rows = []
     for values in frame.itertuples(index=False):
         cells = []
         for name, value in zip(frame.columns, values, strict=True):
             if isinstance(value, float | np.floating):
+                shown = formats.get(name, "{:.4f}".format)(value)
                 style = ""
-                if name == bar:
+                if name in bars:
                     filled = f"{100 * min(max(float(value), 0.0), 1.0):.1f}%"
                     style = f' style="background:linear-gradient(90deg,#c6dbef {filled},transparent {filled})"'
-                cells.append(f'<td class="number" title="{np.float32(value):.9g}"{style}>{value:.4f}</td>')
+                cells.append(f'<td class="number" title="{np.float32(value):.9g}"{style}>{html.escape(shown)}</td>')
             else:
                 cells.append(f"<td>{html.escape(str(value))}</td>")
         rows.append(f"<tr>{''.join(cells)}</tr>")

@@ -12,6 +12,7 @@ from attention.head_switch import head_ranking, load_masked_lm, predict
 from components.compute import MODEL_DIRS_ENV
 from components.views.switch import DEFAULT_SENTENCE
 from tests.conftest import save_tiny_bert
+from tests.pages import html_table
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 
@@ -42,11 +43,11 @@ def assert_healthy(page: AppTest) -> None:
 
 
 def top5(page: AppTest):
-    return next(d.value for d in page.dataframe if "rank" in d.value.columns)
+    return html_table(page, "switch-top5")
 
 
 def ranking(page: AppTest):
-    return next(d.value for d in page.dataframe if "drop (points)" in d.value.columns)
+    return html_table(page, "switch-ranking")
 
 
 def heads_off(page: AppTest) -> list[tuple[int, int]]:

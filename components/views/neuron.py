@@ -34,7 +34,7 @@ def render(context) -> None:
                f"Multiply q with each key k_j dimension by dimension (q ⊙ k_j), add the products up "
                f"({similarity}), scale ({scaling}) and take the softmax: the last column is this token's row "
                "of the attention weights.")
-    st.html(numbers_html(_numbers_table(numbers, tokens, similarity), bar="weight", testid="neuron-table"))
+    st.html(numbers_html(_numbers_table(numbers, tokens, similarity), "neuron-table", bars=("weight",)))
     _vectors_chart(numbers.query[None, :], [key_labels[query]], "query vector q", "query token", "query",
                    height=QUERY_HEIGHT)
     _vectors_chart(numbers.keys, key_labels, "key vectors k_j", "key token", "keys")

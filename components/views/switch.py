@@ -25,6 +25,7 @@ from attention.head_switch import (
 )
 from components import compute, controls
 from components.heatmap import heatmap
+from components.tables import numbers_html
 
 DEFAULT_SENTENCE = "the capital of france is [MASK] ."
 SENTENCE_KEY = "switch_sentence"
@@ -138,9 +139,9 @@ def _guesses(intact: Prediction, current: Prediction, switched_off: int) -> None
                "P (all on)": intact.top_probabilities}
     if switched_off:
         columns |= {f"with {label}": current.top_words, f"P ({label})": current.top_probabilities}
-    bar = st.column_config.ProgressColumn(format="percent", min_value=0.0, max_value=1.0)
-    table_column.dataframe(pd.DataFrame(columns), hide_index=True, key="switch-top5",
-                           column_config={name: bar for name in columns if name.startswith("P (")})
+    probabilities = tuple(name for name in columns if name.startswith("P ("))
+    table_column.html(numbers_html(pd.DataFrame(columns), "switch-top5", bars=probabilities,
+                                   formats=dict.fromkeys(probabilities, percent)))
     st.caption(f"The guesses for {intact.tokens[intact.mask_index]} at token {intact.mask_index} of "
                f"{' '.join(intact.tokens)}.")
 
@@ -166,10 +167,8 @@ def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], num_layers: in
     with left:
         st.altair_chart(chart, width="content", key="chart-switch-drops")
     with right:
-        st.dataframe(ranking_table(effects, top_word), hide_index=True, key="switch-ranking", column_config={
-            f"P({top_word}) without it": st.column_config.NumberColumn(format="percent"),
-            "drop (points)": st.column_config.NumberColumn(format="%+.2f"),
-        })
+        st.html(numbers_html(ranking_table(effects, top_word), "switch-ranking",
+                             formats={f"P({top_word}) without it": percent, "drop (points)": "{:+.2f}".format}))
         strongest = tuple((e.layer, e.head) for e in effects[:TOP_HEADS])
         st.button(f"Switch off the {TOP_HEADS} heads with the largest drop", key="switch_strongest",
                   on_click=_set_heads_off, args=(strongest, num_layers), icon=":material/block:")
