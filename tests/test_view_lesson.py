@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.context import similarity_by_layer
-from tests.pages import assert_healthy, chart_matrix, chart_title, chart_values, open_page
+from tests.pages import assert_healthy, chart_matrix, chart_title, chart_values, html_table, open_page
 
 TEXT = "time flies like an arrow"
 # Charts each step draws, by their titles' beginnings.
@@ -96,7 +96,7 @@ def test_step_1_the_same_word_has_the_same_token_embedding(bundled):
     np.testing.assert_array_equal(shown[1], shown[0])
     assert not shown[2].any()
     assert "exactly 0" in prose(page)
-    ids = page.dataframe[0].value
+    ids = html_table(page, "lesson-ids")
     assert ids["id"].tolist() == encode(bundled, TEXT).input_ids[0].tolist()
 
 
@@ -122,7 +122,7 @@ def test_step_3_shows_this_heads_projections(bundled):
 def test_step_4_rows_of_weights_sum_to_one(scaling, bundled):
     page = run_lesson(step="4", head="3", scaling=scaling)
     assert_healthy(page)
-    table = page.dataframe[0].value
+    table = html_table(page, "lesson-row-sums")
     np.testing.assert_allclose(table["row sum"], 1.0, atol=1e-6)
     weights = trace_of(bundled, head=3, scaling=scaling)["weights"][0]
     np.testing.assert_allclose(table["largest weight"], weights.max(axis=1), atol=1e-6)

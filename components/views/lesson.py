@@ -20,6 +20,7 @@ from components.charts import show
 from components.heatmap import heatmap
 from components.page_state import LESSON_STEPS, shorten
 from components.shapes_panel import shape_rows
+from components.tables import numbers_html
 
 STEP_TITLES = {
     1: "Tokens, ids and token embeddings",
@@ -58,8 +59,8 @@ def _tokens_step(context) -> None:
     tokens = list(trace.tokens[0])
     st.latex(r"\text{text} \xrightarrow{\text{tokenizer}} \text{input\_ids}"
              r"\xrightarrow{\;E_{\text{token}}[\,\cdot\,]\;} \text{token embeddings}")
-    st.dataframe(pd.DataFrame({"token": tokens, "id": trace["input_ids"][0], "segment": trace["token_type_ids"][0]}),
-                 width="content", height=min(36 + 35 * len(tokens), 320), key="lesson-ids")
+    st.html(numbers_html(pd.DataFrame({"token": tokens, "id": trace["input_ids"][0],
+                                       "segment": trace["token_type_ids"][0]}), "lesson-ids"))
     _heatmap(trace["token embeddings"][0], tokens, _numbers(context.shape.hidden_size),
              "Token embeddings E_token[input_ids]", "token-embeddings", row_title="token", column_title="dimension",
              scheme="redblue")
@@ -145,8 +146,8 @@ def _softmax_step(context) -> None:
     with right:
         _heatmap(weights, tokens, tokens, "Weights = softmax(scaled)", "softmax", stretch=True)
     sums = weights.sum(axis=-1, dtype=np.float64)  # (T,)
-    st.dataframe(pd.DataFrame({"query token": tokens, "row sum": sums, "largest weight": weights.max(axis=-1)}),
-                 height=240, key="lesson-row-sums")
+    st.html(numbers_html(pd.DataFrame({"query token": tokens, "row sum": sums, "largest weight": weights.max(axis=-1)}),
+                         "lesson-row-sums", formats={"row sum": "{:.7f}".format}))
     _shapes(trace, ["scores", "scaled", "weights"])
     raw = trace["scores"][0]
     sentences = [f"Scaling divides the scores by {trace.divisor:.4g}: their range goes from "
