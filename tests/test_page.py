@@ -26,7 +26,7 @@ def run_page(query: dict[str, str] | None = None) -> AppTest:
 
 def assert_healthy(page: AppTest) -> None:
     pages.assert_healthy(page)
-    assert len(charts(page)) == 1, "one chart: the open tab's (the weights at first)"
+    assert len(charts(page)) == 1, "one chart: the chosen stage's (the weights at first)"
 
 
 def weights_on_screen(page: AppTest) -> np.ndarray:
@@ -244,8 +244,8 @@ def test_text_beyond_512_tokens_is_cut_with_a_notice():
     assert "the last 90 tokens were dropped" in warnings(page)
 
 
-def run_keeping_downloads(query: dict[str, str], tab: str | None = None) -> tuple[AppTest, dict]:
-    """Run the page (with a tab open) and keep each deferred download's callable, as a click would run it."""
+def run_keeping_downloads(query: dict[str, str], stage: str | None = None) -> tuple[AppTest, dict]:
+    """Run the page (with a stage chosen) and keep each deferred download's callable, as a click would run it."""
     made = {}
     original = MediaFileManager.add_deferred
 
@@ -255,8 +255,8 @@ def run_keeping_downloads(query: dict[str, str], tab: str | None = None) -> tupl
 
     with patch.object(MediaFileManager, "add_deferred", keep):
         page = run_page(query)
-        if tab:
-            page.session_state["head_tab"] = tab
+        if stage:
+            page.session_state["head_stage"] = stage
             page.run()
     return page, made
 
@@ -279,8 +279,8 @@ def test_csv_download_holds_the_current_head(bundled):
 
 def test_every_chart_downloads_as_png_and_svg():
     made = {}
-    for tab in ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors"):
-        page, files = run_keeping_downloads({"head": "2"}, tab=tab)
+    for stage in ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors"):
+        page, files = run_keeping_downloads({"head": "2"}, stage=stage)
         made.update(files)
     for chart in ("weights", "scores", "scaled", "context"):
         assert made[f"{chart}-layer-0-head-2.png"]().startswith(b"\x89PNG\r\n")
@@ -288,10 +288,10 @@ def test_every_chart_downloads_as_png_and_svg():
         assert svg.lstrip().startswith("<svg") and "[CLS]" in svg and "layer 0 head 2" in svg
 
 
-def test_only_the_open_tab_is_drawn(bundled):
+def test_only_the_chosen_stage_is_drawn(bundled):
     page = run_page({"head": "2"})
     assert [chart_title(chart) for chart in charts(page)] == ["Attention weights"]
-    page.session_state["head_tab"] = "Context vectors"
+    page.session_state["head_stage"] = "Context vectors"
     page.run()
     assert_healthy(page)
     assert [chart_title(chart) for chart in charts(page)] == ["Context = weights · V"]

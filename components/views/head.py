@@ -21,7 +21,7 @@ from components.tables import head_csv
 
 # Below this the from-scratch weights agree with transformers to float32 precision.
 PROOF_TOLERANCE = 1e-5
-TABS = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors")
+STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors")
 PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a": "within A", "within_b": "within B"}
 
 
@@ -55,31 +55,28 @@ def render(context) -> None:
 
 
 def _stages(trace, shown, rows, keys, row_tokens, key_tokens, renormalise: bool, stem: str) -> None:
-    """The weights and the stages before and after them, one tab each.
+    """The weights, or a stage before or after them: one chart, chosen with a row of buttons.
 
-    Only the open tab is computed and drawn (on_change="rerun" makes tabs report which is open):
-    in the browser, redrawing a chart costs more than everything else a slider move changes.
+    Only the chosen stage is computed and drawn. Buttons and not tabs: on every slider move the
+    browser redrew the tabs for about 20 ms, a row of buttons for next to nothing.
     """
-    weights_tab, scores_tab, scaled_tab, context_tab = st.tabs(list(TABS), key="head_tab", on_change="rerun")
+    stage = st.segmented_control("Stage", STAGES, default=STAGES[0], required=True, key="head_stage",
+                                 label_visibility="collapsed")
     block = np.ix_(rows, keys)
-    if weights_tab.open:
-        with weights_tab:
-            title = TABS[0] + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
-            _chart(shown, row_tokens, key_tokens, title, "weights", stem)
-    if scores_tab.open:
-        with scores_tab:
-            _chart(trace["scores"][0][block], row_tokens, key_tokens, TABS[1], "scores", stem, "redblue")
-    if scaled_tab.open:
-        with scaled_tab:
-            formula = next(step.formula for step in trace.steps if step.name == "scaled")
-            _chart(trace["scaled"][0][block], row_tokens, key_tokens, f"Scaled scores = {formula}", "scaled", stem,
-                   "redblue")
-    if context_tab.open:
-        with context_tab:
-            head_context = trace["context"][0][rows]  # (rows, d)
-            dims = [str(i) for i in range(head_context.shape[1])]
-            _chart(head_context, row_tokens, dims, "Context = weights · V", "context", stem, "redblue",
-                   column_title="dimension of the head")
+    if stage == STAGES[0]:
+        title = STAGES[0] + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
+        _chart(shown, row_tokens, key_tokens, title, "weights", stem)
+    elif stage == STAGES[1]:
+        _chart(trace["scores"][0][block], row_tokens, key_tokens, STAGES[1], "scores", stem, "redblue")
+    elif stage == STAGES[2]:
+        formula = next(step.formula for step in trace.steps if step.name == "scaled")
+        _chart(trace["scaled"][0][block], row_tokens, key_tokens, f"Scaled scores = {formula}", "scaled", stem,
+               "redblue")
+    else:
+        head_context = trace["context"][0][rows]  # (rows, d)
+        dims = [str(i) for i in range(head_context.shape[1])]
+        _chart(head_context, row_tokens, dims, "Context = weights · V", "context", stem, "redblue",
+               column_title="dimension of the head")
 
 
 def _filters(has_pair: bool, encoding) -> tuple[np.ndarray, np.ndarray, bool]:

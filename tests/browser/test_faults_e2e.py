@@ -257,7 +257,7 @@ def test_two_tabs_of_one_window_keep_their_own_views(browser, server):
     expect_view(grid, grid_shown)
     single.bring_to_front()
     expect_view(single, single_shown)
-    expect(single.get_by_role("tab", name="Context vectors")).to_be_visible()  # drawn by the One head view only
+    expect(single.locator(".st-key-head_stage").get_by_text("Context vectors")).to_be_visible()  # One head view only
     single.context.close()
 
 

@@ -47,7 +47,7 @@ def assert_one_head_view(page, layer: int, head: int) -> None:
     assert "view=" not in page.url, "the default view leaves the URL"
     expect(slider_thumb(page, "layer")).to_have_value(str(layer))
     expect(slider_thumb(page, "head")).to_have_value(str(head))
-    expect(page.get_by_role("tab", name="Context vectors")).to_be_visible()  # drawn by the One head view only
+    expect(page.locator(".st-key-head_stage").get_by_text("Context vectors")).to_be_visible()  # One head view only
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
