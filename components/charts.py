@@ -20,15 +20,11 @@ pa.set_cpu_count(1)
 
 
 def show(chart: alt.TopLevelMixin, *, key: str, width: str | int = "content") -> None:
-    """Draw a chart; a single-view chart with a DataFrame keeps its spec stable across reruns."""
-    if not (isinstance(chart, alt.Chart) and isinstance(chart.data, pd.DataFrame)):
-        st.altair_chart(chart, width=width, key=key)
-        return
-    bare = chart.copy(deep=False)
-    bare.data = alt.Undefined
-    # The heatmap builder's specs are checked against the schema by the tests; re-checking
-    # them on every rerun cost more than drawing them.
-    st.vega_lite_chart(chart.data, bare.to_dict(validate=False), width=width, key=key)
+    """Draw a chart whose datasets are named by their place in it, so its spec stays the same from rerun
+    to rerun. The heatmap builder's specs are checked against the schema by the tests; re-checking
+    them on every rerun cost more than drawing them."""
+    bare, frames = named_data(chart)
+    st.vega_lite_chart(None, {**bare.to_dict(validate=False), "datasets": frames}, width=width, key=key)
 
 
 def named_data(chart: alt.TopLevelMixin) -> tuple[alt.TopLevelMixin, dict[str, pd.DataFrame]]:

@@ -44,23 +44,26 @@ def heatmap(
     """matrix (rows, columns) -> a heatmap with the labels on both axes.
 
     "blues" suits weights in [0, 1]; "redblue" is centred on 0 for signed values. size is the
-    longer side of the plot in px; domain fixes the colour scale (so that two charts share one).
+    longer side of the plot in px; domain is a range the colour scale must cover (so that two charts
+    share one), carried as data like the numbers themselves.
     canvas draws it on a canvas: a 32-token heatmap redraws in a fraction of the time its 1,024 SVG
     elements take (Streamlit switches by itself only above 2,000 cells), but its cells are no longer
     elements of the page a test or a script can find.
 
-    Without a fixed domain, the colour scale is left to Vega and computed from the data in the
-    browser: the spec then stays the same when only the numbers change (another head, another
-    layer), and Streamlit swaps the data into the drawn chart instead of building it anew.
+    The colour scale is left to Vega and computed from the data in the browser: the spec then stays the
+    same when only the numbers change (another head, another layer, another shared range), and Streamlit
+    swaps the data into the drawn chart instead of building it anew (a few times cheaper in the browser).
     """
     matrix = np.asarray(matrix, dtype=np.float32)
     rows, columns = matrix.shape
     width, height = _plot_size(rows, columns, size)
     x_axis = _label_axis(column_labels, column_title, columns, angle=-60)
     y_axis = _label_axis(row_labels, row_title, rows, angle=0)
-    colour = _colour_scale(scheme, domain)
+    colour = _colour_scale(scheme)
     if rows * columns <= MAX_VECTOR_CELLS:
         chart = _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, title)
+        if domain is not None:
+            chart = alt.layer(chart, _scale_carrier(domain, colour))
     else:
         chart = _raster(matrix, x_axis, y_axis, domain or colour_domain(matrix, scheme), scheme, colour)
     # "pad" keeps the plot at its size and puts axes and legend around it; Streamlit's default
@@ -73,9 +76,7 @@ def heatmap(
     return chart
 
 
-def _colour_scale(scheme: str, domain: list[float] | None) -> alt.Scale:
-    if domain is not None:
-        return alt.Scale(scheme=scheme, domain=domain)
+def _colour_scale(scheme: str) -> alt.Scale:
     if scheme == "redblue":  # white at zero, whatever the range
         return alt.Scale(scheme=scheme, domainMid=0)
     return alt.Scale(scheme=scheme, zero=True)
@@ -114,11 +115,15 @@ def _raster(matrix, x_axis, y_axis, domain, scheme, colour) -> alt.LayerChart:
         y2="y2",
         url="url:N",
     )
-    # An invisible layer that only carries the colour scale, so the legend matches the picture.
-    legend = alt.Chart(pd.DataFrame({"value": domain})).mark_point(opacity=0).encode(
+    return alt.layer(picture, _scale_carrier(domain, colour))  # the legend matches the picture
+
+
+def _scale_carrier(domain: list[float], colour: alt.Scale) -> alt.Chart:
+    """An invisible layer whose only data is domain: the colour scale, computed from every layer's
+    data, then reaches from domain[0] to domain[1] at least."""
+    return alt.Chart(pd.DataFrame({"value": domain})).mark_point(opacity=0).encode(
         color=alt.Color("value:Q", scale=colour, title=None),
     )
-    return alt.layer(picture, legend)
 
 
 def _label_axis(labels: list[str], title: str, count: int, angle: int) -> alt.Axis:

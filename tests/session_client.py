@@ -25,7 +25,7 @@ is drawn (sidebar, main area, a fragment, a column).
 
     async with open_session("http://127.0.0.1:8501", {"text": "time flies"}) as session:
         seconds = await session.set_slider("head", 3)
-        weights = session.charts()["Attention weights"].data.data  # the chart's data, as Arrow bytes
+        weights = session.charts()["Attention weights"].datasets[0].data.data  # the chart's data, as Arrow bytes
 """
 
 from __future__ import annotations

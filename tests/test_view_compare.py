@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -93,3 +94,30 @@ def test_aligned_positions_match_equal_tokens_in_order(tokens_a, tokens_b, expec
     positions_a, positions_b = aligned_positions(tokens_a, tokens_b)
     assert positions_a.tolist() == expected_a and positions_b.tolist() == expected_b
     assert [tokens_a[i] for i in positions_a] == [tokens_b[j] for j in positions_b]
+
+
+def colour_ranges(page: AppTest) -> dict[str, list[float]]:
+    """Each weights heatmap's colour range: the one-column dataset ("value") its invisible layer carries."""
+    ranges = {}
+    for chart in page.get("vega_lite_chart"):
+        title = chart_title(chart)
+        for dataset in chart.proto.datasets:
+            frame = pa.ipc.open_stream(dataset.data.data).read_all().to_pandas()
+            if list(frame.columns) == ["value"]:
+                ranges[title.split(":")[0]] = frame["value"].tolist()
+    return ranges
+
+
+def test_both_heatmaps_share_one_colour_scale_and_a_head_move_keeps_their_specs(bundled):
+    page = run_compare(text_b=TEXT_B, layer="1", head="8")
+    specs = [chart.proto.spec for chart in page.get("vega_lite_chart")]
+    for head in (8, 3):
+        largest = max(weights(bundled, TEXT_A, layer=1, head=head).max(), weights(bundled, TEXT_B, layer=1,
+                                                                                  head=head).max())
+        ranges = colour_ranges(page)
+        assert sorted(ranges) == ["Text A", "Text B"]
+        for covered in ranges.values():
+            np.testing.assert_allclose(covered, [0.0, largest], rtol=1e-6)
+        page.slider(key="head").set_value(3).run()
+        assert_healthy(page)
+    assert [chart.proto.spec for chart in page.get("vega_lite_chart")] == specs, "only the data changed"

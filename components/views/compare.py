@@ -9,7 +9,6 @@ an arrow" and "fruit flies like a banana".
 from __future__ import annotations
 
 import difflib
-import math
 
 import numpy as np
 import streamlit as st
@@ -57,9 +56,8 @@ def render(context) -> None:
     tokens_a, tokens_b = list(trace_a.tokens[0]), list(trace_b.tokens[0])
     weights_a, weights_b = trace_a["weights"][0], trace_b["weights"][0]  # (T_a, T_a), (T_b, T_b)
 
-    # One colour scale for both texts, its top rounded up to a tenth: the charts' specs then stay the
-    # same from one head to most others, and the browser swaps their data instead of rebuilding them.
-    shared_scale = [0.0, math.ceil(float(max(weights_a.max(), weights_b.max())) * 10) / 10]
+    # One colour scale for both texts: from 0 to the larger of their largest weights.
+    shared_scale = [0.0, float(max(weights_a.max(), weights_b.max()))]
     for column, name, text, tokens, weights in zip(st.columns(2, gap="medium"), "AB", (text_a, text_b),
                                                    (tokens_a, tokens_b), (weights_a, weights_b), strict=True):
         with column:
