@@ -6,6 +6,8 @@ no error box), and read a chart's data, title or matrix as the browser would get
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 from html.parser import HTMLParser
 from pathlib import Path
@@ -13,9 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from PIL import Image
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
+from components.heatmap import colour_ramp
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 TEXT = "time flies like an arrow"  # the page's default text: 7 tokens with [CLS] and [SEP]
@@ -111,3 +115,15 @@ def html_table(page: AppTest, testid: str) -> pd.DataFrame:
         if numbers.notna().all():
             frame[name] = numbers.astype(np.float32) if "." in "".join(frame[name]) else numbers
     return frame
+
+
+def picture_values(url: str, shape: tuple[int, int], domain: list[float], scheme: str) -> np.ndarray:
+    """A heatmap picture (a PNG data URL, one block of pixels per cell) read back into numbers: each
+    cell's centre pixel, matched to the nearest colour of the ramp, placed on domain. (rows, columns)."""
+    pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB"))
+    block = pixels.shape[0] // shape[0]  # pixels per cell
+    centres = pixels[block // 2::block, block // 2::block].astype(np.int32)  # (rows, columns, 3)
+    ramp = colour_ramp(scheme).astype(np.int32)  # (256, 3)
+    steps = ((centres[:, :, None, :] - ramp) ** 2).sum(-1).argmin(-1)  # (rows, columns) in 0..255
+    low, high = domain
+    return low + steps / 255 * (high - low)

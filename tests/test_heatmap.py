@@ -1,4 +1,4 @@
-"""The heatmap builder on its own: valid Vega-Lite specs, its cells, and how it is drawn.
+"""The heatmap builder on its own: valid Vega-Lite specs, its cells, its pictures, and how it is drawn.
 
 The page hands Streamlit the builder's specs without checking them again (components/charts.py),
 so they are checked against the Vega-Lite schema here, once.
@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from components.heatmap import MAX_VECTOR_CELLS, heatmap
+from components.heatmap import MAX_VECTOR_CELLS, colour_domain, heatmap, picture_url
+from tests.pages import picture_values
 
 
 @pytest.mark.parametrize("size", [7, 70], ids=["cells", "raster"])
@@ -32,3 +33,11 @@ def test_small_matrices_send_one_row_per_cell():
     np.testing.assert_array_equal(cells["value"].to_numpy().reshape(3, 4), matrix)
     assert cells["row_label"].tolist()[:4] == ["a"] * 4
     assert cells["column_label"].tolist()[:4] == ["w", "x", "y", "z"]
+
+
+@pytest.mark.parametrize(("shape", "scheme"), [((7, 7), "blues"), ((80, 80), "blues"), ((5, 384), "redblue")])
+def test_a_picture_shows_each_cell_in_its_colour_of_the_ramp(shape, scheme):
+    matrix = np.random.default_rng(0).random(shape).astype(np.float32) - (0.5 if scheme == "redblue" else 0.0)
+    domain = colour_domain(matrix, scheme)
+    shown = picture_values(picture_url(matrix, domain, scheme), shape, domain, scheme)
+    np.testing.assert_allclose(shown, matrix, atol=3 * (domain[1] - domain[0]) / 255)
