@@ -13,10 +13,13 @@ import streamlit as st
 def chart_downloads(chart: alt.TopLevelMixin, key: str, name: str, title: str | None = None) -> None:
     """Two small buttons under a chart: PNG and SVG of what is drawn (with another title if given)."""
     png, svg = st.columns(2)
-    exported = chart if title is None else chart.properties(title=title)
-    png.download_button("PNG", data=lambda: _png(exported.to_dict()), file_name=f"{name}.png", mime="image/png",
+
+    def spec() -> dict:  # built on click only: retitling a chart has Altair validate it again
+        return (chart if title is None else chart.properties(title=title)).to_dict()
+
+    png.download_button("PNG", data=lambda: _png(spec()), file_name=f"{name}.png", mime="image/png",
                         key=f"png-{key}", on_click="ignore", icon=":material/image:")
-    svg.download_button("SVG", data=lambda: _svg(exported.to_dict()), file_name=f"{name}.svg", mime="image/svg+xml",
+    svg.download_button("SVG", data=lambda: _svg(spec()), file_name=f"{name}.svg", mime="image/svg+xml",
                         key=f"svg-{key}", on_click="ignore", icon=":material/draw:")
 
 
