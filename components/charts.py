@@ -24,7 +24,14 @@ def show(chart: alt.TopLevelMixin, *, key: str, width: str | int = "content") ->
     to rerun. The heatmap builder's specs are checked against the schema by the tests; re-checking
     them on every rerun cost more than drawing them."""
     bare, frames = named_data(chart)
-    st.vega_lite_chart(None, {**bare.to_dict(validate=False), "datasets": frames}, width=width, key=key)
+    draw_spec(bare.to_dict(validate=False), frames, key=key, width=width)
+
+
+def draw_spec(spec: dict, frames: dict[str, pd.DataFrame], *, key: str, width: str | int = "content",
+              **selection) -> None:
+    """Draw a Vega-Lite spec whose data are named datasets (frames, by name), so that the next rerun with
+    the same spec only swaps their rows. selection: st.vega_lite_chart's on_select and selection_mode."""
+    st.vega_lite_chart(None, {**spec, "datasets": frames}, width=width, key=key, **selection)
 
 
 def named_data(chart: alt.TopLevelMixin) -> tuple[alt.TopLevelMixin, dict[str, pd.DataFrame]]:

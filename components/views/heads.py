@@ -22,7 +22,7 @@ import streamlit as st
 
 from attention.heads import aggregate_heads, head_summary, head_weights, rollout
 from components import compute, controls
-from components.charts import named_data
+from components.charts import draw_spec, named_data, show
 from components.heatmap import colour_domain, heatmap, picture_url
 
 GRID_COLUMNS = 4
@@ -74,7 +74,8 @@ def _grid(weights, shown: range, trace, layer: int) -> None:
         "max_weight": summary["max_weight"],
         **GRID_CORNERS,
     })
-    _draw(_grid_spec(), {GRID_DATA: pictures}, "grid", on_select=_open_from_grid, selection_mode=GRID_SELECTION)
+    draw_spec(_grid_spec(), {GRID_DATA: pictures}, key="grid", on_select=_open_from_grid,
+              selection_mode=GRID_SELECTION)
 
 
 @functools.cache
@@ -120,10 +121,10 @@ def _overview(context, num_heads: int) -> None:
     chart = chart.properties(usermeta=SVG)
     bare, frames = named_data(chart)
     if clickable:
-        _draw(bare.to_dict(validate=False), frames, "overview", on_select=_open_from_overview,
-              selection_mode=OVERVIEW_SELECTION)
+        draw_spec(bare.to_dict(validate=False), frames, key="overview", on_select=_open_from_overview,
+                  selection_mode=OVERVIEW_SELECTION)
     else:
-        _draw(bare.to_dict(validate=False), frames, "overview")
+        draw_spec(bare.to_dict(validate=False), frames, key="overview")
         st.caption("Too many cells to click one: choose the layer and head with the sliders.")
 
 
@@ -161,18 +162,8 @@ def _aggregate(context, weights, tokens: list[str]) -> None:
                    "The largest weight any head gives each (query, key) pair: shows what at least one head "
                    "attends to; rows no longer sum to 1.")
     # On a canvas, like the thumbnails: every layer move swaps its numbers. Above 64 tokens it is a layered picture.
-    bare, frames = named_data(heatmap(matrix, tokens, tokens, title=title, canvas=True))
-    _draw(bare.to_dict(validate=False), frames, "chart-aggregate")
+    show(heatmap(matrix, tokens, tokens, title=title, canvas=True), key="chart-aggregate")
     st.caption(caption)
-
-
-def _draw(spec: dict, frames: dict[str, pd.DataFrame], key: str, **selection) -> None:
-    """Draw a spec whose datasets are named by named_data, so that the next rerun only swaps their rows.
-
-    The spec is not validated here (Altair's validation cost more than the drawing): tests/test_view_heads.py
-    checks every spec this view draws against the schema once.
-    """
-    st.vega_lite_chart(None, {**spec, "datasets": frames}, width="content", key=key, **selection)
 
 
 def _open_from_grid() -> None:

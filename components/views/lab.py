@@ -27,6 +27,7 @@ from attention.scaling_lab import (
     variance_by_head_size,
 )
 from components import compute, controls
+from components.charts import draw_spec
 from components.page_state import shorten
 
 HEAD_SIZES = tuple(2**power for power in range(10))  # d_k = 1, 2, 4, … 512
@@ -201,7 +202,7 @@ def chart_spec(kind: str, *arguments) -> dict:
 
 
 def draw(table: pd.DataFrame, spec: dict, key: str) -> None:
-    st.vega_lite_chart(None, {**spec, "datasets": {TABLE: table}}, width="content", key=key)
+    draw_spec(spec, {TABLE: table}, key=key)
 
 
 def _variance_section() -> None:
