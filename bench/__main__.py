@@ -35,7 +35,8 @@ from pathlib import Path
 from bench import checkpoints, page_speed, server_memory, trace_overhead
 from bench.page_speed import APP, FLOOR_APP, Result
 from bench.report import Row, machine, ms, table, verdict
-from tests.harness import Timing, launch_chromium, streamlit_server
+from harness.browser import Timing, launch_chromium
+from harness.server import streamlit_server
 
 GROUPS = ("slider", "views", "text", "cold", "memory", "trace")
 PAGE_GROUPS = {"slider", "views", "text"}

@@ -5,7 +5,7 @@ runs it), opens one browser per simulated student (each its own Chromium, in its
 with a text of its own so that the caches do not answer for the others), and has every student
 move the head slider once every PERIOD_S seconds for DURATION_S seconds. Prints, asserts nothing:
 
-- key press -> settled (tests/harness.py: no script running, no DOM change for 300 ms; the quiet
+- key press -> settled (harness/browser.py: no script running, no DOM change for 300 ms; the quiet
   window not counted), p50/p95/max over all moves;
 - each replica's sessions, CPU seconds used during the run, CPU per move, and resident memory
   (at start, with one session open, after the run, and the peak);
@@ -30,8 +30,9 @@ from contextlib import ExitStack, suppress
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
+from harness.browser import launch_chromium, press_slider_key
+from harness.server import metrics, streamlit_server
 from tests.deploy.test_nginx_replicas import APP, REPLICA_ENV, nginx_proxy, open_session, port_of, server_pid
-from tests.harness import launch_chromium, metrics, press_slider_key, streamlit_server
 
 PERIOD_S = 2.0
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

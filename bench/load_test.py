@@ -1,7 +1,7 @@
 """A class on one server: sessions that move sliders at once, through Streamlit's own websocket protocol.
 
 Starts one `streamlit run streamlit_app.py` on loopback and opens SESSIONS real sessions on it
-(tests/session_client.py speaks the frontend's websocket protocol without a browser, so that the
+(harness/session_client.py speaks the frontend's websocket protocol without a browser, so that the
 2 cores measure the server, not thirty Chromiums). Each session opens the page with a text of its
 own (so that no cache answers for another), then moves a slider every PERIOD_S seconds for
 DURATION_S seconds: the head slider, and every third move the layer slider. Prints, asserts nothing:
@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.load_proxy import cpu_seconds, memory_mb
+from harness.server import metrics, streamlit_server
+from harness.session_client import WebsocketSession
 from tests.deploy.test_nginx_replicas import port_of, server_pid
-from tests.harness import metrics, streamlit_server
-from tests.session_client import WebsocketSession
 
 APP = Path(__file__).resolve().parents[1] / "streamlit_app.py"
 PERIOD_S = 2.0

@@ -4,7 +4,7 @@ Each case opens a fresh session (a new browser context) on a link, waits for the
 then makes the same move again and again with the keyboard (a slider's arrow key, Space on a pill,
 Enter on a button or a dropdown's option, Ctrl+Enter in the text area) and times each key press until
 the page has settled: no script running, no DOM change for 300 ms, the quiet window itself not counted
-(tests/harness.py). The floor is bench/floor_app.py, one slider and one line of text: what every
+(harness/browser.py). The floor is bench/floor_app.py, one slider and one line of text: what every
 Streamlit page pays for a move (the debounce, the websocket round trip, a script run, React's redraw).
 The floor's slider is moved right after each move of a case, so that on a shared machine whose load
 comes and goes each case is compared with a floor measured under the same load.
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
 
-from tests.harness import Timing, act_and_time, new_page, wait_until_settled
+from harness.browser import Timing, act_and_time, new_page, wait_until_settled
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "streamlit_app.py"

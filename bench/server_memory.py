@@ -19,7 +19,7 @@ SETTLE_S = 1.0  # after a page has settled, for whatever the server frees or all
 
 
 def server_pid(base_url: str) -> int:
-    """The id of the `streamlit run` process listening on base_url's port (tests/harness.py does not give it)."""
+    """The id of the `streamlit run` process listening on base_url's port (harness/server.py does not give it)."""
     port = base_url.rsplit(":", 1)[1].encode()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():

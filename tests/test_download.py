@@ -13,8 +13,8 @@ from attention import ModelLoadError, load_model
 from attention.download import FILES, WEIGHTS, DownloadProgress, download, is_cached
 from attention.models import ALLOWED_MODELS_ENV
 from components.model_download import Downloads
+from harness.server import free_port
 from tests.fake_hub import FakeHub, save_hub_bert
-from tests.harness import free_port
 
 REPO = "tiny-org/tiny-bert"
 

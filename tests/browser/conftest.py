@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import launch_chromium, streamlit_server
+from harness.browser import launch_chromium
+from harness.server import streamlit_server
 
 APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
 

@@ -26,20 +26,17 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.harness import (
-    BROWSER_TESTS,
+from harness.browser import (
     TAB_TIMEOUT_MS,
-    free_port,
     load_page,
-    metrics,
     open_tab,
     press_slider_key,
     shapes,
     slider_thumb,
-    streamlit_server,
-    wait_for,
     wait_until_settled,
 )
+from harness.server import free_port, metrics, streamlit_server, wait_for
+from tests.marks import BROWSER_TESTS
 
 APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
 VIEW_TITLES = {"head": "One head", "heads": "All heads of a layer"}

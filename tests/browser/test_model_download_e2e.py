@@ -16,14 +16,10 @@ import pytest
 
 from attention.download import FILES
 from attention.models import ALLOWED_MODELS_ENV
+from harness.browser import chart_pixels, new_page, slider_thumb
+from harness.server import streamlit_server
 from tests.fake_hub import FakeHub, save_hub_bert
-from tests.harness import (
-    BROWSER_TESTS,
-    chart_pixels,
-    new_page,
-    slider_thumb,
-    streamlit_server,
-)
+from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
 

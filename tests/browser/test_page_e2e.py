@@ -20,16 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import (
-    BROWSER_TESTS,
-    act_and_measure,
-    chart_pixels,
-    load_page,
-    open_tab,
-    press_slider_key,
-    shapes,
-    slider_thumb,
-)
+from harness.browser import act_and_measure, chart_pixels, load_page, open_tab, press_slider_key, shapes, slider_thumb
+from tests.marks import BROWSER_TESTS
 
 SCREENSHOT = "/tmp/e2e-shot.png"
 CSV_HEADER = ["query_index", "query_token", "key_index", "key_token", "score", "weight"]

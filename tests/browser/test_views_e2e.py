@@ -11,13 +11,8 @@ import re
 
 import pytest
 
-from tests.harness import (
-    BROWSER_TESTS,
-    act_and_measure,
-    open_tab,
-    slider_thumb,
-    wait_until_settled,
-)
+from harness.browser import act_and_measure, open_tab, slider_thumb, wait_until_settled
+from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
 

@@ -2,7 +2,7 @@
 
 SESSIONS sessions open the page on one `streamlit run` server, each with a text of its own, and
 move a slider every 2 s for about 12 s, all at once, through Streamlit's own websocket protocol
-(tests/session_client.py). The same sessions then run one at a time on a second, fresh server, so
+(harness/session_client.py). The same sessions then run one at a time on a second, fresh server, so
 that nothing cached under load can answer for the baseline (run meanwhile: its pages do not
 depend on time). Then a second class with other texts comes to the first server. Checked:
 
@@ -29,10 +29,10 @@ import numpy as np
 import pytest
 
 from bench.load_test import APP, Load, Plan, Record, plans, run_class, run_serially, warm_up
+from harness.server import metrics, streamlit_server
+from harness.session_client import open_session
 from tests.deploy.test_nginx_replicas import port_of, server_pid
-from tests.harness import metrics, streamlit_server
 from tests.pages import chart_matrix, weights_of
-from tests.session_client import open_session
 
 pytestmark = pytest.mark.load
 

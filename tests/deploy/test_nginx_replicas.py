@@ -37,21 +37,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import (
-    NEEDS_CHROMIUM,
+from harness.browser import (
     chart_pixels,
-    free_port,
     launch_chromium,
     load_page,
-    metrics,
     open_tab,
     press_slider_key,
     slider_thumb,
-    streamlit_server,
-    wait_for,
     wait_until_settled,
     weights_chart,
 )
+from harness.server import free_port, metrics, streamlit_server, wait_for
+from tests.marks import NEEDS_CHROMIUM
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "streamlit_app.py"

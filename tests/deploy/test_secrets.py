@@ -13,9 +13,9 @@ import asyncio
 
 import pytest
 
-from tests.harness import streamlit_server
+from harness.server import streamlit_server
+from harness.session_client import open_session
 from tests.pages import APP
-from tests.session_client import open_session
 
 pytestmark = pytest.mark.deploy
 

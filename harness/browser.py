@@ -1,11 +1,11 @@
-"""Helpers to drive a Streamlit page in a real Chromium: a server, a browser, and "settled".
+"""Helpers to drive a Streamlit page in a real Chromium: a browser, its pages, and "settled".
 
 Used by the browser tests (tests/browser), the deploy tests (tests/deploy) and the benchmarks (bench/).
 Selectors below were checked against the DOM of Streamlit 1.67:
 
 - ``[data-testid="stApp"]`` carries ``data-test-script-state`` ("running" / "notRunning"),
 - ``[data-testid="stStatusWidget"]`` shows while a run is under way (a "Stop" button), while
-  (re)connecting, and for "File change. Rerun?" (not work; streamlit_server() runs without a file watcher),
+  (re)connecting, and for "File change. Rerun?" (not work; server.streamlit_server() runs without a file watcher),
 - ``[data-testid="stAppViewContainer"]`` holds the header, the sidebar and the main area,
 - a widget created with ``key="k"`` sits in an element container with the class ``st-key-k``
   (widgets only: ``st.altair_chart(..., key=...)`` gets no such class),
@@ -19,30 +19,14 @@ websocket message; a key press counts as answered once a message sent after it g
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
 import os
-import re
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
-
-import pytest
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--no-first-run", "--disable-sync",
 ]
-STARTUP_TIMEOUT_S = 90.0
 SETTLE_TIMEOUT_MS = 60_000
 # A key press or click that reruns the page sends its message within ~0.1 s; after this long, none is coming.
 NO_RERUN_GRACE_MS = 2_000
@@ -148,58 +132,10 @@ _AWAIT_JS = """
 """
 
 
-def free_port() -> int:
-    """A TCP port on loopback that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextlib.contextmanager
-def streamlit_server(script_path: str | os.PathLike, env: dict[str, str] | None = None,
-                     log_path: str | os.PathLike | None = None, port: int | None = None,
-                     cwd: str | os.PathLike | None = None) -> Iterator[str]:
-    """Run `streamlit run script` on port (else a free one); yield its base URL; stop it (its whole process group).
-
-    The server's output goes to log_path when given (kept afterwards), else to a temporary file.
-    A fixed port lets a test stop a server and start another where open pages will look for it.
-    The server runs in cwd (default: the script's folder) and reads the .streamlit/config.toml found there.
-    """
-    script = Path(script_path).resolve()
-    port = port or free_port()
-    command = [
-        sys.executable, "-m", "streamlit", "run", str(script),
-        "--server.headless", "true", "--server.port", str(port),
-        "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-        # Edits made while the server runs must not pop up "File change. Rerun?" or rerun the page.
-        "--server.fileWatcherType", "none",
-    ]
-    server_env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
-    base_url = f"http://127.0.0.1:{port}"
-    log = open(log_path, "w+b") if log_path else tempfile.TemporaryFile()  # noqa: SIM115 (closed below)
-    with log as output:  # a file, not a pipe: a chatty server can never block on it
-        process = subprocess.Popen(command, cwd=cwd or script.parent, env=server_env, stdout=output,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            _wait_for_health(process, base_url, output)
-            yield base_url
-        finally:
-            _stop(process)
-
-
 def chromium_path() -> str | None:
     """Debian's Chromium, if installed (`apt-get install -y chromium`)."""
     return CHROMIUM if os.access(CHROMIUM, os.X_OK) else None
 
-
-# The marks of a test that drives Chromium: skipped, saying how to install what is missing.
-NEEDS_CHROMIUM = [
-    pytest.mark.skipif(chromium_path() is None,
-                       reason="Chromium not found at /usr/bin/chromium: install it with `apt-get install -y chromium`"),
-    pytest.mark.skipif(importlib.util.find_spec("playwright") is None,
-                       reason="Playwright missing: `pip install -r requirements-dev.txt`"),
-]
-BROWSER_TESTS = [pytest.mark.browser, *NEEDS_CHROMIUM]
 
 # What a heatmap shows, as a string that changes with the data: the pixels of a canvas, else the
 # colour of every SVG cell (vector heatmaps) or the picture's data URL (raster heatmaps).
@@ -263,31 +199,6 @@ def shapes(page) -> dict[str, str]:
     items = page.locator('[data-testid="shapes-panel"] li').evaluate_all(
         "items => items.map(item => [...item.querySelectorAll('code')].map(code => code.innerText.trim()))")
     return {codes[0]: codes[1] for codes in items}
-
-
-def metrics(base_url: str) -> dict[str, float]:
-    """A server's own session counters from /_stcore/metrics: active (websockets open now), connects
-    (new sessions so far) and reconnects (sessions a browser got back after its websocket dropped)."""
-    with urllib.request.urlopen(f"{base_url}/_stcore/metrics", timeout=10) as answer:
-        text = answer.read().decode()
-    values = {}
-    for name, pattern in (("active", r"^active_sessions (\S+)$"),
-                          ("connects", r'^session_events_total\{type="connect"\} (\S+)$'),
-                          ("reconnects", r'^session_events_total\{type="reconnect"\} (\S+)$')):
-        found = re.search(pattern, text, re.MULTILINE)
-        if found is None:
-            raise LookupError(f"{name} missing from {base_url}/_stcore/metrics:\n{text}")
-        values[name] = float(found.group(1))
-    return values
-
-
-def wait_for(condition, what: str, timeout_s: float = 20.0, poll_s: float = 0.2) -> None:
-    """Poll condition() until it holds (for things outside the page, such as a server's counters)."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
-        time.sleep(poll_s)
 
 
 def wait_until_settled(page, quiet_ms: int = 300, timeout_ms: int = SETTLE_TIMEOUT_MS) -> float:
@@ -356,38 +267,3 @@ def _await_settled(page, quiet_ms: int, timeout_ms: int, expect_run: bool,
                    grace_ms: int = NO_RERUN_GRACE_MS) -> Timing:
     result = page.evaluate(_AWAIT_JS, [quiet_ms, timeout_ms, expect_run, grace_ms])
     return Timing(float(result["settledMs"]), result["lastMessageMs"])
-
-
-def _wait_for_health(process: subprocess.Popen, base_url: str, output) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited with code {process.returncode} before answering:\n"
-                               f"{_tail(output)}")
-        try:
-            with urllib.request.urlopen(f"{base_url}/_stcore/health", timeout=2) as answer:
-                if answer.read().decode().strip() == "ok":
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"streamlit did not answer {base_url}/_stcore/health within {STARTUP_TIMEOUT_S:.0f} s:\n"
-                       f"{_tail(output)}")
-
-
-def _stop(process: subprocess.Popen) -> None:
-    """SIGTERM the server's process group, then SIGKILL whatever is left of it."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=10)
-    with contextlib.suppress(ProcessLookupError):  # stragglers in the group, or a leader that ignored SIGTERM
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=10)
-
-
-def _tail(output, limit: int = 4000) -> str:
-    output.flush()
-    output.seek(0)
-    text = output.read().decode(errors="replace")
-    return text[-limit:] or "(no output)"

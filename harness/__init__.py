@@ -1,0 +1,10 @@
+"""The server, browser and session helpers that the tests and the benchmarks share.
+
+tests/ asserts and bench/ prints figures, but both start the same Streamlit servers and drive the
+same pages, so the code that does it lives here, where neither has to import the other. Nothing
+here imports tests/ or bench/, nor pytest.
+
+- server.py: `streamlit run` on a free loopback port, and its session counters;
+- browser.py: a headless Chromium, pages that watch their websocket, and waiting until a page has settled;
+- session_client.py: one Streamlit session driven over its websocket, without a browser.
+"""
