@@ -30,9 +30,9 @@ from contextlib import ExitStack, suppress
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from harness.browser import launch_chromium, press_slider_key
-from harness.server import metrics, streamlit_server
-from tests.deploy.test_nginx_replicas import APP, REPLICA_ENV, nginx_proxy, open_session, port_of, server_pid
+from harness.browser import launch_chromium, open_session, press_slider_key
+from harness.nginx import REPLICA_ENV, nginx_proxy
+from harness.server import APP, metrics, port_of, server_pid, streamlit_server
 
 PERIOD_S = 2.0
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

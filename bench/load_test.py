@@ -33,9 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.load_proxy import cpu_seconds, memory_mb
-from harness.server import metrics, streamlit_server
+from harness.server import metrics, port_of, server_pid, streamlit_server
 from harness.session_client import WebsocketSession
-from tests.deploy.test_nginx_replicas import port_of, server_pid
 
 APP = Path(__file__).resolve().parents[1] / "streamlit_app.py"
 PERIOD_S = 2.0

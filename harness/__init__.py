@@ -6,5 +6,6 @@ here imports tests/ or bench/, nor pytest.
 
 - server.py: `streamlit run` on a free loopback port, and its session counters;
 - browser.py: a headless Chromium, pages that watch their websocket, and waiting until a page has settled;
-- session_client.py: one Streamlit session driven over its websocket, without a browser.
+- session_client.py: one Streamlit session driven over its websocket, without a browser;
+- nginx.py: deploy/nginx.conf in front of two replicas.
 """

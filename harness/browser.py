@@ -182,6 +182,13 @@ def open_tab(browser, **context_options):
     return page
 
 
+def open_session(browser, url: str):
+    """A fresh browser context (own cookies, so its own session) with the page loaded and settled."""
+    page = open_tab(browser)
+    load_page(page, url)
+    return page
+
+
 def weights_chart(page):
     """The weights heatmap: the first chart described as "Attention weights" (its aria-label; a canvas has no text)."""
     return page.locator('[data-testid="stVegaLiteChart"][aria-label^="Attention weights"]').first

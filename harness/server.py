@@ -1,6 +1,6 @@
 """A `streamlit run` on loopback: started on a free port, asked how it is, stopped with its whole process group.
 
-What the server says of itself comes from /_stcore/metrics (its sessions).
+What the server says of itself comes from /_stcore/metrics (its sessions); its process is found in /proc.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+APP = Path(__file__).resolve().parents[1] / "streamlit_app.py"
 STARTUP_TIMEOUT_S = 90.0
 
 
@@ -75,6 +76,23 @@ def metrics(base_url: str) -> dict[str, float]:
             raise LookupError(f"{name} missing from {base_url}/_stcore/metrics:\n{text}")
         values[name] = float(found.group(1))
     return values
+
+
+def port_of(base_url: str) -> int:
+    return int(base_url.rsplit(":", 1)[1])
+
+
+def server_pid(port: int) -> int:
+    """The id of the `streamlit run` process on port (streamlit_server() yields only the URL)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"streamlit" in argv and b"--server.port" in argv and argv[argv.index(b"--server.port") + 1] == \
+                    str(port).encode():
+                return int(entry.name)
+    raise LookupError(f"no streamlit process on port {port}")
 
 
 def wait_for(condition, what: str, timeout_s: float = 20.0, poll_s: float = 0.2) -> None:

@@ -29,9 +29,8 @@ import numpy as np
 import pytest
 
 from bench.load_test import APP, Load, Plan, Record, plans, run_class, run_serially, warm_up
-from harness.server import metrics, streamlit_server
+from harness.server import metrics, port_of, server_pid, streamlit_server
 from harness.session_client import open_session
-from tests.deploy.test_nginx_replicas import port_of, server_pid
 from tests.pages import chart_matrix, weights_of
 
 pytestmark = pytest.mark.load

@@ -20,17 +20,11 @@ replica that answered it).
 from __future__ import annotations
 
 import base64
-import contextlib
 import http.client
 import os
 import re
-import shutil
 import signal
-import socket
-import subprocess
-import time
 from collections import defaultdict
-from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,35 +34,17 @@ import pytest
 from harness.browser import (
     chart_pixels,
     launch_chromium,
-    load_page,
-    open_tab,
+    open_session,
     press_slider_key,
     slider_thumb,
     wait_until_settled,
     weights_chart,
 )
-from harness.server import free_port, metrics, streamlit_server, wait_for
+from harness.nginx import REPLICA_ENV, Proxy, nginx_path, nginx_proxy
+from harness.server import APP, metrics, port_of, server_pid, streamlit_server, wait_for
 from tests.marks import NEEDS_CHROMIUM
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = ROOT / "streamlit_app.py"
-NGINX_CONF = ROOT / "deploy" / "nginx.conf"
-# The ports written in deploy/nginx.conf: nginx's own, then one per replica.
-CONF_LISTEN_PORT = 8600
-CONF_REPLICA_PORTS = (8601, 8602)
 CSV_HEADER = "query_index,query_token,key_index,key_token,score,weight"
-# The replicas may never reach past loopback. Streamlit asks a public "what is my IP" service when a
-# websocket's Origin is neither the page's own nor local (the refused origin below): send that to a
-# closed loopback port instead, where it fails at once.
-NO_WAY_OUT = "http://127.0.0.1:9"
-REPLICA_ENV = {"HTTP_PROXY": NO_WAY_OUT, "HTTPS_PROXY": NO_WAY_OUT, "http_proxy": NO_WAY_OUT,
-               "https_proxy": NO_WAY_OUT, "NO_PROXY": "", "no_proxy": ""}
-
-
-def nginx_path() -> str | None:
-    """Debian's nginx (`apt-get install -y nginx`); /usr/sbin is not on every user's PATH."""
-    return shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
-
 
 pytestmark = [
     pytest.mark.deploy,
@@ -76,81 +52,6 @@ pytestmark = [
                        reason="nginx not found: install Debian's package with `apt-get install -y nginx`"),
     *NEEDS_CHROMIUM,
 ]
-
-
-def nginx_config(text: str, listen_port: int, replica_ports: tuple[int, int]) -> str:
-    """deploy/nginx.conf's text with other ports: listen_port for 8600, replica_ports for 8601 and 8602."""
-    replacements = {f"listen 127.0.0.1:{CONF_LISTEN_PORT};": f"listen 127.0.0.1:{listen_port};"}
-    for conf_port, port in zip(CONF_REPLICA_PORTS, replica_ports, strict=True):
-        replacements[f"server 127.0.0.1:{conf_port} "] = f"server 127.0.0.1:{port} "
-    for old, new in replacements.items():
-        if text.count(old) != 1:
-            raise ValueError(f"deploy/nginx.conf should contain {old!r} exactly once, so that its ports can be set")
-        text = text.replace(old, new)
-    return text
-
-
-@dataclass(frozen=True)
-class Proxy:
-    url: str
-    access_log: Path
-
-
-@contextlib.contextmanager
-def nginx_proxy(replica_ports: tuple[int, int], folder: Path) -> Iterator[Proxy]:
-    """Run nginx with deploy/nginx.conf in front of the replicas on a free port; stop it afterwards.
-
-    nginx's prefix (-p) is folder: its pid file, temporary files and access log go there.
-    """
-    folder.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    config = folder / "nginx.conf"
-    config.write_text(nginx_config(NGINX_CONF.read_text(), port, replica_ports))
-    command = [nginx_path(), "-p", str(folder), "-e", "stderr", "-c", str(config), "-g", "daemon off;"]
-    with open(folder / "nginx.out", "w+b") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            _wait_for_port(process, port, output)
-            yield Proxy(f"http://127.0.0.1:{port}", folder / "access.log")
-        finally:
-            # SIGTERM: nginx's fast shutdown, which also closes the websockets it holds.
-            with contextlib.suppress(ProcessLookupError):
-                process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)  # the master and its worker
-                process.wait(timeout=10)
-
-
-def _wait_for_port(process: subprocess.Popen, port: int, output, timeout_s: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            output.seek(0)
-            message = output.read().decode(errors="replace")
-            raise RuntimeError(f"nginx exited with code {process.returncode}:\n{message}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"nginx did not listen on 127.0.0.1:{port} within {timeout_s:.0f} s")
-
-
-def port_of(base_url: str) -> int:
-    return int(base_url.rsplit(":", 1)[1])
-
-
-def server_pid(port: int) -> int:
-    """The id of the `streamlit run` process this test started on port (the harness does not return it)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if b"streamlit" in argv and b"--server.port" in argv and argv[argv.index(b"--server.port") + 1] == \
-                    str(port).encode():
-                return int(entry.name)
-    raise LookupError(f"no streamlit process on port {port}")
 
 
 def access_log(path: Path) -> dict[str, list[tuple[str, str, str]]]:
@@ -165,20 +66,11 @@ def access_log(path: Path) -> dict[str, list[tuple[str, str, str]]]:
     return requests
 
 
-
-
 def expect_view(page, layer: int, head: int) -> None:
     """The page names the layer and head it shows ("Layer 1, head 2", in a heading or a chart title)."""
     from playwright.sync_api import expect
 
     expect(page.get_by_text(re.compile(rf"\blayer {layer}, head {head}(?!\d)", re.IGNORECASE)).first).to_be_visible()
-
-
-def open_session(browser, url: str):
-    """A fresh browser context (own cookies, so its own session) with the page loaded and settled."""
-    page = open_tab(browser)
-    load_page(page, url)
-    return page
 
 
 def route_of(page) -> str:

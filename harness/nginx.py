@@ -1,0 +1,94 @@
+"""deploy/nginx.conf, as committed, in front of two app replicas on loopback, on free ports.
+
+Used by tests/deploy/test_nginx_replicas.py (sessions spread, stick and fail over) and
+bench/load_proxy.py (a class's worth of browsers through the proxy).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.server import free_port
+
+NGINX_CONF = Path(__file__).resolve().parents[1] / "deploy" / "nginx.conf"
+# The ports written in deploy/nginx.conf: nginx's own, then one per replica.
+CONF_LISTEN_PORT = 8600
+CONF_REPLICA_PORTS = (8601, 8602)
+# The replicas may never reach past loopback. Streamlit asks a public "what is my IP" service when a
+# websocket's Origin is neither the page's own nor local (the deploy test sends a foreign one): send
+# that to a closed loopback port instead, where it fails at once.
+NO_WAY_OUT = "http://127.0.0.1:9"
+REPLICA_ENV = {"HTTP_PROXY": NO_WAY_OUT, "HTTPS_PROXY": NO_WAY_OUT, "http_proxy": NO_WAY_OUT,
+               "https_proxy": NO_WAY_OUT, "NO_PROXY": "", "no_proxy": ""}
+
+
+def nginx_path() -> str | None:
+    """Debian's nginx (`apt-get install -y nginx`); /usr/sbin is not on every user's PATH."""
+    return shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
+
+
+def nginx_config(text: str, listen_port: int, replica_ports: tuple[int, int]) -> str:
+    """deploy/nginx.conf's text with other ports: listen_port for 8600, replica_ports for 8601 and 8602."""
+    replacements = {f"listen 127.0.0.1:{CONF_LISTEN_PORT};": f"listen 127.0.0.1:{listen_port};"}
+    for conf_port, port in zip(CONF_REPLICA_PORTS, replica_ports, strict=True):
+        replacements[f"server 127.0.0.1:{conf_port} "] = f"server 127.0.0.1:{port} "
+    for old, new in replacements.items():
+        if text.count(old) != 1:
+            raise ValueError(f"deploy/nginx.conf should contain {old!r} exactly once, so that its ports can be set")
+        text = text.replace(old, new)
+    return text
+
+
+@dataclass(frozen=True)
+class Proxy:
+    url: str
+    access_log: Path
+
+
+@contextlib.contextmanager
+def nginx_proxy(replica_ports: tuple[int, int], folder: Path) -> Iterator[Proxy]:
+    """Run nginx with deploy/nginx.conf in front of the replicas on a free port; stop it afterwards.
+
+    nginx's prefix (-p) is folder: its pid file, temporary files and access log go there.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    config = folder / "nginx.conf"
+    config.write_text(nginx_config(NGINX_CONF.read_text(), port, replica_ports))
+    command = [nginx_path(), "-p", str(folder), "-e", "stderr", "-c", str(config), "-g", "daemon off;"]
+    with open(folder / "nginx.out", "w+b") as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            _wait_for_port(process, port, output)
+            yield Proxy(f"http://127.0.0.1:{port}", folder / "access.log")
+        finally:
+            # SIGTERM: nginx's fast shutdown, which also closes the websockets it holds.
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)  # the master and its worker
+                process.wait(timeout=10)
+
+
+def _wait_for_port(process: subprocess.Popen, port: int, output, timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            output.seek(0)
+            message = output.read().decode(errors="replace")
+            raise RuntimeError(f"nginx exited with code {process.returncode}:\n{message}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"nginx did not listen on 127.0.0.1:{port} within {timeout_s:.0f} s")
