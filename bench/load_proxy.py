@@ -32,24 +32,9 @@ from tempfile import TemporaryDirectory
 
 from harness.browser import launch_chromium, open_session, press_slider_key
 from harness.nginx import REPLICA_ENV, nginx_proxy
-from harness.server import APP, metrics, port_of, server_pid, streamlit_server
+from harness.server import APP, cpu_seconds, memory_mb, metrics, port_of, server_pid, streamlit_server
 
 PERIOD_S = 2.0
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
-
-
-def memory_mb(pid: int) -> tuple[float, float]:
-    """Resident memory now and at its peak, in MB."""
-    status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
-    return int(status["VmRSS"].split()[0]) / 1024, int(status["VmHWM"].split()[0]) / 1024
-
-
 # Pages open one at a time: ten first loads at once would time out on 2 cores, and are not what is measured.
 _OPENING = threading.Lock()
 

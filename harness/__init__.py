@@ -4,8 +4,9 @@ tests/ asserts and bench/ prints figures, but both start the same Streamlit serv
 same pages, so the code that does it lives here, where neither has to import the other. Nothing
 here imports tests/ or bench/, nor pytest.
 
-- server.py: `streamlit run` on a free loopback port, and its session counters;
+- server.py: `streamlit run` on a free loopback port, its session counters, its process's CPU and memory;
 - browser.py: a headless Chromium, pages that watch their websocket, and waiting until a page has settled;
 - session_client.py: one Streamlit session driven over its websocket, without a browser;
-- nginx.py: deploy/nginx.conf in front of two replicas.
+- nginx.py: deploy/nginx.conf in front of two replicas;
+- classroom.py: a class of sessions moving sliders at once on one server, and the same one at a time.
 """

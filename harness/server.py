@@ -1,6 +1,7 @@
 """A `streamlit run` on loopback: started on a free port, asked how it is, stopped with its whole process group.
 
-What the server says of itself comes from /_stcore/metrics (its sessions); its process is found in /proc.
+What the server says of itself comes from /_stcore/metrics (its sessions); its process, its CPU and
+its memory are read from /proc (Linux only).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 
 APP = Path(__file__).resolve().parents[1] / "streamlit_app.py"
 STARTUP_TIMEOUT_S = 90.0
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -93,6 +95,18 @@ def server_pid(port: int) -> int:
                     str(port).encode():
                 return int(entry.name)
     raise LookupError(f"no streamlit process on port {port}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+
+
+def memory_mb(pid: int) -> tuple[float, float]:
+    """Resident memory now and at its peak, in MB."""
+    status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+    return int(status["VmRSS"].split()[0]) / 1024, int(status["VmHWM"].split()[0]) / 1024
 
 
 def wait_for(condition, what: str, timeout_s: float = 20.0, poll_s: float = 0.2) -> None:

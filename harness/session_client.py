@@ -2,7 +2,7 @@
 
 For load tests: thirty of these cost the server what thirty browsers cost it (a session, a script
 run per move, every ForwardMsg serialised and sent) and cost the client machine almost nothing.
-Used by bench/load_test.py, tests/deploy/test_load.py and tests/deploy/test_secrets.py.
+Used by classroom.py (so bench/load_test.py and tests/deploy/test_load.py) and tests/deploy/test_secrets.py.
 
 The protocol, as Streamlit 1.67 speaks it (streamlit/proto, streamlit/web/server/starlette):
 

@@ -28,8 +28,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from bench.load_test import APP, Load, Plan, Record, plans, run_class, run_serially, warm_up
-from harness.server import metrics, port_of, server_pid, streamlit_server
+from harness.classroom import Load, Plan, Record, plans, run_class, run_serially, warm_up
+from harness.server import APP, metrics, port_of, server_pid, streamlit_server
 from harness.session_client import open_session
 from tests.pages import chart_matrix, weights_of
 
