@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from numbers import Integral, Real
 
 import numpy as np
 import torch
@@ -32,16 +31,16 @@ import torch.nn.functional as F
 from torch import nn
 
 from attention.dot_product import attend
-from attention.settings import SCALINGS, TEMPERATURE_RANGE, scaling_divisor
+from attention.limits import SEED, TEMPERATURE, IntRange, RealRange, require_choice
+from attention.settings import SCALINGS, scaling_divisor
 
 BLANK = "·"  # how a blank position is shown; symbol 0
 SYMBOLS = BLANK + string.ascii_uppercase  # symbol i > 0 is the i-th letter
-WIN_SIZE_RANGE = (2, 24)
-VOCAB_SIZE_RANGE = (1, 26)  # A to Z at most
-HEAD_SIZE_RANGE = (1, 64)
-LEARNING_RATE_RANGE = (1e-4, 1.0)
-STEPS_RANGE = (1, 20_000)
-MAX_SEED = 2**63 - 1
+WIN_SIZE_RANGE = IntRange(2, 24)
+VOCAB_SIZE_RANGE = IntRange(1, 26)  # A to Z at most
+HEAD_SIZE_RANGE = IntRange(1, 64)
+LEARNING_RATE_RANGE = RealRange(1e-4, 1.0)
+STEPS_RANGE = IntRange(1, 20_000)
 # The held-out windows come from their own generator, seeded this far from the training seed.
 HELD_OUT_SEED_OFFSET = 1_000_003
 
@@ -79,19 +78,18 @@ class CountingConfig:
 
     def validate(self) -> CountingConfig:
         """Raise ValueError naming the valid range; return self when all is well."""
-        _require_int("win_size", self.win_size, *WIN_SIZE_RANGE)
-        _require_int("vocab_size", self.vocab_size, *VOCAB_SIZE_RANGE)
-        _require_int("head_size", self.head_size, *HEAD_SIZE_RANGE)
-        if self.scaling not in SCALINGS:
-            raise ValueError(f"scaling must be one of {', '.join(SCALINGS)}; got {self.scaling!r}")
-        _require_real("temperature", self.temperature, *TEMPERATURE_RANGE)
-        _require_real("learning_rate", self.learning_rate, *LEARNING_RATE_RANGE)
-        _require_int("steps", self.steps, *STEPS_RANGE)
-        _require_int("batch_size", self.batch_size, 1, 4_096)
-        _require_int("readout_size", self.readout_size, 1, 1_024)
-        _require_int("eval_every", self.eval_every, 1, STEPS_RANGE[1])
-        _require_int("held_out", self.held_out, 1, 100_000)
-        _require_int("seed", self.seed, 0, MAX_SEED)
+        WIN_SIZE_RANGE.require("win_size", self.win_size)
+        VOCAB_SIZE_RANGE.require("vocab_size", self.vocab_size)
+        HEAD_SIZE_RANGE.require("head_size", self.head_size)
+        require_choice("scaling", self.scaling, SCALINGS)
+        TEMPERATURE.require("temperature", self.temperature)
+        LEARNING_RATE_RANGE.require("learning_rate", self.learning_rate)
+        STEPS_RANGE.require("steps", self.steps)
+        IntRange(1, 4_096).require("batch_size", self.batch_size)
+        IntRange(1, 1_024).require("readout_size", self.readout_size)
+        IntRange(1, STEPS_RANGE.high).require("eval_every", self.eval_every)
+        IntRange(1, 100_000).require("held_out", self.held_out)
+        SEED.require("seed", self.seed)
         return self
 
 
@@ -222,7 +220,7 @@ def train(config: CountingConfig = CountingConfig(),
     config.validate()
     generator = torch.Generator().manual_seed(config.seed)
     model = CountingModel(config, generator)
-    held_out_generator = torch.Generator().manual_seed((config.seed + HELD_OUT_SEED_OFFSET) % (MAX_SEED + 1))
+    held_out_generator = torch.Generator().manual_seed((config.seed + HELD_OUT_SEED_OFFSET) % (SEED.high + 1))
     held_out = sample_windows(config, config.held_out, held_out_generator)  # (M, W)
     held_out_counts = true_counts(held_out, config.num_symbols)  # (M, S)
     optimiser = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
@@ -316,14 +314,3 @@ def _uniform(shape: tuple[int, ...], fan_in: int, generator: torch.Generator) ->
     """Drawn as nn.Linear draws its weights and biases: U(-1/√fan_in, 1/√fan_in)."""
     bound = 1 / math.sqrt(fan_in)
     return nn.Parameter(torch.empty(shape).uniform_(-bound, bound, generator=generator))
-
-
-def _require_int(name: str, value: object, low: int, high: int) -> None:
-    if not isinstance(value, Integral) or isinstance(value, bool) or not low <= value <= high:
-        raise ValueError(f"{name} must be an integer from {low} to {high}; got {value!r}")
-
-
-def _require_real(name: str, value: object, low: float, high: float) -> None:
-    if (not isinstance(value, Real) or isinstance(value, bool) or not math.isfinite(value)
-            or not low <= value <= high):
-        raise ValueError(f"{name} must be a number from {low:g} to {high:g}; got {value!r}")

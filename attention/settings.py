@@ -5,16 +5,13 @@ Every other module reads these values; none of them re-checks user input.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from numbers import Integral, Real
+
+from attention.limits import SEED, TEMPERATURE, IntRange, require_choice
 
 SOURCES = ("identity", "random", "bert")
 SCALINGS = ("none", "sqrt", "linear", "temperature")
 SIMILARITIES = ("dot", "cosine")
-MAX_SEED = 2**63 - 1
-# Beyond these, softmax of scores / τ overflows to NaN or is indistinguishable from uniform.
-TEMPERATURE_RANGE = (1e-3, 1e3)
 
 
 @dataclass(frozen=True)
@@ -75,46 +72,30 @@ class TraceSettings:
 
     def validate(self, shape: ModelShape) -> TraceSettings:
         """Raise ValueError naming the valid values; return self when all is well."""
-        _require_choice("source", self.source, SOURCES)
-        _require_choice("scaling", self.scaling, SCALINGS)
-        _require_choice("similarity", self.similarity, SIMILARITIES)
-        _require_int_in("layer", self.layer, 0, shape.num_layers - 1,
-                        f"the model has {shape.num_layers} layers")
+        require_choice("source", self.source, SOURCES)
+        require_choice("scaling", self.scaling, SCALINGS)
+        require_choice("similarity", self.similarity, SIMILARITIES)
+        IntRange(0, shape.num_layers - 1).require("layer", self.layer, f"the model has {shape.num_layers} layers")
         if self.head_dim is not None:
             if self.source == "bert" and self.head_dim != shape.head_size:
                 raise ValueError(
                     f"head_dim is fixed at {shape.head_size} for the trained heads "
                     f"(hidden size {shape.hidden_size} / {shape.num_heads} heads); got {self.head_dim}"
                 )
-            _require_int_in("head_dim", self.head_dim, 1, shape.hidden_size,
-                            f"the hidden size is {shape.hidden_size}")
+            IntRange(1, shape.hidden_size).require("head_dim", self.head_dim, f"the hidden size is {shape.hidden_size}")
         num_heads = self.num_heads(shape)
-        _require_int_in("head", self.head, 0, num_heads - 1,
-                        f"these settings give {num_heads} heads")
-        low, high = TEMPERATURE_RANGE
-        if not (isinstance(self.temperature, Real) and math.isfinite(self.temperature)
-                and low <= self.temperature <= high):
-            raise ValueError(f"temperature must be a number from {low:g} to {high:g}; got {self.temperature!r}")
-        _require_int_in("seed", self.seed, 0, MAX_SEED, "what torch's generator takes")
+        heads = IntRange(0, num_heads - 1)
+        heads.require("head", self.head, f"these settings give {num_heads} heads")
+        TEMPERATURE.require("temperature", self.temperature)
+        SEED.require("seed", self.seed, "what torch's generator takes")
         if not isinstance(self.heads_off, tuple):
             raise ValueError(f"heads_off must be a tuple of head numbers, e.g. (0, 3); got {self.heads_off!r}")
         for off in self.heads_off:
-            _require_int_in("heads_off entry", off, 0, num_heads - 1,
-                            f"these settings give {num_heads} heads")
+            heads.require("heads_off entry", off, f"these settings give {num_heads} heads")
         return self
 
 
 def scaling_divisor(scaling: str, head_size: int, temperature: float = 1.0) -> float:
     """What raw scores are divided by: 1, √d_k, d_k or τ."""
-    _require_choice("scaling", scaling, SCALINGS)
+    require_choice("scaling", scaling, SCALINGS)
     return {"none": 1.0, "sqrt": head_size**0.5, "linear": float(head_size), "temperature": temperature}[scaling]
-
-
-def _require_choice(name: str, value: object, valid: tuple[str, ...]) -> None:
-    if value not in valid:
-        raise ValueError(f"{name} must be one of {', '.join(valid)}; got {value!r}")
-
-
-def _require_int_in(name: str, value: object, low: int, high: int, why: str) -> None:
-    if not isinstance(value, Integral) or isinstance(value, bool) or not low <= value <= high:
-        raise ValueError(f"{name} must be an integer from {low} to {high} ({why}); got {value!r}")

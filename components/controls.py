@@ -18,6 +18,7 @@ import dataclasses
 import streamlit as st
 
 from attention import SCALINGS, SOURCES, ModelShape, TraceSettings
+from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from components import page_state
 from components.page_state import PageState
 
@@ -121,11 +122,12 @@ def attention_controls(shape: ModelShape, view: str) -> tuple[PageState, list[st
                       format_func=SCALING_LABELS.get)
     temperature = shadow["temperature"]
     if scaling == "temperature" or view == "lab":  # the lab compares every scaling with this τ
-        low, high = page_state.TEMPERATURE_RANGE
-        temperature = bound_widget(st.slider, "temperature", "τ", min_value=low, max_value=high, step=0.05)
+        temperature = bound_widget(st.slider, "temperature", "τ", min_value=PAGE_TEMPERATURE.low,
+                                   max_value=PAGE_TEMPERATURE.high, step=PAGE_TEMPERATURE_STEP)
     seed = shadow["seed"]
     if source == "random":
-        seed = bound_widget(st.number_input, "seed", "Seed", min_value=0, max_value=page_state.MAX_SEED, step=1)
+        seed = bound_widget(st.number_input, "seed", "Seed", min_value=PAGE_SEED.low, max_value=PAGE_SEED.high,
+                            step=1)
     state = dataclasses.replace(
         fitted, source=source, layer=layer, head=head, head_dim=head_dim,
         scaling=scaling, temperature=temperature, seed=seed,

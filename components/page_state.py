@@ -8,17 +8,15 @@ one and yields a notice that says what happened. No Streamlit in this module.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from attention import SCALINGS, SOURCES, ModelShape, TraceSettings
+from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, IntRange, one_of
 from attention.models import BUNDLED_MODEL, DEFAULT_MODEL_ENV, default_model
 from attention.segments import PAIR_FILTERS
 
 MAX_TEXT_CHARS = 10_000  # about 2,000 words: far beyond the 512 tokens BERT reads
-MAX_SEED = 2**31 - 1
-TEMPERATURE_RANGE = (0.05, 20.0)
 DEFAULT_TEXT = "time flies like an arrow"
 VIEWS = ("head", "heads", "neuron", "lesson", "lab", "compare", "counting", "switch")
 AGGREGATES = ("mean", "max", "rollout")
@@ -131,35 +129,35 @@ def _model(raw: str, models: Sequence[str]) -> str:
     return raw
 
 
+# The parsers turn a link's text into a value and check it against the core's limits (attention.limits);
+# their reasons speak of "it", the value the notice has just quoted.
 def _choice(valid: Sequence[str]):
     def parse(raw: str, _models) -> str:
         if raw not in valid:
-            raise ValueError(f"it must be one of {', '.join(valid)}")
+            raise ValueError(f"it must be {one_of(valid)}")
         return raw
     return parse
 
 
-def _integer(low: int, high: int | None = None):
+def _integer(valid: IntRange):
     def parse(raw: str, _models) -> int:
         try:
             value = int(raw.strip())
         except ValueError:
             raise ValueError("it is not a whole number") from None
-        if value < low or (high is not None and value > high):
-            upper = "" if high is None else f" to {high:,}"
-            raise ValueError(f"it must be from {low}{upper}")
+        if value not in valid:
+            raise ValueError(f"it must be {valid}")
         return value
     return parse
 
 
 def _temperature(raw: str, _models) -> float:
-    low, high = TEMPERATURE_RANGE
     try:
         value = float(raw.strip())
     except ValueError:
         raise ValueError("it is not a number") from None
-    if not math.isfinite(value) or not low <= value <= high:
-        raise ValueError(f"τ must be a number from {low:g} to {high:g}")
+    if value not in PAGE_TEMPERATURE:
+        raise ValueError(f"τ must be a number {PAGE_TEMPERATURE}")
     return value
 
 
@@ -176,15 +174,15 @@ _PARSERS = {
     "text_b": _text,
     "model": _model,
     "source": _choice(SOURCES),
-    "layer": _integer(0),
-    "head": _integer(0),
-    "head_dim": _integer(1),
+    "layer": _integer(IntRange(0)),  # their upper ends depend on the model: fit_to_model
+    "head": _integer(IntRange(0)),
+    "head_dim": _integer(IntRange(1)),
     "scaling": _choice(SCALINGS),
     "temperature": _temperature,
-    "seed": _integer(0, MAX_SEED),
+    "seed": _integer(PAGE_SEED),
     "view": _choice(VIEWS),
-    "step": _integer(1, LESSON_STEPS),
-    "query": _integer(0),
+    "step": _integer(IntRange(1, LESSON_STEPS)),
+    "query": _integer(IntRange(0)),
     "pair": _choice(tuple(PAIR_FILTERS)),
     "hide_special": _flag,
     "aggregate": _choice(AGGREGATES),

@@ -19,7 +19,10 @@ from attention import (
     encode_batch,
     load_model,
 )
+from attention.counting import CountingConfig
+from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, SEED, TEMPERATURE, IntRange, RealRange, require_choice
 from attention.models import ALLOWED_MODELS_ENV, DEFAULT_ALLOWED_HUB_IDS, resolve
+from components import page_state
 
 BUNDLED_SHAPE = ModelShape(num_layers=6, num_heads=12, hidden_size=384)
 TINY_SHAPE = ModelShape(num_layers=2, num_heads=4, hidden_size=32)
@@ -241,3 +244,53 @@ def test_the_bundled_model_is_the_default(bundled):
     assert bundled.name == BUNDLED_MODEL
     assert bundled.shape == BUNDLED_SHAPE
     assert bundled.model.config._attn_implementation == "eager"
+
+
+# One set of limits and checks (attention.limits) serves the core, the counting lab and the page's links.
+def test_the_pages_ranges_lie_inside_the_cores():
+    assert PAGE_SEED.low >= SEED.low and PAGE_SEED.high <= SEED.high
+    assert PAGE_SEED.high == 2**53 - 1, "the largest integer a browser's number holds exactly"
+    assert TEMPERATURE.low <= PAGE_TEMPERATURE.low < PAGE_TEMPERATURE.high <= TEMPERATURE.high
+    assert IntRange(0, 10).narrowed(-5, None) == IntRange(0, 10)
+    assert IntRange(0).narrowed(1, 7) == IntRange(1, 7)
+    assert RealRange(1.0, 2.0).narrowed(0.5, 3.0) == RealRange(1.0, 2.0)
+
+
+@pytest.mark.parametrize(("valid", "value", "inside"), [
+    (IntRange(0, 5), 5, True),
+    (IntRange(0, 5), 6, False),
+    (IntRange(0), 10**30, True),
+    (IntRange(0, 5), np.int64(3), True),
+    (IntRange(0, 5), True, False),
+    (IntRange(0, 5), 1.0, False),
+    (RealRange(0.5, 2.0), 2, True),
+    (RealRange(0.5, 2.0), np.float32(1.5), True),
+    (RealRange(0.5, 2.0), float("nan"), False),
+    (RealRange(0.5, 2.0), True, False),
+    (RealRange(0.5, 2.0), "1", False),
+], ids=repr)
+def test_a_range_holds_numbers_of_its_kind_only(valid, value, inside):
+    assert (value in valid) is inside
+
+
+def test_the_checks_name_the_range_the_reason_and_the_value():
+    with pytest.raises(ValueError, match=r"^layer must be an integer from 0 to 5 \(six layers\); got 6$"):
+        IntRange(0, 5).require("layer", 6, "six layers")
+    with pytest.raises(ValueError, match=r"^tau must be a number from 0.05 to 20; got inf$"):
+        PAGE_TEMPERATURE.require("tau", float("inf"))
+    with pytest.raises(ValueError, match=r"^scaling must be one of none, sqrt; got 'log'$"):
+        require_choice("scaling", "log", ("none", "sqrt"))
+
+
+@pytest.mark.parametrize("raw", ["0", "3", "0.05", "20", "1e3", "0.001", "-1", "nan", "9007199254740992",
+                                 "9007199254740991", str(2**63)])
+def test_a_link_value_the_page_accepts_the_core_accepts_too(raw):
+    """The page's parsers check with the core's ranges, so a link can never hand the core a value it refuses."""
+    for name, setting in (("temperature", dict(scaling="temperature", temperature=None)),
+                          ("seed", dict(source="random", seed=None))):
+        state, notices = page_state.from_query({name: [raw]}, [BUNDLED_MODEL])
+        if notices:
+            continue
+        TraceSettings(**{**setting, name: getattr(state, name)}).validate(BUNDLED_SHAPE)
+        counting_value = float(state.temperature) if name == "temperature" else state.seed
+        CountingConfig(**{name: counting_value}).validate()

@@ -18,6 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from attention.counting import BLANK, SYMBOLS, CountingConfig, TrainingResult, example_windows, inspect, train
+from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from attention.settings import SCALINGS
 from components.heatmap import heatmap
 
@@ -74,12 +75,13 @@ def config_controls() -> CountingConfig:
                                      format_func=SCALING_LABELS.get) or DEFAULTS.scaling
     temperature = DEFAULTS.temperature
     if scaling == "temperature":
-        temperature = head.slider("τ", 0.1, 20.0, 3.0, step=0.1, key="count_temperature")
+        temperature = head.slider("τ", PAGE_TEMPERATURE.low, PAGE_TEMPERATURE.high, 3.0, step=PAGE_TEMPERATURE_STEP,
+                                  key="count_temperature")
     learning_rate = training.select_slider("Learning rate", LEARNING_RATES, DEFAULTS.learning_rate,
                                            key="count_learning_rate",
                                            help="Adam's step size, decayed to zero over the run (cosine).")
     steps = training.slider("Training steps", 20, 3000, DEFAULTS.steps, step=20, key="count_steps")
-    seed = training.number_input("Seed", 0, 2**31 - 1, DEFAULTS.seed, step=1, key="count_seed",
+    seed = training.number_input("Seed", PAGE_SEED.low, PAGE_SEED.high, DEFAULTS.seed, step=1, key="count_seed",
                                  help="The same seed gives the same weights, windows and curve.")
     return CountingConfig(win_size=win_size, vocab_size=vocab_size, head_size=head_size, scaling=scaling,
                           temperature=float(temperature), learning_rate=float(learning_rate), steps=int(steps),
