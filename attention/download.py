@@ -2,9 +2,9 @@
 
 Only what a BertModel and its tokenizer need is fetched: the config, the safetensors weights and
 the tokenizer files (never pytorch_model.bin, TensorFlow, Flax or ONNX copies, which would double
-or triple the download). Files land in the ordinary Hugging Face cache, so `load_model(name)`
-finds them there afterwards. No Streamlit here: the page's download manager runs `download` in
-a thread and reads the progress it reports.
+or triple the download; attention.hub lists them). Files land in the ordinary Hugging Face cache, so
+`load_model(name)` finds them there afterwards. No Streamlit here: the page's download manager runs
+`download` in a thread and reads the progress it reports.
 """
 
 from __future__ import annotations
@@ -14,17 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from attention.hub import FILES, REQUIRED, VOCABULARIES
 from attention.models import BUNDLED_MODEL, ModelLoadError, allowed_hub_ids, resolve
 
 log = logging.getLogger(__name__)
-
-WEIGHTS = "model.safetensors"
-# In download order: the small files first and the weights last, so that weights in the cache mean
-# the rest is there too (see is_cached). A file the repository lacks is skipped unless required.
-FILES = ("config.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "tokenizer.json", WEIGHTS)
-REQUIRED = ("config.json", WEIGHTS)
-VOCABULARIES = ("vocab.txt", "tokenizer.json")  # the tokenizer needs one of them
-
 
 @dataclass(frozen=True)
 class DownloadProgress:
@@ -44,16 +37,6 @@ class DownloadProgress:
 def is_hub_model(name: str) -> bool:
     """Whether name is an allowed Hub id, fetched on first use (not the bundled model, not a folder)."""
     return name in allowed_hub_ids()
-
-
-def is_cached(name: str, *, cache_dir: str | Path | None = None) -> bool:
-    """Whether the cache already holds a Hub model's config, weights and vocabulary, so nothing must be fetched."""
-    from huggingface_hub import try_to_load_from_cache
-
-    def cached(file: str) -> bool:
-        return isinstance(try_to_load_from_cache(name, file, cache_dir=cache_dir), str)
-
-    return all(cached(file) for file in REQUIRED) and any(cached(file) for file in VOCABULARIES)
 
 
 def check_can_download(name: str) -> None:

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from attention.hub import is_cached
 from attention.settings import ModelShape
 
 log = logging.getLogger(__name__)
@@ -117,8 +118,6 @@ def load_checkpoint(name: str, model_class, **kwargs):
     model_class is BertModel or one with a head (BertForMaskedLM); kwargs go to its from_pretrained.
     """
     from transformers import AutoConfig, AutoTokenizer
-
-    from attention.download import is_cached
 
     source = resolve(name)
     # A Hub model already downloaded is read from the cache alone: asking the Hub for updates first

@@ -15,7 +15,8 @@ import threading
 import streamlit as st
 
 from attention import BUNDLED_MODEL, ModelLoadError
-from attention.download import DownloadProgress, check_can_download, download, is_cached, is_hub_model
+from attention.download import DownloadProgress, check_can_download, download, is_hub_model
+from attention.hub import is_cached
 
 log = logging.getLogger(__name__)
 

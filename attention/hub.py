@@ -1,0 +1,30 @@
+"""Which files of a Hugging Face Hub repository the app uses, and whether the local cache holds them.
+
+attention.models reads a downloaded model from the cache alone and attention.download fetches it; both
+need to know what "downloaded" means, so it is said once, here, and neither imports the other for it.
+huggingface_hub is imported inside the functions: the page's first paint does not wait for it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+WEIGHTS = "model.safetensors"
+# All a BertModel and its tokenizer read, and nothing else: never pytorch_model.bin, TensorFlow, Flax or
+# ONNX copies, which would double or triple the download. A file the repository lacks is skipped unless required.
+FILES = ("config.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "tokenizer.json", WEIGHTS)
+REQUIRED = ("config.json", WEIGHTS)
+VOCABULARIES = ("vocab.txt", "tokenizer.json")  # the tokenizer needs one of them
+
+
+def in_cache(name: str, file: str, *, cache_dir: str | Path | None = None, revision: str | None = None) -> bool:
+    """Whether one file of a Hub repository is complete in the cache (at revision; default the main branch)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(name, file, cache_dir=cache_dir, revision=revision), str)
+
+
+def is_cached(name: str, *, cache_dir: str | Path | None = None) -> bool:
+    """Whether the cache already holds a Hub model's config, weights and vocabulary, so nothing must be fetched."""
+    return (all(in_cache(name, file, cache_dir=cache_dir) for file in REQUIRED)
+            and any(in_cache(name, file, cache_dir=cache_dir) for file in VOCABULARIES))
