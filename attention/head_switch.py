@@ -118,6 +118,14 @@ def normalise_heads_off(heads_off: Iterable[tuple[int, int]], shape: ModelShape)
     return tuple(sorted(pairs))
 
 
+def drop_grid(effects: Iterable[HeadEffect], shape: ModelShape) -> np.ndarray:
+    """(L, nh): the drop in the top word's probability, in percentage points, when that head alone is off."""
+    grid = np.zeros((shape.num_layers, shape.num_heads), dtype=np.float32)
+    for effect in effects:
+        grid[effect.layer, effect.head] = 100 * effect.drop
+    return grid
+
+
 def run_encoder(masked_lm: MaskedLM, input_ids: torch.Tensor, token_type_ids: torch.Tensor,
                 attention_mask: torch.Tensor, heads_off: Iterable[tuple[int, int]] = ()) -> EncoderRun:
     """The whole model on a batch (B, T) with the given heads switched off, every layer kept."""

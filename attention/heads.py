@@ -67,9 +67,23 @@ def rollout(layer_weights: list[np.ndarray]) -> np.ndarray:
     return flow.astype(np.float32)
 
 
+def row_entropy(weights: np.ndarray) -> np.ndarray:
+    """(..., T) rows of weights -> (...,) the entropy of each row in nats (0·log 0 taken as 0)."""
+    return -(weights * np.log(np.clip(weights, 1e-12, None))).sum(axis=-1)
+
+
 def head_summary(weights: np.ndarray, attention_mask: np.ndarray) -> dict[str, np.ndarray]:
     """Per head of batch row 0: mean entropy of its rows (nats) and mean largest weight, real tokens only."""
     real = attention_mask[0].astype(bool)  # (T,)
     rows = weights[0][:, real][:, :, real]  # (nh, T', T')
-    entropy = -(rows * np.log(np.clip(rows, 1e-12, None))).sum(axis=-1)  # (nh, T')
-    return {"entropy": entropy.mean(axis=-1), "max_weight": rows.max(axis=-1).mean(axis=-1)}
+    return {"entropy": row_entropy(rows).mean(axis=-1), "max_weight": rows.max(axis=-1).mean(axis=-1)}
+
+
+def head_entropies(trace: Trace) -> np.ndarray:
+    """(nh,): the mean row entropy (nats) of every head of the traced layer, over the real tokens."""
+    return head_summary(head_weights(trace), trace["attention_mask"])["entropy"]
+
+
+def mean_of_heads(trace: Trace) -> np.ndarray:
+    """(B, 1, T, T): the traced layer's weights averaged over its heads, the input rollout takes per layer."""
+    return aggregate_heads(head_weights(trace), "mean")[:, None]

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from attention.heads import row_entropy
 from attention.settings import scaling_divisor
 
 __all__ = [
@@ -132,9 +133,8 @@ def _row_statistics(scores: np.ndarray, divisor_value: float) -> tuple[np.ndarra
     """(...,) entropy (nats) and largest weight of each row of softmax(scores / divisor)."""
     if not divisor_value > 0:
         raise ValueError(f"the divisor must be a positive number; got {divisor_value!r}")
-    weights = torch.softmax(_float_tensor(scores) / divisor_value, dim=-1)
-    entropy = -(weights * torch.log(weights.clamp_min(1e-12))).sum(dim=-1)
-    return entropy.numpy(), weights.max(dim=-1).values.numpy()
+    weights = torch.softmax(_float_tensor(scores) / divisor_value, dim=-1).numpy()
+    return row_entropy(weights), weights.max(axis=-1)
 
 
 def _float_tensor(values: np.ndarray) -> torch.Tensor:

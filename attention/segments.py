@@ -41,3 +41,8 @@ def renormalised(weights: np.ndarray, keys: np.ndarray) -> np.ndarray:
     kept = weights[:, keys]  # (T, K)
     total = kept.sum(axis=-1, keepdims=True)
     return np.divide(kept, total, out=np.zeros_like(kept), where=total > 0)
+
+
+def visible_weights(weights: np.ndarray, rows: np.ndarray, keys: np.ndarray, renormalise: bool) -> np.ndarray:
+    """(T, T) weights -> (R, K): the chosen query rows and key columns, each row rescaled to sum to 1 if asked."""
+    return renormalised(weights, keys)[rows] if renormalise else weights[np.ix_(rows, keys)]

@@ -11,6 +11,7 @@ import torch
 from attention import BUNDLED_MODEL, ModelLoadError, TraceSettings, build_trace, encode, load_model
 from attention.head_switch import (
     NoMaskedLMHead,
+    drop_grid,
     head_ranking,
     load_masked_lm,
     normalise_heads_off,
@@ -132,6 +133,14 @@ def test_the_ranking_switches_each_head_off_alone(masked):
         assert effect.probability == pytest.approx(alone.probability_of(top_id), rel=1e-5)
         assert effect.drop == pytest.approx(intact.top_probabilities[0] - alone.probability_of(top_id), abs=1e-9)
         assert effect.top_word == alone.top_words[0]
+
+
+def test_the_drop_grid_puts_each_heads_drop_at_its_layer_and_head_in_points(masked):
+    _, effects = head_ranking(masked, SENTENCE)
+    grid = drop_grid(effects, masked.shape)
+    assert grid.shape == (2, 4)
+    for effect in effects:
+        assert grid[effect.layer, effect.head] == pytest.approx(100 * effect.drop, rel=1e-6)
 
 
 def test_the_bundled_model_has_no_mlm_head_and_says_what_to_do():

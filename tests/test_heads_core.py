@@ -13,7 +13,15 @@ import numpy as np
 import pytest
 
 from attention import TraceSettings, build_trace, encode, encode_batch
-from attention.heads import aggregate_heads, head_summary, head_weights, rollout
+from attention.heads import (
+    aggregate_heads,
+    head_entropies,
+    head_summary,
+    head_weights,
+    mean_of_heads,
+    rollout,
+    row_entropy,
+)
 from attention.neuron import neuron_view
 
 TEXT = "time flies like an arrow"
@@ -139,3 +147,16 @@ def test_neuron_view_rejects_a_token_past_the_end(tiny, encoding):
     trace = build_trace(tiny, encoding, TraceSettings())
     with pytest.raises(ValueError, match=f"query_index must be from 0 to {encoding.num_tokens - 1}; got 99"):
         neuron_view(trace, 99)
+
+
+def test_row_entropy_is_zero_for_one_hot_rows_and_log_t_for_uniform_ones():
+    rows = np.array([[1.0, 0.0, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25], [0.5, 0.5, 0.0, 0.0]])
+    np.testing.assert_allclose(row_entropy(rows), [0.0, math.log(4), math.log(2)], atol=1e-9)
+
+
+def test_head_entropies_and_the_mean_of_heads_are_read_off_every_head(tiny, encoding):
+    trace = build_trace(tiny, encoding, TraceSettings(layer=1))
+    every_head = head_weights(trace)  # (1, nh, T, T)
+    np.testing.assert_array_equal(head_entropies(trace), head_summary(every_head, trace["attention_mask"])["entropy"])
+    np.testing.assert_allclose(mean_of_heads(trace)[:, 0], every_head.mean(axis=1), atol=1e-7)
+    np.testing.assert_allclose(mean_of_heads(trace).sum(axis=-1), 1.0, rtol=1e-6)

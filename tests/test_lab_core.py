@@ -22,7 +22,7 @@ from attention.scaling_lab import (
     temperature_row,
     variance_by_head_size,
 )
-from attention.segments import PAIR_FILTERS, renormalised, visible_tokens
+from attention.segments import PAIR_FILTERS, renormalised, visible_tokens, visible_weights
 
 # [CLS] A A [SEP] B B [SEP]: segment ids and the special-token mask of a sentence pair.
 PAIR_TYPES = np.array([0, 0, 0, 0, 1, 1, 1])
@@ -183,6 +183,15 @@ def test_renormalised_rows_sum_to_one_over_the_kept_keys():
     kept = renormalised(weights, np.array([1, 2]))
     np.testing.assert_allclose(kept[:2], [[0.5, 0.5], [2 / 3, 1 / 3]])
     np.testing.assert_array_equal(kept[2], [0.0, 0.0], err_msg="a row with no weight left stays zero, not NaN")
+
+
+def test_visible_weights_cut_the_block_and_renormalise_only_when_asked():
+    weights = np.arange(49, dtype=np.float32).reshape(7, 7) / 100
+    rows, keys = visible_tokens(PAIR_TYPES, PAIR_SPECIAL, "a_to_b", hide_special=True)  # [1, 2] -> [4, 5]
+    np.testing.assert_array_equal(visible_weights(weights, rows, keys, False), weights[np.ix_(rows, keys)])
+    rescaled = visible_weights(weights, rows, keys, True)
+    np.testing.assert_allclose(rescaled, renormalised(weights, keys)[rows])
+    np.testing.assert_allclose(rescaled.sum(axis=-1), 1.0, rtol=1e-6)
 
 
 # context

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
-from components.views.compare import aligned_difference, aligned_positions
+from attention.compare import aligned_difference, aligned_positions
 from tests.pages import assert_healthy, chart_matrix, chart_title, open_page
 
 TEXT_A, TEXT_B = "time flies like an arrow", "fruit flies like a banana"
@@ -82,18 +82,6 @@ def test_tokens_in_markdown_are_code_spans():
     assert_healthy(page)
     captions = "\n".join(c.value for c in page.caption)
     assert "`**bold** <b>x</b>`" in captions
-
-
-@pytest.mark.parametrize(("tokens_a", "tokens_b", "expected_a", "expected_b"), [
-    (["[CLS]", "a", "b", "[SEP]"], ["[CLS]", "a", "b", "[SEP]"], [0, 1, 2, 3], [0, 1, 2, 3]),
-    (["[CLS]", "time", "flies", "[SEP]"], ["[CLS]", "fruit", "flies", "[SEP]"], [0, 2, 3], [0, 2, 3]),
-    (["[CLS]", "x", "y", "z", "[SEP]"], ["[CLS]", "y", "[SEP]"], [0, 2, 4], [0, 1, 2]),
-    (["a", "b"], ["c", "d"], [], []),
-])
-def test_aligned_positions_match_equal_tokens_in_order(tokens_a, tokens_b, expected_a, expected_b):
-    positions_a, positions_b = aligned_positions(tokens_a, tokens_b)
-    assert positions_a.tolist() == expected_a and positions_b.tolist() == expected_b
-    assert [tokens_a[i] for i in positions_a] == [tokens_b[j] for j in positions_b]
 
 
 def colour_ranges(page: AppTest) -> dict[str, list[float]]:

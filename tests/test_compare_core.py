@@ -1,0 +1,36 @@
+"""The compare view's arithmetic in the core: tokens aligned in order, their weights subtracted, the largest change."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attention.compare import aligned_difference, aligned_positions, largest_change
+
+
+@pytest.mark.parametrize(("tokens_a", "tokens_b", "expected_a", "expected_b"), [
+    (["[CLS]", "a", "b", "[SEP]"], ["[CLS]", "a", "b", "[SEP]"], [0, 1, 2, 3], [0, 1, 2, 3]),
+    (["[CLS]", "time", "flies", "[SEP]"], ["[CLS]", "fruit", "flies", "[SEP]"], [0, 2, 3], [0, 2, 3]),
+    (["[CLS]", "x", "y", "z", "[SEP]"], ["[CLS]", "y", "[SEP]"], [0, 2, 4], [0, 1, 2]),
+    (["a", "b"], ["c", "d"], [], []),
+])
+def test_aligned_positions_match_equal_tokens_in_order(tokens_a, tokens_b, expected_a, expected_b):
+    positions_a, positions_b = aligned_positions(tokens_a, tokens_b)
+    assert positions_a.tolist() == expected_a and positions_b.tolist() == expected_b
+    assert [tokens_a[i] for i in positions_a] == [tokens_b[j] for j in positions_b]
+
+
+def test_the_difference_is_taken_between_aligned_tokens_and_the_largest_change_located():
+    tokens_a, tokens_b = ["[CLS]", "time", "flies", "[SEP]"], ["[CLS]", "fruit", "flies", "like", "[SEP]"]
+    rng = np.random.default_rng(0)
+    weights_a, weights_b = rng.random((4, 4)), rng.random((5, 5))
+    positions_a, positions_b = aligned_positions(tokens_a, tokens_b)  # [CLS], flies, [SEP]
+    difference = aligned_difference(weights_a, weights_b, positions_a, positions_b)
+    for row, (a_row, b_row) in enumerate(zip(positions_a, positions_b, strict=True)):
+        for column, (a_column, b_column) in enumerate(zip(positions_a, positions_b, strict=True)):
+            assert difference[row, column] == weights_a[a_row, a_column] - weights_b[b_row, b_column]
+    change = largest_change(difference, positions_a, positions_b)
+    assert abs(change.difference) == np.abs(difference).max()
+    assert change.difference == difference[change.row, change.column]
+    assert change.position_a == (positions_a[change.row], positions_a[change.column])
+    assert change.position_b == (positions_b[change.row], positions_b[change.column])
