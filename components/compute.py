@@ -1,14 +1,23 @@
-"""The app's caches: the only place the page calls the core.
+"""Every cache of the page, and the page's one door to the core.
 
-The model is loaded once per server process and shared by every session (inference
-only); the forward pass runs once per text; traces are cached per settings, so moving
-a slider back and forth costs nothing. Everything handed to the page is numpy.
+The views never import a function of attention/: they call this module, which calls the core,
+caches what pays to keep, and hands back numpy arrays and the core's frozen types. A number on
+the screen is found by following one line: widget -> settings -> a function here -> attention/.
+Everything a cache keys on is a plain value (a model name, a text, frozen settings), so equal
+inputs share an entry across sessions; how many entries each keeps is set in CACHE_ENTRIES.
+
+The model is loaded once per server process and shared by every session (inference only);
+the forward pass runs once per text; traces are cached per settings, so moving a slider back
+and forth costs nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import gc
 import os
+from collections.abc import Callable
 
 import numpy as np
 import streamlit as st
@@ -22,11 +31,19 @@ from attention import (
     TraceSettings,
     allowed_hub_ids,
     build_trace,
+    compare,
+    context,
+    counting,
     encode,
+    head_switch,
+    heads,
+    lesson,
     load_model,
+    neuron,
+    scaling_lab,
+    segments,
     transformers_weights,
 )
-from attention.heads import head_weights
 
 # One thread per operation: the matrices of one rerun are small, many sessions share two cores, and
 # every rerun runs in a fresh thread, where a thread pool per operation costs more than it saves.
@@ -35,6 +52,26 @@ torch.set_num_threads(1)
 # Folders of local BERT checkpoints the page may offer, separated like PATH ("a:b").
 MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"
 
+# How many entries each cache keeps, least recently used out first. Sizes are for a 512-token text.
+CACHE_ENTRIES = {
+    "model": 3,  # a BERT's weights: 90 MB bundled, 440 MB bert-base
+    "masked_lm": 2,  # the same with its masked-language-model head, for the switch view
+    # A class of 30, each with a text of their own, must not push each other out (every move would run
+    # the model again): 0.3 MB for 32 tokens on the bundled model, 5.5 MB at 512, 20 MB on bert-base.
+    "encoding": 40,
+    "trace": 24,  # one layer, head and scaling: about 16 MB at 512 tokens
+    "layer_proof": 128,  # (nh,) floats
+    "entropy_by_layer": 16,  # (L, nh) floats
+    "rollout": 16,  # (T, T)
+    "lab_variance": 1,  # a few dozen floats; the samples never change
+    "lab_random_scores": 16,  # (H, R, T) floats, about 0.3 MB
+    "lab_random_statistics": 64,  # a few dozen floats per token count and τ
+    "lab_head_statistics": 64,  # a few dozen floats per text, layer and τ
+    "switch_prediction": 64,  # five words and their probabilities
+    "switch_ranking": 16,  # one line per head
+    "chart_spec": 128,  # a Vega-Lite spec without its data, a few kB
+}
+
 
 def model_names() -> tuple[str, ...]:
     """What the model selector offers: the bundled model, the allowed Hub ids, configured folders."""
@@ -42,7 +79,13 @@ def model_names() -> tuple[str, ...]:
     return (BUNDLED_MODEL, *allowed_hub_ids(), *folders)
 
 
-@st.cache_resource(show_spinner="Loading the model (once per server)…", max_entries=3)
+def is_hub_model(name: str) -> bool:
+    return name in allowed_hub_ids()
+
+
+# ---- The model and the text: key (model name) and (model name, text, second text) ----
+
+@st.cache_resource(show_spinner="Loading the model (once per server)…", max_entries=CACHE_ENTRIES["model"])
 def model(name: str) -> LoadedModel:
     loaded = load_model(name)
     # Nearly half a million long-lived objects (torch, transformers, the weights' wrappers): moved
@@ -51,16 +94,14 @@ def model(name: str) -> LoadedModel:
     return loaded
 
 
-# One entry per text: a class of 30, each with a text of their own, must not push each other out
-# (every move would run the model again). An entry is 0.3 MB for 32 tokens on the bundled model,
-# 5.5 MB for 512 tokens, 20 MB for 512 tokens on bert-base.
-@st.cache_data(show_spinner="Running the model on the text…", max_entries=40)
+@st.cache_data(show_spinner="Running the model on the text…", max_entries=CACHE_ENTRIES["encoding"])
 def encoding(name: str, text: str, text_b: str) -> Encoding:
     return encode(model(name), text, text_b or None)
 
 
-# A 512-token trace is about 16 MB: a few dozen of them, not hundreds, fit a 1 GB server.
-@st.cache_data(show_spinner=False, max_entries=24)
+# ---- One layer and head: key (model name, text, second text, settings) ----
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["trace"])
 def trace(name: str, text: str, text_b: str, settings: TraceSettings) -> Trace:
     return build_trace(model(name), encoding(name, text, text_b), settings)
 
@@ -71,11 +112,11 @@ def proof(name: str, text: str, text_b: str, layer: int, head: int) -> float:
 
 
 # Per layer, not per head: transformers computes every head of a layer at once (64 ms at 512 tokens).
-@st.cache_data(show_spinner=False, max_entries=128)
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_proof"])
 def layer_proof(name: str, text: str, text_b: str, layer: int) -> np.ndarray:
     """(nh,): for each head of the layer, the largest |from-scratch weight − transformers' weight|."""
     reference_settings = TraceSettings(layer=layer, source="bert", scaling="sqrt")
-    ours = head_weights(trace(name, text, text_b, reference_settings))  # (1, nh, T, T)
+    ours = heads.head_weights(trace(name, text, text_b, reference_settings))  # (1, nh, T, T)
     theirs = transformers_weights(model(name), encoding(name, text, text_b), layer)  # (1, nh, T, T)
     return np.abs(ours - theirs).max(axis=(0, 2, 3))
 
@@ -92,4 +133,145 @@ def settings_for(state) -> TraceSettings:
         temperature=state.temperature if state.scaling == "temperature" else 1.0,
         seed=state.seed if state.source == "random" else 0,
     )
+
+
+def visible_weights(trace: Trace, encoding: Encoding, pair: str, hide_special: bool
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows (R,) and keys (K,) a sentence-pair filter and the special-token toggle leave, and the
+    (R, K) weights there, renormalised over the kept keys when the special tokens are hidden."""
+    rows, keys = segments.visible_tokens(encoding.token_type_ids[0], encoding.special_tokens_mask[0], pair,
+                                         hide_special)
+    return rows, keys, segments.visible_weights(trace["weights"][0], rows, keys, hide_special)
+
+
+neuron_view = neuron.neuron_view  # (trace, query) -> q, every k, q ⊙ k, the sums, the scaled scores and the softmax
+
+
+# ---- Every head of a layer, and every layer: the key leaves out the head, which none of them reads ----
+
+head_weights = heads.head_weights  # (trace, heads) -> (1, h, T, T); recomputed from the trace's Q, K, V
+head_summary = heads.head_summary  # (weights, mask) -> mean entropy and mean largest weight per head
+aggregate_heads = heads.aggregate_heads  # (..., nh, T, T) -> (..., T, T) by mean or max
+
+
+def entropy_by_layer(name: str, text: str, text_b: str, settings: TraceSettings, num_layers: int) -> np.ndarray:
+    """(L, nh): the mean entropy of every head of every layer, under settings at each layer in turn."""
+    return _entropy_by_layer(name, text, text_b, _any_head(settings, layer=0), num_layers)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["entropy_by_layer"])
+def _entropy_by_layer(name: str, text: str, text_b: str, settings: TraceSettings, num_layers: int) -> np.ndarray:
+    return np.stack([heads.head_entropies(trace(name, text, text_b, dataclasses.replace(settings, layer=layer)))
+                     for layer in range(num_layers)])  # (L, nh)
+
+
+def rollout(name: str, text: str, text_b: str, settings: TraceSettings) -> np.ndarray:
+    """(T, T): attention rollout through layers 0 to settings.layer, each layer's heads averaged."""
+    return _rollout(name, text, text_b, _any_head(settings))
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["rollout"])
+def _rollout(name: str, text: str, text_b: str, settings: TraceSettings) -> np.ndarray:
+    means = [heads.mean_of_heads(trace(name, text, text_b, dataclasses.replace(settings, layer=layer)))
+             for layer in range(settings.layer + 1)]  # each (1, 1, T, T)
+    return heads.rollout(means)
+
+
+def _any_head(settings: TraceSettings, **changes) -> TraceSettings:
+    """settings for a whole layer: head 0 stands for any, so one student's head moves keep one entry."""
+    return dataclasses.replace(settings, head=0, **changes)
+
+
+# ---- Two texts side by side ----
+
+aligned_positions = compare.aligned_positions  # (tokens_a, tokens_b) -> positions (K,) of the shared tokens
+aligned_difference = compare.aligned_difference  # (weights_a, weights_b, positions_a, positions_b) -> (K, K)
+largest_change = compare.largest_change  # (difference, positions_a, positions_b) -> the pair that moved most
+
+
+# ---- The scaling lab: keys (head sizes, samples, seed), (token count, τ), (text, settings, τ) ----
+
+@st.cache_data(show_spinner="Measuring q·k for random vectors…", max_entries=CACHE_ENTRIES["lab_variance"])
+def variance_by_head_size(head_sizes: tuple[int, ...], scalings: tuple[str, ...], samples: int,
+                          seed: int = 0) -> dict[str, np.ndarray]:
+    """{scaling: (H,)} the variance of q·k for random unit-variance vectors, at each head size."""
+    return scaling_lab.variance_by_head_size(head_sizes, scalings, samples, seed)
+
+
+@st.cache_data(show_spinner="Drawing random scores…", max_entries=CACHE_ENTRIES["lab_random_scores"])
+def random_scores(head_sizes: tuple[int, ...], tokens: int, rows: int, seed: int = 0) -> np.ndarray:
+    """(H, R, T): random raw scores q·k over `tokens` keys for every head size, drawn once per token count."""
+    return scaling_lab.random_scores_by_head_size(head_sizes, tokens, rows, seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["lab_random_statistics"])
+def random_softmax_statistics(head_sizes: tuple[int, ...], tokens: int, rows: int, scalings: tuple[str, ...],
+                              temperature: float, seed: int = 0) -> dict[str, dict[str, np.ndarray]]:
+    """{scaling: {"entropy", "max_weight": (H,)}} of softmax over random_scores, each scaling in turn."""
+    return scaling_lab.softmax_statistics_by_head_size(random_scores(head_sizes, tokens, rows, seed), head_sizes,
+                                                       scalings, temperature)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["lab_head_statistics"])
+def head_softmax_statistics(name: str, text: str, text_b: str, settings: TraceSettings, scalings: tuple[str, ...],
+                            temperature: float) -> dict[str, dict[str, np.ndarray]]:
+    """{scaling: {"entropy", "max_weight": (nh,)}} for every trained head of settings.layer."""
+    layer = trace(name, text, text_b, settings)
+    return scaling_lab.head_softmax_statistics(layer["Q split"][0], layer["K split"][0], scalings, temperature)
+
+
+temperature_row = scaling_lab.temperature_row  # (scores (T,), τs) -> (τs, T) softmax(scores / τ) per τ
+
+
+# ---- Switching heads off: keys (model name) and (model name, sentence[, heads off]) ----
+
+@st.cache_resource(show_spinner="Loading the model with its masked-language-model head (once per server)…",
+                   max_entries=CACHE_ENTRIES["masked_lm"])
+def masked_lm(name: str) -> tuple[head_switch.MaskedLM | None, str | None]:
+    """The model, or None and why: a checkpoint without the head stays without it, so that is cached too."""
+    try:
+        return head_switch.load_masked_lm(name), None
+    except head_switch.NoMaskedLMHead as error:
+        return None, str(error)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["switch_prediction"])
+def prediction(name: str, sentence: str, heads_off: tuple[tuple[int, int], ...]) -> head_switch.Prediction:
+    return head_switch.predict(masked_lm(name)[0], sentence, heads_off)
+
+
+@st.cache_data(show_spinner="Switching every head off in turn…", max_entries=CACHE_ENTRIES["switch_ranking"])
+def ranking(name: str, sentence: str) -> tuple[head_switch.Prediction, tuple[head_switch.HeadEffect, ...]]:
+    return head_switch.head_ranking(masked_lm(name)[0], sentence)
+
+
+drop_grid = head_switch.drop_grid  # (effects, shape) -> (L, nh) drop in the top word's probability, in points
+
+
+# ---- The lesson: the core's facts about a trace, read on arrays the view already holds ----
+
+diagonal_wins = lesson.diagonal_wins
+twin_wins = lesson.twin_wins
+row_sum_error = lesson.row_sum_error
+strongest_keys = lesson.strongest_keys
+head_block = lesson.head_block
+falling_layers = lesson.falling_layers
+shared_word = lesson.shared_word
+similarity_by_layer = context.similarity_by_layer
+
+
+# ---- Counting letters: trained in the session that asked (the models are tiny and nobody else's) ----
+
+train_counting = counting.train
+inspect_counting = counting.inspect
+example_windows = counting.example_windows
+
+
+# ---- Drawing: Vega-Lite specs built once per set of arguments ----
+
+@functools.lru_cache(maxsize=CACHE_ENTRIES["chart_spec"])
+def chart_spec(build: Callable[..., dict], *arguments) -> dict:
+    """build(*arguments), a chart's spec without its data, kept: Altair's building and schema validation
+    cost more than the rest of a move. Callers must not change the dict (Streamlit copies before it adds)."""
+    return build(*arguments)
 

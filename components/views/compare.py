@@ -1,18 +1,16 @@
 """Two texts side by side: one layer and head for each, and where their attention differs.
 
-The texts run separately (each its own [CLS] … [SEP]), not as a sentence pair. Their
-tokens are aligned with difflib.SequenceMatcher, so the difference is taken between
-tokens both texts share, in the same order: notebook 004's "flies" in "time flies like
-an arrow" and "fruit flies like a banana".
+The texts run separately (each its own [CLS] … [SEP]), not as a sentence pair. The
+difference is taken between the tokens both texts share, aligned in order by the core
+(attention/compare.py): notebook 004's "flies" in "time flies like an arrow" and "fruit
+flies like a banana".
 """
 
 from __future__ import annotations
 
-import difflib
-
-import numpy as np
 import streamlit as st
 
+from components import compute
 from components.charts import show
 from components.heatmap import heatmap
 from components.page_state import shorten
@@ -20,20 +18,6 @@ from components.page_state import shorten
 FALLBACK_TEXT = "fruit flies like a banana"  # the notebooks' second sentence
 SIDE_BY_SIDE_SIZE = 210  # px: the plot; axis labels and legend add about 150 px, and two must fit side by side
 DIFFERENCE_SIZE = 260  # px: beside the largest change
-
-
-def aligned_positions(tokens_a: list[str], tokens_b: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Positions (K,) in each text of the tokens they share, matched in order by difflib.SequenceMatcher."""
-    matcher = difflib.SequenceMatcher(a=list(tokens_a), b=list(tokens_b), autojunk=False)
-    pairs = [(block.a + i, block.b + i) for block in matcher.get_matching_blocks() for i in range(block.size)]
-    positions_a, positions_b = zip(*pairs, strict=True) if pairs else ((), ())
-    return np.asarray(positions_a, dtype=int), np.asarray(positions_b, dtype=int)
-
-
-def aligned_difference(weights_a: np.ndarray, weights_b: np.ndarray, positions_a: np.ndarray,
-                       positions_b: np.ndarray) -> np.ndarray:
-    """(K, K) weights_a − weights_b between the aligned tokens, as they are in each full (T, T) matrix."""
-    return weights_a[np.ix_(positions_a, positions_a)] - weights_b[np.ix_(positions_b, positions_b)]
 
 
 def render(context) -> None:
@@ -66,12 +50,12 @@ def render(context) -> None:
                             size=SIDE_BY_SIDE_SIZE, domain=shared_scale, canvas=True)
             show(chart, key=f"chart-weights-{name.lower()}")
 
-    positions_a, positions_b = aligned_positions(tokens_a, tokens_b)
+    positions_a, positions_b = compute.aligned_positions(tokens_a, tokens_b)  # (K,) each
     st.subheader("Where they differ")
     if positions_a.size == 0:
         st.info("The two texts share no token, so there is nothing to subtract.")
         return
-    difference = aligned_difference(weights_a, weights_b, positions_a, positions_b)  # (K, K)
+    difference = compute.aligned_difference(weights_a, weights_b, positions_a, positions_b)  # (K, K)
     shared = [tokens_a[i] for i in positions_a]
     left, right = st.columns([3, 2], gap="medium")
     with left:
@@ -79,7 +63,7 @@ def render(context) -> None:
                         scheme="redblue", size=DIFFERENCE_SIZE, canvas=True)
         show(chart, key="chart-difference")
     with right:
-        _largest_change(difference, shared, positions_a, positions_b, weights_a, weights_b)
+        _largest_change(compute.largest_change(difference, positions_a, positions_b), shared, weights_a, weights_b)
         st.caption(
             f"Tokens aligned with difflib.SequenceMatcher over the two token lists: the {len(shared)} tokens "
             "both texts share, matched in order; tokens found in only one text have no counterpart and are left "
@@ -88,15 +72,13 @@ def render(context) -> None:
         )
 
 
-def _largest_change(difference, shared, positions_a, positions_b, weights_a, weights_b) -> None:
-    row, column = np.unravel_index(np.abs(difference).argmax(), difference.shape)
-    change = float(difference[row, column])
-    st.metric("Largest change, A − B", f"{change:+.3f}",
+def _largest_change(change, shared, weights_a, weights_b) -> None:
+    st.metric("Largest change, A − B", f"{change.difference:+.3f}",
               help="The aligned (query, key) pair whose weight differs most between the two texts.")
-    if change == 0.0:
+    if change.difference == 0.0:
         st.caption("The two texts give the shared tokens exactly the same weights.")
         return
-    a_row, a_column, b_row, b_column = positions_a[row], positions_a[column], positions_b[row], positions_b[column]
-    st.text(f"query {shared[row]} → key {shared[column]}\n"
+    (a_row, a_column), (b_row, b_column) = change.position_a, change.position_b
+    st.text(f"query {shared[change.row]} → key {shared[change.column]}\n"
             f"A: {weights_a[a_row, a_column]:.3f} (positions {a_row} → {a_column})\n"
             f"B: {weights_b[b_row, b_column]:.3f} (positions {b_row} → {b_column})")

@@ -12,7 +12,6 @@ import re
 import numpy as np
 import streamlit as st
 
-from attention.segments import renormalised, visible_tokens
 from components import compute, controls
 from components.charts import show
 from components.downloads import chart_downloads, csv_download
@@ -28,14 +27,12 @@ PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a
 def render(context) -> None:
     state = context.state
     trace = context.trace()
-    encoding = context.encoding()
     tokens = list(trace.tokens[0])
     label = f"layer {state.layer}, head {state.head}"
     stem = re.sub(r"\W+", "-", label)  # "layer-2-head-5"
 
-    rows, keys, renormalise = _filters(bool(context.text_b.strip()), encoding)
-    weights = trace["weights"][0]  # (T, T)
-    shown = renormalised(weights, keys)[rows] if renormalise else weights[np.ix_(rows, keys)]
+    which, renormalise = _filters(bool(context.text_b.strip()))
+    rows, keys, shown = compute.visible_weights(trace, context.encoding(), which, renormalise)  # shown (R, K)
     row_tokens, key_tokens = [tokens[i] for i in rows], [tokens[i] for i in keys]
 
     st.subheader(f"Layer {state.layer}, head {state.head}", anchor=False)
@@ -48,7 +45,7 @@ def render(context) -> None:
             "Each **row** is one query token; its colours show how it spreads its attention over "
             "the key tokens across. Every full row sums to 1."
         )
-        csv_download(lambda: head_csv(tokens, trace["scaled"][0], weights), f"attention-{stem}")
+        csv_download(lambda: head_csv(tokens, trace["scaled"][0], trace["weights"][0]), f"attention-{stem}")
         st.caption("The whole head, one row per (query, key) pair: the scaled score before softmax "
                    "and the weight after it.")
 
@@ -79,8 +76,8 @@ def _stages(trace, shown, rows, keys, row_tokens, key_tokens, renormalise: bool,
                column_title="dimension of the head")
 
 
-def _filters(has_pair: bool, encoding) -> tuple[np.ndarray, np.ndarray, bool]:
-    """The pair filter and special-token toggle; returns the rows and keys to show."""
+def _filters(has_pair: bool) -> tuple[str, bool]:
+    """The pair filter and the special-token toggle; returns which block to show and whether to hide them."""
     pair_column, special_column = st.columns([3, 2])
     which = "all"
     if has_pair:
@@ -89,11 +86,9 @@ def _filters(has_pair: bool, encoding) -> tuple[np.ndarray, np.ndarray, bool]:
     hide = controls.bound_widget(special_column.toggle, "hide_special", "Hide [CLS] and [SEP]",
                                  help="Drops the special tokens and rescales each row over the remaining keys, "
                                       "so that it sums to 1 again.")
-    special = encoding.special_tokens_mask[0]  # (T,)
-    rows, keys = visible_tokens(encoding.token_type_ids[0], special, which, hide)
     if hide:
         st.caption("[CLS] and [SEP] hidden: each row's remaining weights are rescaled to sum to 1.")
-    return rows, keys, hide
+    return which, hide
 
 
 def _chart(matrix, rows, columns, title, key, file_stem, scheme="blues", column_title="key token") -> None:

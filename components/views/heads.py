@@ -12,15 +12,10 @@ rerun hands over only the data and the browser swaps the pictures in.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-
 import altair as alt
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.heads import aggregate_heads, head_summary, head_weights, rollout
 from components import compute, controls
 from components.charts import draw_spec, named_data, show
 from components.heatmap import colour_domain, heatmap, picture_url
@@ -46,11 +41,11 @@ def render(context) -> None:
     tokens = list(trace.tokens[0])
     shown = _head_window(trace.num_heads, context.state.head)
     if trace.num_heads * len(tokens) ** 2 > MAX_LAYER_WEIGHTS:
-        _grid(head_weights(trace, shown), shown, trace, context.state.layer)
+        _grid(compute.head_weights(trace, shown), shown, trace, context.state.layer)
         st.info(f"{trace.num_heads} heads × {len(tokens)}² token pairs are too many weights to sum up here: "
                 "choose a larger head_dim or a shorter text for the overview and the aggregate.")
         return
-    weights = head_weights(trace)  # (1, nh, T, T)
+    weights = compute.head_weights(trace)  # (1, nh, T, T)
     _grid(weights[:, shown], shown, trace, context.state.layer)
     _overview(context, trace.num_heads)
     _aggregate(context, weights, tokens)
@@ -66,7 +61,7 @@ def _grid(weights, shown: range, trace, layer: int) -> None:
         caption += (f" Showing heads {shown.start} to {shown.stop - 1} of {trace.num_heads}; "
                     "move the Head slider to see others.")
     st.caption(caption)
-    summary = head_summary(weights, trace["attention_mask"])
+    summary = compute.head_summary(weights, trace["attention_mask"])
     pictures = pd.DataFrame({
         "head": list(shown),
         "picture": [picture_url(head, colour_domain(head, "blues"), "blues", side=GRID_SIZE) for head in weights[0]],
@@ -74,11 +69,10 @@ def _grid(weights, shown: range, trace, layer: int) -> None:
         "max_weight": summary["max_weight"],
         **GRID_CORNERS,
     })
-    draw_spec(_grid_spec(), {GRID_DATA: pictures}, key="grid", on_select=_open_from_grid,
+    draw_spec(compute.chart_spec(_grid_spec), {GRID_DATA: pictures}, key="grid", on_select=_open_from_grid,
               selection_mode=GRID_SELECTION)
 
 
-@functools.cache
 def _grid_spec() -> dict:
     """One picture per head (a row of GRID_DATA: head, picture, entropy, max_weight and GRID_CORNERS),
     faceted GRID_COLUMNS to a row. A click selects the head; the tooltip sums it up."""
@@ -110,9 +104,9 @@ def _overview(context, num_heads: int) -> None:
     st.caption("Mean entropy of each head's rows, in nats: low means each query looks at a few tokens, "
                "high means it spreads its attention (a uniform row over T tokens has entropy log T). "
                "Click a cell to open that layer and head.")
-    # The same for every layer: moving the layer slider reads it from the cache.
-    entropy = _entropy_by_layer(context.model_name, context.text, context.text_b, context.settings(layer=0),
-                                shape.num_layers)  # (L, nh)
+    # The same for every layer and head: moving either slider reads it from the cache.
+    entropy = compute.entropy_by_layer(context.model_name, context.text, context.text_b, context.settings(),
+                                       shape.num_layers)  # (L, nh)
     chart = heatmap(entropy, [str(layer) for layer in range(shape.num_layers)], [str(h) for h in range(num_heads)],
                     title="mean entropy (nats)", row_title="layer", column_title="head")
     clickable = isinstance(chart, alt.Chart)
@@ -128,16 +122,6 @@ def _overview(context, num_heads: int) -> None:
         st.caption("Too many cells to click one: choose the layer and head with the sliders.")
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _entropy_by_layer(model_name: str, text: str, text_b: str, settings, num_layers: int) -> np.ndarray:
-    """(L, nh): the mean entropy of every head of every layer, for settings at each layer in turn."""
-    return np.stack([
-        head_summary(head_weights(trace), trace["attention_mask"])["entropy"]
-        for trace in (compute.trace(model_name, text, text_b, dataclasses.replace(settings, layer=layer))
-                      for layer in range(num_layers))
-    ])  # (L, nh)
-
-
 def _aggregate(context, weights, tokens: list[str]) -> None:
     """weights (1, nh, T, T): every head of the current layer."""
     layer = context.state.layer
@@ -145,16 +129,14 @@ def _aggregate(context, weights, tokens: list[str]) -> None:
     how = controls.bound_widget(st.segmented_control, "aggregate", "Aggregate across heads",
                                 options=list(AGGREGATE_LABELS), format_func=AGGREGATE_LABELS.get)
     if how == "rollout":
-        # rollout averages each layer's heads first: handing it the means keeps one T×T per layer.
-        means = [aggregate_heads(head_weights(context.trace(layer=earlier)), "mean")[:, None]
-                 for earlier in range(layer + 1)]  # each (1, 1, T, T)
-        matrix, title = rollout(means), f"Attention rollout through layers 0 to {layer}"
+        matrix = compute.rollout(context.model_name, context.text, context.text_b, context.settings())  # (T, T)
+        title = f"Attention rollout through layers 0 to {layer}"
         caption = ("Attention rollout (Abnar & Zuidema, 2020): each layer's mean over heads, averaged half and "
                    "half with the identity for the residual connection, multiplied through layers 0 to "
                    f"{layer}. Row i says how much position i's output at layer {layer} draws on each input "
                    "token; every row sums to 1.")
     else:
-        matrix = aggregate_heads(weights, how)[0]  # (T, T)
+        matrix = compute.aggregate_heads(weights, how)[0]  # (T, T)
         # The layer is in the subheader, not the title: the spec stays the same from layer to layer,
         # so the browser swaps the numbers in instead of building the chart again.
         title = f"{how.capitalize()} over the heads"

@@ -13,19 +13,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 
 import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.scaling_lab import (
-    head_softmax_statistics,
-    random_scores_by_head_size,
-    softmax_statistics_by_head_size,
-    temperature_row,
-    variance_by_head_size,
-)
 from components import compute, controls
 from components.charts import draw_spec
 from components.page_state import shorten
@@ -63,40 +57,30 @@ def scaling_label(scaling: str, temperature: float) -> str:
     return {"none": "none", "sqrt": "÷ √d_k", "linear": "÷ d_k", "temperature": f"÷ τ = {temperature:g}"}[scaling]
 
 
-@st.cache_data(show_spinner="Measuring q·k for random vectors…")
-def variance_table(samples: int = VARIANCE_SAMPLES, seed: int = 0) -> pd.DataFrame:
+def variance_table() -> pd.DataFrame:
     """Long table: d_k, series, variance — the three scalings measured, and the theory line d_k."""
-    measured = variance_by_head_size(HEAD_SIZES, FIXED_SCALINGS, samples, seed)
+    measured = compute.variance_by_head_size(HEAD_SIZES, FIXED_SCALINGS, VARIANCE_SAMPLES)
     frames = [pd.DataFrame({"d_k": HEAD_SIZES, "series": SERIES[s], "variance": measured[s]}) for s in FIXED_SCALINGS]
     frames.append(pd.DataFrame({"d_k": HEAD_SIZES, "series": THEORY, "variance": np.asarray(HEAD_SIZES, float)}))
     return pd.concat(frames, ignore_index=True)
 
 
-@st.cache_data(show_spinner="Drawing random scores…", max_entries=16)
-def random_score_sample(tokens: int, seed: int = 0) -> np.ndarray:
-    """(H, R, T): random raw scores q·k over `tokens` keys for every head size, drawn once per token count."""
-    rows = min(max(SCORE_BUDGET // tokens, ROW_RANGE[0]), ROW_RANGE[1])
-    return random_scores_by_head_size(HEAD_SIZES, tokens, rows, seed)  # (H, R, T)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def random_softmax_table(tokens: int, temperature: float, seed: int = 0) -> pd.DataFrame:
+def random_softmax_table(tokens: int, temperature: float) -> pd.DataFrame:
     """Long table: d_k, scaling, rank, entropy, max_weight of softmax over random scores of `tokens` keys."""
-    statistics = softmax_statistics_by_head_size(random_score_sample(tokens, seed), HEAD_SIZES, SCALINGS,
-                                                 temperature)
+    rows = min(max(SCORE_BUDGET // tokens, ROW_RANGE[0]), ROW_RANGE[1])
+    statistics = compute.random_softmax_statistics(HEAD_SIZES, tokens, rows, SCALINGS, temperature)
     return pd.concat([
         pd.DataFrame({"d_k": HEAD_SIZES, "scaling": scaling_label(s, temperature), "rank": rank, **statistics[s]})
         for rank, s in enumerate(SCALINGS)
     ], ignore_index=True)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
 def trained_heads_table(model_name: str, text: str, text_b: str, settings, temperature: float) -> pd.DataFrame:
     """Long table: head, scaling, rank, entropy, max_weight for every trained head of settings.layer."""
-    trace = compute.trace(model_name, text, text_b, settings)
-    statistics = head_softmax_statistics(trace["Q split"][0], trace["K split"][0], SCALINGS, temperature)
+    statistics = compute.head_softmax_statistics(model_name, text, text_b, settings, SCALINGS, temperature)
+    num_heads = len(statistics[SCALINGS[0]]["entropy"])
     return pd.concat([
-        pd.DataFrame({"head": np.arange(trace.num_heads), "scaling": scaling_label(s, temperature), "rank": rank,
+        pd.DataFrame({"head": np.arange(num_heads), "scaling": scaling_label(s, temperature), "rank": rank,
                       **statistics[s]})
         for rank, s in enumerate(SCALINGS)
     ], ignore_index=True)
@@ -162,7 +146,7 @@ def _per_head_marks(field: str, title: str, colour: alt.Color) -> alt.LayerChart
 
 def temperature_table(scores_row: np.ndarray, tokens: list[str], temperatures: list[float],
                       labels: list[str]) -> pd.DataFrame:
-    weights = temperature_row(scores_row, temperatures)  # (τs, T)
+    weights = compute.temperature_row(scores_row, temperatures)  # (τs, T)
     return pd.DataFrame({
         "tau": np.repeat(temperatures, len(tokens)),
         "label": np.repeat(labels, len(tokens)),
@@ -172,10 +156,10 @@ def temperature_table(scores_row: np.ndarray, tokens: list[str], temperatures: l
     })
 
 
-def temperature_chart(data, tokens: list[str], title: str) -> alt.LayerChart:
+def temperature_chart(data, tokens: Sequence[str], title: str) -> alt.LayerChart:
     """temperature_table's rows (a DataFrame, or the name of one): a line of weights over the key tokens per τ."""
     step = math.ceil(len(tokens) / 40)  # at most ~40 labels on long texts
-    axis = alt.Axis(labelExpr=f"{json.dumps(tokens)}[datum.value]", values=list(range(0, len(tokens), step)),
+    axis = alt.Axis(labelExpr=f"{json.dumps(list(tokens))}[datum.value]", values=list(range(0, len(tokens), step)),
                     labelAngle=-45, title="key token")
     base = alt.Chart(data).encode(
         x=alt.X("position:O", axis=axis),
@@ -192,12 +176,15 @@ CHARTS = {"variance": variance_chart, "softmax": softmax_chart, "temperature": t
 TABLE = "table"  # the name under which a chart's spec refers to its rows, handed over at drawing
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
 def chart_spec(kind: str, *arguments) -> dict:
     """The Vega-Lite spec of CHARTS[kind](TABLE, *arguments), not validated: built once per set of arguments.
 
     No number that τ moves is in a spec; tests/test_view_lab.py checks each against the schema once.
     """
+    return compute.chart_spec(_spec, kind, *arguments)
+
+
+def _spec(kind: str, *arguments) -> dict:
     return CHARTS[kind](alt.NamedData(name=TABLE), *arguments).to_dict(validate=False)
 
 
@@ -281,7 +268,7 @@ def _temperature_section(context, trace) -> None:
     table = temperature_table(trace["scores"][0][query], tokens, taus, labels)
     state = context.state
     title = f"softmax(raw scores / τ), layer {state.layer}, head {state.head}, query token {query}"
-    draw(table, chart_spec("temperature", tokens, title), key="chart-temperature")
+    draw(table, chart_spec("temperature", tuple(tokens), title), key="chart-temperature")
     largest = table.groupby("tau")["weight"].max()
     st.markdown(
         f"The same raw scores (d_k = {trace.head_size}) divided by different τ. At τ = {taus[0]:g} the largest "

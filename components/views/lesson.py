@@ -13,9 +13,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention import lesson
-from attention.context import similarity_by_layer
-from components import controls
+from attention.lesson import NOTEBOOK_PAIR, SharedWord
+from components import compute, controls
 from components.charts import show
 from components.heatmap import heatmap
 from components.page_state import LESSON_STEPS, shorten
@@ -97,16 +96,16 @@ def _identity_step(context) -> None:
              scheme="redblue")
     _shapes(trace, ["layer_input", "Q", "scores"])
     layer_input = next(step.formula for step in trace.steps if step.name == "layer_input")
-    wins = lesson.diagonal_wins(scores)
+    wins = compute.diagonal_wins(scores)
     sentences = [f"Here E is the input of layer {context.state.layer} ({layer_input}), used as query, key and value "
                  f"alike. In {wins} of {len(tokens)} rows the largest score is the token's score with itself, on "
                  "the diagonal."]
-    repeated, on_copy = lesson.twin_wins(scores, tokens)
+    repeated, on_copy = compute.twin_wins(scores, tokens)
     if repeated:
         sentences.append(f"{repeated} rows belong to a token that occurs more than once; in {on_copy} of them the "
                          "next-largest score is on another copy of the same token.")
     trained, head = _trained(context, quiet=True)
-    trained_wins = lesson.diagonal_wins(trained["scores"][0])
+    trained_wins = compute.diagonal_wins(trained["scores"][0])
     sentences.append(f"With the trained projections of layer {context.state.layer}, head {head} (step 3), the "
                      f"diagonal holds the largest score in {trained_wins} of {len(tokens)} rows"
                      + (": projections let a token look for something other than itself." if trained_wins < wins
@@ -128,7 +127,7 @@ def _projections_step(context) -> None:
     _explain(f"All {trace.num_heads} heads are projected at once from X, {context.shape.hidden_size} numbers per "
              f"token, then split; head {head} keeps d = {trace.head_size} numbers per token for each of Q, K and V. "
              f"Q and K come from different weights (their largest difference here is {gap:.3g}), so in Q·Kᵀ "
-             f"the diagonal holds a row's largest score in {lesson.diagonal_wins(trace['scores'][0])} of "
+             f"the diagonal holds a row's largest score in {compute.diagonal_wins(trace['scores'][0])} of "
              f"{len(tokens)} rows.")
 
 
@@ -155,7 +154,7 @@ def _softmax_step(context) -> None:
                  if scaling != "none" else
                  f"No scaling is chosen: the scores go into softmax as they are, {raw.min():.2f} … {raw.max():.2f}.",
                  f"Softmax makes every row a set of weights that sum to 1: the largest deviation of a row sum "
-                 f"from 1 is {lesson.row_sum_error(weights):.1e}."]
+                 f"from 1 is {compute.row_sum_error(weights):.1e}."]
     if scaling != "none":
         unscaled = context.trace(source="bert", head=head, scaling="none")["weights"][0]
         sentences.append(f"A row's largest weight averages {weights.max(axis=-1).mean():.2f} here and would average "
@@ -174,7 +173,7 @@ def _head_step(context) -> None:
     _heatmap(trace["context"][0], tokens, _numbers(trace.head_size), "Context = weights · V", "head-context",
              column_title="dimension of the head", scheme="redblue")
     _shapes(trace, ["weights", "V", "context"])
-    counts = lesson.strongest_keys(trace["weights"][0], context.encoding().special_tokens_mask[0])
+    counts = compute.strongest_keys(trace["weights"][0], context.encoding().special_tokens_mask[0])
     where = {"special": "a special token (`[CLS]` or `[SEP]`)", "self": "the token itself",
              "previous": "the previous token", "next": "the next token", "other": "some other token"}
     parts = [f"on {where[kind]} in {count}" for kind, count in counts.items() if count]
@@ -196,7 +195,7 @@ def _all_heads_step(context) -> None:
     _heatmap(trace["output"][0], tokens, _numbers(context.shape.hidden_size), "Output = concat · W_oᵀ + b_o",
              "output", column_title="dimension", scheme="redblue")
     _shapes(trace, ["context (all heads)", "concat", "output", "attention output"])
-    block_gap = float(np.abs(lesson.head_block(trace["concat"][0], head, size) - trace["context"][0]).max())
+    block_gap = float(np.abs(compute.head_block(trace["concat"][0], head, size) - trace["context"][0]).max())
     _explain(f"The {trace.num_heads} heads' contexts, {size} numbers per token each, are put side by side: "
              f"{width} numbers per token. Columns {head * size} to {(head + 1) * size - 1} are head {head}'s "
              f"context from step 5 (largest difference {block_gap:.1e}).",
@@ -207,7 +206,7 @@ def _all_heads_step(context) -> None:
 def _contextual_step(context) -> None:
     first, second, found, why = _homonym_pair(context)
     encodings = [context.encoding(text=text, text_b="") for text in (first, second)]
-    similarities = similarity_by_layer(encodings[0], found.first_index, encodings[1], found.second_index)
+    similarities = compute.similarity_by_layer(encodings[0], found.first_index, encodings[1], found.second_index)
     st.latex(r"\cos(\vec a, \vec b) = \frac{\vec a \cdot \vec b}{\lVert \vec a \rVert\,\lVert \vec b \rVert}")
     st.caption(why)
     st.altair_chart(similarity_chart(similarities, found.word), key="lesson-similarity")
@@ -219,7 +218,7 @@ def _contextual_step(context) -> None:
     _explain(f"A is {shorten(first, 60)}, B is {shorten(second, 60)}; the chart compares the vector of "
              f"{shorten(found.word)} (token {found.first_index} in A, {found.second_index} in B) after each layer.",
              f"The cosine similarity is {similarities[0]:.3f} at the embeddings and {similarities[-1]:.3f} after "
-             f"layer {layers}; it goes down in {lesson.falling_layers(similarities)} of the {layers} layers.",
+             f"layer {layers}; it goes down in {compute.falling_layers(similarities)} of the {layers} layers.",
              "Each layer mixes the other tokens of the word's own sentence into its vector, and those differ "
              "between A and B.")
 
@@ -238,18 +237,18 @@ def similarity_chart(similarities: np.ndarray, word: str) -> alt.Chart:
     ).properties(title=f"Cosine similarity of “{word}” in sentence A and sentence B", height=320)
 
 
-def _homonym_pair(context) -> tuple[str, str, lesson.SharedWord, str]:
+def _homonym_pair(context) -> tuple[str, str, SharedWord, str]:
     """The sidebar's two sentences if they share a word, else the notebooks' pair; and a caption saying which."""
     if context.text_b.strip():
-        found = lesson.shared_word(context.encoding(text=context.text, text_b=""),
+        found = compute.shared_word(context.encoding(text=context.text, text_b=""),
                                    context.encoding(text=context.text_b, text_b=""))
         if found is not None:
             return context.text, context.text_b, found, "Sentences A and B are the sidebar's two texts."
         why = "The sidebar's two texts share no whole word, so this uses the notebooks' pair."
     else:
         why = "With no second sentence in the sidebar, this uses the notebooks' pair."
-    first, second = lesson.NOTEBOOK_PAIR
-    found = lesson.shared_word(context.encoding(text=first, text_b=""), context.encoding(text=second, text_b=""))
+    first, second = NOTEBOOK_PAIR
+    found = compute.shared_word(context.encoding(text=first, text_b=""), context.encoding(text=second, text_b=""))
     return first, second, found, why
 
 

@@ -11,8 +11,7 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
-from attention.neuron import neuron_view
-from components import controls, page_state
+from components import compute, controls, page_state
 from components.charts import show
 from components.heatmap import heatmap
 from components.tables import numbers_html
@@ -25,7 +24,7 @@ def render(context) -> None:
     trace = context.trace()
     tokens = list(trace.tokens[0])
     query = _query_select(context.state, tokens)
-    numbers = neuron_view(trace, query)
+    numbers = compute.neuron_view(trace, query)
     similarity = "cos(q, k)" if trace.settings.similarity == "cosine" else "q · k"
     scaling = next(step.formula for step in trace.steps if step.name == "scaled")
     key_labels = [f"{j}: {token}" for j, token in enumerate(tokens)]

@@ -2,27 +2,17 @@
 
 Needs a checkpoint with the masked-language-model head (bert-base-uncased has one; the
 bundled all-MiniLM-L6-v2 does not, and then the view says so and offers another model).
-The model is cached once per server and shared; predictions are cached per sentence and
-set of heads off, and the head ranking per sentence.
+The model is cached once per server and shared (components/compute.py); predictions are
+cached per sentence and set of heads off, and the head ranking per sentence.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention import BUNDLED_MODEL, ModelLoadError, allowed_hub_ids
-from attention.head_switch import (
-    SUGGESTED_MODEL,
-    HeadEffect,
-    MaskedLM,
-    NoMaskedLMHead,
-    Prediction,
-    head_ranking,
-    load_masked_lm,
-    predict,
-)
+from attention import BUNDLED_MODEL, ModelLoadError
+from attention.head_switch import SUGGESTED_MODEL, HeadEffect, Prediction
 from components import compute, controls
 from components.heatmap import heatmap
 from components.tables import numbers_html
@@ -38,7 +28,7 @@ TOP_HEADS = 3  # heads the "switch off the strongest" button silences
 def render(context) -> None:
     name = context.model_name
     try:
-        masked_lm, missing_head = masked_lm_for(name)
+        masked_lm, missing_head = compute.masked_lm(name)
     except ModelLoadError as error:
         st.error(str(error), icon=":material/error:")
         return
@@ -60,7 +50,7 @@ def render(context) -> None:
                              help=f"Exactly one {mask}; the model reads at most "
                                   f"{masked_lm.model.config.max_position_embeddings} tokens.")
     try:
-        intact, effects = ranking(name, sentence)
+        intact, effects = compute.ranking(name, sentence)
     except ValueError as error:
         st.warning(str(error), icon=":material/info:")
         return
@@ -68,28 +58,8 @@ def render(context) -> None:
     guesses = st.container()  # drawn above the toggles, filled once they are read
     heads_off = head_toggles(shape.num_layers, shape.num_heads)
     with guesses:
-        _guesses(intact, prediction(name, sentence, heads_off), len(heads_off))
-    _ranking(intact, effects, shape.num_layers, shape.num_heads)
-
-
-@st.cache_resource(show_spinner="Loading the model with its masked-language-model head (once per server)…",
-                   max_entries=2)
-def masked_lm_for(name: str) -> tuple[MaskedLM | None, str | None]:
-    """The model, or None and why: a checkpoint without the head stays without it, so that is cached too."""
-    try:
-        return load_masked_lm(name), None
-    except NoMaskedLMHead as error:
-        return None, str(error)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def prediction(name: str, sentence: str, heads_off: tuple[tuple[int, int], ...]) -> Prediction:
-    return predict(masked_lm_for(name)[0], sentence, heads_off)
-
-
-@st.cache_data(show_spinner="Switching every head off in turn…", max_entries=16)
-def ranking(name: str, sentence: str) -> tuple[Prediction, tuple[HeadEffect, ...]]:
-    return head_ranking(masked_lm_for(name)[0], sentence)
+        _guesses(intact, compute.prediction(name, sentence, heads_off), len(heads_off))
+    _ranking(intact, effects, shape)
 
 
 def head_toggles(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
@@ -116,14 +86,6 @@ def ranking_table(effects: tuple[HeadEffect, ...], top_word: str, limit: int = R
         "drop (points)": 100 * e.drop,
         "top word without it": e.top_word,
     } for e in effects[:limit]])
-
-
-def drop_grid(effects: tuple[HeadEffect, ...], num_layers: int, num_heads: int) -> np.ndarray:
-    """(L, nh): the drop in the top word's probability, in percentage points, when that head alone is off."""
-    grid = np.zeros((num_layers, num_heads), dtype=np.float32)
-    for e in effects:
-        grid[e.layer, e.head] = 100 * e.drop
-    return grid
 
 
 def _guesses(intact: Prediction, current: Prediction, switched_off: int) -> None:
@@ -156,10 +118,11 @@ def points(change: float) -> str:
     return f"{change * 100:+.1f}" if abs(change) >= 5e-4 else f"{change * 100:+.1e}"
 
 
-def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], num_layers: int, num_heads: int) -> None:
+def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape) -> None:
     top_word = intact.top_words[0]
+    num_layers, num_heads = shape.num_layers, shape.num_heads
     st.subheader(f"Which heads carry “{top_word}”?")
-    grid = drop_grid(effects, num_layers, num_heads)
+    grid = compute.drop_grid(effects, shape)  # (L, nh)
     chart = heatmap(grid, [str(i) for i in range(num_layers)], [str(i) for i in range(num_heads)],
                     title=f"Drop in P({top_word}), points", row_title="layer",
                     column_title="head", scheme="redblue", size=min(420, 36 * max(num_layers, num_heads)))
@@ -186,7 +149,7 @@ def _offer_models(name: str, reason: str) -> None:
                     key=lambda m: m != SUGGESTED_MODEL)  # the suggestion first
     st.markdown("Load a model that has the head (the whole page switches to it):")
     for model in others:
-        hint = " (from the Hugging Face Hub: downloads on first use)" if model in allowed_hub_ids() else ""
+        hint = " (from the Hugging Face Hub: downloads on first use)" if compute.is_hub_model(model) else ""
         st.button(f"Load {model}{hint}", key=f"switch_load_{model}", on_click=_use_model, args=(model,),
                   type="primary" if model == SUGGESTED_MODEL else "secondary")
     st.caption(f"A local checkpoint saved from BertForMaskedLM appears here, and in the sidebar's model list, "
