@@ -1,23 +1,28 @@
 """Fetching an allowed Hub model into the local Hugging Face cache, with byte-level progress.
 
-Only what a BertModel and its tokenizer need is fetched: the config, the safetensors weights and
-the tokenizer files (never pytorch_model.bin, TensorFlow, Flax or ONNX copies, which would double
-or triple the download; attention.hub lists them). Files land in the ordinary Hugging Face cache, so
-`load_model(name)` finds them there afterwards. No Streamlit here: the page's download manager runs
-`download` in a thread and reads the progress it reports.
+Only what a BertModel and its tokenizer need is fetched (attention.hub.FILES): the config, the
+safetensors weights and the tokenizer files. One `snapshot_download` fetches them, several at once,
+into the ordinary Hugging Face cache, so `load_model(name)` finds them there afterwards. No Streamlit
+here: the page's download manager runs `download` in a thread and reads the progress it reports.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from attention.hub import FILES, REQUIRED, VOCABULARIES
+from attention.hub import FILES, REQUIRED, VOCABULARIES, in_cache
 from attention.models import BUNDLED_MODEL, ModelLoadError, allowed_hub_ids, resolve
 
 log = logging.getLogger(__name__)
+
+# The progress-bar group (huggingface_hub.utils.tqdm's `name`) of snapshot_download's bar of bytes written
+# to the cache, summed over all files; its other bars count bytes off the network and finished files.
+BYTES_BAR = "huggingface_hub.snapshot_download"
+
 
 @dataclass(frozen=True)
 class DownloadProgress:
@@ -56,82 +61,92 @@ def download(name: str, on_progress: Callable[[DownloadProgress], None] | None =
              endpoint: str | None = None, cache_dir: str | Path | None = None) -> Path:
     """Fetch an allowed Hub model's files into the cache, reporting progress; return its snapshot folder.
 
-    on_progress is called from this thread with every chunk written (10 MB at a time). Files already
-    in the cache are not fetched again. endpoint and cache_dir default to HF_ENDPOINT and HF_HOME's cache.
+    on_progress is called, one call at a time, from snapshot_download's threads with every chunk
+    written (10 MB at a time). Files already complete in the cache count as done from the start and are
+    not fetched again; a file an earlier download left half-way goes on from where it stopped.
+    endpoint and cache_dir default to HF_ENDPOINT and HF_HOME's cache.
     Raises ModelLoadError saying what happened and what to do.
     """
-    from huggingface_hub import hf_hub_download
+    from huggingface_hub import snapshot_download
 
     check_can_download(name)
     report = on_progress or (lambda progress: None)
-    sizes = _file_sizes(name, endpoint)
+    commit, sizes = _wanted_files(name, endpoint)
     total = sum(sizes.values())
-    done = 0
-    report(DownloadProgress(0, total))
+    done = sum(size for file, size in sizes.items() if in_cache(name, file, cache_dir=cache_dir, revision=commit))
+    lock = threading.Lock()  # several files are written at once: one sum, reported in order
+    report(DownloadProgress(done, total))
 
     def add(n: int) -> None:
         nonlocal done
-        done += n
-        report(DownloadProgress(done, total))
+        with lock:
+            done += n
+            report(DownloadProgress(done, total))
 
-    folder = None
-    for file, size in sizes.items():
-        before = done
-        try:
-            path = hf_hub_download(name, file, endpoint=endpoint, cache_dir=cache_dir, tqdm_class=_byte_counter(add))
-        except Exception as error:  # whatever stopped it, the student gets one message saying what to do
-            log.warning("downloading %s of %s failed: %r", file, name, error)
+    try:
+        folder = snapshot_download(name, allow_patterns=list(sizes), tqdm_class=_byte_counter(add),
+                                   endpoint=endpoint, cache_dir=cache_dir)
+    except Exception as error:  # whatever stopped it, the student gets one message saying what to do
+        log.warning("downloading %s failed: %r", name, error)
+        raise ModelLoadError(
+            f"The download of {name!r} stopped after {DownloadProgress(done, total)} "
+            f"({_describe(error)}). The files already complete are kept: choose the model again to go on, "
+            f"or keep working with the bundled model {BUNDLED_MODEL!r}."
+        ) from error
+    report(DownloadProgress(total, total))  # every file is in the cache, however many bytes this call wrote
+    return Path(folder)
+
+
+def _wanted_files(name: str, endpoint: str | None) -> tuple[str, dict[str, int]]:
+    """The commit the main branch is at, and {file: bytes} of the wanted files it has (one request to the Hub).
+
+    Asked before anything is fetched, so that the progress has its total from the first report and a
+    repository the app cannot use is refused without downloading a byte of it.
+    """
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
+
+    try:
+        info = HfApi(endpoint=endpoint).model_info(name, files_metadata=True)
+    except (RepositoryNotFoundError, GatedRepoError) as error:
+        raise ModelLoadError(
+            f"The Hugging Face Hub has no public model {name!r} ({type(error).__name__}). Check the id in "
+            f"the allow-list, or use the bundled model {BUNDLED_MODEL!r}."
+        ) from error
+    except Exception as error:  # refused, timed out, a proxy's page, the Hub down: all the same to a student
+        log.warning("asking the Hub about %s failed: %r", name, error)
+        raise ModelLoadError(
+            f"The model {name!r} could not be downloaded: the Hugging Face Hub could not be reached "
+            f"({_describe(error)}). Check the network connection and choose the model again, "
+            f"or keep working with the bundled model {BUNDLED_MODEL!r}, which needs no network."
+        ) from error
+    sizes = {sibling.rfilename: sibling.size or 0 for sibling in info.siblings or () if sibling.rfilename in FILES}
+    for file in REQUIRED:
+        if file not in sizes:
             raise ModelLoadError(
-                f"The download of {name!r} stopped after {DownloadProgress(before, total)} "
-                f"({_describe(error)}). The files already complete are kept: choose the model again to go on, "
-                f"or keep working with the bundled model {BUNDLED_MODEL!r}."
-            ) from error
-        done = before + size  # the file's real size, also when it was already in the cache
-        report(DownloadProgress(done, total))
-        folder = Path(path).parent
-    return folder
-
-
-def _file_sizes(name: str, endpoint: str | None) -> dict[str, int]:
-    """{file: bytes} of the wanted files the repository has, asked of the Hub (one HEAD request each)."""
-    from huggingface_hub import get_hf_file_metadata, hf_hub_url
-    from huggingface_hub.errors import GatedRepoError, RemoteEntryNotFoundError, RepositoryNotFoundError
-
-    sizes = {}
-    for file in FILES:
-        try:
-            metadata = get_hf_file_metadata(hf_hub_url(name, file, endpoint=endpoint), endpoint=endpoint)
-        except RemoteEntryNotFoundError:
-            if file in REQUIRED:
-                raise ModelLoadError(
-                    f"The Hub repository {name!r} has no {file}, so it cannot be loaded here "
-                    "(the weights are read from model.safetensors only)."
-                ) from None
-            continue
-        except (RepositoryNotFoundError, GatedRepoError) as error:
-            raise ModelLoadError(
-                f"The Hugging Face Hub has no public model {name!r} ({type(error).__name__}). Check the id in "
-                f"the allow-list, or use the bundled model {BUNDLED_MODEL!r}."
-            ) from error
-        except Exception as error:  # refused, timed out, a proxy's page, the Hub down: all the same to a student
-            log.warning("asking the Hub about %s of %s failed: %r", file, name, error)
-            raise ModelLoadError(
-                f"The model {name!r} could not be downloaded: the Hugging Face Hub could not be reached "
-                f"({_describe(error)}). Check the network connection and choose the model again, "
-                f"or keep working with the bundled model {BUNDLED_MODEL!r}, which needs no network."
-            ) from error
-        sizes[file] = metadata.size or 0
+                f"The Hub repository {name!r} has no {file}, so it cannot be loaded here "
+                "(the weights are read from model.safetensors only)."
+            )
     if not any(file in sizes for file in VOCABULARIES):
         raise ModelLoadError(f"The Hub repository {name!r} has neither vocab.txt nor tokenizer.json: no tokenizer.")
-    return sizes
+    return info.sha, sizes
 
 
 def _describe(error: Exception) -> str:
-    """What went wrong, in a few words a student can act on."""
-    status = getattr(getattr(error, "response", None), "status_code", None)
-    if status is not None:
-        return f"the Hub answered HTTP {status}"
-    kinds = {cls.__name__ for cls in type(error).__mro__}  # httpx's classes, in whichever copy huggingface_hub uses
+    """What went wrong, in a few words a student can act on.
+
+    Looks through the errors huggingface_hub wraps others in (a file it could neither fetch nor find in
+    the cache is a LocalEntryNotFoundError raised from the HTTP 503 or the broken connection behind it).
+    """
+    chain = [error]
+    while chain[-1].__cause__ is not None and chain[-1].__cause__ not in chain:
+        chain.append(chain[-1].__cause__)
+    for cause in chain:
+        status = getattr(getattr(cause, "response", None), "status_code", None)
+        if status is not None:
+            return f"the Hub answered HTTP {status}"
+    # httpx's classes, in whichever copy huggingface_hub uses
+    kinds = {cls.__name__ for cause in chain for cls in type(cause).__mro__}
     if "TimeoutException" in kinds:
         return "the Hub did not answer in time"
     if "ConnectError" in kinds:
@@ -143,41 +158,24 @@ def _describe(error: Exception) -> str:
 
 
 def _byte_counter(add: Callable[[int], None]) -> type:
-    """A stand-in for the tqdm class hf_hub_download reports to: every byte written goes to add().
+    """A tqdm class for snapshot_download that draws nothing and sends every byte written to the cache to add().
 
-    update() carries the bytes written to disk (plain HTTP and Xet alike); update_transfer() the
-    bytes off the network, which are not counted twice. A resumed download that has to start the
-    file over calls update() with a negative count.
+    snapshot_download makes three bars of this class: the bytes written to the cache, summed over all
+    files (the group BYTES_BAR; a resumed file first adds the bytes it already had, one that must start
+    over takes them back with a negative count), the bytes off the network, and the files finished.
+    Only the first is counted; the others would count the same bytes twice, or files as bytes.
     """
+    from huggingface_hub.utils import tqdm
 
-    class ByteCounter:
+    class ByteCounter(tqdm):
         def __init__(self, *args, **kwargs):
-            self.n = kwargs.get("initial", 0) or 0
-            self.total = kwargs.get("total")
+            self.counts_bytes = kwargs.get("name") == BYTES_BAR
+            kwargs["disable"] = True  # the page shows the progress; the server's log stays free of bars
+            super().__init__(*args, **kwargs)
 
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc_info) -> None:
-            return None
-
-        def update(self, n: int | float | None = 1) -> None:
-            n = int(n or 0)
-            self.n += n
-            add(n)
-
-        def update_transfer(self, n: int | float | None = 1) -> None:
-            return None
-
-        def set_postfix_str(self, *args, **kwargs) -> None:
-            return None
-
-        set_transfer_postfix_str = set_postfix_str
-
-        def refresh(self) -> None:
-            return None
-
-        def close(self) -> None:
-            return None
+        def update(self, n: int | float | None = 1) -> bool | None:
+            if self.counts_bytes:
+                add(int(n or 0))
+            return super().update(n)
 
     return ByteCounter

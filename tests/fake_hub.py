@@ -3,8 +3,10 @@
 It answers what huggingface_hub's downloads ask: HEAD and GET of ``/{repo}/resolve/{revision}/{file}``
 with the headers they check (ETag, X-Repo-Commit, Content-Length; Range for resumed downloads), and
 404s carrying the Hub's X-Error-Code, so a missing file reads as missing rather than as an outage.
-It also answers what transformers asks when it loads a model by its Hub id: the model's info
-(``/api/models/{repo}``, ``.../revision/{revision}``) and its file tree (``.../tree/{revision}/{folder}``).
+It also answers the API calls of snapshot_download and of transformers loading a model by its Hub id:
+the model's info (``/api/models/{repo}``, ``.../revision/{revision}``; with ``?blobs=true`` each file's
+size and blob id, as the Hub adds them) and its file tree (``.../tree/{revision}/{folder}``). The files
+are served as plain git blobs, not LFS or Xet, so huggingface_hub fetches them over plain HTTP.
 For the tests of progress and failure, the weights can be served slowly (bytes_per_second), held
 part-way until the test releases them (hold_at), or cut off mid-file, after which the Hub answers
 503 until healed (interrupt_after).
@@ -22,6 +24,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import parse_qs
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"  # the repository's one commit (40 hex digits, as on the Hub)
 SLOW_FILES = ("model.safetensors",)  # throttled, held and cut off; small files always go at once
@@ -57,11 +60,13 @@ class FakeHub:
         self._server.shutdown()
         self._server.server_close()
 
-    def info(self) -> dict:
-        """What GET /api/models/{repo} answers (transformers asks it when loading by Hub id)."""
+    def info(self, blobs: bool = False) -> dict:
+        """What GET /api/models/{repo} answers; with blobs (?blobs=true) the files' sizes and blob ids too."""
+        siblings = [{"rfilename": file, **({"blobId": _etag(content), "size": len(content)} if blobs else {})}
+                    for file, content in self.files.items()]
         return {"id": self.repo_id, "modelId": self.repo_id, "sha": COMMIT, "private": False, "gated": False,
                 "disabled": False, "library_name": "transformers", "tags": ["transformers", "bert"],
-                "siblings": [{"rfilename": file} for file in self.files]}
+                "siblings": siblings}
 
     def tree(self) -> list[dict]:
         """What GET /api/models/{repo}/tree/{revision} answers: the files, all at the top level."""
@@ -116,14 +121,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, body: bool) -> None:
         hub: FakeHub = self.server.hub
         hub.requests.append((self.command, self.path))
-        path = self.path.split("?", 1)[0]
+        path, _, query = self.path.partition("?")
         api = f"/api/models/{hub.repo_id}"
         if hub._is_down():
             self._error(503, "ServiceUnavailable", "The Hub is down (fake).")
         elif path.startswith(f"/{hub.repo_id}/resolve/"):
             self._file(hub, path.split("/resolve/", 1)[1].split("/", 1)[-1], body)
         elif path == api or re.fullmatch(r"/revision/[^/]+", path.removeprefix(api)):
-            self._json(hub.info())
+            self._json(hub.info(blobs=parse_qs(query).get("blobs") == ["true"]))
         elif tree := re.fullmatch(r"/tree/[^/]+(?P<folder>/.*)?", path.removeprefix(api)):
             if (tree["folder"] or "/") != "/":  # the repository has no folders
                 self._error(404, "EntryNotFound", f"{tree['folder']} does not exist.", commit=True)
