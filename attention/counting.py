@@ -281,6 +281,57 @@ def inspect(result: TrainingResult, windows: np.ndarray) -> CountingTrace:
     )
 
 
+@dataclass(frozen=True)
+class LetterCounts:
+    """One window's letters (S − 1 of them, the blank left out): true and predicted counts, and attention."""
+
+    letters: tuple[str, ...]  # (S − 1,)
+    true: np.ndarray  # (S − 1,) how often each letter occurs
+    predicted: np.ndarray  # (S − 1,) the model's count
+    confidence: np.ndarray  # (S − 1,) the readout's probability of the count it gave
+    own_weight: np.ndarray  # (S − 1,) how much of the letter's attention lands on the positions holding it
+    uniform_share: np.ndarray  # (S − 1,) the same if it looked everywhere alike: its count / W
+
+
+def letter_counts(trace: CountingTrace, index: int = 0) -> LetterCounts:
+    """What the model counts in window `index` of a trace, and where each letter's attention went."""
+    window = trace.windows[index]  # (W,)
+    symbols = np.arange(1, trace.symbol_weights.shape[1])  # (S − 1,) the letters, blank excluded
+    holds = window[None, :] == symbols[:, None]  # (S − 1, W): which positions hold each letter
+    predicted = trace.predicted_counts[index, symbols]  # (S − 1,)
+    return LetterCounts(
+        letters=tuple(SYMBOLS[s] for s in symbols),
+        true=trace.true_counts[index, symbols],
+        predicted=predicted,
+        confidence=trace.probabilities[index, symbols, predicted],
+        own_weight=(trace.symbol_weights[index, symbols] * holds).sum(axis=-1),
+        uniform_share=holds.sum(axis=-1) / window.size,
+    )
+
+
+@dataclass(frozen=True)
+class EqualLetters:
+    """How the positions of letters that occur more than once in a window attend."""
+
+    spread: float  # the largest difference between the rows of two positions holding the same letter
+    own: float  # the mean share of a repeated letter's attention on the positions holding it
+    uniform: float  # that share if it looked everywhere alike
+
+
+def equal_letters(trace: CountingTrace, index: int = 0) -> EqualLetters | None:
+    """Rows of equal letters compared, in window `index`; None when no letter occurs twice."""
+    window, weights = trace.windows[index], trace.self_weights[index]  # (W,), (W, W)
+    repeated = [s for s in range(1, trace.symbol_weights.shape[1]) if (window == s).sum() > 1]
+    if not repeated:
+        return None
+    rows = [weights[window == s] for s in repeated]  # each (n_s, W)
+    return EqualLetters(
+        spread=max(float(np.abs(r - r[0]).max()) for r in rows),
+        own=float(np.mean([r[:, window == s].sum(axis=1).mean() for r, s in zip(rows, repeated, strict=True)])),
+        uniform=float(np.mean([(window == s).sum() / window.size for s in repeated])),
+    )
+
+
 def example_windows(config: CountingConfig, count: int = 1, seed: int = 0) -> np.ndarray:
     """(count, W) windows to look at, reproducible from a seed of their own."""
     return sample_windows(config, count, torch.Generator().manual_seed(seed)).numpy()

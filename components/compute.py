@@ -262,9 +262,11 @@ similarity_by_layer = context.similarity_by_layer
 
 # ---- Counting letters: trained in the session that asked (the models are tiny and nobody else's) ----
 
-train_counting = counting.train
-inspect_counting = counting.inspect
-example_windows = counting.example_windows
+train_counting = counting.train  # (config, on_step) -> TrainingResult, reporting every step
+inspect_counting = counting.inspect  # (result, windows) -> CountingTrace: attention and counts per window
+example_windows = counting.example_windows  # (config, count, seed) -> (count, W) windows to look at
+letter_counts = counting.letter_counts  # (trace, index) -> per letter: counts and own-letter attention
+equal_letters = counting.equal_letters  # (trace, index) -> how rows of a repeated letter compare
 
 
 # ---- Drawing: Vega-Lite specs built once per set of arguments ----

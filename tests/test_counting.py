@@ -15,8 +15,10 @@ from attention.counting import (
     SYMBOLS,
     CountingConfig,
     CountingModel,
+    equal_letters,
     example_windows,
     inspect,
+    letter_counts,
     train,
     true_counts,
 )
@@ -171,6 +173,34 @@ def test_true_counts_count_each_symbol():
 def test_a_bad_config_is_refused_with_its_range(change, message):
     with pytest.raises(ValueError, match=message):
         train(replace(CountingConfig(), **change))
+
+
+def test_letter_counts_read_each_letter_of_a_window_off_the_trace(trained):
+    config = trained.config
+    windows = example_windows(config, 3, seed=4)
+    trace = inspect(trained, windows)
+    for index, window in enumerate(windows):
+        counts = letter_counts(trace, index)
+        assert counts.letters == tuple(SYMBOLS[1:config.num_symbols])
+        for position, symbol in enumerate(range(1, config.num_symbols)):
+            holds = window == symbol
+            assert counts.true[position] == holds.sum() == trace.true_counts[index, symbol]
+            assert counts.predicted[position] == trace.probabilities[index, symbol].argmax()
+            assert counts.confidence[position] == trace.probabilities[index, symbol].max()
+            assert counts.own_weight[position] == pytest.approx(trace.symbol_weights[index, symbol, holds].sum(),
+                                                                abs=1e-6)
+            assert counts.uniform_share[position] == holds.sum() / config.win_size
+
+
+def test_equal_letters_compares_the_rows_of_repeated_letters_or_says_there_are_none(trained):
+    config = trained.config
+    repeated = np.array([[1, 1, 2, 0, 3, 3, 3, 4, 0, 5]])  # A twice, C three times
+    alike = equal_letters(inspect(trained, repeated))
+    assert alike is not None
+    assert alike.spread < 1e-6, "equal letters ask the same question"
+    assert alike.uniform == pytest.approx((2 / config.win_size + 3 / config.win_size) / 2)
+    assert alike.uniform < alike.own <= 1.0
+    assert equal_letters(inspect(trained, np.array([[1, 2, 3, 4, 5, 0, 0, 0, 0, 0]]))) is None
 
 
 def test_inspect_refuses_windows_of_another_size(trained):

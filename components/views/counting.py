@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.counting import BLANK, SYMBOLS, CountingConfig, TrainingResult, example_windows, inspect, train
+from attention.counting import BLANK, SYMBOLS, CountingConfig, TrainingResult
 from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from attention.settings import SCALINGS
+from components import compute
 from components.heatmap import heatmap
 
 RESULTS = "count_results"  # session key: {CountingConfig: TrainingResult}, newest last
@@ -111,23 +112,17 @@ def curves_chart(result: TrainingResult) -> alt.HConcatChart:
     ).properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"))
 
 
-def counts_table(trace, index: int, config: CountingConfig) -> pd.DataFrame:
+def counts_table(trace, index: int) -> pd.DataFrame:
     """One row per letter of the vocabulary: the true count, the model's, and where its attention went."""
-    window = trace.windows[index]  # (W,)
-    rows = []
-    for symbol in range(1, config.num_symbols):
-        where = window == symbol  # (W,) the positions holding this letter
-        own = float(trace.symbol_weights[index, symbol, where].sum())  # its weight on them
-        predicted = int(trace.predicted_counts[index, symbol])
-        rows.append({
-            "letter": SYMBOLS[symbol],
-            "true count": int(trace.true_counts[index, symbol]),
-            "model's count": predicted,
-            "confidence": float(trace.probabilities[index, symbol, predicted]),
-            "own-letter weight": own,
-            "uniform share": where.sum() / config.win_size,
-        })
-    return pd.DataFrame(rows)
+    counts = compute.letter_counts(trace, index)
+    return pd.DataFrame({
+        "letter": counts.letters,
+        "true count": counts.true,
+        "model's count": counts.predicted,
+        "confidence": counts.confidence,
+        "own-letter weight": counts.own_weight,
+        "uniform share": counts.uniform_share,
+    })
 
 
 def _train_live(config: CountingConfig, results: dict) -> None:
@@ -146,7 +141,7 @@ def _train_live(config: CountingConfig, results: dict) -> None:
         last_drawn = time.perf_counter()
         return True
 
-    _keep(results, config, train(config, on_step=on_step))
+    _keep(results, config, compute.train_counting(config, on_step=on_step))
     chart.empty()  # the page draws the finished curve below, under its own key
 
 
@@ -178,7 +173,7 @@ def _inspection(result: TrainingResult) -> None:
     config = result.config
     st.subheader("What the head learned")
     sample = st.session_state.get("count_sample", 0)
-    trace = inspect(result, example_windows(config, 1, seed=sample))
+    trace = compute.inspect_counting(result, compute.example_windows(config, 1, seed=sample))
     labels = list(trace.labels[0])
     st.button("Another window", key="count_another", icon=":material/casino:",
               on_click=lambda: st.session_state.update(count_sample=sample + 1))
@@ -188,7 +183,7 @@ def _inspection(result: TrainingResult) -> None:
         chart = heatmap(trace.self_weights[0], labels, labels, title="Attention weights, position × position",
                         row_title="query: the letter asking", column_title="key: the letter looked at")
         st.altair_chart(chart, width="content", key="chart-count-window")
-        st.caption(_alike_note(trace, config))
+        st.caption(_alike_note(trace))
     with letters_tab:
         symbols = list(SYMBOLS[:config.num_symbols])
         chart = heatmap(trace.symbol_weights[0], symbols, labels, title="Each symbol's question to this window",
@@ -197,7 +192,7 @@ def _inspection(result: TrainingResult) -> None:
         st.caption("The readout counts from these rows: one per symbol, asked whether or not the letter is in "
                    "the window (an absent letter must answer 0). A position's row in the other tab is its "
                    f"letter's row here. Row {BLANK} is the blank's, which counts the blanks.")
-    table = counts_table(trace, 0, config)
+    table = counts_table(trace, 0)
     st.dataframe(table, hide_index=True, key="count-table", column_config={
         "confidence": st.column_config.ProgressColumn("confidence", format="percent", min_value=0, max_value=1),
         "own-letter weight": st.column_config.NumberColumn(format="%.2f"),
@@ -209,15 +204,11 @@ def _inspection(result: TrainingResult) -> None:
                "letter looked everywhere alike (its count / window size).")
 
 
-def _alike_note(trace, config: CountingConfig) -> str:
-    window, weights = trace.windows[0], trace.self_weights[0]  # (W,), (W, W)
-    present = [s for s in range(1, config.num_symbols) if (window == s).sum() > 1]
-    if not present:
+def _alike_note(trace) -> str:
+    alike = compute.equal_letters(trace, 0)
+    if alike is None:
         return "No letter occurs twice in this window: try another one to compare equal letters."
-    spread = max(float(np.abs(weights[window == s] - weights[window == s][0]).max()) for s in present)
-    own = np.mean([weights[window == s][:, window == s].sum(axis=1).mean() for s in present])
-    uniform = np.mean([(window == s).sum() / config.win_size for s in present])
-    alike = "are identical" if spread == 0 else f"differ by at most {spread:.1e}"
-    return (f"Rows of equal letters {alike}: equal letters attend alike, since only the letter sets the "
-            f"query. On average a repeated letter puts {own:.0%} of its attention on the "
-            f"positions holding it, against {uniform:.0%} if it looked everywhere alike.")
+    rows = "are identical" if alike.spread == 0 else f"differ by at most {alike.spread:.1e}"
+    return (f"Rows of equal letters {rows}: equal letters attend alike, since only the letter sets the "
+            f"query. On average a repeated letter puts {alike.own:.0%} of its attention on the "
+            f"positions holding it, against {alike.uniform:.0%} if it looked everywhere alike.")
