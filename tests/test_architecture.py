@@ -1,0 +1,114 @@
+"""The shape of the house, checked: the core computes, components/compute.py caches, the views only draw.
+
+Read off the source with ast, so a broken rule is named with its file and line:
+- no view keeps a cache of its own, and no view calls a function of the core (types and constants only);
+- imports between the project's modules go one way: no circle anywhere, imports inside functions included;
+- the core never imports Streamlit.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("attention", "components", "bench", "harness", "tests")
+VIEWS = sorted((ROOT / "components" / "views").glob("*.py"))
+CACHE_DECORATORS = {"cache_data", "cache_resource", "cache", "lru_cache"}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def project_modules() -> dict[str, Path]:
+    paths = [ROOT / "streamlit_app.py"] + [p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))]
+    return {module_name(path): path for path in paths if path.exists()}
+
+
+def imported_modules(path: Path, modules: dict[str, Path]) -> set[str]:
+    """The project modules a file imports anywhere in it: `from a import b` counts a.b when that is a module."""
+    found = set()
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # a relative import, from the file's own package upwards
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
+    return {name for name in found if name in modules}
+
+
+def test_no_import_circle_anywhere():
+    modules = project_modules()
+    graph = {name: imported_modules(path, modules) - {name} for name, path in modules.items()}
+    circles = []
+    state: dict[str, str] = {}
+
+    def visit(name: str, trail: list[str]) -> None:
+        state[name] = "open"
+        for other in sorted(graph[name]):
+            if state.get(other) == "open":
+                circles.append(" -> ".join([*trail[trail.index(other):], other]))
+            elif other not in state:
+                visit(other, [*trail, other])
+        state[name] = "done"
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert not circles, "import circles:\n" + "\n".join(circles)
+
+
+def test_bench_and_tests_share_the_harness_without_importing_each_other():
+    modules = project_modules()
+    for name, path in modules.items():
+        imported = imported_modules(path, modules)
+        if name.startswith("bench"):
+            assert not {m for m in imported if m.startswith("tests")}, f"{name} imports a test module"
+        if name.startswith("tests"):
+            assert not {m for m in imported if m.startswith("bench")}, f"{name} imports the benchmarks"
+        if name.startswith("harness"):
+            assert not {m for m in imported if m.startswith(("tests", "bench"))}, f"{name} imports tests or bench"
+
+
+def test_the_core_never_imports_streamlit():
+    for path in sorted((ROOT / "attention").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(name.split(".")[0] == "streamlit" for name in names), f"{path.name}:{node.lineno}"
+
+
+@pytest.mark.parametrize("path", VIEWS, ids=lambda p: p.name)
+def test_a_view_keeps_no_cache(path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef):
+            for decorator in node.decorator_list:
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                assert name not in CACHE_DECORATORS, (
+                    f"{path.name}:{decorator.lineno}: {node.name} is cached here; caches live in components/compute.py")
+
+
+@pytest.mark.parametrize("path", VIEWS, ids=lambda p: p.name)
+def test_a_view_takes_only_types_and_constants_from_the_core(path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            assert not any(alias.name.split(".")[0] == "attention" for alias in node.names), (
+                f"{path.name}:{node.lineno} imports the core as a module; call components/compute.py instead")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "attention":
+            source = importlib.import_module(node.module)
+            for alias in node.names:
+                value = getattr(source, alias.name)
+                assert not (inspect.isfunction(value) or inspect.ismodule(value)), (
+                    f"{path.name}:{node.lineno} takes {alias.name} from the core; call components/compute.py instead")
