@@ -3,7 +3,7 @@
 Only what a BertModel and its tokenizer need is fetched (attention.hub.FILES): the config, the
 safetensors weights and the tokenizer files. One `snapshot_download` fetches them, several at once,
 into the ordinary Hugging Face cache, so `load_model(name)` finds them there afterwards. No Streamlit
-here: the page's download manager runs `download` in a thread and reads the progress it reports.
+here: `Downloads` runs `download` in a thread per model, and the page reads the progress it reports.
 """
 
 from __future__ import annotations
@@ -179,3 +179,67 @@ def _byte_counter(add: Callable[[int], None]) -> type:
             return super().update(n)
 
     return ByteCounter
+
+
+class Download:
+    """One model's download, run in its own thread; progress and outcome can be read from any thread."""
+
+    def __init__(self, name: str, **where):
+        self.name = name
+        self._where = where  # endpoint and cache_dir for attention.download.download, when not the defaults
+        # Replaced whole by the download thread, never changed in place: a reader sees done and total together.
+        self.progress = DownloadProgress(0, 0)
+        self.error: str | None = None  # what to tell the student, once finished without success
+        self._finished = threading.Event()
+        threading.Thread(target=self._run, name=f"download {name}", daemon=True).start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the download has ended (or timeout seconds passed); whether it has ended."""
+        return self._finished.wait(timeout)
+
+    @property
+    def finished(self) -> bool:
+        return self._finished.is_set()
+
+    @property
+    def failed(self) -> bool:
+        return self.finished and self.error is not None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.finished and self.error is None
+
+    def _run(self) -> None:
+        try:
+            download(self.name, self._report, **self._where)
+        except ModelLoadError as error:
+            self.error = str(error)
+        except Exception:  # a bug must not leave the bar waiting forever; the log keeps the details
+            log.exception("downloading %s failed", self.name)
+            self.error = (f"The download of {self.name!r} failed; the error was logged on the server. "
+                          f"Choose the model again to retry, or keep working with the bundled model {BUNDLED_MODEL!r}.")
+        finally:
+            self._finished.set()  # after error is set, so a finished download always tells how it ended
+
+    def _report(self, progress: DownloadProgress) -> None:
+        self.progress = progress
+
+
+class Downloads:
+    """This server process's downloads, at most one running per model, shared by every session.
+
+    endpoint and cache_dir default to HF_ENDPOINT and the Hugging Face cache, where load_model looks.
+    """
+
+    def __init__(self, *, endpoint: str | None = None, cache_dir: str | None = None) -> None:
+        self._lock = threading.Lock()
+        self._by_name: dict[str, Download] = {}
+        self._where = {"endpoint": endpoint, "cache_dir": cache_dir}
+
+    def start(self, name: str) -> Download:
+        """The model's running or finished download; a fresh one if there was none or the last one failed."""
+        with self._lock:
+            current = self._by_name.get(name)
+            if current is None or current.failed:
+                current = self._by_name[name] = Download(name, **self._where)
+            return current

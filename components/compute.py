@@ -34,9 +34,11 @@ from attention import (
     compare,
     context,
     counting,
+    download,
     encode,
     head_switch,
     heads,
+    hub,
     lesson,
     load_model,
     neuron,
@@ -81,6 +83,21 @@ def model_names() -> tuple[str, ...]:
 
 def is_hub_model(name: str) -> bool:
     return name in allowed_hub_ids()
+
+
+# ---- Hub models: one download per model per server process, shared by every session ----
+
+@st.cache_resource(show_spinner=False)
+def downloads() -> download.Downloads:
+    return download.Downloads()
+
+
+def needs_download(name: str) -> bool:
+    """Whether name is an allowed Hub model whose files are not all in the cache yet."""
+    return download.is_hub_model(name) and not hub.is_cached(name)
+
+
+check_can_download = download.check_can_download  # raises ModelLoadError, saying why, when no download may start
 
 
 # ---- The model and the text: key (model name) and (model name, text, second text) ----

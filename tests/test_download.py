@@ -10,10 +10,9 @@ import threading
 import pytest
 
 from attention import ModelLoadError, load_model
-from attention.download import DownloadProgress, download
+from attention.download import DownloadProgress, Downloads, download
 from attention.hub import FILES, WEIGHTS, is_cached
 from attention.models import ALLOWED_MODELS_ENV
-from components.model_download import Downloads
 from harness.server import free_port
 from tests.fake_hub import FakeHub, save_hub_bert
 
