@@ -4,7 +4,14 @@ layer, head, head_dim, scaling, τ, seed; next to the view). Draws widgets and r
 Every widget's key is a query parameter's name. Values live in a shadow copy in the
 session as well as in the widgets, because Streamlit forgets a widget's value when the
 widget is hidden (the τ slider for other scalings) or when its range changes (the
-head slider when the source changes); the shadow brings them back.
+head slider when the source changes); the shadow brings them back. The page writes the URL
+from the shadow (page_state.to_query) after each run.
+
+Not Streamlit's bind="query-params" (1.67), which would write a choice's label instead of its
+value (scaling=d_k, view=One head, query=4: an), a toggle as true/false instead of 1/0, drop
+a hidden widget's parameter, write `source=` for a choice clicked off, clamp or cut what the
+page refuses with a notice, and leave moves to the browser (AppTest sees no URL change).
+tests/test_url_sync.py pins what this sync keeps.
 
 The attention controls sit in a fragment with the view, so moving one reruns only that part.
 A change to a sidebar control requested from inside the fragment (a click on a head in the grid
