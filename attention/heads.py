@@ -18,28 +18,41 @@ from attention.trace import Trace
 AGGREGATES = ("mean", "max")
 
 
-def head_weights(trace: Trace, heads: Sequence[int] | None = None, max_elements: int = 2**24) -> np.ndarray:
-    """(B, h, T, T): the attention weights of the given heads (all by default) of the traced layer.
+HEAD_STAGES = ("scores", "scaled", "weights", "context")  # what head_stage computes for every head
 
-    Computed a few heads at a time, so that only the weights themselves are ever held at
-    once (a random source with head_dim 1 has C heads), never the scores beside them.
+
+def head_weights(trace: Trace, heads: Sequence[int] | None = None, max_elements: int = 2**24) -> np.ndarray:
+    """(B, h, T, T): the attention weights of the given heads (all by default) of the traced layer."""
+    return head_stage(trace, "weights", heads, max_elements)
+
+
+def head_stage(trace: Trace, stage: str, heads: Sequence[int] | None = None, max_elements: int = 2**24
+               ) -> np.ndarray:
+    """One stage of the given heads (all by default) of the traced layer: the raw scores, the scaled
+    scores or the weights (B, h, T, T), or the context (B, h, T, d), as the trace computes them for its head.
+
+    Computed a few heads at a time, so that only the stage itself is ever held at once (a random
+    source with head_dim 1 has C heads), never the other stages beside it.
     """
+    if stage not in HEAD_STAGES:
+        raise ValueError(f"stage must be one of {', '.join(HEAD_STAGES)}; got {stage!r}")
     chosen = list(range(trace.num_heads)) if heads is None else [int(h) for h in heads]
     for head in chosen:
         if not 0 <= head < trace.num_heads:
             raise ValueError(f"head must be from 0 to {trace.num_heads - 1}; got {head}")
     queries, keys, values = (trace[f"{letter} split"] for letter in "QKV")  # (B, nh, T, d) each
-    batch, _, tokens, _ = queries.shape
-    weights = np.empty((batch, len(chosen), tokens, tokens), dtype=np.float32)  # (B, h, T, T)
+    batch, _, tokens, size = queries.shape
+    width = size if stage == "context" else tokens
+    out = np.empty((batch, len(chosen), tokens, width), dtype=np.float32)  # (B, h, T, T or d)
     step = max(1, max_elements // (batch * tokens * tokens))
     with torch.inference_mode():
         mask = additive_mask(torch.from_numpy(trace["attention_mask"]))[:, None]  # (B, 1, 1, T)
         for start in range(0, len(chosen), step):
             some = chosen[start:start + step]
             stages = attend(*(torch.from_numpy(tensor[:, some]) for tensor in (queries, keys, values)),
-                            mask, trace.divisor, trace.settings.similarity)  # weights (B, step, T, T)
-            weights[:, start:start + len(some)] = stages.weights.numpy()
-    return weights
+                            mask, trace.divisor, trace.settings.similarity)  # each (B, step, T, T or d)
+            out[:, start:start + len(some)] = getattr(stages, stage).numpy()
+    return out
 
 
 def aggregate_heads(weights: np.ndarray, how: str) -> np.ndarray:

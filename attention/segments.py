@@ -37,12 +37,14 @@ def visible_tokens(token_type_ids: np.ndarray, special: np.ndarray, which: str =
 
 
 def renormalised(weights: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """(T, T) weights restricted to the given key columns, each row rescaled to sum to 1 again."""
-    kept = weights[:, keys]  # (T, K)
+    """(..., T, T) weights restricted to the given key columns, each row rescaled to sum to 1 again."""
+    kept = weights[..., keys]  # (..., T, K)
     total = kept.sum(axis=-1, keepdims=True)
     return np.divide(kept, total, out=np.zeros_like(kept), where=total > 0)
 
 
 def visible_weights(weights: np.ndarray, rows: np.ndarray, keys: np.ndarray, renormalise: bool) -> np.ndarray:
-    """(T, T) weights -> (R, K): the chosen query rows and key columns, each row rescaled to sum to 1 if asked."""
-    return renormalised(weights, keys)[rows] if renormalise else weights[np.ix_(rows, keys)]
+    """(..., T, T) weights -> (..., R, K): the chosen query rows and key columns, each row rescaled to sum
+    to 1 if asked. Scores are cut the same way, never renormalised."""
+    kept = renormalised(weights, keys) if renormalise else weights[..., keys]  # (..., T, K)
+    return kept[..., rows, :]  # (..., R, K)

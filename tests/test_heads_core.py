@@ -16,6 +16,7 @@ from attention import TraceSettings, build_trace, encode, encode_batch
 from attention.heads import (
     aggregate_heads,
     head_entropies,
+    head_stage,
     head_summary,
     head_weights,
     mean_of_heads,
@@ -160,3 +161,14 @@ def test_head_entropies_and_the_mean_of_heads_are_read_off_every_head(tiny, enco
     np.testing.assert_array_equal(head_entropies(trace), head_summary(every_head, trace["attention_mask"])["entropy"])
     np.testing.assert_allclose(mean_of_heads(trace)[:, 0], every_head.mean(axis=1), atol=1e-7)
     np.testing.assert_allclose(mean_of_heads(trace).sum(axis=-1), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("stage", ["scores", "scaled", "weights", "context"])
+def test_every_stage_of_every_head_is_each_heads_trace(stage, tiny, encoding):
+    settings = TraceSettings(layer=1, scaling="temperature", temperature=0.7)
+    every_head = head_stage(build_trace(tiny, encoding, settings), stage)  # (1, nh, T, T or d)
+    for head in range(settings.num_heads(tiny.shape)):
+        one = build_trace(tiny, encoding, dataclasses.replace(settings, head=head))
+        np.testing.assert_allclose(every_head[:, head], one[stage], atol=1e-6)
+    with pytest.raises(ValueError, match="stage must be one of scores, scaled, weights, context"):
+        head_stage(build_trace(tiny, encoding, settings), "masked")
