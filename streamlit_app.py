@@ -11,7 +11,7 @@ import logging
 import streamlit as st
 
 from attention import BUNDLED_MODEL, ModelLoadError, ModelShape
-from components import compute, controls, model_download, page_state, views
+from components import compute, controls, model_download, page_state, scrub, views
 from components.heatmap import page_icon
 from components.reconnect import rerun_page_on_reconnect
 from components.shapes_panel import shapes_panel
@@ -40,9 +40,10 @@ def second_text(view: str, text_b: str) -> str:
 def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShape) -> None:
     """The attention controls, the view and the shapes panel: moving a control reruns only this."""
     controls.rerun_page_if_requested()
+    scrub.new_run()
     main, side = st.columns([2, 1], gap="medium")
     with side:
-        state, range_notices = controls.attention_controls(shape, view)
+        state, range_notices = controls.attention_controls(shape, view, view in views.LAYER_AND_HEAD_ON_CHART)
     st.query_params.from_dict(page_state.to_query(state))
     with main:
         for notice in range_notices:

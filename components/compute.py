@@ -62,6 +62,7 @@ CACHE_ENTRIES = {
     # the model again): 0.3 MB for 32 tokens on the bundled model, 5.5 MB at 512, 20 MB on bert-base.
     "encoding": 40,
     "trace": 24,  # one layer, head and scaling: about 16 MB at 512 tokens
+    "head_stack": 8,  # one stage of every head of the layers sent: 12.6 MB for one layer at 512 tokens
     "layer_proof": 128,  # (nh,) floats
     "entropy_by_layer": 16,  # (L, nh) floats
     "rollout": 16,  # (T, T)
@@ -72,6 +73,7 @@ CACHE_ENTRIES = {
     "switch_prediction": 64,  # five words and their probabilities
     "switch_ranking": 16,  # one line per head
     "chart_spec": 128,  # a Vega-Lite spec without its data, a few kB
+    "chart_data": 8,  # a scrubbed heatmap's datasets: up to about 4 MB (ALL_LAYERS_CELLS in scrub.py)
 }
 
 
@@ -159,6 +161,32 @@ def visible_weights(trace: Trace, encoding: Encoding, pair: str, hide_special: b
     rows, keys = segments.visible_tokens(encoding.token_type_ids[0], encoding.special_tokens_mask[0], pair,
                                          hide_special)
     return rows, keys, segments.visible_weights(trace["weights"][0], rows, keys, hide_special)
+
+
+def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage: str, layers: tuple[int, ...],
+               heads_sent: tuple[int, ...], pair: str = "all", hide_special: bool = False) -> np.ndarray:
+    """(len(layers), len(heads_sent), R, K): one stage (scores, scaled, weights; the context is (…, R, d)) of
+    the given heads of the given layers, cut to the rows and keys the pair filter leaves; the weights
+    renormalised over the kept keys when the special tokens are hidden. The key leaves out the head."""
+    return _head_stack(name, text, text_b, _any_head(settings, layer=0), stage, layers, heads_sent, pair,
+                       hide_special)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["head_stack"])
+def _head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage: str, layers: tuple[int, ...],
+                heads_sent: tuple[int, ...], pair: str, hide_special: bool) -> np.ndarray:
+    encoded = encoding(name, text, text_b)
+    rows, keys = segments.visible_tokens(encoded.token_type_ids[0], encoded.special_tokens_mask[0], pair,
+                                         hide_special)  # (R,), (K,)
+    stacks = []
+    for layer in layers:
+        some_heads = heads.head_stage(trace(name, text, text_b, dataclasses.replace(settings, layer=layer)), stage,
+                                      heads_sent)[0]  # (h, T, T) or (h, T, d)
+        if stage == "context":
+            stacks.append(some_heads[:, rows])  # (h, R, d)
+        else:
+            stacks.append(segments.visible_weights(some_heads, rows, keys, hide_special and stage == "weights"))
+    return np.stack(stacks)  # (len(layers), h, R, K or d)
 
 
 neuron_view = neuron.neuron_view  # (trace, query) -> q, every k, q ⊙ k, the sums, the scaled scores and the softmax
@@ -286,11 +314,18 @@ letter_counts = counting.letter_counts  # (trace, index) -> per letter: counts a
 equal_letters = counting.equal_letters  # (trace, index) -> how rows of a repeated letter compare
 
 
-# ---- Drawing: Vega-Lite specs built once per set of arguments ----
+# ---- Drawing: specs and datasets built once per set of arguments ----
 
 @functools.lru_cache(maxsize=CACHE_ENTRIES["chart_spec"])
 def chart_spec(build: Callable[..., dict], *arguments) -> dict:
     """build(*arguments), a chart's spec without its data, kept: Altair's building and schema validation
     cost more than the rest of a move. Callers must not change the dict (Streamlit copies before it adds)."""
+    return build(*arguments)
+
+
+@functools.lru_cache(maxsize=CACHE_ENTRIES["chart_data"])
+def chart_data(build: Callable[..., dict], *arguments) -> dict:
+    """build(*arguments), a chart's datasets by name, kept: a layer's heads as pictures take a dozen PNG
+    encodings, which a move that only reports the head shown must not pay again. Not to be changed."""
     return build(*arguments)
 

@@ -6,15 +6,20 @@ move never pays for a file nobody asked for.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import altair as alt
 import streamlit as st
 
 
-def chart_downloads(chart: alt.TopLevelMixin, key: str, name: str, title: str | None = None) -> None:
-    """Two small buttons under a chart: PNG and SVG of what is drawn (with another title if given)."""
+def chart_downloads(make_chart: Callable[[], alt.TopLevelMixin], key: str, name: str, title: str | None = None
+                    ) -> None:
+    """Two small buttons under a chart: PNG and SVG of make_chart() (with another title if given), built
+    when a button is clicked."""
     png, svg = st.columns(2)
 
-    def spec() -> dict:  # built on click only: retitling a chart has Altair validate it again
+    def spec() -> dict:  # built on click only: building and retitling a chart has Altair validate it
+        chart = make_chart()
         return (chart if title is None else chart.properties(title=title)).to_dict()
 
     png.download_button("PNG", data=lambda: _png(spec()), file_name=f"{name}.png", mime="image/png",

@@ -56,10 +56,10 @@ def heatmap(
     """
     matrix = np.asarray(matrix, dtype=np.float32)
     rows, columns = matrix.shape
-    width, height = _plot_size(rows, columns, size)
-    x_axis = _label_axis(column_labels, column_title, columns, angle=-60)
-    y_axis = _label_axis(row_labels, row_title, rows, angle=0)
-    colour = _colour_scale(scheme)
+    width, height = plot_size(rows, columns, size)
+    x_axis = label_axis(column_labels, column_title, columns, angle=-60)
+    y_axis = label_axis(row_labels, row_title, rows, angle=0)
+    colour = colour_scale(scheme)
     if rows * columns <= MAX_VECTOR_CELLS:
         chart = _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, title)
         if domain is not None:
@@ -76,7 +76,7 @@ def heatmap(
     return chart
 
 
-def _colour_scale(scheme: str) -> alt.Scale:
+def colour_scale(scheme: str) -> alt.Scale:
     if scheme == "redblue":  # white at zero, whatever the range
         return alt.Scale(scheme=scheme, domainMid=0)
     return alt.Scale(scheme=scheme, zero=True)
@@ -109,9 +109,9 @@ def _raster(matrix, x_axis, y_axis, domain, scheme, colour) -> alt.LayerChart:
     image = pd.DataFrame({"url": [picture_url(matrix, domain, scheme)],
                           "x": [0], "x2": [columns], "y": [0], "y2": [rows]})
     picture = alt.Chart(image).mark_image(aspect=False).encode(
-        x=alt.X("x:Q", axis=_centred(x_axis), scale=alt.Scale(domain=[0, columns], nice=False, zero=False)),
+        x=alt.X("x:Q", axis=centred(x_axis), scale=alt.Scale(domain=[0, columns], nice=False, zero=False)),
         x2="x2",
-        y=alt.Y("y:Q", axis=_centred(y_axis), scale=alt.Scale(domain=[0, rows], nice=False, reverse=True)),
+        y=alt.Y("y:Q", axis=centred(y_axis), scale=alt.Scale(domain=[0, rows], nice=False, reverse=True)),
         y2="y2",
         url="url:N",
     )
@@ -126,7 +126,7 @@ def _scale_carrier(domain: list[float], colour: alt.Scale) -> alt.Chart:
     )
 
 
-def _label_axis(labels: list[str], title: str, count: int, angle: int) -> alt.Axis:
+def label_axis(labels: list[str], title: str, count: int, angle: int) -> alt.Axis:
     """An axis whose tick at index i reads labels[i]; at most ~40 ticks on long texts."""
     step = max(1, int(np.ceil(count / 40)))
     return alt.Axis(
@@ -139,7 +139,7 @@ def _label_axis(labels: list[str], title: str, count: int, angle: int) -> alt.Ax
     )
 
 
-def _centred(axis: alt.Axis) -> alt.Axis:
+def centred(axis: alt.Axis) -> alt.Axis:
     """The same axis on a continuous scale: ticks in the middle of each cell."""
     return alt.Axis(**{**axis.to_dict(), "values": [v + 0.5 for v in axis.values]})
 
@@ -157,7 +157,7 @@ def colour_domain(matrix: np.ndarray, scheme: str) -> list[float]:
     return [min(low, 0.0), high if high > low else low + 1.0]
 
 
-def _plot_size(rows: int, columns: int, size: int) -> tuple[int, int]:
+def plot_size(rows: int, columns: int, size: int) -> tuple[int, int]:
     cell = size / max(rows, columns)
     height = min(size, round(rows * max(cell, MIN_ROW_PX)))
     return max(80, round(columns * cell)), max(80, height)

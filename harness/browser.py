@@ -222,6 +222,12 @@ def slider_thumb(page, key: str):
     return page.locator(f".st-key-{key} [data-testid='stSlider'] input[type='range']")
 
 
+def chart_input(page, name: str):
+    """One of a chart's own range inputs (components/scrub.py), "layer" or "head": Vega names each
+    input after its selection and field."""
+    return page.locator(f'.vega-bindings input[type="range"][name="{name}_{name}"]').first
+
+
 @dataclass(frozen=True)
 class Timing:
     """Milliseconds from just before an action: the page's last DOM change, the server's last message."""
@@ -257,6 +263,11 @@ def press_and_measure(page, locator, key: str, **settle) -> float:
 def press_slider_key(page, key: str, press: str = "ArrowRight", **settle) -> float:
     """Press a key on the slider with key=key; return ms from the key press until the page settled."""
     return press_and_measure(page, slider_thumb(page, key), press, **settle)
+
+
+def press_chart_key(page, name: str, press: str = "ArrowRight", **settle) -> float:
+    """Press a key on a chart's own layer or head input; return ms until the rerun that follows has settled."""
+    return press_and_measure(page, chart_input(page, name), press, **settle)
 
 
 def time_slider_key(page, key: str, press: str = "ArrowRight", **settle) -> Timing:

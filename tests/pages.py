@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 from PIL import Image
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
@@ -44,12 +45,32 @@ def charts(page: AppTest) -> list:
 
 
 def chart_values(chart) -> pd.DataFrame:
-    """The rows a chart sends to the browser: its largest dataset, named or not."""
+    """The rows a chart shows: its largest dataset, named or not. A chart that holds many heads
+    (components/scrub.py) shows the rows of the layer and head its own inputs start at."""
     blobs = [d.data.data for d in chart.proto.datasets]
     if chart.proto.HasField("data") and chart.proto.data.data:
         blobs.append(chart.proto.data.data)
     frames = [pa.ipc.open_stream(blob).read_all().to_pandas() for blob in blobs]
-    return max(frames, key=len)
+    rows = max(frames, key=len)
+    for name, value in chart_picks(chart).items():
+        if name in rows:
+            rows = rows[rows[name] == value].reset_index(drop=True)
+    return rows
+
+
+def select_on_chart(page: AppTest, chart, selection: dict) -> AppTest:
+    """What Streamlit's frontend sends after a click on a chart, or a move of its inputs: the selection as
+    JSON under the chart's widget id, beside the other widgets' states; then the run it asks for.
+    (AppTest cannot click a chart; tests/browser/ do the same in Chromium.)"""
+    states = page._tree.get_widget_states()
+    states.widgets.append(WidgetState(id=chart.proto.id, string_value=json.dumps({"selection": selection})))
+    return page._run(states)
+
+
+def pick_on_chart(page: AppTest, key: str, **picks: int) -> AppTest:
+    """Move a chart's own layer or head inputs (components/scrub.py) to the values given."""
+    [chart] = [c for c in charts(page) if c.proto.id.endswith(f"-{key}")]
+    return select_on_chart(page, chart, {name: [{name: value}] for name, value in picks.items()})
 
 
 def chart_matrix(chart, fill: float = 0.0) -> np.ndarray:
@@ -58,6 +79,29 @@ def chart_matrix(chart, fill: float = 0.0) -> np.ndarray:
     matrix = np.full((cells["row"].max() + 1, cells["column"].max() + 1), fill, dtype=np.float32)
     matrix[cells["row"], cells["column"]] = cells["value"]
     return matrix
+
+
+def chart_picks(chart) -> dict[str, int]:
+    """{layer, head} that a chart holding many heads (components/scrub.py) shows: where its own inputs
+    start (the spec), or where the reader moved them since (the chart's selection). {} for other charts."""
+    picks = {p["name"]: p["value"][0][p["name"]] for p in _bound_params(chart)}
+    key = chart.proto.id.split("-", 2)[-1] if chart.proto.id else None  # "$$ID-<hash>-<key>"
+    if picks and key in chart.root.session_state:
+        moved = chart.root.session_state[key]["selection"]
+        picks |= {name: points[0][name] for name, points in moved.items() if points}
+    return picks
+
+
+def chart_inputs(chart) -> dict[str, tuple[int, int]]:
+    """{layer, head}: the (min, max) of a chart's own range inputs, for a chart that has them."""
+    return {p["name"]: (p["bind"]["min"], p["bind"]["max"]) for p in _bound_params(chart)}
+
+
+def _bound_params(chart) -> list[dict]:
+    """A chart's layer and head parameters that are bound to inputs, at its top or in its layers."""
+    spec = json.loads(chart.proto.spec)
+    params = spec.get("params", []) + [p for layer in spec.get("layer", []) for p in layer.get("params", [])]
+    return [p for p in params if p.get("bind") and p["name"] in ("layer", "head")]
 
 
 def chart_title(chart) -> str:

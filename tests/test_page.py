@@ -17,7 +17,17 @@ from streamlit.testing.v1 import AppTest
 from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode, transformers_weights
 from components.controls import PRESETS
 from tests import pages
-from tests.pages import APP, chart_matrix, chart_title, chart_values, charts, warnings
+from tests.pages import (
+    APP,
+    chart_inputs,
+    chart_matrix,
+    chart_picks,
+    chart_title,
+    chart_values,
+    charts,
+    pick_on_chart,
+    warnings,
+)
 
 
 def run_page(query: dict[str, str] | None = None) -> AppTest:
@@ -64,14 +74,17 @@ def test_the_proof_is_this_heads_largest_difference_from_transformers(bundled):
     assert shown == pytest.approx(float(np.abs(ours - theirs).max()), rel=0.06)
 
 
-def test_sliders_move_the_heatmap_the_shapes_and_the_url(bundled):
+def test_the_charts_own_layer_and_head_move_the_heatmap_the_shapes_and_the_url(bundled):
     page = run_page()
     before = weights_on_screen(page)
-    page.slider(key="head").set_value(5).run()
+    spec = charts(page)[0].proto.spec
+    pick_on_chart(page, "chart-weights", head=5)
     assert_healthy(page)
     assert page.query_params["head"] == "5"
+    assert page.subheader[0].value == "Layer 0, head 5"
     assert not np.allclose(before, weights_on_screen(page))
-    page.slider(key="layer").set_value(3).run()
+    assert charts(page)[0].proto.spec == spec, "the chart moved in the browser: its spec stays as it was"
+    pick_on_chart(page, "chart-weights", layer=3, head=5)
     assert page.query_params["layer"] == "3"
     encoding = encode(bundled, "time flies like an arrow")
     expected = build_trace(bundled, encoding, TraceSettings(layer=3, head=5))["weights"][0]
@@ -99,7 +112,7 @@ def test_random_source_with_head_dim_and_seed():
     assert_healthy(page)
     assert shapes(page)["Q"] == "(1, 7, 48)"
     assert shapes(page)["Q split"] == "(1, 8, 7, 48)"
-    assert page.slider(key="head").max == 7, "384 // 48 heads"
+    assert chart_inputs(charts(page)[0])["head"] == (0, 7), "384 // 48 heads"
     first = weights_on_screen(page)
     page.number_input(key="seed").set_value(7).run()
     assert page.query_params["seed"] == "7"
@@ -195,7 +208,7 @@ def test_a_link_reopens_the_same_view():
     assert_healthy(page)
     assert not page.warning
     assert page.text_area(key="text").value == "fruit flies like a banana"
-    assert (page.slider(key="layer").value, page.slider(key="head").value) == (2, 5)
+    assert chart_picks(charts(page)[0]) == {"layer": 2, "head": 5}
     assert page.segmented_control(key="scaling").value == "linear"
     assert {k: page.query_params[k] for k in query} == query
     assert page.subheader[0].value == "Layer 2, head 5"
@@ -218,7 +231,8 @@ def test_bad_link_parameters_fall_back_with_a_notice(query, says, shown):
     assert says in warnings(page)
     if shown:
         key, value = shown
-        assert page.slider(key=key).value == value
+        on_chart = chart_picks(charts(page)[0])
+        assert (on_chart[key] if key in on_chart else page.slider(key=key).value) == value
 
 
 def test_repeated_parameter_uses_the_last_one():
@@ -226,7 +240,7 @@ def test_repeated_parameter_uses_the_last_one():
     page.query_params["head"] = ["1", "3"]
     page.run()
     assert_healthy(page)
-    assert page.slider(key="head").value == 3
+    assert chart_picks(charts(page)[0])["head"] == 3
     assert "gives head 2 times; the last one is used" in warnings(page)
 
 

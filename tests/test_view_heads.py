@@ -1,8 +1,7 @@
 """The all-heads view through AppTest: the grid, the layer × head overview, the aggregates, and clicks.
 
 AppTest cannot click a chart, so `click` sends what Streamlit's frontend sends after a click
-on a chart with a selection: the selection as JSON under the chart's widget id, beside the
-other widgets' states. tests/browser/test_views_e2e.py clicks the same charts in Chromium.
+(tests/pages.select_on_chart). tests/browser/test_views_e2e.py clicks the same charts in Chromium.
 """
 
 from __future__ import annotations
@@ -18,7 +17,15 @@ from streamlit.testing.v1 import AppTest
 from attention import TraceSettings, build_trace, encode
 from attention.heads import aggregate_heads, head_summary, head_weights, rollout
 from components.heatmap import colour_domain
-from tests.pages import assert_healthy, chart_matrix, chart_values, open_page, picture_values
+from tests.pages import (
+    assert_healthy,
+    chart_matrix,
+    chart_picks,
+    chart_values,
+    open_page,
+    picture_values,
+    select_on_chart,
+)
 
 TEXT = "time flies like an arrow"
 VEGA_LITE = alt.vegalite.v6.schema.core.load_schema()
@@ -37,17 +44,19 @@ def charts(page: AppTest, selection: str | None = None) -> list:
 
 
 def click(page: AppTest, chart, selection: dict) -> AppTest:
-    states = page._tree.get_widget_states()
-    state = states.widgets.add()
-    state.id = chart.proto.id
-    state.string_value = json.dumps({"selection": selection})
-    page._run(states)
+    select_on_chart(page, chart, selection)
     assert_healthy(page)
     return page
 
 
 def shown_view(page: AppTest) -> tuple[str, int, int]:
-    return page.radio(key="view").value, page.slider(key="layer").value, page.slider(key="head").value
+    """The view, and the layer and head it shows: on the one-head view's chart, or on the sliders."""
+    view = page.radio(key="view").value
+    if view == "head":
+        picks = chart_picks(charts(page)[0])
+        return view, picks["layer"], picks["head"]
+    return view, page.slider(key="layer").value, page.slider(key="head").value
+
 
 
 def trace(model, settings: TraceSettings, text: str = TEXT):

@@ -1,26 +1,28 @@
 """The main view: one head of one layer, stage by stage, as heatmaps.
 
-With a sentence pair, the weights can be narrowed to one block (A to B, B to A, within
-A, within B: bertviz's sentence-pair view); [CLS] and [SEP] can be hidden, the
-remaining weights renormalised.
+The layer and the head are picked on the chart itself (components/scrub.py): every head of the
+text is in the browser, which draws the one picked as the reader drags or presses an arrow key;
+the rest of the view follows after a short rerun. With a sentence pair, the weights can be narrowed
+to one block (A to B, B to A, within A, within B: bertviz's sentence-pair view); [CLS] and [SEP]
+can be hidden, the remaining weights renormalised.
 """
 
 from __future__ import annotations
 
 import re
 
-import numpy as np
 import streamlit as st
 
 from components import compute, controls
-from components.charts import show
 from components.downloads import chart_downloads, csv_download
 from components.heatmap import heatmap
+from components.scrub import HeadStack, scrub_heatmap, send_plan
 from components.tables import head_csv
 
 # Below this the from-scratch weights agree with transformers to float32 precision.
 PROOF_TOLERANCE = 1e-5
 STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors")
+STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "context"), strict=True))  # the core's names
 PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a": "within A", "within_b": "within B"}
 
 
@@ -28,15 +30,12 @@ def render(context) -> None:
     state = context.state
     trace = context.trace()
     tokens = list(trace.tokens[0])
-    label = f"layer {state.layer}, head {state.head}"
-    stem = re.sub(r"\W+", "-", label)  # "layer-2-head-5"
+    stem = re.sub(r"\W+", "-", f"layer {state.layer}, head {state.head}")  # "layer-2-head-5"
 
     which, renormalise = _filters(bool(context.text_b.strip()))
-    rows, keys, shown = compute.visible_weights(trace, context.encoding(), which, renormalise)  # shown (R, K)
-    row_tokens, key_tokens = [tokens[i] for i in rows], [tokens[i] for i in keys]
-
+    rows, keys, _ = compute.visible_weights(trace, context.encoding(), which, renormalise)  # (R,), (K,)
     st.subheader(f"Layer {state.layer}, head {state.head}", anchor=False)
-    _stages(trace, shown, rows, keys, row_tokens, key_tokens, renormalise, stem)
+    _stage(context, trace, [tokens[i] for i in rows], [tokens[i] for i in keys], which, renormalise, stem)
     proof_column, about_column = st.columns(2, gap="medium")
     with proof_column:
         _proof(context)
@@ -50,8 +49,7 @@ def render(context) -> None:
                    "and the weight after it.")
 
 
-
-def _stages(trace, shown, rows, keys, row_tokens, key_tokens, renormalise: bool, stem: str) -> None:
+def _stage(context, trace, row_tokens, key_tokens, which: str, renormalise: bool, stem: str) -> None:
     """The weights, or a stage before or after them: one chart, chosen with a row of buttons.
 
     Only the chosen stage is computed and drawn. Buttons and not tabs: on every slider move the
@@ -59,21 +57,38 @@ def _stages(trace, shown, rows, keys, row_tokens, key_tokens, renormalise: bool,
     """
     stage = st.segmented_control("Stage", STAGES, default=STAGES[0], required=True, key="head_stage",
                                  label_visibility="collapsed")
-    block = np.ix_(rows, keys)
-    if stage == STAGES[0]:
-        title = STAGES[0] + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
-        _chart(shown, row_tokens, key_tokens, title, "weights", stem)
-    elif stage == STAGES[1]:
-        _chart(trace["scores"][0][block], row_tokens, key_tokens, STAGES[1], "scores", stem, "redblue")
-    elif stage == STAGES[2]:
-        formula = next(step.formula for step in trace.steps if step.name == "scaled")
-        _chart(trace["scaled"][0][block], row_tokens, key_tokens, f"Scaled scores = {formula}", "scaled", stem,
-               "redblue")
+    if not row_tokens or not key_tokens:
+        st.info("This filter leaves no tokens to show.")
+        return
+    name = STAGE_NAMES[stage]
+    columns = key_tokens if name != "context" else [str(i) for i in range(trace.head_size)]
+    if name == "weights":
+        title = stage + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
+    elif name == "scaled":
+        title = f"Scaled scores = {next(step.formula for step in trace.steps if step.name == 'scaled')}"
     else:
-        head_context = trace["context"][0][rows]  # (rows, d)
-        dims = [str(i) for i in range(head_context.shape[1])]
-        _chart(head_context, row_tokens, dims, "Context = weights · V", "context", stem, "redblue",
-               column_title="dimension of the head")
+        title = "Context = weights · V" if name == "context" else stage
+    state, shape = context.state, (context.shape.num_layers, trace.num_heads)
+    layers, heads = send_plan(*shape, len(row_tokens), len(columns), state.layer, state.head)
+    stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), name,
+                      layers, heads, which, renormalise)
+    options = dict(scheme="blues" if name == "weights" else "redblue",
+                   column_title="dimension of the head" if name == "context" else "key token")
+    scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}", position=(state.layer, state.head),
+                  shape=shape, on_move=_follow_chart, **options)
+    st.caption("Drag the Layer and Head sliders under the chart, or focus one and press the arrow keys: "
+               "every head of this text is already in the browser.")
+
+    def current_chart():  # for the downloads, built on click only
+        values = stack.values()[layers.index(state.layer), heads.index(state.head)]  # (R, K)
+        return heatmap(values, row_tokens, columns, title=title, **options)
+
+    chart_downloads(current_chart, name, f"{name}-{stem}", title=f"{title} — {stem.replace('-', ' ')}")
+
+
+def _follow_chart(layer: int, head: int) -> None:
+    """The reader moved the chart's own layer or head: the rest of the page follows in the rerun."""
+    controls.request(layer=layer, head=head)
 
 
 def _filters(has_pair: bool) -> tuple[str, bool]:
@@ -89,20 +104,6 @@ def _filters(has_pair: bool) -> tuple[str, bool]:
     if hide:
         st.caption("[CLS] and [SEP] hidden: each row's remaining weights are rescaled to sum to 1.")
     return which, hide
-
-
-def _chart(matrix, rows, columns, title, key, file_stem, scheme="blues", column_title="key token") -> None:
-    """A heatmap with its PNG and SVG buttons; key names the chart on the page (chart-<key>).
-
-    The title on the page stays the same from head to head, so that Streamlit only swaps the
-    data in; the downloaded files say which layer and head they show.
-    """
-    if matrix.size == 0:
-        st.info("This filter leaves no tokens to show.")
-        return
-    chart = heatmap(matrix, rows, columns, title=title, column_title=column_title, scheme=scheme, canvas=True)
-    show(chart, key=f"chart-{key}")
-    chart_downloads(chart, key, f"{key}-{file_stem}", title=f"{title} — {file_stem.replace('-', ' ')}")
 
 
 def _proof(context) -> None:

@@ -1,0 +1,223 @@
+"""Heatmaps whose layer and head are picked in the browser: every head sent once, Vega draws the one chosen.
+
+A chart's dataset holds one stage of every head of the layers sent (every layer of a short text, else
+the current one). Two point selections, each bound to a range input under the chart, pick the layer and
+the head, and filters keep that slice: dragging or pressing an arrow key repaints at once, with no
+round trip to the server. Streamlit then reports the selection, and a rerun brings the rest of the page
+(the URL, the shapes panel, the proof, the downloads) up to it; the chart arrives again unchanged (same
+spec, same data, so Streamlit sends only its hash) and is not rebuilt.
+
+The spec holds where the inputs start: the anchor. It stays as it was while the chart itself is what
+moves, so that those reruns leave the spec alone; it moves to the page's layer and head when the
+chart is drawn anew or something else moved them (a link, a click in the all-heads grid).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention import TraceSettings
+from components import compute
+from components.charts import draw_spec
+from components.heatmap import (
+    MAX_VECTOR_CELLS,
+    PLOT_SIZE,
+    centred,
+    colour_domain,
+    colour_scale,
+    label_axis,
+    picture_url,
+    plot_size,
+)
+
+# What is sent at once, in cells (R·K per head). Every layer, when all their heads fit the first budget
+# (a 32-token text on the bundled model: 73,728 cells, about 0.7 MB); else the current layer's heads, when
+# they fit the second (a 512-token layer of 12 heads as pictures: about 1.5 MB); else the current head
+# alone. What is not sent is fetched by a rerun when the reader moves to it.
+ALL_LAYERS_CELLS = {"vector": 2**17, "raster": 2**21}
+ONE_LAYER_CELLS = {"vector": 2**18, "raster": 2**22}
+LAYER, HEAD = "layer", "head"  # the selections' names, and the fields they pick
+CELLS, PICTURES, RANGES = "cells", "pictures", "ranges"  # the datasets
+# The chart's own inputs above it, in a row, readable from the back of a room.
+_STYLE = (
+    "<style>.vega-embed:has(> .vega-bindings){display:flex;flex-direction:column}"
+    ".vega-embed > .vega-bindings{order:-1;display:flex;flex-wrap:wrap;gap:.4rem 2rem;margin:0 0 .6rem;"
+    "font-size:1rem}"
+    ".vega-embed .vega-bind label{display:flex;align-items:center;gap:.6rem}"
+    ".vega-embed .vega-bind-name{font-weight:600}"
+    ".vega-embed .vega-bind input[type=range]{width:12rem;accent-color:#1f4e9c}</style>"
+)
+_HELD = "_scrub_anchors"  # in the session: {chart key: (identity, anchor, shown, run)}
+_RUN = "_scrub_run"  # in the session: counts the view's runs, to tell a chart drawn anew
+
+
+@dataclass(frozen=True)
+class HeadStack:
+    """The numbers a scrubbed heatmap holds: one stage of some heads of some layers of a text."""
+
+    model: str
+    text: str
+    text_b: str
+    settings: TraceSettings  # layer and head at 0: the stack covers them
+    stage: str  # scores, scaled, weights or context
+    layers: tuple[int, ...]
+    heads: tuple[int, ...]
+    pair: str = "all"
+    hide_special: bool = False
+
+    def values(self) -> np.ndarray:
+        """(len(layers), len(heads), R, K)"""
+        return compute.head_stack(self.model, self.text, self.text_b, self.settings, self.stage, self.layers,
+                                  self.heads, self.pair, self.hide_special)
+
+
+def send_plan(num_layers: int, num_heads: int, rows: int, columns: int, layer: int, head: int
+              ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The layers and heads to send, within the budgets above."""
+    kind = "raster" if rows * columns > MAX_VECTOR_CELLS else "vector"
+    per_head = rows * columns
+    every_head = tuple(range(num_heads))
+    if num_layers * num_heads * per_head <= ALL_LAYERS_CELLS[kind]:
+        return tuple(range(num_layers)), every_head
+    if num_heads * per_head <= ONE_LAYER_CELLS[kind]:
+        return (layer,), every_head
+    return (layer,), (head,)
+
+
+def new_run() -> None:
+    """Called once at the start of every run of the view, so that a chart knows whether it was drawn
+    in the run just before (its Vega view still stands) or is drawn anew (it starts at its anchor)."""
+    st.session_state[_RUN] = st.session_state.get(_RUN, 0) + 1
+
+
+def scrub_heatmap(stack: HeadStack, row_labels: list[str], column_labels: list[str], *, title: str, key: str,
+                  position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
+                  scheme: str = "blues", row_title: str = "query token", column_title: str = "key token") -> None:
+    """Draw a HeadStack as one heatmap whose layer and head the reader picks in the browser.
+
+    position is the (layer, head) the page stands at, shape the (layers, heads) there are to pick from.
+    on_move(layer, head) is called, before the rerun, when the reader has moved the chart's inputs.
+    """
+    anchor = _anchor(key, stack, position)
+    raster = len(row_labels) * len(column_labels) > MAX_VECTOR_CELLS
+    spec = compute.chart_spec(_spec, title, tuple(row_labels), tuple(column_labels), row_title, column_title,
+                              scheme, shape, len(stack.layers) > 1, len(stack.heads) > 1, anchor, raster)
+    frames = compute.chart_data(_frames, stack, scheme, raster)
+    st.html(_STYLE)
+    draw_spec(spec, frames, key=key, on_select=lambda: _moved(key, on_move), selection_mode=[LAYER, HEAD])
+
+
+def _anchor(key: str, identity: HeadStack, position: tuple[int, int]) -> tuple[int, int]:
+    held = st.session_state.setdefault(_HELD, {})
+    run = st.session_state.get(_RUN, 0)
+    last = held.get(key)
+    fresh = last is None or last[0] != identity or last[2] != position or last[3] != run - 1
+    anchor = position if fresh else last[1]
+    held[key] = (identity, anchor, position, run)
+    return anchor
+
+
+def _moved(key: str, on_move: Callable[[int, int], None]) -> None:
+    """The chart's selection callback: hand the (layer, head) shown now to on_move, and remember it."""
+    selection = st.session_state[key]["selection"]
+    identity, anchor, shown, run = st.session_state[_HELD][key]
+    picked = [int(selection[name][0][name]) if selection.get(name) else at
+              for name, at in ((LAYER, shown[0]), (HEAD, shown[1]))]
+    st.session_state[_HELD][key] = (identity, anchor, tuple(picked), run)
+    on_move(*picked)
+
+
+def _frames(stack: HeadStack, scheme: str, raster: bool) -> dict[str, pd.DataFrame]:
+    return _pictures(stack, scheme) if raster else {CELLS: _cells(stack)}
+
+
+def _cells(stack: HeadStack) -> pd.DataFrame:
+    """One row per cell of every head sent: layer, head, row, column, value, in the narrowest types Arrow has."""
+    values = stack.values()  # (nl, h, R, K)
+    layer_index, head_index, row_index, column_index = np.indices(values.shape)  # each (nl, h, R, K)
+    return pd.DataFrame({
+        LAYER: np.asarray(stack.layers, dtype=np.uint8)[layer_index.ravel()],
+        HEAD: np.asarray(stack.heads, dtype=np.uint16)[head_index.ravel()],
+        "row": row_index.ravel().astype(np.uint16),
+        "column": column_index.ravel().astype(np.uint16),
+        "value": values.ravel().astype(np.float32),
+    })
+
+
+def _pictures(stack: HeadStack, scheme: str) -> dict[str, pd.DataFrame]:
+    """One picture per head sent, and each head's colour range (two rows) for the legend."""
+    values = stack.values()  # (nl, h, R, K)
+    rows, columns = values.shape[2:]
+    pictures, ranges = [], []
+    for layer, per_layer in zip(stack.layers, values, strict=True):
+        for head, matrix in zip(stack.heads, per_layer, strict=True):  # (R, K)
+            domain = colour_domain(matrix, scheme)
+            pictures.append({LAYER: layer, HEAD: head, "url": picture_url(matrix, domain, scheme),
+                             "x": 0, "x2": columns, "y": 0, "y2": rows})
+            ranges += [{LAYER: layer, HEAD: head, "value": value} for value in domain]
+    return {PICTURES: pd.DataFrame(pictures), RANGES: pd.DataFrame(ranges)}
+
+
+def _spec(title: str, row_labels: tuple[str, ...], column_labels: tuple[str, ...], row_title: str,
+          column_title: str, scheme: str, shape: tuple[int, int], many_layers: bool, many_heads: bool,
+          anchor: tuple[int, int], raster: bool) -> dict:
+    """The chart without its data: the selections bound to inputs, the filters, axes and colours."""
+    # Vega lists the inputs of a chart's parameters last first: head is added first so that Layer leads.
+    layer = alt.selection_point(name=LAYER, fields=[LAYER], value=[{LAYER: anchor[0]}], bind=alt.binding_range(
+        min=0, max=max(shape[0] - 1, 0), step=1, name="Layer"))
+    head = alt.selection_point(name=HEAD, fields=[HEAD], value=[{HEAD: anchor[1]}], bind=alt.binding_range(
+        min=0, max=max(shape[1] - 1, 0), step=1, name="Head"))
+    # When only one layer (or head) is sent, the data hold only it: its input then asks for a rerun, and
+    # the chart keeps drawing what it has until the next one arrives.
+    picks = [pick for pick, many in ((layer, many_layers), (head, many_heads)) if many]
+    rows, columns = len(row_labels), len(column_labels)
+    width, height = plot_size(rows, columns, PLOT_SIZE)
+    x_axis = label_axis(list(column_labels), column_title, columns, angle=-60)
+    y_axis = label_axis(list(row_labels), row_title, rows, angle=0)
+    colour = colour_scale(scheme)
+    if raster:
+        chart = _raster_layers(rows, columns, centred(x_axis), centred(y_axis), colour, [layer, head], picks)
+    else:
+        chart = _vector_cells(row_labels, column_labels, x_axis, y_axis, colour, title, [layer, head], picks)
+    chart = chart.properties(title=title, description=title, width=width, height=height,
+                             autosize=alt.AutoSizeParams(type="pad"),
+                             usermeta={"embedOptions": {"renderer": "canvas"}})
+    return chart.to_dict(validate=False)
+
+
+def _vector_cells(row_labels, column_labels, x_axis, y_axis, colour, value_title, params, picks) -> alt.Chart:
+    """A rect per cell of the picked head, with its tokens and value in the tooltip."""
+    chart = alt.Chart(alt.NamedData(name=CELLS)).mark_rect().add_params(*reversed(params))
+    for pick in picks:
+        chart = chart.transform_filter(pick)
+    return chart.transform_calculate(
+        row_label=f"{json.dumps(list(row_labels))}[datum.row]",
+        column_label=f"{json.dumps(list(column_labels))}[datum.column]",
+    ).encode(
+        x=alt.X("column:O", axis=x_axis),
+        y=alt.Y("row:O", axis=y_axis),
+        color=alt.Color("value:Q", scale=colour, title=None),
+        tooltip=[alt.Tooltip("row_label:N", title=y_axis.title), alt.Tooltip("column_label:N", title=x_axis.title),
+                 alt.Tooltip("value:Q", title=value_title, format=".4f")],
+    )
+
+
+def _raster_layers(rows, columns, x_axis, y_axis, colour, params, picks) -> alt.LayerChart:
+    """The picked head's picture, and an invisible layer of its colour range that the legend reads."""
+    picture = alt.Chart(alt.NamedData(name=PICTURES)).mark_image(aspect=False).add_params(*reversed(params))
+    carrier = alt.Chart(alt.NamedData(name=RANGES)).mark_point(opacity=0)
+    for pick in picks:
+        picture, carrier = picture.transform_filter(pick), carrier.transform_filter(pick)
+    picture = picture.encode(
+        x=alt.X("x:Q", axis=x_axis, scale=alt.Scale(domain=[0, columns], nice=False, zero=False)), x2="x2",
+        y=alt.Y("y:Q", axis=y_axis, scale=alt.Scale(domain=[0, rows], nice=False, reverse=True)), y2="y2",
+        url="url:N",
+    )
+    return alt.layer(picture, carrier.encode(color=alt.Color("value:Q", scale=colour, title=None)))
