@@ -55,6 +55,11 @@ def chart_values(chart) -> pd.DataFrame:
     for name, value in chart_picks(chart).items():
         if name in rows:
             rows = rows[rows[name] == value].reset_index(drop=True)
+    if "row" in rows and "column" not in rows:  # one line per matrix row, its values in columns "0", "1", …
+        values = [name for name in rows.columns if name.isdigit()]
+        rows = rows.melt(id_vars=[c for c in rows.columns if c not in values], value_vars=values,
+                         var_name="column", value_name="value")
+        rows = rows.astype({"column": int}).sort_values(["row", "column"], kind="stable").reset_index(drop=True)
     return rows
 
 
