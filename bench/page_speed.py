@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
 
-from harness.browser import Timing, act_and_time, new_page, wait_until_settled
+from harness.browser import Timing, act_and_time, chart_pixels, new_page, wait_until_settled
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "streamlit_app.py"
@@ -64,6 +64,11 @@ def slider(key: str, presses: list[str]) -> list[Move]:
     return [Move(f".st-key-{key} [data-testid='stSlider'] input[type='range']", press) for press in presses]
 
 
+def chart_input(name: str, presses: list[str]) -> list[Move]:
+    """Presses on a chart's own layer or head input (components/scrub.py)."""
+    return [Move(f'.vega-bindings input[type="range"][name="{name}_{name}"]', press) for press in presses]
+
+
 RIGHT = ["ArrowRight"] * 11  # 0 -> 11: every move a value not seen before
 THERE_AND_BACK = ["ArrowRight"] * 5 + ["ArrowLeft"] * 5  # the bundled model has 6 layers: 0 -> 5 -> 0
 RIGHT_10 = ["ArrowRight"] * 10
@@ -79,6 +84,9 @@ class Case:
     target: float | None  # the median's largest ratio to its reference, None: reported only
     ready: str = CHART_DRAWN  # what shows that the page has drawn (a CSS selector)
     reference: str = "floor"  # or "forward + floor" for a new text (the bare forward is measured in process)
+    # Drawn in the browser: timed from the key press to the heatmap's repainted frame, the rerun that
+    # follows (URL, shapes, proof) timed apart, and the bytes the server sends counted.
+    in_browser: bool = False
 
 
 # The floor's slider, moved once after every move of a case: right, left, right, … (0 <-> 1, no end to hit).
@@ -92,12 +100,12 @@ def app_cases(switch_model: str) -> list[Case]:
     lesson_next = Move(".st-key-lesson_next button", "Enter")
     lesson_prev = Move(".st-key-lesson_prev button", "Enter")
     return [
-        Case("head slider, 32 tokens, one head", "slider", "`head` slider 0 → 11", text,
-             slider("head", RIGHT), 2.0),
-        Case("layer slider, 32 tokens, one head", "slider", "`layer` slider 0 → 5 → 0", text,
-             slider("layer", THERE_AND_BACK), 2.0),
-        Case("head slider, 512 tokens, one head", "slider", "`head` slider 0 → 11", {"text": TEXT_512},
-             slider("head", RIGHT), 4.0),
+        Case("head change, 32 tokens, one head", "slider", "the chart's `head` input 0 → 11", text,
+             chart_input("head", RIGHT), 1.2, in_browser=True),
+        Case("layer change, 32 tokens, one head", "slider", "the chart's `layer` input 0 → 5 → 0", text,
+             chart_input("layer", THERE_AND_BACK), 1.2, in_browser=True),
+        Case("head change, 512 tokens, one head", "slider", "the chart's `head` input 0 → 11", {"text": TEXT_512},
+             chart_input("head", RIGHT), 2.0, in_browser=True),
         Case("all heads of a layer, 32 tokens", "views", "`layer` slider 0 → 5 → 0",
              {**text, "view": "heads"}, slider("layer", THERE_AND_BACK), 3.0),
         Case("neuron view, 32 tokens", "views", "`query` token 1 → 11 (↓, Enter)",
@@ -128,13 +136,21 @@ class Result:
     floor: list[Timing] = field(default_factory=list)  # the floor's move after each of the case's moves
     tokens: int | None = None  # token chips on the page after opening it (None: none shown)
     error: str | None = None
+    painted_ms: list[float] = field(default_factory=list)  # in_browser: key press -> the repainted frame
+    repaints: list[int] = field(default_factory=list)  # in_browser: canvas repaints after the first, per move
+    bytes_in: list[int] = field(default_factory=list)  # in_browser: bytes the server sent for each move
+    open_bytes: int | None = None  # in_browser: bytes the server sent to open the page
 
     def settled(self) -> list[float]:
         return [timing.settled_ms for timing in self.timings]
 
+    def answered(self) -> list[float]:
+        """What the case is judged on: the repainted frame when drawn in the browser, else the settled page."""
+        return self.painted_ms if self.case.in_browser else self.settled()
+
     @property
     def median_ms(self) -> float:
-        return statistics.median(self.settled())
+        return statistics.median(self.answered())
 
     @property
     def floor_ms(self) -> float:
@@ -146,14 +162,54 @@ class Result:
         return statistics.median(timing.last_message_ms or 0.0 for timing in self.timings)
 
 
-def open_page(browser, url: str, ready: str):
-    """A fresh session on url, drawn and settled."""
+def open_page(browser, url: str, ready: str, received: list[int] | None = None):
+    """A fresh session on url, drawn and settled; the size of every websocket frame the server sends is
+    appended to received, when given."""
     page = new_page(browser, viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(TIMEOUT_MS)
+    if received is not None:
+        page.add_init_script(PAINT_PROBE_JS)
+        page.on("websocket", lambda socket: socket.on("framereceived", lambda frame: received.append(len(frame))))
     page.goto(url)
     page.locator(ready).first.wait_for()
     wait_until_settled(page, timeout_ms=TIMEOUT_MS)
     return page
+
+
+# Before the page's own code: notes when a canvas is drawn on (Vega's canvas renderer fills paths and
+# draws images), and the animation frame after the first draw since arming, when the new pixels show.
+# A MutationObserver does not see a canvas repaint.
+PAINT_PROBE_JS = """
+(() => {
+  if (window.__paint) return;
+  const paint = window.__paint = {armedAt: Infinity, frameAt: null, draws: []};
+  const context = CanvasRenderingContext2D.prototype;
+  for (const name of ['fill', 'fillRect', 'drawImage']) {
+    const native = context[name];
+    context[name] = function (...args) {
+      const now = performance.now();
+      if (now >= paint.armedAt) {
+        if (paint.draws.length < 100000) paint.draws.push(now);
+        if (paint.frameAt === null) {
+          paint.frameAt = -1;
+          requestAnimationFrame(() => { paint.frameAt = performance.now(); });
+        }
+      }
+      return native.apply(this, args);
+    };
+  }
+})();
+"""
+ARM_PAINT_JS = "() => { Object.assign(window.__paint, {armedAt: performance.now(), frameAt: null, draws: []}); }"
+# The repainted frame in ms after act_and_time's own start, and how many separate bursts of drawing came after
+# the first (a chart rebuilt by the rerun would draw again).
+READ_PAINT_JS = """
+() => {
+  const {frameAt, draws} = window.__paint;
+  const bursts = draws.filter((t, i) => i > 0 && t - draws[i - 1] > 50).length;
+  return {paintedMs: frameAt > 0 ? frameAt - window.__settle.t0 : null, repaints: bursts};
+}
+"""
 
 
 def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> Result:
@@ -164,11 +220,17 @@ def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> 
     """
     result = Result(case)
     page = None
+    received: list[int] | None = [] if case.in_browser else None
     try:
-        page = open_page(browser, f"{base_url}/?{urlencode(case.query)}", case.ready)
+        page = open_page(browser, f"{base_url}/?{urlencode(case.query)}", case.ready, received)
         result.tokens = page.locator('[data-testid="token-chips"] .aa-chip').count() or None
+        if received is not None:
+            result.open_bytes = sum(received)
         for index, move in enumerate(case.moves):
-            result.timings.append(time_move(page, move))
+            if received is None:
+                result.timings.append(time_move(page, move))
+            else:
+                time_in_browser(page, move, received, result)
             result.floor.append(time_move(floor_page, FLOOR_MOVES[index % len(FLOOR_MOVES)]))
     except Exception as error:  # noqa: BLE001 (reported in the table; the other cases still run)
         result.error = f"{type(error).__name__}: {str(error).splitlines()[0]}"
@@ -180,7 +242,7 @@ def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> 
     finally:
         if page is not None:
             page.context.close()
-    times = " ".join(f"{ms:.0f}" for ms in result.settled())
+    times = " ".join(f"{ms:.0f}" for ms in result.answered())
     floor = " ".join(f"{timing.settled_ms:.0f}" for timing in result.floor)
     print(f"  {case.name}: {times}{'  FAILED ' + result.error if result.error else ''}\n    floor: {floor}",
           file=sys.stderr, flush=True)
@@ -206,6 +268,23 @@ def time_move(page, move: Move) -> Timing:
     if move.setup_keys or move.fill is not None:
         wait_until_settled(page, quiet_ms=100)  # what typing or opening a list redraws is not the move's
     return act_and_time(page, lambda: target.press(move.key), timeout_ms=TIMEOUT_MS)
+
+
+def time_in_browser(page, move: Move, received: list[int], result: Result) -> None:
+    """Time one press on a chart's own input: to the repainted frame, and to the settled page after the
+    rerun that follows; count the bytes the server sent meanwhile and the canvas's later repaints."""
+    before_pixels = chart_pixels(page)
+    before_bytes = len(received)
+    target = page.locator(move.selector)
+    target.focus()
+    page.evaluate(ARM_PAINT_JS)
+    result.timings.append(act_and_time(page, lambda: target.press(move.key), timeout_ms=TIMEOUT_MS))
+    painted = page.evaluate(READ_PAINT_JS)
+    if painted["paintedMs"] is None or chart_pixels(page) == before_pixels:
+        raise AssertionError(f"{move.key} on {move.selector} did not change the heatmap's pixels")
+    result.painted_ms.append(painted["paintedMs"])
+    result.repaints.append(painted["repaints"])
+    result.bytes_in.append(sum(received[before_bytes:]))
 
 
 def first_heatmap(browser, base_url: str) -> float:
