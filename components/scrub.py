@@ -45,7 +45,7 @@ ONE_LAYER_CELLS = {"vector": 2**18, "raster": 2**22}
 LAYER, HEAD = "layer", "head"  # the selections' names, and the fields they pick
 CELLS, PICTURES, RANGES = "cells", "pictures", "ranges"  # the datasets
 # The chart's own inputs above it, in a row, readable from the back of a room.
-_STYLE = (
+INPUT_STYLE = (
     "<style>.vega-embed:has(> .vega-bindings){display:flex;flex-direction:column}"
     ".vega-embed > .vega-bindings{order:-1;display:flex;flex-wrap:wrap;gap:.4rem 2rem;margin:0 0 .6rem;"
     "font-size:1rem}"
@@ -77,10 +77,10 @@ class HeadStack:
                                   self.heads, self.pair, self.hide_special)
 
 
-def send_plan(num_layers: int, num_heads: int, rows: int, columns: int, layer: int, head: int
-              ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The layers and heads to send, within the budgets above."""
-    kind = "raster" if rows * columns > MAX_VECTOR_CELLS else "vector"
+def send_plan(num_layers: int, num_heads: int, rows: int, columns: int, layer: int, head: int,
+              drawn_as: str = "heatmap") -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The layers and heads to send, within the budgets above. Lines cost what a heatmap's cells cost."""
+    kind = "raster" if drawn_as == "heatmap" and rows * columns > MAX_VECTOR_CELLS else "vector"
     per_head = rows * columns
     every_head = tuple(range(num_heads))
     if num_layers * num_heads * per_head <= ALL_LAYERS_CELLS[kind]:
@@ -104,16 +104,18 @@ def scrub_heatmap(stack: HeadStack, row_labels: list[str], column_labels: list[s
     position is the (layer, head) the page stands at, shape the (layers, heads) there are to pick from.
     on_move(layer, head) is called, before the rerun, when the reader has moved the chart's inputs.
     """
-    anchor = _anchor(key, stack, position)
+    anchor = anchor_for(key, stack, position)
     raster = len(row_labels) * len(column_labels) > MAX_VECTOR_CELLS
     spec = compute.chart_spec(_spec, title, tuple(row_labels), tuple(column_labels), row_title, column_title,
                               scheme, shape, len(stack.layers) > 1, len(stack.heads) > 1, anchor, raster)
     frames = compute.chart_data(_frames, stack, scheme, raster)
-    st.html(_STYLE)
-    draw_spec(spec, frames, key=key, on_select=lambda: _moved(key, on_move), selection_mode=[LAYER, HEAD])
+    st.html(INPUT_STYLE)
+    draw_spec(spec, frames, key=key, on_select=lambda: report_move(key, on_move), selection_mode=[LAYER, HEAD])
 
 
-def _anchor(key: str, identity: HeadStack, position: tuple[int, int]) -> tuple[int, int]:
+def anchor_for(key: str, identity: HeadStack, position: tuple[int, int]) -> tuple[int, int]:
+    """Where the chart's inputs start: as before while the chart drawn in the last run is what moved,
+    else position (the chart is new, shows other numbers, or something else moved the page)."""
     held = st.session_state.setdefault(_HELD, {})
     run = st.session_state.get(_RUN, 0)
     last = held.get(key)
@@ -123,7 +125,7 @@ def _anchor(key: str, identity: HeadStack, position: tuple[int, int]) -> tuple[i
     return anchor
 
 
-def _moved(key: str, on_move: Callable[[int, int], None]) -> None:
+def report_move(key: str, on_move: Callable[[int, int], None]) -> None:
     """The chart's selection callback: hand the (layer, head) shown now to on_move, and remember it."""
     selection = st.session_state[key]["selection"]
     identity, anchor, shown, run = st.session_state[_HELD][key]
@@ -175,14 +177,7 @@ def _spec(title: str, row_labels: tuple[str, ...], column_labels: tuple[str, ...
           column_title: str, scheme: str, shape: tuple[int, int], many_layers: bool, many_heads: bool,
           anchor: tuple[int, int], raster: bool) -> dict:
     """The chart without its data: the selections bound to inputs, the filters, axes and colours."""
-    # Vega lists the inputs of a chart's parameters last first: head is added first so that Layer leads.
-    layer = alt.selection_point(name=LAYER, fields=[LAYER], value=[{LAYER: anchor[0]}], bind=alt.binding_range(
-        min=0, max=max(shape[0] - 1, 0), step=1, name="Layer"))
-    head = alt.selection_point(name=HEAD, fields=[HEAD], value=[{HEAD: anchor[1]}], bind=alt.binding_range(
-        min=0, max=max(shape[1] - 1, 0), step=1, name="Head"))
-    # When only one layer (or head) is sent, the data hold only it: its input then asks for a rerun, and
-    # the chart keeps drawing what it has until the next one arrives.
-    picks = [pick for pick, many in ((layer, many_layers), (head, many_heads)) if many]
+    layer, head, picks = selections(shape, anchor, many_layers, many_heads)
     rows, columns = len(row_labels), len(column_labels)
     width, height = plot_size(rows, columns, PLOT_SIZE)
     x_axis = label_axis(list(column_labels), column_title, columns, angle=-60)
@@ -198,14 +193,28 @@ def _spec(title: str, row_labels: tuple[str, ...], column_labels: tuple[str, ...
     return chart.to_dict(validate=False)
 
 
+def selections(shape: tuple[int, int], anchor: tuple[int, int], many_layers: bool, many_heads: bool):
+    """The layer and head selections, each bound to a range input, and those of them that filter the data.
+
+    When only one layer (or head) is sent, the data hold only it: its input then asks for a rerun, and
+    the chart keeps drawing what it has until the next one arrives.
+    """
+    layer = alt.selection_point(name=LAYER, fields=[LAYER], value=[{LAYER: anchor[0]}], bind=alt.binding_range(
+        min=0, max=max(shape[0] - 1, 0), step=1, name="Layer"))
+    head = alt.selection_point(name=HEAD, fields=[HEAD], value=[{HEAD: anchor[1]}], bind=alt.binding_range(
+        min=0, max=max(shape[1] - 1, 0), step=1, name="Head"))
+    return layer, head, [pick for pick, many in ((layer, many_layers), (head, many_heads)) if many]
+
+
 def _vector_cells(row_labels, column_labels, x_axis, y_axis, colour, value_title, params, picks) -> alt.Chart:
     """A rect per cell of the picked head, with its tokens and value in the tooltip."""
     # The labels as parameters: an array written into the expression would be built anew for every cell.
+    # Vega lists the inputs of a chart's parameters last first: head is added first so that Layer leads.
     labels = [alt.param(name="row_labels", value=list(row_labels)),
               alt.param(name="column_labels", value=list(column_labels))]
     chart = alt.Chart(alt.NamedData(name=CELLS)).mark_rect().add_params(*reversed(params), *labels)
     for pick in picks:
-        chart = chart.transform_filter(_picked(pick))
+        chart = chart.transform_filter(filter_on(pick))
     return chart.transform_fold(_column_names(len(column_labels)), as_=["key", "value"]).transform_calculate(
         column="toNumber(datum.key)",
         row_label="row_labels[datum.row]",
@@ -224,7 +233,7 @@ def _raster_layers(rows, columns, x_axis, y_axis, colour, params, picks) -> alt.
     picture = alt.Chart(alt.NamedData(name=PICTURES)).mark_image(aspect=False).add_params(*reversed(params))
     carrier = alt.Chart(alt.NamedData(name=RANGES)).mark_point(opacity=0)
     for pick in picks:
-        picture, carrier = picture.transform_filter(_picked(pick)), carrier.transform_filter(_picked(pick))
+        picture, carrier = picture.transform_filter(filter_on(pick)), carrier.transform_filter(filter_on(pick))
     picture = picture.encode(
         x=alt.X("x:Q", axis=x_axis, scale=alt.Scale(domain=[0, columns], nice=False, zero=False)), x2="x2",
         y=alt.Y("y:Q", axis=y_axis, scale=alt.Scale(domain=[0, rows], nice=False, reverse=True)), y2="y2",
@@ -233,7 +242,7 @@ def _raster_layers(rows, columns, x_axis, y_axis, colour, params, picks) -> alt.
     return alt.layer(picture, carrier.encode(color=alt.Color("value:Q", scale=colour, title=None)))
 
 
-def _picked(selection: alt.Parameter) -> str:
+def filter_on(selection: alt.Parameter) -> str:
     """A filter keeping the rows the selection picks, as a plain comparison with the value its input holds
     (Vega-Lite names the signal of a point selection's bound field <name>_<field>): a selection test for
     every row cost a layer move about 25 ms more on 2,304 rows."""

@@ -16,13 +16,15 @@ import streamlit as st
 from components import compute, controls
 from components.downloads import chart_downloads, csv_download
 from components.heatmap import heatmap
+from components.lines import LINE_THRESHOLD, scrub_lines
 from components.scrub import HeadStack, scrub_heatmap, send_plan
 from components.tables import head_csv
 
 # Below this the from-scratch weights agree with transformers to float32 precision.
 PROOF_TOLERANCE = 1e-5
-STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors")
-STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "context"), strict=True))  # the core's names
+STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors", "Weights as lines")
+# The core's name of what each stage draws; the lines draw the weights as bertviz does.
+STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "context", "lines"), strict=True))
 PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a": "within A", "within_b": "within B"}
 
 
@@ -61,6 +63,9 @@ def _stage(context, trace, row_tokens, key_tokens, which: str, renormalise: bool
         st.info("This filter leaves no tokens to show.")
         return
     name = STAGE_NAMES[stage]
+    if name == "lines":
+        _lines(context, trace, row_tokens, key_tokens, which, renormalise)
+        return
     columns = key_tokens if name != "context" else [str(i) for i in range(trace.head_size)]
     if name == "weights":
         title = stage + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
@@ -84,6 +89,19 @@ def _stage(context, trace, row_tokens, key_tokens, which: str, renormalise: bool
         return heatmap(values, row_tokens, columns, title=title, **options)
 
     chart_downloads(current_chart, name, f"{name}-{stem}", title=f"{title} — {stem.replace('-', ' ')}")
+
+
+def _lines(context, trace, row_tokens, key_tokens, which: str, renormalise: bool) -> None:
+    """The weights as bertviz draws them: a line from each query to each key, as opaque as its weight."""
+    state, shape = context.state, (context.shape.num_layers, trace.num_heads)
+    layers, heads = send_plan(*shape, len(row_tokens), len(key_tokens), state.layer, state.head, drawn_as="lines")
+    stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0),
+                      "weights", layers, heads, which, renormalise)
+    title = "Attention weights as lines" + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
+    scrub_lines(stack, row_tokens, key_tokens, key="chart-lines", position=(state.layer, state.head), shape=shape,
+                on_move=_follow_chart, title=title)
+    st.caption(f"Query tokens on the left, key tokens on the right; a line's opacity is its weight (lines under "
+               f"{LINE_THRESHOLD:g} are left out). Point at a token to see only its lines.")
 
 
 def _follow_chart(layer: int, head: int) -> None:

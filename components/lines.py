@@ -1,0 +1,101 @@
+"""The bertviz picture of one head: two columns of tokens, a line from each query to each key.
+
+A line's opacity is its weight; pointing at a token keeps its own lines and dims the rest (on the
+left, where that token looks; on the right, who looks at it). Like the heatmap, every head of the
+text is sent once and the layer and head are picked on the chart, in the browser
+(components/scrub.py). Lines below LINE_THRESHOLD are not sent: they would be drawn at less than
+1 % opacity, and leaving them out keeps a 128-token head to a few thousand lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from components import compute
+from components.charts import draw_spec
+from components.scrub import HEAD, INPUT_STYLE, LAYER, HeadStack, anchor_for, filter_on, report_move, selections
+
+LINE_THRESHOLD = 0.01
+LINES, TOKENS = "lines", "tokens"  # the datasets
+WIDTH = 260  # px between the two columns of tokens
+ROW_PX = (9, 20)  # a token's row height: the smallest (long texts) and the largest (short ones)
+DIMMED = 0.03  # the opacity of the lines of tokens not pointed at
+
+
+def scrub_lines(stack: HeadStack, query_tokens: list[str], key_tokens: list[str], *, key: str,
+                position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
+                title: str) -> None:
+    """Draw a weights HeadStack as lines whose layer and head the reader picks in the browser: the query
+    tokens on the left, the key tokens on the right (the same, unless a sentence pair's block is chosen)."""
+    anchor = anchor_for(key, stack, position)
+    rows = max(len(query_tokens), len(key_tokens))
+    spec = compute.chart_spec(_spec, title, rows, shape, len(stack.layers) > 1, len(stack.heads) > 1, anchor)
+    tokens = pd.DataFrame({"side": ["q"] * len(query_tokens) + ["k"] * len(key_tokens),
+                           "position": [*range(len(query_tokens)), *range(len(key_tokens))],
+                           "token": [*query_tokens, *key_tokens]})
+    frames = {**compute.chart_data(_lines, stack), TOKENS: tokens}
+    st.html(INPUT_STYLE)
+    draw_spec(spec, frames, key=key, on_select=lambda: report_move(key, on_move), selection_mode=[LAYER, HEAD])
+
+
+def _lines(stack: HeadStack) -> dict[str, pd.DataFrame]:
+    """One row per line drawn: layer, head, query q, key k and the weight w, for every weight ≥ LINE_THRESHOLD."""
+    weights = stack.values()  # (nl, h, T, T)
+    layer_index, head_index, query, key = np.nonzero(weights >= LINE_THRESHOLD)  # each (N,)
+    return {LINES: pd.DataFrame({
+        LAYER: np.asarray(stack.layers, dtype=np.uint8)[layer_index],
+        HEAD: np.asarray(stack.heads, dtype=np.uint16)[head_index],
+        "q": query.astype(np.uint16),
+        "k": key.astype(np.uint16),
+        "w": weights[layer_index, head_index, query, key].astype(np.float32),
+    })}
+
+
+def _spec(title: str, rows: int, shape: tuple[int, int], many_layers: bool, many_heads: bool,
+          anchor: tuple[int, int]) -> dict:
+    """Lines between a column of query tokens (left) and of key tokens (right), filtered to the picked head."""
+    layer, head, picks = selections(shape, anchor, many_layers, many_heads)
+    row = float(np.clip(900 / rows, *ROW_PX))  # px per token
+    font = min(14, row - 1)
+    y = alt.Scale(domain=[-0.5, rows - 0.5], reverse=True, nice=False, zero=False)
+    x = alt.Scale(domain=[0, 1], nice=False, zero=False)
+    # Each listens to its own column only: a point selection takes the datum of whatever mark is under the
+    # pointer, and a query token has no key field to give.
+    pointed_query = alt.selection_point(name="pointed_query", fields=["q"], on="@query_tokens_marks:pointerover",
+                                        clear="pointerout")
+    pointed_key = alt.selection_point(name="pointed_key", fields=["k"], on="@key_tokens_marks:pointerover",
+                                      clear="pointerout")
+
+    lines = alt.Chart(alt.NamedData(name=LINES)).mark_rule(strokeWidth=2, color="#1f4e9c")
+    for pick in picks:
+        lines = lines.transform_filter(filter_on(pick))
+    lines = lines.add_params(head, layer).encode(  # Vega lists the inputs last first: Layer leads
+        x=alt.X("x:Q", scale=x, axis=None), x2="x2:Q",
+        y=alt.Y("q:Q", scale=y, axis=None), y2="k:Q",
+        strokeOpacity=alt.condition(pointed_query & pointed_key,
+                                    alt.StrokeOpacity("w:Q", scale=alt.Scale(domain=[0, 1], range=[0, 1]),
+                                                      legend=None),
+                                    alt.value(DIMMED)),
+        tooltip=[alt.Tooltip("q:Q", title="query"), alt.Tooltip("k:Q", title="key"),
+                 alt.Tooltip("w:Q", title="weight", format=".4f")],
+    ).transform_calculate(x="0", x2="1")
+
+    def column(side: str, at: int, align: str, offset: int, pointed: alt.Parameter) -> alt.Chart:
+        name = "query_tokens" if side == "q" else "key_tokens"  # its marks are <name>_marks
+        tokens = alt.Chart(alt.NamedData(name=TOKENS), name=name).transform_filter(alt.datum.side == side)
+        return tokens.transform_calculate(**{side: "datum.position", "x": str(at)}).mark_text(
+            align=align, dx=offset, fontSize=font, cursor="pointer", tooltip=False,
+        ).encode(
+            x=alt.X("x:Q", scale=x, axis=None), y=alt.Y(f"{side}:Q", scale=y, axis=None), text="token:N",
+            color=alt.condition(pointed, alt.value("#c0392b"), alt.value("#10151c"), empty=False),
+        ).add_params(pointed)
+
+    chart = alt.layer(lines, column("q", 0, "right", -8, pointed_query), column("k", 1, "left", 8, pointed_key))
+    return chart.properties(title=title, description=title, width=WIDTH, height=round(row * rows),
+                            autosize=alt.AutoSizeParams(type="pad"),
+                            usermeta={"embedOptions": {"renderer": "canvas"}}).to_dict(validate=False)
