@@ -42,6 +42,8 @@ from components.heatmap import (
 # alone. What is not sent is fetched by a rerun when the reader moves to it.
 ALL_LAYERS_CELLS = {"vector": 2**17, "raster": 2**21}
 ONE_LAYER_CELLS = {"vector": 2**18, "raster": 2**22}
+# Under the plot: beside it, the legend ran into the side column on a 1280-px screen.
+LEGEND = alt.Legend(orient="bottom", direction="horizontal", gradientLength=240)
 LAYER, HEAD = "layer", "head"  # the selections' names, and the fields they pick
 CELLS, PICTURES, RANGES = "cells", "pictures", "ranges"  # the datasets
 # The chart's own inputs above it, in a row, readable from the back of a room.
@@ -222,7 +224,7 @@ def _vector_cells(row_labels, column_labels, x_axis, y_axis, colour, value_title
     ).encode(
         x=alt.X("column:O", axis=x_axis),
         y=alt.Y("row:O", axis=y_axis),
-        color=alt.Color("value:Q", scale=colour, title=None),
+        color=alt.Color("value:Q", scale=colour, title=None, legend=LEGEND),
         tooltip=[alt.Tooltip("row_label:N", title=y_axis.title), alt.Tooltip("column_label:N", title=x_axis.title),
                  alt.Tooltip("value:Q", title=value_title, format=".4f")],
     )
@@ -239,7 +241,7 @@ def _raster_layers(rows, columns, x_axis, y_axis, colour, params, picks) -> alt.
         y=alt.Y("y:Q", axis=y_axis, scale=alt.Scale(domain=[0, rows], nice=False, reverse=True)), y2="y2",
         url="url:N",
     )
-    return alt.layer(picture, carrier.encode(color=alt.Color("value:Q", scale=colour, title=None)))
+    return alt.layer(picture, carrier.encode(color=alt.Color("value:Q", scale=colour, title=None, legend=LEGEND)))
 
 
 def filter_on(selection: alt.Parameter) -> str:

@@ -23,6 +23,7 @@ from components.tables import head_csv
 # Below this the from-scratch weights agree with transformers to float32 precision.
 PROOF_TOLERANCE = 1e-5
 STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors", "Weights as lines")
+STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Context", "Lines"), strict=True))  # short: one row
 # The core's name of what each stage draws; the lines draw the weights as bertviz does.
 STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "context", "lines"), strict=True))
 PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a": "within A", "within_b": "within B"}
@@ -58,6 +59,7 @@ def _stage(context, trace, row_tokens, key_tokens, which: str, renormalise: bool
     browser redrew the tabs for about 20 ms, a row of buttons for next to nothing.
     """
     stage = st.segmented_control("Stage", STAGES, default=STAGES[0], required=True, key="head_stage",
+                                 format_func=STAGE_BUTTONS.get,
                                  label_visibility="collapsed")
     if not row_tokens or not key_tokens:
         st.info("This filter leaves no tokens to show.")
@@ -81,7 +83,7 @@ def _stage(context, trace, row_tokens, key_tokens, which: str, renormalise: bool
                    column_title="dimension of the head" if name == "context" else "key token")
     scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}", position=(state.layer, state.head),
                   shape=shape, on_move=_follow_chart, **options)
-    st.caption("Drag the Layer and Head sliders under the chart, or focus one and press the arrow keys: "
+    st.caption("Drag the Layer and Head sliders above the chart, or focus one and press the arrow keys: "
                "every head of this text is already in the browser.")
 
     def current_chart():  # for the downloads, built on click only
