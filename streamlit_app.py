@@ -43,7 +43,7 @@ def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShap
     scrub.new_run()
     main, side = st.columns([2, 1], gap="medium")
     with side:
-        state, range_notices = controls.attention_controls(shape, view, view in views.LAYER_AND_HEAD_ON_CHART)
+        state, range_notices = controls.attention_controls(shape, view, views.ON_CHART.get(view, ()))
     st.query_params.from_dict(page_state.to_query(state))
     with main:
         for notice in range_notices:

@@ -99,9 +99,9 @@ def model_select(models: tuple[str, ...]) -> str:
                    help="The bundled all-MiniLM-L6-v2 works offline; Hub models download on first use.")
 
 
-def attention_controls(shape: ModelShape, view: str, layer_and_head_on_chart: bool = False
-                       ) -> tuple[PageState, list[str]]:
-    """Source, layer, head, head_dim, scaling, τ and seed, within the ranges this model allows.
+def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] = ()) -> tuple[PageState, list[str]]:
+    """Source, layer, head, head_dim, scaling, τ and seed, within the ranges this model allows; layer and head
+    have no slider when the view's chart picks them (on_chart).
 
     Drawn in whatever container is current (the side column next to the view).
     """
@@ -123,13 +123,14 @@ def attention_controls(shape: ModelShape, view: str, layer_and_head_on_chart: bo
             f"the trained weights fix it: {shape.hidden_size} / {shape.num_heads} heads")
         st.caption(f"head_dim (d) = {fixed}: {why}.")
         head_dim = shadow["head_dim"]
-    if layer_and_head_on_chart:  # the view's chart has its own, which switch in the browser
-        layer, head = fitted.layer, fitted.head
-        st.caption(f"Layer {layer}, head {head}: pick them on the chart, where they switch at once.")
-    else:
-        layer = _range_slider("layer", "Layer", shape.num_layers)
-        num_heads = TraceSettings(source=source, head_dim=head_dim).num_heads(shape)
-        head = _range_slider("head", "Head", num_heads)
+    # What the view's chart picks itself, in the browser, has no slider here.
+    layer = fitted.layer if "layer" in on_chart else _range_slider("layer", "Layer", shape.num_layers)
+    num_heads = TraceSettings(source=source, head_dim=head_dim).num_heads(shape)
+    head = fitted.head if "head" in on_chart else _range_slider("head", "Head", num_heads)
+    if on_chart:
+        picked = " and ".join(f"{name} {getattr(fitted, name)}" for name in on_chart)
+        st.caption(f"{picked.capitalize()}: pick {'them' if len(on_chart) > 1 else 'it'} on the chart, "
+                   "where it switches at once.")
     scaling = bound_widget(st.segmented_control, "scaling", "Scaling: scores divided by", options=SCALINGS,
                       format_func=SCALING_LABELS.get)
     temperature = shadow["temperature"]

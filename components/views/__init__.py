@@ -25,8 +25,8 @@ VIEW_LABELS = {
 }
 # Views that train their own toy model and read nothing of the text or the trace.
 STANDALONE_VIEWS = ("counting",)
-# Views whose chart carries its own layer and head inputs, switched in the browser (components/scrub.py).
-LAYER_AND_HEAD_ON_CHART = ("head",)
+# What a view's chart picks with inputs of its own, switched in the browser (components/scrub.py).
+ON_CHART = {"head": ("layer", "head")}
 
 
 @dataclass(frozen=True)
