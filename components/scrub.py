@@ -129,8 +129,11 @@ def anchor_for(key: str, identity: HeadStack, position: tuple[int, int]) -> tupl
 
 def report_move(key: str, on_move: Callable[[int, int], None]) -> None:
     """The chart's selection callback: hand the (layer, head) shown now to on_move, and remember it."""
+    held = st.session_state.get(_HELD, {}).get(key)
+    if held is None:  # not drawn in this session yet: the page's own layer and head stand
+        return
     selection = st.session_state[key]["selection"]
-    identity, anchor, shown, run = st.session_state[_HELD][key]
+    identity, anchor, shown, run = held
     picked = [int(selection[name][0][name]) if selection.get(name) else at
               for name, at in ((LAYER, shown[0]), (HEAD, shown[1]))]
     st.session_state[_HELD][key] = (identity, anchor, tuple(picked), run)
