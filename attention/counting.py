@@ -41,6 +41,11 @@ VOCAB_SIZE_RANGE = IntRange(1, 26)  # A to Z at most
 HEAD_SIZE_RANGE = IntRange(1, 64)
 LEARNING_RATE_RANGE = RealRange(1e-4, 1.0)
 STEPS_RANGE = IntRange(1, 20_000)
+# The page's sliders, inside the core's ranges: a window and a head that still draw legibly, and runs of
+# a few seconds to a minute on a shared 2-core server.
+PAGE_WIN_SIZE = WIN_SIZE_RANGE.narrowed(2, 20)
+PAGE_HEAD_SIZE = HEAD_SIZE_RANGE.narrowed(1, 32)
+PAGE_STEPS = STEPS_RANGE.narrowed(20, 3_000)
 # The held-out windows come from their own generator, seeded this far from the training seed.
 HELD_OUT_SEED_OFFSET = 1_000_003
 

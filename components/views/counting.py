@@ -17,7 +17,16 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.counting import BLANK, SYMBOLS, CountingConfig, TrainingResult
+from attention.counting import (
+    BLANK,
+    PAGE_HEAD_SIZE,
+    PAGE_STEPS,
+    PAGE_WIN_SIZE,
+    SYMBOLS,
+    VOCAB_SIZE_RANGE,
+    CountingConfig,
+    TrainingResult,
+)
 from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from attention.settings import SCALINGS
 from components import compute
@@ -67,11 +76,12 @@ def render(context=None) -> None:
 def config_controls() -> CountingConfig:
     """The task's and the training's settings, drawn in two rows of columns."""
     task, head, training = st.columns(3, gap="medium")
-    win_size = task.slider("Window size (positions)", 2, 20, DEFAULTS.win_size, key="count_win_size")
-    vocab_size = task.slider("Letters (vocabulary)", 1, 26, DEFAULTS.vocab_size, key="count_vocab_size",
-                             help="A, B, C, …: each position is one of them or a blank, all equally likely.")
-    head_size = head.slider("Head size d", 1, 32, DEFAULTS.head_size, key="count_head_size",
-                            help="The width of Q, K and V. Below the number of symbols the values run out of room.")
+    win_size = task.slider("Window size (positions)", PAGE_WIN_SIZE.low, PAGE_WIN_SIZE.high, DEFAULTS.win_size,
+                           key="count_win_size")
+    vocab_size = task.slider("Letters (vocabulary)", VOCAB_SIZE_RANGE.low, VOCAB_SIZE_RANGE.high,
+                             DEFAULTS.vocab_size, key="count_vocab_size", help="A, B, C, …: each position is one of them or a blank, all equally likely.")
+    head_size = head.slider("Head size d", PAGE_HEAD_SIZE.low, PAGE_HEAD_SIZE.high, DEFAULTS.head_size,
+                            key="count_head_size", help="The width of Q, K and V. Below the number of symbols the values run out of room.")
     scaling = head.segmented_control("Scores divided by", SCALINGS, default=DEFAULTS.scaling, key="count_scaling",
                                      format_func=SCALING_LABELS.get) or DEFAULTS.scaling
     temperature = DEFAULTS.temperature
@@ -81,7 +91,8 @@ def config_controls() -> CountingConfig:
     learning_rate = training.select_slider("Learning rate", LEARNING_RATES, DEFAULTS.learning_rate,
                                            key="count_learning_rate",
                                            help="Adam's step size, decayed to zero over the run (cosine).")
-    steps = training.slider("Training steps", 20, 3000, DEFAULTS.steps, step=20, key="count_steps")
+    steps = training.slider("Training steps", PAGE_STEPS.low, PAGE_STEPS.high, DEFAULTS.steps, step=20,
+                            key="count_steps")
     seed = training.number_input("Seed", PAGE_SEED.low, PAGE_SEED.high, DEFAULTS.seed, step=1, key="count_seed",
                                  help="The same seed gives the same weights, windows and curve.")
     return CountingConfig(win_size=win_size, vocab_size=vocab_size, head_size=head_size, scaling=scaling,
