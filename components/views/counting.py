@@ -79,9 +79,11 @@ def config_controls() -> CountingConfig:
     win_size = task.slider("Window size (positions)", PAGE_WIN_SIZE.low, PAGE_WIN_SIZE.high, DEFAULTS.win_size,
                            key="count_win_size")
     vocab_size = task.slider("Letters (vocabulary)", VOCAB_SIZE_RANGE.low, VOCAB_SIZE_RANGE.high,
-                             DEFAULTS.vocab_size, key="count_vocab_size", help="A, B, C, …: each position is one of them or a blank, all equally likely.")
+                             DEFAULTS.vocab_size, key="count_vocab_size",
+                             help="A, B, C, …: each position is one of them or a blank, all equally likely.")
     head_size = head.slider("Head size d", PAGE_HEAD_SIZE.low, PAGE_HEAD_SIZE.high, DEFAULTS.head_size,
-                            key="count_head_size", help="The width of Q, K and V. Below the number of symbols the values run out of room.")
+                            key="count_head_size",
+                            help="The width of Q, K and V. Below the number of symbols the values run out of room.")
     scaling = head.segmented_control("Scores divided by", SCALINGS, default=DEFAULTS.scaling, key="count_scaling",
                                      format_func=SCALING_LABELS.get) or DEFAULTS.scaling
     temperature = DEFAULTS.temperature
