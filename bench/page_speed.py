@@ -40,6 +40,8 @@ TEXT_32_B = ("a young girl walked to the old school by the river where every chi
              "teacher sat at her desk all morning")
 # The switch view guesses the word behind the one [MASK]: 32 tokens, [MASK] one of them.
 TEXT_32_MASK = TEXT_32.replace("the sea", "the [MASK]")
+# 128 tokens: where bertviz's lines get slow (its issue 82).
+TEXT_128 = " ".join([TEXT_32] * 4 + ["the"] * 6)
 # About 720 tokens, cut by the page to the 512 BERT reads.
 TEXT_512 = ("the quick brown fox jumps over the lazy dog while the students read a long story "
             "about a small town by the sea. ") * 30
@@ -87,6 +89,7 @@ class Case:
     # Drawn in the browser: timed from the key press to the heatmap's repainted frame, the rerun that
     # follows (URL, shapes, proof) timed apart, and the bytes the server sends counted.
     in_browser: bool = False
+    open_with: str | None = None  # a button to click once the page is open (e.g. a stage), before the moves
 
 
 # The floor's slider, moved once after every move of a case: right, left, right, … (0 <-> 1, no end to hit).
@@ -106,6 +109,9 @@ def app_cases(switch_model: str) -> list[Case]:
              chart_input("layer", THERE_AND_BACK), 1.2, in_browser=True),
         Case("head change, 512 tokens, one head", "slider", "the chart's `head` input 0 → 11", {"text": TEXT_512},
              chart_input("head", RIGHT), 2.0, in_browser=True),
+        Case("head change, 128 tokens, drawn as lines", "slider", "the chart's `head` input 0 → 11",
+             {"text": TEXT_128}, chart_input("head", RIGHT), None, in_browser=True,
+             open_with=".st-key-head_stage button >> text=Lines"),
         Case("all heads of a layer, 32 tokens", "views", "`layer` slider 0 → 5 → 0",
              {**text, "view": "heads"}, slider("layer", THERE_AND_BACK), 3.0),
         Case("neuron view, 32 tokens", "views", "`query` token 1 → 11 (↓, Enter)",
@@ -224,6 +230,8 @@ def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> 
     try:
         page = open_page(browser, f"{base_url}/?{urlencode(case.query)}", case.ready, received)
         result.tokens = page.locator('[data-testid="token-chips"] .aa-chip').count() or None
+        if case.open_with is not None:
+            act_and_time(page, page.locator(case.open_with).click, timeout_ms=TIMEOUT_MS)
         if received is not None:
             result.open_bytes = sum(received)
         for index, move in enumerate(case.moves):
