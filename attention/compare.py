@@ -35,8 +35,10 @@ def aligned_positions(tokens_a: list[str], tokens_b: list[str]) -> tuple[np.ndar
 
 def aligned_difference(weights_a: np.ndarray, weights_b: np.ndarray, positions_a: np.ndarray,
                        positions_b: np.ndarray) -> np.ndarray:
-    """(K, K) weights_a − weights_b between the aligned tokens, as they are in each full (T, T) matrix."""
-    return weights_a[np.ix_(positions_a, positions_a)] - weights_b[np.ix_(positions_b, positions_b)]
+    """(..., K, K) weights_a − weights_b between the aligned tokens, as they are in each full (..., T, T)
+    matrix: one matrix, or a stack of heads."""
+    return (weights_a[..., positions_a[:, None], positions_a]  # (..., K, K)
+            - weights_b[..., positions_b[:, None], positions_b])
 
 
 def largest_change(difference: np.ndarray, positions_a: np.ndarray, positions_b: np.ndarray) -> Change:

@@ -79,6 +79,52 @@ class HeadStack:
                                   self.heads, self.pair, self.hide_special)
 
 
+@dataclass(frozen=True)
+class AlignedDifference:
+    """The numbers of a difference panel: stack a − stack b where their tokens align (attention/compare.py)."""
+
+    a: HeadStack
+    b: HeadStack
+    positions_a: tuple[int, ...]  # (K,) in text A of the tokens the two share
+    positions_b: tuple[int, ...]  # (K,) in text B
+
+    @property
+    def layers(self) -> tuple[int, ...]:
+        return self.a.layers
+
+    @property
+    def heads(self) -> tuple[int, ...]:
+        return self.a.heads
+
+    def values(self) -> np.ndarray:
+        """(len(layers), len(heads), K, K)"""
+        return compute.aligned_difference(self.a.values(), self.b.values(), np.asarray(self.positions_a),
+                                          np.asarray(self.positions_b))
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One heatmap of a scrubbed chart: its numbers (all the heads sent) and how to draw them."""
+
+    stack: HeadStack | AlignedDifference
+    row_labels: tuple[str, ...]
+    column_labels: tuple[str, ...]
+    title: str
+    scheme: str = "blues"
+    row_title: str = "query token"
+    column_title: str = "key token"
+    size: int = PLOT_SIZE  # px, the longer side of the plot
+
+    @property
+    def raster(self) -> bool:
+        return len(self.row_labels) * len(self.column_labels) > MAX_VECTOR_CELLS
+
+    def drawing(self, name: str) -> tuple:
+        """What the spec depends on (not the numbers), hashable, with the name its datasets carry."""
+        return (name, self.title, self.row_labels, self.column_labels, self.scheme, self.row_title,
+                self.column_title, self.size, self.raster)
+
+
 def send_plan(num_layers: int, num_heads: int, rows: int, columns: int, layer: int, head: int,
               drawn_as: str = "heatmap") -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The layers and heads to send, within the budgets above. Lines cost what a heatmap's cells cost."""
@@ -106,16 +152,28 @@ def scrub_heatmap(stack: HeadStack, row_labels: list[str], column_labels: list[s
     position is the (layer, head) the page stands at, shape the (layers, heads) there are to pick from.
     on_move(layer, head) is called, before the rerun, when the reader has moved the chart's inputs.
     """
-    anchor = anchor_for(key, stack, position)
-    raster = len(row_labels) * len(column_labels) > MAX_VECTOR_CELLS
-    spec = compute.chart_spec(_spec, title, tuple(row_labels), tuple(column_labels), row_title, column_title,
-                              scheme, shape, len(stack.layers) > 1, len(stack.heads) > 1, anchor, raster)
-    frames = compute.chart_data(_frames, stack, scheme, raster)
+    panel = Panel(stack, tuple(row_labels), tuple(column_labels), title, scheme, row_title, column_title)
+    scrub_panels([panel], key=key, position=position, shape=shape, on_move=on_move)
+
+
+def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], shape: tuple[int, int],
+                 on_move: Callable[[int, int], None], shared_colour: bool = False) -> None:
+    """Draw heatmaps side by side (two to a row) in one chart whose one pair of layer and head inputs picks
+    the head of all of them, in the browser. shared_colour: the first two share one colour scale."""
+    stacks = tuple(panel.stack for panel in panels)
+    anchor = anchor_for(key, stacks, position)
+    names = [f"p{index}" for index in range(len(panels))]
+    drawings = tuple(panel.drawing(name) for panel, name in zip(panels, names, strict=True))
+    spec = compute.chart_spec(_spec, drawings, shape, len(stacks[0].layers) > 1, len(stacks[0].heads) > 1, anchor,
+                              shared_colour)
+    frames = {}
+    for panel, name in zip(panels, names, strict=True):
+        frames |= compute.chart_data(_frames, panel.stack, panel.scheme, panel.raster, name)
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=key, on_select=lambda: report_move(key, on_move), selection_mode=[LAYER, HEAD])
 
 
-def anchor_for(key: str, identity: HeadStack, position: tuple[int, int]) -> tuple[int, int]:
+def anchor_for(key: str, identity: tuple, position: tuple[int, int]) -> tuple[int, int]:
     """Where the chart's inputs start: as before while the chart drawn in the last run is what moved,
     else position (the chart is new, shows other numbers, or something else moved the page)."""
     held = st.session_state.setdefault(_HELD, {})
@@ -140,11 +198,15 @@ def report_move(key: str, on_move: Callable[[int, int], None]) -> None:
     on_move(*picked)
 
 
-def _frames(stack: HeadStack, scheme: str, raster: bool) -> dict[str, pd.DataFrame]:
-    return _pictures(stack, scheme) if raster else {CELLS: _cells(stack)}
+def _frames(stack, scheme: str, raster: bool, name: str) -> dict[str, pd.DataFrame]:
+    """A panel's datasets, named after it: its cells, or its pictures and their colour ranges."""
+    if raster:
+        pictures, ranges = _pictures(stack, scheme)
+        return {f"{name}-{PICTURES}": pictures, f"{name}-{RANGES}": ranges}
+    return {f"{name}-{CELLS}": _cells(stack)}
 
 
-def _cells(stack: HeadStack) -> pd.DataFrame:
+def _cells(stack) -> pd.DataFrame:
     """One line per matrix row of every head sent: layer, head, row, then the row's values in columns named
     "0", "1", … The browser filters these nl·h·R lines, not their nl·h·R·K cells, when the layer or head
     moves (a 32-token text on the bundled model: 2,304 lines, not 73,728), and unfolds only the R it keeps."""
@@ -164,7 +226,7 @@ def _column_names(count: int) -> list[str]:
     return [str(column) for column in range(count)]
 
 
-def _pictures(stack: HeadStack, scheme: str) -> dict[str, pd.DataFrame]:
+def _pictures(stack, scheme: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One picture per head sent, and each head's colour range (two rows) for the legend."""
     values = stack.values()  # (nl, h, R, K)
     rows, columns = values.shape[2:]
@@ -175,27 +237,37 @@ def _pictures(stack: HeadStack, scheme: str) -> dict[str, pd.DataFrame]:
             pictures.append({LAYER: layer, HEAD: head, "url": picture_url(matrix, domain, scheme),
                              "x": 0, "x2": columns, "y": 0, "y2": rows})
             ranges += [{LAYER: layer, HEAD: head, "value": value} for value in domain]
-    return {PICTURES: pd.DataFrame(pictures), RANGES: pd.DataFrame(ranges)}
+    return pd.DataFrame(pictures), pd.DataFrame(ranges)
 
 
-def _spec(title: str, row_labels: tuple[str, ...], column_labels: tuple[str, ...], row_title: str,
-          column_title: str, scheme: str, shape: tuple[int, int], many_layers: bool, many_heads: bool,
-          anchor: tuple[int, int], raster: bool) -> dict:
-    """The chart without its data: the selections bound to inputs, the filters, axes and colours."""
+def _spec(drawings: tuple[tuple, ...], shape: tuple[int, int], many_layers: bool, many_heads: bool,
+          anchor: tuple[int, int], shared_colour: bool) -> dict:
+    """The chart without its data: the selections bound to inputs (on the first panel), the filters, axes
+    and colours of every panel."""
     layer, head, picks = selections(shape, anchor, many_layers, many_heads)
+    charts = [_panel(drawing, [layer, head] if index == 0 else [], picks)
+              for index, drawing in enumerate(drawings)]
+    if len(charts) == 1:
+        chart = charts[0]
+    else:
+        pair = alt.hconcat(*charts[:2], spacing=24).resolve_scale(color="shared" if shared_colour else "independent")
+        chart = alt.vconcat(pair, *charts[2:], spacing=24).resolve_scale(color="independent") if charts[2:] else pair
+    return chart.properties(autosize=alt.AutoSizeParams(type="pad"),
+                            usermeta={"embedOptions": {"renderer": "canvas"}}).to_dict(validate=False)
+
+
+def _panel(drawing: tuple, params: list, picks: list) -> alt.TopLevelMixin:
+    name, title, row_labels, column_labels, scheme, row_title, column_title, size, raster = drawing
     rows, columns = len(row_labels), len(column_labels)
-    width, height = plot_size(rows, columns, PLOT_SIZE)
+    width, height = plot_size(rows, columns, size)
     x_axis = label_axis(list(column_labels), column_title, columns, angle=-60)
     y_axis = label_axis(list(row_labels), row_title, rows, angle=0)
     colour = colour_scale(scheme)
     if raster:
-        chart = _raster_layers(rows, columns, centred(x_axis), centred(y_axis), colour, [layer, head], picks)
+        chart = _raster_layers(name, rows, columns, centred(x_axis), centred(y_axis), colour, params, picks)
     else:
-        chart = _vector_cells(row_labels, column_labels, x_axis, y_axis, colour, title, [layer, head], picks)
-    chart = chart.properties(title=title, description=title, width=width, height=height,
-                             autosize=alt.AutoSizeParams(type="pad"),
-                             usermeta={"embedOptions": {"renderer": "canvas"}})
-    return chart.to_dict(validate=False)
+        chart = _vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, title, params, picks)
+    return chart.properties(title=title, description=title, width=width, height=height)
 
 
 def selections(shape: tuple[int, int], anchor: tuple[int, int], many_layers: bool, many_heads: bool):
@@ -211,19 +283,19 @@ def selections(shape: tuple[int, int], anchor: tuple[int, int], many_layers: boo
     return layer, head, [pick for pick, many in ((layer, many_layers), (head, many_heads)) if many]
 
 
-def _vector_cells(row_labels, column_labels, x_axis, y_axis, colour, value_title, params, picks) -> alt.Chart:
+def _vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, value_title, params, picks) -> alt.Chart:
     """A rect per cell of the picked head, with its tokens and value in the tooltip."""
     # The labels as parameters: an array written into the expression would be built anew for every cell.
     # Vega lists the inputs of a chart's parameters last first: head is added first so that Layer leads.
-    labels = [alt.param(name="row_labels", value=list(row_labels)),
-              alt.param(name="column_labels", value=list(column_labels))]
-    chart = alt.Chart(alt.NamedData(name=CELLS)).mark_rect().add_params(*reversed(params), *labels)
+    labels = [alt.param(name=f"{name}_row_labels", value=list(row_labels)),
+              alt.param(name=f"{name}_column_labels", value=list(column_labels))]
+    chart = alt.Chart(alt.NamedData(name=f"{name}-{CELLS}")).mark_rect().add_params(*reversed(params), *labels)
     for pick in picks:
         chart = chart.transform_filter(filter_on(pick))
     return chart.transform_fold(_column_names(len(column_labels)), as_=["key", "value"]).transform_calculate(
         column="toNumber(datum.key)",
-        row_label="row_labels[datum.row]",
-        column_label="column_labels[datum.column]",
+        row_label=f"{name}_row_labels[datum.row]",
+        column_label=f"{name}_column_labels[datum.column]",
     ).encode(
         x=alt.X("column:O", axis=x_axis),
         y=alt.Y("row:O", axis=y_axis),
@@ -233,10 +305,11 @@ def _vector_cells(row_labels, column_labels, x_axis, y_axis, colour, value_title
     )
 
 
-def _raster_layers(rows, columns, x_axis, y_axis, colour, params, picks) -> alt.LayerChart:
+def _raster_layers(name, rows, columns, x_axis, y_axis, colour, params, picks) -> alt.LayerChart:
     """The picked head's picture, and an invisible layer of its colour range that the legend reads."""
-    picture = alt.Chart(alt.NamedData(name=PICTURES)).mark_image(aspect=False).add_params(*reversed(params))
-    carrier = alt.Chart(alt.NamedData(name=RANGES)).mark_point(opacity=0)
+    picture = alt.Chart(alt.NamedData(name=f"{name}-{PICTURES}")).mark_image(aspect=False).add_params(
+        *reversed(params))
+    carrier = alt.Chart(alt.NamedData(name=f"{name}-{RANGES}")).mark_point(opacity=0)
     for pick in picks:
         picture, carrier = picture.transform_filter(filter_on(pick)), carrier.transform_filter(filter_on(pick))
     picture = picture.encode(

@@ -34,3 +34,15 @@ def test_the_difference_is_taken_between_aligned_tokens_and_the_largest_change_l
     assert change.difference == difference[change.row, change.column]
     assert change.position_a == (positions_a[change.row], positions_a[change.column])
     assert change.position_b == (positions_b[change.row], positions_b[change.column])
+
+
+def test_a_stack_of_heads_is_subtracted_head_by_head():
+    rng = np.random.default_rng(1)
+    stack_a, stack_b = rng.random((2, 3, 5, 5)), rng.random((2, 3, 6, 6))  # (layers, heads, T, T)
+    positions_a, positions_b = np.array([0, 2, 4]), np.array([0, 3, 5])
+    stacked = aligned_difference(stack_a, stack_b, positions_a, positions_b)
+    assert stacked.shape == (2, 3, 3, 3)
+    for layer in range(2):
+        for head in range(3):
+            np.testing.assert_array_equal(stacked[layer, head], aligned_difference(
+                stack_a[layer, head], stack_b[layer, head], positions_a, positions_b))

@@ -39,7 +39,7 @@ def test_every_head_of_every_layer_is_in_the_chart_and_each_is_the_cores(stage, 
     page.segmented_control(key="head_stage").set_value(stage).run()
     assert_healthy(page)
     [chart] = charts(page)
-    lines = datasets(chart)["cells"]
+    lines = datasets(chart)["p0-cells"]
     sent = sorted(set(zip(lines["layer"], lines["head"], strict=True)))
     assert sent == [(layer, head) for layer in range(6) for head in range(12)]
     encoding = encode(bundled, TEXT)
@@ -55,7 +55,7 @@ def test_a_long_text_sends_one_layer_of_pictures_and_each_is_the_cores_head(bund
     assert_healthy(page)
     [chart] = charts(page)
     data = datasets(chart)
-    pictures, ranges = data["pictures"], data["ranges"]
+    pictures, ranges = data["p0-pictures"], data["p0-ranges"]
     assert set(pictures["layer"]) == {3} and list(pictures["head"]) == list(range(12))
     encoding = encode(bundled, text)
     for head in (2, 9):
