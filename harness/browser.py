@@ -228,6 +228,27 @@ def chart_input(page, name: str):
     return page.locator(f'.vega-bindings input[type="range"][name="{name}_{name}"]').first
 
 
+def chart_input_readout(page, name: str):
+    """The number Vega writes beside a chart's own input (the input itself has no aria-valuetext)."""
+    return page.locator(f'.vega-bindings label:has(> input[type="range"][name="{name}_{name}"])'
+                        ' > span:not(.vega-bind-name)').first
+
+
+# Chromium's range thumb is 16 px wide: value v sits half a thumb in from the ends of the input's box.
+_RANGE_THUMB_PX = 16
+
+
+def chart_input_point(page, name: str, value: int) -> tuple[float, float]:
+    """Where on the screen the thumb of a chart's own input stands at value: for page.mouse drags."""
+    thumb = chart_input(page, name)
+    thumb.scroll_into_view_if_needed()
+    low, high = (float(thumb.get_attribute(end)) for end in ("min", "max"))
+    box = thumb.bounding_box()
+    track = box["width"] - _RANGE_THUMB_PX
+    fraction = (value - low) / (high - low) if high > low else 0.0
+    return box["x"] + _RANGE_THUMB_PX / 2 + fraction * track, box["y"] + box["height"] / 2
+
+
 @dataclass(frozen=True)
 class Timing:
     """Milliseconds from just before an action: the page's last DOM change, the server's last message."""

@@ -13,7 +13,10 @@ names. How each fault is made:
 
 What the server did is read from its own counters (``/_stcore/metrics``: websockets open, sessions
 made, sessions resumed) and from its log. Widgets are found by key only (``.st-key-<key>``), wherever
-the page puts them (the attention controls left the sidebar for a fragment next to the view).
+the page puts them (the attention controls left the sidebar for a fragment next to the view). What a
+view's chart picks itself (components/views.ON_CHART: on the one-head view, layer and head) is an input
+of the chart (components/scrub.py), not a slider: a move there repaints in the browser, then the chart's
+selection reruns the page.
 """
 
 from __future__ import annotations
@@ -26,10 +29,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from components.views import ON_CHART
 from harness.browser import (
     TAB_TIMEOUT_MS,
+    chart_input,
     load_page,
     open_tab,
+    press_chart_key,
     press_slider_key,
     shapes,
     slider_thumb,
@@ -109,6 +115,19 @@ def app_state(page):
     return page.locator('[data-testid="stApp"]')
 
 
+def control(page, view: str, name: str):
+    """The input that shows the layer or the head: the chart's own where the view's chart picks it, else the slider."""
+    return chart_input(page, name) if name in ON_CHART.get(view, ()) else slider_thumb(page, name)
+
+
+def press_control(page, view: str, name: str, key: str = "ArrowRight") -> None:
+    """Press a key on control(); return once the rerun it asked for has settled."""
+    if name in ON_CHART.get(view, ()):
+        press_chart_key(page, name, key)
+    else:
+        press_slider_key(page, name, key)
+
+
 def url_params(page) -> dict[str, str]:
     return {key: values[-1] for key, values in parse_qs(urlsplit(page.url).query).items()}
 
@@ -124,8 +143,10 @@ def expect_view(page, shown: View) -> None:
         "layer": str(shown.layer), "head": str(shown.head), "text": shown.text}, page.url
     expect(page.locator(".st-key-view").get_by_role("radio", name=VIEW_TITLES[shown.view])).to_be_checked()
     expect(page.get_by_role("heading", level=1, name=VIEW_TITLES[shown.view])).to_be_visible()
-    expect(slider_thumb(page, "layer")).to_have_value(str(shown.layer))
-    expect(slider_thumb(page, "head")).to_have_value(str(shown.head))
+    expect(control(page, shown.view, "layer")).to_have_value(str(shown.layer))
+    expect(control(page, shown.view, "head")).to_have_value(str(shown.head))
+    if shown.view == "head":  # its side column names them instead of drawing sliders
+        expect(page.get_by_text(f"Layer {shown.layer} and head {shown.head}: pick them on the chart")).to_be_visible()
     expect(page.locator(".st-key-text textarea")).to_have_value(shown.text)
     drawn_for = f"Layer {shown.layer}, head {shown.head}" if shown.view == "head" else \
         f"Every head of layer {shown.layer}"
@@ -136,8 +157,9 @@ def expect_view(page, shown: View) -> None:
 
 
 def move_head(page, shown: View) -> View:
-    """Press ArrowRight on the head slider; return the view the page should now show."""
-    press_slider_key(page, "head", "ArrowRight")
+    """Press ArrowRight on the head's control(); return the view the page should now show, once the
+    rerun the move asked for has been answered."""
+    press_control(page, shown.view, "head")
     return shown.moved(head=shown.head + 1)
 
 
@@ -249,12 +271,12 @@ def test_two_tabs_of_one_window_keep_their_own_views(browser, server):
     grid.bring_to_front()
     expect_view(grid, grid_shown)
 
-    press_slider_key(grid, "layer", "ArrowRight")
+    press_control(grid, grid_shown.view, "layer")
     grid_shown = grid_shown.moved(layer=4)
     expect_view(grid, grid_shown)
     single.bring_to_front()
     expect_view(single, single_shown)
-    expect(single.locator(".st-key-head_stage").get_by_text("Context vectors")).to_be_visible()  # One head view only
+    expect(single.locator(".st-key-head_stage").get_by_text("Context", exact=True)).to_be_visible()
     single.context.close()
 
 
@@ -291,5 +313,5 @@ def test_a_restarted_server_takes_the_first_move(restarted):
     page, shown = restarted.page, restarted.shown
     expect_reconnected(page)
     moved = move_head(page, shown)  # the first move the new server's session gets; the page waits for its answer
-    assert slider_thumb(page, "head").input_value() == str(moved.head), "the move was undone"
+    assert control(page, moved.view, "head").input_value() == str(moved.head), "the move was undone"
     expect_view(page, moved)

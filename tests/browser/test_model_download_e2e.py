@@ -16,7 +16,7 @@ import pytest
 
 from attention.download import FILES
 from attention.models import ALLOWED_MODELS_ENV
-from harness.browser import chart_pixels, new_page, slider_thumb
+from harness.browser import chart_input, chart_pixels, new_page
 from harness.server import streamlit_server
 from tests.fake_hub import FakeHub, save_hub_bert
 from tests.marks import BROWSER_TESTS
@@ -96,16 +96,19 @@ def test_a_hub_model_downloads_while_the_bundled_model_stays_usable(page, hub, h
     expect(page.get_by_text("Showing the bundled model until it is ready.")).to_be_visible()
     expect(page.get_by_text(BUNDLED_CAPTION)).to_be_visible()
 
-    # Meanwhile the bundled model's page works: the head slider redraws the heatmap.
+    # Meanwhile the bundled model's page works: the heatmap's head input redraws it, and the page follows.
     before = chart_pixels(page)
-    thumb = slider_thumb(page, "head")
-    thumb.focus()
-    thumb.press("ArrowRight")
-    expect(thumb).to_have_value("1")
+    head = chart_input(page, "head")
+    head.focus()
+    head.press("ArrowRight")
+    expect(head).to_have_value("1")
     deadline = time.monotonic() + 30
     while chart_pixels(page) == before and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert chart_pixels(page) != before, "the heatmap did not follow the head slider during the download"
+    assert chart_pixels(page) != before, "the heatmap did not follow its head input during the download"
+    # The repaint is the browser's own; that the server ran the move shows in the URL and the heading.
+    expect(page).to_have_url(re.compile(r"[?&]head=1(&|$)"))
+    expect(page.get_by_role("heading", name="Layer 0, head 1")).to_be_visible()
     expect(bar).to_be_visible()  # still downloading: the fake Hub holds the rest
     assert_no_exception(page)
 

@@ -1,10 +1,12 @@
-"""The page in a real Chromium: sliders, links, hostile input and the CSV, end to end.
+"""The page in a real Chromium: the chart's inputs, sliders, links, hostile input and the CSV, end to end.
 
 One server for the module, a fresh browser context (so a fresh Streamlit session) per test.
 How each thing is found (checked against the Streamlit 1.67 DOM):
 
 - widgets by key: the class ``st-key-<key>`` on their element container,
 - a slider's thumb: the native ``input[type=range]`` inside it (value and aria-valuetext; no aria-valuenow),
+- the one-head view's layer and head: the heatmap's own range inputs, ``.vega-bindings input[name="head_head"]``
+  (components/scrub.py), with the number Vega writes beside each,
 - the weights heatmap: the chart whose aria-label (its Vega-Lite description) starts with
   "Attention weights" (a canvas has no text to find it by),
 - the shapes panel: ``[data-testid="shapes-panel"]``, one list item per step (st.html, like the chips),
@@ -20,7 +22,18 @@ from pathlib import Path
 
 import pytest
 
-from harness.browser import act_and_measure, chart_pixels, load_page, open_tab, press_slider_key, shapes, slider_thumb
+from harness.browser import (
+    act_and_measure,
+    chart_input,
+    chart_input_readout,
+    chart_pixels,
+    load_page,
+    open_tab,
+    press_chart_key,
+    press_slider_key,
+    shapes,
+    slider_thumb,
+)
 from tests.marks import BROWSER_TESTS
 
 SCREENSHOT = "/tmp/e2e-shot.png"
@@ -55,7 +68,7 @@ def assert_no_exception(page) -> None:
     assert boxes.count() == 0, boxes.first.inner_text()
 
 
-def test_head_slider_redraws_the_heatmap(page, base_url):
+def test_head_input_redraws_the_heatmap(page, base_url):
     from playwright.sync_api import expect
 
     open_page(page, base_url)
@@ -63,9 +76,9 @@ def test_head_slider_redraws_the_heatmap(page, base_url):
     assert before_pixels
     assert before_shapes["weights"] == "(1, 7, 7)"
 
-    press_slider_key(page, "head", "ArrowRight")
+    press_chart_key(page, "head", "ArrowRight")
 
-    expect(slider_thumb(page, "head")).to_have_value("1")
+    expect(chart_input(page, "head")).to_have_value("1")
     expect(page).to_have_url(re.compile(r"[?&]head=1(&|$)"))
     expect(page.get_by_role("heading", name="Layer 0, head 1")).to_be_visible()
     assert chart_pixels(page) != before_pixels
@@ -102,9 +115,10 @@ def test_link_reopens_the_same_view(page, base_url):
 
     open_page(page, base_url, "?text=fruit+flies+like+a+banana&layer=2&head=5&scaling=linear")
 
-    for key, value in (("layer", "2"), ("head", "5")):
-        expect(slider_thumb(page, key)).to_have_value(value)
-        expect(slider_thumb(page, key)).to_have_attribute("aria-valuetext", value)
+    for name, value in (("layer", "2"), ("head", "5")):
+        expect(chart_input(page, name)).to_have_value(value)
+        expect(chart_input_readout(page, name)).to_have_text(value)
+    expect(page.get_by_text("Layer 2 and head 5: pick them on the chart")).to_be_visible()
     expect(page.locator(".st-key-text textarea")).to_have_value("fruit flies like a banana")
     expect(page.locator(".st-key-scaling button[aria-checked='true']")).to_have_text("d_k")
     expect(page.get_by_role("heading", name="Layer 2, head 5")).to_be_visible()
@@ -122,8 +136,8 @@ def test_bad_link_shows_notices_and_still_draws(page, base_url):
     for notice in ("layer=abc was ignored", "head=-1 was ignored", "scaling=foo was ignored",
                    "model=../../etc/passwd was ignored", "head_dim=100000 does not exist"):
         expect(alerts.filter(has_text=notice)).to_be_visible()
-    expect(slider_thumb(page, "layer")).to_have_value("0")
-    expect(slider_thumb(page, "head")).to_have_value("0")
+    expect(chart_input(page, "layer")).to_have_value("0")
+    expect(chart_input(page, "head")).to_have_value("0")
     expect(page.locator(".st-key-model [role='combobox']")).to_have_value("all-MiniLM-L6-v2")
     expect(page.get_by_role("heading", name="Layer 0, head 0")).to_be_visible()
     assert chart_pixels(page)

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from harness.browser import act_and_measure, open_tab, slider_thumb, wait_until_settled
+from harness.browser import act_and_measure, chart_input, open_tab, wait_until_settled
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -40,9 +40,10 @@ def assert_one_head_view(page, layer: int, head: int) -> None:
     expect(page.get_by_role("radio", name="One head")).to_be_checked()
     expect(page).to_have_url(re.compile(rf"[?&]head={head}(&|$)"))
     assert "view=" not in page.url, "the default view leaves the URL"
-    expect(slider_thumb(page, "layer")).to_have_value(str(layer))
-    expect(slider_thumb(page, "head")).to_have_value(str(head))
-    expect(page.locator(".st-key-head_stage").get_by_text("Context vectors")).to_be_visible()  # One head view only
+    expect(chart_input(page, "layer")).to_have_value(str(layer))  # the heatmap's own inputs, in this view
+    expect(chart_input(page, "head")).to_have_value(str(head))
+    expect(page.get_by_role("heading", name=f"Layer {layer}, head {head}", exact=True)).to_be_visible()
+    expect(page.locator(".st-key-head_stage").get_by_text("Context", exact=True)).to_be_visible()  # One head view only
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
