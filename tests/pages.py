@@ -44,11 +44,12 @@ def charts(page: AppTest) -> list:
     return list(page.get("vega_lite_chart"))
 
 
-def chart_values(chart) -> pd.DataFrame:
-    """The rows a chart shows: its largest dataset, named or not. A chart that holds many heads
-    (components/scrub.py) shows the rows of the layer and head its own inputs start at."""
-    blobs = [d.data.data for d in chart.proto.datasets]
-    if chart.proto.HasField("data") and chart.proto.data.data:
+def chart_values(chart, panel: str | None = None) -> pd.DataFrame:
+    """The rows a chart shows: its largest dataset, named or not, or the cells of one panel of a chart of
+    several ("p0", "p1", …). A chart that holds many heads (components/scrub.py) shows the rows of the
+    layer and head its own inputs start at."""
+    blobs = [d.data.data for d in chart.proto.datasets if panel is None or d.name == f"{panel}-cells"]
+    if panel is None and chart.proto.HasField("data") and chart.proto.data.data:
         blobs.append(chart.proto.data.data)
     frames = [pa.ipc.open_stream(blob).read_all().to_pandas() for blob in blobs]
     rows = max(frames, key=len)
@@ -78,9 +79,9 @@ def pick_on_chart(page: AppTest, key: str, **picks: int) -> AppTest:
     return select_on_chart(page, chart, {name: [{name: value}] for name, value in picks.items()})
 
 
-def chart_matrix(chart, fill: float = 0.0) -> np.ndarray:
+def chart_matrix(chart, fill: float = 0.0, panel: str | None = None) -> np.ndarray:
     """A heatmap's cells as a (rows, columns) matrix; cells it does not draw hold `fill`."""
-    cells = chart_values(chart)
+    cells = chart_values(chart, panel)
     matrix = np.full((cells["row"].max() + 1, cells["column"].max() + 1), fill, dtype=np.float32)
     matrix[cells["row"], cells["column"]] = cells["value"]
     return matrix

@@ -3,21 +3,21 @@
 The texts run separately (each its own [CLS] … [SEP]), not as a sentence pair. The
 difference is taken between the tokens both texts share, aligned in order by the core
 (attention/compare.py): notebook 004's "flies" in "time flies like an arrow" and "fruit
-flies like a banana".
+flies like a banana". Both texts and their difference are one chart with one pair of layer
+and head inputs, switched in the browser (components/scrub.py); the largest change follows.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from components import compute
-from components.charts import show
-from components.heatmap import heatmap
+from components import compute, controls
 from components.page_state import shorten
+from components.scrub import AlignedDifference, HeadStack, Panel, scrub_panels, send_plan
 
 FALLBACK_TEXT = "fruit flies like a banana"  # the notebooks' second sentence
-SIDE_BY_SIDE_SIZE = 210  # px: the plot; axis labels and legend add about 150 px, and two must fit side by side
-DIFFERENCE_SIZE = 260  # px: beside the largest change
+SIDE_BY_SIDE_SIZE = 150  # px: the plot; with axis labels two fit side by side in the 500-px column at 1280 px
+DIFFERENCE_SIZE = 260  # px
 
 
 def render(context) -> None:
@@ -29,47 +29,51 @@ def render(context) -> None:
                 "“fruit flies like a banana”. Type another under *Second sentence* to compare your own.",
                 icon=":material/compare_arrows:")
     st.caption("The two texts run separately here, each as its own [CLS] … [SEP], not as a sentence pair; "
-               "the sidebar's source, layer, head and scaling apply to both, and both heatmaps share one "
-               "colour scale.")
+               "the source and scaling apply to both, one pair of Layer and Head sliders moves both, and both "
+               "heatmaps share one colour scale.")
     trace_a = context.trace(text=text_a, text_b="")
     trace_b = context.trace(text=text_b, text_b="")
     if trace_b.dropped_tokens[0]:
         st.warning(f"Text B is longer than the model reads: its last {trace_b.dropped_tokens[0]} tokens were "
                    "dropped.", icon=":material/content_cut:")
-    label = f"layer {state.layer}, head {state.head}"
-    tokens_a, tokens_b = list(trace_a.tokens[0]), list(trace_b.tokens[0])
-    weights_a, weights_b = trace_a["weights"][0], trace_b["weights"][0]  # (T_a, T_a), (T_b, T_b)
-
-    # One colour scale for both texts: from 0 to the larger of their largest weights.
-    shared_scale = [0.0, float(max(weights_a.max(), weights_b.max()))]
-    for column, name, text, tokens, weights in zip(st.columns(2, gap="medium"), "AB", (text_a, text_b),
-                                                   (tokens_a, tokens_b), (weights_a, weights_b), strict=True):
-        with column:
-            st.caption(f"Text {name}, {label}: {shorten(text, 80)}")
-            chart = heatmap(weights, tokens, tokens, title=f"Text {name}: weights",
-                            size=SIDE_BY_SIDE_SIZE, domain=shared_scale, canvas=True)
-            show(chart, key=f"chart-weights-{name.lower()}")
-
+    tokens_a, tokens_b = tuple(trace_a.tokens[0]), tuple(trace_b.tokens[0])
     positions_a, positions_b = compute.aligned_positions(tokens_a, tokens_b)  # (K,) each
-    st.subheader("Where they differ")
+    st.caption(f"Text A: {shorten(text_a, 80)} · Text B: {shorten(text_b, 80)}")
+
+    shape = (context.shape.num_layers, trace_a.num_heads)
+    longest = max(len(tokens_a), len(tokens_b))
+    layers, heads = send_plan(*shape, longest, 2 * longest, state.layer, state.head)  # two texts' worth
+    settings = context.settings(layer=0, head=0)
+    stack_a = HeadStack(context.model_name, text_a, "", settings, "weights", layers, heads)
+    stack_b = HeadStack(context.model_name, text_b, "", settings, "weights", layers, heads)
+    panels = [Panel(stack_a, tokens_a, tokens_a, "Text A: weights", size=SIDE_BY_SIDE_SIZE),
+              Panel(stack_b, tokens_b, tokens_b, "Text B: weights", size=SIDE_BY_SIDE_SIZE)]
+    shared = tuple(tokens_a[i] for i in positions_a)
+    if positions_a.size:
+        difference = AlignedDifference(stack_a, stack_b, tuple(positions_a.tolist()), tuple(positions_b.tolist()))
+        panels.append(Panel(difference, shared, shared, "weights A − weights B", scheme="redblue",
+                            size=DIFFERENCE_SIZE))
+    scrub_panels(panels, key="chart-compare", position=(state.layer, state.head), shape=shape,
+                 on_move=_follow_chart, shared_colour=True)
+
+    st.subheader(f"Where they differ: layer {state.layer}, head {state.head}", anchor=False)
     if positions_a.size == 0:
         st.info("The two texts share no token, so there is nothing to subtract.")
         return
+    weights_a, weights_b = trace_a["weights"][0], trace_b["weights"][0]  # (T_a, T_a), (T_b, T_b)
     difference = compute.aligned_difference(weights_a, weights_b, positions_a, positions_b)  # (K, K)
-    shared = [tokens_a[i] for i in positions_a]
-    left, right = st.columns([3, 2], gap="medium")
-    with left:
-        chart = heatmap(difference, shared, shared, title="weights A − weights B",
-                        scheme="redblue", size=DIFFERENCE_SIZE, canvas=True)
-        show(chart, key="chart-difference")
-    with right:
-        _largest_change(compute.largest_change(difference, positions_a, positions_b), shared, weights_a, weights_b)
-        st.caption(
-            f"Tokens aligned with difflib.SequenceMatcher over the two token lists: the {len(shared)} tokens "
-            "both texts share, matched in order; tokens found in only one text have no counterpart and are left "
-            "out. Position by position would subtract the weights of different words. Each cell is a weight "
-            "from a full row (not renormalised): blue where text A attends more, red where text B does."
-        )
+    _largest_change(compute.largest_change(difference, positions_a, positions_b), shared, weights_a, weights_b)
+    st.caption(
+        f"Tokens aligned with difflib.SequenceMatcher over the two token lists: the {len(shared)} tokens "
+        "both texts share, matched in order; tokens found in only one text have no counterpart and are left "
+        "out. Position by position would subtract the weights of different words. Each cell is a weight "
+        "from a full row (not renormalised): blue where text A attends more, red where text B does."
+    )
+
+
+def _follow_chart(layer: int, head: int) -> None:
+    """The reader moved the chart's layer or head: the largest change and the link follow in the rerun."""
+    controls.request(layer=layer, head=head)
 
 
 def _largest_change(change, shared, weights_a, weights_b) -> None:
