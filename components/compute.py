@@ -66,6 +66,8 @@ CACHE_ENTRIES = {
     "layer_proof": 128,  # (nh,) floats
     "entropy_by_layer": 16,  # (L, nh) floats
     "rollout": 16,  # (T, T)
+    # (model, text, second text, settings, layers): (len(layers), T, T) floats, 0.1 MB for 6 layers at 64 tokens
+    "rollout_by_layer": 16,
     "lab_variance": 1,  # a few dozen floats; the samples never change
     "lab_random_scores": 16,  # (H, R, T) floats, about 0.3 MB
     "lab_random_statistics": 64,  # a few dozen floats per token count and τ
@@ -220,6 +222,21 @@ def _rollout(name: str, text: str, text_b: str, settings: TraceSettings) -> np.n
     means = [heads.mean_of_heads(trace(name, text, text_b, dataclasses.replace(settings, layer=layer)))
              for layer in range(settings.layer + 1)]  # each (1, 1, T, T)
     return heads.rollout(means)
+
+
+def rollout_by_layer(name: str, text: str, text_b: str, settings: TraceSettings,
+                     layers: tuple[int, ...]) -> np.ndarray:
+    """(len(layers), T, T): attention rollout through layers 0 to each of layers in turn, for a chart that
+    switches layer in the browser."""
+    return _rollout_by_layer(name, text, text_b, _any_head(settings, layer=0), tuple(layers))
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["rollout_by_layer"])
+def _rollout_by_layer(name: str, text: str, text_b: str, settings: TraceSettings,
+                      layers: tuple[int, ...]) -> np.ndarray:
+    means = [heads.mean_of_heads(trace(name, text, text_b, dataclasses.replace(settings, layer=layer)))
+             for layer in range(max(layers) + 1)]  # each (1, 1, T, T)
+    return np.stack([heads.rollout(means[:layer + 1]) for layer in layers])  # (len(layers), T, T)
 
 
 def _any_head(settings: TraceSettings, **changes) -> TraceSettings:
