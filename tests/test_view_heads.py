@@ -1,7 +1,9 @@
-"""The all-heads view through AppTest: the grid, the layer × head overview, the aggregates, and clicks.
+"""The all-heads view through AppTest: the grid and its summary, the layer × head overview, and clicks.
 
-AppTest cannot click a chart, so `click` sends what Streamlit's frontend sends after a click
-(tests/pages.select_on_chart). tests/browser/test_views_e2e.py clicks the same charts in Chromium.
+The grid and the heads summed up are one chart, whose dataset holds every layer of a short text and
+whose own layer input picks one. AppTest cannot click a chart or move its input, so `click` sends what
+Streamlit's frontend sends after either (tests/pages.select_on_chart). tests/browser/test_views_e2e.py
+clicks the same charts in Chromium, tests/browser/test_heads_scrub_e2e.py moves the layer there.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import json
 
 import altair as alt
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 import pytest
 from altair.utils.schemapi import validate_jsonschema
 from streamlit.testing.v1 import AppTest
@@ -17,11 +21,12 @@ from streamlit.testing.v1 import AppTest
 from attention import TraceSettings, build_trace, encode
 from attention.heads import aggregate_heads, head_summary, head_weights, rollout
 from components.heatmap import colour_domain
+from components.views.heads import ALL_LAYERS_WEIGHTS
 from tests.pages import (
     assert_healthy,
+    chart_inputs,
     chart_matrix,
     chart_picks,
-    chart_values,
     open_page,
     picture_values,
     select_on_chart,
@@ -50,13 +55,13 @@ def click(page: AppTest, chart, selection: dict) -> AppTest:
 
 
 def shown_view(page: AppTest) -> tuple[str, int, int]:
-    """The view, and the layer and head it shows: on the one-head view's chart, or on the sliders."""
+    """The view, and the layer and head it shows: on the one-head view's chart, or on the grid's own layer
+    input and the Head slider."""
     view = page.radio(key="view").value
     if view == "head":
         picks = chart_picks(charts(page)[0])
         return view, picks["layer"], picks["head"]
-    return view, page.slider(key="layer").value, page.slider(key="head").value
-
+    return view, chart_picks(grid(page))["layer"], page.slider(key="head").value
 
 
 def trace(model, settings: TraceSettings, text: str = TEXT):
@@ -64,13 +69,33 @@ def trace(model, settings: TraceSettings, text: str = TEXT):
 
 
 def grid(page: AppTest):
-    """The grid: one chart, one row of data per head shown."""
+    """The grid and the heads summed up under it: one chart."""
     [chart] = charts(page, "open_head")
     return chart
 
 
+def dataset(chart, name: str, every_layer: bool = False) -> pd.DataFrame:
+    """A chart's dataset by name; unless every_layer, only the rows of the layer its input shows."""
+    [blob] = [d.data.data for d in chart.proto.datasets if d.name == name]
+    rows = pa.ipc.open_stream(blob).read_all().to_pandas()
+    if every_layer:
+        return rows
+    return rows[rows["layer"] == chart_picks(chart)["layer"]].reset_index(drop=True)
+
+
 def grid_heads(page: AppTest) -> list[int]:
-    return chart_values(grid(page))["head"].tolist()
+    return dataset(grid(page), "heads")["head"].tolist()
+
+
+def summary(page: AppTest) -> np.ndarray:
+    """The heads summed up (T, T), as the grid's chart holds them for the layer it shows."""
+    chart = grid(page)
+    lines = dataset(chart, "summed")  # layer, row, then the values in columns "0", "1", …
+    return lines[[name for name in lines.columns if name.isdigit()]].to_numpy()
+
+
+def layers_sent(page: AppTest) -> list[int]:
+    return sorted(set(dataset(grid(page), "heads", every_layer=True)["layer"]))
 
 
 def assert_pictures(page: AppTest, expected: np.ndarray) -> None:
@@ -78,7 +103,7 @@ def assert_pictures(page: AppTest, expected: np.ndarray) -> None:
 
     Each cell's colour is read back through the colour ramp: equal to within a few of its 256 steps.
     """
-    rows = chart_values(grid(page))
+    rows = dataset(grid(page), "heads")
     assert len(rows) == len(expected)
     for url, weights in zip(rows["picture"], expected, strict=True):
         low, high = colour_domain(weights, "blues")
@@ -88,7 +113,7 @@ def assert_pictures(page: AppTest, expected: np.ndarray) -> None:
 
 def test_grid_draws_each_head_as_the_one_head_view_does(bundled):
     page = run_page({"view": "heads", "layer": "1"})
-    assert len(charts(page)) == 3, "the grid, the overview and the aggregate"
+    assert len(charts(page)) == 2, "the grid with the heads summed up under it, and the overview"
     assert grid_heads(page) == list(range(12))
     expected = [trace(bundled, TraceSettings(layer=1, head=head))["weights"][0] for head in range(12)]
     assert_pictures(page, np.stack(expected))
@@ -140,21 +165,80 @@ def test_overview_is_every_heads_mean_entropy_and_a_click_opens_a_cell(bundled):
 def test_aggregates_mean_max_and_rollout(bundled):
     page = run_page({"view": "heads", "layer": "2"})
     every_layer = [head_weights(trace(bundled, TraceSettings(layer=layer))) for layer in range(3)]
-    mean = chart_matrix(charts(page)[-1])
+    mean = summary(page)
     np.testing.assert_allclose(mean.sum(axis=1), 1.0, atol=1e-5)
     np.testing.assert_allclose(mean, aggregate_heads(every_layer[2], "mean")[0], atol=1e-6)
 
     page.segmented_control(key="aggregate").set_value("max").run()
-    np.testing.assert_allclose(chart_matrix(charts(page)[-1]), aggregate_heads(every_layer[2], "max")[0], atol=1e-6)
+    np.testing.assert_allclose(summary(page), aggregate_heads(every_layer[2], "max")[0], atol=1e-6)
     assert page.query_params["aggregate"] == "max"
 
     page.segmented_control(key="aggregate").set_value("rollout").run()
-    flow = chart_matrix(charts(page)[-1])
-    assert "rollout through layers 0 to 2" in charts(page)[-1].proto.spec
+    flow = summary(page)
+    assert "'Attention rollout through layers 0 to ' + layer_layer" in grid(page).proto.spec
     np.testing.assert_allclose(flow.sum(axis=1), 1.0, atol=1e-5)
     np.testing.assert_allclose(flow, rollout(every_layer), atol=1e-6)
     assert page.query_params["aggregate"] == "rollout"
     assert "Abnar & Zuidema" in "\n".join(c.value for c in page.caption)
+    assert "multiplied through layers 0 to 2" in "\n".join(c.value for c in page.caption)
+
+
+def test_every_layer_is_sent_once_with_its_heads_and_its_summaries(bundled):
+    page = run_page({"view": "heads", "layer": "1"})
+    chart = grid(page)
+    assert layers_sent(page) == list(range(6))
+    assert chart_inputs(chart) == {"layer": (0, 5)}
+    encoding = encode(bundled, TEXT)
+    every_layer = [head_weights(build_trace(bundled, encoding, TraceSettings(layer=layer))) for layer in range(6)]
+    lines = dataset(chart, "summed", every_layer=True)
+    for layer, weights in enumerate(every_layer):
+        select_on_chart(page, grid(page), {"layer": [{"layer": layer}]})
+        assert_healthy(page)
+        assert_pictures(page, weights[0])
+        values = lines[lines["layer"] == layer][[str(key) for key in range(7)]].to_numpy()
+        np.testing.assert_allclose(values, aggregate_heads(weights, "mean")[0], atol=1e-6)
+    page.segmented_control(key="aggregate").set_value("rollout").run()
+    flows = dataset(grid(page), "summed", every_layer=True)
+    for layer in range(6):
+        np.testing.assert_allclose(flows[flows["layer"] == layer][[str(key) for key in range(7)]].to_numpy(),
+                                   rollout(every_layer[:layer + 1]), atol=1e-6)
+
+
+def test_a_layer_picked_on_the_chart_reaches_the_page_and_leaves_the_charts_alone():
+    page = run_page({"view": "heads", "layer": "1"})
+    assert not [slider for slider in page.slider if slider.key == "layer"], "the chart picks the layer"
+    before = [(chart.proto.spec, [d.data.data for d in chart.proto.datasets]) for chart in charts(page)]
+    click(page, grid(page), {"layer": [{"layer": 4}]})
+    assert page.query_params["layer"] == "4"
+    assert page.subheader[0].value == "Every head of layer 4"
+    assert "Layer 4: pick it on the chart" in "\n".join(c.value for c in page.caption)
+    assert [(chart.proto.spec, [d.data.data for d in chart.proto.datasets]) for chart in charts(page)] == before, (
+        "the grid, its summary and the overview arrive again unchanged")
+    assert shown_view(page) == ("heads", 4, 0)
+
+
+def test_a_click_on_a_head_opens_the_layer_the_chart_shows():
+    page = run_page({"view": "heads", "layer": "1"})
+    click(page, grid(page), {"layer": [{"layer": 4}], "open_head": [{"head": 2}]})
+    assert shown_view(page) == ("head", 4, 2)
+
+
+def test_a_text_too_long_for_every_layer_sends_one_and_the_input_asks_for_the_next(bundled):
+    text = "word " * 200  # 202 tokens: 6 · 12 · 202² weights
+    assert ALL_LAYERS_WEIGHTS < 6 * 12 * 202**2
+    page = run_page({"view": "heads", "text": text, "layer": "2"})
+    assert layers_sent(page) == [2]
+    spec = grid(page).proto.spec
+    click(page, grid(page), {"layer": [{"layer": 5}]})
+    assert layers_sent(page) == [5] and page.query_params["layer"] == "5"
+    assert grid(page).proto.spec == spec, "the same chart, its numbers swapped"
+    assert_pictures(page, head_weights(trace(bundled, TraceSettings(layer=5), text=text))[0])
+    chart = grid(page)
+    [pictures] = [dataset(chart, "summed_pictures")["url"]]
+    ranges = dataset(chart, "summed_ranges")["value"].tolist()
+    mean = aggregate_heads(head_weights(trace(bundled, TraceSettings(layer=5), text=text)), "mean")[0]
+    shown = picture_values(pictures[0], mean.shape, ranges, "blues")
+    np.testing.assert_allclose(shown, mean, atol=3 * (ranges[1] - ranges[0]) / 255)
 
 
 def test_a_long_text_grid_is_pictured_and_still_clickable(bundled):
@@ -188,13 +272,12 @@ def test_too_many_weights_to_sum_up_keeps_the_grid_and_says_why():
 @pytest.mark.parametrize("text", [TEXT, "word " * 70], ids=["cells", "picture"])
 def test_every_spec_is_valid_vega_lite_and_a_layer_move_only_swaps_data(text):
     """The view skips Altair's validation when it draws: the specs are checked here, once. Moving the
-    layer slider must leave every spec as it was, so that the browser only swaps the numbers in."""
+    layer on the chart must leave every spec and dataset as it was: the browser already holds every layer."""
     page = run_page({"view": "heads", "layer": "1", "text": text})
     specs = [chart.proto.spec for chart in charts(page)]
     for spec in specs:
         validate_jsonschema(json.loads(spec), VEGA_LITE)
-    layer_one = chart_values(grid(page))
-    page.slider(key="layer").set_value(3).run()
-    assert_healthy(page)
+    layer_one = dataset(grid(page), "heads")
+    click(page, grid(page), {"layer": [{"layer": 3}]})
     assert [chart.proto.spec for chart in charts(page)] == specs
-    assert not chart_values(grid(page)).equals(layer_one), "layer 3's weights, not layer 1's"
+    assert not dataset(grid(page), "heads").equals(layer_one), "layer 3's weights, not layer 1's"

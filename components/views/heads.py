@@ -1,95 +1,266 @@
-"""All heads of a layer: a grid of small heatmaps, a layer × head overview, and the heads summed up.
+"""All heads of a layer: a grid of small heatmaps and the heads summed up, with a layer × head overview.
 
-Clicking a head in the grid, or a cell of the overview, opens that head in the "One head"
-view: each chart carries an Altair point selection, and its on_select callback asks the
-controls for the new view, layer and head before the page reruns.
+The grid and the summary are one chart, and its layer is picked on the chart itself: its dataset
+holds every head of every layer (when they fit ALL_LAYERS_WEIGHTS), a point selection bound to a
+range input above the grid keeps one layer, and the grid and the summary switch at once in the
+browser. Streamlit then reports the selection, and a rerun brings the heading, the URL and the side
+column up to it; the chart arrives again unchanged (components/scrub.py does the same for one head).
+A text too long for the budget sends only the current layer: the input then asks for a rerun.
 
-Moving the layer slider redraws every head. The grid is one chart, faceted by head, each head a
-picture of its weights: the browser then updates one view of a dozen images, where a chart per
-head (12 views of 1,024 cells each) cost it 20-25 ms per head. Its spec never changes, so every
-rerun hands over only the data and the browser swaps the pictures in.
+Clicking a head in the grid, or a cell of the overview, opens that head in the "One head" view:
+each chart carries an Altair point selection, and its on_select callback asks the controls for the
+new view, layer and head before the page reruns.
+
+The grid is one view of a dozen pictures, placed by their data, not a facet per head: the browser
+then swaps a dozen images, where a chart per head (12 views of 1,024 cells each) cost it 20-25 ms a head.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import altair as alt
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from components import compute, controls
-from components.charts import draw_spec, named_data, show
-from components.heatmap import colour_domain, heatmap, picture_url
+from components.charts import draw_spec, named_data
+from components.heatmap import (
+    MAX_VECTOR_CELLS,
+    PLOT_SIZE,
+    centred,
+    colour_domain,
+    colour_scale,
+    heatmap,
+    label_axis,
+    picture_url,
+    plot_size,
+)
+from components.scrub import INPUT_STYLE, LAYER, HeadStack, anchor_for, filter_on, report_move
 
 GRID_COLUMNS = 4
-GRID_SIZE = 125  # px, the side of one small heatmap: four to a row fit the main column at 1400 px
+# px, the side of one small heatmap: four to a row, moved right by the summary's token axis (the chart's
+# parts share their left edge), fit the main column (570 px) of a 1366-px screen.
+GRID_SIZE = 110
+GRID_GAP = 10  # px between two pictures
+GRID_LABEL = 20  # px above each picture for its "head N"
 # bert-large has 16 heads; a random source with a tiny head_dim has hundreds, shown 16 at a time.
 MAX_GRID_HEADS = 16
 # Above this many weights (nh·T² per layer) the overview and the summaries are not computed: ~128 MB.
 MAX_LAYER_WEIGHTS = 2**25
+# Every layer is sent when all its heads fit (nl·nh·T² weights): 2**21 is a 170-token text on the bundled
+# model (72 pictures, ~1.1 MB, and the summaries ~0.3 MB: ~1.5 MB at most; 0.3 MB at 32 tokens), 120
+# tokens on bert-base. Above it only the current layer is sent, and a move of the input reruns the page.
+ALL_LAYERS_WEIGHTS = 2**21
+CHART_KEY = "grid"
 GRID_SELECTION = "open_head"
-GRID_DATA = "heads"  # the grid's dataset: one row per head shown
-GRID_CORNERS = {"x": 0, "x2": 1, "y": 0, "y2": 1}  # each picture fills its cell of the grid
+GRID_VIEW = "grid_pictures"  # the view the layer selection belongs to (its marks are clicked to open a head)
+GRID_DATA = "heads"  # the grid's dataset: one row per head shown, of every layer sent
+SUMMED, SUMMED_PICTURES, SUMMED_RANGES = "summed", "summed_pictures", "summed_ranges"  # the summaries' datasets
 OVERVIEW_SELECTION = "open_cell"
-# The grid (a dozen pictures) and the overview (which no layer move changes) are SVG: their heads and
-# cells are elements a screen reader, and a browser test, can find.
+# Under the summary: beside it, the chart ran into the side column on a 1366-px screen.
+LEGEND = alt.Legend(orient="bottom", direction="horizontal", gradientLength=240)
+# One chart for the grid and the summary, drawn as SVG: its heads and cells are elements a screen
+# reader, and a browser test, can find. The overview (which no layer move changes) too.
 SVG = {"embedOptions": {"renderer": "svg"}}
 AGGREGATE_LABELS = {"mean": "mean of the heads", "max": "max of the heads", "rollout": "rollout up to this layer"}
+# The summary's title, read off the chart's own layer input (Vega names it layer_layer): the spec stays
+# the same from layer to layer.
+AGGREGATE_TITLES = {"mean": "'Mean of the heads of layer ' + layer_layer",
+                    "max": "'Max of the heads of layer ' + layer_layer",
+                    "rollout": "'Attention rollout through layers 0 to ' + layer_layer"}
 
 
 def render(context) -> None:
+    state = context.state
     trace = context.trace()
     tokens = list(trace.tokens[0])
-    shown = _head_window(trace.num_heads, context.state.head)
-    if trace.num_heads * len(tokens) ** 2 > MAX_LAYER_WEIGHTS:
-        _grid(compute.head_weights(trace, shown), shown, trace, context.state.layer)
-        st.info(f"{trace.num_heads} heads × {len(tokens)}² token pairs are too many weights to sum up here: "
-                "choose a larger head_dim or a shorter text for the overview and the aggregate.")
-        return
-    weights = compute.head_weights(trace)  # (1, nh, T, T)
-    _grid(weights[:, shown], shown, trace, context.state.layer)
-    _overview(context, trace.num_heads)
-    _aggregate(context, weights, tokens)
-
-
-def _grid(weights, shown: range, trace, layer: int) -> None:
-    """weights (1, h, T, T) of the heads shown."""
-    st.subheader(f"Every head of layer {layer}")
+    num_layers, num_heads, pairs = context.shape.num_layers, trace.num_heads, len(tokens) ** 2
+    shown = _head_window(num_heads, state.head)
+    summed = num_heads * pairs <= MAX_LAYER_WEIGHTS
+    layers = tuple(range(num_layers)) if num_layers * num_heads * pairs <= ALL_LAYERS_WEIGHTS else (state.layer,)
+    stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), "weights",
+                      layers, tuple(range(num_heads)) if summed else tuple(shown))
+    st.subheader(f"Every head of layer {state.layer}", anchor=False)
     caption = ("Each small map is one head's attention weights (rows: query tokens, columns: key tokens, "
                "in the order of the tokens above), coloured up to that head's own largest weight. Click a head "
-               "to open it in the One head view.")
-    if len(shown) < trace.num_heads:
-        caption += (f" Showing heads {shown.start} to {shown.stop - 1} of {trace.num_heads}; "
-                    "move the Head slider to see others.")
+               "to open it in the One head view. ")
+    if len(shown) < num_heads:
+        caption += (f"Showing heads {shown.start} to {shown.stop - 1} of {num_heads}; "
+                    "move the Head slider to see others. ")
+    caption += ("Drag the Layer slider above the grid, or focus it and press the arrow keys: "
+                + ("every layer is already in the browser." if len(layers) > 1 else
+                   "this text is too long to send every layer at once, so each move fetches its layer."))
     st.caption(caption)
-    summary = compute.head_summary(weights, trace["attention_mask"])
-    pictures = pd.DataFrame({
-        "head": list(shown),
-        "picture": [picture_url(head, colour_domain(head, "blues"), "blues", side=GRID_SIZE) for head in weights[0]],
-        "entropy": summary["entropy"],
-        "max_weight": summary["max_weight"],
-        **GRID_CORNERS,
-    })
-    draw_spec(compute.chart_spec(_grid_spec), {GRID_DATA: pictures}, key="grid", on_select=_open_from_grid,
-              selection_mode=GRID_SELECTION)
+    chart = st.container()  # drawn once the aggregate below it is chosen
+    if not summed:
+        with chart:
+            _grid_and_summary(stack, shown, None, tokens, num_layers, state.layer, trace["attention_mask"])
+        st.info(f"{num_heads} heads × {len(tokens)}² token pairs are too many weights to sum up here: "
+                "choose a larger head_dim or a shorter text for the overview and the aggregate.")
+        return
+    # Under the chart, next to the summary it changes: the grid stays as high up the page as it can.
+    how = controls.bound_widget(st.segmented_control, "aggregate", "Heads summed up by",
+                                options=list(AGGREGATE_LABELS), format_func=AGGREGATE_LABELS.get)
+    st.caption(_aggregate_caption(how, state.layer))
+    with chart:
+        _grid_and_summary(stack, shown, how, tokens, num_layers, state.layer, trace["attention_mask"])
+    _overview(context, num_heads)
 
 
-def _grid_spec() -> dict:
-    """One picture per head (a row of GRID_DATA: head, picture, entropy, max_weight and GRID_CORNERS),
-    faceted GRID_COLUMNS to a row. A click selects the head; the tooltip sums it up."""
-    unit = alt.Scale(domain=[0, 1], nice=False, zero=False)
-    picture = alt.Chart(alt.NamedData(name=GRID_DATA)).mark_image(aspect=False, cursor="pointer").encode(
-        x=alt.X("x:Q", axis=None, scale=unit), x2="x2",
-        y=alt.Y("y:Q", axis=None, scale=unit), y2="y2",
+def _grid_and_summary(stack: HeadStack, shown: range, how: str | None, tokens: list[str], num_layers: int,
+                      layer: int, attention_mask: np.ndarray) -> None:
+    """The grid of the heads shown and, with how, their summary under it: one chart, one layer input."""
+    # What the chart shows, but not the layer, which moves without a new spec (one layer sent: its data swapped).
+    identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown), how)
+    anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
+    raster = how is not None and len(tokens) ** 2 > MAX_VECTOR_CELLS
+    spec = compute.chart_spec(_spec, num_layers, len(shown), anchor, len(stack.layers) > 1, how,
+                              tuple(tokens) if how else (), raster)
+    frames = compute.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()))
+    if how is not None:
+        frames = {**frames, **compute.chart_data(_summary_frames, stack, how, raster)}
+    st.html(INPUT_STYLE)
+    draw_spec(spec, frames, key=CHART_KEY, on_select=_on_grid, selection_mode=[GRID_SELECTION, LAYER])
+
+
+def _grid_frames(stack: HeadStack, shown: tuple[int, ...], attention_mask: tuple[int, ...]) -> dict[str, pd.DataFrame]:
+    """One row per head shown of every layer sent: its picture, its summary for the tooltip, its place."""
+    weights = stack.values()[:, [stack.heads.index(head) for head in shown]]  # (nl, h, T, T)
+    mask = np.asarray([attention_mask])  # (1, T)
+    slot = np.arange(len(shown))
+    x, y = slot % GRID_COLUMNS * (GRID_SIZE + GRID_GAP), slot // GRID_COLUMNS * (GRID_SIZE + GRID_LABEL) + GRID_LABEL
+    rows = []
+    for layer, heads in zip(stack.layers, weights, strict=True):  # (h, T, T)
+        summary = compute.head_summary(heads[None], mask)
+        rows.append(pd.DataFrame({
+            LAYER: layer,
+            "head": list(shown),
+            "picture": [picture_url(head, colour_domain(head, "blues"), "blues", side=GRID_SIZE) for head in heads],
+            "entropy": summary["entropy"],
+            "max_weight": summary["max_weight"],
+            "x": x, "x2": x + GRID_SIZE, "y": y, "y2": y + GRID_SIZE,
+        }))
+    return {GRID_DATA: pd.concat(rows, ignore_index=True)}
+
+
+def _summary_frames(stack: HeadStack, how: str, raster: bool) -> dict[str, pd.DataFrame]:
+    """Every layer sent summed up: one line per matrix row (layer, row, then the values in columns "0",
+    "1", …), or above MAX_VECTOR_CELLS a picture per layer and its colour range for the legend."""
+    if how == "rollout":
+        matrices = compute.rollout_by_layer(stack.model, stack.text, stack.text_b, stack.settings, stack.layers)
+    else:
+        matrices = compute.aggregate_heads(stack.values(), how)  # (nl, T, T)
+    layers, tokens = matrices.shape[:2]
+    if raster:
+        domains = [colour_domain(matrix, "blues") for matrix in matrices]
+        return {
+            SUMMED_PICTURES: pd.DataFrame({LAYER: stack.layers, "x": 0, "x2": tokens, "y": 0, "y2": tokens,
+                                           "url": [picture_url(matrix, domain, "blues")
+                                                   for matrix, domain in zip(matrices, domains, strict=True)]}),
+            SUMMED_RANGES: pd.DataFrame({LAYER: np.repeat(stack.layers, 2), "value": np.ravel(domains)}),
+        }
+    lines = pd.DataFrame({LAYER: np.repeat(np.asarray(stack.layers, dtype=np.uint8), tokens),
+                          "row": np.tile(np.arange(tokens, dtype=np.uint16), layers)})
+    cells = pd.DataFrame(matrices.reshape(-1, tokens).astype(np.float32), columns=_column_names(tokens))
+    return {SUMMED: pd.concat([lines, cells], axis=1)}  # (nl·T, 2 + T)
+
+
+def _column_names(count: int) -> list[str]:
+    return [str(column) for column in range(count)]
+
+
+def _spec(num_layers: int, slots: int, anchor: int, many_layers: bool, how: str | None, tokens: tuple[str, ...],
+          raster: bool) -> dict:
+    """The grid of `slots` heads and, with how, their summary under it; the layer picked by an input."""
+    layer = alt.selection_point(name=LAYER, fields=[LAYER], value=[{LAYER: anchor}], clear=False,
+                                bind=alt.binding_range(min=0, max=max(num_layers - 1, 0), step=1, name="Layer"))
+    picks = [layer] if many_layers else []  # one layer sent: no filter, the input asks for a rerun
+    parts = [_grid(slots, layer, picks)]
+    if how is not None:
+        parts.append(_summary(tokens, how, raster, picks))
+    chart = alt.vconcat(*parts, spacing=28) if len(parts) > 1 else parts[0]
+    # Altair lifts the selections to the top, naming the view they belong to: the grid's pictures.
+    return chart.properties(description="Attention weights of every head of the layer, and the heads summed up",
+                            autosize=alt.AutoSizeParams(type="pad"), usermeta=SVG).to_dict(validate=False)
+
+
+def _grid(slots: int, layer: alt.Parameter, picks: list) -> alt.LayerChart:
+    """One picture per head (a row of GRID_DATA: layer, head, picture, entropy, max_weight and its place),
+    GRID_COLUMNS to a row, each under its "head N". A click selects the head; the tooltip sums it up."""
+    columns, rows = min(slots, GRID_COLUMNS), math.ceil(slots / GRID_COLUMNS)
+    width, height = columns * (GRID_SIZE + GRID_GAP) - GRID_GAP, rows * (GRID_SIZE + GRID_LABEL)
+    x = alt.Scale(domain=[0, width], nice=False, zero=False)
+    y = alt.Scale(domain=[0, height], nice=False, zero=False, reverse=True)
+    base = alt.Chart(alt.NamedData(name=GRID_DATA))
+    for pick in picks:
+        base = base.transform_filter(filter_on(pick))
+    pictures = base.mark_image(aspect=False, cursor="pointer").encode(
+        x=alt.X("x:Q", axis=None, scale=x), x2="x2",
+        y=alt.Y("y:Q", axis=None, scale=y), y2="y2",
         url="picture:N",
         tooltip=[alt.Tooltip("head:O", title="head (click to open)"),
                  alt.Tooltip("entropy:Q", title="mean entropy (nats)", format=".3f"),
                  alt.Tooltip("max_weight:Q", title="mean largest weight", format=".3f")],
-    ).properties(width=GRID_SIZE, height=GRID_SIZE).add_params(
-        alt.selection_point(name=GRID_SELECTION, fields=["head"], on="click"))
-    header = alt.Header(title=None, labelExpr="'head ' + datum.value", labelFontSize=13)
-    grid = picture.facet(facet=alt.Facet("head:O", header=header), columns=GRID_COLUMNS, spacing=10)
-    return grid.properties(description="Attention weights of every head of the layer", usermeta=SVG).to_dict(
-        validate=False)
+    ).add_params(alt.selection_point(name=GRID_SELECTION, fields=["head"], on="click"), layer).properties(
+        name=GRID_VIEW)
+    labels = base.transform_calculate(centre="(datum.x + datum.x2) / 2", label="'head ' + datum.head").mark_text(
+        baseline="bottom", dy=-4, fontSize=13).encode(x=alt.X("centre:Q", axis=None, scale=x),
+                                                      y=alt.Y("y:Q", axis=None, scale=y), text="label:N")
+    return alt.layer(pictures, labels).properties(width=width, height=height)
+def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list) -> alt.Chart | alt.LayerChart:
+    """Every layer's heads summed up (SUMMED: one line per row; SUMMED_PICTURES and SUMMED_RANGES above
+    MAX_VECTOR_CELLS), filtered to the picked layer, with its tokens on both axes."""
+    count = len(tokens)
+    width, height = plot_size(count, count, PLOT_SIZE)
+    x_axis = label_axis(list(tokens), "key token", count, angle=-60)
+    y_axis = label_axis(list(tokens), "query token", count, angle=0)
+    colour = colour_scale("blues")
+    if raster:
+        picture = alt.Chart(alt.NamedData(name=SUMMED_PICTURES)).mark_image(aspect=False)
+        carrier = alt.Chart(alt.NamedData(name=SUMMED_RANGES)).mark_point(opacity=0)
+        for pick in picks:
+            picture, carrier = picture.transform_filter(filter_on(pick)), carrier.transform_filter(filter_on(pick))
+        picture = picture.encode(
+            x=alt.X("x:Q", axis=centred(x_axis), scale=alt.Scale(domain=[0, count], nice=False, zero=False)),
+            x2="x2",
+            y=alt.Y("y:Q", axis=centred(y_axis), scale=alt.Scale(domain=[0, count], nice=False, reverse=True)),
+            y2="y2", url="url:N")
+        chart = alt.layer(picture, carrier.encode(color=alt.Color("value:Q", scale=colour, title=None,
+                                                                  legend=LEGEND)))
+    else:
+        # The tokens as a parameter: an array written into the expression would be built anew for every cell.
+        chart = alt.Chart(alt.NamedData(name=SUMMED)).mark_rect().add_params(
+            alt.param(name="summed_tokens", value=list(tokens)))
+        for pick in picks:
+            chart = chart.transform_filter(filter_on(pick))
+        chart = chart.transform_fold(_column_names(count), as_=["key", "value"]).transform_calculate(
+            column="toNumber(datum.key)",
+            row_label="summed_tokens[datum.row]",
+            column_label="summed_tokens[datum.column]",
+        ).encode(
+            x=alt.X("column:O", axis=x_axis),
+            y=alt.Y("row:O", axis=y_axis),
+            color=alt.Color("value:Q", scale=colour, title=None, legend=LEGEND),
+            tooltip=[alt.Tooltip("row_label:N", title="query token"), alt.Tooltip("column_label:N", title="key token"),
+                     alt.Tooltip("value:Q", title=AGGREGATE_LABELS[how], format=".4f")],
+        )
+    return chart.properties(title=alt.TitleParams(text=alt.ExprRef(AGGREGATE_TITLES[how]), anchor="start"),
+                            width=width, height=height)
+
+
+def _aggregate_caption(how: str, layer: int) -> str:
+    if how == "rollout":
+        return ("Attention rollout (Abnar & Zuidema, 2020): each layer's mean over heads, averaged half and half "
+                "with the identity for the residual connection, multiplied through layers 0 to "
+                f"{layer}. Row i says how much position i's output at layer {layer} draws on each input "
+                "token; every row sums to 1.")
+    if how == "mean":
+        return "The average of all heads' weights, cell by cell: every row still sums to 1."
+    return ("The largest weight any head gives each (query, key) pair: shows what at least one head "
+            "attends to; rows no longer sum to 1.")
 
 
 def _head_window(num_heads: int, current_head: int) -> range:
@@ -122,36 +293,13 @@ def _overview(context, num_heads: int) -> None:
         st.caption("Too many cells to click one: choose the layer and head with the sliders.")
 
 
-def _aggregate(context, weights, tokens: list[str]) -> None:
-    """weights (1, nh, T, T): every head of the current layer."""
-    layer = context.state.layer
-    st.subheader(f"The heads of layer {layer} summed up")
-    how = controls.bound_widget(st.segmented_control, "aggregate", "Aggregate across heads",
-                                options=list(AGGREGATE_LABELS), format_func=AGGREGATE_LABELS.get)
-    if how == "rollout":
-        matrix = compute.rollout(context.model_name, context.text, context.text_b, context.settings())  # (T, T)
-        title = f"Attention rollout through layers 0 to {layer}"
-        caption = ("Attention rollout (Abnar & Zuidema, 2020): each layer's mean over heads, averaged half and "
-                   "half with the identity for the residual connection, multiplied through layers 0 to "
-                   f"{layer}. Row i says how much position i's output at layer {layer} draws on each input "
-                   "token; every row sums to 1.")
-    else:
-        matrix = compute.aggregate_heads(weights, how)[0]  # (T, T)
-        # The layer is in the subheader, not the title: the spec stays the same from layer to layer,
-        # so the browser swaps the numbers in instead of building the chart again.
-        title = f"{how.capitalize()} over the heads"
-        caption = ("The average of all heads' weights, cell by cell: every row still sums to 1." if how == "mean" else
-                   "The largest weight any head gives each (query, key) pair: shows what at least one head "
-                   "attends to; rows no longer sum to 1.")
-    # On a canvas, like the thumbnails: every layer move swaps its numbers. Above 64 tokens it is a layered picture.
-    show(heatmap(matrix, tokens, tokens, title=title, canvas=True), key="chart-aggregate")
-    st.caption(caption)
-
-
-def _open_from_grid() -> None:
-    picked = _picked("grid", GRID_SELECTION)
-    if picked:
-        controls.request(view="head", head=int(picked["head"]))
+def _on_grid() -> None:
+    """The grid's layer input moved (the rest of the page follows), or a head was clicked (it opens, at the
+    layer the chart shows)."""
+    opened = _picked(CHART_KEY, GRID_SELECTION)
+    report_move(CHART_KEY, lambda layer, _head: controls.request(layer=layer))
+    if opened:
+        controls.request(view="head", head=int(opened["head"]))
 
 
 def _open_from_overview() -> None:

@@ -1,0 +1,165 @@
+"""The all-heads view in a real Chromium: the layer picked on the grid's own input, in the browser.
+
+The grid of heads and the heads summed up are one chart whose dataset holds every layer of a short text
+(components/views/heads.py): an arrow key on the Layer input above the grid swaps the pictures and the
+summary at once, and the chart's selection then reruns the page, which brings the heading and the URL up
+to it. What the chart shows is read off its SVG: the pictures' data URLs and the summary's cell colours.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from harness.browser import act_and_measure, chart_input, chart_input_readout, load_page, open_tab, wait_until_settled
+from tests.marks import BROWSER_TESTS
+
+pytestmark = BROWSER_TESTS
+
+TEXT = "the quick brown fox jumps over the lazy dog"  # 11 tokens with [CLS] and [SEP]
+QUERY = "?view=heads&text=" + TEXT.replace(" ", "+")
+LAYERS = 6  # the bundled model's
+REPAINT_TIMEOUT_S = 15.0
+
+# The grid's pictures (their data URLs) and the summary's cells (their colours), in the order drawn.
+_SHOWN_JS = """chart => ({
+  pictures: [...chart.querySelectorAll('g.mark-image image')].map(image => image.getAttribute('href')),
+  cells: [...chart.querySelectorAll('g.mark-rect.role-mark path')].map(cell => cell.getAttribute('fill')),
+})"""
+
+
+@pytest.fixture
+def page(browser):
+    page = open_tab(browser, viewport={"width": 1400, "height": 1400})  # tall: the grid and the summary fit
+    yield page
+    page.context.close()
+
+
+def grid_chart(page):
+    return page.locator('[data-testid="stVegaLiteChart"]').first
+
+
+def shown(page) -> dict[str, list[str]]:
+    grid_chart(page).locator("svg image").first.wait_for()
+    return grid_chart(page).evaluate(_SHOWN_JS)
+
+
+def wait_for_change(page, before: dict) -> tuple[dict, float]:
+    """What the chart shows once it differs from before, and the seconds that took."""
+    start = time.perf_counter()
+    while (now := shown(page)) == before and time.perf_counter() - start < REPAINT_TIMEOUT_S:
+        time.sleep(0.01)
+    return now, time.perf_counter() - start
+
+
+def expect_page_at(page, layer: int) -> None:
+    """The rest of the page has followed the chart: the URL, the heading, the side column's caption."""
+    from playwright.sync_api import expect
+
+    expect(page).to_have_url(re.compile(rf"[?&]layer={layer}(&|$)" if layer else r"^(?!.*[?&]layer=)"))
+    expect(page.get_by_role("heading", name=f"Every head of layer {layer}", exact=True)).to_be_visible()
+    expect(page.get_by_text(f"Layer {layer}: pick it on the chart")).to_be_visible()
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+
+class HeldReplies:
+    """The page's websocket through Playwright: what the page sends goes on to the server at once, and
+    what the server sends is held here while hold() is on, then passed on by release()."""
+
+    def __init__(self) -> None:
+        self._page_end = None
+        self.held: list | None = None
+
+    def route(self, socket) -> None:
+        self._page_end = socket
+        socket.connect_to_server().on_message(self._from_server)  # no longer forwarded on its own
+
+    def hold(self) -> None:
+        self.held = []
+
+    def release(self) -> None:
+        held, self.held = self.held, None
+        for message in held:
+            self._page_end.send(message)
+
+    def _from_server(self, message) -> None:
+        if self.held is None:
+            self._page_end.send(message)
+        else:
+            self.held.append(message)
+
+
+def test_a_layer_key_press_swaps_the_grid_and_the_summary_before_the_server_answers(page, base_url):
+    from playwright.sync_api import expect
+
+    replies = HeldReplies()
+    page.route_web_socket(re.compile(r"/_stcore/stream$"), replies.route)
+    load_page(page, f"{base_url}/{QUERY}")
+    before = shown(page)
+    assert len(before["pictures"]) == 12 and len(before["cells"]) == 11 * 11
+    overview = page.locator('[data-testid="stVegaLiteChart"]').nth(1).inner_html()
+
+    replies.hold()
+    layer = chart_input(page, "layer")
+    layer.focus()
+    layer.press("ArrowRight")
+    after, seconds = wait_for_change(page, before)
+    print(f"\ngrid and summary repainted {seconds * 1000:.0f} ms after the key press (server held back)")
+    assert after["pictures"] != before["pictures"], "the grid waited for the server"
+    assert all(a != b for a, b in zip(after["pictures"], before["pictures"], strict=True)), "every head is layer 1's"
+    assert after["cells"] != before["cells"], "the summary waited for the server"
+    deadline = time.monotonic() + REPAINT_TIMEOUT_S
+    while not replies.held and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert replies.held, "the move asked the server for no rerun"
+    expect(page.get_by_role("heading", name="Every head of layer 0", exact=True)).to_be_visible()
+
+    replies.release()
+    wait_until_settled(page)
+    expect_page_at(page, 1)
+    expect(layer).to_have_value("1")
+    assert shown(page) == after, "the rerun that followed changed the chart"
+    assert page.locator('[data-testid="stVegaLiteChart"]').nth(1).inner_html() == overview, "the overview moved"
+
+
+def test_arrow_keys_step_through_every_layer_and_the_url_follows(page, base_url):
+    from playwright.sync_api import expect
+
+    load_page(page, f"{base_url}/{QUERY}")
+    seen = [shown(page)]
+    layer = chart_input(page, "layer")
+    for shown_layer in range(1, LAYERS):
+        layer.focus()
+        act_and_measure(page, lambda: layer.press("ArrowRight"))  # returns once the rerun it asked for settled
+        expect(layer).to_have_value(str(shown_layer))
+        expect(chart_input_readout(page, "layer")).to_have_text(str(shown_layer))
+        seen.append(shown(page))
+        expect_page_at(page, shown_layer)
+    assert len({tuple(s["pictures"]) for s in seen}) == LAYERS, "every layer has pictures of its own"
+    assert len({tuple(s["cells"]) for s in seen}) == LAYERS, "every layer has a summary of its own"
+
+    for shown_layer in range(LAYERS - 2, -1, -1):  # and back: the pictures of each layer again
+        layer.focus()
+        act_and_measure(page, lambda: layer.press("ArrowLeft"))
+        assert shown(page) == seen[shown_layer]
+    expect_page_at(page, 0)
+
+
+def test_a_click_on_a_head_opens_it_at_the_layer_picked_on_the_chart(page, base_url):
+    from playwright.sync_api import expect
+
+    load_page(page, f"{base_url}/{QUERY}&layer=2")
+    expect(chart_input(page, "layer")).to_have_value("2")
+    layer = chart_input(page, "layer")
+    layer.focus()
+    act_and_measure(page, lambda: layer.press("ArrowRight"))
+    head_five = grid_chart(page).locator("image").nth(5)
+    box = head_five.bounding_box()
+    act_and_measure(page, lambda: page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2))
+
+    expect(page.get_by_role("radio", name="One head")).to_be_checked()
+    expect(page.get_by_role("heading", name="Layer 3, head 5", exact=True)).to_be_visible()
+    expect(chart_input(page, "layer")).to_have_value("3")
+    expect(chart_input(page, "head")).to_have_value("5")
