@@ -1,9 +1,11 @@
-"""A class on one server: sessions that open the page and move sliders at once, and the same one at a time.
+"""A class on one server: sessions that open the page and move layer and head at once, and the same one at a time.
 
 Each session speaks Streamlit's own websocket protocol (session_client.py), so that the 2 cores measure
-the server, not thirty Chromiums. What every page showed is kept as digests (each chart's data, and all
-the words and figures), so that a page under load can be compared with the same inputs run alone; the
-server's CPU and memory are read around the class.
+the server, not thirty Chromiums. The page is the one-head view, whose layer and head are picked on its
+heatmap (components/scrub.py): a move is the chart's selection, sent as the browser sends it. What every
+page showed is kept as digests (each chart's spec and data, and all the words and figures), so that a
+page under load can be compared with the same inputs run alone; the server's CPU and memory are read
+around the class.
 
 Used by bench/load_test.py, which prints the figures, and tests/deploy/test_load.py, which asserts on them.
 """
@@ -25,14 +27,15 @@ LAYERS, HEADS = 6, 12  # the bundled model's, the page's default
 WAIT_AFTER_S = 10.0
 SAMPLE_EVERY_S = 0.25
 LATE_S = 0.05  # a move that starts this much after its time waited for the one before
+CHART = "chart-weights"  # the one-head view's heatmap, whose own inputs pick the layer and head
 
 
 @dataclass(frozen=True)
 class Plan:
-    """One student: the page they open, then the slider moves they make, in order."""
+    """One student: the page they open, then the moves they make on the chart's inputs, in order."""
 
     query: dict[str, str]
-    moves: tuple[tuple[str, int], ...]  # (slider key, value)
+    moves: tuple[tuple[str, int], ...]  # ("layer" or "head", value)
 
     def describe(self, move: int) -> str:
         """'layer 2, head 5' after `move` moves (0: the page as opened)."""
@@ -95,8 +98,13 @@ def plans(sessions: int, moves_each: int, who: str = "student") -> list[Plan]:
 
 
 def page_digest(session: WebsocketSession) -> dict[str, str]:
-    """What the page shows, as a digest per chart (its Arrow data) and one for all its words and figures."""
-    digest = {f"chart {name}": _digest(chart.data.data, *(dataset.data.data for dataset in chart.datasets))
+    """What the page shows, as a digest per chart and one for all its words and figures.
+
+    A chart's digest covers its Arrow data and its spec: a heatmap holding every head draws the one its
+    inputs stand at, and where they start is in the spec.
+    """
+    digest = {f"chart {name}": _digest(chart.spec.encode(), chart.data.data,
+                                       *(dataset.data.data for dataset in chart.datasets))
               for name, chart in session.charts().items()}
     digest["words and figures"] = _digest("\n".join(session.texts()).encode())
     return digest
@@ -123,7 +131,7 @@ async def open_page(base_url: str, plan: Plan, record: Record, delay_s: float = 
 
 async def make_moves(session: WebsocketSession, plan: Plan, record: Record, period_s: float,
                      phase_s: float = 0.0) -> None:
-    """Move the sliders as planned, one move every period_s (or one after another with period_s 0)."""
+    """Move the layer and head as planned, one move every period_s (or one after another with period_s 0)."""
     next_move = time.monotonic() + phase_s
     for key, value in plan.moves:
         wait_s = next_move - time.monotonic()
@@ -132,12 +140,22 @@ async def make_moves(session: WebsocketSession, plan: Plan, record: Record, peri
         elif -wait_s > LATE_S:
             record.late_moves += 1
         try:
-            record.move_s.append(await session.set_slider(key, value))
+            record.move_s.append(await move_on_chart(session, key, value))
         except Exception as error:  # noqa: BLE001 (counted and reported with the figures)
             record.errors.append(f"moving {key} to {value}: {error!r}")
             return
         _look_at(session, record)
         next_move += period_s
+
+
+async def move_on_chart(session: WebsocketSession, name: str, value: int) -> float:
+    """Move the chart's layer or head input to value; return seconds until the rerun finished.
+
+    What the browser then sends is the chart's selection: the input moved, and the other one too once
+    the reader has moved it before (an input never touched is left out, and the page keeps its own).
+    """
+    selection = {**session.chart_selection(CHART), name: [{name: value}]}
+    return await session.set_chart_selection(CHART, selection)
 
 
 def _look_at(session: WebsocketSession, record: Record) -> None:
@@ -186,7 +204,7 @@ async def run_serially(base_url: str, class_plans: list[Plan]) -> list[Record]:
 async def warm_up(base_url: str) -> None:
     """One session first, so that the model is loaded before anything is measured."""
     session = await WebsocketSession.connect(base_url, {"text": "the model loads once per server"})
-    await session.set_slider("head", 1)
+    await move_on_chart(session, "head", 1)
     await session.close()
     await asyncio.to_thread(_until_no_sessions, base_url)
 

@@ -19,13 +19,15 @@ The protocol, as Streamlit 1.67 speaks it (streamlit/proto, streamlit/web/server
   after the whole page, FINISHED_FRAGMENT_RUN_SUCCESSFULLY after a fragment alone, and
   FINISHED_EARLY_FOR_RERUN when st.rerun() cut the run short and another one follows.
 - An element the client listed as held comes back as a ref_hash instead of its content.
+- A chart that takes selections is a widget too: its state is the selection as a JSON string
+  ({"selection": {...}}), which the frontend sends when the reader clicks the chart or moves its inputs.
 
 Widgets are found by their user key only: a keyed element's id is "$$ID-<hash>-<key>" wherever it
 is drawn (sidebar, main area, a fragment, a column).
 
     async with open_session("http://127.0.0.1:8501", {"text": "time flies"}) as session:
-        seconds = await session.set_slider("head", 3)
-        weights = session.charts()["Attention weights"].datasets[0].data.data  # the chart's data, as Arrow bytes
+        seconds = await session.set_chart_selection("chart-weights", {"head": [{"head": 3}]})
+        weights = session.charts()["chart-weights"].datasets[0].data.data  # every head's weights, as Arrow bytes
 """
 
 from __future__ import annotations
@@ -141,6 +143,26 @@ class WebsocketSession:
         widget_id = delta.delta.new_element.slider.id
         self._widget_states[widget_id] = WidgetState(id=widget_id, double_array_value=DoubleArray(data=[value]))
         return await self.rerun(fragment_id=delta.delta.fragment_id)
+
+    async def set_chart_selection(self, key: str, selection: Mapping[str, list[dict]]) -> float:
+        """Send the selection of the chart created with key=key, as the frontend does after a click on it
+        or a move of its own inputs (components/scrub.py); return seconds until the rerun finished.
+
+        selection is what the frontend reports: every selection the reader has touched so far, e.g.
+        {"head": [{"head": 5}], "layer": [{"layer": 2}]}; it goes as JSON under the chart's widget id.
+        A chart inside an st.fragment reruns that fragment only, as in the browser.
+        """
+        delta = self._keyed(key, "vega_lite_chart")
+        chart_id = delta.delta.new_element.vega_lite_chart.id
+        value = json.dumps({"selection": selection}, separators=(",", ":"))  # byte for byte the frontend's
+        self._widget_states[chart_id] = WidgetState(id=chart_id, string_value=value)
+        return await self.rerun(fragment_id=delta.delta.fragment_id)
+
+    def chart_selection(self, key: str) -> dict[str, list[dict]]:
+        """The selection this client last sent for the chart created with key=key ({} before any)."""
+        chart_id = self._keyed(key, "vega_lite_chart").delta.new_element.vega_lite_chart.id
+        state = self._widget_states.get(chart_id)
+        return json.loads(state.string_value)["selection"] if state is not None else {}
 
     def slider_value(self, key: str) -> float:
         """The value the page shows on the slider created with key=key."""

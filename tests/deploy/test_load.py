@@ -1,8 +1,9 @@
 """A short class on one server: CI's version of bench/load_test.py, with assertions instead of figures.
 
 SESSIONS sessions open the page on one `streamlit run` server, each with a text of its own, and
-move a slider every 2 s for about 12 s, all at once, through Streamlit's own websocket protocol
-(harness/session_client.py). The same sessions then run one at a time on a second, fresh server, so
+move the head (every third move the layer) on the heatmap's own inputs every 2 s for about 12 s, all
+at once, through Streamlit's own websocket protocol (harness/session_client.py): each move sends the
+chart's selection, as the browser does. The same sessions then run one at a time on a second, fresh server, so
 that nothing cached under load can answer for the baseline (run meanwhile: its pages do not
 depend on time). Then a second class with other texts comes to the first server. Checked:
 
@@ -28,10 +29,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from harness.classroom import Load, Plan, Record, plans, run_class, run_serially, warm_up
+from harness.classroom import CHART, Load, Plan, Record, move_on_chart, plans, run_class, run_serially, warm_up
 from harness.server import APP, metrics, port_of, server_pid, streamlit_server
 from harness.session_client import open_session
-from tests.pages import chart_matrix, weights_of
+from tests.pages import chart_matrix, chart_picks, weights_of
 
 pytestmark = pytest.mark.load
 
@@ -97,14 +98,17 @@ def test_pages_show_the_cores_numbers(runs, bundled):
     plan = runs.plans[1]
     key, value = plan.moves[0]
 
-    async def weights_on_the_page() -> tuple[np.ndarray, dict[str, int]]:
+    async def weights_on_the_page() -> tuple[np.ndarray, dict[str, int], list[str]]:
         async with open_session(runs.base_url, plan.query) as session:
-            await session.set_slider(key, value)
-            chart = session.charts()["Attention weights"]
-            sliders = {name: int(session.slider_value(name)) for name in ("layer", "head")}
-            # tests/pages.py reads AppTest's charts, which wrap the same VegaLiteChart proto.
-            return chart_matrix(SimpleNamespace(proto=chart)), sliders
+            await move_on_chart(session, key, value)
+            # tests/pages.py reads AppTest's charts, which wrap the same VegaLiteChart proto, and find a
+            # moved chart's selection in the session state: here, the selection this client sent.
+            chart = SimpleNamespace(proto=session.charts()[CHART], root=SimpleNamespace(
+                session_state={CHART: {"selection": session.chart_selection(CHART)}}))
+            return chart_matrix(chart), chart_picks(chart), session.texts()
 
-    shown, sliders = asyncio.run(weights_on_the_page())
-    assert sliders == {"layer": int(plan.query["layer"]), "head": int(plan.query["head"]), key: value}
-    np.testing.assert_array_equal(shown, weights_of(bundled, plan.query["text"], **sliders))
+    shown, picks, texts = asyncio.run(weights_on_the_page())
+    expected = {"layer": int(plan.query["layer"]), "head": int(plan.query["head"]), key: value}
+    assert picks == expected
+    assert f"Layer {expected['layer']}, head {expected['head']}" in texts, "the page did not follow the chart"
+    np.testing.assert_array_equal(shown, weights_of(bundled, plan.query["text"], **picks))
