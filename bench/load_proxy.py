@@ -3,7 +3,8 @@
 Starts two replicas of the app and nginx in front of them (deploy/nginx.conf, as the deploy test
 runs it), opens one browser per simulated student (each its own Chromium, in its own thread, each
 with a text of its own so that the caches do not answer for the others), and has every student
-move the head slider once every PERIOD_S seconds for DURATION_S seconds. Prints, asserts nothing:
+move the head once every PERIOD_S seconds for DURATION_S seconds, on the one-head view's heatmap (its own
+head input: the browser repaints, then the chart's selection reruns the page). Prints, asserts nothing:
 
 - key press -> settled (harness/browser.py: no script running, no DOM change for 300 ms; the quiet
   window not counted), p50/p95/max over all moves;
@@ -30,7 +31,7 @@ from contextlib import ExitStack, suppress
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from harness.browser import launch_chromium, open_session, press_slider_key
+from harness.browser import launch_chromium, open_session, press_chart_key
 from harness.nginx import REPLICA_ENV, nginx_proxy
 from harness.server import APP, cpu_seconds, memory_mb, metrics, port_of, server_pid, streamlit_server
 
@@ -41,7 +42,7 @@ _OPENING = threading.Lock()
 
 def student(index: int, url: str, replicas: list[str], start: threading.Barrier, duration_s: float,
             timings: dict[int, list[float]], errors: list[str]) -> None:
-    """One browser: open the page with a text of its own, then move the head slider every PERIOD_S.
+    """One browser: open the page with a text of its own, then move the heatmap's head input every PERIOD_S.
 
     Its timings go to timings[replica], the index of the replica that took its session.
     """
@@ -63,7 +64,7 @@ def student(index: int, url: str, replicas: list[str], start: threading.Barrier,
             while next_move < deadline:
                 time.sleep(max(0.0, next_move - time.monotonic()))
                 key = "ArrowRight" if head < 11 else "ArrowLeft"
-                mine.append(press_slider_key(page, "head", key))
+                mine.append(press_chart_key(page, "head", key))
                 head = head + 1 if key == "ArrowRight" else head - 1
                 next_move += PERIOD_S
             browser.close()
@@ -119,7 +120,7 @@ def main() -> None:
     if len(every) < 2:
         sys.exit("fewer than two moves were timed")
     cuts = statistics.quantiles(every, n=20, method="inclusive")  # within the data: p95 ≤ max
-    print(f"\n{students} students through nginx, one head-slider move each every {PERIOD_S:.0f} s for "
+    print(f"\n{students} students through nginx, one head move each every {PERIOD_S:.0f} s for "
           f"{duration_s:.0f} s ({len(every)} moves in {elapsed:.0f} s; load average {load_at_start:.1f} "
           f"at the start, {os.cpu_count()} cores)")
     print(f"key press -> settled: p50 {statistics.median(every):.0f} ms, p95 {cuts[18]:.0f} ms, "

@@ -5,7 +5,8 @@ then opens sessions through the proxy, each in its own browser context (so its o
 
 - sessions are spread over both replicas, and every request of one browser (the page, its static
   files, /_stcore/health, its websocket, the /media/ file of a download) reaches the same replica;
-- a session keeps its state across reruns (the head slider moves; the URL and the heatmap follow);
+- a session keeps its state across reruns (the heatmap's head input moves; the URL, the heading and the
+  heatmap follow);
 - the proxy passes Host through, so Streamlit's websocket Origin check (server.enableCORS, on) accepts
   the app's own origin under any host name and still refuses a foreign one;
 - after one replica is killed, its browsers reconnect to the other, and new browsers still open
@@ -32,11 +33,11 @@ from pathlib import Path
 import pytest
 
 from harness.browser import (
+    chart_input,
     chart_pixels,
     launch_chromium,
     open_session,
-    press_slider_key,
-    slider_thumb,
+    press_chart_key,
     wait_until_settled,
     weights_chart,
 )
@@ -112,13 +113,13 @@ def open_until_spread(browser, proxy: Proxy, replicas: list[str], query: str = "
 
 
 def move_head(page, head: int) -> None:
-    """Press ArrowRight on the head slider until it reads head; the URL and the heatmap must follow."""
+    """Press ArrowRight on the heatmap's head input until it reads head; the URL and the heatmap must follow."""
     from playwright.sync_api import expect
 
     before = chart_pixels(page)
-    for _ in range(head - int(slider_thumb(page, "head").input_value())):
-        press_slider_key(page, "head", "ArrowRight")
-    expect(slider_thumb(page, "head")).to_have_value(str(head))
+    for _ in range(head - int(chart_input(page, "head").input_value())):
+        press_chart_key(page, "head", "ArrowRight")
+    expect(chart_input(page, "head")).to_have_value(str(head))
     expect(page).to_have_url(re.compile(rf"[?&]head={head}(&|$)"))
     expect_view(page, 0, head)
     wait_for(lambda: chart_pixels(page) != before, "the heatmap to be redrawn for the new head")
@@ -226,10 +227,10 @@ def test_failover_to_the_other_replica(cluster):
         page = open_session(cluster.browser, cluster.proxy.url)
         assert answered_by(cluster, page) <= {upstreams[alive], f"{upstreams[dead]}, {upstreams[alive]}"}
 
-    # An orphan's first move runs on the survivor: the page then agrees with itself (slider, URL, heatmap).
+    # An orphan's first move runs on the survivor: the page then agrees with itself (input, URL, heading).
     orphan = orphans[0]
-    press_slider_key(orphan, "head", "ArrowRight")
-    head = slider_thumb(orphan, "head").input_value()
+    press_chart_key(orphan, "head", "ArrowRight")
+    head = chart_input(orphan, "head").input_value()
     expect(orphan).to_have_url(re.compile(r"[?&]layer=1(&|$)"))
     expect(orphan).to_have_url(re.compile(rf"[?&]head={head}(&|$)"))
     expect_view(orphan, 1, int(head))
@@ -239,7 +240,7 @@ def test_failover_to_the_other_replica(cluster):
     orphan.reload()
     weights_chart(orphan).locator("canvas, svg.marks").first.wait_for()
     wait_until_settled(orphan)
-    expect(slider_thumb(orphan, "head")).to_have_value(head)
+    expect(chart_input(orphan, "head")).to_have_value(head)
     expect_view(orphan, 1, int(head))
     last_page_load = [upstream for uri, upstream, _ in access_log(cluster.proxy.access_log)[route_of(orphan)]
                       if uri == "/"][-1]
