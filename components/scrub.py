@@ -276,10 +276,11 @@ def selections(shape: tuple[int, int], anchor: tuple[int, int], many_layers: boo
     When only one layer (or head) is sent, the data hold only it: its input then asks for a rerun, and
     the chart keeps drawing what it has until the next one arrives.
     """
-    layer = alt.selection_point(name=LAYER, fields=[LAYER], value=[{LAYER: anchor[0]}], bind=alt.binding_range(
-        min=0, max=max(shape[0] - 1, 0), step=1, name="Layer"))
-    head = alt.selection_point(name=HEAD, fields=[HEAD], value=[{HEAD: anchor[1]}], bind=alt.binding_range(
-        min=0, max=max(shape[1] - 1, 0), step=1, name="Head"))
+    # clear=False: a double click on the chart would otherwise empty a selection, and the chart with it.
+    layer = alt.selection_point(name=LAYER, fields=[LAYER], value=[{LAYER: anchor[0]}], clear=False,
+                                bind=alt.binding_range(min=0, max=max(shape[0] - 1, 0), step=1, name="Layer"))
+    head = alt.selection_point(name=HEAD, fields=[HEAD], value=[{HEAD: anchor[1]}], clear=False,
+                               bind=alt.binding_range(min=0, max=max(shape[1] - 1, 0), step=1, name="Head"))
     return layer, head, [pick for pick, many in ((layer, many_layers), (head, many_heads)) if many]
 
 

@@ -84,7 +84,7 @@ def test_a_query_past_the_end_is_clamped_then_another_can_be_chosen(page, base_u
 
 @pytest.mark.parametrize(("query", "charts_at_least"), [
     ("?view=head", 1),  # the open tab's chart: the weights
-    ("?view=heads", 3),  # the grid of heads, the overview, the aggregate
+    ("?view=heads", 2),  # the grid with the heads summed up under it, the overview
     ("?view=neuron", 3),
     ("?view=lesson&step=3", 3),
     ("?view=lesson&step=7", 1),
