@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
 
-from harness.browser import Timing, act_and_time, chart_pixels, new_page, wait_until_settled
+from harness.browser import Timing, act_and_time, new_page, wait_until_settled
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "streamlit_app.py"
@@ -112,8 +112,8 @@ def app_cases(switch_model: str) -> list[Case]:
         Case("head change, 128 tokens, drawn as lines", "slider", "the chart's `head` input 0 → 11",
              {"text": TEXT_128}, chart_input("head", RIGHT), None, in_browser=True,
              open_with=".st-key-head_stage button >> text=Lines"),
-        Case("all heads of a layer, 32 tokens", "views", "`layer` slider 0 → 5 → 0",
-             {**text, "view": "heads"}, slider("layer", THERE_AND_BACK), 3.0),
+        Case("all heads of a layer, 32 tokens", "views", "the chart's `layer` input 0 → 5 → 0",
+             {**text, "view": "heads"}, chart_input("layer", THERE_AND_BACK), 1.5, in_browser=True),
         Case("neuron view, 32 tokens", "views", "`query` token 1 → 11 (↓, Enter)",
              {**text, "view": "neuron"},
              [Move(".st-key-query input", "Enter", setup_keys=("ArrowDown",))] * 10, 3.0),
@@ -189,23 +189,32 @@ PAINT_PROBE_JS = """
 (() => {
   if (window.__paint) return;
   const paint = window.__paint = {armedAt: Infinity, frameAt: null, draws: []};
+  const note = () => {
+    const now = performance.now();
+    if (now < paint.armedAt) return;
+    if (paint.draws.length < 100000) paint.draws.push(now);
+    if (paint.frameAt === null) {
+      paint.frameAt = -1;
+      requestAnimationFrame(() => { paint.frameAt = performance.now(); });
+    }
+  };
   const context = CanvasRenderingContext2D.prototype;
   for (const name of ['fill', 'fillRect', 'drawImage']) {
     const native = context[name];
-    context[name] = function (...args) {
-      const now = performance.now();
-      if (now >= paint.armedAt) {
-        if (paint.draws.length < 100000) paint.draws.push(now);
-        if (paint.frameAt === null) {
-          paint.frameAt = -1;
-          requestAnimationFrame(() => { paint.frameAt = performance.now(); });
-        }
-      }
-      return native.apply(this, args);
-    };
+    context[name] = function (...args) { note(); return native.apply(this, args); };
   }
+  // A chart drawn as SVG repaints by changing its marks' elements.
+  new MutationObserver(records => {
+    if (records.some(r => r.target.closest && r.target.closest('svg.marks'))) note();
+  }).observe(document, {subtree: true, childList: true, attributes: true});
 })();
 """
+# What the chart with its own inputs shows: its canvas, or its SVG marks.
+CHART_PICTURE_JS = """() => {
+  const chart = document.querySelector('.vega-embed:has(> .vega-bindings)');
+  const canvas = chart.querySelector('canvas');
+  return canvas ? canvas.toDataURL() : chart.querySelector('svg.marks').innerHTML;
+}"""
 ARM_PAINT_JS = "() => { Object.assign(window.__paint, {armedAt: performance.now(), frameAt: null, draws: []}); }"
 # The repainted frame in ms after act_and_time's own start, and how many separate bursts of drawing came after
 # the first (a chart rebuilt by the rerun would draw again).
@@ -281,14 +290,14 @@ def time_move(page, move: Move) -> Timing:
 def time_in_browser(page, move: Move, received: list[int], result: Result) -> None:
     """Time one press on a chart's own input: to the repainted frame, and to the settled page after the
     rerun that follows; count the bytes the server sent meanwhile and the canvas's later repaints."""
-    before_pixels = chart_pixels(page)
+    before_pixels = page.evaluate(CHART_PICTURE_JS)
     before_bytes = len(received)
     target = page.locator(move.selector)
     target.focus()
     page.evaluate(ARM_PAINT_JS)
     result.timings.append(act_and_time(page, lambda: target.press(move.key), timeout_ms=TIMEOUT_MS))
     painted = page.evaluate(READ_PAINT_JS)
-    if painted["paintedMs"] is None or chart_pixels(page) == before_pixels:
+    if painted["paintedMs"] is None or page.evaluate(CHART_PICTURE_JS) == before_pixels:
         raise AssertionError(f"{move.key} on {move.selector} did not change the heatmap's pixels")
     result.painted_ms.append(painted["paintedMs"])
     result.repaints.append(painted["repaints"])
