@@ -130,7 +130,7 @@ def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] =
     if on_chart:
         picked = " and ".join(f"{name} {getattr(fitted, name)}" for name in on_chart)
         st.caption(f"{picked.capitalize()}: pick {'them' if len(on_chart) > 1 else 'it'} on the chart, "
-                   "where it switches at once.")
+                   "where the picture switches at once.")
     scaling = bound_widget(st.segmented_control, "scaling", "Scaling: scores divided by", options=SCALINGS,
                       format_func=SCALING_LABELS.get)
     temperature = shadow["temperature"]

@@ -1,7 +1,7 @@
 """Heatmaps whose layer and head are picked in the browser: every head sent once, Vega draws the one chosen.
 
 A chart's dataset holds one stage of every head of the layers sent (every layer of a short text, else
-the current one). Two point selections, each bound to a range input under the chart, pick the layer and
+the current one). Two point selections, each bound to a range input above the chart, pick the layer and
 the head, and filters keep that slice: dragging or pressing an arrow key repaints at once, with no
 round trip to the server. Streamlit then reports the selection, and a rerun brings the rest of the page
 (the URL, the shapes panel, the proof, the downloads) up to it; the chart arrives again unchanged (same
