@@ -62,7 +62,10 @@ CACHE_ENTRIES = {
     # the model again): 0.3 MB for 32 tokens on the bundled model, 5.5 MB at 512, 20 MB on bert-base.
     "encoding": 40,
     "trace": 24,  # one layer, head and scaling: about 16 MB at 512 tokens
-    "head_stack": 8,  # one stage of every head of the layers sent: 12.6 MB for one layer at 512 tokens
+    # One stage of every head of the layers sent: 0.3 MB for every layer at 32 tokens, 12.6 MB for one layer
+    # at 512. A class's worth, as for the encodings: with 8, each student's move in a class of 30 rebuilt
+    # its own (146 ms of server CPU a move, p95 4.3 s in python -m bench.load_test). Also capped in bytes.
+    "head_stack": 40,
     "layer_proof": 128,  # (nh,) floats
     "entropy_by_layer": 16,  # (L, nh) floats
     "rollout": 16,  # (T, T)
@@ -75,8 +78,13 @@ CACHE_ENTRIES = {
     "switch_prediction": 64,  # five words and their probabilities
     "switch_ranking": 16,  # one line per head
     "chart_spec": 128,  # a Vega-Lite spec without its data, a few kB
-    "chart_data": 8,  # a scrubbed heatmap's datasets: up to about 4 MB (ALL_LAYERS_CELLS in scrub.py)
+    # A scrubbed chart's datasets, a class's worth: up to two per view and student (the heads grid and its
+    # summary), about 0.3 MB at 32 tokens, 1.6 MB for a layer of pictures at 512 (scrub.send_plan's budgets).
+    "chart_data": 96,
 }
+
+
+HEAD_STACK_BYTES = 256 * 2**20  # ten 512-token layers; a class's 32-token texts take a tenth of it
 
 
 def model_names() -> tuple[str, ...]:
@@ -174,7 +182,7 @@ def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage
                        hide_special)
 
 
-@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["head_stack"])
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["head_stack"], max_size=HEAD_STACK_BYTES)
 def _head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage: str, layers: tuple[int, ...],
                 heads_sent: tuple[int, ...], pair: str, hide_special: bool) -> np.ndarray:
     encoded = encoding(name, text, text_b)
