@@ -306,3 +306,30 @@ def _await_settled(page, quiet_ms: int, timeout_ms: int, expect_run: bool,
                    grace_ms: int = NO_RERUN_GRACE_MS) -> Timing:
     result = page.evaluate(_AWAIT_JS, [quiet_ms, timeout_ms, expect_run, grace_ms])
     return Timing(float(result["settledMs"]), result["lastMessageMs"])
+
+
+class HeldReplies:
+    """The page's websocket through Playwright: what the page sends goes on to the server at once, and
+    what the server sends is held here while held() is on, then passed on by release()."""
+
+    def __init__(self) -> None:
+        self._page_end = None
+        self.held: list | None = None
+
+    def route(self, socket) -> None:
+        self._page_end = socket
+        socket.connect_to_server().on_message(self._from_server)  # no longer forwarded on its own
+
+    def hold(self) -> None:
+        self.held = []
+
+    def release(self) -> None:
+        held, self.held = self.held, None
+        for message in held:
+            self._page_end.send(message)
+
+    def _from_server(self, message) -> None:
+        if self.held is None:
+            self._page_end.send(message)
+        else:
+            self.held.append(message)

@@ -13,7 +13,15 @@ import time
 
 import pytest
 
-from harness.browser import act_and_measure, chart_input, chart_input_readout, load_page, open_tab, wait_until_settled
+from harness.browser import (
+    HeldReplies,
+    act_and_measure,
+    chart_input,
+    chart_input_readout,
+    load_page,
+    open_tab,
+    wait_until_settled,
+)
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -62,33 +70,6 @@ def expect_page_at(page, layer: int) -> None:
     expect(page.get_by_role("heading", name=f"Every head of layer {layer}", exact=True)).to_be_visible()
     expect(page.get_by_text(f"Layer {layer}: pick it on the chart")).to_be_visible()
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
-
-
-class HeldReplies:
-    """The page's websocket through Playwright: what the page sends goes on to the server at once, and
-    what the server sends is held here while hold() is on, then passed on by release()."""
-
-    def __init__(self) -> None:
-        self._page_end = None
-        self.held: list | None = None
-
-    def route(self, socket) -> None:
-        self._page_end = socket
-        socket.connect_to_server().on_message(self._from_server)  # no longer forwarded on its own
-
-    def hold(self) -> None:
-        self.held = []
-
-    def release(self) -> None:
-        held, self.held = self.held, None
-        for message in held:
-            self._page_end.send(message)
-
-    def _from_server(self, message) -> None:
-        if self.held is None:
-            self._page_end.send(message)
-        else:
-            self.held.append(message)
 
 
 def test_a_layer_key_press_swaps_the_grid_and_the_summary_before_the_server_answers(page, base_url):

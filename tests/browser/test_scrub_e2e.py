@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from harness.browser import (
+    HeldReplies,
     act_and_measure,
     chart_input,
     chart_input_point,
@@ -70,33 +71,6 @@ def wait_for_new_picture(page, before: str) -> str:
     while (now := chart_pixels(page)) == before and time.monotonic() < deadline:
         time.sleep(0.05)
     return now
-
-
-class HeldReplies:
-    """The page's websocket through Playwright: what the page sends goes on to the server at once, and
-    what the server sends is held here while held() is on, then passed on by release()."""
-
-    def __init__(self) -> None:
-        self._page_end = None
-        self.held: list | None = None
-
-    def route(self, socket) -> None:
-        self._page_end = socket
-        socket.connect_to_server().on_message(self._from_server)  # no longer forwarded on its own
-
-    def hold(self) -> None:
-        self.held = []
-
-    def release(self) -> None:
-        held, self.held = self.held, None
-        for message in held:
-            self._page_end.send(message)
-
-    def _from_server(self, message) -> None:
-        if self.held is None:
-            self._page_end.send(message)
-        else:
-            self.held.append(message)
 
 
 def test_arrow_keys_step_through_every_head(page, base_url):
