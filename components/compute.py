@@ -164,13 +164,9 @@ def settings_for(state) -> TraceSettings:
     )
 
 
-def visible_weights(trace: Trace, encoding: Encoding, pair: str, hide_special: bool
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The rows (R,) and keys (K,) a sentence-pair filter and the special-token toggle leave, and the
-    (R, K) weights there, renormalised over the kept keys when the special tokens are hidden."""
-    rows, keys = segments.visible_tokens(encoding.token_type_ids[0], encoding.special_tokens_mask[0], pair,
-                                         hide_special)
-    return rows, keys, segments.visible_weights(trace["weights"][0], rows, keys, hide_special)
+def visible_tokens(encoding: Encoding, pair: str, hide_special: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The query rows (R,) and keys (K,) that a sentence-pair filter and the special-token toggle leave."""
+    return segments.visible_tokens(encoding.token_type_ids[0], encoding.special_tokens_mask[0], pair, hide_special)
 
 
 def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage: str, layers: tuple[int, ...],
@@ -185,9 +181,7 @@ def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["head_stack"], max_size=HEAD_STACK_BYTES)
 def _head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage: str, layers: tuple[int, ...],
                 heads_sent: tuple[int, ...], pair: str, hide_special: bool) -> np.ndarray:
-    encoded = encoding(name, text, text_b)
-    rows, keys = segments.visible_tokens(encoded.token_type_ids[0], encoded.special_tokens_mask[0], pair,
-                                         hide_special)  # (R,), (K,)
+    rows, keys = visible_tokens(encoding(name, text, text_b), pair, hide_special)  # (R,), (K,)
     stacks = []
     for layer in layers:
         some_heads = heads.head_stage(trace(name, text, text_b, dataclasses.replace(settings, layer=layer)), stage,

@@ -36,7 +36,7 @@ def render(context) -> None:
     stem = re.sub(r"\W+", "-", f"layer {state.layer}, head {state.head}")  # "layer-2-head-5"
 
     which, renormalise = _filters(bool(context.text_b.strip()))
-    rows, keys, _ = compute.visible_weights(trace, context.encoding(), which, renormalise)  # (R,), (K,)
+    rows, keys = compute.visible_tokens(context.encoding(), which, renormalise)  # (R,), (K,)
     st.subheader(f"Layer {state.layer}, head {state.head}", anchor=False)
     _stage(context, trace, [tokens[i] for i in rows], [tokens[i] for i in keys], which, renormalise, stem)
     proof_column, about_column = st.columns(2, gap="medium")
