@@ -68,7 +68,6 @@ CACHE_ENTRIES = {
     "head_stack": 40,
     "layer_proof": 128,  # (nh,) floats
     "entropy_by_layer": 16,  # (L, nh) floats
-    "rollout": 16,  # (T, T)
     # (model, text, second text, settings, layers): (len(layers), T, T) floats, 0.1 MB for 6 layers at 64 tokens
     "rollout_by_layer": 16,
     "lab_variance": 1,  # a few dozen floats; the samples never change
@@ -198,7 +197,6 @@ neuron_view = neuron.neuron_view  # (trace, query) -> q, every k, q ⊙ k, the s
 
 # ---- Every head of a layer, and every layer: the key leaves out the head, which none of them reads ----
 
-head_weights = heads.head_weights  # (trace, heads) -> (1, h, T, T); recomputed from the trace's Q, K, V
 head_summary = heads.head_summary  # (weights, mask) -> mean entropy and mean largest weight per head
 aggregate_heads = heads.aggregate_heads  # (..., nh, T, T) -> (..., T, T) by mean or max
 
@@ -212,18 +210,6 @@ def entropy_by_layer(name: str, text: str, text_b: str, settings: TraceSettings,
 def _entropy_by_layer(name: str, text: str, text_b: str, settings: TraceSettings, num_layers: int) -> np.ndarray:
     return np.stack([heads.head_entropies(trace(name, text, text_b, dataclasses.replace(settings, layer=layer)))
                      for layer in range(num_layers)])  # (L, nh)
-
-
-def rollout(name: str, text: str, text_b: str, settings: TraceSettings) -> np.ndarray:
-    """(T, T): attention rollout through layers 0 to settings.layer, each layer's heads averaged."""
-    return _rollout(name, text, text_b, _any_head(settings))
-
-
-@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["rollout"])
-def _rollout(name: str, text: str, text_b: str, settings: TraceSettings) -> np.ndarray:
-    means = [heads.mean_of_heads(trace(name, text, text_b, dataclasses.replace(settings, layer=layer)))
-             for layer in range(settings.layer + 1)]  # each (1, 1, T, T)
-    return heads.rollout(means)
 
 
 def rollout_by_layer(name: str, text: str, text_b: str, settings: TraceSettings,
