@@ -38,7 +38,7 @@ from components.heatmap import (
     picture_url,
     plot_size,
 )
-from components.scrub import INPUT_STYLE, LAYER, HeadStack, anchor_for, filter_on, report_move
+from components.scrub import INPUT_STYLE, LAYER, LEGEND, HeadStack, anchor_for, filter_on, report_move
 
 GRID_COLUMNS = 4
 # px, the side of one small heatmap: four to a row, moved right by the summary's token axis (the chart's
@@ -60,8 +60,6 @@ GRID_VIEW = "grid_pictures"  # the view the layer selection belongs to (its mark
 GRID_DATA = "heads"  # the grid's dataset: one row per head shown, of every layer sent
 SUMMED, SUMMED_PICTURES, SUMMED_RANGES = "summed", "summed_pictures", "summed_ranges"  # the summaries' datasets
 OVERVIEW_SELECTION = "open_cell"
-# Under the summary: beside it, the chart ran into the side column on a 1366-px screen.
-LEGEND = alt.Legend(orient="bottom", direction="horizontal", gradientLength=240)
 # One chart for the grid and the summary, drawn as SVG: its heads and cells are elements a screen
 # reader, and a browser test, can find. The overview (which no layer move changes) too.
 SVG = {"embedOptions": {"renderer": "svg"}}
