@@ -18,7 +18,7 @@ from attention.trace import Trace
 AGGREGATES = ("mean", "max")
 
 
-HEAD_STAGES = ("scores", "scaled", "weights", "context")  # what head_stage computes for every head
+HEAD_STAGES = ("scores", "scaled", "masked", "weights", "context")  # what head_stage computes for every head
 
 
 def head_weights(trace: Trace, heads: Sequence[int] | None = None, max_elements: int = 2**24) -> np.ndarray:
@@ -29,7 +29,8 @@ def head_weights(trace: Trace, heads: Sequence[int] | None = None, max_elements:
 def head_stage(trace: Trace, stage: str, heads: Sequence[int] | None = None, max_elements: int = 2**24
                ) -> np.ndarray:
     """One stage of the given heads (all by default) of the traced layer: the raw scores, the scaled
-    scores or the weights (B, h, T, T), or the context (B, h, T, d), as the trace computes them for its head.
+    scores (masked: with the padding's keys at MASKED_SCORE) or the weights (B, h, T, T), or the context
+    (B, h, T, d), as the trace computes them for its head.
 
     Computed a few heads at a time, so that only the stage itself is ever held at once (a random
     source with head_dim 1 has C heads), never the other stages beside it.

@@ -23,7 +23,7 @@ from attention.heads import (
     rollout,
     row_entropy,
 )
-from attention.neuron import neuron_view
+from attention.neuron import neuron_heads, neuron_view
 
 TEXT = "time flies like an arrow"
 
@@ -144,6 +144,22 @@ def test_neuron_view_rebuilds_the_row(similarity, tiny, encoding):
         np.testing.assert_array_equal(numbers.keys, trace["K"][0])
 
 
+@pytest.mark.parametrize("similarity", ["dot", "cosine"])
+def test_every_heads_neuron_view_is_each_heads_own(similarity, tiny, encoding):
+    settings = TraceSettings(layer=1, head=0, scaling="linear", similarity=similarity)
+    every_head = neuron_heads(build_trace(tiny, encoding, settings), [3, 1])
+    assert every_head.heads == (3, 1)
+    for place, head in enumerate(every_head.heads):
+        trace = build_trace(tiny, encoding, dataclasses.replace(settings, head=head))
+        for query in range(encoding.num_tokens):
+            one = neuron_view(trace, query)
+            np.testing.assert_allclose(every_head.queries[place, query], one.query, rtol=1e-6)
+            np.testing.assert_allclose(every_head.keys[place], one.keys, rtol=1e-6)
+            np.testing.assert_allclose(every_head.dots[place, query], one.dots, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(every_head.scaled[place, query], one.scaled, rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(every_head.weights[place, query], one.weights, rtol=1e-6, atol=1e-7)
+
+
 def test_neuron_view_rejects_a_token_past_the_end(tiny, encoding):
     trace = build_trace(tiny, encoding, TraceSettings())
     with pytest.raises(ValueError, match=f"query_index must be from 0 to {encoding.num_tokens - 1}; got 99"):
@@ -163,12 +179,12 @@ def test_head_entropies_and_the_mean_of_heads_are_read_off_every_head(tiny, enco
     np.testing.assert_allclose(mean_of_heads(trace).sum(axis=-1), 1.0, rtol=1e-6)
 
 
-@pytest.mark.parametrize("stage", ["scores", "scaled", "weights", "context"])
+@pytest.mark.parametrize("stage", ["scores", "scaled", "masked", "weights", "context"])
 def test_every_stage_of_every_head_is_each_heads_trace(stage, tiny, encoding):
     settings = TraceSettings(layer=1, scaling="temperature", temperature=0.7)
     every_head = head_stage(build_trace(tiny, encoding, settings), stage)  # (1, nh, T, T or d)
     for head in range(settings.num_heads(tiny.shape)):
         one = build_trace(tiny, encoding, dataclasses.replace(settings, head=head))
         np.testing.assert_allclose(every_head[:, head], one[stage], atol=1e-6)
-    with pytest.raises(ValueError, match="stage must be one of scores, scaled, weights, context"):
-        head_stage(build_trace(tiny, encoding, settings), "masked")
+    with pytest.raises(ValueError, match="stage must be one of scores, scaled, masked, weights, context; got 'V'"):
+        head_stage(build_trace(tiny, encoding, settings), "V")
