@@ -67,7 +67,7 @@ def slider(key: str, presses: list[str]) -> list[Move]:
 
 
 def chart_input(name: str, presses: list[str]) -> list[Move]:
-    """Presses on a chart's own layer or head input (components/scrub.py)."""
+    """Presses on a chart's own layer, head or query input (components/scrub.py, components/neuron_chart.py)."""
     return [Move(f'.vega-bindings input[type="range"][name="{name}_{name}"]', press) for press in presses]
 
 
@@ -114,9 +114,8 @@ def app_cases(switch_model: str) -> list[Case]:
              open_with=".st-key-head_stage button >> text=Lines"),
         Case("all heads of a layer, 32 tokens", "views", "the chart's `layer` input 0 → 5 → 0",
              {**text, "view": "heads"}, chart_input("layer", THERE_AND_BACK), 1.5, in_browser=True),
-        Case("neuron view, 32 tokens", "views", "`query` token 1 → 11 (↓, Enter)",
-             {**text, "view": "neuron"},
-             [Move(".st-key-query input", "Enter", setup_keys=("ArrowDown",))] * 10, 3.0),
+        Case("neuron view, 32 tokens", "views", "the chart's `query` input 1 → 12", {**text, "view": "neuron"},
+             chart_input("query", RIGHT), 1.5, in_browser=True),
         Case("guided lesson, 32 tokens", "views", "`lesson_next` ×6, `lesson_prev` ×6 (Enter)",
              {**text, "view": "lesson"}, [lesson_next] * 6 + [lesson_prev] * 6, 3.0),
         Case("scaling lab, 32 tokens", "views", "`temperature` τ 1.00 → 1.50", {**text, "view": "lab"},

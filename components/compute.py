@@ -192,7 +192,11 @@ def _head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stag
     return np.stack(stacks)  # (len(layers), h, R, K or d)
 
 
-neuron_view = neuron.neuron_view  # (trace, query) -> q, every k, q ⊙ k, the sums, the scaled scores and the softmax
+def neuron_heads(name: str, text: str, text_b: str, settings: TraceSettings,
+                 heads_sent: tuple[int, ...]) -> neuron.NeuronHeads:
+    """Every query token's neuron view in the given heads of settings' layer: q, every k, the sums, the scaled
+    scores and the softmax. Read off a cached trace; the chart's datasets made of it are kept (chart_data)."""
+    return neuron.neuron_heads(trace(name, text, text_b, settings), heads_sent)
 
 
 # ---- Every head of a layer, and every layer: the key leaves out the head, which none of them reads ----

@@ -173,7 +173,7 @@ def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], sh
     draw_spec(spec, frames, key=key, on_select=lambda: report_move(key, on_move), selection_mode=[LAYER, HEAD])
 
 
-def anchor_for(key: str, identity: tuple, position: tuple[int, int]) -> tuple[int, int]:
+def anchor_for(key: str, identity: tuple, position: tuple[int, ...]) -> tuple[int, ...]:
     """Where the chart's inputs start: as before while the chart drawn in the last run is what moved,
     else position (the chart is new, shows other numbers, or something else moved the page)."""
     held = st.session_state.setdefault(_HELD, {})
@@ -185,15 +185,15 @@ def anchor_for(key: str, identity: tuple, position: tuple[int, int]) -> tuple[in
     return anchor
 
 
-def report_move(key: str, on_move: Callable[[int, int], None]) -> None:
-    """The chart's selection callback: hand the (layer, head) shown now to on_move, and remember it."""
+def report_move(key: str, on_move: Callable[..., None], names: tuple[str, ...] = (LAYER, HEAD)) -> None:
+    """The chart's selection callback: hand what it shows now (layer and head, or the selections named)
+    to on_move, and remember it."""
     held = st.session_state.get(_HELD, {}).get(key)
     if held is None:  # not drawn in this session yet: the page's own layer and head stand
         return
     selection = st.session_state[key]["selection"]
     identity, anchor, shown, run = held
-    picked = [int(selection[name][0][name]) if selection.get(name) else at
-              for name, at in ((LAYER, shown[0]), (HEAD, shown[1]))]
+    picked = [int(selection[name][0][name]) if selection.get(name) else at for name, at in zip(names, shown)]
     st.session_state[_HELD][key] = (identity, anchor, tuple(picked), run)
     on_move(*picked)
 
@@ -276,12 +276,16 @@ def selections(shape: tuple[int, int], anchor: tuple[int, int], many_layers: boo
     When only one layer (or head) is sent, the data hold only it: its input then asks for a rerun, and
     the chart keeps drawing what it has until the next one arrives.
     """
-    # clear=False: a double click on the chart would otherwise empty a selection, and the chart with it.
-    layer = alt.selection_point(name=LAYER, fields=[LAYER], value=[{LAYER: anchor[0]}], clear=False,
-                                bind=alt.binding_range(min=0, max=max(shape[0] - 1, 0), step=1, name="Layer"))
-    head = alt.selection_point(name=HEAD, fields=[HEAD], value=[{HEAD: anchor[1]}], clear=False,
-                               bind=alt.binding_range(min=0, max=max(shape[1] - 1, 0), step=1, name="Head"))
+    layer = picker(LAYER, "Layer", shape[0], anchor[0])
+    head = picker(HEAD, "Head", shape[1], anchor[1])
     return layer, head, [pick for pick, many in ((layer, many_layers), (head, many_heads)) if many]
+
+
+def picker(name: str, label: str, count: int, at: int) -> alt.Parameter:
+    """A point selection of the field name, bound to a range input from 0 to count - 1 that starts at at."""
+    # clear=False: a double click on the chart would otherwise empty the selection, and the chart with it.
+    return alt.selection_point(name=name, fields=[name], value=[{name: at}], clear=False,
+                               bind=alt.binding_range(min=0, max=max(count - 1, 0), step=1, name=label))
 
 
 def _vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, value_title, params, picks) -> alt.Chart:

@@ -104,10 +104,10 @@ def chart_inputs(chart) -> dict[str, tuple[int, int]]:
 
 
 def _bound_params(chart) -> list[dict]:
-    """A chart's layer and head parameters that are bound to inputs, at its top or in its layers."""
+    """A chart's layer, head and query parameters that are bound to inputs, at its top or in its layers."""
     spec = json.loads(chart.proto.spec)
     params = spec.get("params", []) + [p for layer in spec.get("layer", []) for p in layer.get("params", [])]
-    return [p for p in params if p.get("bind") and p["name"] in ("layer", "head")]
+    return [p for p in params if p.get("bind") and p["name"] in ("layer", "head", "query")]
 
 
 def chart_title(chart) -> str:

@@ -34,7 +34,7 @@ def test_links_name_choices_by_value_and_flags_as_1_or_0():
     page = pages.open_page({"view": "neuron", "scaling": "linear", "query": "4"})
     pages.assert_healthy(page)
     assert not page.warning
-    page.selectbox(key="query").set_value(3).run()
+    pages.pick_on_chart(page, "chart-neuron", query=3)
     assert (page.query_params["view"], page.query_params["scaling"], page.query_params["query"]) == \
         ("neuron", "linear", "3")
     page = pages.open_page({"hide_special": "1"})

@@ -1,99 +1,142 @@
-"""The neuron view through AppTest: q, K, q ⊙ K and the table of scores agree with the trace."""
+"""The neuron view through AppTest: its one chart holds q, K and the row's numbers of every head and query
+token, and what its own head and query inputs pick agrees with the trace of that head."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
+from components.neuron_chart import KEYS, QUERIES, ROWS, send_plan
 from tests import pages
-from tests.pages import chart_matrix, open_page, warnings
+from tests.pages import chart_inputs, chart_picks, open_page, pick_on_chart, warnings
 
 TEXT = "time flies like an arrow"  # [CLS] time flies like an arrow [SEP]: 7 tokens
+KEY = "chart-neuron"
 
 
 def run_page(query: dict[str, str]) -> AppTest:
     page = open_page(query)
     pages.assert_healthy(page)
+    assert len(page.get("vega_lite_chart")) == 1, "q, K, q ⊙ K and the numbers: one chart"
     return page
 
 
-def assert_healthy(page: AppTest) -> None:
-    pages.assert_healthy(page)
-    assert len(page.get("vega_lite_chart")) == 3, "q, K and q ⊙ K"
+def datasets(page: AppTest) -> dict[str, pd.DataFrame]:
+    [chart] = page.get("vega_lite_chart")
+    return {d.name: pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets}
 
 
-def table(page: AppTest):
-    return pages.html_table(page, "neuron-table")
+def shown(page: AppTest) -> dict[str, np.ndarray]:
+    """What the chart draws for the head and query its inputs stand at: the data its filters keep."""
+    [chart] = page.get("vega_lite_chart")
+    picks, data = chart_picks(chart), datasets(page)
+    head, query = picks["head"], picks["query"]
+    query_line = data[QUERIES][(data[QUERIES]["head"] == head) & (data[QUERIES]["query"] == query)]
+    keys = data[KEYS][data[KEYS]["head"] == head].sort_values("key")
+    numbers = data[ROWS][(data[ROWS]["head"] == head) & (data[ROWS]["query"] == query)]
+    assert len(query_line) == 1 and len(numbers) == 1, (head, query)
+    tokens = len(keys)
+    dims = [c for c in data[KEYS].columns if c.isdigit()]
+    return {
+        "head": head, "query": query,
+        "q": query_line[dims].to_numpy()[0],
+        "keys": keys[dims].to_numpy(),
+        "dots": numbers[[f"s{j}" for j in range(tokens)]].to_numpy()[0],
+        "scaled": numbers[[f"m{j}" for j in range(tokens)]].to_numpy()[0],
+        "weights": numbers[[f"w{j}" for j in range(tokens)]].to_numpy()[0],
+    }
+
+
+def assert_numbers_of(page: AppTest, model, settings: TraceSettings, query: int, text: str = TEXT) -> None:
+    """The chart shows, at its inputs, the numbers of the trace of that head, for that query."""
+    trace = build_trace(model, encode(model, text), settings)
+    numbers = shown(page)
+    assert (numbers["head"], numbers["query"]) == (settings.head, query)
+    np.testing.assert_allclose(numbers["q"], trace["Q"][0, query], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(numbers["keys"], trace["K"][0], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(numbers["dots"], trace["scores"][0, query], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(numbers["scaled"], trace["masked"][0, query], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(numbers["weights"], trace["weights"][0, query], rtol=1e-5, atol=1e-7)
+    # What the browser computes itself: q_i · k_j,i, summed over i, is the score it shows.
+    np.testing.assert_allclose((numbers["q"] * numbers["keys"]).sum(axis=-1), numbers["dots"], rtol=1e-4,
+                               atol=1e-4)
 
 
 def test_neuron_view_shows_the_heads_numbers_for_one_query(bundled):
     page = run_page({"view": "neuron", "layer": "3", "head": "7", "scaling": "none", "query": "2"})
-    assert_healthy(page)
-    trace = build_trace(bundled, encode(bundled, TEXT), TraceSettings(layer=3, head=7, scaling="none"))
-    numbers = table(page)
-    assert list(numbers.columns) == ["key", "key token", "q · k", "scaled", "weight"]
-    assert numbers["key token"].tolist() == list(trace.tokens[0])
-    np.testing.assert_allclose(numbers["q · k"], trace["scores"][0, 2], rtol=1e-5, atol=1e-5)
-    np.testing.assert_array_equal(numbers["scaled"], trace["scaled"][0, 2])
-    np.testing.assert_array_equal(numbers["weight"], trace["weights"][0, 2])
-    query, keys, products = (chart_matrix(chart) for chart in page.get("vega_lite_chart"))
-    np.testing.assert_array_equal(query, trace["Q"][0, 2:3])
-    np.testing.assert_array_equal(keys, trace["K"][0])
-    np.testing.assert_allclose(products, trace["Q"][0, 2] * trace["K"][0], rtol=1e-6)
-    assert page.selectbox(key="query").value == 2
+    assert_numbers_of(page, bundled, TraceSettings(layer=3, head=7, scaling="none"), 2)
+    assert chart_inputs(page.get("vega_lite_chart")[0]) == {"head": (0, 11), "query": (0, 6)}
+    assert "Query token 2 (flies), layer 3, head 7." in page.caption[1].value
 
 
-def test_softmax_is_the_one_head_views_row():
+def test_every_head_and_query_of_a_short_text_are_sent_once():
+    data = datasets(run_page({"view": "neuron"}))
+    assert sorted(set(data[QUERIES]["head"])) == list(range(12))
+    assert len(data[QUERIES]) == len(data[ROWS]) == 12 * 7 and len(data[KEYS]) == 12 * 7
+    assert data[QUERIES]["id"].tolist() == (data[QUERIES]["head"].astype(int) * 7 + data[QUERIES]["query"]).tolist()
+
+
+def test_the_softmax_is_the_one_head_views_row():
     settings = {"layer": "1", "head": "4", "scaling": "linear"}
     neuron = run_page({"view": "neuron", "query": "5", **settings})
-    one_head = run_page(settings)
-    weights = chart_matrix(one_head.get("vega_lite_chart")[0])
-    np.testing.assert_array_equal(table(neuron)["weight"], weights[5])
-    np.testing.assert_allclose(table(neuron)["weight"].sum(), 1.0, atol=1e-6)
+    one_head = open_page(settings)
+    weights = pages.chart_matrix(one_head.get("vega_lite_chart")[0])
+    np.testing.assert_allclose(shown(neuron)["weights"], weights[5], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(shown(neuron)["weights"].sum(), 1.0, atol=1e-6)
 
 
-def test_switching_the_query_updates_the_table_and_the_url(bundled):
+def test_moving_the_charts_query_and_head_moves_the_caption_and_the_url(bundled):
     page = run_page({"view": "neuron"})
-    assert page.selectbox(key="query").options == [
-        "0: [CLS]", "1: time", "2: flies", "3: like", "4: an", "5: arrow", "6: [SEP]"]
-    page.selectbox(key="query").set_value(4).run()
-    assert_healthy(page)
-    assert page.query_params["query"] == "4"
-    expected = build_trace(bundled, encode(bundled, TEXT), TraceSettings())["weights"][0, 4]
-    np.testing.assert_array_equal(table(page)["weight"], expected)
+    before = json.loads(page.get("vega_lite_chart")[0].proto.spec)
+    pick_on_chart(page, KEY, head=9, query=4)
+    pages.assert_healthy(page)
+    assert (page.query_params["head"], page.query_params["query"]) == ("9", "4")
+    assert "Query token 4 (an), layer 0, head 9." in page.caption[1].value
+    assert_numbers_of(page, bundled, TraceSettings(head=9), 4)
+    assert json.loads(page.get("vega_lite_chart")[0].proto.spec) == before, "the chart that moved stays as it is"
 
 
 def test_a_query_past_the_end_of_the_text_is_clamped_with_a_notice():
     page = run_page({"view": "neuron", "query": "999"})
     assert "query=999 does not exist (the text has 7 tokens: 0 to 6); showing query=6." in warnings(page)
-    assert page.selectbox(key="query").value == 6
+    assert chart_picks(page.get("vega_lite_chart")[0])["query"] == 6
     assert page.query_params["query"] == "6"
-    assert len(table(page)) == 7
 
 
 def test_a_shorter_text_moves_the_query_to_its_last_token():
     page = run_page({"view": "neuron", "query": "5"})
     page.text_area(key="text").input("hi").run()
-    assert_healthy(page)
+    pages.assert_healthy(page)
     assert "query=5 does not exist (the text has 3 tokens: 0 to 2); showing query=2." in warnings(page)
-    assert page.selectbox(key="query").value == 2
+    assert chart_picks(page.get("vega_lite_chart")[0])["query"] == 2
     assert page.query_params["query"] == "2"
 
 
-def test_tokens_from_the_text_are_shown_as_text_never_as_markdown():
-    page = run_page({"view": "neuron", "text": "<b>hi</b> *there*"})
-    assert_healthy(page)
-    tokens = table(page)["key token"].tolist()
-    assert tokens[:5] == ["[CLS]", "<", "b", ">", "hi"]
-    assert "1: <" in page.selectbox(key="query").options
-    assert not [m.value for m in page.markdown if "<b>" in m.value or "*there*" in m.value]
+@pytest.mark.parametrize(("tokens", "sent"), [
+    (32, ("every head", "every query")),
+    (128, ("one head", "every query")),
+    (512, ("one head", "one query")),
+])
+def test_the_send_plan_keeps_to_its_budget(tokens, sent):
+    heads, queries = send_plan(12, tokens, 32, head=5, query=7)
+    assert (("every head" if len(heads) == 12 else "one head"),
+            ("every query" if len(queries) == tokens else "one query")) == sent
+    assert heads == (tuple(range(12)) if len(heads) == 12 else (5,))
+    assert queries == (tuple(range(tokens)) if len(queries) == tokens else (7,))
 
 
-def test_identity_source_shows_vectors_of_size_c(bundled):
-    page = run_page({"view": "neuron", "source": "identity", "query": "3"})
-    assert_healthy(page)
-    query, keys, _ = (chart_matrix(chart) for chart in page.get("vega_lite_chart"))
-    assert query.shape == (1, 384) and keys.shape == (7, 384)
-    trace = build_trace(bundled, encode(bundled, TEXT), TraceSettings(source="identity"))
-    np.testing.assert_array_equal(table(page)["weight"], trace["weights"][0, 3])
+def test_a_long_text_sends_one_head_and_its_head_input_reruns(bundled):
+    text = " ".join(["word"] * 126)  # 128 tokens: every query of one head
+    page = run_page({"view": "neuron", "text": text, "head": "3", "query": "10"})
+    data = datasets(page)
+    assert set(data[QUERIES]["head"]) == {3} and len(data[QUERIES]) == 128
+    pick_on_chart(page, KEY, head=8)
+    pages.assert_healthy(page)
+    assert set(datasets(page)[QUERIES]["head"]) == {8}
+    assert_numbers_of(page, bundled, TraceSettings(head=8), 10, text=text)

@@ -26,7 +26,7 @@ VIEW_LABELS = {
 # Views that train their own toy model and read nothing of the text or the trace.
 STANDALONE_VIEWS = ("counting",)
 # What a view's chart picks with inputs of its own, switched in the browser (components/scrub.py).
-ON_CHART = {"head": ("layer", "head"), "heads": ("layer",), "compare": ("layer", "head")}
+ON_CHART = {"head": ("layer", "head"), "heads": ("layer",), "neuron": ("head",), "compare": ("layer", "head")}
 
 
 @dataclass(frozen=True)

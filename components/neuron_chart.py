@@ -1,0 +1,213 @@
+"""The neuron view's chart (as bertviz's): how one query token's row of attention is made, number by number,
+for the head and the query token that the reader picks in the browser.
+
+From the top: the row's numbers (q · k_j, scaled, and the softmax weight, with a bar), the query vector q,
+every key vector k_j, and their products q ⊙ k_j, dimension by dimension. Every number but the products
+is sent once: for every head and query token when they fit in NEURON_CELLS, else for every query token of
+the current head, else for the current query alone. The head and the query are point selections bound to
+range inputs above the chart (components/scrub.py), and filters keep what they pick; the browser
+multiplies q and k_j itself (h·T·T·d products would be far too many to send).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention import TraceSettings
+from attention.neuron import NeuronHeads
+from components import compute
+from components.charts import draw_spec
+from components.heatmap import PLOT_SIZE, colour_scale, label_axis, plot_size
+from components.scrub import HEAD, INPUT_STYLE, LEGEND, anchor_for, filter_on, picker, report_move
+
+# What is sent at once, in numbers: every head and query when they fit (a 32-token text on the bundled
+# model: 61,440, about 0.25 MB), else the current head's every query, else the current query alone.
+NEURON_CELLS = 2**18
+QUERY = "query"  # the query token's selection, and the field it picks
+QUERIES, KEYS, ROWS = "neuron-queries", "neuron-keys", "neuron-rows"  # the datasets
+LABELS = "neuron_labels"  # a parameter: every token's label, "3: like"
+NUMBERS = ("dot", "scaled", "weight")  # the row's numbers, left to right
+ROW_PX = 16  # a line of numbers
+NUMBER_PX = 78  # a column of numbers
+BAR_PX = 120
+QUERY_PX = 24  # q is one row, a strip above K
+DIMENSIONS = "dimension of the head"
+
+
+@dataclass(frozen=True)
+class NeuronStack:
+    """The numbers the chart holds: the neuron view of some heads and query tokens of one layer of a text."""
+
+    model: str
+    text: str
+    text_b: str
+    settings: TraceSettings  # head at 0: the stack covers the heads
+    heads: tuple[int, ...]
+    queries: tuple[int, ...]
+
+    def values(self) -> NeuronHeads:
+        return compute.neuron_heads(self.model, self.text, self.text_b, self.settings, self.heads)
+
+
+def send_plan(num_heads: int, tokens: int, head_size: int, head: int, query: int
+              ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The heads and query tokens to send, within NEURON_CELLS: per head its keys (T·d), and per query
+    its q (d) and its three rows of numbers (3·T)."""
+    every_query = tuple(range(tokens))
+    for heads in (tuple(range(num_heads)), (head,)):
+        if len(heads) * (tokens * head_size + tokens * (head_size + 3 * tokens)) <= NEURON_CELLS:
+            return heads, every_query
+    return (head,), (query,)
+
+
+def neuron_chart(stack: NeuronStack, labels: list[str], head_size: int, *, dot_title: str, scaled_title: str,
+                 key: str, position: tuple[int, int], shape: tuple[int, int],
+                 on_move: Callable[[int, int], None]) -> None:
+    """Draw the neuron view of the stack, its head and query picked in the browser.
+
+    labels: every token's label; position: the (head, query) the page stands at; shape: (heads, tokens)
+    there are to pick from. on_move(head, query) is called, before the rerun, when the reader moved them.
+    """
+    anchor = anchor_for(key, stack, position)
+    spec = compute.chart_spec(_spec, tuple(labels), head_size, shape, len(stack.heads) > 1, len(stack.queries) > 1,
+                              anchor, dot_title, scaled_title)
+    frames = compute.chart_data(_frames, stack)
+    st.html(INPUT_STYLE)
+    draw_spec(spec, frames, key=key, on_select=lambda: report_move(key, on_move, (HEAD, QUERY)),
+              selection_mode=[HEAD, QUERY])
+
+
+def _frames(stack: NeuronStack) -> dict[str, pd.DataFrame]:
+    """The three datasets: a line per query sent (its q), per key (its k_j) and per query (its numbers:
+    columns s0…, m0… and w0… for q · k_j, the scaled score and the weight of every key j)."""
+    numbers = stack.values()
+    tokens, head_size = numbers.keys.shape[1:]
+    heads, queries = np.asarray(stack.heads), np.asarray(stack.queries)
+    head_index, query_index = (index.ravel() for index in np.indices((len(heads), len(queries))))
+    per_query = pd.DataFrame({HEAD: heads[head_index].astype(np.uint16),
+                              QUERY: queries[query_index].astype(np.uint16)})
+    per_query["id"] = per_query[HEAD].astype(np.int32) * tokens + per_query[QUERY]  # what a key looks q up by
+    head_of_key, key_index = (index.ravel() for index in np.indices((len(heads), tokens)))
+    per_key = pd.DataFrame({HEAD: heads[head_of_key].astype(np.uint16), "key": key_index.astype(np.uint16)})
+
+    def columns(values: np.ndarray, prefix: str = "") -> pd.DataFrame:  # (…, n) -> one column per j
+        return pd.DataFrame(values.reshape(-1, values.shape[-1]).astype(np.float32),
+                            columns=[f"{prefix}{j}" for j in range(values.shape[-1])])
+
+    return {
+        QUERIES: pd.concat([per_query, columns(numbers.queries[:, queries])], axis=1),  # (h·Q, 3 + d)
+        KEYS: pd.concat([per_key, columns(numbers.keys)], axis=1),  # (h·T, 2 + d)
+        ROWS: pd.concat([per_query[[HEAD, QUERY]], columns(numbers.dots[:, queries], "s"),
+                         columns(numbers.scaled[:, queries], "m"), columns(numbers.weights[:, queries], "w")],
+                        axis=1),  # (h·Q, 2 + 3T)
+    }
+
+
+def _spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_heads: bool, many_queries: bool,
+          anchor: tuple[int, int], dot_title: str, scaled_title: str) -> dict:
+    """The chart without its data: the head and query inputs, the numbers, q, K and q ⊙ K."""
+    head, query = picker(HEAD, "Head", shape[0], anchor[0]), picker(QUERY, "Query token", shape[1], anchor[1])
+    # With one query sent, the data hold only it: its input asks for a rerun, and the chart keeps what it has.
+    query_at = f"{QUERY}_{QUERY}" if many_queries else str(anchor[1])
+    head_filter = [filter_on(head)] if many_heads else []
+    query_filter = head_filter + ([filter_on(query)] if many_queries else [])
+    # Vega lists the inputs of a chart's parameters last first: query is added first so that Head leads.
+    numbers = _numbers(labels, query_filter, query_at, dot_title, scaled_title, [query, head])
+    vectors = alt.vconcat(_query_vector(labels, head_size, query_filter), _key_vectors(labels, head_size, head_filter),
+                          spacing=6).resolve_scale(color="shared")  # q and k_j in the same colours
+    products = _products(labels, head_size, head_filter, query_at, f"q ⊙ k_j: each row sums to {dot_title}")
+    chart = alt.vconcat(numbers, vectors, products, spacing=28)
+    return chart.add_params(alt.param(name=LABELS, value=list(labels))).resolve_scale(color="independent").properties(
+        autosize=alt.AutoSizeParams(type="pad"), usermeta={"embedOptions": {"renderer": "canvas"}},
+    ).to_dict(validate=False)
+
+
+def _filtered(data: str, filters: list[str]) -> alt.Chart:
+    chart = alt.Chart(alt.NamedData(name=data))
+    for condition in filters:
+        chart = chart.transform_filter(condition)
+    return chart
+
+
+def _numbers(labels, filters, query_at, dot_title, scaled_title, params: list) -> alt.HConcatChart:
+    """The query's row of numbers, a line per key token, and its weights as bars."""
+    tokens = len(labels)
+    row = _filtered(ROWS, filters).transform_fold([f"s{j}" for j in range(tokens)], as_=["slot", "dot"]).transform_calculate(
+        key="toNumber(substring(datum.slot, 1))",
+    ).transform_calculate(
+        scaled="datum['m' + datum.key]", weight="datum['w' + datum.key]", key_label=f"{LABELS}[datum.key]",
+    )
+    titles = dict(zip(NUMBERS, (dot_title, scaled_title, "softmax weight"), strict=True))
+    key_axis = label_axis(list(labels), "key token", tokens, angle=0)
+    rows = alt.Y("key:O", axis=key_axis, scale=alt.Scale(paddingInner=0.1))
+    height = ROW_PX * tokens
+    table = row.transform_fold(list(NUMBERS), as_=["number", "value"]).mark_text(fontSize=12).encode(
+        x=alt.X("number:N", sort=list(NUMBERS), title=None,
+                axis=alt.Axis(orient="top", labelAngle=0, labelExpr=f"{json.dumps(titles)}[datum.value]",
+                              labelFontSize=12, ticks=False, domain=False)),
+        y=rows,
+        text=alt.Text("value:Q", format=".4f"),
+        tooltip=[alt.Tooltip("key_label:N", title="key token"), alt.Tooltip("number:N", title="number"),
+                 alt.Tooltip("value:Q", title="value", format=".9g")],
+    ).add_params(*params).properties(width=NUMBER_PX * len(NUMBERS), height=height)
+    bars = row.mark_bar(color="#4c78a8").encode(
+        x=alt.X("weight:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(orient="top", title="weight", tickCount=2)),
+        y=alt.Y("key:O", axis=None, scale=alt.Scale(paddingInner=0.1)),
+        tooltip=[alt.Tooltip("key_label:N", title="key token"), alt.Tooltip("weight:Q", format=".9g")],
+    ).properties(width=BAR_PX, height=height)
+    title = alt.TitleParams(text=alt.ExprRef(expr=f"'The row of query ' + {LABELS}[{query_at}]"), anchor="start")
+    return alt.hconcat(table, bars, spacing=8, title=title).resolve_scale(y="shared")
+
+
+def _vector_cells(chart: alt.Chart, head_size: int, row_field: str, axis: alt.Axis, title: str,
+                  size: tuple[int, int], value_title: str = "value", dimension_axis: bool = True) -> alt.Chart:
+    """A heatmap of vectors, a row each, its columns the head's dimensions "0", "1", … (without their axis
+    when not dimension_axis: q sits right above K, on the same columns)."""
+    return chart.transform_fold([str(i) for i in range(head_size)], as_=["dimension", "value"]).transform_calculate(
+        column="toNumber(datum.dimension)", row_label=f"{LABELS}[datum.{row_field}]",
+    ).mark_rect().encode(
+        x=alt.X("column:O", axis=alt.Axis(title=DIMENSIONS, labelAngle=0, values=_ticks(head_size))
+                if dimension_axis else None),
+        y=alt.Y(f"{row_field}:O", axis=axis),
+        color=alt.Color("value:Q", scale=colour_scale("redblue"), title=None, legend=LEGEND),
+        tooltip=[alt.Tooltip("row_label:N", title=axis.title), alt.Tooltip("column:O", title=DIMENSIONS),
+                 alt.Tooltip("value:Q", title=value_title, format=".4f")],
+    ).properties(title=title, width=size[0], height=size[1])
+
+
+def _query_vector(labels, head_size, filters) -> alt.Chart:
+    width, _ = plot_size(len(labels), head_size, PLOT_SIZE)
+    axis = alt.Axis(title="query", labelExpr=f"{LABELS}[datum.value]", labelLimit=90)
+    return _vector_cells(_filtered(QUERIES, filters), head_size, QUERY, axis, "query vector q", (width, QUERY_PX),
+                         dimension_axis=False)
+
+
+def _key_vectors(labels, head_size, filters) -> alt.Chart:
+    axis = label_axis(list(labels), "key token", len(labels), angle=0)
+    return _vector_cells(_filtered(KEYS, filters), head_size, "key", axis, "key vectors k_j",
+                         plot_size(len(labels), head_size, PLOT_SIZE))
+
+
+def _products(labels, head_size, filters, query_at, title: str) -> alt.Chart:
+    """q ⊙ k_j: each key's line, multiplied dimension by dimension with the q its query's id looks up."""
+    tokens = len(labels)
+    chart = _filtered(KEYS, filters).transform_calculate(id=f"datum.{HEAD} * {tokens} + {query_at}").transform_lookup(
+        lookup="id", from_=alt.LookupData(data=alt.NamedData(name=QUERIES), key="id"), as_="q",
+    )
+    axis = label_axis(list(labels), "key token", tokens, angle=0)
+    folded = _vector_cells(chart, head_size, "key", axis, title, plot_size(tokens, head_size, PLOT_SIZE),
+                           value_title="q_i · k_j,i")
+    # Before the data of a query sent alone arrive, a key finds no q: nothing is drawn, nothing throws.
+    return folded.transform_calculate(value="datum.q ? datum.value * datum.q[datum.dimension] : null")
+
+
+def _ticks(count: int) -> list[int]:
+    """About eight ticks along the head's dimensions."""
+    return list(range(0, count, max(1, count // 8)))
