@@ -169,15 +169,20 @@ def _numbers(labels, filters, query_at, dot_title, scaled_title, params: list) -
 def _vector_cells(chart: alt.Chart, head_size: int, row_field: str, axis: alt.Axis, title: str,
                   size: tuple[int, int], value_title: str = "value", dimension_axis: bool = True) -> alt.Chart:
     """A heatmap of vectors, a row each, its columns the head's dimensions "0", "1", … (without their axis
-    when not dimension_axis: q sits right above K, on the same columns)."""
-    return chart.transform_fold([str(i) for i in range(head_size)], as_=["dimension", "value"]).transform_calculate(
-        column="toNumber(datum.dimension)", row_label=f"{LABELS}[datum.{row_field}]",
-    ).mark_rect().encode(
-        x=alt.X("column:O", axis=alt.Axis(title=DIMENSIONS, labelAngle=0, values=_ticks(head_size))
-                if dimension_axis else None),
+    when not dimension_axis: q sits right above K, on the same columns).
+
+    Streamlit's Vega evaluates expressions with an interpreter, so what can be worked out per line (its
+    label) is, before the fold makes d cells of it; the cells are placed by the column names themselves, and
+    no cell is checked for a missing value (invalid=None: a product whose q has not arrived has no colour)."""
+    dimensions = [str(i) for i in range(head_size)]
+    x_axis = alt.Axis(title=DIMENSIONS, labelAngle=0, values=[str(i) for i in _ticks(head_size)])
+    return chart.transform_calculate(row_label=f"{LABELS}[datum.{row_field}]").transform_fold(
+        dimensions, as_=["dimension", "value"],
+    ).mark_rect(invalid=None).encode(
+        x=alt.X("dimension:O", scale=alt.Scale(domain=dimensions), axis=x_axis if dimension_axis else None),
         y=alt.Y(f"{row_field}:O", axis=axis),
         color=alt.Color("value:Q", scale=colour_scale("redblue"), title=None, legend=LEGEND),
-        tooltip=[alt.Tooltip("row_label:N", title=axis.title), alt.Tooltip("column:O", title=DIMENSIONS),
+        tooltip=[alt.Tooltip("row_label:N", title=axis.title), alt.Tooltip("dimension:N", title=DIMENSIONS),
                  alt.Tooltip("value:Q", title=value_title, format=".4f")],
     ).properties(title=title, width=size[0], height=size[1])
 
