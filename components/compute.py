@@ -13,10 +13,13 @@ and forth costs nothing.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import gc
+import logging
 import os
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -46,10 +49,14 @@ from attention import (
     segments,
     transformers_weights,
 )
+from components import process_memory
+from components.memory_budget import MemoryBudget, memory_budget
 
 # One thread per operation: the matrices of one rerun are small, many sessions share two cores, and
 # every rerun runs in a fresh thread, where a thread pool per operation costs more than it saves.
 torch.set_num_threads(1)
+# Freed tensors go back to the system, so that the server shrinks again after a class.
+process_memory.return_freed_memory()
 
 # Folders of local BERT checkpoints the page may offer, separated like PATH ("a:b").
 MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"
@@ -83,7 +90,46 @@ CACHE_ENTRIES = {
 }
 
 
-HEAD_STACK_BYTES = 256 * 2**20  # ten 512-token layers; a class's 32-token texts take a tenth of it
+log = logging.getLogger(__name__)
+
+
+def _budget() -> MemoryBudget:
+    try:
+        return memory_budget()
+    except ValueError as error:  # a deployer's typo must not take the page down: said in the log, default used
+        log.error("%s; using the default budget", error)
+        return memory_budget(environ={})
+
+
+# Every cache that can grow large is also bounded in bytes (its pickled size), by its share of the budget.
+BUDGET = _budget()
+log.info("memory budget: %s", BUDGET.describe())
+
+# Building a trace, a stack of every head or a forward pass holds its tensors until it is done: at most
+# HEAVY_SLOTS of them run at once, the others wait their turn. More would not finish sooner on as many
+# cores, and thirty students opening 512-token texts at once would hold thirty sets of tensors.
+HEAVY_SLOTS = os.cpu_count() or 2
+_heavy = threading.BoundedSemaphore(HEAVY_SLOTS)
+_holding = threading.local()  # how deep this thread is inside heavy work: a trace built for a stack waits once
+
+
+@contextlib.contextmanager
+def heavy_work():
+    """Hold one of the HEAVY_SLOTS while the block runs (once per thread, however deeply nested).
+
+    Taken before a cache is asked, never inside a cached function: Streamlit locks a key while its value
+    is computed, and a thread that held that lock while it waited for a slot could wait for ever.
+    """
+    depth = getattr(_holding, "depth", 0)
+    if depth == 0:
+        _heavy.acquire()
+    _holding.depth = depth + 1
+    try:
+        yield
+    finally:
+        _holding.depth = depth
+        if depth == 0:
+            _heavy.release()
 
 
 def model_names() -> tuple[str, ...]:
@@ -122,26 +168,38 @@ def model(name: str) -> LoadedModel:
     return loaded
 
 
-@st.cache_data(show_spinner="Running the model on the text…", max_entries=CACHE_ENTRIES["encoding"])
 def encoding(name: str, text: str, text_b: str) -> Encoding:
+    with heavy_work():
+        return _encoding(name, text, text_b)
+
+
+@st.cache_data(show_spinner="Running the model on the text…", max_entries=CACHE_ENTRIES["encoding"],
+               max_size=BUDGET.cache_bytes("encoding"))
+def _encoding(name: str, text: str, text_b: str) -> Encoding:
     return encode(model(name), text, text_b or None)
 
 
 # ---- One layer and head: key (model name, text, second text, settings) ----
 
-@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["trace"])
 def trace(name: str, text: str, text_b: str, settings: TraceSettings) -> Trace:
+    with heavy_work():
+        return _trace(name, text, text_b, settings)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["trace"], max_size=BUDGET.cache_bytes("trace"))
+def _trace(name: str, text: str, text_b: str, settings: TraceSettings) -> Trace:
     return build_trace(model(name), encoding(name, text, text_b), settings)
 
 
 def proof(name: str, text: str, text_b: str, layer: int, head: int) -> float:
     """Largest difference between the from-scratch weights (trained head, √d_k) and transformers'."""
-    return float(layer_proof(name, text, text_b, layer)[head])
+    with heavy_work():
+        return float(_layer_proof(name, text, text_b, layer)[head])
 
 
 # Per layer, not per head: transformers computes every head of a layer at once (64 ms at 512 tokens).
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_proof"])
-def layer_proof(name: str, text: str, text_b: str, layer: int) -> np.ndarray:
+def _layer_proof(name: str, text: str, text_b: str, layer: int) -> np.ndarray:
     """(nh,): for each head of the layer, the largest |from-scratch weight − transformers' weight|."""
     reference_settings = TraceSettings(layer=layer, source="bert", scaling="sqrt")
     ours = heads.head_weights(trace(name, text, text_b, reference_settings))  # (1, nh, T, T)
@@ -173,11 +231,12 @@ def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage
     """(len(layers), len(heads_sent), R, K): one stage (scores, scaled, weights; the context is (…, R, d)) of
     the given heads of the given layers, cut to the rows and keys the pair filter leaves; the weights
     renormalised over the kept keys when the special tokens are hidden. The key leaves out the head."""
-    return _head_stack(name, text, text_b, _any_head(settings, layer=0), stage, layers, heads_sent, pair,
-                       hide_special)
+    with heavy_work():
+        return _head_stack(name, text, text_b, _any_head(settings, layer=0), stage, layers, heads_sent, pair,
+                           hide_special)
 
 
-@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["head_stack"], max_size=HEAD_STACK_BYTES)
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["head_stack"], max_size=BUDGET.cache_bytes("head_stack"))
 def _head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage: str, layers: tuple[int, ...],
                 heads_sent: tuple[int, ...], pair: str, hide_special: bool) -> np.ndarray:
     rows, keys = visible_tokens(encoding(name, text, text_b), pair, hide_special)  # (R,), (K,)
@@ -207,7 +266,8 @@ aggregate_heads = heads.aggregate_heads  # (..., nh, T, T) -> (..., T, T) by mea
 
 def entropy_by_layer(name: str, text: str, text_b: str, settings: TraceSettings, num_layers: int) -> np.ndarray:
     """(L, nh): the mean entropy of every head of every layer, under settings at each layer in turn."""
-    return _entropy_by_layer(name, text, text_b, _any_head(settings, layer=0), num_layers)
+    with heavy_work():
+        return _entropy_by_layer(name, text, text_b, _any_head(settings, layer=0), num_layers)
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["entropy_by_layer"])
@@ -220,10 +280,12 @@ def rollout_by_layer(name: str, text: str, text_b: str, settings: TraceSettings,
                      layers: tuple[int, ...]) -> np.ndarray:
     """(len(layers), T, T): attention rollout through layers 0 to each of layers in turn, for a chart that
     switches layer in the browser."""
-    return _rollout_by_layer(name, text, text_b, _any_head(settings, layer=0), tuple(layers))
+    with heavy_work():
+        return _rollout_by_layer(name, text, text_b, _any_head(settings, layer=0), tuple(layers))
 
 
-@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["rollout_by_layer"])
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["rollout_by_layer"],
+               max_size=BUDGET.cache_bytes("rollout_by_layer"))
 def _rollout_by_layer(name: str, text: str, text_b: str, settings: TraceSettings,
                       layers: tuple[int, ...]) -> np.ndarray:
     means = [heads.mean_of_heads(trace(name, text, text_b, dataclasses.replace(settings, layer=layer)))
@@ -252,7 +314,8 @@ def variance_by_head_size(head_sizes: tuple[int, ...], scalings: tuple[str, ...]
     return scaling_lab.variance_by_head_size(head_sizes, scalings, samples, seed)
 
 
-@st.cache_data(show_spinner="Drawing random scores…", max_entries=CACHE_ENTRIES["lab_random_scores"])
+@st.cache_data(show_spinner="Drawing random scores…", max_entries=CACHE_ENTRIES["lab_random_scores"],
+               max_size=BUDGET.cache_bytes("lab_random_scores"))
 def random_scores(head_sizes: tuple[int, ...], tokens: int, rows: int, seed: int = 0) -> np.ndarray:
     """(H, R, T): random raw scores q·k over `tokens` keys for every head size, drawn once per token count."""
     return scaling_lab.random_scores_by_head_size(head_sizes, tokens, rows, seed)
@@ -266,10 +329,16 @@ def random_softmax_statistics(head_sizes: tuple[int, ...], tokens: int, rows: in
                                                        scalings, temperature)
 
 
-@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["lab_head_statistics"])
 def head_softmax_statistics(name: str, text: str, text_b: str, settings: TraceSettings, scalings: tuple[str, ...],
                             temperature: float) -> dict[str, dict[str, np.ndarray]]:
     """{scaling: {"entropy", "max_weight": (nh,)}} for every trained head of settings.layer."""
+    with heavy_work():
+        return _head_softmax_statistics(name, text, text_b, settings, scalings, temperature)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["lab_head_statistics"])
+def _head_softmax_statistics(name: str, text: str, text_b: str, settings: TraceSettings, scalings: tuple[str, ...],
+                             temperature: float) -> dict[str, dict[str, np.ndarray]]:
     layer = trace(name, text, text_b, settings)
     return scaling_lab.head_softmax_statistics(layer["Q split"][0], layer["K split"][0], scalings, temperature)
 
@@ -289,13 +358,23 @@ def masked_lm(name: str) -> tuple[head_switch.MaskedLM | None, str | None]:
         return None, str(error)
 
 
-@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["switch_prediction"])
 def prediction(name: str, sentence: str, heads_off: tuple[tuple[int, int], ...]) -> head_switch.Prediction:
+    with heavy_work():
+        return _prediction(name, sentence, heads_off)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["switch_prediction"])
+def _prediction(name: str, sentence: str, heads_off: tuple[tuple[int, int], ...]) -> head_switch.Prediction:
     return head_switch.predict(masked_lm(name)[0], sentence, heads_off)
 
 
-@st.cache_data(show_spinner="Switching every head off in turn…", max_entries=CACHE_ENTRIES["switch_ranking"])
 def ranking(name: str, sentence: str) -> tuple[head_switch.Prediction, tuple[head_switch.HeadEffect, ...]]:
+    with heavy_work():
+        return _ranking(name, sentence)
+
+
+@st.cache_data(show_spinner="Switching every head off in turn…", max_entries=CACHE_ENTRIES["switch_ranking"])
+def _ranking(name: str, sentence: str) -> tuple[head_switch.Prediction, tuple[head_switch.HeadEffect, ...]]:
     return head_switch.head_ranking(masked_lm(name)[0], sentence)
 
 
@@ -332,9 +411,15 @@ def chart_spec(build: Callable[..., dict], *arguments) -> dict:
     return build(*arguments)
 
 
-@functools.lru_cache(maxsize=CACHE_ENTRIES["chart_data"])
 def chart_data(build: Callable[..., dict], *arguments) -> dict:
     """build(*arguments), a chart's datasets by name, kept: a layer's heads as pictures take a dozen PNG
-    encodings, which a move that only reports the head shown must not pay again. Not to be changed."""
-    return build(*arguments)
+    encodings, which a move that only reports the head shown must not pay again."""
+    with heavy_work():
+        return _chart_data(f"{build.__module__}.{build.__qualname__}", build, *arguments)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["chart_data"], max_size=BUDGET.cache_bytes("chart_data"))
+def _chart_data(builder: str, _build: Callable[..., dict], *arguments) -> dict:
+    """Keyed on the builder's name and the arguments (Streamlit leaves out a parameter named with _)."""
+    return _build(*arguments)
 

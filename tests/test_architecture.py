@@ -114,3 +114,37 @@ def test_a_view_takes_only_types_and_constants_from_the_core(path):
                 value = getattr(source, alias.name)
                 assert not (inspect.isfunction(value) or inspect.ismodule(value)), (
                     f"{path.name}:{node.lineno} takes {alias.name} from the core; call components/compute.py instead")
+
+
+HEAVY = {"trace", "encoding", "model", "masked_lm"}  # compute's functions that build or load something large
+
+
+def test_heavy_caches_are_entered_only_holding_a_slot():
+    """A cached function of compute.py that builds on a trace, an encoding or a model is private, and each
+    call to it stands inside `with heavy_work():`. Else a thread could hold the cache's lock on a key while it
+    waits for a slot that the threads waiting on that lock hold (compute.heavy_work)."""
+    tree = ast.parse((ROOT / "components" / "compute.py").read_text())
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    heavy_cached = set()
+    for function in functions:
+        cached = any(_decorator_name(d) in {"cache_data", "cache_resource"} for d in function.decorator_list)
+        calls = {n.func.id for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        if cached and calls & HEAVY and function.name not in HEAVY:
+            heavy_cached.add(function.name)
+    assert heavy_cached, "the check found no cached function that builds on a trace: it reads the wrong file"
+    problems = [f"compute.py: {name} is cached, builds on a trace or a model, and is public"
+                for name in sorted(heavy_cached) if not name.startswith("_")]
+    for function in functions:
+        guarded = {id(call) for with_node in ast.walk(function) if isinstance(with_node, ast.With)
+                   and any(ast.unparse(item.context_expr) == "heavy_work()" for item in with_node.items)
+                   for call in ast.walk(with_node) if isinstance(call, ast.Call)}
+        for call in ast.walk(function):
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in heavy_cached
+                    and id(call) not in guarded):
+                problems.append(f"compute.py:{call.lineno}: {call.func.id} called outside `with heavy_work():`")
+    assert not problems, "\n".join(problems)
+
+
+def _decorator_name(decorator: ast.expr) -> str:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
