@@ -139,9 +139,8 @@ def _filtered(data: str, filters: list[str]) -> alt.Chart:
 def _numbers(labels, filters, query_at, dot_title, scaled_title, params: list) -> alt.HConcatChart:
     """The query's row of numbers, a line per key token, and its weights as bars."""
     tokens = len(labels)
-    row = _filtered(ROWS, filters).transform_fold([f"s{j}" for j in range(tokens)], as_=["slot", "dot"]).transform_calculate(
-        key="toNumber(substring(datum.slot, 1))",
-    ).transform_calculate(
+    row = _filtered(ROWS, filters).transform_fold([f"s{j}" for j in range(tokens)], as_=["slot", "dot"])
+    row = row.transform_calculate(key="toNumber(substring(datum.slot, 1))").transform_calculate(
         scaled="datum['m' + datum.key]", weight="datum['w' + datum.key]", key_label=f"{LABELS}[datum.key]",
     )
     titles = dict(zip(NUMBERS, (dot_title, scaled_title, "softmax weight"), strict=True))

@@ -193,7 +193,8 @@ def report_move(key: str, on_move: Callable[..., None], names: tuple[str, ...] =
         return
     selection = st.session_state[key]["selection"]
     identity, anchor, shown, run = held
-    picked = [int(selection[name][0][name]) if selection.get(name) else at for name, at in zip(names, shown)]
+    picked = [int(selection[name][0][name]) if selection.get(name) else at
+              for name, at in zip(names, shown, strict=True)]
     st.session_state[_HELD][key] = (identity, anchor, tuple(picked), run)
     on_move(*picked)
 

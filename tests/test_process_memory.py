@@ -1,0 +1,60 @@
+"""Freed tensors go back to the system (components/process_memory.py), measured in a fresh process.
+
+A worker thread (as Streamlit's session threads are) allocates a hundred 2 MB blocks with small ones
+between them, after a 4 MB block was freed (which raises glibc's own threshold), then frees the large ones.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIO = """
+import sys, threading
+sys.path.insert(0, {root!r})
+import numpy as np
+if {tuned}:
+    from components.process_memory import return_freed_memory
+    assert return_freed_memory()
+
+def rss_mb():
+    return int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) // 1024
+
+found = {{}}
+def work():
+    first = np.ones(4 * 2**20, dtype=np.uint8)
+    del first
+    blocks, pins = [], []
+    for _ in range(100):
+        blocks.append(np.ones(2 * 2**20, dtype=np.uint8))
+        pins.append(np.ones(1000, dtype=np.uint8))
+    found["full"] = rss_mb()
+    blocks.clear()
+    found["freed"] = rss_mb()
+thread = threading.Thread(target=work)
+thread.start()
+thread.join()
+print(found["full"] - found["freed"])
+"""
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists() or sys.platform != "linux",
+                                reason="reads Linux's /proc and sets glibc's malloc")
+
+
+def returned_mb(tuned: bool) -> int:
+    """MB of resident memory that freeing the 200 MB of large blocks gave back."""
+    run = subprocess.run([sys.executable, "-c", SCENARIO.format(root=str(ROOT), tuned=tuned)],
+                         capture_output=True, text=True, check=True, timeout=60)
+    return int(run.stdout.strip())
+
+
+def test_freed_large_blocks_leave_the_process():
+    assert returned_mb(tuned=True) >= 180
+
+
+def test_without_the_settings_glibc_keeps_them():
+    assert returned_mb(tuned=False) < 50, "glibc changed: the settings may no longer be needed"
