@@ -19,7 +19,8 @@ def find_token(tokens: tuple[str, ...], word: str) -> int:
 def similarity_by_layer(first: Encoding, first_index: int, second: Encoding, second_index: int) -> np.ndarray:
     """(L + 1,) cosine similarity of one token in two texts: at the embeddings, then after each layer."""
     similarities = []
-    for hidden_a, hidden_b in zip(first.hidden_states, second.hidden_states, strict=True):
+    for layer in range(len(first.hidden_states)):
+        hidden_a, hidden_b = first.layer_input(layer), second.layer_input(layer)  # (B, T, C) each
         a, b = hidden_a[0, first_index], hidden_b[0, second_index]  # (C,) each
         similarities.append(float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b))))
     return np.asarray(similarities, dtype=np.float32)

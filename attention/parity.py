@@ -37,7 +37,7 @@ def transformers_weights(loaded: LoadedModel, encoding: Encoding, layer: int) ->
     """(B, nh, T, T): the attention probabilities transformers itself computes for this layer."""
     attention = loaded.model.encoder.layer[layer].attention
     with torch.inference_mode():
-        hidden = torch.from_numpy(encoding.hidden_states[layer])  # (B, T, C)
+        hidden = torch.from_numpy(encoding.layer_input(layer))  # (B, T, C)
         mask = additive_mask(torch.from_numpy(encoding.attention_mask))[:, None]  # (B, 1, 1, T)
         _, weights = attention.self(hidden, attention_mask=mask)  # (B, nh, T, T)
     return weights.numpy()
@@ -48,7 +48,7 @@ def layer_reference(loaded: LoadedModel, encoding: Encoding, layer: int) -> Laye
     attention = loaded.model.encoder.layer[layer].attention
     shape = loaded.shape
     with torch.inference_mode():
-        hidden = torch.from_numpy(encoding.hidden_states[layer])  # (B, T, C)
+        hidden = torch.from_numpy(encoding.layer_input(layer))  # (B, T, C)
         keep = torch.from_numpy(encoding.attention_mask).to(torch.bool)  # (B, T)
         mask = additive_mask(keep)[:, None]  # (B, 1, 1, T)
 

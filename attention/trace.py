@@ -77,7 +77,7 @@ def build_trace(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings
         _record_embeddings(loaded, input_ids, token_type_ids, record)
         layer_input = record("layer_input", "embeddings",
                              "X = embeddings" if settings.layer == 0 else f"X = output of layer {settings.layer - 1}",
-                             torch.from_numpy(encoding.hidden_states[settings.layer]))  # (B, T, C)
+                             torch.from_numpy(encoding.layer_input(settings.layer)))  # (B, T, C)
 
         projections = projections_for(loaded, settings)
         heads: dict[str, torch.Tensor] = {}

@@ -46,6 +46,23 @@ def test_encoding_keeps_every_layers_hidden_states(bundled):
     assert encoding.input_ids.dtype == np.int64
 
 
+def test_an_encoding_can_keep_some_layers_or_none(bundled):
+    every = encode(bundled, "time flies like an arrow")
+    some = encode(bundled, "time flies like an arrow", layers=[3])
+    np.testing.assert_array_equal(some.layer_input(3), every.layer_input(3))
+    assert [h is None for h in some.hidden_states] == [layer != 3 for layer in range(7)]
+    with pytest.raises(ValueError, match=r"keeps the input of layers \[3\] only, not of layer 2"):
+        some.layer_input(2)
+    none = encode(bundled, "time flies like an arrow", layers=())
+    assert none.hidden_states == (None,) * 7 and none.tokens == every.tokens
+    np.testing.assert_array_equal(none.special_tokens_mask, every.special_tokens_mask)
+    kept = every.keeping([0, 5])
+    np.testing.assert_array_equal(kept.layer_input(5), every.layer_input(5))
+    assert kept.hidden_states[1] is None and every.hidden_states[1] is not None, "a copy: the original keeps all"
+    with pytest.raises(ValueError, match="layer must be from 0 to 6; got 7"):
+        every.layer_input(7)
+
+
 def test_a_sentence_pair_gets_segment_ids_zero_then_one(bundled):
     a, b = "I am looking for a hot job", "time flies like an arrow"
     encoding = encode(bundled, a, b)
