@@ -64,10 +64,14 @@ MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"
 # How many entries each cache keeps, least recently used out first. Sizes are for a 512-token text.
 CACHE_ENTRIES = {
     "model": 3,  # a BERT's weights: 90 MB bundled, 440 MB bert-base
-    "masked_lm": 2,  # the same with its masked-language-model head, for the switch view
+    "masked_lm": 2,  # the masked-language-model head (a few MB) on the model's own encoder, for the switch view
+    # Tokens, ids and masks of a text (a few kB): a class of 30, each with a text of their own.
+    "encoding": 64,
     # A class of 30, each with a text of their own, must not push each other out (every move would run
-    # the model again): 0.3 MB for 32 tokens on the bundled model, 5.5 MB at 512, 20 MB on bert-base.
-    "encoding": 40,
+    # the model again): the input of one layer, 0.75 MB at 512 tokens on the bundled model, 1.5 MB on bert-base.
+    "layer_encoding": 128,
+    # Every layer's hidden states, which the layers are taken from: 5.5 MB at 512 tokens, 20 MB on bert-base.
+    "full_encoding": 8,
     "trace": 24,  # one layer, head and scaling: about 16 MB at 512 tokens
     # One stage of every head of the layers sent: 0.3 MB for every layer at 32 tokens, 12.6 MB for one layer
     # at 512. A class's worth, as for the encodings: with 8, each student's move in a class of 30 rebuilt
@@ -169,13 +173,38 @@ def model(name: str) -> LoadedModel:
 
 
 def encoding(name: str, text: str, text_b: str) -> Encoding:
+    """The text's tokens, ids and masks, with no layer's hidden states: what the tokenizer alone gives."""
     with heavy_work():
         return _encoding(name, text, text_b)
 
 
-@st.cache_data(show_spinner="Running the model on the text…", max_entries=CACHE_ENTRIES["encoding"],
-               max_size=BUDGET.cache_bytes("encoding"))
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["encoding"])
 def _encoding(name: str, text: str, text_b: str) -> Encoding:
+    return encode(model(name), text, text_b or None, layers=())
+
+
+def layer_encoding(name: str, text: str, text_b: str, layer: int) -> Encoding:
+    """The encoding with the input of one layer kept: what a trace of that layer reads, and all a student
+    on that layer needs kept (1.5 MB at 512 tokens on bert-base, against 20 MB for every layer)."""
+    with heavy_work():
+        return _layer_encoding(name, text, text_b, layer)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_encoding"],
+               max_size=BUDGET.cache_bytes("layer_encoding"))
+def _layer_encoding(name: str, text: str, text_b: str, layer: int) -> Encoding:
+    return full_encoding(name, text, text_b).keeping([layer])
+
+
+def full_encoding(name: str, text: str, text_b: str) -> Encoding:
+    """Every layer's hidden states: one forward pass, kept a short while, from which the layers are taken."""
+    with heavy_work():
+        return _full_encoding(name, text, text_b)
+
+
+@st.cache_data(show_spinner="Running the model on the text…", max_entries=CACHE_ENTRIES["full_encoding"],
+               max_size=BUDGET.cache_bytes("full_encoding"))
+def _full_encoding(name: str, text: str, text_b: str) -> Encoding:
     return encode(model(name), text, text_b or None)
 
 
@@ -188,7 +217,7 @@ def trace(name: str, text: str, text_b: str, settings: TraceSettings) -> Trace:
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["trace"], max_size=BUDGET.cache_bytes("trace"))
 def _trace(name: str, text: str, text_b: str, settings: TraceSettings) -> Trace:
-    return build_trace(model(name), encoding(name, text, text_b), settings)
+    return build_trace(model(name), layer_encoding(name, text, text_b, settings.layer), settings)
 
 
 def proof(name: str, text: str, text_b: str, layer: int, head: int) -> float:
@@ -203,7 +232,7 @@ def _layer_proof(name: str, text: str, text_b: str, layer: int) -> np.ndarray:
     """(nh,): for each head of the layer, the largest |from-scratch weight − transformers' weight|."""
     reference_settings = TraceSettings(layer=layer, source="bert", scaling="sqrt")
     ours = heads.head_weights(trace(name, text, text_b, reference_settings))  # (1, nh, T, T)
-    theirs = transformers_weights(model(name), encoding(name, text, text_b), layer)  # (1, nh, T, T)
+    theirs = transformers_weights(model(name), layer_encoding(name, text, text_b, layer), layer)  # (1, nh, T, T)
     return np.abs(ours - theirs).max(axis=(0, 2, 3))
 
 
@@ -353,7 +382,7 @@ temperature_row = scaling_lab.temperature_row  # (scores (T,), τs) -> (τs, T) 
 def masked_lm(name: str) -> tuple[head_switch.MaskedLM | None, str | None]:
     """The model, or None and why: a checkpoint without the head stays without it, so that is cached too."""
     try:
-        return head_switch.load_masked_lm(name), None
+        return head_switch.load_masked_lm(name, encoder=model(name)), None  # the head on the loaded encoder
     except head_switch.NoMaskedLMHead as error:
         return None, str(error)
 

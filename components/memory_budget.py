@@ -21,10 +21,11 @@ SESSIONS = 40  # a class, and its teacher
 SESSION_MB = 3  # Streamlit's own state of an open page: its widgets, the last run's messages
 WORK_MB = 120  # two 512-token traces of a bert-base-sized model being built, and their copies
 CACHE_SHARE = 0.3  # of what the runtime, the sessions and the work leave; the weights get the rest
-# Each cache's share of the caches' bytes, by its name in components/compute.py. The per-text results
-# that a move needs again come first: a student's encoding is what costs a forward pass to rebuild.
+# Each cache's share of the caches' bytes, by its name in components/compute.py: the input of the layer a
+# student is on is what costs a forward pass to rebuild, and what a move needs again.
 CACHE_SHARES = {
-    "encoding": 0.35,
+    "layer_encoding": 0.2,
+    "full_encoding": 0.15,
     "trace": 0.15,
     "head_stack": 0.2,
     "chart_data": 0.2,

@@ -51,4 +51,4 @@ def test_the_caches_share_their_part_in_bytes():
     assert sum(CACHE_SHARES.values()) == pytest.approx(1.0)
     total = sum(budget.cache_bytes(name) for name in CACHE_SHARES)
     assert total == pytest.approx(budget.caches_mb * 2**20, rel=1e-6)
-    assert MemoryBudget(RUNTIME_MB, "tiny").cache_bytes("encoding") == 2**20, "never below 1 MB"
+    assert MemoryBudget(RUNTIME_MB, "tiny").cache_bytes("layer_encoding") == 2**20, "never below 1 MB"

@@ -205,16 +205,16 @@ def _all_heads_step(context) -> None:
 
 def _contextual_step(context) -> None:
     first, second, found, why = _homonym_pair(context)
-    encodings = [context.encoding(text=text, text_b="") for text in (first, second)]
+    encodings = [compute.full_encoding(context.model_name, text, "") for text in (first, second)]  # every layer
     similarities = compute.similarity_by_layer(encodings[0], found.first_index, encodings[1], found.second_index)
     st.latex(r"\cos(\vec a, \vec b) = \frac{\vec a \cdot \vec b}{\lVert \vec a \rVert\,\lVert \vec b \rVert}")
     st.caption(why)
     st.altair_chart(similarity_chart(similarities, found.word), key="lesson-similarity")
     layers = len(similarities) - 1
     st.markdown("| tensor | shape |\n|---|---|\n" + "\n".join(
-        f"| `hidden_states[ℓ]` of {name} | `{encoding.hidden_states[0].shape}` |"
+        f"| `hidden_states[ℓ]` of {name} | `{encoding.layer_input(0).shape}` |"
         for name, encoding in zip("AB", encodings, strict=True))
-        + f"\n| one token's vector | `{encodings[0].hidden_states[0][0, 0].shape}` |")
+        + f"\n| one token's vector | `{encodings[0].layer_input(0)[0, 0].shape}` |")
     _explain(f"A is {shorten(first, 60)}, B is {shorten(second, 60)}; the chart compares the vector of "
              f"{shorten(found.word)} (token {found.first_index} in A, {found.second_index} in B) after each layer.",
              f"The cosine similarity is {similarities[0]:.3f} at the embeddings and {similarities[-1]:.3f} after "
