@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from attention.dot_product import additive_mask, attend, merge_heads, split_heads
-from attention.models import BUNDLED_MODEL, ModelLoadError, load_checkpoint
+from attention.models import BUNDLED_MODEL, LoadedModel, ModelLoadError, load_checkpoint, weights_path
 from attention.settings import ModelShape, scaling_divisor
 
 HeadsOff = tuple[tuple[int, int], ...]  # sorted (layer, head) pairs, both counted from 0
@@ -84,23 +84,86 @@ class HeadEffect:
     top_word: str  # the top word with this head off
 
 
-def load_masked_lm(name: str = SUGGESTED_MODEL) -> MaskedLM:
-    """Load a BERT with its masked-language-model head, or raise NoMaskedLMHead if it has none."""
+# What a checkpoint must hold of the head; its decoder's weight and bias are the word embeddings and
+# predictions.bias (tied), unless the checkpoint has its own.
+MLM_HEAD_KEYS = tuple(f"{MLM_HEAD_PREFIX}{key}" for key in (
+    "bias", "transform.dense.weight", "transform.dense.bias", "transform.LayerNorm.weight",
+    "transform.LayerNorm.bias"))
+_OLD_NAMES = {".gamma": ".weight", ".beta": ".bias"}  # LayerNorm as checkpoints converted from TensorFlow name it
+
+
+def load_masked_lm(name: str = SUGGESTED_MODEL, encoder: LoadedModel | None = None) -> MaskedLM:
+    """Load a BERT with its masked-language-model head, or raise NoMaskedLMHead if it has none.
+
+    encoder: the same checkpoint's BertModel, already loaded (attention.models.load_model); then only the
+    head's few weights are read and put on top of it, so the server holds one copy of the encoder.
+    """
+    if encoder is not None:
+        return _head_on(name, encoder)
     from transformers import BertForMaskedLM
 
     model, tokenizer, info = load_checkpoint(name, BertForMaskedLM)
-    missing = sorted(key for key in info["missing_keys"] if key.startswith(MLM_HEAD_PREFIX))
+    _require_head(name, [key for key in info["missing_keys"] if key.startswith(MLM_HEAD_PREFIX)])
+    if tokenizer.mask_token_id is None:
+        raise ModelLoadError(f"The tokenizer of {name!r} has no [MASK] token.")
+    return MaskedLM(name=name, model=model, tokenizer=tokenizer)
+
+
+def _head_on(name: str, encoder: LoadedModel) -> MaskedLM:
+    """A BertForMaskedLM whose encoder is encoder.model itself and whose head is read from name's weights."""
+    from transformers import BertForMaskedLM
+
+    head = _head_weights(name)
+    _require_head(name, [key for key in MLM_HEAD_KEYS if key not in head])
+    if encoder.tokenizer.mask_token_id is None:
+        raise ModelLoadError(f"The tokenizer of {name!r} has no [MASK] token.")
+    with torch.device("meta"):  # the class's own encoder is never allocated: the loaded one takes its place
+        model = BertForMaskedLM(encoder.model.config)
+    model.bert = encoder.model
+    model.cls.to_empty(device="cpu")
+    predictions = model.cls.predictions
+    state = {key.removeprefix("cls."): tensor for key, tensor in head.items()}
+    predictions.decoder.weight = torch.nn.Parameter(state.pop("predictions.decoder.weight"), requires_grad=False) \
+        if "predictions.decoder.weight" in state else encoder.model.embeddings.word_embeddings.weight
+    if "predictions.decoder.bias" not in state:
+        state["predictions.decoder.bias"] = state["predictions.bias"]
+    missing, unexpected = model.cls.load_state_dict(state, strict=False)
+    if [key for key in missing if key != "predictions.decoder.weight"] or unexpected:  # the decoder is set above
+        raise ModelLoadError(f"The masked-language-model head of {name!r} does not fit its encoder "
+                             f"(missing {missing}, unexpected {unexpected}).")
+    model.eval()
+    model.requires_grad_(False)
+    return MaskedLM(name=name, model=model, tokenizer=encoder.tokenizer)
+
+
+def _head_weights(name: str) -> dict[str, torch.Tensor]:
+    """{key: tensor} of the masked-language-model head in name's weights file, and nothing else."""
+    path = weights_path(name)
+    if path.suffix == ".safetensors":
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="pt") as weights:
+            found = {key: weights.get_tensor(key) for key in weights.keys() if key.startswith(MLM_HEAD_PREFIX)}
+    else:
+        every = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        found = {key: tensor.clone() for key, tensor in every.items() if key.startswith(MLM_HEAD_PREFIX)}
+    renamed = {}
+    for key, tensor in found.items():
+        for old, new in _OLD_NAMES.items():
+            key = key.removesuffix(old) + new if key.endswith(old) else key
+        renamed[key] = tensor
+    return renamed
+
+
+def _require_head(name: str, missing: list[str]) -> None:
     if missing:
         shown = BUNDLED_MODEL if name == BUNDLED_MODEL else repr(name)
         raise NoMaskedLMHead(
-            f"{shown} has no masked-language-model head (its checkpoint lacks {', '.join(missing[:3])}…): "
+            f"{shown} has no masked-language-model head (its checkpoint lacks {', '.join(sorted(missing)[:3])}…): "
             "it was saved as an encoder only, so it cannot guess the word behind [MASK]. "
             f"Load {SUGGESTED_MODEL} (downloaded from the Hugging Face Hub on first use, about 440 MB) "
             "or a local checkpoint saved from BertForMaskedLM."
         )
-    if tokenizer.mask_token_id is None:
-        raise ModelLoadError(f"The tokenizer of {name!r} has no [MASK] token.")
-    return MaskedLM(name=name, model=model, tokenizer=tokenizer)
 
 
 def normalise_heads_off(heads_off: Iterable[tuple[int, int]], shape: ModelShape) -> HeadsOff:

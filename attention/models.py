@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from attention.hub import is_cached
+from attention.hub import WEIGHTS, is_cached
 from attention.settings import ModelShape
 
 log = logging.getLogger(__name__)
@@ -87,6 +87,23 @@ def resolve(name: str) -> str | Path:
         f"allowed Hub models ({', '.join(allowed_hub_ids())}; a deployer adds more through "
         f"the {ALLOWED_MODELS_ENV} environment variable), or a folder holding a BERT checkpoint."
     )
+
+
+def weights_path(name: str) -> Path:
+    """The file of a model's weights: model.safetensors (else pytorch_model.bin) of its folder, of the bundled
+    model, or of a downloaded Hub model in the cache; ModelLoadError when there is none."""
+    source = resolve(name)
+    if isinstance(source, Path):
+        for file in (WEIGHTS, "pytorch_model.bin"):
+            if (source / file).is_file():
+                return source / file
+        raise ModelLoadError(f"The folder {str(source)!r} holds no {WEIGHTS} or pytorch_model.bin.")
+    from huggingface_hub import try_to_load_from_cache
+
+    cached = try_to_load_from_cache(source, WEIGHTS)
+    if not isinstance(cached, str):
+        raise ModelLoadError(f"{name!r} has not been downloaded yet: its {WEIGHTS} is not in the cache.")
+    return Path(cached)
 
 
 def _require_bert_checkpoint(path: Path) -> None:

@@ -143,6 +143,22 @@ def test_the_drop_grid_puts_each_heads_drop_at_its_layer_and_head_in_points(mask
         assert grid[effect.layer, effect.head] == pytest.approx(100 * effect.drop, rel=1e-6)
 
 
+def test_the_head_on_the_loaded_encoder_predicts_as_the_whole_checkpoint(checkpoint, masked, inputs):
+    encoder = load_model(str(checkpoint))
+    shared = load_masked_lm(str(checkpoint), encoder=encoder)
+    assert shared.model.bert is encoder.model, "one copy of the encoder's weights"
+    assert shared.model.cls.predictions.decoder.weight is encoder.model.embeddings.word_embeddings.weight
+    np.testing.assert_allclose(_own_logits(shared, inputs), _own_logits(masked, inputs), rtol=1e-5, atol=1e-6)
+    assert predict(shared, SENTENCE).top_ids == predict(masked, SENTENCE).top_ids
+
+
+def test_an_encoder_without_a_head_in_its_weights_is_refused_on_the_shared_path_too(tiny_checkpoint):
+    with pytest.raises(NoMaskedLMHead, match="no masked-language-model head"):
+        load_masked_lm(str(tiny_checkpoint), encoder=load_model(str(tiny_checkpoint)))
+    with pytest.raises(NoMaskedLMHead, match="no masked-language-model head"):
+        load_masked_lm(BUNDLED_MODEL, encoder=load_model())
+
+
 def test_the_bundled_model_has_no_mlm_head_and_says_what_to_do():
     with pytest.raises(NoMaskedLMHead) as caught:
         load_masked_lm(BUNDLED_MODEL)
