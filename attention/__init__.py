@@ -9,7 +9,15 @@
 """
 
 from attention.encoding import Encoding, encode, encode_batch
-from attention.models import BUNDLED_MODEL, LoadedModel, ModelLoadError, allowed_hub_ids, load_model
+from attention.models import (
+    BUNDLED_MODEL,
+    LoadedModel,
+    ModelLoadError,
+    allowed_hub_ids,
+    check_fits,
+    load_model,
+    weights_path,
+)
 from attention.parity import LayerReference, layer_reference, parity_report, transformers_weights
 from attention.settings import SCALINGS, SIMILARITIES, SOURCES, ModelShape, TraceSettings
 from attention.trace import Step, Trace, build_trace
@@ -29,10 +37,12 @@ __all__ = [
     "TraceSettings",
     "allowed_hub_ids",
     "build_trace",
+    "check_fits",
     "encode",
     "encode_batch",
     "layer_reference",
     "load_model",
     "parity_report",
     "transformers_weights",
+    "weights_path",
 ]

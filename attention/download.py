@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from attention.hub import FILES, REQUIRED, VOCABULARIES, in_cache
-from attention.models import BUNDLED_MODEL, ModelLoadError, allowed_hub_ids, resolve
+from attention.hub import FILES, REQUIRED, VOCABULARIES, WEIGHTS, in_cache
+from attention.models import BUNDLED_MODEL, ModelLoadError, allowed_hub_ids, check_fits, resolve
 
 log = logging.getLogger(__name__)
 
@@ -58,13 +58,15 @@ def check_can_download(name: str) -> None:
 
 
 def download(name: str, on_progress: Callable[[DownloadProgress], None] | None = None, *,
-             endpoint: str | None = None, cache_dir: str | Path | None = None) -> Path:
+             endpoint: str | None = None, cache_dir: str | Path | None = None,
+             max_weights_bytes: int | None = None) -> Path:
     """Fetch an allowed Hub model's files into the cache, reporting progress; return its snapshot folder.
 
     on_progress is called, one call at a time, from snapshot_download's threads with every chunk
     written (10 MB at a time). Files already complete in the cache count as done from the start and are
     not fetched again; a file an earlier download left half-way goes on from where it stopped.
-    endpoint and cache_dir default to HF_ENDPOINT and HF_HOME's cache.
+    endpoint and cache_dir default to HF_ENDPOINT and HF_HOME's cache. A model whose weights are larger
+    than max_weights_bytes is refused before any file is fetched (the Hub tells the sizes first).
     Raises ModelLoadError saying what happened and what to do.
     """
     from huggingface_hub import snapshot_download
@@ -72,6 +74,7 @@ def download(name: str, on_progress: Callable[[DownloadProgress], None] | None =
     check_can_download(name)
     report = on_progress or (lambda progress: None)
     commit, sizes = _wanted_files(name, endpoint)
+    check_fits(name, sizes[WEIGHTS], max_weights_bytes)
     total = sum(sizes.values())
     done = sum(size for file, size in sizes.items() if in_cache(name, file, cache_dir=cache_dir, revision=commit))
     lock = threading.Lock()  # several files are written at once: one sum, reported in order
@@ -228,13 +231,15 @@ class Download:
 class Downloads:
     """This server process's downloads, at most one running per model, shared by every session.
 
-    endpoint and cache_dir default to HF_ENDPOINT and the Hugging Face cache, where load_model looks.
+    endpoint and cache_dir default to HF_ENDPOINT and the Hugging Face cache, where load_model looks;
+    max_weights_bytes: the largest model to fetch (attention.download.download).
     """
 
-    def __init__(self, *, endpoint: str | None = None, cache_dir: str | None = None) -> None:
+    def __init__(self, *, endpoint: str | None = None, cache_dir: str | None = None,
+                 max_weights_bytes: int | None = None) -> None:
         self._lock = threading.Lock()
         self._by_name: dict[str, Download] = {}
-        self._where = {"endpoint": endpoint, "cache_dir": cache_dir}
+        self._where = {"endpoint": endpoint, "cache_dir": cache_dir, "max_weights_bytes": max_weights_bytes}
 
     def start(self, name: str) -> Download:
         """The model's running or finished download; a fresh one if there was none or the last one failed."""

@@ -143,7 +143,8 @@ def _head_weights(name: str) -> dict[str, torch.Tensor]:
         from safetensors import safe_open
 
         with safe_open(str(path), framework="pt") as weights:
-            found = {key: weights.get_tensor(key) for key in weights.keys() if key.startswith(MLM_HEAD_PREFIX)}
+            names = weights.keys()  # noqa: SIM118 (safe_open is no mapping: it has keys() and no __iter__)
+            found = {key: weights.get_tensor(key) for key in names if key.startswith(MLM_HEAD_PREFIX)}
     else:
         every = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
         found = {key: tensor.clone() for key, tensor in every.items() if key.startswith(MLM_HEAD_PREFIX)}

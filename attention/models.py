@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_ALLOWED_HUB_IDS = ("bert-base-uncased", "bert-base-cased", "bert-large-uncased")
-# Comma-separated Hub ids a deployer adds to the allow-list.
+# Comma-separated Hub ids a deployer adds to the allow-list; an id written with a leading "-" is taken off it.
 ALLOWED_MODELS_ENV = "ATTENTION_ANATOMY_ALLOWED_MODELS"
 # The model a page opens with when its link names none (one the page offers; else the bundled one).
 DEFAULT_MODEL_ENV = "ATTENTION_ANATOMY_DEFAULT_MODEL"
@@ -52,10 +52,25 @@ class LoadedModel:
 
 
 def allowed_hub_ids() -> tuple[str, ...]:
-    """The default allow-list plus whatever the deployer added through the environment."""
-    extra = os.environ.get(ALLOWED_MODELS_ENV, "")
-    added = tuple(name.strip() for name in extra.split(",") if name.strip())
-    return DEFAULT_ALLOWED_HUB_IDS + tuple(n for n in added if n not in DEFAULT_ALLOWED_HUB_IDS)
+    """The default allow-list, with what the deployer added through the environment and without what they
+    took off ("-bert-large-uncased")."""
+    entries = [entry.strip() for entry in os.environ.get(ALLOWED_MODELS_ENV, "").split(",") if entry.strip()]
+    removed = {entry[1:].strip() for entry in entries if entry.startswith("-")}
+    added = [entry for entry in entries if not entry.startswith("-")]
+    listed = DEFAULT_ALLOWED_HUB_IDS + tuple(name for name in added if name not in DEFAULT_ALLOWED_HUB_IDS)
+    return tuple(dict.fromkeys(name for name in listed if name not in removed))
+
+
+def check_fits(name: str, weights_bytes: int, room_bytes: int | None) -> None:
+    """ModelLoadError, saying why and what fits, when a model's weights take more than room_bytes (None: any fit)."""
+    if room_bytes is None or weights_bytes <= room_bytes:
+        return
+    raise ModelLoadError(
+        f"{name!r} has {weights_bytes / 2**20:,.0f} MB of weights, more than the {max(room_bytes, 0) / 2**20:,.0f} MB "
+        f"this server's memory budget leaves for a model beside the bundled one. Models up to that size fit "
+        f"(bert-base-uncased has 420 MB; the bundled {BUNDLED_MODEL!r} always does). Whoever runs the server "
+        "can give it more memory (ATTENTION_ANATOMY_MEMORY_MB) or take the model off the list."
+    )
 
 
 def default_model() -> str:

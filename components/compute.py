@@ -34,6 +34,7 @@ from attention import (
     TraceSettings,
     allowed_hub_ids,
     build_trace,
+    check_fits,
     compare,
     context,
     counting,
@@ -48,6 +49,7 @@ from attention import (
     scaling_lab,
     segments,
     transformers_weights,
+    weights_path,
 )
 from components import process_memory
 from components.memory_budget import MemoryBudget, memory_budget
@@ -150,7 +152,12 @@ def is_hub_model(name: str) -> bool:
 
 @st.cache_resource(show_spinner=False)
 def downloads() -> download.Downloads:
-    return download.Downloads()
+    return download.Downloads(max_weights_bytes=model_room_bytes())
+
+
+def model_room_bytes() -> int:
+    """The most a model's weights may take beside the bundled model's, in this server's memory budget."""
+    return BUDGET.weights_mb * 2**20 - weights_path(BUNDLED_MODEL).stat().st_size
 
 
 def needs_download(name: str) -> bool:
@@ -165,6 +172,8 @@ check_can_download = download.check_can_download  # raises ModelLoadError, sayin
 
 @st.cache_resource(show_spinner="Loading the model (once per server)…", max_entries=CACHE_ENTRIES["model"])
 def model(name: str) -> LoadedModel:
+    if name != BUNDLED_MODEL:  # on disk already (a folder, or downloaded): refused before it is read
+        check_fits(name, weights_path(name).stat().st_size, model_room_bytes())
     loaded = load_model(name)
     # Nearly half a million long-lived objects (torch, transformers, the weights' wrappers): moved
     # out of the cyclic collector's sight, a full collection takes microseconds instead of 0.4 s.

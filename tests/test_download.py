@@ -11,7 +11,7 @@ import pytest
 
 from attention import ModelLoadError, load_model
 from attention.download import DownloadProgress, Downloads, download
-from attention.hub import FILES, WEIGHTS, is_cached
+from attention.hub import FILES, WEIGHTS, in_cache, is_cached
 from attention.models import ALLOWED_MODELS_ENV
 from harness.server import free_port
 from tests.fake_hub import FakeHub, save_hub_bert
@@ -64,6 +64,15 @@ def test_download_reports_progress_up_to_the_total_and_loads(hub, online):
     # (The other GETs are snapshot_download's questions to the API: the model's info and its file tree.)
     fetched = {path.rsplit("/", 1)[-1] for method, path in hub.requests if method == "GET" and "/resolve/" in path}
     assert fetched == {file for file in FILES if file in hub.files}
+
+
+def test_a_model_too_large_for_the_budget_is_refused_before_any_file_is_fetched(hub, online):
+    cache = online
+    weights = hub.size(WEIGHTS)
+    with pytest.raises(ModelLoadError, match="MB of weights, more than the .* memory budget leaves"):
+        download(REPO, endpoint=hub.url, cache_dir=cache, max_weights_bytes=weights - 1)
+    assert not any(in_cache(REPO, file, cache_dir=cache) for file in FILES)
+    assert download(REPO, endpoint=hub.url, cache_dir=cache, max_weights_bytes=weights).is_dir()
 
 
 def test_a_cached_model_is_not_fetched_again(hub, online):
