@@ -51,7 +51,7 @@ from attention import (
     transformers_weights,
     weights_path,
 )
-from components import process_memory
+from components import process_memory, turns
 from components.memory_budget import MemoryBudget, memory_budget
 
 # One thread per operation: the matrices of one rerun are small, many sessions share two cores, and
@@ -432,6 +432,20 @@ similarity_by_layer = context.similarity_by_layer
 
 
 # ---- Counting letters: trained in the session that asked (the models are tiny and nobody else's) ----
+
+TRAINING_LIMIT_S = 120.0  # a training still running after this long stops where it is, and says so
+
+
+@st.cache_resource(show_spinner=False)
+def training_turns() -> turns.Turns:
+    """The server's one line of trainings, shared by every session: at most as many at once as cores."""
+    try:
+        slots = turns.slots_from_environment()
+    except ValueError as error:  # a deployer's typo must not take the page down: said in the log
+        log.error("%s; using one per core", error)
+        slots = os.cpu_count() or 1
+    return turns.Turns(slots)
+
 
 train_counting = counting.train  # (config, on_step) -> TrainingResult, reporting every step
 inspect_counting = counting.inspect  # (result, windows) -> CountingTrace: attention and counts per window

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -149,3 +151,47 @@ def test_other_task_sizes_and_the_temperature_scaling_train_too():
     assert page.get("progress")[0].proto.text.startswith("Trained 40 steps")
     assert count_table(page)["letter"].tolist() == list("ABC")
     assert chart_cells(page, "Attention weights, position × position").shape == (6, 6)
+
+
+def test_a_training_past_the_servers_time_limit_stops_and_says_so(monkeypatch):
+    from components import compute
+
+    monkeypatch.setattr(compute, "TRAINING_LIMIT_S", 0.0)  # the server's setting, as a deployer would lower it
+    page = open_lab()
+    page.button(key="count_train").click().run()
+    assert_healthy(page)
+    notice = " ".join(info.value for info in page.info)
+    assert "The training stopped after 0 s, the server's limit for one training, at step 1 of" in notice
+
+
+def test_a_training_waits_for_a_free_place_and_says_how_many_are_ahead():
+    from components import compute
+
+    line = compute.training_turns()
+    ahead = [threading.Event() for _ in range(line.slots)]
+    release = threading.Event()
+
+    def occupy(started: threading.Event) -> None:
+        with line.turn():
+            started.set()
+            release.wait(30)
+
+    holders = [threading.Thread(target=occupy, args=(started,)) for started in ahead]
+    for holder in holders:
+        holder.start()
+    for started in ahead:
+        assert started.wait(30)
+    page = open_lab()
+    page.button(key="count_train").click()
+    runner = threading.Thread(target=page.run)
+    runner.start()
+    deadline = time.monotonic() + 30
+    while line.waiting == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert line.waiting == 1, "the page's training did not wait in line"
+    release.set()
+    runner.join(120)
+    for holder in holders:
+        holder.join(30)
+    assert_healthy(page)
+    assert page.get("progress")[0].proto.text.startswith("Trained")

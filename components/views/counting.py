@@ -139,12 +139,20 @@ def counts_table(trace, index: int) -> pd.DataFrame:
 
 
 def _train_live(config: CountingConfig, results: dict) -> None:
+    """Wait for a free slot on the server (saying how many are ahead), then train, redrawing the curve; a
+    training still running after compute.TRAINING_LIMIT_S stops there and says so."""
     progress = st.progress(0.0, text="Starting…")
     chart = st.empty()
-    last_drawn = 0.0
+    last_drawn = started = 0.0
+
+    def on_wait(ahead: int) -> None:
+        progress.progress(0.0, text=f"Waiting for a free place on the server: {ahead} training"
+                                    f"{'s' if ahead != 1 else ''} ahead of yours…")
 
     def on_step(update) -> bool:
         nonlocal last_drawn
+        if time.perf_counter() - started > compute.TRAINING_LIMIT_S:
+            return False
         if update.step < update.total and time.perf_counter() - last_drawn < REDRAW_SECONDS:
             return True
         snapshot = update.snapshot()
@@ -154,8 +162,15 @@ def _train_live(config: CountingConfig, results: dict) -> None:
         last_drawn = time.perf_counter()
         return True
 
-    _keep(results, config, compute.train_counting(config, on_step=on_step))
+    with compute.training_turns().turn(on_wait):
+        started = time.perf_counter()
+        result = compute.train_counting(config, on_step=on_step)
+    _keep(results, config, result)
     chart.empty()  # the page draws the finished curve below, under its own key
+    if result.steps_run < config.steps:
+        st.info(f"The training stopped after {compute.TRAINING_LIMIT_S:.0f} s, the server's limit for one "
+                f"training, at step {result.steps_run} of {config.steps}: what it learned so far is below. "
+                "Fewer steps or a smaller window train within it.", icon=":material/timer:")
 
 
 def _keep(results: dict, config: CountingConfig, result: TrainingResult) -> None:

@@ -1,0 +1,76 @@
+"""The line of heavy work (components/turns.py): slots, order, what a waiting student is told, leaving it."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from components.turns import SLOTS_ENV, Turns, slots_from_environment
+
+
+def test_at_most_slots_run_at_once_and_the_rest_go_in_the_order_they_came():
+    line = Turns(slots=2)
+    running, most, order = [0], [0], []
+    guard = threading.Lock()
+
+    def work(name: str, delay: float) -> None:
+        time.sleep(delay)  # arrive in this order
+        with line.turn():
+            with guard:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+                order.append(name)
+            time.sleep(0.2)
+            with guard:
+                running[0] -= 1
+
+    threads = [threading.Thread(target=work, args=(name, 0.05 * index)) for index, name in enumerate("abcdef")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert most[0] == 2
+    assert order == list("abcdef")
+
+
+def test_a_waiting_student_hears_how_many_are_ahead_and_leaves_the_line_when_stopped():
+    line = Turns(slots=1)
+    inside, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with line.turn():
+            inside.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert inside.wait(30)
+    told: list[int] = []
+
+    def stop_after_two(ahead: int) -> None:  # a click on Stop ends the student's run while it waits
+        told.append(ahead)
+        if len(told) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt), line.turn(stop_after_two):
+        pass
+    assert told == [1, 1] and line.waiting == 0
+    release.set()
+    holder.join(30)
+    with line.turn():  # the slot was given back
+        assert line.waiting == 0
+
+
+@pytest.mark.parametrize(("setting", "slots"), [("", None), ("3", 3)])
+def test_the_slots_come_from_the_setting_else_the_cores(setting, slots):
+    import os
+
+    assert slots_from_environment({SLOTS_ENV: setting}) == (slots or os.cpu_count())
+
+
+@pytest.mark.parametrize("setting", ["0", "two", "-1"])
+def test_a_bad_setting_says_what_to_write(setting):
+    with pytest.raises(ValueError, match=f"{SLOTS_ENV} must be a whole number of trainings at once, 1 or more"):
+        slots_from_environment({SLOTS_ENV: setting})
