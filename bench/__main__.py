@@ -201,7 +201,7 @@ def rows(figures: Figures) -> list[Row]:
                           f"{memory.idle_mb:.0f} MB)", 1, f"{one_gb:.2f} GB", "", "", f"≤ {MEMORY_TARGET_GB} GB",
                           verdict(one_gb, MEMORY_TARGET_GB)))
         result.append(Row("memory per additional session", f"VmRSS growth from 1 to {len(memory.with_sessions_mb)} "
-                          "sessions, each its own text", len(steps), f"{memory.per_session_mb:.1f} MB (mean)",
+                          "sessions, each its own 512-token text", len(steps), f"{memory.per_session_mb:.1f} MB (mean)",
                           f"{max(steps):.1f} MB", "", f"≤ {PER_SESSION_TARGET_MB:.0f} MB",
                           verdict(memory.per_session_mb, PER_SESSION_TARGET_MB)))
     if figures.trace_s is not None:

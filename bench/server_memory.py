@@ -1,34 +1,22 @@
 """The server's resident memory: with a model loaded and one session open, then per additional session.
 
 Reads VmRSS of the `streamlit run` process from /proc (Linux only). Each session is a page in its
-own browser context, with a text of its own (as a class would type), opened one after the other
-and kept open; the memory is read once each has drawn its heatmap and settled.
+own browser context, with a 512-token text of its own (as a class would paste: the same long text after
+a few words of each student's), opened one after the other and kept open; the memory is read once each
+has drawn its heatmap and settled.
 """
 
 from __future__ import annotations
 
-import contextlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
-from bench.page_speed import CHART_DRAWN, open_page
+from bench.page_speed import CHART_DRAWN, TEXT_512, open_page
+from harness.server import port_of, server_pid
 
 SETTLE_S = 1.0  # after a page has settled, for whatever the server frees or allocates late
-
-
-def server_pid(base_url: str) -> int:
-    """The id of the `streamlit run` process listening on base_url's port (harness/server.py does not give it)."""
-    port = base_url.rsplit(":", 1)[1].encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            if b"streamlit" in argv and b"--server.port" in argv and argv[argv.index(b"--server.port") + 1] == port:
-                return int(entry.name)
-    raise LookupError(f"no streamlit process on port {port.decode()}")
 
 
 def rss_mb(pid: int) -> float:
@@ -57,12 +45,12 @@ class Memory:
 
 def measure(browser, base_url: str, model: str, sessions: int = 10) -> Memory:
     """Open `sessions` sessions on the page with `model`, one after the other; the server's RSS after each."""
-    pid = server_pid(base_url)
+    pid = server_pid(port_of(base_url))
     idle = rss_mb(pid)
     pages, after = [], []
     try:
         for index in range(sessions):
-            text = f"student {index} reads how every word of this sentence attends to the others"
+            text = f"student {index} reads how every word of this text attends to the others. {TEXT_512}"
             pages.append(open_page(browser, f"{base_url}/?{urlencode({'model': model, 'text': text})}", CHART_DRAWN))
             time.sleep(SETTLE_S)
             after.append(rss_mb(pid))
