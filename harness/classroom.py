@@ -134,15 +134,17 @@ class Load:
     memory: Memory
 
 
-def plans(sessions: int, moves_each: int, who: str = "student") -> list[Plan]:
+def plans(sessions: int, moves_each: int, who: str = "student", model: str | None = None) -> list[Plan]:
     """A text of its own for every student, a different start, and a walk over heads and layers.
 
-    Another `who` ("another student") gives other texts for the same walks.
+    Another `who` ("another student") gives other texts for the same walks; model None is the page's default.
     """
     result = []
     for index in range(sessions):
         text = f"{who} {index} reads how every word of this sentence attends to the others"
         query = {"text": text, "layer": str(index % LAYERS), "head": str((index * 5) % HEADS)}
+        if model is not None:
+            query["model"] = model
         result.append(Plan(query, _walk(query, CONTROLS["head"].names, moves_each)))
     return result
 
