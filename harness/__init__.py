@@ -8,5 +8,6 @@ here imports tests/ or bench/, nor pytest.
 - browser.py: a headless Chromium, pages that watch their websocket, and waiting until a page has settled;
 - session_client.py: one Streamlit session driven over its websocket, without a browser;
 - nginx.py: deploy/nginx.conf in front of two replicas;
-- classroom.py: a class of sessions moving sliders at once on one server, and the same one at a time.
+- classroom.py: a class of sessions moving the page's controls at once on one server (short texts on one view,
+  or long texts over five), and the same one at a time.
 """

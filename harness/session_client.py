@@ -21,6 +21,7 @@ The protocol, as Streamlit 1.67 speaks it (streamlit/proto, streamlit/web/server
 - An element the client listed as held comes back as a ref_hash instead of its content.
 - A chart that takes selections is a widget too: its state is the selection as a JSON string
   ({"selection": {...}}), which the frontend sends when the reader clicks the chart or moves its inputs.
+- A button's press is a trigger (WidgetState.trigger_value): sent with one rerun, then forgotten.
 
 Widgets are found by their user key only: a keyed element's id is "$$ID-<hash>-<key>" wherever it
 is drawn (sidebar, main area, a fragment, a column).
@@ -157,6 +158,20 @@ class WebsocketSession:
         value = json.dumps({"selection": selection}, separators=(",", ":"))  # byte for byte the frontend's
         self._widget_states[chart_id] = WidgetState(id=chart_id, string_value=value)
         return await self.rerun(fragment_id=delta.delta.fragment_id)
+
+    async def press_button(self, key: str) -> float:
+        """Press the button created with key=key; return seconds until the rerun finished.
+
+        A press is a trigger: sent with this one rerun only, as the frontend drops it once sent.
+        A button inside an st.fragment reruns that fragment only, as in the browser.
+        """
+        delta = self._keyed(key, "button")
+        widget_id = delta.delta.new_element.button.id
+        self._widget_states[widget_id] = WidgetState(id=widget_id, trigger_value=True)
+        try:
+            return await self.rerun(fragment_id=delta.delta.fragment_id)
+        finally:
+            self._widget_states.pop(widget_id, None)
 
     def chart_selection(self, key: str) -> dict[str, list[dict]]:
         """The selection this client last sent for the chart created with key=key ({} before any)."""
