@@ -45,9 +45,9 @@ from harness.browser import (
     wait_until_settled,
     weights_chart,
 )
-from harness.nginx import REPLICA_ENV, Proxy, nginx_path, nginx_proxy
+from harness.nginx import REPLICA_ENV, Proxy, nginx_proxy
 from harness.server import APP, metrics, port_of, server_pid, streamlit_server, wait_for
-from tests.marks import NEEDS_CHROMIUM
+from tests.marks import NEEDS_CHROMIUM, NEEDS_NGINX
 
 CSV_HEADER = "query_index,query_token,key_index,key_token,score,weight"
 # Both texts of a link as long as the page takes them, in letters that URL-encode to six and nine
@@ -55,12 +55,7 @@ CSV_HEADER = "query_index,query_token,key_index,key_token,score,weight"
 LONG_TEXT = ("Zeit fließt wie ein Pfeil — Früchte fliegen wie eine Banane. " * 200)[:MAX_TEXT_CHARS]
 LONG_TEXT_B = ("時は矢のように飛ぶ。" * 1000)[:MAX_TEXT_CHARS]
 
-pytestmark = [
-    pytest.mark.deploy,
-    pytest.mark.skipif(nginx_path() is None,
-                       reason="nginx not found: install Debian's package with `apt-get install -y nginx`"),
-    *NEEDS_CHROMIUM,
-]
+pytestmark = [pytest.mark.deploy, *NEEDS_NGINX, *NEEDS_CHROMIUM]
 
 
 def access_log(path: Path) -> dict[str, list[tuple[str, str, str]]]:
