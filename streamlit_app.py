@@ -10,7 +10,7 @@ import logging
 
 import streamlit as st
 
-from attention import BUNDLED_MODEL, ModelLoadError, ModelShape
+from attention import ModelLoadError, ModelShape
 from components import compute, controls, model_download, page_state, scrub, views
 from components.heatmap import page_icon
 from components.reconnect import rerun_page_on_reconnect
@@ -65,19 +65,17 @@ names = compute.model_names()
 url_notices = controls.start({key: st.query_params.get_all(key) for key in st.query_params}, names)
 view = controls.view_select(views.VIEW_LABELS)
 text, text_b = controls.text_inputs()
-model_name = controls.model_select(names)
+chosen_model = controls.model_select(names)
 try:
-    model_name = model_download.usable_model(model_name)  # the bundled model while a Hub model downloads
+    model_name = model_download.usable_model(chosen_model)  # the bundled model while a Hub model downloads
     loaded = compute.model(model_name)
 except ModelLoadError as error:
-    controls.request(model=BUNDLED_MODEL)
-    st.session_state["_url_notices"] = [*url_notices, f"{error} Showing the bundled model instead."]
-    st.rerun()
+    model_download.fall_back(chosen_model, error)
 
 st.title(views.VIEW_LABELS[view])
 st.caption(f"{model_name}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} heads, "
            f"hidden size {loaded.shape.hidden_size}. Every number below is computed live from this text.")
-for notice in url_notices:
+for notice in [*url_notices, *model_download.fallback_notices(chosen_model)]:
     st.warning(notice, icon=":material/info:")
 
 if view in views.STANDALONE_VIEWS:

@@ -149,6 +149,7 @@ def load_checkpoint(name: str, model_class, **kwargs):
 
     model_class is BertModel or one with a head (BertForMaskedLM); kwargs go to its from_pretrained.
     """
+    from safetensors import SafetensorError
     from transformers import AutoConfig, AutoTokenizer
 
     source = resolve(name)
@@ -165,7 +166,7 @@ def load_checkpoint(name: str, model_class, **kwargs):
         tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=cache_only)
     except ModelLoadError:
         raise
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, SafetensorError) as error:  # SafetensorError: a weights file cut short or damaged
         log.warning("loading %s as %s failed: %s", name, model_class.__name__, error)
         if isinstance(source, Path):
             raise ModelLoadError(

@@ -19,10 +19,9 @@ websocket message; a key press counts as answered once a message sent after it g
 
 from __future__ import annotations
 
-import os
+import shutil
 from dataclasses import dataclass
 
-CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--no-first-run", "--disable-sync",
@@ -133,8 +132,8 @@ _AWAIT_JS = """
 
 
 def chromium_path() -> str | None:
-    """Debian's Chromium, if installed (`apt-get install -y chromium`)."""
-    return CHROMIUM if os.access(CHROMIUM, os.X_OK) else None
+    """The `chromium` on PATH, as .ci/run finds it (Debian's: `apt-get install -y chromium`); None without one."""
+    return shutil.which("chromium")
 
 
 # What a heatmap shows, as a string that changes with the data: the pixels of a canvas, else the
@@ -157,7 +156,7 @@ def launch_chromium(playwright, **options):
     """A headless Chromium from the system package (Playwright's own download is not available here)."""
     path = chromium_path()
     if path is None:
-        raise RuntimeError(f"Chromium not found at {CHROMIUM}: install it with `apt-get install -y chromium`")
+        raise RuntimeError("Chromium not found: no `chromium` on PATH. Install it with `apt-get install -y chromium`")
     return playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, **options)
 
 

@@ -14,10 +14,20 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from attention import load_model  # noqa: E402
+from tests.marks import skip_or_fail_without_needs  # noqa: E402
 
-# As the app does (components/compute.py): the same thread count gives the same order of
-# float32 sums, so numbers the page shows equal the ones the tests compute, bit for bit.
+# As the app does (components/compute.py): the same thread count gives the same order of float32
+# sums, so one computation run twice (again, or in threads at once) gives the same numbers, bit for bit.
+# Two computations of the same numbers (a batch of heads and one head, the page and a test's own trace)
+# agree within float32 rounding only, which differs from CPU to CPU: compare those with rtol=1e-5, atol=1e-6.
 torch.set_num_threads(1)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """A test that needs Chromium or nginx (tests/marks.py) is skipped or, under CI, failed when they are
+    missing, before its fixtures start a server."""
+    skip_or_fail_without_needs(item)
 
 
 @pytest.fixture(scope="session")

@@ -138,10 +138,13 @@ def test_inspect_counts_and_draws_as_the_task_says(trained):
         assert labels == tuple(SYMBOLS[i] for i in row)
         seen = Counter(labels)
         assert counts.tolist() == [seen[BLANK]] + [seen[letter] for letter in SYMBOLS[1:config.num_symbols]]
-    for b, row in enumerate(windows):  # equal letters ask the same question: identical rows
+    # Equal letters ask the same question: the same rows, within float32 rounding (the (B, W, W) and the
+    # (B, S, W) products are different matrix products, whose sums another CPU orders differently).
+    for b, row in enumerate(windows):
         for symbol in set(row.tolist()):
             rows = trace.self_weights[b][row == symbol]
-            np.testing.assert_array_equal(rows, np.broadcast_to(trace.symbol_weights[b, symbol], rows.shape))
+            np.testing.assert_allclose(rows, np.broadcast_to(trace.symbol_weights[b, symbol], rows.shape),
+                                       rtol=1e-5, atol=1e-6)
     assert (trace.predicted_counts[:, 1:] == trace.true_counts[:, 1:]).mean() > 0.8
 
 

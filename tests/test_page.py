@@ -287,8 +287,8 @@ def test_csv_download_holds_the_current_head(bundled):
     assert len(table) == len(tokens) ** 2
     assert table["query_token"].tolist() == [t for t in tokens for _ in tokens]
     assert table["key_token"].tolist() == list(tokens) * len(tokens)
-    np.testing.assert_array_equal(table["score"].to_numpy(np.float32), trace["scaled"][0].ravel())
-    np.testing.assert_array_equal(table["weight"].to_numpy(np.float32), trace["weights"][0].ravel())
+    np.testing.assert_allclose(table["score"].to_numpy(np.float32), trace["scaled"][0].ravel(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(table["weight"].to_numpy(np.float32), trace["weights"][0].ravel(), rtol=1e-5, atol=1e-6)
 
 
 def test_every_chart_downloads_as_png_and_svg():

@@ -118,7 +118,7 @@ def test_grid_draws_each_head_as_the_one_head_view_does(bundled):
     expected = [trace(bundled, TraceSettings(layer=1, head=head))["weights"][0] for head in range(12)]
     assert_pictures(page, np.stack(expected))
     one_head = run_page({"layer": "1", "head": "5"})
-    np.testing.assert_array_equal(chart_matrix(charts(one_head)[0]), expected[5])
+    np.testing.assert_allclose(chart_matrix(charts(one_head)[0]), expected[5], rtol=1e-5, atol=1e-6)
 
 
 def test_grid_follows_source_and_scaling(bundled):

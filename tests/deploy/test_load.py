@@ -111,4 +111,4 @@ def test_pages_show_the_cores_numbers(runs, bundled):
     expected = {"layer": int(plan.query["layer"]), "head": int(plan.query["head"]), key: value}
     assert picks == expected
     assert f"Layer {expected['layer']}, head {expected['head']}" in texts, "the page did not follow the chart"
-    np.testing.assert_array_equal(shown, weights_of(bundled, plan.query["text"], **picks))
+    np.testing.assert_allclose(shown, weights_of(bundled, plan.query["text"], **picks), rtol=1e-5, atol=1e-6)

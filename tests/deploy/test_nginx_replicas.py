@@ -9,6 +9,7 @@ then opens sessions through the proxy, each in its own browser context (so its o
   heatmap follow);
 - the proxy passes Host through, so Streamlit's websocket Origin check (server.enableCORS, on) accepts
   the app's own origin under any host name and still refuses a foreign one;
+- a link holding the longest texts the page takes opens the page with them;
 - after one replica is killed, its browsers reconnect to the other, and new browsers still open
   the page there.
 
@@ -29,30 +30,32 @@ from collections import defaultdict
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 
+from components.page_state import MAX_TEXT_CHARS
 from harness.browser import (
     chart_input,
     chart_pixels,
     launch_chromium,
     open_session,
+    open_tab,
     press_chart_key,
     wait_until_settled,
     weights_chart,
 )
-from harness.nginx import REPLICA_ENV, Proxy, nginx_path, nginx_proxy
+from harness.nginx import REPLICA_ENV, Proxy, nginx_proxy
 from harness.server import APP, metrics, port_of, server_pid, streamlit_server, wait_for
-from tests.marks import NEEDS_CHROMIUM
+from tests.marks import NEEDS_CHROMIUM, NEEDS_NGINX
 
 CSV_HEADER = "query_index,query_token,key_index,key_token,score,weight"
+# Both texts of a link as long as the page takes them, in letters that URL-encode to six and nine
+# characters each: a request line of about 105,000 characters (nginx's default buffers hold 8 kB).
+LONG_TEXT = ("Zeit fließt wie ein Pfeil — Früchte fliegen wie eine Banane. " * 200)[:MAX_TEXT_CHARS]
+LONG_TEXT_B = ("時は矢のように飛ぶ。" * 1000)[:MAX_TEXT_CHARS]
 
-pytestmark = [
-    pytest.mark.deploy,
-    pytest.mark.skipif(nginx_path() is None,
-                       reason="nginx not found: install Debian's package with `apt-get install -y nginx`"),
-    *NEEDS_CHROMIUM,
-]
+pytestmark = [pytest.mark.deploy, *NEEDS_NGINX, *NEEDS_CHROMIUM]
 
 
 def access_log(path: Path) -> dict[str, list[tuple[str, str, str]]]:
@@ -200,6 +203,26 @@ def test_sessions_spread_and_stick(cluster):
 
     for page, _ in sessions:
         page.context.close()
+
+
+def test_a_link_with_the_longest_texts_opens_the_page_through_the_proxy(cluster):
+    from playwright.sync_api import expect
+
+    query = urlencode({"text": LONG_TEXT, "text_b": LONG_TEXT_B})
+    assert len(query) > 100_000
+    page = open_tab(cluster.browser)
+    response = page.goto(f"{cluster.proxy.url}/?{query}")
+    assert response.status == 200, f"the proxy answered the long link with HTTP {response.status}"
+    weights_chart(page).locator("canvas, svg.marks").first.wait_for()
+    wait_until_settled(page)
+
+    expect(page.locator(".st-key-text textarea")).to_have_value(LONG_TEXT)
+    expect(page.locator(".st-key-text_b input")).to_have_value(LONG_TEXT_B)
+    expect(page.locator('[data-testid="stAlert"]').filter(has_text="tokens were dropped")).to_be_visible()
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+    page_loads = [status for uri, _, status in access_log(cluster.proxy.access_log)[route_of(page)] if uri == "/"]
+    assert page_loads == ["200"], page_loads
+    page.context.close()
 
 
 def test_failover_to_the_other_replica(cluster):
