@@ -30,6 +30,7 @@ from attention import (
     BUNDLED_MODEL,
     Encoding,
     LoadedModel,
+    ModelLoadError,
     Trace,
     TraceSettings,
     allowed_hub_ids,
@@ -157,7 +158,11 @@ def downloads() -> download.Downloads:
 
 def model_room_bytes() -> int:
     """The most a model's weights may take beside the bundled model's, in this server's memory budget."""
-    return BUDGET.weights_mb * 2**20 - weights_path(BUNDLED_MODEL).stat().st_size
+    try:
+        bundled = weights_path(BUNDLED_MODEL).stat().st_size
+    except ModelLoadError:  # a damaged install: the bundled model cannot load, so it takes no room either
+        bundled = 0
+    return BUDGET.weights_mb * 2**20 - bundled
 
 
 def needs_download(name: str) -> bool:
