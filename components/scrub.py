@@ -204,16 +204,15 @@ def _frames(stack, scheme: str, raster: bool, name: str) -> dict[str, pd.DataFra
     if raster:
         pictures, ranges = _pictures(stack, scheme)
         return {f"{name}-{PICTURES}": pictures, f"{name}-{RANGES}": ranges}
-    return {f"{name}-{CELLS}": _cells(stack)}
+    return {f"{name}-{CELLS}": cells_by_head(stack.values())}
 
 
-def _cells(stack) -> pd.DataFrame:
-    """One line per cell of the matrix: its row and column, then its value in every head sent, in columns
-    "0", "1", … in the stack's (layer, head) order. The browser copies the picked head's column into the
+def cells_by_head(values: np.ndarray) -> pd.DataFrame:
+    """values (nl, h, R, K) as one line per cell of the matrix: its row and column, then its value in every
+    head, in columns "0", "1", … in (layer, head) order. The browser copies the picked head's column into the
     line's value (picked_column): the lines, and the marks drawn from them, stay from move to move and
     only their colours change, where filtering and unfolding rows made every mark anew (a 32-token text on
     the bundled model: 1,024 lines of 72 heads)."""
-    values = stack.values()  # (nl, h, R, K)
     layers, heads, rows, columns = values.shape
     row_index, column_index = np.indices((rows, columns))  # each (R, K)
     lines = pd.DataFrame({"row": row_index.ravel().astype(np.uint16), "column": column_index.ravel().astype(np.uint16)})
@@ -222,7 +221,7 @@ def _cells(stack) -> pd.DataFrame:
 
 
 def picked_column(picks: list, heads_sent: int) -> str:
-    """The column of a cells dataset (_cells) that holds the picked head: its place in the (layer, head)
+    """The column of a cells dataset (cells_by_head) that holds the picked head: its place in the (layer, head)
     order of the heads sent. A layer or head sent alone is column 0's whatever its input says, so that the
     chart keeps drawing it until the rerun its input asks for brings the next."""
     names = {pick.name for pick in picks}
@@ -276,7 +275,7 @@ def _panel(drawing: tuple, params: list, picks: list, heads_sent: int) -> alt.To
     if raster:
         chart = _raster_layers(name, rows, columns, centred(x_axis), centred(y_axis), colour, params, picks)
     else:
-        chart = _vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, title, params,
+        chart = vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, title, params,
                               picked_column(picks, heads_sent), (width / columns, height / rows))
     return chart.properties(title=title, description=title, width=width, height=height)
 
@@ -295,7 +294,7 @@ def selections(shape: tuple[int, int], anchor: tuple[int, int], many_layers: boo
     return layer, head, [pick for pick, many in ((layer, many_layers), (head, many_heads)) if many]
 
 
-def _vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, value_title, params, column: str,
+def vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, value_title, params, column: str,
                   cell: tuple[float, float]) -> alt.Chart:
     """A rect per cell, coloured by the picked head's value (column: picked_column), with its tokens and value
     in the tooltip.
