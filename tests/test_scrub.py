@@ -2,8 +2,8 @@
 
 What the browser draws for a layer and head is the column of the chart's cells its formula picks, or the
 rows its filters keep (components/scrub.py). Here every head sent is compared with a trace of that head,
-for each stage and for the lines; and the chart's picks are checked to start where the page stands. tests/browser/test_scrub_e2e.py
-moves the inputs in Chromium.
+for each stage and for the lines; and the chart's picks are checked to start where the page stands.
+tests/browser/test_scrub_e2e.py moves the inputs in Chromium.
 """
 
 from __future__ import annotations
