@@ -5,8 +5,8 @@ the current one). Two point selections, each bound to a range input above the ch
 the head, and a formula shows that head's values in the cells (a filter keeps that head's picture, for
 pictures): dragging or pressing an arrow key repaints at once, with no round trip to the server.
 Streamlit then reports the selection, and a rerun brings the rest of the page (the URL, the shapes panel,
-the proof, the downloads) up to it; the chart arrives again unchanged (same
-spec, same data, so Streamlit sends only its hash) and is not rebuilt.
+the proof, the downloads) up to it; the chart arrives again unchanged (same spec, same data, so Streamlit
+sends only its hash) and is not rebuilt.
 
 The spec holds where the inputs start: the anchor. It stays as it was while the chart itself is what
 moves, so that those reruns leave the spec alone; it moves to the page's layer and head when the
