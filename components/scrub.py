@@ -2,10 +2,11 @@
 
 A chart's dataset holds one stage of every head of the layers sent (every layer of a short text, else
 the current one). Two point selections, each bound to a range input above the chart, pick the layer and
-the head, and filters keep that slice: dragging or pressing an arrow key repaints at once, with no
-round trip to the server. Streamlit then reports the selection, and a rerun brings the rest of the page
-(the URL, the shapes panel, the proof, the downloads) up to it; the chart arrives again unchanged (same
-spec, same data, so Streamlit sends only its hash) and is not rebuilt.
+the head, and a formula shows that head's values in the cells (a filter keeps that head's picture, for
+pictures): dragging or pressing an arrow key repaints at once, with no round trip to the server.
+Streamlit then reports the selection, and a rerun brings the rest of the page (the URL, the shapes panel,
+the proof, the downloads) up to it; the chart arrives again unchanged (same spec, same data, so Streamlit
+sends only its hash) and is not rebuilt.
 
 The spec holds where the inputs start: the anchor. It stays as it was while the chart itself is what
 moves, so that those reruns leave the spec alone; it moves to the page's layer and head when the
@@ -14,6 +15,7 @@ chart is drawn anew or something else moved them (a link, a click in the all-hea
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -204,23 +206,30 @@ def _frames(stack, scheme: str, raster: bool, name: str) -> dict[str, pd.DataFra
     if raster:
         pictures, ranges = _pictures(stack, scheme)
         return {f"{name}-{PICTURES}": pictures, f"{name}-{RANGES}": ranges}
-    return {f"{name}-{CELLS}": _cells(stack)}
+    return {f"{name}-{CELLS}": cells_by_head(stack.values())}
 
 
-def _cells(stack) -> pd.DataFrame:
-    """One line per matrix row of every head sent: layer, head, row, then the row's values in columns named
-    "0", "1", … The browser filters these nl·h·R lines, not their nl·h·R·K cells, when the layer or head
-    moves (a 32-token text on the bundled model: 2,304 lines, not 73,728), and unfolds only the R it keeps."""
-    values = stack.values()  # (nl, h, R, K)
+def cells_by_head(values: np.ndarray) -> pd.DataFrame:
+    """values (nl, h, R, K) as one line per cell of the matrix: its row and column, then its value in every
+    head, in columns "0", "1", … in (layer, head) order. The browser copies the picked head's column into the
+    line's value (picked_column): the lines, and the marks drawn from them, stay from move to move and
+    only their colours change, where filtering and unfolding rows made every mark anew (a 32-token text on
+    the bundled model: 1,024 lines of 72 heads)."""
     layers, heads, rows, columns = values.shape
-    layer_index, head_index, row_index = np.indices((layers, heads, rows))  # each (nl, h, R)
-    lines = pd.DataFrame({
-        LAYER: np.asarray(stack.layers, dtype=np.uint8)[layer_index.ravel()],
-        HEAD: np.asarray(stack.heads, dtype=np.uint16)[head_index.ravel()],
-        "row": row_index.ravel().astype(np.uint16),
-    })
-    cells = pd.DataFrame(values.reshape(-1, columns).astype(np.float32), columns=_column_names(columns))
-    return pd.concat([lines, cells], axis=1)  # (nl·h·R, 3 + K)
+    row_index, column_index = np.indices((rows, columns))  # each (R, K)
+    lines = pd.DataFrame({"row": row_index.ravel().astype(np.uint16), "column": column_index.ravel().astype(np.uint16)})
+    by_head = values.reshape(layers * heads, rows * columns).T.astype(np.float32)  # (R·K, nl·h)
+    return pd.concat([lines, pd.DataFrame(by_head, columns=_column_names(layers * heads))], axis=1)  # (R·K, 2 + nl·h)
+
+
+def picked_column(picks: list, heads_sent: int) -> str:
+    """The column of a cells dataset (cells_by_head) that holds the picked head: its place in the (layer, head)
+    order of the heads sent. A layer or head sent alone is column 0's whatever its input says, so that the
+    chart keeps drawing it until the rerun its input asks for brings the next."""
+    names = {pick.name for pick in picks}
+    layer = f"{LAYER}_{LAYER} * {heads_sent}" if LAYER in names else "0"
+    head = f"{HEAD}_{HEAD}" if HEAD in names else "0"
+    return f"datum[{layer} + {head}]"
 
 
 def _column_names(count: int) -> list[str]:
@@ -246,7 +255,8 @@ def _spec(drawings: tuple[tuple, ...], shape: tuple[int, int], many_layers: bool
     """The chart without its data: the selections bound to inputs (on the first panel), the filters, axes
     and colours of every panel."""
     layer, head, picks = selections(shape, anchor, many_layers, many_heads)
-    charts = [_panel(drawing, [layer, head] if index == 0 else [], picks)
+    heads_sent = shape[1] if many_heads else 1
+    charts = [_panel(drawing, [layer, head] if index == 0 else [], picks, heads_sent)
               for index, drawing in enumerate(drawings)]
     if len(charts) == 1:
         chart = charts[0]
@@ -257,7 +267,7 @@ def _spec(drawings: tuple[tuple, ...], shape: tuple[int, int], many_layers: bool
                             usermeta={"embedOptions": {"renderer": "canvas"}}).to_dict(validate=False)
 
 
-def _panel(drawing: tuple, params: list, picks: list) -> alt.TopLevelMixin:
+def _panel(drawing: tuple, params: list, picks: list, heads_sent: int) -> alt.TopLevelMixin:
     name, title, row_labels, column_labels, scheme, row_title, column_title, size, raster = drawing
     rows, columns = len(row_labels), len(column_labels)
     width, height = plot_size(rows, columns, size)
@@ -267,7 +277,8 @@ def _panel(drawing: tuple, params: list, picks: list) -> alt.TopLevelMixin:
     if raster:
         chart = _raster_layers(name, rows, columns, centred(x_axis), centred(y_axis), colour, params, picks)
     else:
-        chart = _vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, title, params, picks)
+        chart = vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, title, params,
+                              picked_column(picks, heads_sent), (width / columns, height / rows))
     return chart.properties(title=title, description=title, width=width, height=height)
 
 
@@ -289,26 +300,40 @@ def picker(name: str, label: str, count: int, at: int) -> alt.Parameter:
                                bind=alt.binding_range(min=0, max=max(count - 1, 0), step=1, name=label))
 
 
-def _vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, value_title, params, picks) -> alt.Chart:
-    """A rect per cell of the picked head, with its tokens and value in the tooltip."""
+def vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, value_title, params, column: str,
+                  cell: tuple[float, float]) -> alt.Chart:
+    """A rect per cell, coloured by the picked head's value (column: picked_column), with its tokens and value
+    in the tooltip.
+
+    A move re-evaluates every mark's encoding, expression by expression (Streamlit runs Vega's interpreter,
+    not compiled code), so the marks carry as little as they can: cell (px) is a fixed width and height,
+    not a bandwidth worked out for each mark; the tooltip is one object, not Vega-Lite's checks on each
+    field; and no ARIA description per cell, which is a long string formatted for every mark of a canvas
+    no screen reader can enter (the chart keeps its own description).
+    """
     # The labels as parameters: an array written into the expression would be built anew for every cell.
     # Vega lists the inputs of a chart's parameters last first: head is added first so that Layer leads.
     labels = [alt.param(name=f"{name}_row_labels", value=list(row_labels)),
               alt.param(name=f"{name}_column_labels", value=list(column_labels))]
-    chart = alt.Chart(alt.NamedData(name=f"{name}-{CELLS}")).mark_rect().add_params(*reversed(params), *labels)
-    for pick in picks:
-        chart = chart.transform_filter(filter_on(pick))
-    return chart.transform_fold(_column_names(len(column_labels)), as_=["key", "value"]).transform_calculate(
-        column="toNumber(datum.key)",
+    chart = alt.Chart(alt.NamedData(name=f"{name}-{CELLS}")).mark_rect(
+        aria=False, width=cell[0], height=cell[1]).add_params(*reversed(params), *labels)
+    return chart.transform_calculate(
         row_label=f"{name}_row_labels[datum.row]",
         column_label=f"{name}_column_labels[datum.column]",
-    ).encode(
+    ).transform_calculate(value=column).encode(
         x=alt.X("column:O", axis=x_axis),
         y=alt.Y("row:O", axis=y_axis),
         color=alt.Color("value:Q", scale=colour, title=None, legend=LEGEND),
-        tooltip=[alt.Tooltip("row_label:N", title=y_axis.title), alt.Tooltip("column_label:N", title=x_axis.title),
-                 alt.Tooltip("value:Q", title=value_title, format=".4f")],
+        tooltip=cell_tooltip(y_axis.title, x_axis.title, value_title),
     )
+
+
+def cell_tooltip(row_title: str, column_title: str, value_title: str) -> dict:
+    """A heatmap cell's tooltip: its row and column labels and its value, as one expression."""
+    entries = {row_title: "datum.row_label", column_title: "datum.column_label",
+               value_title: "format(datum.value, '.4f')"}
+    return alt.value(alt.expr("{" + ", ".join(f"{json.dumps(title)}: {expression}"
+                                              for title, expression in entries.items()) + "}"))
 
 
 def _raster_layers(name, rows, columns, x_axis, y_axis, colour, params, picks) -> alt.LayerChart:

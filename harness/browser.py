@@ -137,11 +137,12 @@ def chromium_path() -> str | None:
 
 
 # What a heatmap shows, as a string that changes with the data: the pixels of a canvas, else the
-# colour of every SVG cell (vector heatmaps) or the picture's data URL (raster heatmaps).
+# colour of every SVG cell (vector heatmaps) or the data URL of every picture shown (raster heatmaps;
+# pictures 0 px wide are not: the all-heads grid keeps those of the layers not shown).
 _CHART_PIXELS_JS = """chart => {
   const canvas = chart.querySelector('canvas');
   if (canvas) return canvas.toDataURL();
-  return [...chart.querySelectorAll('g.mark-rect.role-mark path, g.mark-image image')]
+  return [...chart.querySelectorAll('g.mark-rect.role-mark path, g.mark-image image:not([width="0"])')]
     .map(mark => mark.getAttribute('fill') || mark.getAttribute('href') || '').join(' ');
 }"""
 

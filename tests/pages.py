@@ -53,6 +53,8 @@ def chart_values(chart, panel: str | None = None) -> pd.DataFrame:
         blobs.append(chart.proto.data.data)
     frames = [pa.ipc.open_stream(blob).read_all().to_pandas() for blob in blobs]
     rows = max(frames, key=len)
+    if {"row", "column"} <= set(rows.columns) and "value" not in rows:  # a column per head sent
+        return sent_head(rows, chart)
     for name, value in chart_picks(chart).items():
         if name in rows:
             rows = rows[rows[name] == value].reset_index(drop=True)
@@ -62,6 +64,23 @@ def chart_values(chart, panel: str | None = None) -> pd.DataFrame:
                          var_name="column", value_name="value")
         rows = rows.astype({"column": int}).sort_values(["row", "column"], kind="stable").reset_index(drop=True)
     return rows
+
+
+def sent_head(cells: pd.DataFrame, chart) -> pd.DataFrame:
+    """row, column and value of the head a chart's inputs start at, from cells that hold every head sent in
+    columns "0", "1", … in (layer, head) order: every layer's heads, one layer's heads, or one head."""
+    heads = [name for name in cells.columns if name.isdigit()]
+    shape = {name: high - low + 1 for name, (low, high) in chart_inputs(chart).items()}
+    picks = chart_picks(chart)
+    if len(heads) == shape.get("layer", 1) * shape.get("head", 1):
+        place = picks.get("layer", 0) * shape.get("head", 1) + picks.get("head", 0)
+    elif len(heads) == shape.get("head", 1):
+        place = picks.get("head", 0)
+    else:
+        assert len(heads) == 1, f"{len(heads)} heads sent for inputs {shape}"
+        place = 0
+    picked = cells[["row", "column"]].assign(value=cells[str(place)])
+    return picked.sort_values(["row", "column"], kind="stable").reset_index(drop=True)
 
 
 def select_on_chart(page: AppTest, chart, selection: dict) -> AppTest:

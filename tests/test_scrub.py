@@ -1,9 +1,9 @@
 """The one-head view's charts hold every head sent to the browser: each slice must be the core's numbers.
 
-What the browser draws for a layer and head is the slice of the chart's data its filters keep
-(components/scrub.py). Here every slice is compared with a trace of that head, for each stage and for the
-lines; and the chart's picks are checked to start where the page stands. tests/browser/test_scrub_e2e.py
-moves the inputs in Chromium.
+What the browser draws for a layer and head is the column of the chart's cells its formula picks, or the
+rows its filters keep (components/scrub.py). Here every head sent is compared with a trace of that head,
+for each stage and for the lines; and the chart's picks are checked to start where the page stands.
+tests/browser/test_scrub_e2e.py moves the inputs in Chromium.
 """
 
 from __future__ import annotations
@@ -27,10 +27,12 @@ def datasets(chart) -> dict[str, pd.DataFrame]:
     return {d.name: pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets}
 
 
-def matrix_of(lines: pd.DataFrame, layer: int, head: int) -> np.ndarray:
-    """(R, K) of one head from a chart's lines: layer, head, row, then the row's values in columns "0", "1", …"""
-    picked = lines[(lines["layer"] == layer) & (lines["head"] == head)].sort_values("row")
-    return picked[[name for name in lines.columns if name.isdigit()]].to_numpy()
+def matrix_of(cells: pd.DataFrame, place: int) -> np.ndarray:
+    """(R, K) of one head from a chart's cells: row, column, then every head sent in columns "0", "1", …"""
+    rows, columns = cells["row"].max() + 1, cells["column"].max() + 1
+    matrix = np.full((rows, columns), np.nan, dtype=np.float32)
+    matrix[cells["row"], cells["column"]] = cells[str(place)]
+    return matrix
 
 
 @pytest.mark.parametrize("stage", list(STAGES))
@@ -39,14 +41,13 @@ def test_every_head_of_every_layer_is_in_the_chart_and_each_is_the_cores(stage, 
     page.segmented_control(key="head_stage").set_value(stage).run()
     assert_healthy(page)
     [chart] = charts(page)
-    lines = datasets(chart)["p0-cells"]
-    sent = sorted(set(zip(lines["layer"], lines["head"], strict=True)))
-    assert sent == [(layer, head) for layer in range(6) for head in range(12)]
+    cells = datasets(chart)["p0-cells"]
+    assert [name for name in cells.columns if name.isdigit()] == [str(place) for place in range(6 * 12)]
     encoding = encode(bundled, TEXT)
     for layer, head in ((0, 0), (2, 5), (5, 11)):
         expected = build_trace(bundled, encoding, TraceSettings(layer=layer, head=head, scaling="temperature",
                                                                 temperature=2.0))[STAGES[stage]][0]
-        np.testing.assert_allclose(matrix_of(lines, layer, head), expected, atol=1e-5)
+        np.testing.assert_allclose(matrix_of(cells, layer * 12 + head), expected, atol=1e-5)
 
 
 def test_a_long_text_sends_one_layer_of_pictures_and_each_is_the_cores_head(bundled):

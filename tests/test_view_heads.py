@@ -90,8 +90,17 @@ def grid_heads(page: AppTest) -> list[int]:
 def summary(page: AppTest) -> np.ndarray:
     """The heads summed up (T, T), as the grid's chart holds them for the layer it shows."""
     chart = grid(page)
-    lines = dataset(chart, "summed")  # layer, row, then the values in columns "0", "1", …
-    return lines[[name for name in lines.columns if name.isdigit()]].to_numpy()
+    return summed(chart, layers_sent(page).index(chart_picks(chart)["layer"]))
+
+
+def summed(chart, place: int) -> np.ndarray:
+    """The heads summed up (T, T) of the place-th layer sent: a column of the summary's cells (row, column,
+    then one column per layer sent, "0", "1", …)."""
+    cells = dataset(chart, "summed-cells", every_layer=True)
+    tokens = cells["row"].max() + 1
+    matrix = np.full((tokens, tokens), np.nan)
+    matrix[cells["row"], cells["column"]] = cells[str(place)]
+    return matrix
 
 
 def layers_sent(page: AppTest) -> list[int]:
@@ -190,18 +199,14 @@ def test_every_layer_is_sent_once_with_its_heads_and_its_summaries(bundled):
     assert chart_inputs(chart) == {"layer": (0, 5)}
     encoding = encode(bundled, TEXT)
     every_layer = [head_weights(build_trace(bundled, encoding, TraceSettings(layer=layer))) for layer in range(6)]
-    lines = dataset(chart, "summed", every_layer=True)
     for layer, weights in enumerate(every_layer):
         select_on_chart(page, grid(page), {"layer": [{"layer": layer}]})
         assert_healthy(page)
         assert_pictures(page, weights[0])
-        values = lines[lines["layer"] == layer][[str(key) for key in range(7)]].to_numpy()
-        np.testing.assert_allclose(values, aggregate_heads(weights, "mean")[0], atol=1e-6)
+        np.testing.assert_allclose(summed(chart, layer), aggregate_heads(weights, "mean")[0], atol=1e-6)
     page.segmented_control(key="aggregate").set_value("rollout").run()
-    flows = dataset(grid(page), "summed", every_layer=True)
     for layer in range(6):
-        np.testing.assert_allclose(flows[flows["layer"] == layer][[str(key) for key in range(7)]].to_numpy(),
-                                   rollout(every_layer[:layer + 1]), atol=1e-6)
+        np.testing.assert_allclose(summed(grid(page), layer), rollout(every_layer[:layer + 1]), atol=1e-6)
 
 
 def test_a_layer_picked_on_the_chart_reaches_the_page_and_leaves_the_charts_alone():

@@ -2,7 +2,7 @@
 
 The grid and the summary are one chart, and its layer is picked on the chart itself: its dataset
 holds every head of every layer (when they fit ALL_LAYERS_WEIGHTS), a point selection bound to a
-range input above the grid keeps one layer, and the grid and the summary switch at once in the
+range input above the grid picks one layer, and the grid and the summary switch at once in the
 browser. Streamlit then reports the selection, and a rerun brings the heading, the URL and the side
 column up to it; the chart arrives again unchanged (components/scrub.py does the same for one head).
 A text too long for the budget sends only the current layer: the input then asks for a rerun.
@@ -11,8 +11,10 @@ Clicking a head in the grid, or a cell of the overview, opens that head in the "
 each chart carries an Altair point selection, and its on_select callback asks the controls for the
 new view, layer and head before the page reruns.
 
-The grid is one view of a dozen pictures, placed by their data, not a facet per head: the browser
-then swaps a dozen images, where a chart per head (12 views of 1,024 cells each) cost it 20-25 ms a head.
+The grid is one view of a dozen pictures, placed by their data, not a facet per head: a chart per head
+(12 views of 1,024 cells each) cost the browser 20-25 ms a head. Every layer's pictures stay in it and a
+move only widens the picked layer's (the others are 0 px wide), and the summary's cells stay and take the
+picked layer's values (components/scrub.py): nothing is loaded or made anew.
 """
 
 from __future__ import annotations
@@ -38,7 +40,19 @@ from components.heatmap import (
     picture_url,
     plot_size,
 )
-from components.scrub import INPUT_STYLE, LAYER, LEGEND, HeadStack, anchor_for, filter_on, report_move
+from components.scrub import (
+    CELLS,
+    INPUT_STYLE,
+    LAYER,
+    LEGEND,
+    HeadStack,
+    anchor_for,
+    cells_by_head,
+    filter_on,
+    picked_column,
+    report_move,
+    vector_cells,
+)
 
 GRID_COLUMNS = 4
 # px, the side of one small heatmap: four to a row, moved right by the summary's token axis (the chart's
@@ -58,7 +72,8 @@ CHART_KEY = "grid"
 GRID_SELECTION = "open_head"
 GRID_VIEW = "grid_pictures"  # the view the layer selection belongs to (its marks are clicked to open a head)
 GRID_DATA = "heads"  # the grid's dataset: one row per head shown, of every layer sent
-SUMMED, SUMMED_PICTURES, SUMMED_RANGES = "summed", "summed_pictures", "summed_ranges"  # the summaries' datasets
+SUMMED = "summed"  # the summary's name: its cells' dataset is summed-cells (components/scrub.py)
+SUMMED_PICTURES, SUMMED_RANGES = "summed_pictures", "summed_ranges"  # its datasets above MAX_VECTOR_CELLS
 OVERVIEW_SELECTION = "open_cell"
 # One chart for the grid and the summary, drawn as SVG: its heads and cells are elements a screen
 # reader, and a browser test, can find. The overview (which no layer move changes) too.
@@ -145,8 +160,8 @@ def _grid_frames(stack: HeadStack, shown: tuple[int, ...], attention_mask: tuple
 
 
 def _summary_frames(stack: HeadStack, how: str, raster: bool) -> dict[str, pd.DataFrame]:
-    """Every layer sent summed up: one line per matrix row (layer, row, then the values in columns "0",
-    "1", …), or above MAX_VECTOR_CELLS a picture per layer and its colour range for the legend."""
+    """Every layer sent summed up: one line per cell (row, column, then its value in every layer sent, in
+    columns "0", "1", …), or above MAX_VECTOR_CELLS a picture per layer and its colour range for the legend."""
     if how == "rollout":
         matrices = compute.rollout_by_layer(stack.model, stack.text, stack.text_b, stack.settings, stack.layers)
     else:
@@ -160,14 +175,7 @@ def _summary_frames(stack: HeadStack, how: str, raster: bool) -> dict[str, pd.Da
                                                    for matrix, domain in zip(matrices, domains, strict=True)]}),
             SUMMED_RANGES: pd.DataFrame({LAYER: np.repeat(stack.layers, 2), "value": np.ravel(domains)}),
         }
-    lines = pd.DataFrame({LAYER: np.repeat(np.asarray(stack.layers, dtype=np.uint8), tokens),
-                          "row": np.tile(np.arange(tokens, dtype=np.uint16), layers)})
-    cells = pd.DataFrame(matrices.reshape(-1, tokens).astype(np.float32), columns=_column_names(tokens))
-    return {SUMMED: pd.concat([lines, cells], axis=1)}  # (nl·T, 2 + T)
-
-
-def _column_names(count: int) -> list[str]:
-    return [str(column) for column in range(count)]
+    return {f"{SUMMED}-{CELLS}": cells_by_head(matrices[:, None])}  # (T·T, 2 + nl): a column per layer sent
 
 
 def _spec(num_layers: int, slots: int, anchor: int, many_layers: bool, how: str | None, tokens: tuple[str, ...],
@@ -193,10 +201,12 @@ def _grid(slots: int, layer: alt.Parameter, picks: list) -> alt.LayerChart:
     x = alt.Scale(domain=[0, width], nice=False, zero=False)
     y = alt.Scale(domain=[0, height], nice=False, zero=False, reverse=True)
     base = alt.Chart(alt.NamedData(name=GRID_DATA))
-    for pick in picks:
-        base = base.transform_filter(filter_on(pick))
-    pictures = base.mark_image(aspect=False, cursor="pointer").encode(
-        x=alt.X("x:Q", axis=None, scale=x), x2="x2",
+    # Every layer's pictures stay drawn; those of the layers not picked are 0 px wide. A filter would make
+    # the browser load the new layer's pictures anew on every move, and paint the grid empty meanwhile.
+    shown = " && ".join(filter_on(pick) for pick in picks) or "true"
+    pictures = base.transform_calculate(right=f"{shown} ? datum.x2 : datum.x").mark_image(
+        aspect=False, cursor="pointer").encode(
+        x=alt.X("x:Q", axis=None, scale=x), x2="right",
         y=alt.Y("y:Q", axis=None, scale=y), y2="y2",
         url="picture:N",
         tooltip=[alt.Tooltip("head:O", title="head (click to open)"),
@@ -204,13 +214,17 @@ def _grid(slots: int, layer: alt.Parameter, picks: list) -> alt.LayerChart:
                  alt.Tooltip("max_weight:Q", title="mean largest weight", format=".3f")],
     ).add_params(alt.selection_point(name=GRID_SELECTION, fields=["head"], on="click"), layer).properties(
         name=GRID_VIEW)
-    labels = base.transform_calculate(centre="(datum.x + datum.x2) / 2", label="'head ' + datum.head").mark_text(
+    # One label per place in the grid, whatever the layer: the labels need not move with it.
+    labels = base.transform_aggregate(groupby=["head", "x", "x2", "y"]).transform_calculate(
+        centre="(datum.x + datum.x2) / 2", label="'head ' + datum.head").mark_text(
         baseline="bottom", dy=-4, fontSize=13).encode(x=alt.X("centre:Q", axis=None, scale=x),
                                                       y=alt.Y("y:Q", axis=None, scale=y), text="label:N")
     return alt.layer(pictures, labels).properties(width=width, height=height)
+
+
 def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list) -> alt.Chart | alt.LayerChart:
-    """Every layer's heads summed up (SUMMED: one line per row; SUMMED_PICTURES and SUMMED_RANGES above
-    MAX_VECTOR_CELLS), filtered to the picked layer, with its tokens on both axes."""
+    """Every layer's heads summed up (SUMMED: one line per cell, a column per layer; SUMMED_PICTURES and
+    SUMMED_RANGES above MAX_VECTOR_CELLS), the picked layer shown, with its tokens on both axes."""
     count = len(tokens)
     width, height = plot_size(count, count, PLOT_SIZE)
     x_axis = label_axis(list(tokens), "key token", count, angle=-60)
@@ -229,22 +243,8 @@ def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list) -> al
         chart = alt.layer(picture, carrier.encode(color=alt.Color("value:Q", scale=colour, title=None,
                                                                   legend=LEGEND)))
     else:
-        # The tokens as a parameter: an array written into the expression would be built anew for every cell.
-        chart = alt.Chart(alt.NamedData(name=SUMMED)).mark_rect().add_params(
-            alt.param(name="summed_tokens", value=list(tokens)))
-        for pick in picks:
-            chart = chart.transform_filter(filter_on(pick))
-        chart = chart.transform_fold(_column_names(count), as_=["key", "value"]).transform_calculate(
-            column="toNumber(datum.key)",
-            row_label="summed_tokens[datum.row]",
-            column_label="summed_tokens[datum.column]",
-        ).encode(
-            x=alt.X("column:O", axis=x_axis),
-            y=alt.Y("row:O", axis=y_axis),
-            color=alt.Color("value:Q", scale=colour, title=None, legend=LEGEND),
-            tooltip=[alt.Tooltip("row_label:N", title="query token"), alt.Tooltip("column_label:N", title="key token"),
-                     alt.Tooltip("value:Q", title=AGGREGATE_LABELS[how], format=".4f")],
-        )
+        chart = vector_cells(SUMMED, tokens, tokens, x_axis, y_axis, colour, AGGREGATE_LABELS[how], [],
+                             picked_column(picks, heads_sent=1), (width / count, height / count))
     return chart.properties(title=alt.TitleParams(text=alt.ExprRef(AGGREGATE_TITLES[how]), anchor="start"),
                             width=width, height=height)
 

@@ -30,10 +30,13 @@ TEXT = "the quick brown fox jumps over the lazy dog"  # 11 tokens with [CLS] and
 QUERY = "?view=heads&text=" + TEXT.replace(" ", "+")
 LAYERS = 6  # the bundled model's
 REPAINT_TIMEOUT_S = 15.0
+SHOWN_PICTURES = 'image:not([width="0"])'  # the grid's pictures of the layer shown
 
-# The grid's pictures (their data URLs) and the summary's cells (their colours), in the order drawn.
+# The grid's pictures shown (their data URLs) and the summary's cells (their colours), in the order drawn.
+# Every layer's pictures are in the chart: those of the layers not shown are 0 px wide.
 _SHOWN_JS = """chart => ({
-  pictures: [...chart.querySelectorAll('g.mark-image image')].map(image => image.getAttribute('href')),
+  pictures: [...chart.querySelectorAll('g.mark-image image')].filter(image => +image.getAttribute('width') > 0)
+    .map(image => image.getAttribute('href')),
   cells: [...chart.querySelectorAll('g.mark-rect.role-mark path')].map(cell => cell.getAttribute('fill')),
 })"""
 
@@ -50,7 +53,7 @@ def grid_chart(page):
 
 
 def shown(page) -> dict[str, list[str]]:
-    grid_chart(page).locator("svg image").first.wait_for()
+    grid_chart(page).locator(SHOWN_PICTURES).first.wait_for()
     return grid_chart(page).evaluate(_SHOWN_JS)
 
 
@@ -136,7 +139,7 @@ def test_a_click_on_a_head_opens_it_at_the_layer_picked_on_the_chart(page, base_
     layer = chart_input(page, "layer")
     layer.focus()
     act_and_measure(page, lambda: layer.press("ArrowRight"))
-    head_five = grid_chart(page).locator("image").nth(5)
+    head_five = grid_chart(page).locator(SHOWN_PICTURES).nth(5)
     box = head_five.bounding_box()
     act_and_measure(page, lambda: page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2))
 
