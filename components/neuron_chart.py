@@ -25,7 +25,7 @@ from attention.neuron import NeuronHeads
 from components import compute
 from components.charts import draw_spec
 from components.heatmap import PLOT_SIZE, colour_scale, label_axis, plot_size
-from components.scrub import HEAD, INPUT_STYLE, LEGEND, anchor_for, filter_on, picker, report_move
+from components.scrub import HEAD, INPUT_STYLE, LEGEND, anchor_for, cell_tooltip, filter_on, picker, report_move
 
 # What is sent at once, in numbers: every head and query when they fit (a 32-token text on the bundled
 # model: 61,440, about 0.25 MB), else the current head's every query, else the current query alone.
@@ -165,37 +165,37 @@ def _numbers(labels, filters, query_at, dot_title, scaled_title, params: list) -
     return alt.hconcat(table, bars, spacing=8, title=title).resolve_scale(y="shared")
 
 
-def _vector_cells(chart: alt.Chart, head_size: int, row_field: str, axis: alt.Axis, title: str,
+def _vector_cells(chart: alt.Chart, head_size: int, rows: int, row_field: str, axis: alt.Axis, title: str,
                   size: tuple[int, int], value_title: str = "value", dimension_axis: bool = True) -> alt.Chart:
-    """A heatmap of vectors, a row each, its columns the head's dimensions "0", "1", … (without their axis
+    """A heatmap of vectors, `rows` of them, its columns the head's dimensions "0", "1", … (without their axis
     when not dimension_axis: q sits right above K, on the same columns).
 
     Streamlit's Vega evaluates expressions with an interpreter, so what can be worked out per line (its
-    label) is, before the fold makes d cells of it; the cells are placed by the column names themselves, and
-    no cell is checked for a missing value (invalid=None: a product whose q has not arrived has no colour)."""
+    label) is, before the fold makes d cells of it; the cells are placed by the column names themselves, with
+    a fixed size, a tooltip of one expression and no ARIA text each (as components/scrub.py's cells), and no
+    cell is checked for a missing value (invalid=None: a product whose q has not arrived has no colour)."""
     dimensions = [str(i) for i in range(head_size)]
     x_axis = alt.Axis(title=DIMENSIONS, labelAngle=0, values=[str(i) for i in _ticks(head_size)])
     return chart.transform_calculate(row_label=f"{LABELS}[datum.{row_field}]").transform_fold(
         dimensions, as_=["dimension", "value"],
-    ).mark_rect(invalid=None).encode(
+    ).mark_rect(invalid=None, aria=False, width=size[0] / head_size, height=size[1] / rows).encode(
         x=alt.X("dimension:O", scale=alt.Scale(domain=dimensions), axis=x_axis if dimension_axis else None),
         y=alt.Y(f"{row_field}:O", axis=axis),
         color=alt.Color("value:Q", scale=colour_scale("redblue"), title=None, legend=LEGEND),
-        tooltip=[alt.Tooltip("row_label:N", title=axis.title), alt.Tooltip("dimension:N", title=DIMENSIONS),
-                 alt.Tooltip("value:Q", title=value_title, format=".4f")],
+        tooltip=cell_tooltip(axis.title, DIMENSIONS, value_title, column="datum.dimension"),
     ).properties(title=title, width=size[0], height=size[1])
 
 
 def _query_vector(labels, head_size, filters) -> alt.Chart:
     width, _ = plot_size(len(labels), head_size, PLOT_SIZE)
     axis = alt.Axis(title="query", labelExpr=f"{LABELS}[datum.value]", labelLimit=90)
-    return _vector_cells(_filtered(QUERIES, filters), head_size, QUERY, axis, "query vector q", (width, QUERY_PX),
+    return _vector_cells(_filtered(QUERIES, filters), head_size, 1, QUERY, axis, "query vector q", (width, QUERY_PX),
                          dimension_axis=False)
 
 
 def _key_vectors(labels, head_size, filters) -> alt.Chart:
     axis = label_axis(list(labels), "key token", len(labels), angle=0)
-    return _vector_cells(_filtered(KEYS, filters), head_size, "key", axis, "key vectors k_j",
+    return _vector_cells(_filtered(KEYS, filters), head_size, len(labels), "key", axis, "key vectors k_j",
                          plot_size(len(labels), head_size, PLOT_SIZE))
 
 
@@ -206,7 +206,7 @@ def _products(labels, head_size, filters, query_at, title: str) -> alt.Chart:
         lookup="id", from_=alt.LookupData(data=alt.NamedData(name=QUERIES), key="id"), as_="q",
     )
     axis = label_axis(list(labels), "key token", tokens, angle=0)
-    folded = _vector_cells(chart, head_size, "key", axis, title, plot_size(tokens, head_size, PLOT_SIZE),
+    folded = _vector_cells(chart, head_size, tokens, "key", axis, title, plot_size(tokens, head_size, PLOT_SIZE),
                            value_title="q_i · k_j,i")
     # Before the data of a query sent alone arrive, a key finds no q: nothing is drawn, nothing throws.
     return folded.transform_calculate(value="datum.q ? datum.value * datum.q[datum.dimension] : null")

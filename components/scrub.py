@@ -328,10 +328,10 @@ def vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, value_
     )
 
 
-def cell_tooltip(row_title: str, column_title: str, value_title: str) -> dict:
-    """A heatmap cell's tooltip: its row and column labels and its value, as one expression."""
-    entries = {row_title: "datum.row_label", column_title: "datum.column_label",
-               value_title: "format(datum.value, '.4f')"}
+def cell_tooltip(row_title: str, column_title: str, value_title: str, column: str = "datum.column_label") -> dict:
+    """A heatmap cell's tooltip: its row and column labels (column: the expression of the latter) and its
+    value, as one expression."""
+    entries = {row_title: "datum.row_label", column_title: column, value_title: "format(datum.value, '.4f')"}
     return alt.value(alt.expr("{" + ", ".join(f"{json.dumps(title)}: {expression}"
                                               for title, expression in entries.items()) + "}"))
 
