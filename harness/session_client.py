@@ -311,3 +311,15 @@ def _xsrf_cookie(base_url: str) -> str:
     if XSRF_COOKIE not in cookies:
         raise RunError(f"{base_url}/_stcore/health set no {XSRF_COOKIE} cookie: is XSRF protection off?")
     return cookies[XSRF_COOKIE].value
+
+
+def texts_and_models(base_url: str, query: Mapping[str, str] | str = "") -> tuple[list[str], list[str]]:
+    """(what the page says, the model selector's options) of a page freshly opened with query, which must show
+    no error: for tests of what a server's settings offer."""
+    async def visit():
+        async with open_session(base_url, query) as session:
+            assert session.errors() == [], session.errors()
+            model = next(e.selectbox for e in session.elements()
+                         if e.WhichOneof("type") == "selectbox" and e.selectbox.id.endswith("-model"))
+            return session.texts(), list(model.options)
+    return asyncio.run(visit())

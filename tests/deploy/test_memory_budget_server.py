@@ -7,13 +7,11 @@ model; ATTENTION_ANATOMY_ALLOWED_MODELS takes bert-large-uncased off the list.
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from components.memory_budget import MEMORY_ENV, RUNTIME_MB, SESSION_MB, SESSIONS, WORK_MB
 from harness.server import streamlit_server
-from harness.session_client import open_session
+from harness.session_client import texts_and_models
 from tests.pages import APP
 
 pytestmark = pytest.mark.deploy
@@ -31,19 +29,8 @@ def server(tiny_checkpoint):
         yield base_url
 
 
-def page_of(base_url: str, query: dict[str, str]):
-    """(texts, model selector options) of a page freshly opened with query."""
-    async def visit():
-        async with open_session(base_url, query) as session:
-            assert session.errors() == []
-            model = next(e.selectbox for e in session.elements()
-                         if e.WhichOneof("type") == "selectbox" and e.selectbox.id.endswith("-model"))
-            return session.texts(), list(model.options)
-    return asyncio.run(visit())
-
-
 def test_a_model_that_does_not_fit_is_refused_with_why_and_the_bundled_one_shown(server, tiny_checkpoint):
-    texts, _ = page_of(server, {"model": str(tiny_checkpoint)})
+    texts, _ = texts_and_models(server, {"model": str(tiny_checkpoint)})
     notice = next((text for text in texts if "MB of weights, more than the 0 MB" in text), None)
     assert notice is not None, texts
     assert "memory budget" in notice and "Showing the bundled model instead." in notice
@@ -51,6 +38,6 @@ def test_a_model_that_does_not_fit_is_refused_with_why_and_the_bundled_one_shown
 
 
 def test_the_allow_list_takes_models_off_as_well_as_adding_them(server):
-    _, options = page_of(server, {})
+    _, options = texts_and_models(server, {})
     assert "bert-large-uncased" not in options
     assert "some-org/extra-bert" in options and "bert-base-uncased" in options

@@ -9,12 +9,10 @@ an extra Hub id, and a session opened over the websocket shows what they set.
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from harness.server import streamlit_server
-from harness.session_client import open_session
+from harness.session_client import texts_and_models
 from tests.pages import APP
 
 pytestmark = pytest.mark.deploy
@@ -32,29 +30,18 @@ def server(tiny_checkpoint, tmp_path_factory):
         yield base_url
 
 
-def page_of(base_url: str, query: str = ""):
-    """(texts, model selector options) of a page freshly opened with query."""
-    async def visit():
-        async with open_session(base_url, query) as session:
-            assert session.errors() == []
-            model = next(e.selectbox for e in session.elements()
-                         if e.WhichOneof("type") == "selectbox" and e.selectbox.id.endswith("-model"))
-            return session.texts(), list(model.options)
-    return asyncio.run(visit())
-
-
 def test_the_secrets_default_model_opens_a_plain_link(server, tiny_checkpoint):
-    texts, options = page_of(server)
+    texts, options = texts_and_models(server)
     assert any(f"{tiny_checkpoint}: 2 layers × 4 heads" in text for text in texts), texts
     assert str(tiny_checkpoint) in options
 
 
 def test_the_secrets_allow_list_is_offered(server):
-    _, options = page_of(server)
+    _, options = texts_and_models(server)
     assert "some-org/extra-bert" in options
     assert "bert-base-uncased" in options  # added to the built-in list, not replacing it
 
 
 def test_a_link_naming_the_bundled_model_still_opens_it(server):
-    texts, _ = page_of(server, "model=all-MiniLM-L6-v2")
+    texts, _ = texts_and_models(server, "model=all-MiniLM-L6-v2")
     assert any("all-MiniLM-L6-v2: 6 layers × 12 heads" in text for text in texts), texts
