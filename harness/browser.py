@@ -20,6 +20,8 @@ websocket message; a key press counts as answered once a message sent after it g
 from __future__ import annotations
 
 import shutil
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 CHROMIUM_ARGS = [
@@ -308,6 +310,19 @@ def _await_settled(page, quiet_ms: int, timeout_ms: int, expect_run: bool,
     return Timing(float(result["settledMs"]), result["lastMessageMs"])
 
 
+REPAINT_TIMEOUT_S = 15.0  # the browser repaints on its own time; a busy 2-core machine can take seconds
+
+
+def wait_for_change(read: Callable[[], object], before: object, timeout_s: float = REPAINT_TIMEOUT_S
+                    ) -> tuple[object, float]:
+    """read() once it differs from before (or at the timeout, unchanged), and the seconds that took: for what a
+    chart shows after a move drawn in the browser, which no event announces."""
+    start = time.perf_counter()
+    while (now := read()) == before and time.perf_counter() - start < timeout_s:
+        time.sleep(0.01)
+    return now, time.perf_counter() - start
+
+
 class HeldReplies:
     """The page's websocket through Playwright: what the page sends goes on to the server at once, and
     what the server sends is held here while held() is on, then passed on by release()."""
@@ -322,6 +337,13 @@ class HeldReplies:
 
     def hold(self) -> None:
         self.held = []
+
+    def wait_until_held(self, page, timeout_s: float = REPAINT_TIMEOUT_S) -> bool:
+        """Whether the server has sent something since hold(), waiting for it up to timeout_s."""
+        deadline = time.monotonic() + timeout_s
+        while not self.held and time.monotonic() < deadline:
+            page.wait_for_timeout(50)
+        return bool(self.held)
 
     def release(self) -> None:
         held, self.held = self.held, None

@@ -9,7 +9,6 @@ to it. What the chart shows is read off its SVG: the pictures' data URLs and the
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -20,6 +19,7 @@ from harness.browser import (
     chart_input_readout,
     load_page,
     open_tab,
+    wait_for_change,
     wait_until_settled,
 )
 from tests.marks import BROWSER_TESTS
@@ -29,7 +29,6 @@ pytestmark = BROWSER_TESTS
 TEXT = "the quick brown fox jumps over the lazy dog"  # 11 tokens with [CLS] and [SEP]
 QUERY = "?view=heads&text=" + TEXT.replace(" ", "+")
 LAYERS = 6  # the bundled model's
-REPAINT_TIMEOUT_S = 15.0
 SHOWN_PICTURES = 'image:not([width="0"])'  # the grid's pictures of the layer shown
 
 # The grid's pictures shown (their data URLs) and the summary's cells (their colours), in the order drawn.
@@ -57,14 +56,6 @@ def shown(page) -> dict[str, list[str]]:
     return grid_chart(page).evaluate(_SHOWN_JS)
 
 
-def wait_for_change(page, before: dict) -> tuple[dict, float]:
-    """What the chart shows once it differs from before, and the seconds that took."""
-    start = time.perf_counter()
-    while (now := shown(page)) == before and time.perf_counter() - start < REPAINT_TIMEOUT_S:
-        time.sleep(0.01)
-    return now, time.perf_counter() - start
-
-
 def expect_page_at(page, layer: int) -> None:
     """The rest of the page has followed the chart: the URL, the heading, the side column's caption."""
     from playwright.sync_api import expect
@@ -89,15 +80,12 @@ def test_a_layer_key_press_swaps_the_grid_and_the_summary_before_the_server_answ
     layer = chart_input(page, "layer")
     layer.focus()
     layer.press("ArrowRight")
-    after, seconds = wait_for_change(page, before)
+    after, seconds = wait_for_change(lambda: shown(page), before)
     print(f"\ngrid and summary repainted {seconds * 1000:.0f} ms after the key press (server held back)")
     assert after["pictures"] != before["pictures"], "the grid waited for the server"
     assert all(a != b for a, b in zip(after["pictures"], before["pictures"], strict=True)), "every head is layer 1's"
     assert after["cells"] != before["cells"], "the summary waited for the server"
-    deadline = time.monotonic() + REPAINT_TIMEOUT_S
-    while not replies.held and time.monotonic() < deadline:
-        page.wait_for_timeout(50)
-    assert replies.held, "the move asked the server for no rerun"
+    assert replies.wait_until_held(page), "the move asked the server for no rerun"
     expect(page.get_by_role("heading", name="Every head of layer 0", exact=True)).to_be_visible()
 
     replies.release()

@@ -9,19 +9,25 @@ the chart's tooltip and checked against the trace.
 from __future__ import annotations
 
 import re
-import time
 
 import numpy as np
 import pytest
 
 from attention import TraceSettings, build_trace, encode, load_model
-from harness.browser import HeldReplies, chart_input, load_page, open_tab, press_chart_key, wait_until_settled
+from harness.browser import (
+    HeldReplies,
+    chart_input,
+    load_page,
+    open_tab,
+    press_chart_key,
+    wait_for_change,
+    wait_until_settled,
+)
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
 
 TEXT = "time flies like an arrow"  # 7 tokens with [CLS] and [SEP]
-REPAINT_TIMEOUT_S = 15.0
 PRODUCT = "q_i · k_j,i"  # the products' tooltip title for their value
 
 
@@ -42,13 +48,6 @@ def open_neuron(page, base_url: str, query: str = "") -> None:
 
 def pixels(page) -> str:
     return neuron_chart(page).locator("canvas").evaluate("canvas => canvas.toDataURL()")
-
-
-def wait_for_new_pixels(page, before: str) -> str:
-    deadline = time.monotonic() + REPAINT_TIMEOUT_S
-    while (now := pixels(page)) == before and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return now
 
 
 def expect_page_at(page, head: int, query: int, token: str) -> None:
@@ -72,7 +71,7 @@ def test_the_query_input_repaints_before_the_server_answers(page, base_url):
     query = chart_input(page, "query")
     query.focus()
     query.press("ArrowRight")
-    assert wait_for_new_pixels(page, before) != before, "the chart waited for the server"
+    assert wait_for_change(lambda: pixels(page), before)[0] != before, "the chart waited for the server"
     expect(page.get_by_text("Query token 1 (time), layer 0, head 0.")).to_be_visible()  # the server's, not yet moved
 
     replies.release()

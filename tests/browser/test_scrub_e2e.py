@@ -10,7 +10,6 @@ pictures do.
 from __future__ import annotations
 
 import re
-import time
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -25,6 +24,7 @@ from harness.browser import (
     load_page,
     open_tab,
     press_chart_key,
+    wait_for_change,
     wait_until_settled,
 )
 from tests.marks import BROWSER_TESTS
@@ -35,7 +35,6 @@ TEXT = "the quick brown fox jumps over the lazy dog near the river"  # 14 tokens
 QUERY = "?text=" + TEXT.replace(" ", "+")
 HEADS = 12  # the bundled model's
 DRAG_STEPS = 33  # mouse moves from head 0 to head 11: about three per head
-REPAINT_TIMEOUT_S = 15.0
 
 
 @pytest.fixture
@@ -63,14 +62,6 @@ def expect_page_at(page, layer: int, head: int) -> None:
     expect(page.get_by_role("heading", name=f"Layer {layer}, head {head}", exact=True)).to_be_visible()
     expect(page.get_by_text(f"Layer {layer} and head {head}: pick them on the chart")).to_be_visible()
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
-
-
-def wait_for_new_picture(page, before: str) -> str:
-    """The heatmap's pixels once they differ from before (the browser repaints on its own time)."""
-    deadline = time.monotonic() + REPAINT_TIMEOUT_S
-    while (now := chart_pixels(page)) == before and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return now
 
 
 def test_arrow_keys_step_through_every_head(page, base_url):
@@ -105,12 +96,9 @@ def test_a_move_repaints_before_the_server_answers(page, base_url):
     head = chart_input(page, "head")
     head.focus()
     head.press("ArrowRight")
-    assert wait_for_new_picture(page, before) != before, "the heatmap waited for the server"
+    assert wait_for_change(lambda: chart_pixels(page), before)[0] != before, "the heatmap waited for the server"
     # The chart's selection went to the server, which answered; the page has not seen that answer yet.
-    deadline = time.monotonic() + REPAINT_TIMEOUT_S
-    while not replies.held and time.monotonic() < deadline:
-        page.wait_for_timeout(50)
-    assert replies.held, "the move asked the server for no rerun"
+    assert replies.wait_until_held(page), "the move asked the server for no rerun"
     expect(page.get_by_role("heading", name="Layer 0, head 0", exact=True)).to_be_visible()
     assert "head=" not in page.url
 
