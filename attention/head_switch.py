@@ -104,8 +104,7 @@ def load_masked_lm(name: str = SUGGESTED_MODEL, encoder: LoadedModel | None = No
 
     model, tokenizer, info = load_checkpoint(name, BertForMaskedLM)
     _require_head(name, [key for key in info["missing_keys"] if key.startswith(MLM_HEAD_PREFIX)])
-    if tokenizer.mask_token_id is None:
-        raise ModelLoadError(f"The tokenizer of {name!r} has no [MASK] token.")
+    _require_mask_token(name, tokenizer)
     return MaskedLM(name=name, model=model, tokenizer=tokenizer)
 
 
@@ -115,16 +114,17 @@ def _head_on(name: str, encoder: LoadedModel) -> MaskedLM:
 
     head = _head_weights(name)
     _require_head(name, [key for key in MLM_HEAD_KEYS if key not in head])
-    if encoder.tokenizer.mask_token_id is None:
-        raise ModelLoadError(f"The tokenizer of {name!r} has no [MASK] token.")
+    _require_mask_token(name, encoder.tokenizer)
     with torch.device("meta"):  # the class's own encoder is never allocated: the loaded one takes its place
         model = BertForMaskedLM(encoder.model.config)
     model.bert = encoder.model
     model.cls.to_empty(device="cpu")
     predictions = model.cls.predictions
     state = {key.removeprefix("cls."): tensor for key, tensor in head.items()}
-    predictions.decoder.weight = torch.nn.Parameter(state.pop("predictions.decoder.weight"), requires_grad=False) \
-        if "predictions.decoder.weight" in state else encoder.model.embeddings.word_embeddings.weight
+    if "predictions.decoder.weight" in state:  # a checkpoint whose decoder has weights of its own
+        predictions.decoder.weight = torch.nn.Parameter(state.pop("predictions.decoder.weight"), requires_grad=False)
+    else:  # tied, as BERT's are: the word embeddings themselves
+        predictions.decoder.weight = encoder.model.embeddings.word_embeddings.weight
     if "predictions.decoder.bias" not in state:
         state["predictions.decoder.bias"] = state["predictions.bias"]
     missing, unexpected = model.cls.load_state_dict(state, strict=False)
@@ -154,6 +154,11 @@ def _head_weights(name: str) -> dict[str, torch.Tensor]:
             key = key.removesuffix(old) + new if key.endswith(old) else key
         renamed[key] = tensor
     return renamed
+
+
+def _require_mask_token(name: str, tokenizer) -> None:
+    if tokenizer.mask_token_id is None:
+        raise ModelLoadError(f"The tokenizer of {name!r} has no [MASK] token.")
 
 
 def _require_head(name: str, missing: list[str]) -> None:
