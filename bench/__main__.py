@@ -1,6 +1,6 @@
 """Every performance figure in one run, each against its target, as one Markdown table. Asserts nothing.
 
-    python -m bench [--only GROUP[,GROUP…]]
+    python -m bench [--only GROUP[,GROUP…]] [--case WORDS]
 
 Groups (all by default, about 5 minutes on 2 cores):
   slider  the one-head view at 32 tokens (the chart's head and layer) and 512 tokens (its head)
@@ -73,6 +73,8 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="\n".join(__doc__.splitlines()[4:11]))
     parser.add_argument("--only", default=",".join(GROUPS), help="groups to run, separated by commas")
+    parser.add_argument("--case", default="", help="of their page cases, only those whose name holds these words, "
+                        "e.g. --only views --case neuron")
     args = parser.parse_args()
     groups = {group.strip() for group in args.only.split(",") if group.strip()}
     if unknown := groups - set(GROUPS):
@@ -91,7 +93,7 @@ def main() -> None:
             stack.callback(browser.close)
             browser_version = browser.version
             if groups & (PAGE_GROUPS | {"cold"}):
-                run_pages(browser, groups, scratch, work, figures)
+                run_pages(browser, groups, args.case, scratch, work, figures)
             if "memory" in groups:
                 progress("memory: a bert-base-sized checkpoint with random weights, then 10 sessions")
                 folder = checkpoints.bert_base_random(scratch / "bert-base-random")
@@ -107,12 +109,13 @@ def main() -> None:
     print(f"\n{machine(load_at_start, browser_version, time.monotonic() - started)}")
 
 
-def run_pages(browser, groups: set[str], scratch: Path, work: Path, figures: Figures) -> None:
-    """The cold start (the app server's first page), then the page cases, each move followed by the floor's."""
+def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, figures: Figures) -> None:
+    """The cold start (the app server's first page), then the page cases of the groups whose name holds
+    named, each move followed by the floor's."""
     switch_model = ""
     if "views" in groups:  # the switching-heads-off view needs a masked-language-model head
         switch_model = str(checkpoints.bundled_with_mlm_head(scratch / "minilm-mlm"))
-    cases = [case for case in page_speed.app_cases(switch_model) if case.group in groups]
+    cases = [case for case in page_speed.app_cases(switch_model) if case.group in groups and named in case.name]
     with ExitStack() as servers:
         # In the repository's folder, the floor reads the app's .streamlit/config.toml.
         floor_url = servers.enter_context(streamlit_server(FLOOR_APP, log_path=work / "floor.log",
