@@ -79,7 +79,18 @@ def test_every_head_and_query_of_a_short_text_are_sent_once():
     data = datasets(run_page({"view": "neuron"}))
     assert sorted(set(data[QUERIES]["head"])) == list(range(12))
     assert len(data[QUERIES]) == len(data[ROWS]) == 12 * 7 and len(data[KEYS]) == 12 * 7
-    assert data[QUERIES]["id"].tolist() == (data[QUERIES]["head"].astype(int) * 7 + data[QUERIES]["query"]).tolist()
+    for lines in (data[QUERIES], data[ROWS]):  # the browser reads the picked line by its place
+        assert (lines["head"].astype(int) * 7 + lines["query"]).tolist() == list(range(12 * 7))
+    assert (data[KEYS]["head"].astype(int) * 7 + data[KEYS]["key"]).tolist() == list(range(12 * 7))
+
+
+def test_q_and_the_keys_are_coloured_the_same_for_every_query_of_a_head():
+    data = datasets(run_page({"view": "neuron"}))
+    dims = [c for c in data[KEYS].columns if c.isdigit()]
+    for head in range(12):
+        keys, queries = (data[name][data[name]["head"] == head][dims].to_numpy() for name in (KEYS, QUERIES))
+        bound = data[KEYS][data[KEYS]["head"] == head]["bound"]
+        assert set(bound) == {max(np.abs(keys).max(), np.abs(queries).max())}
 
 
 def test_the_softmax_is_the_one_head_views_row():

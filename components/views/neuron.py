@@ -1,7 +1,7 @@
 """The neuron view (as bertviz's): how one query token's row of attention is made, number by number.
 
-The query vector q, every key vector k_j, their element-wise products q ⊙ k_j, the sums q · k_j,
-the scaled scores and the softmax, for the current layer, head, source and scaling. The head and the
+The sums q · k_j, the scaled scores and the softmax, the element-wise products q ⊙ k_j that sum to them,
+the query vector q and every key vector k_j, for the current layer, head, source and scaling. The head and the
 query token are picked on the chart itself (components/neuron_chart.py), in the browser; the layer
 and the rest rerun.
 """
@@ -27,7 +27,8 @@ def render(context) -> None:
     st.caption(f"Query token {query} ({tokens[query]}), layer {state.layer}, head {state.head}. "
                f"Multiply q with each key k_j dimension by dimension (q ⊙ k_j), add the products up "
                f"({similarity}), scale ({scaling}) and take the softmax: the last column is this token's row "
-               "of the attention weights.")
+               "of the attention weights. The chart reads from that row down to what it is made of: the "
+               "products, then q and the keys.")
     shape = (trace.num_heads, len(tokens))
     heads, queries = send_plan(*shape, trace.head_size, state.head, query)
     stack = NeuronStack(context.model_name, context.text, context.text_b, context.settings(head=0), heads, queries)

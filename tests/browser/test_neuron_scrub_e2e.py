@@ -108,13 +108,13 @@ def test_the_products_the_browser_computes_are_q_times_k(page, base_url):
 
 
 def product_tooltips(page, wanted: int = 3) -> list[dict[str, str]]:
-    """The tooltips of a few cells of q ⊙ K, the chart's lowest heatmap: the pointer walks up from the
-    chart's bottom edge, across its left half, until it has read wanted of them."""
+    """The tooltips of a few cells of q ⊙ K, the heatmap under the numbers: the pointer walks down the
+    chart from its first third, across its left half, until it has read wanted of them."""
     canvas = neuron_chart(page).locator("canvas")
     canvas.scroll_into_view_if_needed()
     box = canvas.bounding_box()
     found: dict[str, dict[str, str]] = {}
-    for y in np.arange(box["y"] + box["height"] - 2, box["y"] + box["height"] / 2, -6):
+    for y in np.arange(box["y"] + box["height"] / 3, box["y"] + box["height"], 6):
         for x in np.arange(box["x"] + 100, box["x"] + box["width"] / 2, 37):
             page.mouse.move(float(x), float(y))
             table = page.locator("#vg-tooltip-element.visible table")
