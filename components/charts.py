@@ -27,10 +27,11 @@ def show(chart: alt.TopLevelMixin, *, key: str, width: str | int = "content") ->
     draw_spec(bare.to_dict(validate=False), frames, key=key, width=width)
 
 
-def draw_spec(spec: dict, frames: dict[str, pd.DataFrame], *, key: str, width: str | int = "content",
+def draw_spec(spec: dict, frames: dict[str, pd.DataFrame | bytes], *, key: str, width: str | int = "content",
               **selection) -> None:
-    """Draw a Vega-Lite spec whose data are named datasets (frames, by name), so that the next rerun with
-    the same spec only swaps their rows. selection: st.vega_lite_chart's on_select and selection_mode."""
+    """Draw a Vega-Lite spec whose data are named datasets (frames, by name: DataFrames, or the Arrow bytes
+    of compute.chart_data), so that the next rerun with the same spec only swaps their rows.
+    selection: st.vega_lite_chart's on_select and selection_mode."""
     st.vega_lite_chart(None, {**spec, "datasets": frames}, width=width, key=key, **selection)
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import altair as alt
 import numpy as np
-import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 from attention import TraceSettings
@@ -32,7 +32,7 @@ from attention.neuron import NeuronHeads
 from components import compute
 from components.charts import draw_spec
 from components.heatmap import PLOT_SIZE, colour_scale, label_axis, plot_size
-from components.scrub import HEAD, INPUT_STYLE, LEGEND, anchor_for, cell_tooltip, filter_on, picker, report_move
+from components.scrub import HEAD, INPUT_STYLE, LEGEND, anchor_for, cell_tooltip, filter_on, picker, placed, report_move
 
 # What is sent at once, in numbers: every head and query when they fit (a 32-token text on the bundled
 # model: 61,440, about 0.25 MB), else the current head's every query, else the current query alone.
@@ -86,48 +86,50 @@ def neuron_chart(stack: NeuronStack, labels: list[str], head_size: int, *, dot_t
     """
     anchor = anchor_for(key, stack, position)
     spec = compute.chart_spec(_spec, tuple(labels), head_size, shape, len(stack.heads) > 1, len(stack.queries) > 1,
-                              anchor, dot_title, scaled_title)
+                              dot_title, scaled_title)
+    spec = placed(spec, {HEAD: anchor[0], QUERY: anchor[1]})
     frames = compute.chart_data(_frames, stack)
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=key, on_select=lambda: report_move(key, on_move, (HEAD, QUERY)),
               selection_mode=[HEAD, QUERY])
 
 
-def _frames(stack: NeuronStack) -> dict[str, pd.DataFrame]:
+def _frames(stack: NeuronStack) -> dict[str, pa.Table]:
     """The three datasets: a line per query sent (its q), per key (its k_j) and per query (its numbers:
     columns s0…, m0… and w0… for q · k_j, the scaled score and the weight of every key j). The lines of
     queries and numbers are in (head, query) order, which the chart reads them by (_picked_line). Each key's
-    line holds its head's bound too: the largest |value| among the head's q and k_j sent."""
+    line holds its head's bound too: the largest |value| among the head's q and k_j sent.
+
+    Arrow tables built from the arrays column by column: a 472-token text's numbers are 1,416 columns,
+    which pandas' way to Arrow takes 100 ms for, at every query move."""
     numbers = stack.values()
     tokens = numbers.keys.shape[1]
     heads, queries = np.asarray(stack.heads), np.asarray(stack.queries)
     head_index, query_index = (index.ravel() for index in np.indices((len(heads), len(queries))))
-    per_query = pd.DataFrame({HEAD: heads[head_index].astype(np.uint16),
-                              QUERY: queries[query_index].astype(np.uint16)})
+    per_query = {HEAD: heads[head_index].astype(np.uint16), QUERY: queries[query_index].astype(np.uint16)}
     head_of_key, key_index = (index.ravel() for index in np.indices((len(heads), tokens)))
-    per_key = pd.DataFrame({HEAD: heads[head_of_key].astype(np.uint16), "key": key_index.astype(np.uint16)})
     bounds = np.maximum(np.abs(numbers.keys).max(axis=(1, 2)), np.abs(numbers.queries[:, queries]).max(axis=(1, 2)))
-    per_key["bound"] = bounds[head_of_key].astype(np.float32)
+    per_key = {HEAD: heads[head_of_key].astype(np.uint16), "key": key_index.astype(np.uint16),
+               "bound": bounds[head_of_key].astype(np.float32)}
 
-    def columns(values: np.ndarray, prefix: str = "") -> pd.DataFrame:  # (…, n) -> one column per j
-        return pd.DataFrame(values.reshape(-1, values.shape[-1]).astype(np.float32),
-                            columns=[f"{prefix}{j}" for j in range(values.shape[-1])])
+    def columns(values: np.ndarray, prefix: str = "") -> dict[str, np.ndarray]:  # (…, n) -> one column per j
+        lines = values.reshape(-1, values.shape[-1]).astype(np.float32)
+        return {f"{prefix}{j}": lines[:, j] for j in range(lines.shape[1])}
 
     return {
-        QUERIES: pd.concat([per_query, columns(numbers.queries[:, queries])], axis=1),  # (h·Q, 2 + d)
-        KEYS: pd.concat([per_key, columns(numbers.keys)], axis=1),  # (h·T, 2 + d)
-        ROWS: pd.concat([per_query, columns(numbers.dots[:, queries], "s"),
-                         columns(numbers.scaled[:, queries], "m"), columns(numbers.weights[:, queries], "w")],
-                        axis=1),  # (h·Q, 2 + 3T)
+        QUERIES: pa.table({**per_query, **columns(numbers.queries[:, queries])}),  # (h·Q, 2 + d)
+        KEYS: pa.table({**per_key, **columns(numbers.keys)}),  # (h·T, 3 + d)
+        ROWS: pa.table({**per_query, **columns(numbers.dots[:, queries], "s"),
+                        **columns(numbers.scaled[:, queries], "m"), **columns(numbers.weights[:, queries], "w")}),
     }
 
 
 def _spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_heads: bool, many_queries: bool,
-          anchor: tuple[int, int], dot_title: str, scaled_title: str) -> dict:
+          dot_title: str, scaled_title: str) -> dict:
     """The chart without its data: the head and query inputs, the numbers, q ⊙ K, q and K."""
-    head, query = picker(HEAD, "Head", shape[0], anchor[0]), picker(QUERY, "Query token", shape[1], anchor[1])
+    head, query = picker(HEAD, "Head", shape[0]), picker(QUERY, "Query token", shape[1])
     # With one query sent, the data hold only it: its input asks for a rerun, and the chart keeps what it has.
-    query_at = f"{QUERY}_{QUERY}" if many_queries else str(anchor[1])
+    query_at = f"{QUERY}_{QUERY}" if many_queries else f"({Q_PICKED} ? {Q_PICKED}.{QUERY} : 0)"
     head_filter = [filter_on(head)] if many_heads else []
     line = _picked_line(many_heads, many_queries, shape[1])
     head_line = f"{HEAD}_{HEAD} * {shape[1]}" if many_heads else "0"  # the picked head's first key
