@@ -18,7 +18,7 @@ import streamlit as st
 
 from components import compute
 from components.charts import draw_spec
-from components.scrub import HEAD, INPUT_STYLE, LAYER, HeadStack, anchor_for, filter_on, report_move, selections
+from components.scrub import HEAD, INPUT_STYLE, LAYER, HeadStack, anchor_for, filter_on, placed, report_move, selections
 
 LINE_THRESHOLD = 0.01
 LINES, TOKENS = "lines", "tokens"  # the datasets
@@ -34,7 +34,8 @@ def scrub_lines(stack: HeadStack, query_tokens: list[str], key_tokens: list[str]
     tokens on the left, the key tokens on the right (the same, unless a sentence pair's block is chosen)."""
     anchor = anchor_for(key, stack, position)
     rows = max(len(query_tokens), len(key_tokens))
-    spec = compute.chart_spec(_spec, title, rows, shape, len(stack.layers) > 1, len(stack.heads) > 1, anchor)
+    spec = compute.chart_spec(_spec, title, rows, shape, len(stack.layers) > 1, len(stack.heads) > 1)
+    spec = placed(spec, {LAYER: anchor[0], HEAD: anchor[1]})
     tokens = pd.DataFrame({"side": ["q"] * len(query_tokens) + ["k"] * len(key_tokens),
                            "position": [*range(len(query_tokens)), *range(len(key_tokens))],
                            "token": [*query_tokens, *key_tokens]})
@@ -56,10 +57,9 @@ def _lines(stack: HeadStack) -> dict[str, pd.DataFrame]:
     })}
 
 
-def _spec(title: str, rows: int, shape: tuple[int, int], many_layers: bool, many_heads: bool,
-          anchor: tuple[int, int]) -> dict:
+def _spec(title: str, rows: int, shape: tuple[int, int], many_layers: bool, many_heads: bool) -> dict:
     """Lines between a column of query tokens (left) and of key tokens (right), filtered to the picked head."""
-    layer, head, picks = selections(shape, anchor, many_layers, many_heads)
+    layer, head, picks = selections(shape, many_layers, many_heads)
     row = float(np.clip(900 / rows, *ROW_PX))  # px per token
     font = min(14, row - 1)
     y = alt.Scale(domain=[-0.5, rows - 0.5], reverse=True, nice=False, zero=False)

@@ -50,6 +50,8 @@ from components.scrub import (
     cells_by_head,
     filter_on,
     picked_column,
+    picker,
+    placed,
     report_move,
     vector_cells,
 )
@@ -130,8 +132,9 @@ def _grid_and_summary(stack: HeadStack, shown: range, how: str | None, tokens: l
     identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown), how)
     anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
     raster = how is not None and len(tokens) ** 2 > MAX_VECTOR_CELLS
-    spec = compute.chart_spec(_spec, num_layers, len(shown), anchor, len(stack.layers) > 1, how,
-                              tuple(tokens) if how else (), raster)
+    spec = compute.chart_spec(_spec, num_layers, len(shown), len(stack.layers) > 1, how, tuple(tokens) if how else (),
+                              raster)
+    spec = placed(spec, {LAYER: anchor})
     frames = compute.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()))
     if how is not None:
         frames = {**frames, **compute.chart_data(_summary_frames, stack, how, raster)}
@@ -178,11 +181,10 @@ def _summary_frames(stack: HeadStack, how: str, raster: bool) -> dict[str, pd.Da
     return {f"{SUMMED}-{CELLS}": cells_by_head(matrices[:, None])}  # (T·T, 2 + nl): a column per layer sent
 
 
-def _spec(num_layers: int, slots: int, anchor: int, many_layers: bool, how: str | None, tokens: tuple[str, ...],
+def _spec(num_layers: int, slots: int, many_layers: bool, how: str | None, tokens: tuple[str, ...],
           raster: bool) -> dict:
     """The grid of `slots` heads and, with how, their summary under it; the layer picked by an input."""
-    layer = alt.selection_point(name=LAYER, fields=[LAYER], value=[{LAYER: anchor}], clear=False,
-                                bind=alt.binding_range(min=0, max=max(num_layers - 1, 0), step=1, name="Layer"))
+    layer = picker(LAYER, "Layer", num_layers)
     picks = [layer] if many_layers else []  # one layer sent: no filter, the input asks for a rerun
     parts = [_grid(slots, layer, picks)]
     if how is not None:
