@@ -9,6 +9,7 @@ and head inputs, switched in the browser (components/scrub.py); the largest chan
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from components import compute, controls
@@ -31,16 +32,17 @@ def render(context) -> None:
     st.caption("The two texts run separately here, each as its own [CLS] … [SEP], not as a sentence pair; "
                "the source and scaling apply to both, one pair of Layer and Head sliders moves both, and both "
                "heatmaps share one colour scale.")
-    trace_a = context.trace(text=text_a, text_b="")
-    trace_b = context.trace(text=text_b, text_b="")
-    if trace_b.dropped_tokens[0]:
-        st.warning(f"Text B is longer than the model reads: its last {trace_b.dropped_tokens[0]} tokens were "
+    # The tokens alone, and the weights from the chart's own numbers: a move builds no trace (the trace
+    # of a 472-token text took most of the server's time for a head moved on the chart).
+    encoding_a, encoding_b = context.encoding(text=text_a, text_b=""), context.encoding(text=text_b, text_b="")
+    if encoding_b.dropped_tokens[0]:
+        st.warning(f"Text B is longer than the model reads: its last {encoding_b.dropped_tokens[0]} tokens were "
                    "dropped.", icon=":material/content_cut:")
-    tokens_a, tokens_b = tuple(trace_a.tokens[0]), tuple(trace_b.tokens[0])
+    tokens_a, tokens_b = tuple(encoding_a.tokens[0]), tuple(encoding_b.tokens[0])
     positions_a, positions_b = compute.aligned_positions(tokens_a, tokens_b)  # (K,) each
     st.caption(f"Text A: {shorten(text_a, 80)} · Text B: {shorten(text_b, 80)}")
 
-    shape = (context.shape.num_layers, trace_a.num_heads)
+    shape = (context.shape.num_layers, context.shape.num_heads)
     longest = max(len(tokens_a), len(tokens_b))
     layers, heads = send_plan(*shape, longest, 2 * longest, state.layer, state.head)  # two texts' worth
     settings = context.settings(layer=0, head=0)
@@ -60,7 +62,7 @@ def render(context) -> None:
     if positions_a.size == 0:
         st.info("The two texts share no token, so there is nothing to subtract.")
         return
-    weights_a, weights_b = trace_a["weights"][0], trace_b["weights"][0]  # (T_a, T_a), (T_b, T_b)
+    weights_a, weights_b = (_shown_head(stack, state.layer, state.head) for stack in (stack_a, stack_b))
     difference = compute.aligned_difference(weights_a, weights_b, positions_a, positions_b)  # (K, K)
     _largest_change(compute.largest_change(difference, positions_a, positions_b), shared, weights_a, weights_b)
     st.caption(
@@ -69,6 +71,11 @@ def render(context) -> None:
         "out. Position by position would subtract the weights of different words. Each cell is a weight "
         "from a full row (not renormalised): blue where text A attends more, red where text B does."
     )
+
+
+def _shown_head(stack: HeadStack, layer: int, head: int) -> np.ndarray:
+    """(T, T): the weights of one head of the stack, which holds it."""
+    return stack.values()[stack.layers.index(layer), stack.heads.index(head)]
 
 
 def _follow_chart(layer: int, head: int) -> None:
