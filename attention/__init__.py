@@ -20,7 +20,7 @@ from attention.models import (
 )
 from attention.parity import LayerReference, layer_reference, parity_report, transformers_weights
 from attention.settings import SCALINGS, SIMILARITIES, SOURCES, ModelShape, TraceSettings
-from attention.trace import Step, Trace, build_trace
+from attention.trace import Step, Trace, build_trace, layer_steps
 
 __all__ = [
     "BUNDLED_MODEL",
@@ -37,6 +37,7 @@ __all__ = [
     "TraceSettings",
     "allowed_hub_ids",
     "build_trace",
+    "layer_steps",
     "check_fits",
     "encode",
     "encode_batch",

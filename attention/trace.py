@@ -56,12 +56,62 @@ class Trace:
         return tuple(step.name for step in self.steps)
 
 
-def build_trace(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings) -> Trace:
-    """Dissect layer settings.layer, head settings.head for an encoded batch."""
+def build_trace(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings,
+                shared: tuple[Step, ...] | None = None) -> Trace:
+    """Dissect layer settings.layer, head settings.head for an encoded batch.
+
+    shared: layer_steps(loaded, encoding, settings), if at hand: what every head of the layer shares, so
+    that another head of the same layer computes its own steps alone (a 472-token text: one head's
+    attention instead of every head's again).
+    """
     shape = loaded.shape
     settings.validate(shape)
     num_heads, head_size = settings.num_heads(shape), settings.head_size(shape)
     divisor = settings.divisor(shape)
+    if shared is None:
+        shared = layer_steps(loaded, encoding, settings)
+    split = {step.name: step.value for step in shared if step.name.endswith(" split")}
+    steps: list[Step] = []
+
+    def record(name: str, stage: str, formula: str, value: torch.Tensor) -> torch.Tensor:
+        steps.append(Step(name, stage, formula, value.numpy()))
+        return value
+
+    with torch.inference_mode():
+        head = settings.head
+        query, key, value = (
+            record(letter, "head", f"{letter} = {letter} split[:, {head}]",
+                   torch.from_numpy(split[f"{letter} split"])[:, head])  # (B, T, d)
+            for letter in "QKV"
+        )
+        mask = additive_mask(torch.from_numpy(encoding.attention_mask))  # (B, 1, T)
+        stages = attend(query, key, value, mask, divisor, settings.similarity)
+        similarity = "cos(Q, K)" if settings.similarity == "cosine" else "Q · Kᵀ"
+        record("scores", "head", similarity, stages.scores)  # (B, T, T)
+        record("scaled", "head", f"scores / {_divisor_text(settings, head_size)}", stages.scaled)  # (B, T, T)
+        record("masked", "head", "scaled + (−∞ at padding keys)", stages.masked)  # (B, T, T)
+        record("weights", "head", "softmax(masked, dim=-1)", stages.weights)  # (B, T, T)
+        record("context", "head", "weights · V", stages.context)  # (B, T, d)
+
+    first_of_heads = next(index for index, step in enumerate(shared) if step.stage == "heads")
+    return Trace(
+        settings=settings,
+        tokens=encoding.tokens,
+        num_heads=num_heads,
+        head_size=head_size,
+        divisor=divisor,
+        dropped_tokens=encoding.dropped_tokens,
+        steps=(*shared[:first_of_heads], *steps, *shared[first_of_heads:]),
+    )
+
+
+def layer_steps(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings) -> tuple[Step, ...]:
+    """The steps of a trace that every head of the layer shares, in order: the inputs, the embeddings, the
+    layer's input, the projections of every head, then every head's context and what is made of them.
+    A trace puts its own head's steps between the projections and every head's context."""
+    shape = loaded.shape
+    settings.validate(shape)
+    num_heads, divisor = settings.num_heads(shape), settings.divisor(shape)
     steps: list[Step] = []
 
     def record(name: str, stage: str, formula: str, value: torch.Tensor) -> torch.Tensor:
@@ -87,20 +137,7 @@ def build_trace(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings
                                _apply(linear, layer_input))  # (B, T, nh·d)
             heads[letter] = record(f"{letter} split", "projections", "view(B, T, nh, d).transpose(1, 2)",
                                    split_heads(projected, num_heads))  # (B, nh, T, d)
-        head = settings.head
-        query, key, value = (
-            record(letter, "head", f"{letter} = {letter} split[:, {head}]", heads[letter][:, head])  # (B, T, d)
-            for letter in "QKV"
-        )
         mask = additive_mask(attention_mask)  # (B, 1, T)
-        stages = attend(query, key, value, mask, divisor, settings.similarity)
-        similarity = "cos(Q, K)" if settings.similarity == "cosine" else "Q · Kᵀ"
-        record("scores", "head", similarity, stages.scores)  # (B, T, T)
-        record("scaled", "head", f"scores / {_divisor_text(settings, head_size)}", stages.scaled)  # (B, T, T)
-        record("masked", "head", "scaled + (−∞ at padding keys)", stages.masked)  # (B, T, T)
-        record("weights", "head", "softmax(masked, dim=-1)", stages.weights)  # (B, T, T)
-        record("context", "head", "weights · V", stages.context)  # (B, T, d)
-
         contexts = attend_in_chunks(heads["Q"], heads["K"], heads["V"], mask, divisor,
                                     settings.similarity)  # (B, nh, T, d)
         if settings.heads_off:
@@ -115,16 +152,7 @@ def build_trace(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings
             self_output = loaded.model.encoder.layer[settings.layer].attention.output
             record("attention output", "heads", "LayerNorm(output + X)",
                    self_output.LayerNorm(projected + layer_input))  # (B, T, C)
-
-    return Trace(
-        settings=settings,
-        tokens=encoding.tokens,
-        num_heads=num_heads,
-        head_size=head_size,
-        divisor=divisor,
-        dropped_tokens=encoding.dropped_tokens,
-        steps=tuple(steps),
-    )
+    return tuple(steps)
 
 
 def _record_embeddings(loaded: LoadedModel, input_ids, token_type_ids, record) -> None:

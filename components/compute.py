@@ -32,6 +32,7 @@ from attention import (
     Encoding,
     LoadedModel,
     ModelLoadError,
+    Step,
     Trace,
     TraceSettings,
     allowed_hub_ids,
@@ -45,6 +46,7 @@ from attention import (
     head_switch,
     heads,
     hub,
+    layer_steps,
     lesson,
     load_model,
     neuron,
@@ -77,6 +79,7 @@ CACHE_ENTRIES = {
     # Every layer's hidden states, which the layers are taken from: 5.5 MB at 512 tokens, 20 MB on bert-base.
     "full_encoding": 8,
     "trace": 24,  # one layer, head and scaling: about 16 MB at 512 tokens
+    "layer_steps": 24,  # what a trace's heads share: about 12 MB at 512 tokens
     # One stage of every head of the layers sent: 0.3 MB for every layer at 32 tokens, 12.6 MB for one layer
     # at 512. A class's worth, as for the encodings: with 8, each student's move in a class of 30 rebuilt
     # its own (146 ms of server CPU a move, p95 4.3 s in python -m bench.load_test). Also capped in bytes.
@@ -232,7 +235,20 @@ def trace(name: str, text: str, text_b: str, settings: TraceSettings) -> Trace:
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["trace"], max_size=BUDGET.cache_bytes("trace"))
 def _trace(name: str, text: str, text_b: str, settings: TraceSettings) -> Trace:
-    return build_trace(model(name), layer_encoding(name, text, text_b, settings.layer), settings)
+    return build_trace(model(name), layer_encoding(name, text, text_b, settings.layer), settings,
+                       shared_steps(name, text, text_b, settings))
+
+
+def shared_steps(name: str, text: str, text_b: str, settings: TraceSettings) -> tuple[Step, ...]:
+    """The steps of a trace that every head of its layer shares, kept on their own: a head move then computes
+    that head alone (at 472 tokens, every head's attention again was most of a head move's server time)."""
+    with heavy_work():
+        return _shared_steps(name, text, text_b, dataclasses.replace(settings, head=0))
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_steps"], max_size=BUDGET.cache_bytes("layer_steps"))
+def _shared_steps(name: str, text: str, text_b: str, settings: TraceSettings) -> tuple[Step, ...]:
+    return layer_steps(model(name), layer_encoding(name, text, text_b, settings.layer), settings)
 
 
 def proof(name: str, text: str, text_b: str, layer: int, head: int) -> float:
