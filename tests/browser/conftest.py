@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.browser import launch_chromium
+from harness.browser import launch_chromium, open_tab
 from harness.server import streamlit_server
 
 APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
@@ -28,3 +28,12 @@ def browser():
         chromium = launch_chromium(playwright)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    """A fresh tab (harness.browser.open_tab), at the test module's VIEWPORT if it sets one."""
+    viewport = getattr(request.module, "VIEWPORT", None)
+    page = open_tab(browser, **({"viewport": viewport} if viewport else {}))
+    yield page
+    page.context.close()

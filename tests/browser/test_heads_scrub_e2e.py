@@ -10,21 +10,19 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from harness.browser import (
     HeldReplies,
     act_and_measure,
     chart_input,
     chart_input_readout,
     load_page,
-    open_tab,
     wait_for_change,
     wait_until_settled,
 )
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
+VIEWPORT = {"width": 1400, "height": 1400}  # tall: the grid and the summary fit
 
 TEXT = "the quick brown fox jumps over the lazy dog"  # 11 tokens with [CLS] and [SEP]
 QUERY = "?view=heads&text=" + TEXT.replace(" ", "+")
@@ -38,13 +36,6 @@ _SHOWN_JS = """chart => ({
     .map(image => image.getAttribute('href')),
   cells: [...chart.querySelectorAll('g.mark-rect.role-mark path')].map(cell => cell.getAttribute('fill')),
 })"""
-
-
-@pytest.fixture
-def page(browser):
-    page = open_tab(browser, viewport={"width": 1400, "height": 1400})  # tall: the grid and the summary fit
-    yield page
-    page.context.close()
 
 
 def grid_chart(page):

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from harness.browser import act_and_measure, chart_input, chart_pixels, load_page, open_tab, press_chart_key
 from tests.marks import BROWSER_TESTS
 
@@ -17,13 +15,6 @@ pytestmark = BROWSER_TESTS
 
 QUERY = "?text=the+quick+brown+fox+jumps+over+the+lazy+dog"  # 11 tokens with [CLS] and [SEP]
 LINES = ".st-key-chart-lines"
-
-
-@pytest.fixture
-def page(browser):
-    page = open_tab(browser)
-    yield page
-    page.context.close()
 
 
 def lines_pixels(page) -> str:

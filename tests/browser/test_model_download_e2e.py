@@ -16,7 +16,7 @@ import pytest
 
 from attention.download import FILES
 from attention.models import ALLOWED_MODELS_ENV
-from harness.browser import chart_input, chart_pixels, new_page
+from harness.browser import chart_input, chart_pixels
 from harness.server import streamlit_server
 from tests.fake_hub import FakeHub, save_hub_bert
 from tests.marks import BROWSER_TESTS
@@ -46,14 +46,6 @@ def hub_url(hub, tmp_path_factory):
            ALLOWED_MODELS_ENV: REPO}
     with streamlit_server(APP, env=env, log_path=tmp_path_factory.mktemp("server") / "streamlit.log") as url:
         yield url
-
-
-@pytest.fixture
-def page(browser):
-    page = new_page(browser, viewport={"width": 1400, "height": 1000})
-    page.set_default_timeout(60_000)
-    yield page
-    page.context.close()
 
 
 def progress_bar(page):

@@ -18,7 +18,6 @@ from harness.browser import (
     HeldReplies,
     chart_input,
     load_page,
-    open_tab,
     press_chart_key,
     wait_for_change,
     wait_until_settled,
@@ -26,16 +25,10 @@ from harness.browser import (
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
+VIEWPORT = {"width": 1366, "height": 1400}  # tall: the whole chart on screen
 
 TEXT = "time flies like an arrow"  # 7 tokens with [CLS] and [SEP]
 PRODUCT = "q_i · k_j,i"  # the products' tooltip title for their value
-
-
-@pytest.fixture
-def page(browser):
-    page = open_tab(browser, viewport={"width": 1366, "height": 1400})  # tall: the whole chart on screen
-    yield page
-    page.context.close()
 
 
 def neuron_chart(page):

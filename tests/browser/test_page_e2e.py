@@ -28,7 +28,6 @@ from harness.browser import (
     chart_input_readout,
     chart_pixels,
     load_page,
-    open_tab,
     press_chart_key,
     press_slider_key,
     shapes,
@@ -46,12 +45,11 @@ _CHIP_TOKENS_JS = "chips => [...chips.querySelectorAll('.aa-chip')].map(chip => 
 
 
 @pytest.fixture
-def page(browser):
-    page = open_tab(browser)
-    page.dialogs = []  # every alert()/confirm() the page tries to open
+def page(page):
+    """conftest's tab, noting every alert()/confirm() the page tries to open."""
+    page.dialogs = []
     page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
-    yield page
-    page.context.close()
+    return page
 
 
 def open_page(page, base_url: str, query: str = "") -> None:

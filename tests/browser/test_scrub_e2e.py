@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qs, urlsplit
 
-import pytest
-
 from harness.browser import (
     HeldReplies,
     act_and_measure,
@@ -22,7 +20,6 @@ from harness.browser import (
     chart_input_readout,
     chart_pixels,
     load_page,
-    open_tab,
     press_chart_key,
     wait_for_change,
     wait_until_settled,
@@ -35,13 +32,6 @@ TEXT = "the quick brown fox jumps over the lazy dog near the river"  # 14 tokens
 QUERY = "?text=" + TEXT.replace(" ", "+")
 HEADS = 12  # the bundled model's
 DRAG_STEPS = 33  # mouse moves from head 0 to head 11: about three per head
-
-
-@pytest.fixture
-def page(browser):
-    page = open_tab(browser)
-    yield page
-    page.context.close()
 
 
 def open_page(page, base_url: str, query: str) -> None:

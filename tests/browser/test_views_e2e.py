@@ -12,17 +12,11 @@ import re
 
 import pytest
 
-from harness.browser import act_and_measure, chart_input, open_tab, wait_until_settled
+from harness.browser import act_and_measure, chart_input, wait_until_settled
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
-
-
-@pytest.fixture
-def page(browser):
-    page = open_tab(browser, viewport={"width": 1400, "height": 1400})  # tall: the grid's rows fit
-    yield page
-    page.context.close()
+VIEWPORT = {"width": 1400, "height": 1400}  # tall: the grid's rows fit
 
 
 def charts(page):
