@@ -32,7 +32,18 @@ from attention.neuron import NeuronHeads
 from components import compute
 from components.charts import draw_spec
 from components.heatmap import PLOT_SIZE, colour_scale, label_axis, plot_size
-from components.scrub import HEAD, INPUT_STYLE, LEGEND, anchor_for, cell_tooltip, filter_on, picker, placed, report_move
+from components.scrub import (
+    HEAD,
+    INPUT_STYLE,
+    LEGEND,
+    anchor_for,
+    cell_tooltip,
+    filter_on,
+    picker,
+    placed,
+    report_move,
+    tooltip_of,
+)
 
 # What is sent at once, in numbers: every head and query when they fit (a 32-token text on the bundled
 # model: 61,440, about 0.25 MB), else the current head's every query, else the current query alone.
@@ -179,8 +190,8 @@ def _numbers(labels, query_at, dot_title, scaled_title, params: list) -> alt.HCo
                               labelFontSize=12, ticks=False, domain=False)),
         y=rows,
         text=alt.Text("value:Q", format=".4f"),
-        tooltip=_tooltip({"key token": "datum.key_label", "number": "datum.number",
-                          "value": "format(datum.value, '.9g')"}),
+        tooltip=tooltip_of({"key token": "datum.key_label", "number": "datum.number",
+                            "value": "format(datum.value, '.9g')"}),
     ).add_params(*params).properties(width=NUMBER_PX * len(NUMBERS), height=height)
     bars = alt.Chart(alt.sequence(0, tokens, as_="key")).transform_calculate(
         key_label=f"{LABELS}[datum.key]", column="'w' + datum.key",
@@ -188,17 +199,11 @@ def _numbers(labels, query_at, dot_title, scaled_title, params: list) -> alt.HCo
         color="#4c78a8", aria=False).encode(
         x=alt.X("weight:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(orient="top", title="weight", tickCount=2)),
         y=alt.Y("key:O", axis=None, scale=alt.Scale(paddingInner=0.1)),
-        tooltip=_tooltip({"key token": "datum.key_label", "weight": "format(datum.weight, '.9g')"}),
+        tooltip=tooltip_of({"key token": "datum.key_label", "weight": "format(datum.weight, '.9g')"}),
     ).properties(width=BAR_PX, height=height)
     bars = alt.layer(bars, _source(ROWS))
     title = alt.TitleParams(text=alt.ExprRef(expr=f"'The row of query ' + {LABELS}[{query_at}]"), anchor="start")
     return alt.hconcat(table, bars, spacing=8, title=title).resolve_scale(y="shared")
-
-
-def _tooltip(entries: dict[str, str]) -> dict:
-    """A tooltip of one expression: entries maps each title to the expression of its value."""
-    return alt.value(alt.expr("{" + ", ".join(f"{json.dumps(title)}: {expression}"
-                                              for title, expression in entries.items()) + "}"))
 
 
 def _vector_cells(chart: alt.Chart, head_size: int, rows: int, row_field: str, axis: alt.Axis, title: str,

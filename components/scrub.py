@@ -344,7 +344,13 @@ def vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, value_
 def cell_tooltip(row_title: str, column_title: str, value_title: str, column: str = "datum.column_label") -> dict:
     """A heatmap cell's tooltip: its row and column labels (column: the expression of the latter) and its
     value, as one expression."""
-    entries = {row_title: "datum.row_label", column_title: column, value_title: "format(datum.value, '.4f')"}
+    return tooltip_of({row_title: "datum.row_label", column_title: column,
+                       value_title: "format(datum.value, '.4f')"})
+
+
+def tooltip_of(entries: dict[str, str]) -> dict:
+    """A tooltip of one expression, an object built per mark: entries maps each title to the expression
+    of its value (Vega-Lite's own tooltips add checks on every field, on every mark, on every move)."""
     return alt.value(alt.expr("{" + ", ".join(f"{json.dumps(title)}: {expression}"
                                               for title, expression in entries.items()) + "}"))
 
