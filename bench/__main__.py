@@ -3,7 +3,8 @@
     python -m bench [--only GROUP[,GROUP…]] [--case WORDS]
 
 Groups (all by default, about 5 minutes on 2 cores):
-  slider  the one-head view at 32 tokens (the chart's head and layer) and 512 tokens (its head)
+  slider  the one-head view at 32 tokens (the chart's head and layer) and 512 tokens (its head, and its
+          layer, which reruns: one layer is sent)
   views   every other view, the control a student moves most there, 32 tokens
   text    a new 32-token text typed, against transformers' bare forward pass plus the floor
   cold    launching the server to the first heatmap drawn, bundled model

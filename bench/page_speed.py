@@ -109,6 +109,9 @@ def app_cases(switch_model: str) -> list[Case]:
              chart_input("layer", THERE_AND_BACK), 1.2, in_browser=True),
         Case("head change, 512 tokens, one head", "slider", "the chart's `head` input 0 → 11", {"text": TEXT_512},
              chart_input("head", RIGHT), 2.0, in_browser=True),
+        # One layer of a 512-token text is sent (scrub.send_plan's budgets): its layer input asks for a rerun.
+        Case("layer change, 512 tokens, one head (a rerun)", "slider", "the chart's `layer` input 0 → 5 → 0",
+             {"text": TEXT_512}, chart_input("layer", THERE_AND_BACK), None),
         Case("head change, 128 tokens, drawn as lines", "slider", "the chart's `head` input 0 → 11",
              {"text": TEXT_128}, chart_input("head", RIGHT), None, in_browser=True,
              open_with=".st-key-head_stage button >> text=Lines"),
