@@ -10,7 +10,9 @@ DURATION_S seconds. Two classes (harness/classroom.py):
   third move the layer; students come in 0.2 s apart;
 - long (issue 16): a text of about 472 tokens and a second sentence for every student, on the
   one-head, all-heads, neuron, lesson and compare views in turn, each moving that view's controls
-  (its chart's inputs, or the lesson's Next and Previous); students come in 1 s apart.
+  (its chart's inputs, or the lesson's Next and Previous); students come in 1 s apart;
+- train (issue 16): the short class, but TRAINERS of its students are on the counting view and press
+  Train all at once, TRAIN_AFTER_S into the class, while the others move their sliders.
 
 Prints, asserts nothing:
 
@@ -20,6 +22,8 @@ Prints, asserts nothing:
   moves and per view (target p95 <= 1 s on the 2-core development machine);
 - the server's CPU per move, and its resident memory: with the model loaded before the sessions,
   the peak while they ran, and after they closed (at once and WAIT_AFTER_S later);
+- for the train class: how each training ended (finished, or the page's word of why not) and how long
+  its press took, its wait in line included; and the others' moves made while any training ran;
 - a serial baseline (by default for the short class only; it takes many minutes for the long one):
   the same sessions with the same inputs again, one at a time, on a fresh server (so that nothing
   cached under load can answer), and whether every page equals the page under load: the charts'
@@ -31,6 +35,7 @@ ATTENTION_ANATOMY_MODEL_DIRS; every session opens it with model=<folder>.
 
     python -m bench.load_test [sessions] [duration_s]      (defaults: 30 sessions, 60 s; short class)
     python -m bench.load_test --class long --model bert-base-random
+    python -m bench.load_test --class train
 
 The class itself is run by harness/classroom.py; tests/deploy/test_load.py and
 tests/deploy/test_load_long_texts.py run short ones with the same code, with assertions instead of figures.
@@ -52,6 +57,7 @@ from harness.classroom import (
     LONG_OPEN_SPACING_S,
     OPEN_SPACING_S,
     PERIOD_S,
+    TRAIN_AFTER_S,
     WAIT_AFTER_S,
     Load,
     Plan,
@@ -61,6 +67,7 @@ from harness.classroom import (
     plans,
     run_class,
     run_serially,
+    training_plans,
     warm_up,
 )
 from harness.server import APP, port_of, server_pid, streamlit_server
@@ -70,6 +77,7 @@ MODELS = ("bundled", "bert-base-random")
 # Issue 16's peak resident memory for the long class, in MB.
 MEMORY_TARGET_MB = {"bundled": 800, "bert-base-random": 1500}
 MOVE_TARGET_MS = 1000
+TRAINERS = 5  # issue 16: five Train presses at once, the class's other students moving sliders
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -116,6 +124,8 @@ def report(args: argparse.Namespace, class_plans: list[Plan], load: Load, serial
               f"{1000 * per_move_s:.0f} ms per move (openings included): one core carries about "
               f"{PERIOD_S / per_move_s:.0f} sessions moving every {PERIOD_S:.0f} s; the sessions' own client used "
               f"{load.client_cpu_s:.1f} s")
+    if args.class_name == "train":
+        report_trainings(class_plans, records)
     memory = load.memory
     target = f" (issue 16's target for this class: <= {MEMORY_TARGET_MB[args.model]} MB)" \
         if args.class_name == "long" else ""
@@ -139,14 +149,36 @@ def report(args: argparse.Namespace, class_plans: list[Plan], load: Load, serial
         print(f"  differs: {line}")
 
 
+def report_trainings(class_plans: list[Plan], records: list[Record]) -> None:
+    """How every training ended and took, and how the others' moves fared while any of them ran."""
+    trainings = [record.training for record in records if record.training is not None]
+    pressed = sum(plan.view == "counting" for plan in class_plans)
+    ended = [training for training in trainings if training.finished_at is not None]
+    finished = sum(training.outcome == "finished" for training in ended)
+    print(f"trainings: {len(trainings)} of {pressed} pressed at once, {TRAIN_AFTER_S:.0f} s into the class; "
+          f"{finished} finished, {len(ended) - finished} said why they stopped, {len(trainings) - len(ended)} failed")
+    for training in trainings:
+        took = f"{training.finished_at - training.pressed_at:.1f} s" if training.finished_at else "-"
+        print(f"  press -> finished run {took} (its wait in line included): {training.outcome}")
+    if not ended:
+        return
+    start, end = min(t.pressed_at for t in trainings), max(t.finished_at for t in ended)
+    during = [seconds * 1000 for record in records for at, seconds in zip(record.move_at, record.move_s, strict=False)
+              if start <= at <= end]
+    if during:
+        print(f"  the others' moves sent while a training ran ({end - start:.1f} s): {spread(during)} "
+              f"({len(during)} moves; target p95 <= {MOVE_TARGET_MS} ms)")
+
+
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.load_test", description=__doc__.splitlines()[0])
     parser.add_argument("sessions", nargs="?", type=int, default=30, help="students (default: 30)")
     parser.add_argument("duration_s", nargs="?", type=float, default=60.0,
                         help=f"seconds of moving, one move every {PERIOD_S:.0f} s (default: 60)")
-    parser.add_argument("--class", dest="class_name", choices=("short", "long"), default="short",
+    parser.add_argument("--class", dest="class_name", choices=("short", "long", "train"), default="short",
                         help="short: 15-token texts on the one-head view (default); long: about 472 tokens and "
-                             "a second sentence, on five views")
+                             f"a second sentence, on five views; train: the short class, {TRAINERS} of whom "
+                             "press Train on the counting view at once")
     parser.add_argument("--model", choices=MODELS, default="bundled",
                         help="the bundled model (default), or a bert-base-sized checkpoint with random weights")
     parser.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=None,
@@ -172,6 +204,10 @@ def main() -> None:
             env = {MODEL_DIRS_ENV: model}
         if args.class_name == "long":
             class_plans, spacing_s = long_plans(args.sessions, moves_each, model), LONG_OPEN_SPACING_S
+        elif args.class_name == "train":
+            trainers = min(TRAINERS, args.sessions)
+            class_plans = plans(args.sessions - trainers, moves_each, model=model) + training_plans(trainers)
+            spacing_s = OPEN_SPACING_S
         else:
             class_plans = plans(args.sessions, moves_each, model=model)
             spacing_s = OPEN_SPACING_S

@@ -7,7 +7,9 @@ the server, not thirty Chromiums. Two classes:
   (components/scrub.py): a move is the chart's selection, sent as the browser sends it;
 - long_plans(): texts of about LONG_TEXT_TOKENS tokens and a second sentence, each student on one of
   the one-head, all-heads, neuron, lesson and compare views, moving that view's controls (CONTROLS):
-  its chart's own inputs, or the lesson's Next and Previous buttons.
+  its chart's own inputs, or the lesson's Next and Previous buttons;
+- training_plans(): students on the counting view who make no moves but press Train, all at once,
+  TRAIN_AFTER_S into the class (issue 16: five trainings while the others move their sliders).
 
 After opening and after every move the page must stand where the student put it (its URL) and show
 the view's chart or step; what every page showed is kept as digests (each chart's spec and data, and
@@ -62,6 +64,9 @@ LONG_TEXT_TOKENS = LONG_TEXT_SENTENCES * (SENTENCE_WORDS + 1) + 4
 LONG_VIEWS = ("head", "heads", "neuron", "lesson", "compare")
 # Long pages take 1-4 s of server CPU to open on bert-base: a class coming in over half a minute, not at once.
 LONG_OPEN_SPACING_S = 1.0
+TRAIN_BUTTON = "count_train"  # components/views/counting.py
+# Into the moving, so that the others' moves before, during and after the trainings are all measured.
+TRAIN_AFTER_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,7 @@ CONTROLS = {
     "neuron": Controls("chart-neuron", ("head", "query")),  # components/views/neuron.py
     "lesson": Controls(None, ("step",)),  # components/views/lesson.py: buttons lesson_next, lesson_prev
     "compare": Controls("chart-compare", ("layer", "head")),  # components/views/compare.py
+    "counting": Controls(None, ()),  # components/views/counting.py: its Train button, pressed once (press_train)
 }
 
 
@@ -104,11 +110,22 @@ class Plan:
 
 
 @dataclass
+class Training:
+    """One press of Train: when (time.monotonic()), until its rerun finished, and how the page says it ended."""
+
+    pressed_at: float
+    finished_at: float | None = None
+    outcome: str = "still running"  # "finished", the page's notice of why it stopped, or what went wrong
+
+
+@dataclass
 class Record:
     """What happened to one student's session: timings, what each page showed, errors."""
 
     open_s: float | None = None
     move_s: list[float] = field(default_factory=list)
+    move_at: list[float] = field(default_factory=list)  # when each move was sent (time.monotonic())
+    training: Training | None = None  # a student on the counting view: their press of Train
     late_moves: int = 0
     pages: list[dict[str, str]] = field(default_factory=list)  # page_digest() as opened, then after each move
     errors: list[str] = field(default_factory=list)
@@ -162,6 +179,11 @@ def long_plans(sessions: int, moves_each: int, model: str | None = None, who: st
             query["model"] = model
         result.append(Plan(query, _walk(query, CONTROLS[view].names, moves_each)))
     return result
+
+
+def training_plans(count: int) -> list[Plan]:
+    """Students on the counting view with its default settings, who press Train (press_train) and move nothing."""
+    return [Plan({"view": "counting"}, ()) for _ in range(count)]
 
 
 def long_text(index: int, who: str = "student") -> str:
@@ -235,6 +257,7 @@ async def make_moves(session: WebsocketSession, plan: Plan, record: Record, peri
             await asyncio.sleep(wait_s)
         elif -wait_s > LATE_S:
             record.late_moves += 1
+        record.move_at.append(time.monotonic())
         try:
             record.move_s.append(await move(session, plan.view, key, value))
         except Exception as error:  # noqa: BLE001 (counted and reported with the figures)
@@ -242,6 +265,30 @@ async def make_moves(session: WebsocketSession, plan: Plan, record: Record, peri
             return
         _look_at(session, plan, made, record)
         next_move += period_s
+
+
+async def press_train(session: WebsocketSession, record: Record, after_s: float) -> None:
+    """Press Train after_s from now and wait for the run to finish (its wait in line included); keep how the page
+    says the training ended: its status "Trained N steps …", or the notice of why it stopped."""
+    await asyncio.sleep(after_s)
+    record.training = training = Training(time.monotonic())
+    try:
+        await session.press_button(TRAIN_BUTTON)
+    except Exception as error:  # noqa: BLE001 (counted and reported with the figures)
+        training.outcome = f"failed: {error!r}"
+        record.errors.append(f"pressing Train: {error!r}")
+        return
+    training.finished_at = time.monotonic()
+    texts = session.texts()
+    stopped = [text for text in texts if text.startswith("The training stopped")]
+    if any(text.startswith("Trained ") for text in texts):
+        training.outcome = "finished"
+    elif stopped:
+        training.outcome = stopped[0]
+    else:
+        training.outcome = "ended with no word of how"
+        record.errors.append("after Train the page says neither that it trained nor why it stopped")
+    record.errors.extend(f"on the page: {error}" for error in session.errors())
 
 
 async def move(session: WebsocketSession, view: str, name: str, value: int) -> float:
@@ -283,14 +330,15 @@ def _look_at(session: WebsocketSession, plan: Plan, made: int, record: Record) -
     chart = CONTROLS[plan.view].chart
     if chart is not None and chart not in session.charts():
         record.errors.append(f"after {made} moves the page shows no chart {chart!r}")
-    if chart is None and not any(text.startswith(f"Step {expected['step']} of") for text in session.texts()):
+    if plan.view == "lesson" and not any(text.startswith(f"Step {expected['step']} of") for text in session.texts()):
         record.errors.append(f"after {made} moves the page shows no step {expected['step']}")
 
 
 async def run_class(base_url: str, pid: int, class_plans: list[Plan], period_s: float = PERIOD_S,
-                    wait_after_s: float = WAIT_AFTER_S, open_spacing_s: float = OPEN_SPACING_S) -> Load:
-    """Every plan in its own session, opened open_spacing_s apart, then all moving at once; the server's
-    memory around them."""
+                    wait_after_s: float = WAIT_AFTER_S, open_spacing_s: float = OPEN_SPACING_S,
+                    train_after_s: float = TRAIN_AFTER_S) -> Load:
+    """Every plan in its own session, opened open_spacing_s apart, then all moving at once (a plan on the counting
+    view presses Train instead, train_after_s after the moving began); the server's memory around them."""
     before = memory_mb(pid)[0]
     samples = [before]
     sampler = asyncio.create_task(_sample_memory(pid, samples))
@@ -298,7 +346,8 @@ async def run_class(base_url: str, pid: int, class_plans: list[Plan], period_s: 
     records = [Record() for _ in class_plans]
     sessions = await asyncio.gather(*(open_page(base_url, plan, record, index * open_spacing_s)
                                       for index, (plan, record) in enumerate(zip(class_plans, records, strict=True))))
-    await asyncio.gather(*(make_moves(session, plan, record, period_s, random.Random(index).uniform(0, period_s))
+    await asyncio.gather(*(press_train(session, record, train_after_s) if plan.view == "counting" else
+                           make_moves(session, plan, record, period_s, random.Random(index).uniform(0, period_s))
                            for index, (session, plan, record) in enumerate(zip(sessions, class_plans, records,
                                                                                 strict=True))
                            if session is not None))

@@ -202,12 +202,14 @@ class WebsocketSession:
         return charts
 
     def texts(self) -> list[str]:
-        """What the page says in words and figures: headings, markdown, captions, alerts, metrics."""
+        """What the page says in words and figures: headings, markdown, captions, alerts, metrics, progress bars."""
         texts = []
         for element in self.elements():
             kind = element.WhichOneof("type")
             if kind in ("markdown", "heading", "alert"):
                 texts.append(getattr(element, kind).body)
+            elif kind == "progress":
+                texts.append(element.progress.text)
             elif kind == "metric":
                 texts.append(f"{element.metric.label}: {element.metric.body}")
         return texts
