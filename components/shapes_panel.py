@@ -43,8 +43,9 @@ def shapes_html(steps, letters: str) -> str:
     return f'{_STYLE}<div class="aa-shapes" data-testid="shapes-panel">{"".join(blocks)}</div>'
 
 
-def shapes_panel(steps, letters: str) -> None:
-    """steps: the trace's steps. Drawn as HTML, not Markdown: the panel changes with every head,
-    and the browser re-parsed its Markdown on every move (20 ms of a 40 ms floor here)."""
-    st.subheader("Tensor shapes", anchor=False)
-    st.html(shapes_html(steps, letters))
+def shapes_panel(steps, letters: str, expanded: bool = True) -> None:
+    """steps: the trace's steps, in an expander that folds the panel's 1,300 px away. Drawn as HTML, not
+    Markdown: the panel changes with every head, and the browser re-parsed its Markdown on every move
+    (20 ms of a 40 ms floor here)."""
+    with st.expander("Tensor shapes", expanded=expanded, icon=":material/data_array:"):
+        st.html(shapes_html(steps, letters))

@@ -27,6 +27,9 @@ VIEW_LABELS = {
 STANDALONE_VIEWS = ("counting",)
 # What a view's chart picks with inputs of its own, switched in the browser (components/scrub.py).
 ON_CHART = {"head": ("layer", "head"), "heads": ("layer",), "neuron": ("head",), "compare": ("layer", "head")}
+# The views the shapes panel describes: one head's computation at the side column's layer and settings. Not the
+# compare view (two texts, run apart) nor the switch view (the masked-word predictions of the whole model).
+SHAPES_VIEWS = ("head", "heads", "neuron", "lesson", "lab")
 
 
 @dataclass(frozen=True)
