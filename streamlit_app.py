@@ -13,6 +13,7 @@ import streamlit as st
 from attention import ModelLoadError, ModelShape
 from components import compute, controls, model_download, page_state, scrub, views
 from components.heatmap import page_icon
+from components.page_head import page_head
 from components.reconnect import rerun_page_on_reconnect
 from components.shapes_panel import shapes_panel
 from components.tokens import token_chips
@@ -73,9 +74,8 @@ try:
 except ModelLoadError as error:
     model_download.fall_back(chosen_model, error)
 
-st.title(views.VIEW_LABELS[view])
-st.caption(f"{model_name}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} heads, "
-           f"hidden size {loaded.shape.hidden_size}. Every number below is computed live from this text.")
+page_head(views.VIEW_LABELS[view], f"{model_name}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} "
+          f"heads, hidden size {loaded.shape.hidden_size}. Every number below is computed live from this text.")
 for notice in [*url_notices, *model_download.fallback_notices(chosen_model)]:
     st.warning(notice, icon=":material/info:")
 
