@@ -1,4 +1,4 @@
-"""The WordPiece tokens as a row of chips, special tokens marked.
+"""The WordPiece tokens as a row of chips, special tokens marked; a long text's folded to two rows.
 
 Tokens come from user text, so they are escaped before they reach any HTML.
 """
@@ -9,23 +9,37 @@ import html
 
 import streamlit as st
 
+# Past this many tokens the chips are folded to one row, with a count that opens them: a 512-token text
+# put 1,500–2,400 px of chips above the first chart, and on a 1280×720 projector even a second row of a
+# short text's pushed the heatmap off the first screen (the heatmap's axes name the tokens too).
+FOLD_AFTER = 10
+ROW_REM = 1.62  # a row of chips, without the gap to the next
 _STYLE = (
-    "<style>.aa-chips{display:flex;flex-wrap:wrap;gap:.3rem;margin:.2rem 0 .6rem}"
-    ".aa-chip{font-family:monospace;padding:.1rem .45rem;border-radius:.4rem;"
+    "<style>.aa-tokens{display:flex;align-items:flex-start;gap:.6rem;margin:.1rem 0 .3rem}"
+    ".aa-chips{display:flex;flex-wrap:wrap;gap:.3rem;flex:1;line-height:1.4;font-size:.9rem}"
+    ".aa-chip{font-family:monospace;padding:.1rem .4rem;border-radius:.4rem;"
     "background:#e8f0fb;border:1px solid #b9cfe9;color:#12345a}"
     ".aa-chip.special{background:#fdebd3;border-color:#f0b46a;color:#6b3b00;font-weight:600}"
-    ".aa-chip small{opacity:.6;margin-right:.25rem}</style>"
+    ".aa-chip small{opacity:.6;margin-right:.25rem}"
+    # One row of chips; the <details> before them unfolds them in the browser, with no rerun.
+    f".aa-fold:not([open]) + .aa-chips{{max-height:{ROW_REM}rem;overflow:hidden}}"
+    ".aa-fold summary{cursor:pointer;color:#1f4e9c;font-size:.9rem;white-space:nowrap;line-height:1.9}"
+    ".aa-fold[open] .closed,.aa-fold:not([open]) .opened{display:none}</style>"
 )
 
 
 def chips_html(tokens: list[str], special: list[bool]) -> str:
-    """HTML for the chips: index, then the token, every token escaped."""
+    """HTML for the chips: index, then the token, every token escaped; more than FOLD_AFTER folded to a row."""
     chips = "".join(
         f'<span class="aa-chip{" special" if is_special else ""}" title="token {i}">'
         f"<small>{i}</small>{html.escape(token)}</span>"
         for i, (token, is_special) in enumerate(zip(tokens, special, strict=True))
     )
-    return f'{_STYLE}<div class="aa-chips" data-testid="token-chips">{chips}</div>'
+    fold = ""
+    if len(tokens) > FOLD_AFTER:
+        fold = (f'<details class="aa-fold" data-testid="token-fold"><summary><span class="closed">All '
+                f'{len(tokens)} tokens</span><span class="opened">Fold</span></summary></details>')
+    return f'{_STYLE}<div class="aa-tokens">{fold}<div class="aa-chips" data-testid="token-chips">{chips}</div></div>'
 
 
 def token_chips(tokens: list[str], special: list[bool]) -> None:
