@@ -53,11 +53,12 @@ CELLS, PICTURES, RANGES = "cells", "pictures", "ranges"  # the datasets
 # The chart's own inputs above it, in a row, readable from the back of a room.
 INPUT_STYLE = (
     "<style>.vega-embed:has(> .vega-bindings){display:flex;flex-direction:column}"
-    ".vega-embed > .vega-bindings{order:-1;display:flex;flex-wrap:wrap;gap:.4rem 2rem;margin:0 0 .6rem;"
+    ".vega-embed > .vega-bindings{order:-1;display:flex;flex-flow:row wrap !important;gap:.4rem 2rem;margin:0 0 .6rem;"
     "font-size:1rem}"
+    ".vega-embed > .vega-bindings > .vega-bind{flex:0 0 auto;width:auto !important}"
     ".vega-embed .vega-bind label{display:flex;align-items:center;gap:.6rem}"
-    ".vega-embed .vega-bind-name{font-weight:600}"
-    ".vega-embed .vega-bind input[type=range]{width:12rem;accent-color:#1f4e9c}</style>"
+    ".vega-embed .vega-bind-name{font-weight:600;min-width:0 !important;width:auto !important}"
+    ".vega-embed .vega-bind input[type=range]{width:7rem !important;accent-color:#1f4e9c}</style>"
 )
 _HELD = "_scrub_anchors"  # in the session: {chart key: (identity, anchor, shown, run)}
 _RUN = "_scrub_run"  # in the session: counts the view's runs, to tell a chart drawn anew

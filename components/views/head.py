@@ -36,9 +36,8 @@ def render(context) -> None:
     tokens = list(trace.tokens[0])
     stem = re.sub(r"\W+", "-", f"layer {state.layer}, head {state.head}")  # "layer-2-head-5"
 
-    which, renormalise = _filters(bool(context.text_b.strip()))
+    which, renormalise = _filters(f"Layer {state.layer}, head {state.head}", bool(context.text_b.strip()))
     rows, keys = compute.visible_tokens(context.encoding(), which, renormalise)  # (R,), (K,)
-    st.subheader(f"Layer {state.layer}, head {state.head}", anchor=False)
     _stage(context, trace, [tokens[i] for i in rows], [tokens[i] for i in keys], which, renormalise, stem)
     proof_column, about_column = st.columns(2, gap="medium")
     with proof_column:
@@ -120,16 +119,18 @@ def _follow_chart(layer: int, head: int) -> None:
     controls.request(layer=layer, head=head)
 
 
-def _filters(has_pair: bool) -> tuple[str, bool]:
-    """The pair filter and the special-token toggle; returns which block to show and whether to hide them."""
-    pair_column, special_column = st.columns([3, 2])
-    which = "all"
-    if has_pair:
-        which = controls.bound_widget(pair_column.segmented_control, "pair", "Sentence pair: queries → keys",
-                                      options=list(PAIR_LABELS), format_func=PAIR_LABELS.get)
+def _filters(heading: str, has_pair: bool) -> tuple[str, bool]:
+    """The heading with the special-token toggle beside it (one row: the chart starts higher on a projector),
+    and the pair filter under them; returns which block to show and whether to hide the special tokens."""
+    heading_column, special_column = st.columns([3, 2], vertical_alignment="center")
+    heading_column.subheader(heading, anchor=False)
     hide = controls.bound_widget(special_column.toggle, "hide_special", "Hide [CLS] and [SEP]",
                                  help="Drops the special tokens and rescales each row over the remaining keys, "
                                       "so that it sums to 1 again.")
+    which = "all"
+    if has_pair:
+        which = controls.bound_widget(st.segmented_control, "pair", "Sentence pair: queries → keys",
+                                      options=list(PAIR_LABELS), format_func=PAIR_LABELS.get)
     if hide:
         st.caption("[CLS] and [SEP] hidden: each row's remaining weights are rescaled to sum to 1.")
     return which, hide
