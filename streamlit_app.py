@@ -11,7 +11,7 @@ import logging
 import streamlit as st
 
 from attention import ModelLoadError, ModelShape
-from components import compute, controls, model_download, page_state, scrub, views
+from components import compute, controls, model_download, page_state, scrub, viewport, views
 from components.heatmap import page_icon
 from components.page_head import page_head
 from components.reconnect import rerun_page_on_reconnect
@@ -19,6 +19,7 @@ from components.shapes_panel import shapes_panel
 from components.tokens import token_chips
 
 LETTERS = "B batch · T tokens · C hidden size · nh heads · d head size"
+VIEW_SHARE = 2 / 3  # of the page's width, for the view; the rest for its controls and the tensor shapes
 log = logging.getLogger("attention_anatomy")
 
 
@@ -38,11 +39,12 @@ def second_text(view: str, text_b: str) -> str:
 
 
 @st.fragment
-def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShape) -> None:
-    """The attention controls, the view and the shapes panel: moving a control reruns only this."""
+def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShape, screen: viewport.Viewport) -> None:
+    """The attention controls, the view (sized for the reader's screen) and the shapes panel: moving a control
+    reruns only this."""
     controls.rerun_page_if_requested()
     scrub.new_run()
-    main, side = st.columns([2, 1], gap="medium")
+    main, side = st.columns([VIEW_SHARE, 1 - VIEW_SHARE], gap="medium")
     with side:
         state, range_notices = controls.attention_controls(shape, view, views.ON_CHART.get(view, ()))
     st.query_params.from_dict(page_state.to_query(state))
@@ -52,7 +54,9 @@ def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShap
         if not text.strip():
             st.info("Type a sentence in the sidebar (or pick an example) to see its attention.")
             return
-        context = views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=shape)
+        context = views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=shape,
+                                    width=screen.column_px(VIEW_SHARE), stacked=screen.stacked,
+                                    height=screen.height_px)
         draw(view, context)
     if view in views.SHAPES_VIEWS:
         with side:
@@ -62,6 +66,7 @@ def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShap
 st.set_page_config(page_title="Attention Anatomy", page_icon=page_icon(), layout="wide")
 st.sidebar.title("Attention Anatomy")
 rerun_page_on_reconnect()
+screen = viewport.current()
 
 names = compute.model_names()
 url_notices = controls.start({key: st.query_params.get_all(key) for key in st.query_params}, names)
@@ -82,7 +87,9 @@ for notice in [*url_notices, *model_download.fallback_notices(chosen_model)]:
 if view in views.STANDALONE_VIEWS:
     state = controls.current_state()
     st.query_params.from_dict(page_state.to_query(state))
-    draw(view, views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=loaded.shape))
+    draw(view, views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=loaded.shape,
+                                 width=screen.column_px(1), stacked=screen.stacked, height=screen.height_px))
+    viewport.measure()
     st.stop()
 if text.strip():
     encoding = compute.encoding(model_name, text, second_text(view, text_b))
@@ -90,4 +97,5 @@ if text.strip():
         st.warning(f"The text is longer than the {loaded.max_tokens} tokens BERT reads: the last "
                    f"{encoding.dropped_tokens[0]} tokens were dropped.", icon=":material/content_cut:")
     token_chips(list(encoding.tokens[0]), encoding.special_tokens_mask[0].tolist())
-explore(view, model_name, text, text_b, loaded.shape)
+explore(view, model_name, text, text_b, loaded.shape, screen)
+viewport.measure()

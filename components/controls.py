@@ -44,6 +44,7 @@ SCALING_LABELS = {"none": "none", "sqrt": "√d_k", "linear": "d_k", "temperatur
 _SHADOW = "_page_state"
 _FIRST_RUN = "_first_run"
 _RERUN_PAGE = "_rerun_page"
+_HELD_NOTICES = "_held_notices"  # {name: (notices, {control: value})}: see held()
 SIDEBAR_PARAMS = frozenset({"view", "text", "text_b", "model"})  # drawn outside the view's fragment
 # Where each kind of widget takes its initial value (the rest take value=).
 _DEFAULT_ARGUMENT = {"radio": "index", "selectbox": "index", "segmented_control": "default"}
@@ -58,6 +59,22 @@ def start(query: dict[str, list[str]], models: tuple[str, ...]) -> list[str]:
         st.session_state[_SHADOW] = dataclasses.asdict(state)
         st.session_state["_url_notices"] = notices
     return st.session_state["_url_notices"]
+
+
+def held(name: str, notices: list[str], values: dict) -> list[str]:
+    """Notices of values the page set by itself (a link's layer out of range, a query past the text's end),
+    kept and returned again while the controls still hold the values set (values: {control: value}), under
+    name. A rerun the page makes without the reader (components/viewport.py's, once the window is measured)
+    found the values in range and dropped the notice before anyone could read it."""
+    kept = st.session_state.setdefault(_HELD_NOTICES, {})
+    if notices:
+        kept[name] = (notices, values)
+        return notices
+    shown, set_to = kept.get(name, ([], {}))
+    if any(st.session_state[_SHADOW].get(control) != value for control, value in set_to.items()):
+        kept.pop(name, None)
+        return []
+    return shown
 
 
 def current_state() -> PageState:
@@ -145,7 +162,7 @@ def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] =
         fitted, source=source, layer=layer, head=head, head_dim=head_dim,
         scaling=scaling, temperature=temperature, seed=seed,
     )
-    return state, notices
+    return state, held("range", notices, {"layer": fitted.layer, "head": fitted.head, "head_dim": fitted.head_dim})
 
 
 def _range_slider(key: str, label: str, count: int) -> int:

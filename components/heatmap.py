@@ -25,6 +25,10 @@ SCHEMES = {
     "redblue": "67001fb2182bd6604df4a582fddbc7f7f7f7d1e5f092c5de4393c32166ac053061",
 }
 PLOT_SIZE = 420  # px, the longer side of a chart
+LABEL_PX = 110  # px beside a heatmap's plot for its row labels and their title (labels are cut at 90 px)
+MIN_PLOT_PX = 160  # px: below this a phone scrolls the chart rather than shrink its cells further
+TITLE_CHAR_PX = 8  # px a character of a chart's title takes, at most (Vega's 13-px bold sans-serif)
+LABEL_SPACING_PX = 13  # px between two axis labels at least: closer, their 11-px text runs together
 MIN_ROW_PX = 16  # a short, wide matrix (7 tokens × 384 dimensions) keeps readable rows
 
 
@@ -57,23 +61,48 @@ def heatmap(
     matrix = np.asarray(matrix, dtype=np.float32)
     rows, columns = matrix.shape
     width, height = plot_size(rows, columns, size)
-    x_axis = label_axis(column_labels, column_title, columns, angle=-60)
-    y_axis = label_axis(row_labels, row_title, rows, angle=0)
+    x_axis = label_axis(column_labels, column_title, columns, angle=-60, length_px=width)
+    y_axis = label_axis(row_labels, row_title, rows, angle=0, length_px=height)
     colour = colour_scale(scheme)
+    key = legend(width)
     if rows * columns <= MAX_VECTOR_CELLS:
-        chart = _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, title)
+        chart = _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, title, key)
         if domain is not None:
-            chart = alt.layer(chart, _scale_carrier(domain, colour))
+            chart = alt.layer(chart, _scale_carrier(domain, colour, key))
     else:
-        chart = _raster(matrix, x_axis, y_axis, domain or colour_domain(matrix, scheme), scheme, colour)
+        chart = _raster(matrix, x_axis, y_axis, domain or colour_domain(matrix, scheme), scheme, colour, key)
     # "pad" keeps the plot at its size and puts axes and legend around it; Streamlit's default
     # ("fit") squeezes them into it, which flattens a short, wide matrix to nothing. The description
     # names the chart for screen readers (aria-label), whatever it is drawn on.
-    chart = chart.properties(title=title, description=title, width=width, height=height,
+    chart = chart.properties(title=title_lines(title, width + LABEL_PX), description=title, width=width, height=height,
                              autosize=alt.AutoSizeParams(type="pad"))
     if canvas:
         chart = chart.properties(usermeta={"embedOptions": {"renderer": "canvas"}})
     return chart
+
+
+def title_lines(title: str, width: float) -> list[str]:
+    """title broken into lines no wider than width px (at TITLE_CHAR_PX a character): Vega does not wrap a
+    title, and one longer than its chart widened the chart past its column."""
+    per_line = max(12, int(width / TITLE_CHAR_PX))
+    lines: list[str] = []
+    for word in title.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= per_line:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def legend(plot_width: float) -> alt.Legend:
+    """The colour legend, under the plot and no wider than it: beside it, it ran into the next column."""
+    return alt.Legend(orient="bottom", direction="horizontal", gradientLength=max(80, min(240, int(plot_width))),
+                      offset=4)
+
+
+def fitted_size(width: int, cap: int = PLOT_SIZE) -> int:
+    """The longer side of a heatmap's plot in a column width px wide: what its labels leave, at most cap."""
+    return max(MIN_PLOT_PX, min(cap, width - LABEL_PX))
 
 
 def colour_scale(scheme: str) -> alt.Scale:
@@ -82,7 +111,7 @@ def colour_scale(scheme: str) -> alt.Scale:
     return alt.Scale(scheme=scheme, zero=True)
 
 
-def _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, value_title) -> alt.Chart:
+def _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, value_title, key: alt.Legend) -> alt.Chart:
     rows, columns = matrix.shape
     row_index, column_index = np.indices((rows, columns))
     cells = pd.DataFrame({
@@ -95,7 +124,7 @@ def _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, value_titl
     return alt.Chart(cells).mark_rect().encode(
         x=alt.X("column:O", axis=x_axis),
         y=alt.Y("row:O", axis=y_axis),
-        color=alt.Color("value:Q", scale=colour, title=None),
+        color=alt.Color("value:Q", scale=colour, title=None, legend=key),
         tooltip=[
             alt.Tooltip("row_label:N", title=y_axis.title),
             alt.Tooltip("column_label:N", title=x_axis.title),
@@ -104,7 +133,7 @@ def _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, value_titl
     )
 
 
-def _raster(matrix, x_axis, y_axis, domain, scheme, colour) -> alt.LayerChart:
+def _raster(matrix, x_axis, y_axis, domain, scheme, colour, key: alt.Legend) -> alt.LayerChart:
     rows, columns = matrix.shape
     image = pd.DataFrame({"url": [picture_url(matrix, domain, scheme)],
                           "x": [0], "x2": [columns], "y": [0], "y2": [rows]})
@@ -115,20 +144,23 @@ def _raster(matrix, x_axis, y_axis, domain, scheme, colour) -> alt.LayerChart:
         y2="y2",
         url="url:N",
     )
-    return alt.layer(picture, _scale_carrier(domain, colour))  # the legend matches the picture
+    return alt.layer(picture, _scale_carrier(domain, colour, key))  # the legend matches the picture
 
 
-def _scale_carrier(domain: list[float], colour: alt.Scale) -> alt.Chart:
+def _scale_carrier(domain: list[float], colour: alt.Scale, key: alt.Legend) -> alt.Chart:
     """An invisible layer whose only data is domain: the colour scale, computed from every layer's
     data, then reaches from domain[0] to domain[1] at least."""
     return alt.Chart(pd.DataFrame({"value": domain})).mark_point(opacity=0).encode(
-        color=alt.Color("value:Q", scale=colour, title=None),
+        color=alt.Color("value:Q", scale=colour, title=None, legend=key),
     )
 
 
-def label_axis(labels: list[str], title: str, count: int, angle: int) -> alt.Axis:
-    """An axis whose tick at index i reads labels[i]; at most ~40 ticks on long texts."""
+def label_axis(labels: list[str], title: str, count: int, angle: int, length_px: float | None = None) -> alt.Axis:
+    """An axis whose tick at index i reads labels[i]; at most ~40 ticks on long texts, and no closer than
+    LABEL_SPACING_PX when the axis is length_px long (a small heatmap labels every other token or fewer)."""
     step = max(1, int(np.ceil(count / 40)))
+    if length_px:
+        step = max(step, int(np.ceil(count * LABEL_SPACING_PX / length_px)))
     return alt.Axis(
         title=title,
         values=list(range(0, count, step)),

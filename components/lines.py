@@ -22,19 +22,22 @@ from components.scrub import HEAD, INPUT_STYLE, LAYER, HeadStack, anchor_for, fi
 
 LINE_THRESHOLD = 0.01
 LINES, TOKENS = "lines", "tokens"  # the datasets
-WIDTH = 260  # px between the two columns of tokens
+WIDTH = 260  # px between the two columns of tokens, at most
+TOKEN_PX = 90  # px a column of tokens takes beside the lines
 ROW_PX = (9, 20)  # a token's row height: the smallest (long texts) and the largest (short ones)
 DIMMED = 0.03  # the opacity of the lines of tokens not pointed at
 
 
 def scrub_lines(stack: HeadStack, query_tokens: list[str], key_tokens: list[str], *, key: str,
                 position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
-                title: str) -> None:
+                title: str, width: int) -> None:
     """Draw a weights HeadStack as lines whose layer and head the reader picks in the browser: the query
-    tokens on the left, the key tokens on the right (the same, unless a sentence pair's block is chosen)."""
+    tokens on the left, the key tokens on the right (the same, unless a sentence pair's block is chosen), in a
+    column width px wide."""
     anchor = anchor_for(key, stack, position)
     rows = max(len(query_tokens), len(key_tokens))
-    spec = compute.chart_spec(_spec, title, rows, shape, len(stack.layers) > 1, len(stack.heads) > 1)
+    between = max(80, min(WIDTH, width - 2 * TOKEN_PX))
+    spec = compute.chart_spec(_spec, title, rows, shape, len(stack.layers) > 1, len(stack.heads) > 1, between)
     spec = placed(spec, {LAYER: anchor[0], HEAD: anchor[1]})
     tokens = pd.DataFrame({"side": ["q"] * len(query_tokens) + ["k"] * len(key_tokens),
                            "position": [*range(len(query_tokens)), *range(len(key_tokens))],
@@ -57,7 +60,7 @@ def _lines(stack: HeadStack) -> dict[str, pd.DataFrame]:
     })}
 
 
-def _spec(title: str, rows: int, shape: tuple[int, int], many_layers: bool, many_heads: bool) -> dict:
+def _spec(title: str, rows: int, shape: tuple[int, int], many_layers: bool, many_heads: bool, width: int) -> dict:
     """Lines between a column of query tokens (left) and of key tokens (right), filtered to the picked head."""
     layer, head, picks = selections(shape, many_layers, many_heads)
     row = float(np.clip(900 / rows, *ROW_PX))  # px per token
@@ -96,6 +99,6 @@ def _spec(title: str, rows: int, shape: tuple[int, int], many_layers: bool, many
         ).add_params(pointed)
 
     chart = alt.layer(lines, column("q", 0, "right", -8, pointed_query), column("k", 1, "left", 8, pointed_key))
-    return chart.properties(title=title, description=title, width=WIDTH, height=round(row * rows),
+    return chart.properties(title=title, description=title, width=width, height=round(row * rows),
                             autosize=alt.AutoSizeParams(type="pad"),
                             usermeta={"embedOptions": {"renderer": "canvas"}}).to_dict(validate=False)

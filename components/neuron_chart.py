@@ -31,7 +31,7 @@ from attention import TraceSettings
 from attention.neuron import NeuronHeads
 from components import compute
 from components.charts import draw_spec
-from components.heatmap import PLOT_SIZE, colour_scale, label_axis, plot_size
+from components.heatmap import colour_scale, fitted_size, label_axis, plot_size
 from components.scrub import (
     HEAD,
     INPUT_STYLE,
@@ -55,8 +55,9 @@ Q_PICKED, ROW_PICKED = "neuron_q", "neuron_row"  # parameters: the picked query'
 BOUND = "neuron_bound"  # a parameter: the largest |value| among the picked head's q and k_j, its colours' end
 NUMBERS = ("dot", "scaled", "weight")  # the row's numbers, left to right
 ROW_PX = 16  # a line of numbers
-NUMBER_PX = 78  # a column of numbers
-BAR_PX = 120
+NUMBER_PX = (58, 78)  # a column of numbers: in a narrow column (a phone), else
+BAR_PX = (60, 120)
+NARROW_PX = 480  # a column narrower than this gets the narrow numbers and bars
 QUERY_PX = 24  # q is one row, a strip above K
 DIMENSIONS = "dimension of the head"
 
@@ -89,15 +90,16 @@ def send_plan(num_heads: int, tokens: int, head_size: int, head: int, query: int
 
 def neuron_chart(stack: NeuronStack, labels: list[str], head_size: int, *, dot_title: str, scaled_title: str,
                  key: str, position: tuple[int, int], shape: tuple[int, int],
-                 on_move: Callable[[int, int], None]) -> None:
+                 on_move: Callable[[int, int], None], width: int) -> None:
     """Draw the neuron view of the stack, its head and query picked in the browser.
 
     labels: every token's label; position: the (head, query) the page stands at; shape: (heads, tokens)
-    there are to pick from. on_move(head, query) is called, before the rerun, when the reader moved them.
+    there are to pick from; width: the px of the column it is drawn in. on_move(head, query) is called, before
+    the rerun, when the reader moved them.
     """
     anchor = anchor_for(key, stack, position)
     spec = compute.chart_spec(_spec, tuple(labels), head_size, shape, len(stack.heads) > 1, len(stack.queries) > 1,
-                              dot_title, scaled_title)
+                              dot_title, scaled_title, width)
     spec = placed(spec, {HEAD: anchor[0], QUERY: anchor[1]})
     frames = compute.chart_data(_frames, stack)
     st.html(INPUT_STYLE)
@@ -136,7 +138,7 @@ def _frames(stack: NeuronStack) -> dict[str, pa.Table]:
 
 
 def _spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_heads: bool, many_queries: bool,
-          dot_title: str, scaled_title: str) -> dict:
+          dot_title: str, scaled_title: str, width: int) -> dict:
     """The chart without its data: the head and query inputs, the numbers, q ⊙ K, q and K."""
     head, query = picker(HEAD, "Head", shape[0]), picker(QUERY, "Query token", shape[1])
     # With one query sent, the data hold only it: its input asks for a rerun, and the chart keeps what it has.
@@ -148,10 +150,14 @@ def _spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_
               alt.param(name=ROW_PICKED, expr=f"data('{ROWS}')[{line}]"),
               alt.param(name=BOUND, expr=f"data('{KEYS}')[{head_line}] ? data('{KEYS}')[{head_line}].bound : 1")]
     # Vega lists the inputs of a chart's parameters last first: query is added first so that Head leads.
-    numbers = _numbers(labels, query_at, dot_title, scaled_title, [query, head])
-    vectors = alt.vconcat(_query_vector(labels, head_size, query_at), _key_vectors(labels, head_size, head_filter),
+    narrow = width < NARROW_PX
+    numbers = _numbers(labels, query_at, dot_title, scaled_title, [query, head], NUMBER_PX[not narrow],
+                       BAR_PX[not narrow])
+    size = fitted_size(width)
+    vectors = alt.vconcat(_query_vector(labels, head_size, query_at, size),
+                          _key_vectors(labels, head_size, head_filter, size),
                           spacing=6).resolve_scale(color="shared")  # q and k_j in the same colours
-    products = _products(labels, head_size, head_filter, f"q ⊙ k_j: each row sums to {dot_title}")
+    products = _products(labels, head_size, head_filter, f"q ⊙ k_j: each row sums to {dot_title}", size)
     chart = alt.vconcat(numbers, products, vectors, spacing=28)
     return chart.add_params(alt.param(name=LABELS, value=list(labels)), *picked).resolve_scale(
         color="independent").properties(autosize=alt.AutoSizeParams(type="pad"),
@@ -172,7 +178,8 @@ def _filtered(data: str, filters: list[str]) -> alt.Chart:
     return chart
 
 
-def _numbers(labels, query_at, dot_title, scaled_title, params: list) -> alt.HConcatChart:
+def _numbers(labels, query_at, dot_title, scaled_title, params: list, number_px: int, bar_px: int
+             ) -> alt.HConcatChart:
     """The picked query's row of numbers, a line per key token, and its weights as bars."""
     tokens = len(labels)
     prefixes = dict(zip(NUMBERS, "smw", strict=True))
@@ -192,7 +199,7 @@ def _numbers(labels, query_at, dot_title, scaled_title, params: list) -> alt.HCo
         text=alt.Text("value:Q", format=".4f"),
         tooltip=tooltip_of({"key token": "datum.key_label", "number": "datum.number",
                             "value": "format(datum.value, '.9g')"}),
-    ).add_params(*params).properties(width=NUMBER_PX * len(NUMBERS), height=height)
+    ).add_params(*params).properties(width=number_px * len(NUMBERS), height=height)
     bars = alt.Chart(alt.sequence(0, tokens, as_="key")).transform_calculate(
         key_label=f"{LABELS}[datum.key]", column="'w' + datum.key",
     ).transform_calculate(weight=f"{ROW_PICKED} ? {ROW_PICKED}[datum.column] : null").mark_bar(
@@ -200,7 +207,7 @@ def _numbers(labels, query_at, dot_title, scaled_title, params: list) -> alt.HCo
         x=alt.X("weight:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(orient="top", title="weight", tickCount=2)),
         y=alt.Y("key:O", axis=None, scale=alt.Scale(paddingInner=0.1)),
         tooltip=tooltip_of({"key token": "datum.key_label", "weight": "format(datum.weight, '.9g')"}),
-    ).properties(width=BAR_PX, height=height)
+    ).properties(width=bar_px, height=height)
     bars = alt.layer(bars, _source(ROWS))
     title = alt.TitleParams(text=alt.ExprRef(expr=f"'The row of query ' + {LABELS}[{query_at}]"), anchor="start")
     return alt.hconcat(table, bars, spacing=8, title=title).resolve_scale(y="shared")
@@ -233,9 +240,9 @@ def _folded_keys(head_size: int, filters: list[str], as_value: str) -> alt.Chart
         [str(i) for i in range(head_size)], as_=["dimension", as_value])
 
 
-def _query_vector(labels, head_size, query_at) -> alt.Chart:
+def _query_vector(labels, head_size, query_at, size: int) -> alt.Chart:
     """q of the picked query: a line per dimension, which stays, and its value read from the picked line."""
-    width, _ = plot_size(len(labels), head_size, PLOT_SIZE)
+    width, _ = plot_size(len(labels), head_size, size)
     axis = alt.Axis(title="query", labelExpr=f"{LABELS}[datum.value]", labelLimit=90)
     chart = alt.Chart(alt.sequence(0, head_size, as_="index")).transform_calculate(
         dimension="'' + datum.index").transform_calculate(
@@ -252,10 +259,10 @@ def _source(data: str) -> alt.Chart:
     return alt.Chart(alt.NamedData(name=data)).transform_filter("false").mark_point()
 
 
-def _key_vectors(labels, head_size, filters) -> alt.Chart:
+def _key_vectors(labels, head_size, filters, size: int) -> alt.Chart:
     axis = label_axis(list(labels), "key token", len(labels), angle=0)
     return _vector_cells(_folded_keys(head_size, filters, "value"), head_size, len(labels), "key", axis,
-                         "key vectors k_j", plot_size(len(labels), head_size, PLOT_SIZE), _head_colours())
+                         "key vectors k_j", plot_size(len(labels), head_size, size), _head_colours())
 
 
 def _head_colours() -> alt.Scale:
@@ -264,14 +271,14 @@ def _head_colours() -> alt.Scale:
     return alt.Scale(scheme="redblue", domain=alt.ExprRef(expr=f"[-{BOUND}, {BOUND}]"))
 
 
-def _products(labels, head_size, filters, title: str) -> alt.Chart:
+def _products(labels, head_size, filters, title: str, size: int) -> alt.Chart:
     """q ⊙ k_j: each key's line, multiplied dimension by dimension with the picked query's q."""
     tokens = len(labels)
     # Before the data of a query sent alone arrive, there is no q: nothing is drawn, nothing throws.
     chart = _folded_keys(head_size, filters, "k").transform_calculate(
         value=f"{Q_PICKED} ? datum.k * {Q_PICKED}[datum.dimension] : null")
     axis = label_axis(list(labels), "key token", tokens, angle=0)
-    return _vector_cells(chart, head_size, tokens, "key", axis, title, plot_size(tokens, head_size, PLOT_SIZE),
+    return _vector_cells(chart, head_size, tokens, "key", axis, title, plot_size(tokens, head_size, size),
                          colour_scale("redblue"), value_title="q_i · k_j,i")
 
 

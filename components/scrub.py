@@ -30,14 +30,17 @@ from attention import TraceSettings
 from components import compute
 from components.charts import draw_spec
 from components.heatmap import (
+    LABEL_PX,
     MAX_VECTOR_CELLS,
     PLOT_SIZE,
     centred,
     colour_domain,
     colour_scale,
     label_axis,
+    legend,
     picture_url,
     plot_size,
+    title_lines,
 )
 
 # What is sent at once, in cells (R·K per head). Every layer, when all their heads fit the first budget
@@ -47,7 +50,7 @@ from components.heatmap import (
 ALL_LAYERS_CELLS = {"vector": 2**17, "raster": 2**21}
 ONE_LAYER_CELLS = {"vector": 2**18, "raster": 2**22}
 # Under the plot: beside it, the legend ran into the side column on a 1280-px screen.
-LEGEND = alt.Legend(orient="bottom", direction="horizontal", gradientLength=240)
+LEGEND = legend(PLOT_SIZE)
 LAYER, HEAD = "layer", "head"  # the selections' names, and the fields they pick
 CELLS, PICTURES, RANGES = "cells", "pictures", "ranges"  # the datasets
 # The chart's own inputs above it, in a row, readable from the back of a room.
@@ -151,26 +154,29 @@ def new_run() -> None:
 
 def scrub_heatmap(stack: HeadStack, row_labels: list[str], column_labels: list[str], *, title: str, key: str,
                   position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
-                  scheme: str = "blues", row_title: str = "query token", column_title: str = "key token") -> None:
+                  scheme: str = "blues", row_title: str = "query token", column_title: str = "key token",
+                  size: int = PLOT_SIZE) -> None:
     """Draw a HeadStack as one heatmap whose layer and head the reader picks in the browser.
 
     position is the (layer, head) the page stands at, shape the (layers, heads) there are to pick from.
-    on_move(layer, head) is called, before the rerun, when the reader has moved the chart's inputs.
+    on_move(layer, head) is called, before the rerun, when the reader has moved the chart's inputs. size is the
+    longer side of the plot, in px.
     """
-    panel = Panel(stack, tuple(row_labels), tuple(column_labels), title, scheme, row_title, column_title)
+    panel = Panel(stack, tuple(row_labels), tuple(column_labels), title, scheme, row_title, column_title, size)
     scrub_panels([panel], key=key, position=position, shape=shape, on_move=on_move)
 
 
 def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], shape: tuple[int, int],
-                 on_move: Callable[[int, int], None], shared_colour: bool = False) -> None:
-    """Draw heatmaps side by side (two to a row) in one chart whose one pair of layer and head inputs picks
-    the head of all of them, in the browser. shared_colour: the first two share one colour scale."""
+                 on_move: Callable[[int, int], None], shared_colour: bool = False, side_by_side: bool = True) -> None:
+    """Draw heatmaps side by side (the first two, when side_by_side; else each under the one before) in one
+    chart whose one pair of layer and head inputs picks the head of all of them, in the browser.
+    shared_colour: the first two share one colour scale."""
     stacks = tuple(panel.stack for panel in panels)
     anchor = anchor_for(key, stacks, position)
     names = [f"p{index}" for index in range(len(panels))]
     drawings = tuple(panel.drawing(name) for panel, name in zip(panels, names, strict=True))
     spec = compute.chart_spec(_spec, drawings, shape, len(stacks[0].layers) > 1, len(stacks[0].heads) > 1,
-                              shared_colour)
+                              shared_colour, side_by_side)
     spec = placed(spec, {LAYER: anchor[0], HEAD: anchor[1]})
     frames = {}
     for panel, name in zip(panels, names, strict=True):
@@ -255,7 +261,7 @@ def _pictures(stack, scheme: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def _spec(drawings: tuple[tuple, ...], shape: tuple[int, int], many_layers: bool, many_heads: bool,
-          shared_colour: bool) -> dict:
+          shared_colour: bool, side_by_side: bool = True) -> dict:
     """The chart without its data: the selections bound to inputs (on the first panel), the filters, axes
     and colours of every panel."""
     layer, head, picks = selections(shape, many_layers, many_heads)
@@ -265,7 +271,8 @@ def _spec(drawings: tuple[tuple, ...], shape: tuple[int, int], many_layers: bool
     if len(charts) == 1:
         chart = charts[0]
     else:
-        pair = alt.hconcat(*charts[:2], spacing=24).resolve_scale(color="shared" if shared_colour else "independent")
+        concat = alt.hconcat if side_by_side else alt.vconcat
+        pair = concat(*charts[:2], spacing=24).resolve_scale(color="shared" if shared_colour else "independent")
         chart = alt.vconcat(pair, *charts[2:], spacing=24).resolve_scale(color="independent") if charts[2:] else pair
     return chart.properties(autosize=alt.AutoSizeParams(type="pad"),
                             usermeta={"embedOptions": {"renderer": "canvas"}}).to_dict(validate=False)
@@ -275,15 +282,17 @@ def _panel(drawing: tuple, params: list, picks: list, heads_sent: int) -> alt.To
     name, title, row_labels, column_labels, scheme, row_title, column_title, size, raster = drawing
     rows, columns = len(row_labels), len(column_labels)
     width, height = plot_size(rows, columns, size)
-    x_axis = label_axis(list(column_labels), column_title, columns, angle=-60)
-    y_axis = label_axis(list(row_labels), row_title, rows, angle=0)
+    x_axis = label_axis(list(column_labels), column_title, columns, angle=-60, length_px=width)
+    y_axis = label_axis(list(row_labels), row_title, rows, angle=0, length_px=height)
     colour = colour_scale(scheme)
     if raster:
-        chart = _raster_layers(name, rows, columns, centred(x_axis), centred(y_axis), colour, params, picks)
+        chart = _raster_layers(name, rows, columns, centred(x_axis), centred(y_axis), colour, params, picks,
+                               legend(width))
     else:
         chart = vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, title, params,
-                              picked_column(picks, heads_sent), (width / columns, height / rows))
-    return chart.properties(title=title, description=title, width=width, height=height)
+                              picked_column(picks, heads_sent), (width / columns, height / rows), legend(width))
+    return chart.properties(title=title_lines(title, width + LABEL_PX), description=title, width=width,
+                            height=height)
 
 
 def selections(shape: tuple[int, int], many_layers: bool, many_heads: bool):
@@ -315,7 +324,7 @@ def placed(spec: dict, anchor: dict[str, int]) -> dict:
 
 
 def vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, value_title, params, column: str,
-                  cell: tuple[float, float]) -> alt.Chart:
+                  cell: tuple[float, float], key: alt.Legend = LEGEND) -> alt.Chart:
     """A rect per cell, coloured by the picked head's value (column: picked_column), with its tokens and value
     in the tooltip.
 
@@ -337,7 +346,7 @@ def vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, value_
     ).transform_calculate(value=column).encode(
         x=alt.X("column:O", axis=x_axis),
         y=alt.Y("row:O", axis=y_axis),
-        color=alt.Color("value:Q", scale=colour, title=None, legend=LEGEND),
+        color=alt.Color("value:Q", scale=colour, title=None, legend=key),
         tooltip=cell_tooltip(y_axis.title, x_axis.title, value_title),
     )
 
@@ -356,7 +365,7 @@ def tooltip_of(entries: dict[str, str]) -> dict:
                                               for title, expression in entries.items()) + "}"))
 
 
-def _raster_layers(name, rows, columns, x_axis, y_axis, colour, params, picks) -> alt.LayerChart:
+def _raster_layers(name, rows, columns, x_axis, y_axis, colour, params, picks, key: alt.Legend) -> alt.LayerChart:
     """The picked head's picture, and an invisible layer of its colour range that the legend reads."""
     picture = alt.Chart(alt.NamedData(name=f"{name}-{PICTURES}")).mark_image(aspect=False).add_params(
         *reversed(params))
@@ -368,7 +377,7 @@ def _raster_layers(name, rows, columns, x_axis, y_axis, colour, params, picks) -
         y=alt.Y("y:Q", axis=y_axis, scale=alt.Scale(domain=[0, rows], nice=False, reverse=True)), y2="y2",
         url="url:N",
     )
-    return alt.layer(picture, carrier.encode(color=alt.Color("value:Q", scale=colour, title=None, legend=LEGEND)))
+    return alt.layer(picture, carrier.encode(color=alt.Color("value:Q", scale=colour, title=None, legend=key)))
 
 
 def filter_on(selection: alt.Parameter) -> str:

@@ -130,8 +130,14 @@ def _bound_params(chart) -> list[dict]:
 
 
 def chart_title(chart) -> str:
-    title = json.loads(chart.proto.spec).get("title", "")
-    return title if isinstance(title, str) else title.get("text", "")
+    return title_text(json.loads(chart.proto.spec).get("title", ""))
+
+
+def title_text(title) -> str:
+    """A spec's title as one line: a title broken into lines (heatmap.title_lines) is joined again."""
+    if isinstance(title, dict):
+        title = title.get("text", "")
+    return " ".join(title) if isinstance(title, list) else str(title)
 
 
 def warnings(page: AppTest) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import io
-import json
 import re
 from unittest.mock import patch
 
@@ -336,7 +335,7 @@ def test_hiding_special_tokens_renormalises_the_rest(bundled):
     page.toggle(key="hide_special").set_value(True).run()
     assert_healthy(page)
     assert page.query_params["hide_special"] == "1"
-    assert "renormalised without [CLS]/[SEP]" in json.loads(charts(page)[0].proto.spec)["title"]
+    assert "renormalised without [CLS]/[SEP]" in chart_title(charts(page)[0])
     shown = weights_on_screen(page)
     assert shown.shape == (5, 5), "time flies like an arrow, without [CLS] and [SEP]"
     np.testing.assert_allclose(shown.sum(axis=1), 1.0, atol=1e-5)

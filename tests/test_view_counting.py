@@ -14,6 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention.counting import CountingConfig, example_windows, inspect, train
+from tests.pages import chart_title, title_text
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 STEPS = 60  # a short run: the page's machinery, not the learning (tests/test_counting.py has that)
@@ -34,14 +35,14 @@ def chart_titles(page: AppTest) -> list[str]:
     titles = []
     for chart in page.get("vega_lite_chart"):
         spec = json.loads(chart.proto.spec)
-        parts = [spec.get("title"), *(c.get("title") for c in spec.get("hconcat", []))]
-        titles += [str(t.get("text", t) if isinstance(t, dict) else t) for t in parts if t]
+        parts = [spec.get("title"), *(c.get("title") for c in spec.get("hconcat", spec.get("vconcat", [])))]
+        titles += [title_text(t) for t in parts if t]
     return titles
 
 
 def chart_cells(page: AppTest, title: str) -> np.ndarray:
     for chart in page.get("vega_lite_chart"):
-        if json.loads(chart.proto.spec).get("title") == title:
+        if chart_title(chart) == title:
             frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
             cells = max(frames, key=len)
             matrix = np.zeros((cells["row"].max() + 1, cells["column"].max() + 1), dtype=np.float32)

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.scaling_lab import head_softmax_statistics, random_softmax_statistics, temperature_row
-from tests.pages import assert_healthy, chart_values, open_page
+from tests.pages import assert_healthy, chart_values, open_page, title_text
 
 TEXT = "time flies like an arrow"  # the page's default: 7 tokens with [CLS] and [SEP]
 TITLES = {
@@ -39,8 +39,8 @@ def chart_data(page: AppTest, which: str) -> pd.DataFrame:
 
 
 def chart_title(page: AppTest, which: str) -> str:
-    titles = [json.loads(chart.proto.spec).get("title", "") for chart in page.get("vega_lite_chart")]
-    return next(t for t in titles if TITLES[which] in str(t))
+    titles = [title_text(json.loads(chart.proto.spec).get("title", "")) for chart in page.get("vega_lite_chart")]
+    return next(t for t in titles if TITLES[which] in t)
 
 
 @pytest.fixture(scope="module")

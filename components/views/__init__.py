@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from attention import Encoding, ModelShape, Trace, TraceSettings
 from components import compute
 from components.page_state import PageState
+from components.viewport import COLUMN_GAP_PX
 
 VIEW_LABELS = {
     "head": "One head",
@@ -41,6 +42,13 @@ class ViewContext:
     text_b: str
     state: PageState
     shape: ModelShape
+    width: int = 600  # px the view's column is wide in the reader's browser (components/viewport.py)
+    stacked: bool = False  # whether the browser puts columns under each other (a phone)
+    height: int = 1000  # px of the browser's window, top to bottom
+
+    def column_px(self, share: float, gap_px: int = COLUMN_GAP_PX) -> int:
+        """The px of a column taking `share` of a row of st.columns in the view (all of it on a phone)."""
+        return self.width if self.stacked else int((self.width - gap_px) * share)
 
     def settings(self, **changes) -> TraceSettings:
         """The core's settings for the controls, with some of them changed (e.g. layer=3)."""

@@ -13,12 +13,14 @@ import numpy as np
 import streamlit as st
 
 from components import compute, controls
+from components.heatmap import LABEL_PX, fitted_size
 from components.page_state import shorten
 from components.scrub import AlignedDifference, HeadStack, Panel, scrub_panels, send_plan
 
 FALLBACK_TEXT = "fruit flies like a banana"  # the notebooks' second sentence
-SIDE_BY_SIDE_SIZE = 150  # px: the plot; with axis labels two fit side by side in the 500-px column at 1280 px
-DIFFERENCE_SIZE = 260  # px
+DIFFERENCE_SIZE = 260  # px, the difference's plot at most
+SIDE_BY_SIDE_SIZE = (130, 260)  # px, a text's plot: the smallest side by side, the largest
+PANEL_SPACING = 24  # px between the two texts' panels
 
 
 def render(context) -> None:
@@ -48,15 +50,18 @@ def render(context) -> None:
     settings = context.settings(layer=0, head=0)
     stack_a = HeadStack(context.model_name, text_a, "", settings, "weights", layers, heads)
     stack_b = HeadStack(context.model_name, text_b, "", settings, "weights", layers, heads)
-    panels = [Panel(stack_a, tokens_a, tokens_a, "Text A: weights", size=SIDE_BY_SIDE_SIZE),
-              Panel(stack_b, tokens_b, tokens_b, "Text B: weights", size=SIDE_BY_SIDE_SIZE)]
+    beside = (context.width - PANEL_SPACING) // 2 - LABEL_PX  # each text's plot, side by side
+    side_by_side = beside >= SIDE_BY_SIDE_SIZE[0]
+    size = min(beside, SIDE_BY_SIDE_SIZE[1]) if side_by_side else fitted_size(context.width)
+    panels = [Panel(stack_a, tokens_a, tokens_a, "Text A: weights", size=size),
+              Panel(stack_b, tokens_b, tokens_b, "Text B: weights", size=size)]
     shared = tuple(tokens_a[i] for i in positions_a)
     if positions_a.size:
         difference = AlignedDifference(stack_a, stack_b, tuple(positions_a.tolist()), tuple(positions_b.tolist()))
         panels.append(Panel(difference, shared, shared, "weights A − weights B", scheme="redblue",
-                            size=DIFFERENCE_SIZE))
+                            size=fitted_size(context.width, cap=DIFFERENCE_SIZE)))
     scrub_panels(panels, key="chart-compare", position=(state.layer, state.head), shape=shape,
-                 on_move=_follow_chart, shared_colour=True)
+                 on_move=_follow_chart, shared_colour=True, side_by_side=side_by_side)
 
     st.subheader(f"Where they differ: layer {state.layer}, head {state.head}", anchor=False)
     if positions_a.size == 0:

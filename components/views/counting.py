@@ -30,7 +30,7 @@ from attention.counting import (
 from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from attention.settings import SCALINGS
 from components import compute
-from components.heatmap import heatmap
+from components.heatmap import fitted_size, heatmap
 
 RESULTS = "count_results"  # session key: {CountingConfig: TrainingResult}, newest last
 MAX_RESULTS = 8  # trained models kept per session
@@ -38,11 +38,12 @@ REDRAW_SECONDS = 0.25  # the live curve is redrawn at most this often
 TARGET = 0.9  # the accuracy the defaults are tuned to pass
 SCALING_LABELS = {"none": "none", "sqrt": "√d", "linear": "d", "temperature": "τ"}
 LEARNING_RATES = (0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2)
-CHART_WIDTH = 220  # two side by side fit the page's main column
+CHART_WIDTH = 220  # px, a curve's plot at most: two side by side fit the page's main column
+CURVE_AXIS_PX = 70  # px left of a curve's plot for its axis
 DEFAULTS = CountingConfig()
 
 
-def render(context=None) -> None:
+def render(context) -> None:
     st.markdown(
         "A window of positions holds random letters or blanks (shown as ·); the model must say **how often "
         "each letter occurs**. It has one attention head: every letter asks the window a question (its query "
@@ -58,7 +59,7 @@ def render(context=None) -> None:
         stop_slot = stop_column.empty()
         stop_slot.button("Stop", key="count_stop", icon=":material/stop:",
                          help="Stops the training where it is; what it learned so far stays on the page.")
-        _train_live(config, results)
+        _train_live(config, results, context.width)
         stop_slot.empty()
     result = results.get(config)
     if result is None:
@@ -69,8 +70,8 @@ def render(context=None) -> None:
         note_column.caption(_status(result))
     if result.steps_run == 0:
         return
-    st.altair_chart(curves_chart(result), width="content", key="chart-count-curves")
-    _inspection(result)
+    st.altair_chart(curves_chart(result, context.width), width="content", key="chart-count-curves")
+    _inspection(result, context.width)
 
 
 def config_controls() -> CountingConfig:
@@ -102,14 +103,17 @@ def config_controls() -> CountingConfig:
                           seed=int(seed))
 
 
-def curves_chart(result: TrainingResult) -> alt.HConcatChart:
-    """Training loss per step and held-out accuracy, on an x axis that spans the whole run."""
+def curves_chart(result: TrainingResult, width: int) -> alt.HConcatChart | alt.VConcatChart:
+    """Training loss per step and held-out accuracy, on an x axis that spans the whole run: side by side in a
+    column width px wide, or one under the other where two would not fit."""
+    beside = width >= 2 * (CHART_WIDTH + CURVE_AXIS_PX)
+    plot = CHART_WIDTH if beside else min(CHART_WIDTH * 2, width - CURVE_AXIS_PX)
     steps = np.arange(1, result.steps_run + 1)
     x = alt.X("step:Q", title="step", scale=alt.Scale(domain=[0, result.config.steps]))
     loss = alt.Chart(pd.DataFrame({"step": steps, "loss": result.losses})).mark_line(color="#c0392b").encode(
         x=x, y=alt.Y("loss:Q", title="training loss (cross-entropy)", scale=alt.Scale(zero=True)),
         tooltip=["step:Q", alt.Tooltip("loss:Q", format=".3f")],
-    ).properties(title="Loss", width=CHART_WIDTH, height=200)
+    ).properties(title="Loss", width=plot, height=200)
     measured = pd.DataFrame({"step": result.accuracy_steps, "accuracy": result.accuracies})
     accuracy = alt.Chart(measured).mark_line(point=True, color="#1f4e9c").encode(
         x=x, y=alt.Y("accuracy:Q", title="held-out accuracy", scale=alt.Scale(domain=[0, 1]),
@@ -118,9 +122,9 @@ def curves_chart(result: TrainingResult) -> alt.HConcatChart:
     )
     target = alt.Chart(pd.DataFrame({"accuracy": [TARGET]})).mark_rule(strokeDash=[4, 4], color="gray").encode(
         y="accuracy:Q")
-    return alt.hconcat(
+    return (alt.hconcat if beside else alt.vconcat)(
         loss,
-        alt.layer(accuracy, target).properties(title="Held-out accuracy (dashed: 90 %)", width=CHART_WIDTH,
+        alt.layer(accuracy, target).properties(title="Held-out accuracy (dashed: 90 %)", width=plot,
                                                height=200),
     ).properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"))
 
@@ -138,7 +142,7 @@ def counts_table(trace, index: int) -> pd.DataFrame:
     })
 
 
-def _train_live(config: CountingConfig, results: dict) -> None:
+def _train_live(config: CountingConfig, results: dict, width: int) -> None:
     """Wait for a free slot on the server (saying how many are ahead), then train, redrawing the curve; a
     training still running after compute.TRAINING_LIMIT_S stops there and says so."""
     progress = st.progress(0.0, text="Starting…")
@@ -158,7 +162,7 @@ def _train_live(config: CountingConfig, results: dict) -> None:
         snapshot = update.snapshot()
         _keep(results, config, snapshot)  # before drawing: a click on Stop interrupts the run inside the draw
         progress.progress(update.step / update.total, text=_status(snapshot, running=update.step < update.total))
-        chart.altair_chart(curves_chart(snapshot), width="content")
+        chart.altair_chart(curves_chart(snapshot, width), width="content")
         last_drawn = time.perf_counter()
         return True
 
@@ -197,7 +201,7 @@ def _status(result: TrainingResult, running: bool = False) -> str:
     return f"{done}: {measured}training loss {result.losses[-1]:.3f}.{reached}"
 
 
-def _inspection(result: TrainingResult) -> None:
+def _inspection(result: TrainingResult, width: int) -> None:
     config = result.config
     st.subheader("What the head learned")
     sample = st.session_state.get("count_sample", 0)
@@ -209,13 +213,15 @@ def _inspection(result: TrainingResult) -> None:
     window_tab, letters_tab = st.tabs(["The window attending to itself", "Each letter's question"])
     with window_tab:
         chart = heatmap(trace.self_weights[0], labels, labels, title="Attention weights, position × position",
-                        row_title="query: the letter asking", column_title="key: the letter looked at")
+                        row_title="query: the letter asking", column_title="key: the letter looked at",
+                        size=fitted_size(width))
         st.altair_chart(chart, width="content", key="chart-count-window")
         st.caption(_alike_note(trace))
     with letters_tab:
         symbols = list(SYMBOLS[:config.num_symbols])
         chart = heatmap(trace.symbol_weights[0], symbols, labels, title="Each symbol's question to this window",
-                        row_title="query: the symbol asking", column_title="key: the letter looked at")
+                        row_title="query: the symbol asking", column_title="key: the letter looked at",
+                        size=fitted_size(width))
         st.altair_chart(chart, width="content", key="chart-count-letters")
         st.caption("The readout counts from these rows: one per symbol, asked whether or not the letter is in "
                    "the window (an absent letter must answer 0). A position's row in the other tab is its "

@@ -16,13 +16,16 @@ import streamlit as st
 
 from components import compute, controls
 from components.downloads import chart_downloads, csv_download
-from components.heatmap import heatmap
+from components.heatmap import MIN_PLOT_PX, fitted_size, heatmap
 from components.lines import LINE_THRESHOLD, scrub_lines
 from components.scrub import HeadStack, scrub_heatmap, send_plan
 from components.tables import head_csv
 
 # Below this the from-scratch weights agree with transformers to float32 precision.
 PROOF_TOLERANCE = 1e-5
+# px of the window's height that the page head, the controls above the heatmap and its axes and legend take:
+# what is left is the plot's, so that a 1280×720 projector shows three quarters of the heatmap unscrolled.
+FIRST_SCREEN_ROOM_PX = 460
 STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors", "Weights as lines")
 STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Context", "Lines"), strict=True))  # short: one row
 # The core's name of what each stage draws; the lines draw the weights as bertviz does.
@@ -82,8 +85,9 @@ def _stage(context, trace, row_tokens, key_tokens, which: str, renormalise: bool
                       layers, heads, which, renormalise)
     options = dict(scheme="blues" if name == "weights" else "redblue",
                    column_title="dimension of the head" if name == "context" else "key token")
+    size = min(fitted_size(context.width), max(MIN_PLOT_PX, context.height - FIRST_SCREEN_ROOM_PX))
     scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}", position=(state.layer, state.head),
-                  shape=shape, on_move=_follow_chart, **options)
+                  shape=shape, on_move=_follow_chart, size=size, **options)
     st.caption("Drag the Layer and Head sliders above the chart, or focus one and press the arrow keys: "
                "every head of this text is already in the browser.")
 
@@ -102,7 +106,7 @@ def _lines(context, trace, row_tokens, key_tokens, which: str, renormalise: bool
                       "weights", layers, heads, which, renormalise)
     title = "Attention weights as lines" + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
     scrub_lines(stack, row_tokens, key_tokens, key="chart-lines", position=(state.layer, state.head), shape=shape,
-                on_move=_follow_chart, title=title)
+                on_move=_follow_chart, title=title, width=context.width)
     st.caption(f"Query tokens on the left, key tokens on the right; a line's opacity is its weight (lines under "
                f"{LINE_THRESHOLD:g} are left out). Point at a token to see only its lines.")
 

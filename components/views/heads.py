@@ -30,11 +30,13 @@ import streamlit as st
 from components import compute, controls
 from components.charts import draw_spec, named_data
 from components.heatmap import (
+    LABEL_PX,
     MAX_VECTOR_CELLS,
     PLOT_SIZE,
     centred,
     colour_domain,
     colour_scale,
+    fitted_size,
     heatmap,
     label_axis,
     picture_url,
@@ -56,7 +58,7 @@ from components.scrub import (
     vector_cells,
 )
 
-GRID_COLUMNS = 4
+GRID_COLUMNS = 4  # at most; fewer in a narrow column (grid_columns)
 # px, the side of one small heatmap: four to a row, moved right by the summary's token axis (the chart's
 # parts share their left edge), fit the main column (570 px) of a 1366-px screen.
 GRID_SIZE = 110
@@ -112,7 +114,8 @@ def render(context) -> None:
     chart = st.container()  # drawn once the aggregate below it is chosen
     if not summed:
         with chart:
-            _grid_and_summary(stack, shown, None, tokens, num_layers, state.layer, trace["attention_mask"])
+            _grid_and_summary(stack, shown, None, tokens, num_layers, state.layer, trace["attention_mask"],
+                              context.width)
         st.info(f"{num_heads} heads × {len(tokens)}² token pairs are too many weights to sum up here: "
                 "choose a larger head_dim or a shorter text for the overview and the aggregate.")
         return
@@ -121,33 +124,43 @@ def render(context) -> None:
                                 options=list(AGGREGATE_LABELS), format_func=AGGREGATE_LABELS.get)
     st.caption(_aggregate_caption(how, state.layer))
     with chart:
-        _grid_and_summary(stack, shown, how, tokens, num_layers, state.layer, trace["attention_mask"])
+        _grid_and_summary(stack, shown, how, tokens, num_layers, state.layer, trace["attention_mask"],
+                          context.width)
     _overview(context, num_heads)
 
 
 def _grid_and_summary(stack: HeadStack, shown: range, how: str | None, tokens: list[str], num_layers: int,
-                      layer: int, attention_mask: np.ndarray) -> None:
-    """The grid of the heads shown and, with how, their summary under it: one chart, one layer input."""
+                      layer: int, attention_mask: np.ndarray, width: int) -> None:
+    """The grid of the heads shown and, with how, their summary under it: one chart, one layer input, in a
+    column width px wide."""
     # What the chart shows, but not the layer, which moves without a new spec (one layer sent: its data swapped).
     identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown), how)
     anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
     raster = how is not None and len(tokens) ** 2 > MAX_VECTOR_CELLS
+    columns = grid_columns(width)
     spec = compute.chart_spec(_spec, num_layers, len(shown), len(stack.layers) > 1, how, tuple(tokens) if how else (),
-                              raster)
+                              raster, columns, fitted_size(width))
     spec = placed(spec, {LAYER: anchor})
-    frames = compute.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()))
+    frames = compute.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()), columns)
     if how is not None:
         frames = {**frames, **compute.chart_data(_summary_frames, stack, how, raster)}
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=CHART_KEY, on_select=_on_grid, selection_mode=[GRID_SELECTION, LAYER])
 
 
-def _grid_frames(stack: HeadStack, shown: tuple[int, ...], attention_mask: tuple[int, ...]) -> dict[str, pd.DataFrame]:
-    """One row per head shown of every layer sent: its picture, its summary for the tooltip, its place."""
+def grid_columns(width: int) -> int:
+    """How many small heatmaps stand in a row of a column width px wide, beside the summary's token axis."""
+    return max(1, min(GRID_COLUMNS, (width - LABEL_PX + GRID_GAP) // (GRID_SIZE + GRID_GAP)))
+
+
+def _grid_frames(stack: HeadStack, shown: tuple[int, ...], attention_mask: tuple[int, ...],
+                 columns: int = GRID_COLUMNS) -> dict[str, pd.DataFrame]:
+    """One row per head shown of every layer sent: its picture, its summary for the tooltip, its place in a
+    grid of `columns`."""
     weights = stack.values()[:, [stack.heads.index(head) for head in shown]]  # (nl, h, T, T)
     mask = np.asarray([attention_mask])  # (1, T)
     slot = np.arange(len(shown))
-    x, y = slot % GRID_COLUMNS * (GRID_SIZE + GRID_GAP), slot // GRID_COLUMNS * (GRID_SIZE + GRID_LABEL) + GRID_LABEL
+    x, y = slot % columns * (GRID_SIZE + GRID_GAP), slot // columns * (GRID_SIZE + GRID_LABEL) + GRID_LABEL
     rows = []
     for layer, heads in zip(stack.layers, weights, strict=True):  # (h, T, T)
         summary = compute.head_summary(heads[None], mask)
@@ -182,23 +195,24 @@ def _summary_frames(stack: HeadStack, how: str, raster: bool) -> dict[str, pd.Da
 
 
 def _spec(num_layers: int, slots: int, many_layers: bool, how: str | None, tokens: tuple[str, ...],
-          raster: bool) -> dict:
-    """The grid of `slots` heads and, with how, their summary under it; the layer picked by an input."""
+          raster: bool, columns: int = GRID_COLUMNS, size: int = PLOT_SIZE) -> dict:
+    """The grid of `slots` heads, `columns` to a row, and, with how, their summary (its plot size px) under
+    it; the layer picked by an input."""
     layer = picker(LAYER, "Layer", num_layers)
     picks = [layer] if many_layers else []  # one layer sent: no filter, the input asks for a rerun
-    parts = [_grid(slots, layer, picks)]
+    parts = [_grid(slots, layer, picks, columns)]
     if how is not None:
-        parts.append(_summary(tokens, how, raster, picks))
+        parts.append(_summary(tokens, how, raster, picks, size))
     chart = alt.vconcat(*parts, spacing=28) if len(parts) > 1 else parts[0]
     # Altair lifts the selections to the top, naming the view they belong to: the grid's pictures.
     return chart.properties(description="Attention weights of every head of the layer, and the heads summed up",
                             autosize=alt.AutoSizeParams(type="pad"), usermeta=SVG).to_dict(validate=False)
 
 
-def _grid(slots: int, layer: alt.Parameter, picks: list) -> alt.LayerChart:
+def _grid(slots: int, layer: alt.Parameter, picks: list, per_row: int) -> alt.LayerChart:
     """One picture per head (a row of GRID_DATA: layer, head, picture, entropy, max_weight and its place),
-    GRID_COLUMNS to a row, each under its "head N". A click selects the head; the tooltip sums it up."""
-    columns, rows = min(slots, GRID_COLUMNS), math.ceil(slots / GRID_COLUMNS)
+    per_row to a row, each under its "head N". A click selects the head; the tooltip sums it up."""
+    columns, rows = min(slots, per_row), math.ceil(slots / per_row)
     width, height = columns * (GRID_SIZE + GRID_GAP) - GRID_GAP, rows * (GRID_SIZE + GRID_LABEL)
     x = alt.Scale(domain=[0, width], nice=False, zero=False)
     y = alt.Scale(domain=[0, height], nice=False, zero=False, reverse=True)
@@ -224,11 +238,11 @@ def _grid(slots: int, layer: alt.Parameter, picks: list) -> alt.LayerChart:
     return alt.layer(pictures, labels).properties(width=width, height=height)
 
 
-def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list) -> alt.Chart | alt.LayerChart:
+def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size: int) -> alt.Chart | alt.LayerChart:
     """Every layer's heads summed up (SUMMED: one line per cell, a column per layer; SUMMED_PICTURES and
     SUMMED_RANGES above MAX_VECTOR_CELLS), the picked layer shown, with its tokens on both axes."""
     count = len(tokens)
-    width, height = plot_size(count, count, PLOT_SIZE)
+    width, height = plot_size(count, count, size)
     x_axis = label_axis(list(tokens), "key token", count, angle=-60)
     y_axis = label_axis(list(tokens), "query token", count, angle=0)
     colour = colour_scale("blues")
@@ -279,7 +293,8 @@ def _overview(context, num_heads: int) -> None:
     entropy = compute.entropy_by_layer(context.model_name, context.text, context.text_b, context.settings(),
                                        shape.num_layers)  # (L, nh)
     chart = heatmap(entropy, [str(layer) for layer in range(shape.num_layers)], [str(h) for h in range(num_heads)],
-                    title="mean entropy (nats)", row_title="layer", column_title="head")
+                    title="mean entropy (nats)", row_title="layer", column_title="head",
+                    size=fitted_size(context.width))
     clickable = isinstance(chart, alt.Chart)
     if clickable:
         chart = chart.add_params(alt.selection_point(name=OVERVIEW_SELECTION, fields=["row", "column"], on="click"))

@@ -22,6 +22,7 @@ import streamlit as st
 
 from components import compute, controls
 from components.charts import draw_spec
+from components.heatmap import title_lines
 from components.page_state import shorten
 
 HEAD_SIZES = tuple(2**power for power in range(10))  # d_k = 1, 2, 4, … 512
@@ -36,7 +37,9 @@ THEORY = "d_k (theory)"
 # One colour per scaling on every chart: red for the collapse, the theme's blue for the answer.
 COLOURS = {"none": "#c0392b", "sqrt": "#1f4e9c", "linear": "#e69f00", "temperature": "#8e6bbf"}
 THEORY_COLOUR = "#7f7f7f"
-CHART_WIDTH = 280
+CHART_WIDTH = 560  # px, a chart's plot at most
+AXIS_PX = 90  # px left of a plot for its axis' labels and title
+PANELS_BESIDE_PX = 480  # px: a column narrower than this puts softmax's two panels under each other
 # Streamlit's default "fit" squeezes the plot to leave room for the title and legend; pad keeps our sizes.
 PAD = alt.AutoSizeParams(type="pad", contains="padding")
 
@@ -47,8 +50,9 @@ def render(context) -> None:
     trace = context.trace()
     tokens = len(trace.tokens[0])  # T of the current text
     temperature = context.state.temperature
-    _variance_section()
-    _random_softmax_section(tokens, temperature)
+    width = context.width
+    _variance_section(width)
+    _random_softmax_section(tokens, temperature, width)
     _trained_heads_section(context, tokens, temperature)
     _temperature_section(context, trace)
 
@@ -86,13 +90,25 @@ def trained_heads_table(model_name: str, text: str, text_b: str, settings, tempe
     ], ignore_index=True)
 
 
-def variance_chart(data) -> alt.LayerChart:
-    """variance_table's rows (a DataFrame, or the name of one): measured variance and theory against d_k."""
+def plot_width(width: int) -> int:
+    """A chart's plot in a column width px wide, with room for its axis."""
+    return max(160, min(CHART_WIDTH, width - AXIS_PX))
+
+
+def legend_under(width: int, columns: int) -> alt.Legend:
+    """A legend under the plot, its entries `columns` to a row, or one to a row in a column narrower than
+    PANELS_BESIDE_PX (a phone): in one long row they ran past the page's edge."""
+    return alt.Legend(orient="bottom", columns=columns if width >= PANELS_BESIDE_PX else 1)
+
+
+def variance_chart(data, width: int) -> alt.LayerChart:
+    """variance_table's rows (a DataFrame, or the name of one): measured variance and theory against d_k, in a
+    column width px wide."""
     log2 = alt.Scale(type="log", base=2)
     base = alt.Chart(data).encode(
         x=alt.X("d_k:Q", scale=log2, title="head size d_k (log scale)", axis=alt.Axis(values=list(HEAD_SIZES))),
         y=alt.Y("variance:Q", scale=alt.Scale(type="log"), title="variance of the score (log scale)"),
-        color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom"),
+        color=alt.Color("series:N", title=None, legend=legend_under(width, 4),
                         scale=alt.Scale(domain=[THEORY, *SERIES.values()],
                                         range=[THEORY_COLOUR, *(COLOURS[s] for s in SERIES)])),
         tooltip=["d_k:Q", "series:N", alt.Tooltip("variance:Q", format=".4g")],
@@ -101,25 +117,30 @@ def variance_chart(data) -> alt.LayerChart:
     measured = base.transform_filter(~is_theory)
     theory = base.transform_filter(is_theory).mark_line(strokeDash=[6, 4], strokeWidth=2)  # drawn on top
     return alt.layer(measured.mark_line(), measured.mark_point(filled=True), theory).properties(
-        title="var(q·k) for random unit-variance q, k", width=2 * CHART_WIDTH, height=300, autosize=PAD)
+        title=title_lines("var(q·k) for random unit-variance q, k", width), width=plot_width(width), height=300,
+        autosize=PAD)
 
 
-def softmax_chart(data, by_head: bool, title: str, tokens: int) -> alt.HConcatChart:
-    """Mean entropy and mean largest weight side by side, against d_k or per trained head, for the rows of
-    random_softmax_table or trained_heads_table (a DataFrame, or the name of one).
+def softmax_chart(data, by_head: bool, title: str, tokens: int, width: int) -> alt.HConcatChart | alt.VConcatChart:
+    """Mean entropy and mean largest weight side by side (under each other in a column narrower than
+    PANELS_BESIDE_PX), against d_k or per trained head, for the rows of random_softmax_table or
+    trained_heads_table (a DataFrame, or the name of one), in a column width px wide.
 
     The dotted rule is a uniform row over the text's tokens: entropy log T, largest weight 1/T.
     """
-    colour = alt.Color("scaling:N", title="scores", legend=alt.Legend(orient="bottom"),
+    colour = alt.Color("scaling:N", title="scores", legend=legend_under(width, 4),
                        sort=alt.EncodingSortField("rank", op="min"),  # SCALINGS' order, whatever τ's label
                        scale=alt.Scale(range=[COLOURS[s] for s in SCALINGS]))
+    beside = width >= PANELS_BESIDE_PX
+    panel_width = (width - 2 * AXIS_PX) // 2 if beside else plot_width(width)
     panels = []
     for field, field_title, uniform in (("entropy", "mean entropy (nats)", math.log(tokens)),
                                         ("max_weight", "mean largest weight", 1 / tokens)):
         marks = _per_head_marks(field, field_title, colour) if by_head else _head_size_marks(field, field_title, colour)
         rule = alt.Chart().mark_rule(strokeDash=[2, 3], color="gray").encode(y=alt.datum(uniform))
-        panels.append(alt.layer(marks, rule).properties(width=CHART_WIDTH, height=240))
-    return alt.hconcat(*panels, data=data).properties(title=title, autosize=PAD)
+        panels.append(alt.layer(marks, rule).properties(width=panel_width, height=240))
+    return (alt.hconcat if beside else alt.vconcat)(*panels, data=data).properties(title=title_lines(title, width),
+                                                                                   autosize=PAD)
 
 
 def _head_size_marks(field: str, title: str, colour: alt.Color) -> alt.LayerChart:
@@ -156,8 +177,9 @@ def temperature_table(scores_row: np.ndarray, tokens: list[str], temperatures: l
     })
 
 
-def temperature_chart(data, tokens: Sequence[str], title: str) -> alt.LayerChart:
-    """temperature_table's rows (a DataFrame, or the name of one): a line of weights over the key tokens per τ."""
+def temperature_chart(data, tokens: Sequence[str], title: str, width: int) -> alt.LayerChart:
+    """temperature_table's rows (a DataFrame, or the name of one): a line of weights over the key tokens per τ,
+    in a column width px wide (its legend under the plot)."""
     step = math.ceil(len(tokens) / 40)  # at most ~40 labels on long texts
     axis = alt.Axis(labelExpr=f"{json.dumps(list(tokens))}[datum.value]", values=list(range(0, len(tokens), step)),
                     labelAngle=-45, title="key token")
@@ -165,10 +187,11 @@ def temperature_chart(data, tokens: Sequence[str], title: str) -> alt.LayerChart
         x=alt.X("position:O", axis=axis),
         y=alt.Y("weight:Q", title="attention weight", scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("label:N", title="temperature", sort=alt.EncodingSortField("tau", op="min"),
-                        scale=alt.Scale(scheme="viridis")),
+                        scale=alt.Scale(scheme="viridis"), legend=legend_under(width, 3)),
         tooltip=["label:N", "key_token:N", alt.Tooltip("weight:Q", format=".4f")],
     )
-    return (base.mark_line() + base.mark_point(filled=True)).properties(title=title, width=2 * CHART_WIDTH,
+    return (base.mark_line() + base.mark_point(filled=True)).properties(title=title_lines(title, width),
+                                                                         width=plot_width(width),
                                                                          height=280, autosize=PAD)
 
 
@@ -192,10 +215,10 @@ def draw(table: pd.DataFrame, spec: dict, key: str) -> None:
     draw_spec(spec, {TABLE: table}, key=key)
 
 
-def _variance_section() -> None:
+def _variance_section(width: int) -> None:
     st.subheader("1 · The spread of q·k grows like d_k")
     table = variance_table()
-    draw(table, chart_spec("variance"), key="chart-variance")
+    draw(table, chart_spec("variance", width), key="chart-variance")
     at = {series: rows.set_index("d_k")["variance"] for series, rows in table.groupby("series")}
     largest = HEAD_SIZES[-1]
     scaled = at[SERIES["sqrt"]]
@@ -209,11 +232,11 @@ def _variance_section() -> None:
     )
 
 
-def _random_softmax_section(tokens: int, temperature: float) -> None:
+def _random_softmax_section(tokens: int, temperature: float, width: int) -> None:
     st.subheader("2 · What each scaling does to softmax (random vectors)")
     table = random_softmax_table(tokens, temperature)
     title = f"softmax over {tokens} random keys (the text's token count)"
-    draw(table, chart_spec("softmax", False, title, tokens), key="chart-random-softmax")
+    draw(table, chart_spec("softmax", False, title, tokens, width), key="chart-random-softmax")
     by = {label: rows.set_index("d_k") for label, rows in table.groupby("scaling")}
     none, root, linear, fixed = (by[scaling_label(s, temperature)] for s in SCALINGS)
     first, last = HEAD_SIZES[0], HEAD_SIZES[-1]
@@ -242,7 +265,7 @@ def _trained_heads_section(context, tokens: int, temperature: float) -> None:
     settings = context.settings(source="bert", head=min(state.head, shape.num_heads - 1))
     table = trained_heads_table(context.model_name, context.text, context.text_b, settings, temperature)
     title = f"layer {state.layer}: bars are the mean over its {shape.num_heads} heads, ticks each head"
-    draw(table, chart_spec("softmax", True, title, tokens), key="chart-trained-heads")
+    draw(table, chart_spec("softmax", True, title, tokens, context.width), key="chart-trained-heads")
     means = table.groupby("scaling", sort=False)[["entropy", "max_weight"]].mean()
     none, root, linear = (means.loc[scaling_label(s, temperature)] for s in FIXED_SCALINGS)
     st.markdown(
@@ -268,7 +291,7 @@ def _temperature_section(context, trace) -> None:
     table = temperature_table(trace["scores"][0][query], tokens, taus, labels)
     state = context.state
     title = f"softmax(raw scores / τ), layer {state.layer}, head {state.head}, query token {query}"
-    draw(table, chart_spec("temperature", tuple(tokens), title), key="chart-temperature")
+    draw(table, chart_spec("temperature", tuple(tokens), title, context.width), key="chart-temperature")
     largest = table.groupby("tau")["weight"].max()
     st.markdown(
         f"The same raw scores (d_k = {trace.head_size}) divided by different τ. At τ = {taus[0]:g} the largest "

@@ -16,10 +16,11 @@ import streamlit as st
 from attention.lesson import NOTEBOOK_PAIR, SharedWord
 from components import compute, controls
 from components.charts import show
-from components.heatmap import heatmap
+from components.heatmap import LABEL_PX, MIN_PLOT_PX, MIN_ROW_PX, fitted_size, heatmap
 from components.page_state import LESSON_STEPS, shorten
 from components.shapes_panel import shape_rows
 from components.tables import numbers_html
+from components.viewport import COLUMN_GAP_PX
 
 STEP_TITLES = {
     1: "Tokens, ids and token embeddings",
@@ -32,6 +33,7 @@ STEP_TITLES = {
 }
 STEP_LABELS = {1: "1 Tokens", 2: "2 E·Eᵀ", 3: "3 Q, K, V", 4: "4 Softmax", 5: "5 One head", 6: "6 All heads",
                7: "7 Context"}
+STEPS_WRAP = '<style>.st-key-step [role="radiogroup"]{flex-wrap:wrap;row-gap:.3rem}</style>'
 SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperature": r"/\tau"}
 
 
@@ -42,7 +44,9 @@ def render(context) -> None:
 
 
 def _navigation() -> int:
-    """The step selector, then Previous and Next; the step is a URL parameter, so a link opens it."""
+    """The step selector, then Previous and Next; the step is a URL parameter, so a link opens it. The steps
+    wrap onto a second row where one row is too narrow: cut off, step 7 could not be reached."""
+    st.html(STEPS_WRAP)
     step = controls.bound_widget(st.segmented_control, "step", "Step", options=list(STEP_TITLES),
                                  format_func=STEP_LABELS.get, label_visibility="collapsed")
     bar = st.container(horizontal=True, vertical_alignment="center")
@@ -60,7 +64,7 @@ def _tokens_step(context) -> None:
              r"\xrightarrow{\;E_{\text{token}}[\,\cdot\,]\;} \text{token embeddings}")
     st.html(numbers_html(pd.DataFrame({"token": tokens, "id": trace["input_ids"][0],
                                        "segment": trace["token_type_ids"][0]}), "lesson-ids"))
-    _heatmap(trace["token embeddings"][0], tokens, _numbers(context.shape.hidden_size),
+    _heatmap(context.width, trace["token embeddings"][0], tokens, _numbers(context.shape.hidden_size),
              "Token embeddings E_token[input_ids]", "token-embeddings", row_title="token", column_title="dimension",
              scheme="redblue")
     _shapes(trace, ["input_ids", "token embeddings"])
@@ -75,7 +79,7 @@ def _tokens_step(context) -> None:
     largest = float(np.abs(difference).max())
     word = shorten(found.word)
     st.caption(why)
-    _heatmap(np.stack([*vectors, difference]), [f"{found.word} in A", f"{found.word} in B", "A − B"],
+    _heatmap(context.width, np.stack([*vectors, difference]), [f"{found.word} in A", f"{found.word} in B", "A − B"],
              _numbers(context.shape.hidden_size), "One token, two sentences: token embeddings and their difference",
              "homonym", row_title="vector", column_title="dimension", scheme="redblue")
     st.metric("Largest |A − B| over the dimensions", f"{largest:g}")
@@ -92,8 +96,8 @@ def _identity_step(context) -> None:
     tokens = trace.tokens[0]
     scores = trace["scores"][0]  # (T, T)
     st.latex(r"Q = K = V = E \qquad S = E\,E^{\top}, \quad s_{ij} = \vec e_i \cdot \vec e_j")
-    _heatmap(scores, list(tokens), list(tokens), "Scores E·Eᵀ (no projection, no scaling)", "identity-scores",
-             scheme="redblue")
+    _heatmap(context.width, scores, list(tokens), list(tokens), "Scores E·Eᵀ (no projection, no scaling)",
+             "identity-scores", scheme="redblue")
     _shapes(trace, ["layer_input", "Q", "scores"])
     layer_input = next(step.formula for step in trace.steps if step.name == "layer_input")
     wins = compute.diagonal_wins(scores)
@@ -119,7 +123,7 @@ def _projections_step(context) -> None:
     st.latex(r"Q = X W_q^{\top} + b_q \qquad K = X W_k^{\top} + b_k \qquad V = X W_v^{\top} + b_v")
     dims = _numbers(trace.head_size)
     for letter in "QKV":
-        _heatmap(trace[letter][0], tokens, dims, f"{letter}, layer {context.state.layer}, head {head}",
+        _heatmap(context.width, trace[letter][0], tokens, dims, f"{letter}, layer {context.state.layer}, head {head}",
                  f"projection-{letter.lower()}", row_title="token", column_title="dimension of the head",
                  scheme="redblue")
     _shapes(trace, ["layer_input", "Q (all heads)", "Q split", "Q", "K", "V"])
@@ -137,13 +141,15 @@ def _softmax_step(context) -> None:
     scaling = context.state.scaling
     st.latex(rf"A = \mathrm{{softmax}}\!\left(Q K^{{\top}}{SCALING_LATEX[scaling]}\right), \quad \sum_j a_{{ij}} = 1")
     scaled, weights = trace["scaled"][0], trace["weights"][0]  # (T, T) each
-    left, right = st.columns(2)
+    # Side by side where both fit with readable rows, else one under the other (a phone, a projector).
+    beside = context.width >= 2 * (max(MIN_PLOT_PX, MIN_ROW_PX * len(tokens)) + LABEL_PX) + COLUMN_GAP_PX
+    left, right = st.columns(2, gap="medium") if beside else (st.container(), st.container())
+    width = (context.width - COLUMN_GAP_PX) // 2 if beside else context.width
     with left:
         scaled_formula = next(step.formula for step in trace.steps if step.name == "scaled")
-        _heatmap(scaled, tokens, tokens, f"Scaled scores = {scaled_formula}", "scaled", scheme="redblue",
-                 stretch=True)
+        _heatmap(width, scaled, tokens, tokens, f"Scaled scores = {scaled_formula}", "scaled", scheme="redblue")
     with right:
-        _heatmap(weights, tokens, tokens, "Weights = softmax(scaled)", "softmax", stretch=True)
+        _heatmap(width, weights, tokens, tokens, "Weights = softmax(scaled)", "softmax")
     sums = weights.sum(axis=-1, dtype=np.float64)  # (T,)
     st.html(numbers_html(pd.DataFrame({"query token": tokens, "row sum": sums, "largest weight": weights.max(axis=-1)}),
                          "lesson-row-sums", formats={"row sum": "{:.7f}".format}))
@@ -168,10 +174,10 @@ def _head_step(context) -> None:
     tokens = list(trace.tokens[0])
     st.latex(rf"\mathrm{{head}}(X) = \mathrm{{softmax}}\!\left(Q K^{{\top}}{SCALING_LATEX[context.state.scaling]}"
              r"\right) V")
-    _heatmap(trace["weights"][0], tokens, tokens, f"Weights, layer {context.state.layer}, head {head}",
-             "head-weights")
-    _heatmap(trace["context"][0], tokens, _numbers(trace.head_size), "Context = weights · V", "head-context",
-             column_title="dimension of the head", scheme="redblue")
+    _heatmap(context.width, trace["weights"][0], tokens, tokens,
+             f"Weights, layer {context.state.layer}, head {head}", "head-weights")
+    _heatmap(context.width, trace["context"][0], tokens, _numbers(trace.head_size), "Context = weights · V",
+             "head-context", column_title="dimension of the head", scheme="redblue")
     _shapes(trace, ["weights", "V", "context"])
     counts = compute.strongest_keys(trace["weights"][0], context.encoding().special_tokens_mask[0])
     where = {"special": "a special token (`[CLS]` or `[SEP]`)", "self": "the token itself",
@@ -190,10 +196,10 @@ def _all_heads_step(context) -> None:
              r" + b_o")
     size, width = trace.head_size, trace["concat"].shape[-1]
     columns = [f"h{h}.{i}" for h in range(trace.num_heads) for i in range(size)]
-    _heatmap(trace["concat"][0], tokens, columns, "Concatenated contexts of all heads", "concat",
+    _heatmap(context.width, trace["concat"][0], tokens, columns, "Concatenated contexts of all heads", "concat",
              column_title="head.dimension", scheme="redblue")
-    _heatmap(trace["output"][0], tokens, _numbers(context.shape.hidden_size), "Output = concat · W_oᵀ + b_o",
-             "output", column_title="dimension", scheme="redblue")
+    _heatmap(context.width, trace["output"][0], tokens, _numbers(context.shape.hidden_size),
+             "Output = concat · W_oᵀ + b_o", "output", column_title="dimension", scheme="redblue")
     _shapes(trace, ["context (all heads)", "concat", "output", "attention output"])
     block_gap = float(np.abs(compute.head_block(trace["concat"][0], head, size) - trace["context"][0]).max())
     _explain(f"The {trace.num_heads} heads' contexts, {size} numbers per token each, are put side by side: "
@@ -209,7 +215,7 @@ def _contextual_step(context) -> None:
     similarities = compute.similarity_by_layer(encodings[0], found.first_index, encodings[1], found.second_index)
     st.latex(r"\cos(\vec a, \vec b) = \frac{\vec a \cdot \vec b}{\lVert \vec a \rVert\,\lVert \vec b \rVert}")
     st.caption(why)
-    st.altair_chart(similarity_chart(similarities, found.word), key="lesson-similarity")
+    st.altair_chart(similarity_chart(similarities, found.word, context.width), key="lesson-similarity")
     layers = len(similarities) - 1
     st.markdown("| tensor | shape |\n|---|---|\n" + "\n".join(
         f"| `hidden_states[ℓ]` of {name} | `{encoding.layer_input(0).shape}` |"
@@ -223,8 +229,8 @@ def _contextual_step(context) -> None:
              "between A and B.")
 
 
-def similarity_chart(similarities: np.ndarray, word: str) -> alt.Chart:
-    """(L + 1,) similarities -> a line over the layers, 0 being the embeddings."""
+def similarity_chart(similarities: np.ndarray, word: str, width: int) -> alt.Chart:
+    """(L + 1,) similarities -> a line over the layers, 0 being the embeddings, in a column width px wide."""
     frame = pd.DataFrame({
         "layer": np.arange(len(similarities)),
         "stage": ["embeddings", *(f"after layer {i}" for i in range(1, len(similarities)))],
@@ -234,7 +240,8 @@ def similarity_chart(similarities: np.ndarray, word: str) -> alt.Chart:
         x=alt.X("layer:O", title="layer (0 = embeddings)", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("similarity:Q", title="cosine similarity", scale=alt.Scale(domain=[min(0.0, *similarities), 1.0])),
         tooltip=["stage:N", alt.Tooltip("similarity:Q", format=".4f")],
-    ).properties(title=f"Cosine similarity of “{word}” in sentence A and sentence B", height=320)
+    ).properties(title=f"Cosine similarity of “{word}” in sentence A and sentence B", height=320,
+                 width=max(160, min(480, width - 90)))
 
 
 def _homonym_pair(context) -> tuple[str, str, SharedWord, str]:
@@ -261,12 +268,12 @@ def _trained(context, quiet: bool = False):
     return context.trace(source="bert", head=head), head
 
 
-def _heatmap(matrix, rows, columns, title, key, *, row_title="query token", column_title="key token",
-             scheme="blues", stretch=False) -> None:
-    """A heatmap drawn at its own size (axes around the plot), or stretched over a column."""
+def _heatmap(width, matrix, rows, columns, title, key, *, row_title="query token", column_title="key token",
+             scheme="blues") -> None:
+    """A heatmap sized to a column width px wide, with its axes and legend around the plot."""
     chart = heatmap(matrix, rows, columns, title=title, row_title=row_title, column_title=column_title,
-                    scheme=scheme, canvas=True)
-    show(chart, key=f"lesson-{key}", width="stretch" if stretch else "content")
+                    scheme=scheme, canvas=True, size=fitted_size(width))
+    show(chart, key=f"lesson-{key}")
 
 
 def _shapes(trace, names: list[str]) -> None:

@@ -34,7 +34,7 @@ def render(context) -> None:
     stack = NeuronStack(context.model_name, context.text, context.text_b, context.settings(head=0), heads, queries)
     neuron_chart(stack, [f"{j}: {token}" for j, token in enumerate(tokens)], trace.head_size,
                  dot_title=similarity, scaled_title="scaled", key="chart-neuron", position=(state.head, query),
-                 shape=shape, on_move=_follow_chart)
+                 shape=shape, on_move=_follow_chart, width=context.width)
     st.caption("Drag the Head and Query token sliders above the chart, or focus one and press the arrow keys: "
                "the numbers of this layer are already in the browser. Point at a number or a cell to read it.")
     if trace.settings.similarity == "cosine":
@@ -51,9 +51,11 @@ def _fitted_query(state, tokens: int) -> int:
     """The query token; a position past the text's end (from a link, or a shorter text) becomes the last token."""
     last = tokens - 1
     if state.query <= last:
+        for notice in controls.held("query", [], {}):
+            st.warning(notice, icon=":material/info:")
         return state.query
-    st.warning(f"query={state.query} does not exist (the text has {tokens} tokens: 0 to {last}); "
-               f"showing query={last}.", icon=":material/info:")
+    notice = f"query={state.query} does not exist (the text has {tokens} tokens: 0 to {last}); showing query={last}."
+    st.warning(controls.held("query", [notice], {"query": last})[0], icon=":material/info:")
     controls.request(query=last)
     st.query_params.from_dict(page_state.to_query(dataclasses.replace(state, query=last)))
     return last

@@ -14,7 +14,7 @@ import streamlit as st
 from attention import BUNDLED_MODEL, ModelLoadError
 from attention.head_switch import SUGGESTED_MODEL, HeadEffect, Prediction
 from components import compute, controls
-from components.heatmap import heatmap
+from components.heatmap import fitted_size, heatmap
 from components.tables import numbers_html
 
 DEFAULT_SENTENCE = "the capital of france is [MASK] ."
@@ -23,6 +23,8 @@ MAX_SENTENCE_CHARS = 500  # a sentence or two; the ranking runs the model once p
 MODEL_KEY = "_switch_model"  # the model the toggles were made for
 RANKED = 10  # heads listed in the ranking table
 TOP_HEADS = 3  # heads the "switch off the strongest" button silences
+RANKING_SHARE = 0.4  # of the view's width for the ranking's heatmap; its table beside it takes the rest
+LARGE_GAP_PX = 51  # st.columns(gap="large"): 3rem at the theme's 17-px font
 
 
 def render(context) -> None:
@@ -59,7 +61,7 @@ def render(context) -> None:
     heads_off = head_toggles(shape.num_layers, shape.num_heads)
     with guesses:
         _guesses(intact, compute.prediction(name, sentence, heads_off), len(heads_off))
-    _ranking(intact, effects, shape)
+    _ranking(intact, effects, shape, context.column_px(RANKING_SHARE, LARGE_GAP_PX))
 
 
 def head_toggles(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
@@ -118,15 +120,16 @@ def points(change: float) -> str:
     return f"{change * 100:+.1f}" if abs(change) >= 5e-4 else f"{change * 100:+.1e}"
 
 
-def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape) -> None:
+def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, chart_width: int) -> None:
     top_word = intact.top_words[0]
     num_layers, num_heads = shape.num_layers, shape.num_heads
     st.subheader(f"Which heads carry “{top_word}”?")
     grid = compute.drop_grid(effects, shape)  # (L, nh)
     chart = heatmap(grid, [str(i) for i in range(num_layers)], [str(i) for i in range(num_heads)],
                     title=f"Drop in P({top_word}), points", row_title="layer",
-                    column_title="head", scheme="redblue", size=min(420, 36 * max(num_layers, num_heads)))
-    left, right = st.columns([2, 3], gap="large")
+                    column_title="head", scheme="redblue",
+                    size=fitted_size(chart_width, cap=36 * max(num_layers, num_heads)))
+    left, right = st.columns([RANKING_SHARE, 1 - RANKING_SHARE], gap="large")
     with left:
         st.altair_chart(chart, width="content", key="chart-switch-drops")
     with right:

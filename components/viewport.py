@@ -1,0 +1,85 @@
+"""How wide the page is in the reader's browser, so that every chart can be sized to fit its column.
+
+A chart's size is fixed in its spec, and the server cannot see the screen: a chart sized for a laptop ran
+past its column on a 1280-px projector and 270 px off a phone. A small script in the page (a Streamlit
+component, no iframe) measures the main block's width and the window's width and height, rounded to
+STEP_PX, and reports
+them whenever they change (a resized window, the sidebar opened or closed); the page then runs again with
+charts sized for them. Until the first report (the first run of a session) the page is drawn for DEFAULT.
+
+The script is mounted last in the page's run (measure), and what it last reported is read first (current):
+a report sent while the first run was still drawing the sidebar cut that run short, and the next one took
+the text area the browser had not yet received as empty.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+STEP_PX = 20  # widths are reported in steps of this: a few px more or less would rerun the page for nothing
+STACKED_BELOW_PX = 640  # Streamlit puts columns under each other in a window narrower than this
+COLUMN_GAP_PX = 34  # st.columns(gap="medium"): 2rem at the theme's 17-px font
+KEY = "viewport"
+
+_JS = f"""
+export default function ({{ data, setStateValue }}) {{
+  const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+  if (!main) return;
+  const step = value => Math.round(value / {STEP_PX}) * {STEP_PX};
+  let last = data ? JSON.stringify(data) : '';
+  const report = () => {{
+    const style = getComputedStyle(main);
+    const inner = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const size = {{main: step(inner), window: step(window.innerWidth), height: step(window.innerHeight)}};
+    if (JSON.stringify(size) !== last) {{ last = JSON.stringify(size); setStateValue('size', size); }}
+  }};
+  let timer;
+  const later = () => {{ clearTimeout(timer); timer = setTimeout(report, 150); }};
+  const observer = new ResizeObserver(later);
+  observer.observe(main);
+  window.addEventListener('resize', later);
+  report();
+  return () => {{ observer.disconnect(); window.removeEventListener('resize', later); clearTimeout(timer); }};
+}}
+"""
+_measure = st.components.v2.component("attention_anatomy.viewport", js=_JS, isolate_styles=False)
+
+
+@dataclass(frozen=True)
+class Viewport:
+    """The width of the page's main block (inside its padding), and the window's width and height, in CSS px."""
+
+    main_px: int
+    window_px: int
+    height_px: int
+
+    @property
+    def stacked(self) -> bool:
+        """Whether columns stand under each other (a phone), each as wide as the main block."""
+        return self.window_px < STACKED_BELOW_PX
+
+    def column_px(self, share: float) -> int:
+        """The width of a column that takes `share` of a row of columns (with one gap), or all of it when stacked."""
+        if self.stacked or share >= 1:
+            return self.main_px
+        return int((self.main_px - COLUMN_GAP_PX) * share)
+
+
+DEFAULT = Viewport(main_px=1000, window_px=1366, height_px=768)  # a 1366×768 laptop with the sidebar open
+
+
+def current() -> Viewport:
+    """The size the browser last reported, or DEFAULT before the first report."""
+    size = st.session_state.get(KEY, {}).get("size")
+    if not size:
+        return DEFAULT
+    return Viewport(main_px=int(size["main"]), window_px=int(size["window"]), height_px=int(size["height"]))
+
+
+def measure() -> None:
+    """Mount the script that measures the page (at the end of the sidebar, where it takes no room from the
+    views); call it once per run, after every widget is drawn."""
+    with st.sidebar:
+        _measure(key=KEY, data=st.session_state.get(KEY, {}).get("size"), on_size_change=lambda: None, height=0)
