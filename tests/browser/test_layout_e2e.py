@@ -6,6 +6,8 @@ A test that a chart exists says nothing about where it lies: these open pages at
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness.browser import load_page, open_tab, wait_until_settled, weights_chart
@@ -75,5 +77,108 @@ def test_the_charts_layer_and_head_inputs_stand_in_one_row(browser, base_url, vi
         layer, head = (weights_chart(page).locator(f'input[name="{name}_{name}"]').bounding_box()
                        for name in ("layer", "head"))
         assert abs(layer["y"] - head["y"]) < 2 and head["x"] > layer["x"] + layer["width"]
+    finally:
+        page.context.close()
+
+
+# ---- Every view and lesson step at every size: charts inside the main block, and on nothing else ----
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "screenshots" / "layout"  # git-ignored; the README names it
+SIZES = {"1280x720": PROJECTOR, "1366x768": LAPTOP, "1920x1080": {"width": 1920, "height": 1080}, "390x844": PHONE}
+PAIR = "&text_b=the+bank+raised+its+rates"
+PAGES = {
+    "head": "?view=head", "heads": "?view=heads", "neuron": "?view=neuron", "lab": "?view=lab",
+    "compare": "?view=compare" + PAIR, "counting": "?view=counting", "switch": "?view=switch",
+    **{f"lesson-{step}": f"?view=lesson&step={step}" + PAIR for step in range(1, 8)},
+}
+# What a chart draws (Vega's canvas or SVG), and what it must not lie on: controls, tables, text, the shapes panel.
+GRAPHICS = '[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg.marks'
+OBSTACLES = ", ".join(f'[data-testid="{testid}"]' for testid in (
+    "stSlider", "stButtonGroup", "stButton", "stSelectbox", "stNumberInput", "stCheckbox", "stRadio", "stTextArea",
+    "stExpander", "stMetric", "stDataFrame", "stTable", "stText", "stAlert", "stHeading", "stCaptionContainer",
+    "stMarkdownContainer", "shapes-panel", "token-chips")) + ", .aa-table"
+_LAYOUT_JS = """([graphics, obstacles]) => {
+    const main = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
+    const area = document.querySelector('[data-testid="stMain"]');
+    const shown = box => box.width > 1 && box.height > 1;
+    const name = element => (element.closest('[data-testid="stVegaLiteChart"]')?.getAttribute('aria-label')
+        || element.dataset.testid || element.className || element.tagName).toString().slice(0, 60);
+    const charts = [...area.querySelectorAll(graphics)].map(e => [e, e.getBoundingClientRect()])
+        .filter(([, b]) => shown(b));
+    const others = [...area.querySelectorAll(obstacles)].filter(e => !e.closest('[data-testid="stVegaLiteChart"]'))
+        .map(e => [e, e.getBoundingClientRect()]).filter(([, b]) => shown(b));
+    const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2
+        && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2;
+    const faults = [];
+    charts.forEach(([chart, box], index) => {
+        if (box.left < main.left - 1 || box.right > main.right + 1)
+            faults.push(`chart ${name(chart)} spans x ${Math.round(box.left)}..${Math.round(box.right)}, `
+                        + `past the main block's ${Math.round(main.left)}..${Math.round(main.right)}`);
+        charts.slice(index + 1).forEach(([other, otherBox]) => {
+            if (overlap(box, otherBox)) faults.push(`chart ${name(chart)} overlaps chart ${name(other)}`);
+        });
+        others.forEach(([other, otherBox]) => {
+            if (overlap(box, otherBox)) faults.push(`chart ${name(chart)} overlaps ${name(other)}`);
+        });
+    });
+    return {faults, charts: charts.length};
+}"""
+
+
+def open_drawn(page, url: str) -> None:
+    """Open url and wait until the page has settled and Vega has drawn every chart shown."""
+    from playwright.sync_api import expect
+
+    page.goto(url)
+    page.locator('[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"]').first.wait_for(
+        state="attached")
+    wait_until_settled(page)
+    charts = page.locator('[data-testid="stVegaLiteChart"]:visible')
+    for index in range(charts.count()):
+        expect(charts.nth(index).locator("canvas, svg.marks").first).to_be_attached()
+    wait_until_settled(page, quiet_ms=500)
+
+
+def screens(page, name: str, most: int = 4) -> None:
+    """Screenshots of the page as a reader scrolls it, a screen at a time: Streamlit scrolls its main area
+    inside the window, so a full-page screenshot would show the first screen only."""
+    for index in range(most):
+        page.screenshot(path=SCREENSHOTS / f"{name}_{index + 1}.png")
+        scrolled = page.evaluate("""() => {
+            const main = document.querySelector('[data-testid="stMain"]');
+            const before = main.scrollTop;
+            main.scrollTop += main.clientHeight - 40;
+            return main.scrollTop > before;
+        }""")
+        if not scrolled:
+            break
+    page.evaluate("() => { document.querySelector('[data-testid=\"stMain\"]').scrollTop = 0; }")
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_every_view_keeps_its_charts_inside_the_page_and_off_everything_else(browser, base_url, size):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page = open_tab(browser, viewport=SIZES[size])
+    faults = []
+    try:
+        for name, query in PAGES.items():
+            open_drawn(page, f"{base_url}/{query}")
+            found = page.evaluate(_LAYOUT_JS, [GRAPHICS, OBSTACLES])
+            screens(page, f"{name}_{size}")
+            faults += [f"{name}: {fault}" for fault in found["faults"]]
+    finally:
+        page.context.close()
+    assert not faults, "\n".join(faults)
+
+
+@pytest.mark.parametrize("viewport", [PROJECTOR, LAPTOP], ids=["projector", "laptop"])
+def test_a_15_token_heatmap_is_three_quarters_on_the_first_screen(browser, base_url, viewport):
+    page = open_tab(browser, viewport=viewport)
+    try:
+        load_page(page, f"{base_url}/?text=the+bank+of+the+river+was+muddy+after+the+rain+and+the+fish")
+        assert page.locator('[data-testid="token-chips"] .aa-chip').count() == 15
+        box = weights_chart(page).locator("canvas").bounding_box()
+        seen = max(0.0, min(box["y"] + box["height"], viewport["height"]) - max(box["y"], 0.0))
+        assert seen / box["height"] >= 0.75, f"{seen / box['height']:.0%} of the heatmap on the first screen ({box})"
     finally:
         page.context.close()
