@@ -54,7 +54,7 @@ def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShap
         context = views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=shape)
         draw(view, context)
     with side:
-        shapes_panel(context.trace(text_b=second_text(view, text_b)).steps, LETTERS)
+        shapes_panel(context.outline(text_b=second_text(view, text_b)).steps, LETTERS)
 
 
 st.set_page_config(page_title="Attention Anatomy", page_icon=page_icon(), layout="wide")
