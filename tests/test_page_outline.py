@@ -13,6 +13,7 @@ import re
 import pytest
 
 from attention import TraceSettings, build_trace, encode
+from components import compute
 from tests import pages
 
 TEXT, TEXT_B = "time flies like an arrow", "fruit flies like a banana"
@@ -48,3 +49,21 @@ def test_every_views_panel_lists_the_steps_of_the_cores_trace(bundled, view, lin
     assert rows == [(step.name, str(step.shape), step.formula) for step in trace.steps]
     assert headings[0] == "Tokens" and headings[-1] == "All heads together"
 
+
+@pytest.mark.parametrize(("view", "reads_the_heads_trace"), [
+    ("head", False), ("heads", False), ("neuron", False), ("compare", False),
+    ("lab", True),  # its τ table shows the shown head's own raw scores: the spy does see a view's trace
+])
+def test_a_view_that_shows_no_number_of_the_heads_trace_builds_none(monkeypatch, view, reads_the_heads_trace):
+    asked: list[TraceSettings] = []
+    real_trace = compute.trace
+
+    def trace(name, text, text_b, settings):
+        asked.append(settings)
+        return real_trace(name, text, text_b, settings)
+
+    monkeypatch.setattr(compute, "trace", trace)
+    query, _ = LINKS["trained, τ"]
+    page = pages.open_page({**query, "view": view, "text": TEXT, "text_b": TEXT_B})
+    pages.assert_healthy(page)
+    assert any(settings.head == SHOWN_HEAD for settings in asked) == reads_the_heads_trace, asked
