@@ -72,46 +72,46 @@ def outline_steps(shape: ModelShape, settings: TraceSettings, batch: int, tokens
     """The steps of a trace of `tokens` tokens in a batch of `batch` under settings, in the trace's order:
     the inputs, the embeddings, the layer's input, the projections, the traced head, then every head."""
     settings.validate(shape)
-    hidden, num_heads, head_size = shape.hidden_size, settings.num_heads(shape), settings.head_size(shape)
-    width = num_heads * head_size  # nh·d
-    per_token, per_head = (batch, tokens, hidden), (batch, tokens, head_size)  # (B, T, C), (B, T, d)
+    num_heads, head_size = settings.num_heads(shape), settings.head_size(shape)
+    ids = (batch, tokens)  # (B, T)
+    vectors = (batch, tokens, shape.hidden_size)  # (B, T, C)
+    side_by_side = (batch, tokens, num_heads * head_size)  # (B, T, nh·d)
+    split = (batch, num_heads, tokens, head_size)  # (B, nh, T, d)
+    one_head = (batch, tokens, head_size)  # (B, T, d)
     pairs = (batch, tokens, tokens)  # (B, T, T)
     layer = settings.layer
     steps = [
-        OutlineStep("input_ids", "inputs", "tokenizer(text)", (batch, tokens)),
-        OutlineStep("token_type_ids", "inputs", "0 for sentence A, 1 for sentence B", (batch, tokens)),
-        OutlineStep("attention_mask", "inputs", "1 for a token, 0 for padding", (batch, tokens)),
-        OutlineStep("token embeddings", "embeddings", "E_token[input_ids]", per_token),
-        OutlineStep("segment embeddings", "embeddings", "E_segment[token_type_ids]", per_token),
-        OutlineStep("position embeddings", "embeddings", "E_position[0 … T−1]", per_token),
-        OutlineStep("embeddings", "embeddings", "LayerNorm(token + segment + position)", per_token),
+        OutlineStep("input_ids", "inputs", "tokenizer(text)", ids),
+        OutlineStep("token_type_ids", "inputs", "0 for sentence A, 1 for sentence B", ids),
+        OutlineStep("attention_mask", "inputs", "1 for a token, 0 for padding", ids),
+        OutlineStep("token embeddings", "embeddings", "E_token[input_ids]", vectors),
+        OutlineStep("segment embeddings", "embeddings", "E_segment[token_type_ids]", vectors),
+        OutlineStep("position embeddings", "embeddings", "E_position[0 … T−1]", vectors),
+        OutlineStep("embeddings", "embeddings", "LayerNorm(token + segment + position)", vectors),
         OutlineStep("layer_input", "embeddings", "X = embeddings" if layer == 0 else f"X = output of layer {layer - 1}",
-                    per_token),
+                    vectors),
     ]
     for letter in "QKV":
         w = letter.lower()
         steps += [
-            OutlineStep(f"{letter} (all heads)", "projections", f"X · W_{w}ᵀ + b_{w}", (batch, tokens, width)),
-            OutlineStep(f"{letter} split", "projections", "view(B, T, nh, d).transpose(1, 2)",
-                        (batch, num_heads, tokens, head_size)),
+            OutlineStep(f"{letter} (all heads)", "projections", f"X · W_{w}ᵀ + b_{w}", side_by_side),
+            OutlineStep(f"{letter} split", "projections", "view(B, T, nh, d).transpose(1, 2)", split),
         ]
-    steps += [OutlineStep(letter, "head", f"{letter} = {letter} split[:, {settings.head}]", per_head)
+    steps += [OutlineStep(letter, "head", f"{letter} = {letter} split[:, {settings.head}]", one_head)
               for letter in "QKV"]
     steps += [
         OutlineStep("scores", "head", scores_formula(settings), pairs),
         OutlineStep("scaled", "head", scaled_formula(settings, head_size), pairs),
         OutlineStep("masked", "head", "scaled + (−∞ at padding keys)", pairs),
         OutlineStep("weights", "head", "softmax(masked, dim=-1)", pairs),
-        OutlineStep("context", "head", "weights · V", per_head),
-        OutlineStep("context (all heads)", "heads", "softmax(mask(Q Kᵀ / s)) · V for every head",
-                    (batch, num_heads, tokens, head_size)),
-        OutlineStep("concat", "heads", "concatenate heads: transpose(1, 2).reshape(B, T, nh·d)",
-                    (batch, tokens, width)),
+        OutlineStep("context", "head", "weights · V", one_head),
+        OutlineStep("context (all heads)", "heads", "softmax(mask(Q Kᵀ / s)) · V for every head", split),
+        OutlineStep("concat", "heads", "concatenate heads: transpose(1, 2).reshape(B, T, nh·d)", side_by_side),
         # The identity's output is the concat itself, and its one head is C wide: (B, T, C) either way.
-        OutlineStep("output", "heads", "concat · W_oᵀ + b_o", per_token),
+        OutlineStep("output", "heads", "concat · W_oᵀ + b_o", vectors),
     ]
     if settings.source == "bert":
-        steps.append(OutlineStep("attention output", "heads", "LayerNorm(output + X)", per_token))
+        steps.append(OutlineStep("attention output", "heads", "LayerNorm(output + X)", vectors))
     return tuple(steps)
 
 
