@@ -60,7 +60,7 @@ def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShap
         draw(view, context)
     if view in views.SHAPES_VIEWS:
         with side:
-            shapes_panel(context.trace(text_b=second_text(view, text_b)).steps, LETTERS)
+            shapes_panel(context.outline(text_b=second_text(view, text_b)).steps, LETTERS)
 
 
 st.set_page_config(page_title="Attention Anatomy", page_icon=page_icon(), layout="wide")

@@ -18,6 +18,7 @@ from attention.models import (
     load_model,
     weights_path,
 )
+from attention.outline import Outline, OutlineStep, build_outline, outline_steps
 from attention.parity import LayerReference, layer_reference, parity_report, transformers_weights
 from attention.settings import SCALINGS, SIMILARITIES, SOURCES, ModelShape, TraceSettings
 from attention.trace import Step, Trace, build_trace, layer_steps
@@ -32,10 +33,13 @@ __all__ = [
     "LoadedModel",
     "ModelLoadError",
     "ModelShape",
+    "Outline",
+    "OutlineStep",
     "Step",
     "Trace",
     "TraceSettings",
     "allowed_hub_ids",
+    "build_outline",
     "build_trace",
     "layer_steps",
     "check_fits",
@@ -43,6 +47,7 @@ __all__ = [
     "encode_batch",
     "layer_reference",
     "load_model",
+    "outline_steps",
     "parity_report",
     "transformers_weights",
     "weights_path",

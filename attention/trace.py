@@ -15,6 +15,7 @@ import torch
 from attention.dot_product import additive_mask, attend, attend_in_chunks, merge_heads, split_heads
 from attention.encoding import Encoding
 from attention.models import LoadedModel
+from attention.outline import scaled_formula, scores_formula
 from attention.projections import Linear, projections_for
 from attention.settings import TraceSettings
 
@@ -86,9 +87,8 @@ def build_trace(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings
         )
         mask = additive_mask(torch.from_numpy(encoding.attention_mask))  # (B, 1, T)
         stages = attend(query, key, value, mask, divisor, settings.similarity)
-        similarity = "cos(Q, K)" if settings.similarity == "cosine" else "Q · Kᵀ"
-        record("scores", "head", similarity, stages.scores)  # (B, T, T)
-        record("scaled", "head", f"scores / {_divisor_text(settings, head_size)}", stages.scaled)  # (B, T, T)
+        record("scores", "head", scores_formula(settings), stages.scores)  # (B, T, T)
+        record("scaled", "head", scaled_formula(settings, head_size), stages.scaled)  # (B, T, T)
         record("masked", "head", "scaled + (−∞ at padding keys)", stages.masked)  # (B, T, T)
         record("weights", "head", "softmax(masked, dim=-1)", stages.weights)  # (B, T, T)
         record("context", "head", "weights · V", stages.context)  # (B, T, d)
@@ -171,13 +171,4 @@ def _record_embeddings(loaded: LoadedModel, input_ids, token_type_ids, record) -
 
 def _apply(linear: Linear | None, inputs: torch.Tensor) -> torch.Tensor:
     return inputs if linear is None else linear(inputs)
-
-
-def _divisor_text(settings: TraceSettings, head_size: int) -> str:
-    return {
-        "none": "1",
-        "sqrt": f"√d_k = √{head_size}",
-        "linear": f"d_k = {head_size}",
-        "temperature": f"τ = {settings.temperature:g}",
-    }[settings.scaling]
 

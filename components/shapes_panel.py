@@ -1,4 +1,7 @@
-"""The side panel: every step of the trace with its actual shape and its formula."""
+"""The side panel: every step of the trace with its actual shape and its formula.
+
+It reads each step's stage, name, shape and formula only, so the page hands it the trace's outline
+(attention/outline.py): the same steps, without the tensors that building them would cost."""
 
 from __future__ import annotations
 
@@ -44,8 +47,8 @@ def shapes_html(steps, letters: str) -> str:
 
 
 def shapes_panel(steps, letters: str, expanded: bool = True) -> None:
-    """steps: the trace's steps, in an expander that folds the panel's 1,300 px away. Drawn as HTML, not
-    Markdown: the panel changes with every head, and the browser re-parsed its Markdown on every move
-    (20 ms of a 40 ms floor here)."""
+    """steps: a trace's steps or its outline's, in an expander that folds the panel's 1,300 px away. Drawn as
+    HTML, not Markdown: the panel changes with every head, and the browser re-parsed its Markdown on every
+    move (20 ms of a 40 ms floor here)."""
     with st.expander("Tensor shapes", expanded=expanded, icon=":material/data_array:"):
         st.html(shapes_html(steps, letters))

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.compare import aligned_difference, aligned_positions
-from tests.pages import assert_healthy, chart_matrix, open_page, pick_on_chart
+from tests.pages import assert_healthy, chart_inputs, chart_matrix, open_page, pick_on_chart
 
 TEXT_A, TEXT_B = "time flies like an arrow", "fruit flies like a banana"
 
@@ -95,3 +95,13 @@ def test_both_heatmaps_share_one_colour_scale_and_a_head_move_keeps_the_spec(bun
     assert_healthy(page)
     assert page.get("vega_lite_chart")[0].proto.spec == chart.proto.spec, "the browser moved: the spec stays"
     np.testing.assert_allclose(heatmaps(page)["Text A"], weights(bundled, TEXT_A, layer=1, head=3), atol=1e-6)
+
+
+@pytest.mark.parametrize(("source", "head_dim", "heads"), [("random", "48", 8), ("identity", "32", 1)])
+def test_the_heads_are_those_of_the_source_not_of_the_model(bundled, source, head_dim, heads):
+    page = run_compare(text_b=TEXT_B, source=source, head_dim=head_dim, seed="3", layer="4")
+    assert_healthy(page)
+    [chart] = page.get("vega_lite_chart")
+    assert chart_inputs(chart)["head"] == (0, heads - 1)
+    settings = dict(source=source, layer=4, head=0, head_dim=int(head_dim) if source == "random" else None, seed=3)
+    np.testing.assert_allclose(heatmaps(page)["Text A"], weights(bundled, TEXT_A, **settings), atol=1e-6)

@@ -9,7 +9,7 @@ import dataclasses
 import importlib
 from dataclasses import dataclass
 
-from attention import Encoding, ModelShape, Trace, TraceSettings
+from attention import Encoding, ModelShape, Outline, Trace, TraceSettings
 from components import compute
 from components.page_state import PageState
 from components.viewport import COLUMN_GAP_PX
@@ -58,6 +58,12 @@ class ViewContext:
         """The cached trace of the current text (or another one) under the controls' settings."""
         return compute.trace(self.model_name, self.text if text is None else text,
                              self.text_b if text_b is None else text_b, self.settings(**changes))
+
+    def outline(self, text: str | None = None, text_b: str | None = None, **changes) -> Outline:
+        """What the trace of trace(...) would be without its numbers: its steps' names, formulas and shapes,
+        its tokens, head count and head size. For what a view draws around the numbers, at no cost."""
+        return compute.outline(self.model_name, self.text if text is None else text,
+                               self.text_b if text_b is None else text_b, self.settings(**changes))
 
     def encoding(self, text: str | None = None, text_b: str | None = None) -> Encoding:
         return compute.encoding(self.model_name, self.text if text is None else text,

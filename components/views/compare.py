@@ -44,10 +44,10 @@ def render(context) -> None:
     positions_a, positions_b = compute.aligned_positions(tokens_a, tokens_b)  # (K,) each
     st.caption(f"Text A: {shorten(text_a, 80)} · Text B: {shorten(text_b, 80)}")
 
-    shape = (context.shape.num_layers, context.shape.num_heads)
+    settings = context.settings(layer=0, head=0)
+    shape = (context.shape.num_layers, settings.num_heads(context.shape))  # a random source's C // d heads
     longest = max(len(tokens_a), len(tokens_b))
     layers, heads = send_plan(*shape, longest, 2 * longest, state.layer, state.head)  # two texts' worth
-    settings = context.settings(layer=0, head=0)
     stack_a = HeadStack(context.model_name, text_a, "", settings, "weights", layers, heads)
     stack_b = HeadStack(context.model_name, text_b, "", settings, "weights", layers, heads)
     beside = (context.width - PANEL_SPACING) // 2 - LABEL_PX  # each text's plot, side by side

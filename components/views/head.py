@@ -35,13 +35,13 @@ PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a
 
 def render(context) -> None:
     state = context.state
-    trace = context.trace()
-    tokens = list(trace.tokens[0])
+    outline = context.outline()  # the tokens, the heads and the scaling's formula: no number of the trace
+    tokens = list(outline.tokens[0])
     stem = re.sub(r"\W+", "-", f"layer {state.layer}, head {state.head}")  # "layer-2-head-5"
 
     which, renormalise = _filters(f"Layer {state.layer}, head {state.head}", bool(context.text_b.strip()))
     rows, keys = compute.visible_tokens(context.encoding(), which, renormalise)  # (R,), (K,)
-    _stage(context, trace, [tokens[i] for i in rows], [tokens[i] for i in keys], which, renormalise, stem)
+    _stage(context, outline, [tokens[i] for i in rows], [tokens[i] for i in keys], which, renormalise, stem)
     proof_column, about_column = st.columns(2, gap="medium")
     with proof_column:
         _proof(context)
@@ -56,7 +56,7 @@ def render(context) -> None:
                    "and the weight after it.")
 
 
-def _stage(context, trace, row_tokens, key_tokens, which: str, renormalise: bool, stem: str) -> None:
+def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bool, stem: str) -> None:
     """The weights, or a stage before or after them: one chart, chosen with a row of buttons.
 
     Only the chosen stage is computed and drawn. Buttons and not tabs: on every slider move the
@@ -70,16 +70,16 @@ def _stage(context, trace, row_tokens, key_tokens, which: str, renormalise: bool
         return
     name = STAGE_NAMES[stage]
     if name == "lines":
-        _lines(context, trace, row_tokens, key_tokens, which, renormalise)
+        _lines(context, outline, row_tokens, key_tokens, which, renormalise)
         return
-    columns = key_tokens if name != "context" else [str(i) for i in range(trace.head_size)]
+    columns = key_tokens if name != "context" else [str(i) for i in range(outline.head_size)]
     if name == "weights":
         title = stage + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
     elif name == "scaled":
-        title = f"Scaled scores = {next(step.formula for step in trace.steps if step.name == 'scaled')}"
+        title = f"Scaled scores = {outline.formula('scaled')}"
     else:
         title = "Context = weights · V" if name == "context" else stage
-    state, shape = context.state, (context.shape.num_layers, trace.num_heads)
+    state, shape = context.state, (context.shape.num_layers, outline.num_heads)
     layers, heads = send_plan(*shape, len(row_tokens), len(columns), state.layer, state.head)
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), name,
                       layers, heads, which, renormalise)
@@ -98,9 +98,9 @@ def _stage(context, trace, row_tokens, key_tokens, which: str, renormalise: bool
     chart_downloads(current_chart, name, f"{name}-{stem}", title=f"{title} — {stem.replace('-', ' ')}")
 
 
-def _lines(context, trace, row_tokens, key_tokens, which: str, renormalise: bool) -> None:
+def _lines(context, outline, row_tokens, key_tokens, which: str, renormalise: bool) -> None:
     """The weights as bertviz draws them: a line from each query to each key, as opaque as its weight."""
-    state, shape = context.state, (context.shape.num_layers, trace.num_heads)
+    state, shape = context.state, (context.shape.num_layers, outline.num_heads)
     layers, heads = send_plan(*shape, len(row_tokens), len(key_tokens), state.layer, state.head, drawn_as="lines")
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0),
                       "weights", layers, heads, which, renormalise)

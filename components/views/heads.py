@@ -92,9 +92,10 @@ AGGREGATE_TITLES = {"mean": "'Mean of the heads of layer ' + layer_layer",
 
 def render(context) -> None:
     state = context.state
-    trace = context.trace()
-    tokens = list(trace.tokens[0])
-    num_layers, num_heads, pairs = context.shape.num_layers, trace.num_heads, len(tokens) ** 2
+    outline = context.outline()  # the tokens and the heads: the weights come from the chart's stack
+    tokens = list(outline.tokens[0])
+    attention_mask = context.encoding().attention_mask  # (B, T)
+    num_layers, num_heads, pairs = context.shape.num_layers, outline.num_heads, len(tokens) ** 2
     shown = _head_window(num_heads, state.head)
     summed = num_heads * pairs <= MAX_LAYER_WEIGHTS
     layers = tuple(range(num_layers)) if num_layers * num_heads * pairs <= ALL_LAYERS_WEIGHTS else (state.layer,)
@@ -114,7 +115,7 @@ def render(context) -> None:
     chart = st.container()  # drawn once the aggregate below it is chosen
     if not summed:
         with chart:
-            _grid_and_summary(stack, shown, None, tokens, num_layers, state.layer, trace["attention_mask"],
+            _grid_and_summary(stack, shown, None, tokens, num_layers, state.layer, attention_mask,
                               context.width)
         st.info(f"{num_heads} heads × {len(tokens)}² token pairs are too many weights to sum up here: "
                 "choose a larger head_dim or a shorter text for the overview and the aggregate.")
@@ -124,7 +125,7 @@ def render(context) -> None:
                                 options=list(AGGREGATE_LABELS), format_func=AGGREGATE_LABELS.get)
     st.caption(_aggregate_caption(how, state.layer))
     with chart:
-        _grid_and_summary(stack, shown, how, tokens, num_layers, state.layer, trace["attention_mask"],
+        _grid_and_summary(stack, shown, how, tokens, num_layers, state.layer, attention_mask,
                           context.width)
     _overview(context, num_heads)
 

@@ -18,26 +18,26 @@ from components.neuron_chart import NeuronStack, neuron_chart, send_plan
 
 def render(context) -> None:
     state = context.state
-    trace = context.trace()
-    tokens = list(trace.tokens[0])
+    outline = context.outline()  # the tokens, the heads and the formulas: the numbers come from the chart's stack
+    tokens = list(outline.tokens[0])
     query = _fitted_query(state, len(tokens))
-    similarity = "cos(q, k)" if trace.settings.similarity == "cosine" else "q · k"
-    scaling = next(step.formula for step in trace.steps if step.name == "scaled")
+    similarity = "cos(q, k)" if outline.settings.similarity == "cosine" else "q · k"
+    scaling = outline.formula("scaled")
 
     st.caption(f"Query token {query} ({tokens[query]}), layer {state.layer}, head {state.head}. "
                f"Multiply q with each key k_j dimension by dimension (q ⊙ k_j), add the products up "
                f"({similarity}), scale ({scaling}) and take the softmax: the last column is this token's row "
                "of the attention weights. The chart reads from that row down to what it is made of: the "
                "products, then q and the keys.")
-    shape = (trace.num_heads, len(tokens))
-    heads, queries = send_plan(*shape, trace.head_size, state.head, query)
+    shape = (outline.num_heads, len(tokens))
+    heads, queries = send_plan(*shape, outline.head_size, state.head, query)
     stack = NeuronStack(context.model_name, context.text, context.text_b, context.settings(head=0), heads, queries)
-    neuron_chart(stack, [f"{j}: {token}" for j, token in enumerate(tokens)], trace.head_size,
+    neuron_chart(stack, [f"{j}: {token}" for j, token in enumerate(tokens)], outline.head_size,
                  dot_title=similarity, scaled_title="scaled", key="chart-neuron", position=(state.head, query),
                  shape=shape, on_move=_follow_chart, width=context.width)
     st.caption("Drag the Head and Query token sliders above the chart, or focus one and press the arrow keys: "
                "the numbers of this layer are already in the browser. Point at a number or a cell to read it.")
-    if trace.settings.similarity == "cosine":
+    if outline.settings.similarity == "cosine":
         st.caption("Cosine similarity: q and every k_j are scaled to length 1 first, so the products sum to "
                    "the cosine.")
 
