@@ -20,7 +20,7 @@ from attention.models import (
 )
 from attention.parity import LayerReference, layer_reference, parity_report, transformers_weights
 from attention.settings import SCALINGS, SIMILARITIES, SOURCES, ModelShape, TraceSettings
-from attention.trace import Step, Trace, build_trace, layer_steps
+from attention.trace import LayerAttention, Step, Trace, build_trace, layer_attention
 
 __all__ = [
     "BUNDLED_MODEL",
@@ -28,6 +28,7 @@ __all__ = [
     "SIMILARITIES",
     "SOURCES",
     "Encoding",
+    "LayerAttention",
     "LayerReference",
     "LoadedModel",
     "ModelLoadError",
@@ -37,7 +38,7 @@ __all__ = [
     "TraceSettings",
     "allowed_hub_ids",
     "build_trace",
-    "layer_steps",
+    "layer_attention",
     "check_fits",
     "encode",
     "encode_batch",

@@ -30,9 +30,9 @@ from streamlit import dataframe_util
 from attention import (
     BUNDLED_MODEL,
     Encoding,
+    LayerAttention,
     LoadedModel,
     ModelLoadError,
-    Step,
     Trace,
     TraceSettings,
     allowed_hub_ids,
@@ -46,7 +46,7 @@ from attention import (
     head_switch,
     heads,
     hub,
-    layer_steps,
+    layer_attention,
     lesson,
     load_model,
     neuron,
@@ -78,13 +78,17 @@ CACHE_ENTRIES = {
     "layer_encoding": 128,
     # Every layer's hidden states, which the layers are taken from: 5.5 MB at 512 tokens, 20 MB on bert-base.
     "full_encoding": 8,
-    "trace": 24,  # one layer, head and scaling: about 16 MB at 512 tokens
-    "layer_steps": 24,  # what a trace's heads share: about 12 MB at 512 tokens
-    # One stage of every head of the layers sent: 0.3 MB for every layer at 32 tokens, 12.6 MB for one layer
-    # at 512. A class's worth, as for the encodings: with 8, each student's move in a class of 30 rebuilt
-    # its own (146 ms of server CPU a move, p95 4.3 s in python -m bench.load_test). Also capped in bytes.
-    "head_stack": 40,
-    "layer_proof": 128,  # (nh,) floats
+    # Every head of one layer under one choice of settings, without the weights: what a trace of any of its
+    # heads is made of (the projections and every head's context), 3 MB at 512 tokens. A class's worth, each
+    # student on a layer of their own text: a head move then computes one head.
+    "layer_attention": 64,
+    # The same with every head's weights, which the charts, the proof, the entropies and the rollout read:
+    # 15 MB at 512 tokens. Kept for the moves at hand (a layer move reads it for the chart and the proof).
+    "layer_weights": 16,
+    # One stage other than the weights (scores, scaled, context) of every head of the layers sent: 0.3 MB for
+    # every layer at 32 tokens, 12.6 MB for one layer at 512. The weights are read off layer_weights instead.
+    "head_stack": 16,
+    "layer_proof": 512,  # (nh,) floats: every layer of a class's texts
     "entropy_by_layer": 16,  # (L, nh) floats
     # (model, text, second text, settings, layers): (len(layers), T, T) floats, 0.1 MB for 6 layers at 64 tokens
     "rollout_by_layer": 16,
@@ -226,29 +230,53 @@ def _full_encoding(name: str, text: str, text_b: str) -> Encoding:
     return encode(model(name), text, text_b or None)
 
 
+# ---- Every head of a layer, computed once: key (model name, text, second text, settings with head 0) ----
+
+# Every head's weights are kept with the layer while they take at most this many floats (64 MB): 12 heads of
+# 512 tokens take 3.1 million; a random source with head_dim 1 (C heads) on a long text computes them by parts.
+LAYER_WEIGHTS_FLOATS = 2**24
+
+
+def layer_weights(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerAttention:
+    """Every head of settings.layer computed once, with every head's weights when they fit
+    (LAYER_WEIGHTS_FLOATS): what the charts' stacks, the proof, the entropies and the rollout read."""
+    with heavy_work():
+        if _weights_fit(name, text, text_b, settings):
+            return _layer_weights(name, text, text_b, _any_head(settings))
+        return _layer_attention(name, text, text_b, _any_head(settings))
+
+
+def _weights_fit(name: str, text: str, text_b: str, settings: TraceSettings) -> bool:
+    tokens = encoding(name, text, text_b).num_tokens
+    return settings.num_heads(model(name).shape) * tokens * tokens <= LAYER_WEIGHTS_FLOATS
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_weights"],
+               max_size=BUDGET.cache_bytes("layer_weights"))
+def _layer_weights(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerAttention:
+    return layer_attention(model(name), layer_encoding(name, text, text_b, settings.layer), settings)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_attention"],
+               max_size=BUDGET.cache_bytes("layer_attention"))
+def _layer_attention(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerAttention:
+    """The layer without every head's weights: taken from _layer_weights when they fit, so that the heads
+    are computed once for both; else computed without them."""
+    if _weights_fit(name, text, text_b, settings):
+        with heavy_work():
+            return _layer_weights(name, text, text_b, settings).without_weights()
+    return layer_attention(model(name), layer_encoding(name, text, text_b, settings.layer), settings,
+                           keep_weights=False)
+
+
 # ---- One layer and head: key (model name, text, second text, settings) ----
 
 def trace(name: str, text: str, text_b: str, settings: TraceSettings) -> Trace:
+    """Every step of one head, made anew from the cached layer (its own head's attention, the embeddings and
+    the output projection: a few ms at 512 tokens), so that no cache keeps the layer's numbers twice."""
     with heavy_work():
-        return _trace(name, text, text_b, settings)
-
-
-@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["trace"], max_size=BUDGET.cache_bytes("trace"))
-def _trace(name: str, text: str, text_b: str, settings: TraceSettings) -> Trace:
-    return build_trace(model(name), layer_encoding(name, text, text_b, settings.layer), settings,
-                       shared_steps(name, text, text_b, settings))
-
-
-def shared_steps(name: str, text: str, text_b: str, settings: TraceSettings) -> tuple[Step, ...]:
-    """The steps of a trace that every head of its layer shares, kept on their own: a head move then computes
-    that head alone (at 472 tokens, every head's attention again was most of a head move's server time)."""
-    with heavy_work():
-        return _shared_steps(name, text, text_b, dataclasses.replace(settings, head=0))
-
-
-@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_steps"], max_size=BUDGET.cache_bytes("layer_steps"))
-def _shared_steps(name: str, text: str, text_b: str, settings: TraceSettings) -> tuple[Step, ...]:
-    return layer_steps(model(name), layer_encoding(name, text, text_b, settings.layer), settings)
+        return build_trace(model(name), layer_encoding(name, text, text_b, settings.layer), settings,
+                           _layer_attention(name, text, text_b, _any_head(settings)))
 
 
 def proof(name: str, text: str, text_b: str, layer: int, head: int) -> float:
@@ -260,9 +288,10 @@ def proof(name: str, text: str, text_b: str, layer: int, head: int) -> float:
 # Per layer, not per head: transformers computes every head of a layer at once (64 ms at 512 tokens).
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_proof"])
 def _layer_proof(name: str, text: str, text_b: str, layer: int) -> np.ndarray:
-    """(nh,): for each head of the layer, the largest |from-scratch weight − transformers' weight|."""
+    """(nh,): for each head of the layer, the largest |from-scratch weight − transformers' weight|. At the
+    reference settings the page shows most, the from-scratch weights are the chart's own (layer_weights)."""
     reference_settings = TraceSettings(layer=layer, source="bert", scaling="sqrt")
-    ours = heads.head_weights(trace(name, text, text_b, reference_settings))  # (1, nh, T, T)
+    ours = heads.head_weights(layer_weights(name, text, text_b, reference_settings))  # (1, nh, T, T)
     theirs = transformers_weights(model(name), layer_encoding(name, text, text_b, layer), layer)  # (1, nh, T, T)
     return np.abs(ours - theirs).max(axis=(0, 2, 3))
 
@@ -290,8 +319,16 @@ def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage
                heads_sent: tuple[int, ...], pair: str = "all", hide_special: bool = False) -> np.ndarray:
     """(len(layers), len(heads_sent), R, K): one stage (scores, scaled, weights; the context is (…, R, d)) of
     the given heads of the given layers, cut to the rows and keys the pair filter leaves; the weights
-    renormalised over the kept keys when the special tokens are hidden. The key leaves out the head."""
+    renormalised over the kept keys when the special tokens are hidden. The key leaves out the head.
+
+    The weights are read off layer_weights, which holds them already, and are not kept a second time."""
     with heavy_work():
+        if stage == "weights":
+            rows, keys = visible_tokens(encoding(name, text, text_b), pair, hide_special)  # (R,), (K,)
+            return np.stack([segments.visible_weights(
+                heads.head_weights(layer_weights(name, text, text_b, _any_head(settings, layer=layer)),
+                                   heads_sent)[0], rows, keys, hide_special)  # (h, R, K)
+                for layer in layers])  # (len(layers), h, R, K)
         return _head_stack(name, text, text_b, _any_head(settings, layer=0), stage, layers, heads_sent, pair,
                            hide_special)
 
@@ -299,15 +336,17 @@ def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["head_stack"], max_size=BUDGET.cache_bytes("head_stack"))
 def _head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage: str, layers: tuple[int, ...],
                 heads_sent: tuple[int, ...], pair: str, hide_special: bool) -> np.ndarray:
+    """A stage other than the weights, computed from the layer's projections for the heads sent (hidden
+    special tokens are left out, never renormalised: these are not weights)."""
     rows, keys = visible_tokens(encoding(name, text, text_b), pair, hide_special)  # (R,), (K,)
     stacks = []
     for layer in layers:
-        some_heads = heads.head_stage(trace(name, text, text_b, dataclasses.replace(settings, layer=layer)), stage,
-                                      heads_sent)[0]  # (h, T, T) or (h, T, d)
+        some_heads = heads.head_stage(layer_weights(name, text, text_b, dataclasses.replace(settings, layer=layer)),
+                                      stage, heads_sent)[0]  # (h, T, T) or (h, T, d)
         if stage == "context":
             stacks.append(some_heads[:, rows])  # (h, R, d)
         else:
-            stacks.append(segments.visible_weights(some_heads, rows, keys, hide_special and stage == "weights"))
+            stacks.append(segments.visible_weights(some_heads, rows, keys, False))  # (h, R, K)
     return np.stack(stacks)  # (len(layers), h, R, K or d)
 
 
@@ -332,7 +371,7 @@ def entropy_by_layer(name: str, text: str, text_b: str, settings: TraceSettings,
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["entropy_by_layer"])
 def _entropy_by_layer(name: str, text: str, text_b: str, settings: TraceSettings, num_layers: int) -> np.ndarray:
-    return np.stack([heads.head_entropies(trace(name, text, text_b, dataclasses.replace(settings, layer=layer)))
+    return np.stack([heads.head_entropies(layer_weights(name, text, text_b, dataclasses.replace(settings, layer=layer)))
                      for layer in range(num_layers)])  # (L, nh)
 
 
@@ -348,7 +387,7 @@ def rollout_by_layer(name: str, text: str, text_b: str, settings: TraceSettings,
                max_size=BUDGET.cache_bytes("rollout_by_layer"))
 def _rollout_by_layer(name: str, text: str, text_b: str, settings: TraceSettings,
                       layers: tuple[int, ...]) -> np.ndarray:
-    means = [heads.mean_of_heads(trace(name, text, text_b, dataclasses.replace(settings, layer=layer)))
+    means = [heads.mean_of_heads(layer_weights(name, text, text_b, dataclasses.replace(settings, layer=layer)))
              for layer in range(max(layers) + 1)]  # each (1, 1, T, T)
     return np.stack([heads.rollout(means[:layer + 1]) for layer in layers])  # (len(layers), T, T)
 

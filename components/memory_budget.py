@@ -26,9 +26,9 @@ CACHE_SHARE = 0.3  # of what the runtime, the sessions and the work leave; the w
 CACHE_SHARES = {
     "layer_encoding": 0.2,
     "full_encoding": 0.15,
-    "layer_steps": 0.1,
-    "trace": 0.1,
-    "head_stack": 0.15,
+    "layer_attention": 0.2,
+    "layer_weights": 0.1,
+    "head_stack": 0.05,
     "chart_data": 0.2,
     "rollout_by_layer": 0.05,
     "lab_random_scores": 0.05,
