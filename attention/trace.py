@@ -64,7 +64,8 @@ class LayerAttention:
     transformers, the entropies and the rollout are all taken from it, so none computes the heads again.
 
     Kept as the arrays the projections and the concatenation make, (B, T, nh·d) each: the split heads
-    and every head's context are views of them, not copies (a cache pickles each array once).
+    and every head's context are views of them, not copies (a cache pickles each array once). What a
+    trace needs kept is less (contexts_only).
     """
 
     settings: TraceSettings  # head 0 stands for any head: nothing here depends on it
@@ -72,12 +73,14 @@ class LayerAttention:
     head_size: int  # d
     divisor: float
     attention_mask: np.ndarray  # (B, T)
-    projected: dict[str, np.ndarray]  # "Q", "K", "V": (B, T, nh·d) each
+    projected: dict[str, np.ndarray] | None  # "Q", "K", "V": (B, T, nh·d) each, or None when not kept
     concat: np.ndarray  # (B, T, nh·d) every head's context side by side, switched-off heads at 0
     weights: np.ndarray | None  # (B, nh, T, T) every head's softmax, or None when not kept
 
     def split(self, letter: str) -> np.ndarray:
         """(B, nh, T, d): "Q", "K" or "V" cut into heads, a view of its projection."""
+        if self.projected is None:
+            raise ValueError("this LayerAttention keeps every head's context only, not the projections")
         return _heads_of(self.projected[letter], self.num_heads)
 
     @property
@@ -85,9 +88,11 @@ class LayerAttention:
         """(B, nh, T, d): every head's context, a view of the concatenation."""
         return _heads_of(self.concat, self.num_heads)
 
-    def without_weights(self) -> LayerAttention:
-        """The same layer without every head's weights: all a trace needs, a fifth of the bytes at 512 tokens."""
-        return dataclasses.replace(self, weights=None)
+    def contexts_only(self) -> LayerAttention:
+        """The layer as a trace needs it kept: every head's context, which takes every head's attention to
+        make (a quarter of the projections' bytes, a nineteenth of the weights' at 512 tokens). A trace makes
+        the projections again from the layer's input: one matrix product each, the same numbers."""
+        return dataclasses.replace(self, projected=None, weights=None)
 
 
 def layer_attention(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings,
@@ -99,12 +104,8 @@ def layer_attention(loaded: LoadedModel, encoding: Encoding, settings: TraceSett
     settings.validate(shape)
     num_heads = settings.num_heads(shape)
     divisor = settings.divisor(shape)
-    projections = projections_for(loaded, settings)
     with torch.inference_mode():
-        layer_input = torch.from_numpy(encoding.layer_input(settings.layer))  # (B, T, C)
-        projected = {letter: _apply(linear, layer_input)  # (B, T, nh·d)
-                     for letter, linear in (("Q", projections.query), ("K", projections.key),
-                                            ("V", projections.value))}
+        projected = _project(loaded, encoding, settings)  # (B, T, nh·d) each
         heads = {letter: split_heads(value, num_heads) for letter, value in projected.items()}  # (B, nh, T, d)
         mask = additive_mask(torch.from_numpy(encoding.attention_mask))  # (B, 1, T)
         contexts, weights = attend_every_head(heads["Q"], heads["K"], heads["V"], mask, divisor,
@@ -136,7 +137,12 @@ def build_trace(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings
     settings.validate(shape)
     if layer is None:
         layer = layer_attention(loaded, encoding, settings, keep_weights=False)
-    steps = list(_shared_steps(loaded, encoding, layer))
+    projected = layer.projected
+    if projected is None:
+        with torch.inference_mode():
+            projected = _as_numpy(_project(loaded, encoding, settings))  # (B, T, nh·d) each
+    split = {letter: _heads_of(value, layer.num_heads) for letter, value in projected.items()}  # (B, nh, T, d)
+    steps = list(_shared_steps(loaded, encoding, layer, projected, split))
     first_of_heads = next(index for index, step in enumerate(steps) if step.stage == "heads")
     return Trace(
         settings=settings,
@@ -145,11 +151,12 @@ def build_trace(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings
         head_size=layer.head_size,
         divisor=layer.divisor,
         dropped_tokens=encoding.dropped_tokens,
-        steps=(*steps[:first_of_heads], *_head_steps(encoding, layer, settings), *steps[first_of_heads:]),
+        steps=(*steps[:first_of_heads], *_head_steps(encoding, layer, settings, split), *steps[first_of_heads:]),
     )
 
 
-def _head_steps(encoding: Encoding, layer: LayerAttention, settings: TraceSettings) -> list[Step]:
+def _head_steps(encoding: Encoding, layer: LayerAttention, settings: TraceSettings,
+                split: dict[str, np.ndarray]) -> list[Step]:
     """The steps of head settings.head alone: its Q, K and V, then its attention stage by stage."""
     head = settings.head
     steps: list[Step] = []
@@ -161,7 +168,7 @@ def _head_steps(encoding: Encoding, layer: LayerAttention, settings: TraceSettin
     with torch.inference_mode():
         query, key, value = (
             record(letter, f"{letter} = {letter} split[:, {head}]",
-                   torch.from_numpy(layer.split(letter))[:, head])  # (B, T, d)
+                   torch.from_numpy(split[letter])[:, head])  # (B, T, d)
             for letter in "QKV"
         )
         mask = additive_mask(torch.from_numpy(encoding.attention_mask))  # (B, 1, T)
@@ -175,7 +182,8 @@ def _head_steps(encoding: Encoding, layer: LayerAttention, settings: TraceSettin
     return steps
 
 
-def _shared_steps(loaded: LoadedModel, encoding: Encoding, layer: LayerAttention) -> tuple[Step, ...]:
+def _shared_steps(loaded: LoadedModel, encoding: Encoding, layer: LayerAttention, projected: dict[str, np.ndarray],
+                  split: dict[str, np.ndarray]) -> tuple[Step, ...]:
     """The steps of a trace that every head of the layer shares, in order: the inputs, the embeddings, the
     layer's input, the projections of every head, then every head's context and what is made of them.
     A trace puts its own head's steps between the projections and every head's context."""
@@ -197,10 +205,9 @@ def _shared_steps(loaded: LoadedModel, encoding: Encoding, layer: LayerAttention
                              encoding.layer_input(settings.layer))  # (B, T, C)
         for letter in "QKV":
             w = letter.lower()
-            record(f"{letter} (all heads)", "projections", f"X · W_{w}ᵀ + b_{w}",
-                   layer.projected[letter])  # (B, T, nh·d)
+            record(f"{letter} (all heads)", "projections", f"X · W_{w}ᵀ + b_{w}", projected[letter])  # (B, T, nh·d)
             record(f"{letter} split", "projections", "view(B, T, nh, d).transpose(1, 2)",
-                   layer.split(letter))  # (B, nh, T, d)
+                   split[letter])  # (B, nh, T, d)
         record("context (all heads)", "heads", "softmax(mask(Q Kᵀ / s)) · V for every head", layer.context)
         concat = record("concat", "heads", "concatenate heads: transpose(1, 2).reshape(B, T, nh·d)",
                         layer.concat)  # (B, T, nh·d)
@@ -211,6 +218,14 @@ def _shared_steps(loaded: LoadedModel, encoding: Encoding, layer: LayerAttention
             record("attention output", "heads", "LayerNorm(output + X)",
                    self_output.LayerNorm(projected + layer_input))  # (B, T, C)
     return tuple(steps)
+
+
+def _project(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings) -> dict[str, torch.Tensor]:
+    """"Q", "K", "V": the layer's input projected, (B, T, nh·d) each (the input itself for identity)."""
+    projections = projections_for(loaded, settings)
+    layer_input = torch.from_numpy(encoding.layer_input(settings.layer))  # (B, T, C)
+    return {letter: _apply(linear, layer_input)  # (B, T, nh·d)
+            for letter, linear in (("Q", projections.query), ("K", projections.key), ("V", projections.value))}
 
 
 def _as_numpy(tensors: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:

@@ -7,8 +7,8 @@ Everything a cache keys on is a plain value (a model name, a text, frozen settin
 inputs share an entry across sessions; how many entries each keeps is set in CACHE_ENTRIES.
 
 The model is loaded once per server process and shared by every session (inference only);
-the forward pass runs once per text; traces are cached per settings, so moving a slider back
-and forth costs nothing.
+the forward pass runs once per text; every head of a layer is computed once per settings
+(LayerAttention), and a trace of one head is made from it, so moving the head costs one head.
 """
 
 from __future__ import annotations
@@ -78,13 +78,13 @@ CACHE_ENTRIES = {
     "layer_encoding": 128,
     # Every layer's hidden states, which the layers are taken from: 5.5 MB at 512 tokens, 20 MB on bert-base.
     "full_encoding": 8,
-    # Every head of one layer under one choice of settings, without the weights: what a trace of any of its
-    # heads is made of (the projections and every head's context), 3 MB at 512 tokens. A class's worth, each
-    # student on a layer of their own text: a head move then computes one head.
-    "layer_attention": 64,
-    # The same with every head's weights, which the charts, the proof, the entropies and the rollout read:
-    # 15 MB at 512 tokens. Kept for the moves at hand (a layer move reads it for the chart and the proof).
-    "layer_weights": 16,
+    # Every head of one layer under one choice of settings: the projections, the contexts and every head's
+    # weights, 15 MB at 512 tokens, which the charts, the proof, the entropies and the rollout read. Kept for
+    # the moves at hand: a layer move reads it for the chart and the proof.
+    "layer": 16,
+    # What a trace of any head of the layer is made of: every head's context, 0.75 MB at 512 tokens. A class's
+    # worth and more (a student of the lesson looks at two or three settings): a head move then computes one head.
+    "layer_contexts": 128,
     # One stage other than the weights (scores, scaled, context) of every head of the layers sent: 0.3 MB for
     # every layer at 32 tokens, 12.6 MB for one layer at 512. The weights are read off layer_weights instead.
     "head_stack": 16,
@@ -241,32 +241,23 @@ def layer_weights(name: str, text: str, text_b: str, settings: TraceSettings) ->
     """Every head of settings.layer computed once, with every head's weights when they fit
     (LAYER_WEIGHTS_FLOATS): what the charts' stacks, the proof, the entropies and the rollout read."""
     with heavy_work():
-        if _weights_fit(name, text, text_b, settings):
-            return _layer_weights(name, text, text_b, _any_head(settings))
-        return _layer_attention(name, text, text_b, _any_head(settings))
+        return _layer(name, text, text_b, _any_head(settings))
 
 
-def _weights_fit(name: str, text: str, text_b: str, settings: TraceSettings) -> bool:
-    tokens = encoding(name, text, text_b).num_tokens
-    return settings.num_heads(model(name).shape) * tokens * tokens <= LAYER_WEIGHTS_FLOATS
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer"], max_size=BUDGET.cache_bytes("layer"))
+def _layer(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerAttention:
+    loaded, tokens = model(name), encoding(name, text, text_b).num_tokens
+    fits = settings.num_heads(loaded.shape) * tokens * tokens <= LAYER_WEIGHTS_FLOATS
+    return layer_attention(loaded, layer_encoding(name, text, text_b, settings.layer), settings, keep_weights=fits)
 
 
-@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_weights"],
-               max_size=BUDGET.cache_bytes("layer_weights"))
-def _layer_weights(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerAttention:
-    return layer_attention(model(name), layer_encoding(name, text, text_b, settings.layer), settings)
-
-
-@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_attention"],
-               max_size=BUDGET.cache_bytes("layer_attention"))
-def _layer_attention(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerAttention:
-    """The layer without every head's weights: taken from _layer_weights when they fit, so that the heads
-    are computed once for both; else computed without them."""
-    if _weights_fit(name, text, text_b, settings):
-        with heavy_work():
-            return _layer_weights(name, text, text_b, settings).without_weights()
-    return layer_attention(model(name), layer_encoding(name, text, text_b, settings.layer), settings,
-                           keep_weights=False)
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_contexts"],
+               max_size=BUDGET.cache_bytes("layer_contexts"))
+def _layer_contexts(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerAttention:
+    """The layer as a trace needs it kept (every head's context: 0.75 MB at 512 tokens), a class's worth:
+    a head move then computes one head, and a layer move computes every head once, for both caches."""
+    with heavy_work():
+        return _layer(name, text, text_b, settings).contexts_only()
 
 
 # ---- One layer and head: key (model name, text, second text, settings) ----
@@ -276,7 +267,7 @@ def trace(name: str, text: str, text_b: str, settings: TraceSettings) -> Trace:
     the output projection: a few ms at 512 tokens), so that no cache keeps the layer's numbers twice."""
     with heavy_work():
         return build_trace(model(name), layer_encoding(name, text, text_b, settings.layer), settings,
-                           _layer_attention(name, text, text_b, _any_head(settings)))
+                           _layer_contexts(name, text, text_b, _any_head(settings)))
 
 
 def proof(name: str, text: str, text_b: str, layer: int, head: int) -> float:

@@ -81,20 +81,30 @@ def test_a_trace_made_from_the_layer_is_the_trace_made_alone(tiny, padded, setti
 def test_every_stage_read_off_the_layer_is_the_one_read_off_a_trace(tiny, padded, stage):
     settings = SETTINGS["cosine, τ"]
     layer = layer_attention(tiny, padded, settings)
+    without_weights = layer_attention(tiny, padded, settings, keep_weights=False)
     trace = build_trace(tiny, padded, settings, layer)
     for heads in (None, [3, 1]):
         np.testing.assert_array_equal(head_stage(layer, stage, heads), head_stage(trace, stage, heads))
-        np.testing.assert_array_equal(head_stage(layer.without_weights(), stage, heads),
-                                      head_stage(trace, stage, heads))
+        np.testing.assert_array_equal(head_stage(without_weights, stage, heads), head_stage(trace, stage, heads))
+
+
+@pytest.mark.parametrize("settings", SETTINGS.values(), ids=SETTINGS.keys())
+def test_a_trace_made_from_the_contexts_alone_is_the_same_trace(tiny, padded, settings):
+    """The projections a trace makes again from the layer's input are the ones the layer made."""
+    layer = layer_attention(tiny, padded, settings)
+    at_head = TraceSettings(**{**vars(settings), "head": layer.num_heads - 1})
+    whole, lean = build_trace(tiny, padded, at_head, layer), build_trace(tiny, padded, at_head, layer.contexts_only())
+    for ours, theirs in zip(lean.steps, whole.steps, strict=True):
+        np.testing.assert_array_equal(ours.value, theirs.value, err_msg=ours.name)
+    with pytest.raises(ValueError, match="context"):
+        head_stage(layer.contexts_only(), "scores")
 
 
 def test_without_its_weights_the_layer_computes_them_again_and_keeps_the_rest(tiny, padded):
     layer = layer_attention(tiny, padded, SETTINGS["bert"])
-    lean = layer.without_weights()
-    assert lean.weights is None
-    np.testing.assert_array_equal(head_weights(lean), layer.weights)
     not_kept = layer_attention(tiny, padded, SETTINGS["bert"], keep_weights=False)
     assert not_kept.weights is None
+    np.testing.assert_array_equal(head_weights(not_kept), layer.weights)
     np.testing.assert_array_equal(not_kept.concat, layer.concat)
     for letter in "QKV":
         np.testing.assert_array_equal(not_kept.projected[letter], layer.projected[letter])
@@ -106,15 +116,13 @@ def test_the_split_heads_and_the_context_are_views_and_pickle_once(tiny, padded)
     for letter in "QKV":
         assert np.shares_memory(layer.split(letter), layer.projected[letter])
     assert np.shares_memory(layer.context, layer.concat)
-    numbers = sum(array.nbytes for array in (*layer.projected.values(), layer.concat))
-    lean = len(pickle.dumps(layer.without_weights()))
-    assert numbers <= lean < numbers + 4096
-    assert numbers + layer.weights.nbytes <= len(pickle.dumps(layer)) < numbers + layer.weights.nbytes + 4096
+    numbers = sum(array.nbytes for array in (*layer.projected.values(), layer.concat, layer.weights))
+    assert numbers <= len(pickle.dumps(layer)) < numbers + 4096
+    assert layer.concat.nbytes <= len(pickle.dumps(layer.contexts_only())) < layer.concat.nbytes + 4096
 
 
 def test_identity_keeps_its_one_input_once(tiny, padded):
     """Q = K = V = X: one array under three names, pickled once."""
-    layer = layer_attention(tiny, padded, SETTINGS["identity"])
+    layer = layer_attention(tiny, padded, SETTINGS["identity"], keep_weights=False)
     assert layer.projected["Q"] is layer.projected["K"] is layer.projected["V"]
-    lean = len(pickle.dumps(layer.without_weights()))
-    assert lean < 2 * layer.concat.nbytes + 4096
+    assert len(pickle.dumps(layer)) < 2 * layer.concat.nbytes + 4096
