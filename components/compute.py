@@ -60,7 +60,8 @@ from components.memory_budget import MemoryBudget, memory_budget
 
 # One thread per operation: the matrices of one rerun are small, many sessions share two cores, and
 # every rerun runs in a fresh thread, where a thread pool per operation costs more than it saves.
-torch.set_num_threads(1)
+TORCH_THREADS = 1
+torch.set_num_threads(TORCH_THREADS)
 # Freed tensors go back to the system, so that the server shrinks again after a class.
 process_memory.return_freed_memory()
 
@@ -138,6 +139,9 @@ def heavy_work():
     depth = getattr(_holding, "depth", 0)
     if depth == 0:
         _heavy.acquire()
+        # Again in this thread: OpenMP keeps the count per thread, and a rerun's fresh thread would otherwise
+        # multiply matrices with one thread per core, rounding the last bit apart from one thread's result.
+        torch.set_num_threads(TORCH_THREADS)
     _holding.depth = depth + 1
     try:
         yield
