@@ -9,6 +9,7 @@
 """
 
 from attention.encoding import Encoding, encode, encode_batch
+from attention.layer_inputs import next_layer_input
 from attention.models import (
     BUNDLED_MODEL,
     LoadedModel,
@@ -44,6 +45,7 @@ __all__ = [
     "encode_batch",
     "layer_reference",
     "load_model",
+    "next_layer_input",
     "parity_report",
     "transformers_weights",
     "weights_path",

@@ -50,6 +50,7 @@ from attention import (
     lesson,
     load_model,
     neuron,
+    next_layer_input,
     scaling_lab,
     segments,
     transformers_weights,
@@ -77,7 +78,8 @@ CACHE_ENTRIES = {
     # A class of 30, each with a text of their own, must not push each other out (every move would run
     # the model again): the input of one layer, 0.75 MB at 512 tokens on the bundled model, 1.5 MB on bert-base.
     "layer_encoding": 128,
-    # Every layer's hidden states, which the layers are taken from: 5.5 MB at 512 tokens, 20 MB on bert-base.
+    # Every layer's hidden states, for the lesson's last step: 5.5 MB at 512 tokens, 20 MB on bert-base. A layer's
+    # input is made from the layer before instead (layer_encoding), a class's texts being too many to keep so.
     "full_encoding": 8,
     # Every head of one layer under one choice of settings: the projections, the contexts and every head's
     # weights, 15 MB at 512 tokens, which the charts, the proof, the entropies and the rollout read. Kept for
@@ -219,7 +221,10 @@ def layer_encoding(name: str, text: str, text_b: str, layer: int) -> Encoding:
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_encoding"],
                max_size=BUDGET.cache_bytes("layer_encoding"))
 def _layer_encoding(name: str, text: str, text_b: str, layer: int) -> Encoding:
-    return full_encoding(name, text, text_b).keeping([layer])
+    """Made from the layer before (the embeddings for layer 0): a move to the next layer runs one layer, where
+    every layer's input, which a class's texts would not leave in full_encoding, took a forward pass again."""
+    before = encoding(name, text, text_b) if layer == 0 else layer_encoding(name, text, text_b, layer - 1)
+    return next_layer_input(model(name), before, layer)
 
 
 def full_encoding(name: str, text: str, text_b: str) -> Encoding:
