@@ -81,10 +81,6 @@ CACHE_ENTRIES = {
     # Every layer's hidden states, for the lesson's last step: 5.5 MB at 512 tokens, 20 MB on bert-base. A layer's
     # input is made from the layer before instead (layer_encoding), a class's texts being too many to keep so.
     "full_encoding": 8,
-    # Every head of one layer under one choice of settings: the projections, the contexts and every head's
-    # weights, 15 MB at 512 tokens, which the charts, the proof, the entropies and the rollout read. Kept for
-    # the moves at hand: a layer move reads it for the chart and the proof.
-    "layer": 16,
     # What a trace of any head of the layer is made of: every head's context, 0.75 MB at 512 tokens. A class's
     # worth and more (a student of the lesson looks at two or three settings): a head move then computes one head.
     "layer_contexts": 128,
@@ -122,6 +118,13 @@ def _budget() -> MemoryBudget:
 # Every cache that can grow large is also bounded in bytes (its pickled size), by its share of the budget.
 BUDGET = _budget()
 log.info("memory budget: %s", BUDGET.describe())
+
+# Every head of one layer under one choice of settings (the projections, the contexts and every head's weights),
+# which the charts, the proof, the entropies and the rollout read: kept for the moves at hand (a layer move
+# reads it for the chart and the proof), as many as its share holds of the largest, a 512-token layer of
+# 12 heads on bert-base (19 MB; 15 MB on the bundled model).
+LARGEST_LAYER_BYTES = 4 * (12 * 512 * 512 + 4 * 512 * 768)  # float32 weights (nh, T, T), then Q, K, V, concat (T, C)
+LAYER_ENTRIES = max(1, BUDGET.cache_bytes("layer") // LARGEST_LAYER_BYTES)
 
 # Building a trace, a stack of every head or a forward pass holds its tensors until it is done: at most
 # HEAVY_SLOTS of them run at once, the others wait their turn. More would not finish sooner on as many
@@ -253,7 +256,10 @@ def layer_weights(name: str, text: str, text_b: str, settings: TraceSettings) ->
         return _layer(name, text, text_b, _any_head(settings))
 
 
-@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer"], max_size=BUDGET.cache_bytes("layer"))
+# Shared by reference, not pickled: st.cache_data copies a value on every hit, and this one is read two or
+# three times a rerun; in a class of long texts, the queued reruns each held their own copies of it. Callers
+# must not change its arrays.
+@st.cache_resource(show_spinner=False, max_entries=LAYER_ENTRIES)
 def _layer(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerAttention:
     loaded, tokens = model(name), encoding(name, text, text_b).num_tokens
     fits = settings.num_heads(loaded.shape) * tokens * tokens <= LAYER_WEIGHTS_FLOATS
