@@ -9,6 +9,7 @@
 """
 
 from attention.encoding import Encoding, encode, encode_batch
+from attention.layer_inputs import next_layer_input
 from attention.models import (
     BUNDLED_MODEL,
     LoadedModel,
@@ -21,7 +22,7 @@ from attention.models import (
 from attention.outline import Outline, OutlineStep, build_outline, outline_steps
 from attention.parity import LayerReference, layer_reference, parity_report, transformers_weights
 from attention.settings import SCALINGS, SIMILARITIES, SOURCES, ModelShape, TraceSettings
-from attention.trace import Step, Trace, build_trace, layer_steps
+from attention.trace import LayerAttention, Step, Trace, build_trace, layer_attention
 
 __all__ = [
     "BUNDLED_MODEL",
@@ -29,6 +30,7 @@ __all__ = [
     "SIMILARITIES",
     "SOURCES",
     "Encoding",
+    "LayerAttention",
     "LayerReference",
     "LoadedModel",
     "ModelLoadError",
@@ -41,13 +43,14 @@ __all__ = [
     "allowed_hub_ids",
     "build_outline",
     "build_trace",
-    "layer_steps",
+    "layer_attention",
     "check_fits",
     "encode",
     "encode_batch",
     "layer_reference",
     "load_model",
     "outline_steps",
+    "next_layer_input",
     "parity_report",
     "transformers_weights",
     "weights_path",

@@ -89,13 +89,30 @@ def attend_in_chunks(
     Many narrow heads (head_dim 1 gives C of them) on a long text would need
     nh·T·T floats at once; chunking keeps that below max_elements.
     """
+    return attend_every_head(query, key, value, mask, divisor, similarity, False, max_elements)[0]
+
+
+def attend_every_head(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    mask: torch.Tensor | None,
+    divisor: float,
+    similarity: str = "dot",
+    keep_weights: bool = True,
+    max_elements: int = 2**24,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The context (B, nh, T, d) and, with keep_weights, the weights (B, nh, T, T) of all heads, computed a
+    few heads at a time (as attend_in_chunks): one pass gives both, so nothing needs every head again."""
     batch, num_heads, tokens, _ = query.shape
-    per_head = batch * tokens * tokens
-    step = max(1, max_elements // per_head)
+    step = max(1, max_elements // (batch * tokens * tokens))
     head_mask = None if mask is None else mask[:, None]  # (B, 1, 1, T): broadcasts over heads
-    contexts = [
-        attend(query[:, i:i + step], key[:, i:i + step], value[:, i:i + step],
-               head_mask, divisor, similarity).context  # (B, step, T, d)
-        for i in range(0, num_heads, step)
-    ]
-    return torch.cat(contexts, dim=1)  # (B, nh, T, d)
+    context = torch.empty(batch, num_heads, tokens, value.shape[-1])  # (B, nh, T, d)
+    weights = torch.empty(batch, num_heads, tokens, tokens) if keep_weights else None  # (B, nh, T, T)
+    for i in range(0, num_heads, step):
+        stages = attend(query[:, i:i + step], key[:, i:i + step], value[:, i:i + step],
+                        head_mask, divisor, similarity)  # each (B, step, T, T or d)
+        context[:, i:i + step] = stages.context
+        if weights is not None:
+            weights[:, i:i + step] = stages.weights
+    return context, weights

@@ -1,8 +1,8 @@
 """All heads of a layer at once, and attention followed through the layers.
 
-Everything here is read off traces (the same from-scratch computation the single-head
-view shows), so the grid, the aggregate and the rollout agree with it by construction.
-Shapes: B batch, T tokens, nh heads, L layers.
+Everything here is read off a trace or the LayerAttention it is made of (the same from-scratch
+computation the single-head view shows), so the grid, the aggregate and the rollout agree with it
+by construction. Shapes: B batch, T tokens, nh heads, L layers.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from attention.dot_product import additive_mask, attend
-from attention.trace import Trace
+from attention.trace import LayerAttention, Trace
 
 AGGREGATES = ("mean", "max")
 
@@ -21,39 +21,55 @@ AGGREGATES = ("mean", "max")
 HEAD_STAGES = ("scores", "scaled", "masked", "weights", "context")  # what head_stage computes for every head
 
 
-def head_weights(trace: Trace, heads: Sequence[int] | None = None, max_elements: int = 2**24) -> np.ndarray:
+def head_weights(source: Trace | LayerAttention, heads: Sequence[int] | None = None, max_elements: int = 2**24
+                 ) -> np.ndarray:
     """(B, h, T, T): the attention weights of the given heads (all by default) of the traced layer."""
-    return head_stage(trace, "weights", heads, max_elements)
+    return head_stage(source, "weights", heads, max_elements)
 
 
-def head_stage(trace: Trace, stage: str, heads: Sequence[int] | None = None, max_elements: int = 2**24
-               ) -> np.ndarray:
-    """One stage of the given heads (all by default) of the traced layer: the raw scores, the scaled
-    scores (masked: with the padding's keys at MASKED_SCORE) or the weights (B, h, T, T), or the context
+def head_stage(source: Trace | LayerAttention, stage: str, heads: Sequence[int] | None = None,
+               max_elements: int = 2**24) -> np.ndarray:
+    """One stage of the given heads (all by default) of the layer: the raw scores, the scaled scores
+    (masked: with the padding's keys at MASKED_SCORE) or the weights (B, h, T, T), or the context
     (B, h, T, d), as the trace computes them for its head.
 
-    Computed a few heads at a time, so that only the stage itself is ever held at once (a random
-    source with head_dim 1 has C heads), never the other stages beside it.
+    The weights a LayerAttention kept are taken as they are. Anything else is computed a few heads at a
+    time, so that only the stage itself is ever held at once (a random source with head_dim 1 has C
+    heads), never the other stages beside it.
     """
     if stage not in HEAD_STAGES:
         raise ValueError(f"stage must be one of {', '.join(HEAD_STAGES)}; got {stage!r}")
-    chosen = list(range(trace.num_heads)) if heads is None else [int(h) for h in heads]
+    chosen = list(range(source.num_heads)) if heads is None else [int(h) for h in heads]
     for head in chosen:
-        if not 0 <= head < trace.num_heads:
-            raise ValueError(f"head must be from 0 to {trace.num_heads - 1}; got {head}")
-    queries, keys, values = (trace[f"{letter} split"] for letter in "QKV")  # (B, nh, T, d) each
+        if not 0 <= head < source.num_heads:
+            raise ValueError(f"head must be from 0 to {source.num_heads - 1}; got {head}")
+    if stage == "weights" and isinstance(source, LayerAttention) and source.weights is not None:
+        return source.weights[:, chosen]  # (B, h, T, T)
+    queries, keys, values = _split_heads(source)  # (B, nh, T, d) each
     batch, _, tokens, size = queries.shape
     width = size if stage == "context" else tokens
     out = np.empty((batch, len(chosen), tokens, width), dtype=np.float32)  # (B, h, T, T or d)
     step = max(1, max_elements // (batch * tokens * tokens))
     with torch.inference_mode():
-        mask = additive_mask(torch.from_numpy(trace["attention_mask"]))[:, None]  # (B, 1, 1, T)
+        mask = additive_mask(torch.from_numpy(_attention_mask(source)))[:, None]  # (B, 1, 1, T)
         for start in range(0, len(chosen), step):
             some = chosen[start:start + step]
             stages = attend(*(torch.from_numpy(tensor[:, some]) for tensor in (queries, keys, values)),
-                            mask, trace.divisor, trace.settings.similarity)  # each (B, step, T, T or d)
+                            mask, source.divisor, source.settings.similarity)  # each (B, step, T, T or d)
             out[:, start:start + len(some)] = getattr(stages, stage).numpy()
     return out
+
+
+def _split_heads(source: Trace | LayerAttention) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Q, K and V of every head, (B, nh, T, d) each."""
+    if isinstance(source, LayerAttention):
+        return tuple(source.split(letter) for letter in "QKV")
+    return tuple(source[f"{letter} split"] for letter in "QKV")
+
+
+def _attention_mask(source: Trace | LayerAttention) -> np.ndarray:
+    """(B, T) 1 for a token, 0 for padding."""
+    return source.attention_mask if isinstance(source, LayerAttention) else source["attention_mask"]
 
 
 def aggregate_heads(weights: np.ndarray, how: str) -> np.ndarray:
@@ -93,11 +109,11 @@ def head_summary(weights: np.ndarray, attention_mask: np.ndarray) -> dict[str, n
     return {"entropy": row_entropy(rows).mean(axis=-1), "max_weight": rows.max(axis=-1).mean(axis=-1)}
 
 
-def head_entropies(trace: Trace) -> np.ndarray:
-    """(nh,): the mean row entropy (nats) of every head of the traced layer, over the real tokens."""
-    return head_summary(head_weights(trace), trace["attention_mask"])["entropy"]
+def head_entropies(source: Trace | LayerAttention) -> np.ndarray:
+    """(nh,): the mean row entropy (nats) of every head of the layer, over the real tokens."""
+    return head_summary(head_weights(source), _attention_mask(source))["entropy"]
 
 
-def mean_of_heads(trace: Trace) -> np.ndarray:
-    """(B, 1, T, T): the traced layer's weights averaged over its heads, the input rollout takes per layer."""
-    return aggregate_heads(head_weights(trace), "mean")[:, None]
+def mean_of_heads(source: Trace | LayerAttention) -> np.ndarray:
+    """(B, 1, T, T): the layer's weights averaged over its heads, the input rollout takes per layer."""
+    return aggregate_heads(head_weights(source), "mean")[:, None]

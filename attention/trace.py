@@ -7,12 +7,13 @@ scaling never runs the model again.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from attention.dot_product import additive_mask, attend, attend_in_chunks, merge_heads, split_heads
+from attention.dot_product import additive_mask, attend, attend_every_head, merge_heads, split_heads
 from attention.encoding import Encoding
 from attention.models import LoadedModel
 from attention.outline import scaled_formula, scores_formula
@@ -57,102 +58,187 @@ class Trace:
         return tuple(step.name for step in self.steps)
 
 
-def build_trace(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings,
-                shared: tuple[Step, ...] | None = None) -> Trace:
-    """Dissect layer settings.layer, head settings.head for an encoded batch.
+@dataclass(frozen=True, eq=False)
+class LayerAttention:
+    """Every head of one layer, computed once: the projections, every head's context and, when kept, every
+    head's weights. A trace of any head of the layer, the charts' stacks of every head, the proof against
+    transformers, the entropies and the rollout are all taken from it, so none computes the heads again.
 
-    shared: layer_steps(loaded, encoding, settings), if at hand: what every head of the layer shares, so
-    that another head of the same layer computes its own steps alone (a 472-token text: one head's
-    attention instead of every head's again).
+    Kept as the arrays the projections and the concatenation make, (B, T, nh·d) each: the split heads
+    and every head's context are views of them, not copies (a cache pickles each array once). What a
+    trace needs kept is less (contexts_only).
     """
+
+    settings: TraceSettings  # head 0 stands for any head: nothing here depends on it
+    num_heads: int  # nh
+    head_size: int  # d
+    divisor: float
+    attention_mask: np.ndarray  # (B, T)
+    projected: dict[str, np.ndarray] | None  # "Q", "K", "V": (B, T, nh·d) each, or None when not kept
+    concat: np.ndarray  # (B, T, nh·d) every head's context side by side, switched-off heads at 0
+    weights: np.ndarray | None  # (B, nh, T, T) every head's softmax, or None when not kept
+
+    def split(self, letter: str) -> np.ndarray:
+        """(B, nh, T, d): "Q", "K" or "V" cut into heads, a view of its projection."""
+        if self.projected is None:
+            raise ValueError("this LayerAttention keeps every head's context only, not the projections")
+        return _heads_of(self.projected[letter], self.num_heads)
+
+    @property
+    def context(self) -> np.ndarray:
+        """(B, nh, T, d): every head's context, a view of the concatenation."""
+        return _heads_of(self.concat, self.num_heads)
+
+    def contexts_only(self) -> LayerAttention:
+        """The layer as a trace needs it kept: every head's context, which takes every head's attention to
+        make (a quarter of the projections' bytes, a nineteenth of the weights' at 512 tokens). A trace makes
+        the projections again from the layer's input: one matrix product each, the same numbers."""
+        return dataclasses.replace(self, projected=None, weights=None)
+
+
+def layer_attention(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings,
+                    keep_weights: bool = True) -> LayerAttention:
+    """Every head of layer settings.layer at once (settings.head is not read): the projections, then each
+    head's weights and context in one pass over the heads. keep_weights=False leaves the weights out, for
+    settings with too many heads to hold them all (head_dim 1 on a long text: C·T·T floats)."""
     shape = loaded.shape
     settings.validate(shape)
-    num_heads, head_size = settings.num_heads(shape), settings.head_size(shape)
+    num_heads = settings.num_heads(shape)
     divisor = settings.divisor(shape)
-    if shared is None:
-        shared = layer_steps(loaded, encoding, settings)
-    split = {step.name: step.value for step in shared if step.name.endswith(" split")}
-    steps: list[Step] = []
-
-    def record(name: str, stage: str, formula: str, value: torch.Tensor) -> torch.Tensor:
-        steps.append(Step(name, stage, formula, value.numpy()))
-        return value
-
     with torch.inference_mode():
-        head = settings.head
-        query, key, value = (
-            record(letter, "head", f"{letter} = {letter} split[:, {head}]",
-                   torch.from_numpy(split[f"{letter} split"])[:, head])  # (B, T, d)
-            for letter in "QKV"
-        )
+        projected = _project(loaded, encoding, settings)  # (B, T, nh·d) each
+        heads = {letter: split_heads(value, num_heads) for letter, value in projected.items()}  # (B, nh, T, d)
         mask = additive_mask(torch.from_numpy(encoding.attention_mask))  # (B, 1, T)
-        stages = attend(query, key, value, mask, divisor, settings.similarity)
-        record("scores", "head", scores_formula(settings), stages.scores)  # (B, T, T)
-        record("scaled", "head", scaled_formula(settings, head_size), stages.scaled)  # (B, T, T)
-        record("masked", "head", "scaled + (−∞ at padding keys)", stages.masked)  # (B, T, T)
-        record("weights", "head", "softmax(masked, dim=-1)", stages.weights)  # (B, T, T)
-        record("context", "head", "weights · V", stages.context)  # (B, T, d)
-
-    first_of_heads = next(index for index, step in enumerate(shared) if step.stage == "heads")
-    return Trace(
-        settings=settings,
-        tokens=encoding.tokens,
-        num_heads=num_heads,
-        head_size=head_size,
-        divisor=divisor,
-        dropped_tokens=encoding.dropped_tokens,
-        steps=(*shared[:first_of_heads], *steps, *shared[first_of_heads:]),
-    )
-
-
-def layer_steps(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings) -> tuple[Step, ...]:
-    """The steps of a trace that every head of the layer shares, in order: the inputs, the embeddings, the
-    layer's input, the projections of every head, then every head's context and what is made of them.
-    A trace puts its own head's steps between the projections and every head's context."""
-    shape = loaded.shape
-    settings.validate(shape)
-    num_heads, divisor = settings.num_heads(shape), settings.divisor(shape)
-    steps: list[Step] = []
-
-    def record(name: str, stage: str, formula: str, value: torch.Tensor) -> torch.Tensor:
-        steps.append(Step(name, stage, formula, value.numpy()))
-        return value
-
-    with torch.inference_mode():
-        input_ids = record("input_ids", "inputs", "tokenizer(text)", torch.from_numpy(encoding.input_ids))  # (B, T)
-        token_type_ids = record("token_type_ids", "inputs", "0 for sentence A, 1 for sentence B",
-                                torch.from_numpy(encoding.token_type_ids))  # (B, T)
-        attention_mask = record("attention_mask", "inputs", "1 for a token, 0 for padding",
-                                torch.from_numpy(encoding.attention_mask))  # (B, T)
-        _record_embeddings(loaded, input_ids, token_type_ids, record)
-        layer_input = record("layer_input", "embeddings",
-                             "X = embeddings" if settings.layer == 0 else f"X = output of layer {settings.layer - 1}",
-                             torch.from_numpy(encoding.layer_input(settings.layer)))  # (B, T, C)
-
-        projections = projections_for(loaded, settings)
-        heads: dict[str, torch.Tensor] = {}
-        for letter, linear in (("Q", projections.query), ("K", projections.key), ("V", projections.value)):
-            w = letter.lower()
-            projected = record(f"{letter} (all heads)", "projections", f"X · W_{w}ᵀ + b_{w}",
-                               _apply(linear, layer_input))  # (B, T, nh·d)
-            heads[letter] = record(f"{letter} split", "projections", "view(B, T, nh, d).transpose(1, 2)",
-                                   split_heads(projected, num_heads))  # (B, nh, T, d)
-        mask = additive_mask(attention_mask)  # (B, 1, T)
-        contexts = attend_in_chunks(heads["Q"], heads["K"], heads["V"], mask, divisor,
-                                    settings.similarity)  # (B, nh, T, d)
+        contexts, weights = attend_every_head(heads["Q"], heads["K"], heads["V"], mask, divisor,
+                                              settings.similarity, keep_weights)  # (B, nh, T, d), (B, nh, T, T)
         if settings.heads_off:
             keep = torch.ones(num_heads)
             keep[list(settings.heads_off)] = 0.0
             contexts = contexts * keep[None, :, None, None]  # (B, nh, T, d) switched-off heads at 0
-        record("context (all heads)", "heads", "softmax(mask(Q Kᵀ / s)) · V for every head", contexts)
+        return LayerAttention(
+            settings=settings,
+            num_heads=num_heads,
+            head_size=settings.head_size(shape),
+            divisor=divisor,
+            attention_mask=encoding.attention_mask,
+            projected=_as_numpy(projected),
+            concat=merge_heads(contexts).numpy(),  # (B, T, nh·d)
+            weights=None if weights is None else weights.numpy(),
+        )
+
+
+def build_trace(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings,
+                layer: LayerAttention | None = None) -> Trace:
+    """Dissect layer settings.layer, head settings.head for an encoded batch.
+
+    layer: layer_attention(loaded, encoding, settings), if at hand (its weights need not be kept): every
+    head of the layer computed once, so that a trace of another head computes its own steps alone.
+    """
+    shape = loaded.shape
+    settings.validate(shape)
+    if layer is None:
+        layer = layer_attention(loaded, encoding, settings, keep_weights=False)
+    projected = layer.projected
+    if projected is None:
+        with torch.inference_mode():
+            projected = _as_numpy(_project(loaded, encoding, settings))  # (B, T, nh·d) each
+    split = {letter: _heads_of(value, layer.num_heads) for letter, value in projected.items()}  # (B, nh, T, d)
+    steps = list(_shared_steps(loaded, encoding, layer, projected, split))
+    first_of_heads = next(index for index, step in enumerate(steps) if step.stage == "heads")
+    return Trace(
+        settings=settings,
+        tokens=encoding.tokens,
+        num_heads=layer.num_heads,
+        head_size=layer.head_size,
+        divisor=layer.divisor,
+        dropped_tokens=encoding.dropped_tokens,
+        steps=(*steps[:first_of_heads], *_head_steps(encoding, layer, settings, split), *steps[first_of_heads:]),
+    )
+
+
+def _head_steps(encoding: Encoding, layer: LayerAttention, settings: TraceSettings,
+                split: dict[str, np.ndarray]) -> list[Step]:
+    """The steps of head settings.head alone: its Q, K and V, then its attention stage by stage."""
+    head = settings.head
+    steps: list[Step] = []
+
+    def record(name: str, formula: str, value: torch.Tensor) -> torch.Tensor:
+        steps.append(Step(name, "head", formula, value.numpy()))
+        return value
+
+    with torch.inference_mode():
+        query, key, value = (
+            record(letter, f"{letter} = {letter} split[:, {head}]",
+                   torch.from_numpy(split[letter])[:, head])  # (B, T, d)
+            for letter in "QKV"
+        )
+        mask = additive_mask(torch.from_numpy(encoding.attention_mask))  # (B, 1, T)
+        stages = attend(query, key, value, mask, layer.divisor, settings.similarity)
+        record("scores", scores_formula(settings), stages.scores)  # (B, T, T)
+        record("scaled", scaled_formula(settings, layer.head_size), stages.scaled)  # (B, T, T)
+        record("masked", "scaled + (−∞ at padding keys)", stages.masked)  # (B, T, T)
+        record("weights", "softmax(masked, dim=-1)", stages.weights)  # (B, T, T)
+        record("context", "weights · V", stages.context)  # (B, T, d)
+    return steps
+
+
+def _shared_steps(loaded: LoadedModel, encoding: Encoding, layer: LayerAttention, projected: dict[str, np.ndarray],
+                  split: dict[str, np.ndarray]) -> tuple[Step, ...]:
+    """The steps of a trace that every head of the layer shares, in order: the inputs, the embeddings, the
+    layer's input, the projections of every head, then every head's context and what is made of them.
+    A trace puts its own head's steps between the projections and every head's context."""
+    settings = layer.settings
+    steps: list[Step] = []
+
+    def record(name: str, stage: str, formula: str, value: torch.Tensor | np.ndarray) -> torch.Tensor:
+        steps.append(Step(name, stage, formula, value if isinstance(value, np.ndarray) else value.numpy()))
+        return torch.from_numpy(value) if isinstance(value, np.ndarray) else value
+
+    with torch.inference_mode():
+        input_ids = record("input_ids", "inputs", "tokenizer(text)", encoding.input_ids)  # (B, T)
+        token_type_ids = record("token_type_ids", "inputs", "0 for sentence A, 1 for sentence B",
+                                encoding.token_type_ids)  # (B, T)
+        record("attention_mask", "inputs", "1 for a token, 0 for padding", encoding.attention_mask)  # (B, T)
+        _record_embeddings(loaded, input_ids, token_type_ids, record)
+        layer_input = record("layer_input", "embeddings",
+                             "X = embeddings" if settings.layer == 0 else f"X = output of layer {settings.layer - 1}",
+                             encoding.layer_input(settings.layer))  # (B, T, C)
+        for letter in "QKV":
+            w = letter.lower()
+            record(f"{letter} (all heads)", "projections", f"X · W_{w}ᵀ + b_{w}", projected[letter])  # (B, T, nh·d)
+            record(f"{letter} split", "projections", "view(B, T, nh, d).transpose(1, 2)",
+                   split[letter])  # (B, nh, T, d)
+        record("context (all heads)", "heads", "softmax(mask(Q Kᵀ / s)) · V for every head", layer.context)
         concat = record("concat", "heads", "concatenate heads: transpose(1, 2).reshape(B, T, nh·d)",
-                        merge_heads(contexts))  # (B, T, nh·d)
+                        layer.concat)  # (B, T, nh·d)
+        projections = projections_for(loaded, settings)
         projected = record("output", "heads", "concat · W_oᵀ + b_o", _apply(projections.output, concat))  # (B, T, C)
         if settings.source == "bert":
             self_output = loaded.model.encoder.layer[settings.layer].attention.output
             record("attention output", "heads", "LayerNorm(output + X)",
                    self_output.LayerNorm(projected + layer_input))  # (B, T, C)
     return tuple(steps)
+
+
+def _project(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings) -> dict[str, torch.Tensor]:
+    """"Q", "K", "V": the layer's input projected, (B, T, nh·d) each (the input itself for identity)."""
+    projections = projections_for(loaded, settings)
+    layer_input = torch.from_numpy(encoding.layer_input(settings.layer))  # (B, T, C)
+    return {letter: _apply(linear, layer_input)  # (B, T, nh·d)
+            for letter, linear in (("Q", projections.query), ("K", projections.key), ("V", projections.value))}
+
+
+def _as_numpy(tensors: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:
+    """The tensors as numpy, one array for a tensor under several names (identity: Q, K and V are X), so
+    that a pickle holds it once."""
+    arrays = {id(tensor): tensor.numpy() for tensor in tensors.values()}
+    return {name: arrays[id(tensor)] for name, tensor in tensors.items()}
+
+
+def _heads_of(side_by_side: np.ndarray, num_heads: int) -> np.ndarray:
+    """(B, T, nh·d) -> (B, nh, T, d), a view: split_heads for numpy."""
+    batch, tokens, width = side_by_side.shape
+    return side_by_side.reshape(batch, tokens, num_heads, width // num_heads).transpose(0, 2, 1, 3)
 
 
 def _record_embeddings(loaded: LoadedModel, input_ids, token_type_ids, record) -> None:

@@ -7,8 +7,8 @@ Everything a cache keys on is a plain value (a model name, a text, frozen settin
 inputs share an entry across sessions; how many entries each keeps is set in CACHE_ENTRIES.
 
 The model is loaded once per server process and shared by every session (inference only);
-the forward pass runs once per text; traces are cached per settings, so moving a slider back
-and forth costs nothing.
+the forward pass runs once per text; every head of a layer is computed once per settings
+(LayerAttention), and a trace of one head is made from it, so moving the head costs one head.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from streamlit import dataframe_util
 from attention import (
     BUNDLED_MODEL,
     Encoding,
+    LayerAttention,
     LoadedModel,
     ModelLoadError,
     Outline,
-    Step,
     Trace,
     TraceSettings,
     allowed_hub_ids,
@@ -48,10 +48,11 @@ from attention import (
     head_switch,
     heads,
     hub,
-    layer_steps,
+    layer_attention,
     lesson,
     load_model,
     neuron,
+    next_layer_input,
     scaling_lab,
     segments,
     transformers_weights,
@@ -62,7 +63,8 @@ from components.memory_budget import MemoryBudget, memory_budget
 
 # One thread per operation: the matrices of one rerun are small, many sessions share two cores, and
 # every rerun runs in a fresh thread, where a thread pool per operation costs more than it saves.
-torch.set_num_threads(1)
+TORCH_THREADS = 1
+torch.set_num_threads(TORCH_THREADS)
 # Freed tensors go back to the system, so that the server shrinks again after a class.
 process_memory.return_freed_memory()
 
@@ -78,15 +80,16 @@ CACHE_ENTRIES = {
     # A class of 30, each with a text of their own, must not push each other out (every move would run
     # the model again): the input of one layer, 0.75 MB at 512 tokens on the bundled model, 1.5 MB on bert-base.
     "layer_encoding": 128,
-    # Every layer's hidden states, which the layers are taken from: 5.5 MB at 512 tokens, 20 MB on bert-base.
+    # Every layer's hidden states, for the lesson's last step: 5.5 MB at 512 tokens, 20 MB on bert-base. A layer's
+    # input is made from the layer before instead (layer_encoding), a class's texts being too many to keep so.
     "full_encoding": 8,
-    "trace": 24,  # one layer, head and scaling: about 16 MB at 512 tokens
-    "layer_steps": 24,  # what a trace's heads share: about 12 MB at 512 tokens
-    # One stage of every head of the layers sent: 0.3 MB for every layer at 32 tokens, 12.6 MB for one layer
-    # at 512. A class's worth, as for the encodings: with 8, each student's move in a class of 30 rebuilt
-    # its own (146 ms of server CPU a move, p95 4.3 s in python -m bench.load_test). Also capped in bytes.
-    "head_stack": 40,
-    "layer_proof": 128,  # (nh,) floats
+    # What a trace of any head of the layer is made of: every head's context, 0.75 MB at 512 tokens. A class's
+    # worth and more (a student of the lesson looks at two or three settings): a head move then computes one head.
+    "layer_contexts": 128,
+    # One stage other than the weights (scores, scaled, context) of every head of the layers sent: 0.3 MB for
+    # every layer at 32 tokens, 12.6 MB for one layer at 512. The weights are read off layer_weights instead.
+    "head_stack": 16,
+    "layer_proof": 512,  # (nh,) floats: every layer of a class's texts
     "entropy_by_layer": 16,  # (L, nh) floats
     # (model, text, second text, settings, layers): (len(layers), T, T) floats, 0.1 MB for 6 layers at 64 tokens
     "rollout_by_layer": 16,
@@ -118,6 +121,13 @@ def _budget() -> MemoryBudget:
 BUDGET = _budget()
 log.info("memory budget: %s", BUDGET.describe())
 
+# Every head of one layer under one choice of settings (the projections, the contexts and every head's weights),
+# which the charts, the proof, the entropies and the rollout read: kept for the moves at hand (a layer move
+# reads it for the chart and the proof), as many as its share holds of the largest, a 512-token layer of
+# 12 heads on bert-base (19 MB; 15 MB on the bundled model).
+LARGEST_LAYER_BYTES = 4 * (12 * 512 * 512 + 4 * 512 * 768)  # float32 weights (nh, T, T), then Q, K, V, concat (T, C)
+LAYER_ENTRIES = max(1, BUDGET.cache_bytes("layer") // LARGEST_LAYER_BYTES)
+
 # Building a trace, a stack of every head or a forward pass holds its tensors until it is done: at most
 # HEAVY_SLOTS of them run at once, the others wait their turn. More would not finish sooner on as many
 # cores, and thirty students opening 512-token texts at once would hold thirty sets of tensors.
@@ -136,6 +146,9 @@ def heavy_work():
     depth = getattr(_holding, "depth", 0)
     if depth == 0:
         _heavy.acquire()
+        # Again in this thread: OpenMP keeps the count per thread, and a rerun's fresh thread would otherwise
+        # multiply matrices with one thread per core, rounding the last bit apart from one thread's result.
+        torch.set_num_threads(TORCH_THREADS)
     _holding.depth = depth + 1
     try:
         yield
@@ -213,7 +226,10 @@ def layer_encoding(name: str, text: str, text_b: str, layer: int) -> Encoding:
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_encoding"],
                max_size=BUDGET.cache_bytes("layer_encoding"))
 def _layer_encoding(name: str, text: str, text_b: str, layer: int) -> Encoding:
-    return full_encoding(name, text, text_b).keeping([layer])
+    """Made from the layer before (the embeddings for layer 0): a move to the next layer runs one layer, where
+    every layer's input, which a class's texts would not leave in full_encoding, took a forward pass again."""
+    before = encoding(name, text, text_b) if layer == 0 else layer_encoding(name, text, text_b, layer - 1)
+    return next_layer_input(model(name), before, layer)
 
 
 def full_encoding(name: str, text: str, text_b: str) -> Encoding:
@@ -228,6 +244,39 @@ def _full_encoding(name: str, text: str, text_b: str) -> Encoding:
     return encode(model(name), text, text_b or None)
 
 
+# ---- Every head of a layer, computed once: key (model name, text, second text, settings with head 0) ----
+
+# Every head's weights are kept with the layer while they take at most this many floats (64 MB): 12 heads of
+# 512 tokens take 3.1 million; a random source with head_dim 1 (C heads) on a long text computes them by parts.
+LAYER_WEIGHTS_FLOATS = 2**24
+
+
+def layer_weights(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerAttention:
+    """Every head of settings.layer computed once, with every head's weights when they fit
+    (LAYER_WEIGHTS_FLOATS): what the charts' stacks, the proof, the entropies and the rollout read."""
+    with heavy_work():
+        return _layer(name, text, text_b, _any_head(settings))
+
+
+# Shared by reference, not pickled: st.cache_data copies a value on every hit, and this one is read two or
+# three times a rerun; in a class of long texts, the queued reruns each held their own copies of it. Callers
+# must not change its arrays.
+@st.cache_resource(show_spinner=False, max_entries=LAYER_ENTRIES)
+def _layer(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerAttention:
+    loaded, tokens = model(name), encoding(name, text, text_b).num_tokens
+    fits = settings.num_heads(loaded.shape) * tokens * tokens <= LAYER_WEIGHTS_FLOATS
+    return layer_attention(loaded, layer_encoding(name, text, text_b, settings.layer), settings, keep_weights=fits)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_contexts"],
+               max_size=BUDGET.cache_bytes("layer_contexts"))
+def _layer_contexts(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerAttention:
+    """The layer as a trace needs it kept (every head's context: 0.75 MB at 512 tokens), a class's worth:
+    a head move then computes one head, and a layer move computes every head once, for both caches."""
+    with heavy_work():
+        return _layer(name, text, text_b, settings).contexts_only()
+
+
 # ---- One layer and head: key (model name, text, second text, settings) ----
 
 def outline(name: str, text: str, text_b: str, settings: TraceSettings) -> Outline:
@@ -239,26 +288,11 @@ def outline(name: str, text: str, text_b: str, settings: TraceSettings) -> Outli
 
 
 def trace(name: str, text: str, text_b: str, settings: TraceSettings) -> Trace:
+    """Every step of one head, made anew from the cached layer (its own head's attention, the embeddings and
+    the output projection: a few ms at 512 tokens), so that no cache keeps the layer's numbers twice."""
     with heavy_work():
-        return _trace(name, text, text_b, settings)
-
-
-@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["trace"], max_size=BUDGET.cache_bytes("trace"))
-def _trace(name: str, text: str, text_b: str, settings: TraceSettings) -> Trace:
-    return build_trace(model(name), layer_encoding(name, text, text_b, settings.layer), settings,
-                       shared_steps(name, text, text_b, settings))
-
-
-def shared_steps(name: str, text: str, text_b: str, settings: TraceSettings) -> tuple[Step, ...]:
-    """The steps of a trace that every head of its layer shares, kept on their own: a head move then computes
-    that head alone (at 472 tokens, every head's attention again was most of a head move's server time)."""
-    with heavy_work():
-        return _shared_steps(name, text, text_b, dataclasses.replace(settings, head=0))
-
-
-@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_steps"], max_size=BUDGET.cache_bytes("layer_steps"))
-def _shared_steps(name: str, text: str, text_b: str, settings: TraceSettings) -> tuple[Step, ...]:
-    return layer_steps(model(name), layer_encoding(name, text, text_b, settings.layer), settings)
+        return build_trace(model(name), layer_encoding(name, text, text_b, settings.layer), settings,
+                           _layer_contexts(name, text, text_b, _any_head(settings)))
 
 
 def proof(name: str, text: str, text_b: str, layer: int, head: int) -> float:
@@ -270,9 +304,10 @@ def proof(name: str, text: str, text_b: str, layer: int, head: int) -> float:
 # Per layer, not per head: transformers computes every head of a layer at once (64 ms at 512 tokens).
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_proof"])
 def _layer_proof(name: str, text: str, text_b: str, layer: int) -> np.ndarray:
-    """(nh,): for each head of the layer, the largest |from-scratch weight − transformers' weight|."""
+    """(nh,): for each head of the layer, the largest |from-scratch weight − transformers' weight|. At the
+    reference settings the page shows most, the from-scratch weights are the chart's own (layer_weights)."""
     reference_settings = TraceSettings(layer=layer, source="bert", scaling="sqrt")
-    ours = heads.head_weights(trace(name, text, text_b, reference_settings))  # (1, nh, T, T)
+    ours = heads.head_weights(layer_weights(name, text, text_b, reference_settings))  # (1, nh, T, T)
     theirs = transformers_weights(model(name), layer_encoding(name, text, text_b, layer), layer)  # (1, nh, T, T)
     return np.abs(ours - theirs).max(axis=(0, 2, 3))
 
@@ -300,8 +335,16 @@ def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage
                heads_sent: tuple[int, ...], pair: str = "all", hide_special: bool = False) -> np.ndarray:
     """(len(layers), len(heads_sent), R, K): one stage (scores, scaled, weights; the context is (…, R, d)) of
     the given heads of the given layers, cut to the rows and keys the pair filter leaves; the weights
-    renormalised over the kept keys when the special tokens are hidden. The key leaves out the head."""
+    renormalised over the kept keys when the special tokens are hidden. The key leaves out the head.
+
+    The weights are read off layer_weights, which holds them already, and are not kept a second time."""
     with heavy_work():
+        if stage == "weights":
+            rows, keys = visible_tokens(encoding(name, text, text_b), pair, hide_special)  # (R,), (K,)
+            return np.stack([segments.visible_weights(
+                heads.head_weights(layer_weights(name, text, text_b, _any_head(settings, layer=layer)),
+                                   heads_sent)[0], rows, keys, hide_special)  # (h, R, K)
+                for layer in layers])  # (len(layers), h, R, K)
         return _head_stack(name, text, text_b, _any_head(settings, layer=0), stage, layers, heads_sent, pair,
                            hide_special)
 
@@ -309,15 +352,17 @@ def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["head_stack"], max_size=BUDGET.cache_bytes("head_stack"))
 def _head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage: str, layers: tuple[int, ...],
                 heads_sent: tuple[int, ...], pair: str, hide_special: bool) -> np.ndarray:
+    """A stage other than the weights, computed from the layer's projections for the heads sent (hidden
+    special tokens are left out, never renormalised: these are not weights)."""
     rows, keys = visible_tokens(encoding(name, text, text_b), pair, hide_special)  # (R,), (K,)
     stacks = []
     for layer in layers:
-        some_heads = heads.head_stage(trace(name, text, text_b, dataclasses.replace(settings, layer=layer)), stage,
-                                      heads_sent)[0]  # (h, T, T) or (h, T, d)
+        some_heads = heads.head_stage(layer_weights(name, text, text_b, dataclasses.replace(settings, layer=layer)),
+                                      stage, heads_sent)[0]  # (h, T, T) or (h, T, d)
         if stage == "context":
             stacks.append(some_heads[:, rows])  # (h, R, d)
         else:
-            stacks.append(segments.visible_weights(some_heads, rows, keys, hide_special and stage == "weights"))
+            stacks.append(segments.visible_weights(some_heads, rows, keys, False))  # (h, R, K)
     return np.stack(stacks)  # (len(layers), h, R, K or d)
 
 
@@ -342,7 +387,7 @@ def entropy_by_layer(name: str, text: str, text_b: str, settings: TraceSettings,
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["entropy_by_layer"])
 def _entropy_by_layer(name: str, text: str, text_b: str, settings: TraceSettings, num_layers: int) -> np.ndarray:
-    return np.stack([heads.head_entropies(trace(name, text, text_b, dataclasses.replace(settings, layer=layer)))
+    return np.stack([heads.head_entropies(layer_weights(name, text, text_b, dataclasses.replace(settings, layer=layer)))
                      for layer in range(num_layers)])  # (L, nh)
 
 
@@ -358,7 +403,7 @@ def rollout_by_layer(name: str, text: str, text_b: str, settings: TraceSettings,
                max_size=BUDGET.cache_bytes("rollout_by_layer"))
 def _rollout_by_layer(name: str, text: str, text_b: str, settings: TraceSettings,
                       layers: tuple[int, ...]) -> np.ndarray:
-    means = [heads.mean_of_heads(trace(name, text, text_b, dataclasses.replace(settings, layer=layer)))
+    means = [heads.mean_of_heads(layer_weights(name, text, text_b, dataclasses.replace(settings, layer=layer)))
              for layer in range(max(layers) + 1)]  # each (1, 1, T, T)
     return np.stack([heads.rollout(means[:layer + 1]) for layer in layers])  # (len(layers), T, T)
 

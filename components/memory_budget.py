@@ -25,10 +25,10 @@ CACHE_SHARE = 0.3  # of what the runtime, the sessions and the work leave; the w
 # student is on is what costs a forward pass to rebuild, and what a move needs again.
 CACHE_SHARES = {
     "layer_encoding": 0.2,
-    "full_encoding": 0.15,
-    "layer_steps": 0.1,
-    "trace": 0.1,
-    "head_stack": 0.15,
+    "full_encoding": 0.05,
+    "layer_contexts": 0.15,
+    "layer": 0.25,
+    "head_stack": 0.05,
     "chart_data": 0.2,
     "rollout_by_layer": 0.05,
     "lab_random_scores": 0.05,
