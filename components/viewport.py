@@ -61,10 +61,16 @@ class Viewport:
         return self.window_px < STACKED_BELOW_PX
 
     def column_px(self, share: float) -> int:
-        """The width of a column that takes `share` of a row of columns (with one gap), or all of it when stacked."""
-        if self.stacked or share >= 1:
-            return self.main_px
-        return int((self.main_px - COLUMN_GAP_PX) * share)
+        """The width of a column that takes `share` of the main block's row of columns."""
+        return column_px(self.main_px, share, self.stacked)
+
+
+def column_px(width: int, share: float, stacked: bool, gap_px: int = COLUMN_GAP_PX) -> int:
+    """The width of a column taking `share` of a row of st.columns width px wide (with one gap between two),
+    or all of it when the browser stacks columns."""
+    if stacked or share >= 1:
+        return width
+    return int((width - gap_px) * share)
 
 
 DEFAULT = Viewport(main_px=1000, window_px=1366, height_px=768)  # a 1366×768 laptop with the sidebar open

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from attention import Encoding, ModelShape, Outline, Trace, TraceSettings
 from components import compute
 from components.page_state import PageState
-from components.viewport import COLUMN_GAP_PX
+from components.viewport import COLUMN_GAP_PX, column_px
 
 VIEW_LABELS = {
     "head": "One head",
@@ -48,7 +48,7 @@ class ViewContext:
 
     def column_px(self, share: float, gap_px: int = COLUMN_GAP_PX) -> int:
         """The px of a column taking `share` of a row of st.columns in the view (all of it on a phone)."""
-        return self.width if self.stacked else int((self.width - gap_px) * share)
+        return column_px(self.width, share, self.stacked, gap_px)
 
     def settings(self, **changes) -> TraceSettings:
         """The core's settings for the controls, with some of them changed (e.g. layer=3)."""
