@@ -19,7 +19,8 @@ from components.scrub import AlignedDifference, HeadStack, Panel, scrub_panels, 
 
 FALLBACK_TEXT = "fruit flies like a banana"  # the notebooks' second sentence
 DIFFERENCE_SIZE = 260  # px, the difference's plot at most
-SIDE_BY_SIDE_SIZE = (130, 260)  # px, a text's plot: the smallest side by side, the largest
+# px, a text's plot side by side: the smallest, and the largest (panels of 212 px drew a head move slower)
+SIDE_BY_SIDE_SIZE = (130, 150)
 PANEL_SPACING = 24  # px between the two texts' panels
 
 
