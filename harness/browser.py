@@ -19,6 +19,7 @@ websocket message; a key press counts as answered once a message sent after it g
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from collections.abc import Callable
@@ -330,6 +331,22 @@ class HeldReplies:
     def __init__(self) -> None:
         self._page_end = None
         self.held: list | None = None
+
+    @classmethod
+    def on(cls, page) -> HeldReplies:
+        """Replies held between page and its server: call it before the page is opened."""
+        replies = cls()
+        page.route_web_socket(re.compile(r"/_stcore/stream$"), replies.route)
+        return replies
+
+    def press(self, page, name: str, key: str = "ArrowRight"):
+        """Hold the server's replies from now on, then press key on the chart's own input `name` (layer, head,
+        query), as a reader does; return the input. Whatever the page draws now, it drew by itself."""
+        self.hold()
+        target = chart_input(page, name)
+        target.focus()
+        target.press(key)
+        return target
 
     def route(self, socket) -> None:
         self._page_end = socket

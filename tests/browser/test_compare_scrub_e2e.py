@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from harness.browser import HeldReplies, chart_input, load_page, press_chart_key, wait_for_change, wait_until_settled
+from harness.browser import HeldReplies, load_page, press_chart_key, wait_for_change, wait_until_settled
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -44,15 +44,11 @@ def expect_page_at(page, layer: int, head: int) -> None:
 def test_a_head_key_repaints_both_texts_before_the_server_answers(page, base_url):
     from playwright.sync_api import expect
 
-    replies = HeldReplies()
-    page.route_web_socket(re.compile(r"/_stcore/stream$"), replies.route)
+    replies = HeldReplies.on(page)
     open_compare(page, base_url)
     before = pixels(page)
 
-    replies.hold()
-    head = chart_input(page, "head")
-    head.focus()
-    head.press("ArrowRight")
+    head = replies.press(page, "head")
     assert wait_for_change(lambda: pixels(page), before)[0] != before, "the panels waited for the server"
     assert replies.wait_until_held(page), "the move asked the server for no rerun"
     expect_page_at(page, 0, 0)  # the rest of the page has not heard of the move yet

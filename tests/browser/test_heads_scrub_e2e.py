@@ -60,17 +60,13 @@ def expect_page_at(page, layer: int) -> None:
 def test_a_layer_key_press_swaps_the_grid_and_the_summary_before_the_server_answers(page, base_url):
     from playwright.sync_api import expect
 
-    replies = HeldReplies()
-    page.route_web_socket(re.compile(r"/_stcore/stream$"), replies.route)
+    replies = HeldReplies.on(page)
     load_page(page, f"{base_url}/{QUERY}")
     before = shown(page)
     assert len(before["pictures"]) == 12 and len(before["cells"]) == 11 * 11
     overview = page.locator('[data-testid="stVegaLiteChart"]').nth(1).inner_html()
 
-    replies.hold()
-    layer = chart_input(page, "layer")
-    layer.focus()
-    layer.press("ArrowRight")
+    layer = replies.press(page, "layer")
     after, seconds = wait_for_change(lambda: shown(page), before)
     print(f"\ngrid and summary repainted {seconds * 1000:.0f} ms after the key press (server held back)")
     assert after["pictures"] != before["pictures"], "the grid waited for the server"

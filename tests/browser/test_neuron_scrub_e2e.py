@@ -55,15 +55,11 @@ def expect_page_at(page, head: int, query: int, token: str) -> None:
 def test_the_query_input_repaints_before_the_server_answers(page, base_url):
     from playwright.sync_api import expect
 
-    replies = HeldReplies()
-    page.route_web_socket(re.compile(r"/_stcore/stream$"), replies.route)
+    replies = HeldReplies.on(page)
     open_neuron(page, base_url)
     before = pixels(page)
 
-    replies.hold()
-    query = chart_input(page, "query")
-    query.focus()
-    query.press("ArrowRight")
+    query = replies.press(page, "query")
     assert wait_for_change(lambda: pixels(page), before)[0] != before, "the chart waited for the server"
     expect(page.get_by_text("Query token 1 (time), layer 0, head 0.")).to_be_visible()  # the server's, not yet moved
 

@@ -77,15 +77,11 @@ def test_arrow_keys_step_through_every_head(page, base_url):
 def test_a_move_repaints_before_the_server_answers(page, base_url):
     from playwright.sync_api import expect
 
-    replies = HeldReplies()
-    page.route_web_socket(re.compile(r"/_stcore/stream$"), replies.route)
+    replies = HeldReplies.on(page)
     open_page(page, base_url, QUERY)
     before = chart_pixels(page)
 
-    replies.hold()
-    head = chart_input(page, "head")
-    head.focus()
-    head.press("ArrowRight")
+    head = replies.press(page, "head")
     assert wait_for_change(lambda: chart_pixels(page), before)[0] != before, "the heatmap waited for the server"
     # The chart's selection went to the server, which answered; the page has not seen that answer yet.
     assert replies.wait_until_held(page), "the move asked the server for no rerun"
