@@ -3,9 +3,9 @@
 A chart's size is fixed in its spec, and the server cannot see the screen: a chart sized for a laptop ran
 past its column on a 1280-px projector and 270 px off a phone. A small script in the page (a Streamlit
 component, no iframe) measures the main block's width and the window's width and height, rounded to
-STEP_PX, and reports
-them whenever they change (a resized window, the sidebar opened or closed); the page then runs again with
-charts sized for them. Until the first report (the first run of a session) the page is drawn for DEFAULT.
+STEP_PX, and reports them whenever they change (a resized window, the sidebar opened or closed); the page
+then runs again with charts sized for them. Until the first report (the first run of a session) the page
+is drawn for DEFAULT.
 
 The script is mounted last in the page's run (measure), and what it last reported is read first (current):
 a report sent while the first run was still drawing the sidebar cut that run short, and the next one took
@@ -76,9 +76,14 @@ def column_px(width: int, share: float, stacked: bool, gap_px: int = COLUMN_GAP_
 DEFAULT = Viewport(main_px=1000, window_px=1366, height_px=768)  # a 1366×768 laptop with the sidebar open
 
 
+def _reported() -> dict | None:
+    """What the script last reported: {"main", "window", "height"} in px, or None before it has."""
+    return st.session_state.get(KEY, {}).get("size")
+
+
 def current() -> Viewport:
     """The size the browser last reported, or DEFAULT before the first report."""
-    size = st.session_state.get(KEY, {}).get("size")
+    size = _reported()
     if not size:
         return DEFAULT
     return Viewport(main_px=int(size["main"]), window_px=int(size["window"]), height_px=int(size["height"]))
@@ -88,4 +93,4 @@ def measure() -> None:
     """Mount the script that measures the page (at the end of the sidebar, where it takes no room from the
     views); call it once per run, after every widget is drawn."""
     with st.sidebar:
-        _measure(key=KEY, data=st.session_state.get(KEY, {}).get("size"), on_size_change=lambda: None, height=0)
+        _measure(key=KEY, data=_reported(), on_size_change=lambda: None, height=0)
