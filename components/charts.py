@@ -13,26 +13,30 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
+from components.heatmap import READING, Lettering
+
 # Streamlit hands every chart's DataFrame to pyarrow, which converts the columns of any frame longer
 # than 100 rows per column on a thread pool it starts and joins for that one frame: 3 ms a heatmap
 # instead of 0.3 ms, twelve times over for the grid of heads. One thread, as for torch (compute.py).
 pa.set_cpu_count(1)
 
 
-def show(chart: alt.TopLevelMixin, *, key: str, width: str | int = "content") -> None:
+def show(chart: alt.TopLevelMixin, *, key: str, width: str | int = "content", lettering: Lettering = READING) -> None:
     """Draw a chart whose datasets are named by their place in it, so its spec stays the same from rerun
     to rerun. The heatmap builder's specs are checked against the schema by the tests; re-checking
     them on every rerun cost more than drawing them."""
     bare, frames = named_data(chart)
-    draw_spec(bare.to_dict(validate=False), frames, key=key, width=width)
+    draw_spec(bare.to_dict(validate=False), frames, key=key, width=width, lettering=lettering)
 
 
 def draw_spec(spec: dict, frames: dict[str, pd.DataFrame | bytes], *, key: str, width: str | int = "content",
-              **selection) -> None:
+              lettering: Lettering = READING, **selection) -> None:
     """Draw a Vega-Lite spec whose data are named datasets (frames, by name: DataFrames, or the Arrow bytes
-    of compute.chart_data), so that the next rerun with the same spec only swaps their rows.
-    selection: st.vega_lite_chart's on_select and selection_mode."""
-    st.vega_lite_chart(None, {**spec, "datasets": frames}, width=width, key=key, **selection)
+    of compute.chart_data), so that the next rerun with the same spec only swaps their rows; its text at the
+    lettering's size. selection: st.vega_lite_chart's on_select and selection_mode."""
+    config = {**spec.get("config", {}), **lettering.vega_config()}
+    st.vega_lite_chart(None, {**spec, **({"config": config} if config else {}), "datasets": frames}, width=width,
+                       key=key, **selection)
 
 
 def named_data(chart: alt.TopLevelMixin) -> tuple[alt.TopLevelMixin, dict[str, pd.DataFrame]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+from dataclasses import dataclass
 
 import altair as alt
 import numpy as np
@@ -27,9 +28,35 @@ SCHEMES = {
 PLOT_SIZE = 420  # px, the longer side of a chart
 LABEL_PX = 110  # px beside a heatmap's plot for its row labels and their title (labels are cut at 90 px)
 MIN_PLOT_PX = 160  # px: below this a phone scrolls the chart rather than shrink its cells further
-TITLE_CHAR_PX = 8  # px a character of a chart's title takes, at most (Vega's 13-px bold sans-serif)
-LABEL_SPACING_PX = 13  # px between two axis labels at least: closer, their 11-px text runs together
 MIN_ROW_PX = 16  # a short, wide matrix (7 tokens × 384 dimensions) keeps readable rows
+TITLE_CHAR_PX = 8  # px a character of a chart's title takes, at most (the theme's 17-px bold sans-serif)
+THEME_LABEL_PX = 12.75  # Streamlit's theme draws axis labels at 0.75 of its 17-px font
+
+
+@dataclass(frozen=True)
+class Lettering:
+    """How large a chart's text is, and what follows from it: how close its axis labels may stand, the room
+    beside a plot for its row labels, and how large a plot may grow."""
+
+    font_px: float  # axis labels and the numbers drawn in a chart
+    smallest_text_px: float  # where room is short (the tokens of a long text's lines): no smaller than this
+    label_spacing_px: int  # between two axis labels at least: closer, their text runs together
+    label_room_px: int  # beside a plot for its row labels (cut at 90 px) and their title
+    largest_plot_px: int  # the longer side of a plot, at most
+
+    def vega_config(self) -> dict:
+        """A Vega-Lite config that draws a chart's text at font_px, where Streamlit's theme draws it smaller
+        (its axis and header labels; its titles and legends are 15 px or more); none for the theme's own size.
+        A mark that sets a size of its own keeps it: those take font_px from the view."""
+        if self.font_px <= THEME_LABEL_PX:
+            return {}
+        return {"axis": {"labelFontSize": self.font_px}, "header": {"labelFontSize": self.font_px},
+                "text": {"fontSize": self.font_px}}
+
+
+READING = Lettering(font_px=THEME_LABEL_PX, smallest_text_px=8, label_spacing_px=13, label_room_px=LABEL_PX, largest_plot_px=PLOT_SIZE)
+# Presentation mode, for a projector: labels and numbers at 15 px, plots as large as their column allows.
+PRESENTING = Lettering(font_px=15, smallest_text_px=15, label_spacing_px=17, label_room_px=130, largest_plot_px=800)
 
 
 def heatmap(
@@ -44,11 +71,12 @@ def heatmap(
     size: int = PLOT_SIZE,
     domain: list[float] | None = None,
     canvas: bool = False,
+    lettering: Lettering = READING,
 ) -> alt.Chart:
     """matrix (rows, columns) -> a heatmap with the labels on both axes.
 
     "blues" suits weights in [0, 1]; "redblue" is centred on 0 for signed values. size is the
-    longer side of the plot in px; domain is a range the colour scale must cover (so that two charts
+    longer side of the plot in px (lettering says how close its labels may stand); domain is a range the colour scale must cover (so that two charts
     share one), carried as data like the numbers themselves.
     canvas draws it on a canvas: a 32-token heatmap redraws in a fraction of the time its 1,024 SVG
     elements take (Streamlit switches by itself only above 2,000 cells), but its cells are no longer
@@ -61,8 +89,9 @@ def heatmap(
     matrix = np.asarray(matrix, dtype=np.float32)
     rows, columns = matrix.shape
     width, height = plot_size(rows, columns, size)
-    x_axis = label_axis(column_labels, column_title, columns, angle=-60, length_px=width)
-    y_axis = label_axis(row_labels, row_title, rows, angle=0, length_px=height)
+    x_axis = label_axis(column_labels, column_title, columns, angle=-60, length_px=width,
+                        spacing_px=lettering.label_spacing_px)
+    y_axis = label_axis(row_labels, row_title, rows, angle=0, length_px=height, spacing_px=lettering.label_spacing_px)
     colour = colour_scale(scheme)
     key = legend(width)
     if rows * columns <= MAX_VECTOR_CELLS:
@@ -74,7 +103,7 @@ def heatmap(
     # "pad" keeps the plot at its size and puts axes and legend around it; Streamlit's default
     # ("fit") squeezes them into it, which flattens a short, wide matrix to nothing. The description
     # names the chart for screen readers (aria-label), whatever it is drawn on.
-    chart = chart.properties(title=title_lines(title, width + LABEL_PX), description=title, width=width, height=height,
+    chart = chart.properties(title=title_lines(title, width + lettering.label_room_px), description=title, width=width, height=height,
                              autosize=alt.AutoSizeParams(type="pad"))
     if canvas:
         chart = chart.properties(usermeta={"embedOptions": {"renderer": "canvas"}})
@@ -100,9 +129,10 @@ def legend(plot_width: float) -> alt.Legend:
                       offset=4)
 
 
-def fitted_size(width: int, cap: int = PLOT_SIZE) -> int:
-    """The longer side of a heatmap's plot in a column width px wide: what its labels leave, at most cap."""
-    return max(MIN_PLOT_PX, min(cap, width - LABEL_PX))
+def fitted_size(width: int, cap: int | None = None, lettering: Lettering = READING) -> int:
+    """The longer side of a heatmap's plot in a column width px wide: what its labels leave, at most cap (by
+    default the largest plot the lettering allows)."""
+    return max(MIN_PLOT_PX, min(cap or lettering.largest_plot_px, width - lettering.label_room_px))
 
 
 def colour_scale(scheme: str) -> alt.Scale:
@@ -155,18 +185,20 @@ def _scale_carrier(domain: list[float], colour: alt.Scale, key: alt.Legend) -> a
     )
 
 
-def label_axis(labels: list[str], title: str, count: int, angle: int, length_px: float | None = None) -> alt.Axis:
+def label_axis(labels: list[str], title: str, count: int, angle: int, length_px: float | None = None,
+               spacing_px: int = READING.label_spacing_px) -> alt.Axis:
     """An axis whose tick at index i reads labels[i]; at most ~40 ticks on long texts, and no closer than
-    LABEL_SPACING_PX when the axis is length_px long (a small heatmap labels every other token or fewer)."""
+    spacing_px when the axis is length_px long (a small heatmap labels every other token or fewer)."""
     step = max(1, int(np.ceil(count / 40)))
     if length_px:
-        step = max(step, int(np.ceil(count * LABEL_SPACING_PX / length_px)))
+        step = max(step, int(np.ceil(count * spacing_px / length_px)))
     return alt.Axis(
         title=title,
         values=list(range(0, count, step)),
         labelExpr=f"{json.dumps(list(labels))}[floor(datum.value)]",
         labelAngle=angle,
         labelOverlap=False,
+        labelFlush=False,  # Streamlit's theme pushes the first and last labels inward, onto their neighbours
         labelLimit=90,
     )
 

@@ -18,6 +18,7 @@ import streamlit as st
 
 from components import compute
 from components.charts import draw_spec
+from components.heatmap import READING, Lettering
 from components.scrub import HEAD, INPUT_STYLE, LAYER, HeadStack, anchor_for, filter_on, placed, report_move, selections
 
 LINE_THRESHOLD = 0.01
@@ -25,26 +26,29 @@ LINES, TOKENS = "lines", "tokens"  # the datasets
 WIDTH = 260  # px between the two columns of tokens, at most
 TOKEN_PX = 90  # px a column of tokens takes beside the lines
 ROW_PX = (9, 20)  # a token's row height: the smallest (long texts) and the largest (short ones)
+LARGEST_FONT_PX = 14  # a token's text, on a short text
 DIMMED = 0.03  # the opacity of the lines of tokens not pointed at
 
 
 def scrub_lines(stack: HeadStack, query_tokens: list[str], key_tokens: list[str], *, key: str,
                 position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
-                title: str, width: int) -> None:
+                title: str, width: int, lettering: Lettering = READING) -> None:
     """Draw a weights HeadStack as lines whose layer and head the reader picks in the browser: the query
     tokens on the left, the key tokens on the right (the same, unless a sentence pair's block is chosen), in a
-    column width px wide."""
+    column width px wide. Tokens are written no smaller than lettering's font, however long the text."""
     anchor = anchor_for(key, stack, position)
     rows = max(len(query_tokens), len(key_tokens))
     between = max(80, min(WIDTH, width - 2 * TOKEN_PX))
-    spec = compute.chart_spec(_spec, title, rows, shape, len(stack.layers) > 1, len(stack.heads) > 1, between)
+    spec = compute.chart_spec(_spec, title, rows, shape, len(stack.layers) > 1, len(stack.heads) > 1, between,
+                              lettering.smallest_text_px)
     spec = placed(spec, {LAYER: anchor[0], HEAD: anchor[1]})
     tokens = pd.DataFrame({"side": ["q"] * len(query_tokens) + ["k"] * len(key_tokens),
                            "position": [*range(len(query_tokens)), *range(len(key_tokens))],
                            "token": [*query_tokens, *key_tokens]})
     frames = {**compute.chart_data(_lines, stack), TOKENS: tokens}
     st.html(INPUT_STYLE)
-    draw_spec(spec, frames, key=key, on_select=lambda: report_move(key, on_move), selection_mode=[LAYER, HEAD])
+    draw_spec(spec, frames, key=key, lettering=lettering, on_select=lambda: report_move(key, on_move),
+              selection_mode=[LAYER, HEAD])
 
 
 def _lines(stack: HeadStack) -> dict[str, pd.DataFrame]:
@@ -60,11 +64,13 @@ def _lines(stack: HeadStack) -> dict[str, pd.DataFrame]:
     })}
 
 
-def _spec(title: str, rows: int, shape: tuple[int, int], many_layers: bool, many_heads: bool, width: int) -> dict:
-    """Lines between a column of query tokens (left) and of key tokens (right), filtered to the picked head."""
+def _spec(title: str, rows: int, shape: tuple[int, int], many_layers: bool, many_heads: bool, width: int,
+          smallest_font_px: float) -> dict:
+    """Lines between a column of query tokens (left) and of key tokens (right), filtered to the picked head;
+    the tokens written no smaller than smallest_font_px."""
     layer, head, picks = selections(shape, many_layers, many_heads)
-    row = float(np.clip(900 / rows, *ROW_PX))  # px per token
-    font = min(14, row - 1)
+    row = float(np.clip(900 / rows, max(ROW_PX[0], smallest_font_px + 1), max(ROW_PX[1], smallest_font_px + 1)))
+    font = float(np.clip(row - 1, smallest_font_px, max(LARGEST_FONT_PX, smallest_font_px)))
     y = alt.Scale(domain=[-0.5, rows - 0.5], reverse=True, nice=False, zero=False)
     x = alt.Scale(domain=[0, 1], nice=False, zero=False)
     # Each listens to its own column only: a point selection takes the datum of whatever mark is under the

@@ -31,7 +31,7 @@ from attention import TraceSettings
 from attention.neuron import NeuronHeads
 from components import compute
 from components.charts import draw_spec
-from components.heatmap import colour_scale, fitted_size, label_axis, plot_size
+from components.heatmap import READING, Lettering, colour_scale, fitted_size, label_axis, plot_size
 from components.scrub import (
     HEAD,
     INPUT_STYLE,
@@ -54,8 +54,9 @@ LABELS = "neuron_labels"  # a parameter: every token's label, "3: like"
 Q_PICKED, ROW_PICKED = "neuron_q", "neuron_row"  # parameters: the picked query's line of q and of numbers
 BOUND = "neuron_bound"  # a parameter: the largest |value| among the picked head's q and k_j, its colours' end
 NUMBERS = ("dot", "scaled", "weight")  # the row's numbers, left to right
-ROW_PX = 16  # a line of numbers
-NUMBER_PX = (58, 78)  # a column of numbers: in a narrow column (a phone), else
+ROW_PX = 16  # a line of numbers, at NUMBER_FONT_PX
+NUMBER_FONT_PX = 12
+NUMBER_PX = (58, 78)  # a column of numbers at NUMBER_FONT_PX: in a narrow column (a phone), else
 BAR_PX = (60, 120)
 NARROW_PX = 480  # a column narrower than this gets the narrow numbers and bars
 QUERY_PX = 24  # q is one row, a strip above K
@@ -90,20 +91,20 @@ def send_plan(num_heads: int, tokens: int, head_size: int, head: int, query: int
 
 def neuron_chart(stack: NeuronStack, labels: list[str], head_size: int, *, dot_title: str, scaled_title: str,
                  key: str, position: tuple[int, int], shape: tuple[int, int],
-                 on_move: Callable[[int, int], None], width: int) -> None:
+                 on_move: Callable[[int, int], None], width: int, lettering: Lettering = READING) -> None:
     """Draw the neuron view of the stack, its head and query picked in the browser.
 
     labels: every token's label; position: the (head, query) the page stands at; shape: (heads, tokens)
-    there are to pick from; width: the px of the column it is drawn in. on_move(head, query) is called, before
-    the rerun, when the reader moved them.
+    there are to pick from; width: the px of the column it is drawn in; lettering: how large its text is.
+    on_move(head, query) is called, before the rerun, when the reader moved them.
     """
     anchor = anchor_for(key, stack, position)
     spec = compute.chart_spec(_spec, tuple(labels), head_size, shape, len(stack.heads) > 1, len(stack.queries) > 1,
-                              dot_title, scaled_title, width)
+                              dot_title, scaled_title, width, lettering)
     spec = placed(spec, {HEAD: anchor[0], QUERY: anchor[1]})
     frames = compute.chart_data(_frames, stack)
     st.html(INPUT_STYLE)
-    draw_spec(spec, frames, key=key, on_select=lambda: report_move(key, on_move, (HEAD, QUERY)),
+    draw_spec(spec, frames, key=key, lettering=lettering, on_select=lambda: report_move(key, on_move, (HEAD, QUERY)),
               selection_mode=[HEAD, QUERY])
 
 
@@ -138,7 +139,7 @@ def _frames(stack: NeuronStack) -> dict[str, pa.Table]:
 
 
 def _spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_heads: bool, many_queries: bool,
-          dot_title: str, scaled_title: str, width: int) -> dict:
+          dot_title: str, scaled_title: str, width: int, lettering: Lettering) -> dict:
     """The chart without its data: the head and query inputs, the numbers, q ⊙ K, q and K."""
     head, query = picker(HEAD, "Head", shape[0]), picker(QUERY, "Query token", shape[1])
     # With one query sent, the data hold only it: its input asks for a rerun, and the chart keeps what it has.
@@ -151,13 +152,17 @@ def _spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_
               alt.param(name=BOUND, expr=f"data('{KEYS}')[{head_line}] ? data('{KEYS}')[{head_line}].bound : 1")]
     # Vega lists the inputs of a chart's parameters last first: query is added first so that Head leads.
     narrow = width < NARROW_PX
-    numbers = _numbers(labels, query_at, dot_title, scaled_title, [query, head], NUMBER_PX[not narrow],
-                       BAR_PX[not narrow])
-    size = fitted_size(width)
+    # The numbers grow with the lettering where there is room: a phone's column has none for wider columns.
+    number_font = NUMBER_FONT_PX if narrow else max(NUMBER_FONT_PX, lettering.smallest_text_px)
+    growth = number_font / NUMBER_FONT_PX  # the numbers' lines and columns grow with their text
+    numbers = _numbers(labels, query_at, dot_title, scaled_title, [query, head], round(NUMBER_PX[not narrow] * growth),
+                       BAR_PX[not narrow], number_font, round(ROW_PX * growth), lettering.label_spacing_px)
+    size = fitted_size(width, lettering=lettering)
+    spacing = lettering.label_spacing_px
     vectors = alt.vconcat(_query_vector(labels, head_size, query_at, size),
-                          _key_vectors(labels, head_size, head_filter, size),
+                          _key_vectors(labels, head_size, head_filter, size, spacing),
                           spacing=6).resolve_scale(color="shared")  # q and k_j in the same colours
-    products = _products(labels, head_size, head_filter, f"q ⊙ k_j: each row sums to {dot_title}", size)
+    products = _products(labels, head_size, head_filter, f"q ⊙ k_j: each row sums to {dot_title}", size, spacing)
     chart = alt.vconcat(numbers, products, vectors, spacing=28)
     return chart.add_params(alt.param(name=LABELS, value=list(labels)), *picked).resolve_scale(
         color="independent").properties(autosize=alt.AutoSizeParams(type="pad"),
@@ -178,9 +183,10 @@ def _filtered(data: str, filters: list[str]) -> alt.Chart:
     return chart
 
 
-def _numbers(labels, query_at, dot_title, scaled_title, params: list, number_px: int, bar_px: int
-             ) -> alt.HConcatChart:
-    """The picked query's row of numbers, a line per key token, and its weights as bars."""
+def _numbers(labels, query_at, dot_title, scaled_title, params: list, number_px: int, bar_px: int, font_px: float,
+             row_px: int, spacing_px: int) -> alt.HConcatChart:
+    """The picked query's row of numbers (font_px, a line of row_px per key token; its labels no closer than
+    spacing_px), and its weights as bars."""
     tokens = len(labels)
     prefixes = dict(zip(NUMBERS, "smw", strict=True))
     table = alt.Chart(alt.sequence(0, tokens, as_="key")).transform_fold(list(NUMBERS), as_=["number", "value"])
@@ -188,13 +194,13 @@ def _numbers(labels, query_at, dot_title, scaled_title, params: list, number_px:
         column=f"{json.dumps(prefixes)}[datum.number] + datum.key", key_label=f"{LABELS}[datum.key]",
     ).transform_calculate(value=f"{ROW_PICKED} ? {ROW_PICKED}[datum.column] : null")
     titles = dict(zip(NUMBERS, (dot_title, scaled_title, "softmax weight"), strict=True))
-    key_axis = label_axis(list(labels), "key token", tokens, angle=0)
+    height = row_px * tokens
+    key_axis = label_axis(list(labels), "key token", tokens, angle=0, length_px=height, spacing_px=spacing_px)
     rows = alt.Y("key:O", axis=key_axis, scale=alt.Scale(paddingInner=0.1))
-    height = ROW_PX * tokens
-    table = table.mark_text(fontSize=12, aria=False).encode(
+    table = table.mark_text(fontSize=font_px, aria=False).encode(
         x=alt.X("number:N", sort=list(NUMBERS), title=None,
                 axis=alt.Axis(orient="top", labelAngle=0, labelExpr=f"{json.dumps(titles)}[datum.value]",
-                              labelFontSize=12, ticks=False, domain=False)),
+                              labelFontSize=font_px, ticks=False, domain=False)),
         y=rows,
         text=alt.Text("value:Q", format=".4f"),
         tooltip=tooltip_of({"key token": "datum.key_label", "number": "datum.number",
@@ -259,10 +265,11 @@ def _source(data: str) -> alt.Chart:
     return alt.Chart(alt.NamedData(name=data)).transform_filter("false").mark_point()
 
 
-def _key_vectors(labels, head_size, filters, size: int) -> alt.Chart:
-    axis = label_axis(list(labels), "key token", len(labels), angle=0)
+def _key_vectors(labels, head_size, filters, size: int, spacing_px: int) -> alt.Chart:
+    cells = plot_size(len(labels), head_size, size)
+    axis = label_axis(list(labels), "key token", len(labels), angle=0, length_px=cells[1], spacing_px=spacing_px)
     return _vector_cells(_folded_keys(head_size, filters, "value"), head_size, len(labels), "key", axis,
-                         "key vectors k_j", plot_size(len(labels), head_size, size), _head_colours())
+                         "key vectors k_j", cells, _head_colours())
 
 
 def _head_colours() -> alt.Scale:
@@ -271,15 +278,16 @@ def _head_colours() -> alt.Scale:
     return alt.Scale(scheme="redblue", domain=alt.ExprRef(expr=f"[-{BOUND}, {BOUND}]"))
 
 
-def _products(labels, head_size, filters, title: str, size: int) -> alt.Chart:
+def _products(labels, head_size, filters, title: str, size: int, spacing_px: int) -> alt.Chart:
     """q ⊙ k_j: each key's line, multiplied dimension by dimension with the picked query's q."""
     tokens = len(labels)
     # Before the data of a query sent alone arrive, there is no q: nothing is drawn, nothing throws.
     chart = _folded_keys(head_size, filters, "k").transform_calculate(
         value=f"{Q_PICKED} ? datum.k * {Q_PICKED}[datum.dimension] : null")
-    axis = label_axis(list(labels), "key token", tokens, angle=0)
-    return _vector_cells(chart, head_size, tokens, "key", axis, title, plot_size(tokens, head_size, size),
-                         colour_scale("redblue"), value_title="q_i · k_j,i")
+    cells = plot_size(tokens, head_size, size)
+    axis = label_axis(list(labels), "key token", tokens, angle=0, length_px=cells[1], spacing_px=spacing_px)
+    return _vector_cells(chart, head_size, tokens, "key", axis, title, cells, colour_scale("redblue"),
+                         value_title="q_i · k_j,i")
 
 
 def _ticks(count: int) -> list[int]:

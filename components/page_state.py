@@ -43,6 +43,7 @@ class PageState:
     pair: str = "all"  # which block of a sentence pair's weights to show
     hide_special: bool = False  # drop [CLS]/[SEP] and renormalise the rest
     aggregate: str = "mean"  # how the all-heads view sums up a layer
+    present: bool = False  # presentation mode: chart text legible from the back of a room, charts as large as fit
 
 
 PARAMS = tuple(field.name for field in dataclasses.fields(PageState))
@@ -186,4 +187,5 @@ _PARSERS = {
     "pair": _choice(tuple(PAIR_FILTERS)),
     "hide_special": _flag,
     "aggregate": _choice(AGGREGATES),
+    "present": _flag,
 }

@@ -30,9 +30,10 @@ from attention import TraceSettings
 from components import compute
 from components.charts import draw_spec
 from components.heatmap import (
-    LABEL_PX,
     MAX_VECTOR_CELLS,
     PLOT_SIZE,
+    READING,
+    Lettering,
     centred,
     colour_domain,
     colour_scale,
@@ -122,6 +123,7 @@ class Panel:
     row_title: str = "query token"
     column_title: str = "key token"
     size: int = PLOT_SIZE  # px, the longer side of the plot
+    lettering: Lettering = READING  # how large its text is, and how close its labels may stand
 
     @property
     def raster(self) -> bool:
@@ -130,7 +132,7 @@ class Panel:
     def drawing(self, name: str) -> tuple:
         """What the spec depends on (not the numbers), hashable, with the name its datasets carry."""
         return (name, self.title, self.row_labels, self.column_labels, self.scheme, self.row_title,
-                self.column_title, self.size, self.raster)
+                self.column_title, self.size, self.raster, self.lettering)
 
 
 def send_plan(num_layers: int, num_heads: int, rows: int, columns: int, layer: int, head: int,
@@ -155,14 +157,15 @@ def new_run() -> None:
 def scrub_heatmap(stack: HeadStack, row_labels: list[str], column_labels: list[str], *, title: str, key: str,
                   position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
                   scheme: str = "blues", row_title: str = "query token", column_title: str = "key token",
-                  size: int = PLOT_SIZE) -> None:
+                  size: int = PLOT_SIZE, lettering: Lettering = READING) -> None:
     """Draw a HeadStack as one heatmap whose layer and head the reader picks in the browser.
 
     position is the (layer, head) the page stands at, shape the (layers, heads) there are to pick from.
     on_move(layer, head) is called, before the rerun, when the reader has moved the chart's inputs. size is the
-    longer side of the plot, in px.
+    longer side of the plot, in px; lettering, how large its text is.
     """
-    panel = Panel(stack, tuple(row_labels), tuple(column_labels), title, scheme, row_title, column_title, size)
+    panel = Panel(stack, tuple(row_labels), tuple(column_labels), title, scheme, row_title, column_title, size,
+                  lettering)
     scrub_panels([panel], key=key, position=position, shape=shape, on_move=on_move)
 
 
@@ -182,7 +185,8 @@ def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], sh
     for panel, name in zip(panels, names, strict=True):
         frames |= compute.chart_data(_frames, panel.stack, panel.scheme, panel.raster, name)
     st.html(INPUT_STYLE)
-    draw_spec(spec, frames, key=key, on_select=lambda: report_move(key, on_move), selection_mode=[LAYER, HEAD])
+    draw_spec(spec, frames, key=key, lettering=panels[0].lettering, on_select=lambda: report_move(key, on_move),
+              selection_mode=[LAYER, HEAD])
 
 
 def anchor_for(key: str, identity: tuple, position: tuple[int, ...]) -> tuple[int, ...]:
@@ -279,11 +283,12 @@ def _spec(drawings: tuple[tuple, ...], shape: tuple[int, int], many_layers: bool
 
 
 def _panel(drawing: tuple, params: list, picks: list, heads_sent: int) -> alt.TopLevelMixin:
-    name, title, row_labels, column_labels, scheme, row_title, column_title, size, raster = drawing
+    name, title, row_labels, column_labels, scheme, row_title, column_title, size, raster, lettering = drawing
     rows, columns = len(row_labels), len(column_labels)
     width, height = plot_size(rows, columns, size)
-    x_axis = label_axis(list(column_labels), column_title, columns, angle=-60, length_px=width)
-    y_axis = label_axis(list(row_labels), row_title, rows, angle=0, length_px=height)
+    spacing = lettering.label_spacing_px
+    x_axis = label_axis(list(column_labels), column_title, columns, angle=-60, length_px=width, spacing_px=spacing)
+    y_axis = label_axis(list(row_labels), row_title, rows, angle=0, length_px=height, spacing_px=spacing)
     colour = colour_scale(scheme)
     if raster:
         chart = _raster_layers(name, rows, columns, centred(x_axis), centred(y_axis), colour, params, picks,
@@ -291,8 +296,8 @@ def _panel(drawing: tuple, params: list, picks: list, heads_sent: int) -> alt.To
     else:
         chart = vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, title, params,
                               picked_column(picks, heads_sent), (width / columns, height / rows), legend(width))
-    return chart.properties(title=title_lines(title, width + LABEL_PX), description=title, width=width,
-                            height=height)
+    return chart.properties(title=title_lines(title, width + lettering.label_room_px), description=title,
+                            width=width, height=height)
 
 
 def selections(shape: tuple[int, int], many_layers: bool, many_heads: bool):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from attention import Encoding, ModelShape, Outline, Trace, TraceSettings
 from components import compute
+from components.heatmap import PRESENTING, READING, Lettering, fitted_size
 from components.page_state import PageState
 from components.viewport import COLUMN_GAP_PX, column_px
 
@@ -46,9 +47,19 @@ class ViewContext:
     stacked: bool = False  # whether the browser puts columns under each other (a phone)
     height: int = 1000  # px of the browser's window, top to bottom
 
+    @property
+    def lettering(self) -> Lettering:
+        """How large the charts' text is: larger in presentation mode, for a projector."""
+        return PRESENTING if self.state.present else READING
+
     def column_px(self, share: float, gap_px: int = COLUMN_GAP_PX) -> int:
         """The px of a column taking `share` of a row of st.columns in the view (all of it on a phone)."""
         return column_px(self.width, share, self.stacked, gap_px)
+
+    def plot_px(self, width: int | None = None, cap: int | None = None) -> int:
+        """The longer side of a heatmap's plot in a column width px wide (the view's, by default): what its
+        labels leave, at most cap or the lettering's largest plot."""
+        return fitted_size(self.width if width is None else width, cap, self.lettering)
 
     def settings(self, **changes) -> TraceSettings:
         """The core's settings for the controls, with some of them changed (e.g. layer=3)."""

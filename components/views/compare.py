@@ -13,13 +13,13 @@ import numpy as np
 import streamlit as st
 
 from components import compute, controls
-from components.heatmap import LABEL_PX, fitted_size
 from components.page_state import shorten
 from components.scrub import AlignedDifference, HeadStack, Panel, scrub_panels, send_plan
 
 FALLBACK_TEXT = "fruit flies like a banana"  # the notebooks' second sentence
 DIFFERENCE_SIZE = 260  # px, the difference's plot at most
-# px, a text's plot side by side: the smallest, and the largest (panels of 212 px drew a head move slower)
+# px, a text's plot side by side: the smallest, and the largest (panels of 212 px drew a head move slower; in
+# presentation mode, legible from the back of a room comes first, and they are as large as the column allows)
 SIDE_BY_SIDE_SIZE = (130, 150)
 PANEL_SPACING = 24  # px between the two texts' panels
 
@@ -51,16 +51,18 @@ def render(context) -> None:
     layers, heads = send_plan(*shape, longest, 2 * longest, state.layer, state.head)  # two texts' worth
     stack_a = HeadStack(context.model_name, text_a, "", settings, "weights", layers, heads)
     stack_b = HeadStack(context.model_name, text_b, "", settings, "weights", layers, heads)
-    beside = (context.width - PANEL_SPACING) // 2 - LABEL_PX  # each text's plot, side by side
+    lettering = context.lettering
+    beside = (context.width - PANEL_SPACING) // 2 - lettering.label_room_px  # each text's plot, side by side
     side_by_side = beside >= SIDE_BY_SIDE_SIZE[0]
-    size = min(beside, SIDE_BY_SIDE_SIZE[1]) if side_by_side else fitted_size(context.width)
-    panels = [Panel(stack_a, tokens_a, tokens_a, "Text A: weights", size=size),
-              Panel(stack_b, tokens_b, tokens_b, "Text B: weights", size=size)]
+    largest = context.plot_px() if context.state.present else SIDE_BY_SIDE_SIZE[1]
+    size = min(beside, largest) if side_by_side else context.plot_px()
+    panels = [Panel(stack_a, tokens_a, tokens_a, "Text A: weights", size=size, lettering=lettering),
+              Panel(stack_b, tokens_b, tokens_b, "Text B: weights", size=size, lettering=lettering)]
     shared = tuple(tokens_a[i] for i in positions_a)
     if positions_a.size:
         difference = AlignedDifference(stack_a, stack_b, tuple(positions_a.tolist()), tuple(positions_b.tolist()))
         panels.append(Panel(difference, shared, shared, "weights A − weights B", scheme="redblue",
-                            size=fitted_size(context.width, cap=DIFFERENCE_SIZE)))
+                            size=context.plot_px(cap=DIFFERENCE_SIZE), lettering=lettering))
     scrub_panels(panels, key="chart-compare", position=(state.layer, state.head), shape=shape,
                  on_move=_follow_chart, shared_colour=True, side_by_side=side_by_side)
 

@@ -16,7 +16,7 @@ import streamlit as st
 
 from components import compute, controls
 from components.downloads import chart_downloads, csv_download
-from components.heatmap import MIN_PLOT_PX, fitted_size, heatmap
+from components.heatmap import MIN_PLOT_PX, heatmap
 from components.lines import LINE_THRESHOLD, scrub_lines
 from components.scrub import HeadStack, scrub_heatmap, send_plan
 from components.tables import head_csv
@@ -85,9 +85,9 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
                       layers, heads, which, renormalise)
     options = dict(scheme="blues" if name == "weights" else "redblue",
                    column_title="dimension of the head" if name == "context" else "key token")
-    size = min(fitted_size(context.width), max(MIN_PLOT_PX, context.height - FIRST_SCREEN_ROOM_PX))
+    size = min(context.plot_px(), max(MIN_PLOT_PX, context.height - FIRST_SCREEN_ROOM_PX))
     scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}", position=(state.layer, state.head),
-                  shape=shape, on_move=_follow_chart, size=size, **options)
+                  shape=shape, on_move=_follow_chart, size=size, lettering=context.lettering, **options)
     st.caption("Drag the Layer and Head sliders above the chart, or focus one and press the arrow keys: "
                "every head of this text is already in the browser.")
 
@@ -106,7 +106,7 @@ def _lines(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
                       "weights", layers, heads, which, renormalise)
     title = "Attention weights as lines" + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
     scrub_lines(stack, row_tokens, key_tokens, key="chart-lines", position=(state.layer, state.head), shape=shape,
-                on_move=_follow_chart, title=title, width=context.width)
+                on_move=_follow_chart, title=title, width=context.width, lettering=context.lettering)
     st.caption(f"Query tokens on the left, key tokens on the right; a line's opacity is its weight (lines under "
                f"{LINE_THRESHOLD:g} are left out). Point at a token to see only its lines.")
 

@@ -30,9 +30,10 @@ import streamlit as st
 from components import compute, controls
 from components.charts import draw_spec, named_data
 from components.heatmap import (
-    LABEL_PX,
     MAX_VECTOR_CELLS,
     PLOT_SIZE,
+    READING,
+    Lettering,
     centred,
     colour_domain,
     colour_scale,
@@ -64,6 +65,7 @@ GRID_COLUMNS = 4  # at most; fewer in a narrow column (grid_columns)
 GRID_SIZE = 110
 GRID_GAP = 10  # px between two pictures
 GRID_LABEL = 20  # px above each picture for its "head N"
+GRID_LABEL_FONT_PX = 13  # its text, at least
 # bert-large has 16 heads; a random source with a tiny head_dim has hundreds, shown 16 at a time.
 MAX_GRID_HEADS = 16
 # Above this many weights (nh·T² per layer) the overview and the summaries are not computed: ~128 MB.
@@ -116,7 +118,7 @@ def render(context) -> None:
     if not summed:
         with chart:
             _grid_and_summary(stack, shown, None, tokens, num_layers, state.layer, attention_mask,
-                              context.width)
+                              context.width, context.lettering)
         st.info(f"{num_heads} heads × {len(tokens)}² token pairs are too many weights to sum up here: "
                 "choose a larger head_dim or a shorter text for the overview and the aggregate.")
         return
@@ -126,32 +128,33 @@ def render(context) -> None:
     st.caption(_aggregate_caption(how, state.layer))
     with chart:
         _grid_and_summary(stack, shown, how, tokens, num_layers, state.layer, attention_mask,
-                          context.width)
+                          context.width, context.lettering)
     _overview(context, num_heads)
 
 
 def _grid_and_summary(stack: HeadStack, shown: range, how: str | None, tokens: list[str], num_layers: int,
-                      layer: int, attention_mask: np.ndarray, width: int) -> None:
+                      layer: int, attention_mask: np.ndarray, width: int, lettering: Lettering) -> None:
     """The grid of the heads shown and, with how, their summary under it: one chart, one layer input, in a
-    column width px wide."""
+    column width px wide, its text as large as lettering says."""
     # What the chart shows, but not the layer, which moves without a new spec (one layer sent: its data swapped).
     identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown), how)
     anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
     raster = how is not None and len(tokens) ** 2 > MAX_VECTOR_CELLS
-    columns = grid_columns(width)
+    columns = grid_columns(width, lettering)
     spec = compute.chart_spec(_spec, num_layers, len(shown), len(stack.layers) > 1, how, tuple(tokens) if how else (),
-                              raster, columns, fitted_size(width))
+                              raster, columns, fitted_size(width, lettering=lettering), lettering)
     spec = placed(spec, {LAYER: anchor})
     frames = compute.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()), columns)
     if how is not None:
         frames = {**frames, **compute.chart_data(_summary_frames, stack, how, raster)}
     st.html(INPUT_STYLE)
-    draw_spec(spec, frames, key=CHART_KEY, on_select=_on_grid, selection_mode=[GRID_SELECTION, LAYER])
+    draw_spec(spec, frames, key=CHART_KEY, lettering=lettering, on_select=_on_grid,
+              selection_mode=[GRID_SELECTION, LAYER])
 
 
-def grid_columns(width: int) -> int:
+def grid_columns(width: int, lettering: Lettering = READING) -> int:
     """How many small heatmaps stand in a row of a column width px wide, beside the summary's token axis."""
-    return max(1, min(GRID_COLUMNS, (width - LABEL_PX + GRID_GAP) // (GRID_SIZE + GRID_GAP)))
+    return max(1, min(GRID_COLUMNS, (width - lettering.label_room_px + GRID_GAP) // (GRID_SIZE + GRID_GAP)))
 
 
 def _grid_frames(stack: HeadStack, shown: tuple[int, ...], attention_mask: tuple[int, ...],
@@ -196,23 +199,23 @@ def _summary_frames(stack: HeadStack, how: str, raster: bool) -> dict[str, pd.Da
 
 
 def _spec(num_layers: int, slots: int, many_layers: bool, how: str | None, tokens: tuple[str, ...],
-          raster: bool, columns: int = GRID_COLUMNS, size: int = PLOT_SIZE) -> dict:
+          raster: bool, columns: int = GRID_COLUMNS, size: int = PLOT_SIZE, lettering: Lettering = READING) -> dict:
     """The grid of `slots` heads, `columns` to a row, and, with how, their summary (its plot size px) under
     it; the layer picked by an input."""
     layer = picker(LAYER, "Layer", num_layers)
     picks = [layer] if many_layers else []  # one layer sent: no filter, the input asks for a rerun
-    parts = [_grid(slots, layer, picks, columns)]
+    parts = [_grid(slots, layer, picks, columns, max(GRID_LABEL_FONT_PX, lettering.font_px))]
     if how is not None:
-        parts.append(_summary(tokens, how, raster, picks, size))
+        parts.append(_summary(tokens, how, raster, picks, size, lettering.label_spacing_px))
     chart = alt.vconcat(*parts, spacing=28) if len(parts) > 1 else parts[0]
     # Altair lifts the selections to the top, naming the view they belong to: the grid's pictures.
     return chart.properties(description="Attention weights of every head of the layer, and the heads summed up",
                             autosize=alt.AutoSizeParams(type="pad"), usermeta=SVG).to_dict(validate=False)
 
 
-def _grid(slots: int, layer: alt.Parameter, picks: list, per_row: int) -> alt.LayerChart:
+def _grid(slots: int, layer: alt.Parameter, picks: list, per_row: int, label_px: float) -> alt.LayerChart:
     """One picture per head (a row of GRID_DATA: layer, head, picture, entropy, max_weight and its place),
-    per_row to a row, each under its "head N". A click selects the head; the tooltip sums it up."""
+    per_row to a row, each under its "head N" (label_px high). A click selects the head; the tooltip sums it up."""
     columns, rows = min(slots, per_row), math.ceil(slots / per_row)
     width, height = columns * (GRID_SIZE + GRID_GAP) - GRID_GAP, rows * (GRID_SIZE + GRID_LABEL)
     x = alt.Scale(domain=[0, width], nice=False, zero=False)
@@ -234,18 +237,20 @@ def _grid(slots: int, layer: alt.Parameter, picks: list, per_row: int) -> alt.La
     # One label per place in the grid, whatever the layer: the labels need not move with it.
     labels = base.transform_aggregate(groupby=["head", "x", "x2", "y"]).transform_calculate(
         centre="(datum.x + datum.x2) / 2", label="'head ' + datum.head").mark_text(
-        baseline="bottom", dy=-4, fontSize=13).encode(x=alt.X("centre:Q", axis=None, scale=x),
+        baseline="bottom", dy=-4, fontSize=label_px).encode(x=alt.X("centre:Q", axis=None, scale=x),
                                                       y=alt.Y("y:Q", axis=None, scale=y), text="label:N")
     return alt.layer(pictures, labels).properties(width=width, height=height)
 
 
-def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size: int) -> alt.Chart | alt.LayerChart:
+def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size: int, spacing_px: int
+             ) -> alt.Chart | alt.LayerChart:
     """Every layer's heads summed up (SUMMED: one line per cell, a column per layer; SUMMED_PICTURES and
-    SUMMED_RANGES above MAX_VECTOR_CELLS), the picked layer shown, with its tokens on both axes."""
+    SUMMED_RANGES above MAX_VECTOR_CELLS), the picked layer shown, with its tokens on both axes (labels no
+    closer than spacing_px)."""
     count = len(tokens)
     width, height = plot_size(count, count, size)
-    x_axis = label_axis(list(tokens), "key token", count, angle=-60)
-    y_axis = label_axis(list(tokens), "query token", count, angle=0)
+    x_axis = label_axis(list(tokens), "key token", count, angle=-60, length_px=width, spacing_px=spacing_px)
+    y_axis = label_axis(list(tokens), "query token", count, angle=0, length_px=height, spacing_px=spacing_px)
     colour = colour_scale("blues")
     if raster:
         picture = alt.Chart(alt.NamedData(name=SUMMED_PICTURES)).mark_image(aspect=False)
@@ -295,17 +300,17 @@ def _overview(context, num_heads: int) -> None:
                                        shape.num_layers)  # (L, nh)
     chart = heatmap(entropy, [str(layer) for layer in range(shape.num_layers)], [str(h) for h in range(num_heads)],
                     title="mean entropy (nats)", row_title="layer", column_title="head",
-                    size=fitted_size(context.width))
+                    size=context.plot_px(), lettering=context.lettering)
     clickable = isinstance(chart, alt.Chart)
     if clickable:
         chart = chart.add_params(alt.selection_point(name=OVERVIEW_SELECTION, fields=["row", "column"], on="click"))
     chart = chart.properties(usermeta=SVG)
     bare, frames = named_data(chart)
     if clickable:
-        draw_spec(bare.to_dict(validate=False), frames, key="overview", on_select=_open_from_overview,
-                  selection_mode=OVERVIEW_SELECTION)
+        draw_spec(bare.to_dict(validate=False), frames, key="overview", lettering=context.lettering,
+                  on_select=_open_from_overview, selection_mode=OVERVIEW_SELECTION)
     else:
-        draw_spec(bare.to_dict(validate=False), frames, key="overview")
+        draw_spec(bare.to_dict(validate=False), frames, key="overview", lettering=context.lettering)
         st.caption("Too many cells to click one: choose the layer and head with the sliders.")
 
 

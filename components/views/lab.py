@@ -22,7 +22,7 @@ import streamlit as st
 
 from components import compute, controls
 from components.charts import draw_spec
-from components.heatmap import title_lines
+from components.heatmap import READING, Lettering, title_lines
 from components.page_state import shorten
 
 HEAD_SIZES = tuple(2**power for power in range(10))  # d_k = 1, 2, 4, … 512
@@ -51,8 +51,8 @@ def render(context) -> None:
     tokens = len(trace.tokens[0])  # T of the current text
     temperature = context.state.temperature
     width = context.width
-    _variance_section(width)
-    _random_softmax_section(tokens, temperature, width)
+    _variance_section(width, context.lettering)
+    _random_softmax_section(tokens, temperature, width, context.lettering)
     _trained_heads_section(context, tokens, temperature)
     _temperature_section(context, trace)
 
@@ -211,14 +211,14 @@ def _spec(kind: str, *arguments) -> dict:
     return CHARTS[kind](alt.NamedData(name=TABLE), *arguments).to_dict(validate=False)
 
 
-def draw(table: pd.DataFrame, spec: dict, key: str) -> None:
-    draw_spec(spec, {TABLE: table}, key=key)
+def draw(table: pd.DataFrame, spec: dict, key: str, lettering: Lettering = READING) -> None:
+    draw_spec(spec, {TABLE: table}, key=key, lettering=lettering)
 
 
-def _variance_section(width: int) -> None:
+def _variance_section(width: int, lettering: Lettering) -> None:
     st.subheader("1 · The spread of q·k grows like d_k")
     table = variance_table()
-    draw(table, chart_spec("variance", width), key="chart-variance")
+    draw(table, chart_spec("variance", width), key="chart-variance", lettering=lettering)
     at = {series: rows.set_index("d_k")["variance"] for series, rows in table.groupby("series")}
     largest = HEAD_SIZES[-1]
     scaled = at[SERIES["sqrt"]]
@@ -232,11 +232,11 @@ def _variance_section(width: int) -> None:
     )
 
 
-def _random_softmax_section(tokens: int, temperature: float, width: int) -> None:
+def _random_softmax_section(tokens: int, temperature: float, width: int, lettering: Lettering) -> None:
     st.subheader("2 · What each scaling does to softmax (random vectors)")
     table = random_softmax_table(tokens, temperature)
     title = f"softmax over {tokens} random keys (the text's token count)"
-    draw(table, chart_spec("softmax", False, title, tokens, width), key="chart-random-softmax")
+    draw(table, chart_spec("softmax", False, title, tokens, width), key="chart-random-softmax", lettering=lettering)
     by = {label: rows.set_index("d_k") for label, rows in table.groupby("scaling")}
     none, root, linear, fixed = (by[scaling_label(s, temperature)] for s in SCALINGS)
     first, last = HEAD_SIZES[0], HEAD_SIZES[-1]
@@ -265,7 +265,8 @@ def _trained_heads_section(context, tokens: int, temperature: float) -> None:
     settings = context.settings(source="bert", head=min(state.head, shape.num_heads - 1))
     table = trained_heads_table(context.model_name, context.text, context.text_b, settings, temperature)
     title = f"layer {state.layer}: bars are the mean over its {shape.num_heads} heads, ticks each head"
-    draw(table, chart_spec("softmax", True, title, tokens, context.width), key="chart-trained-heads")
+    draw(table, chart_spec("softmax", True, title, tokens, context.width), key="chart-trained-heads",
+         lettering=context.lettering)
     means = table.groupby("scaling", sort=False)[["entropy", "max_weight"]].mean()
     none, root, linear = (means.loc[scaling_label(s, temperature)] for s in FIXED_SCALINGS)
     st.markdown(
@@ -291,7 +292,8 @@ def _temperature_section(context, trace) -> None:
     table = temperature_table(trace["scores"][0][query], tokens, taus, labels)
     state = context.state
     title = f"softmax(raw scores / τ), layer {state.layer}, head {state.head}, query token {query}"
-    draw(table, chart_spec("temperature", tuple(tokens), title, context.width), key="chart-temperature")
+    draw(table, chart_spec("temperature", tuple(tokens), title, context.width), key="chart-temperature",
+         lettering=context.lettering)
     largest = table.groupby("tau")["weight"].max()
     st.markdown(
         f"The same raw scores (d_k = {trace.head_size}) divided by different τ. At τ = {taus[0]:g} the largest "

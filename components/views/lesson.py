@@ -16,7 +16,7 @@ import streamlit as st
 from attention.lesson import NOTEBOOK_PAIR, SharedWord
 from components import compute, controls
 from components.charts import show
-from components.heatmap import LABEL_PX, MIN_PLOT_PX, MIN_ROW_PX, fitted_size, heatmap
+from components.heatmap import MIN_PLOT_PX, MIN_ROW_PX, heatmap
 from components.page_state import LESSON_STEPS, shorten
 from components.shapes_panel import shape_rows
 from components.tables import numbers_html
@@ -64,7 +64,7 @@ def _tokens_step(context) -> None:
              r"\xrightarrow{\;E_{\text{token}}[\,\cdot\,]\;} \text{token embeddings}")
     st.html(numbers_html(pd.DataFrame({"token": tokens, "id": trace["input_ids"][0],
                                        "segment": trace["token_type_ids"][0]}), "lesson-ids"))
-    _heatmap(context.width, trace["token embeddings"][0], tokens, _numbers(context.shape.hidden_size),
+    _heatmap(context, trace["token embeddings"][0], tokens, _numbers(context.shape.hidden_size),
              "Token embeddings E_token[input_ids]", "token-embeddings", row_title="token", column_title="dimension",
              scheme="redblue")
     _shapes(trace, ["input_ids", "token embeddings"])
@@ -79,7 +79,7 @@ def _tokens_step(context) -> None:
     largest = float(np.abs(difference).max())
     word = shorten(found.word)
     st.caption(why)
-    _heatmap(context.width, np.stack([*vectors, difference]), [f"{found.word} in A", f"{found.word} in B", "A − B"],
+    _heatmap(context, np.stack([*vectors, difference]), [f"{found.word} in A", f"{found.word} in B", "A − B"],
              _numbers(context.shape.hidden_size), "One token, two sentences: token embeddings and their difference",
              "homonym", row_title="vector", column_title="dimension", scheme="redblue")
     st.metric("Largest |A − B| over the dimensions", f"{largest:g}")
@@ -96,7 +96,7 @@ def _identity_step(context) -> None:
     tokens = trace.tokens[0]
     scores = trace["scores"][0]  # (T, T)
     st.latex(r"Q = K = V = E \qquad S = E\,E^{\top}, \quad s_{ij} = \vec e_i \cdot \vec e_j")
-    _heatmap(context.width, scores, list(tokens), list(tokens), "Scores E·Eᵀ (no projection, no scaling)",
+    _heatmap(context, scores, list(tokens), list(tokens), "Scores E·Eᵀ (no projection, no scaling)",
              "identity-scores", scheme="redblue")
     _shapes(trace, ["layer_input", "Q", "scores"])
     layer_input = next(step.formula for step in trace.steps if step.name == "layer_input")
@@ -123,7 +123,7 @@ def _projections_step(context) -> None:
     st.latex(r"Q = X W_q^{\top} + b_q \qquad K = X W_k^{\top} + b_k \qquad V = X W_v^{\top} + b_v")
     dims = _numbers(trace.head_size)
     for letter in "QKV":
-        _heatmap(context.width, trace[letter][0], tokens, dims, f"{letter}, layer {context.state.layer}, head {head}",
+        _heatmap(context, trace[letter][0], tokens, dims, f"{letter}, layer {context.state.layer}, head {head}",
                  f"projection-{letter.lower()}", row_title="token", column_title="dimension of the head",
                  scheme="redblue")
     _shapes(trace, ["layer_input", "Q (all heads)", "Q split", "Q", "K", "V"])
@@ -142,14 +142,16 @@ def _softmax_step(context) -> None:
     st.latex(rf"A = \mathrm{{softmax}}\!\left(Q K^{{\top}}{SCALING_LATEX[scaling]}\right), \quad \sum_j a_{{ij}} = 1")
     scaled, weights = trace["scaled"][0], trace["weights"][0]  # (T, T) each
     # Side by side where both fit with readable rows, else one under the other (a phone, a projector).
-    beside = context.width >= 2 * (max(MIN_PLOT_PX, MIN_ROW_PX * len(tokens)) + LABEL_PX) + COLUMN_GAP_PX
+    beside = context.width >= 2 * (max(MIN_PLOT_PX, MIN_ROW_PX * len(tokens)) + context.lettering.label_room_px) + \
+        COLUMN_GAP_PX
     left, right = st.columns(2, gap="medium") if beside else (st.container(), st.container())
     width = (context.width - COLUMN_GAP_PX) // 2 if beside else context.width
     with left:
         scaled_formula = next(step.formula for step in trace.steps if step.name == "scaled")
-        _heatmap(width, scaled, tokens, tokens, f"Scaled scores = {scaled_formula}", "scaled", scheme="redblue")
+        _heatmap(context, scaled, tokens, tokens, f"Scaled scores = {scaled_formula}", "scaled", scheme="redblue",
+                 width=width)
     with right:
-        _heatmap(width, weights, tokens, tokens, "Weights = softmax(scaled)", "softmax")
+        _heatmap(context, weights, tokens, tokens, "Weights = softmax(scaled)", "softmax", width=width)
     sums = weights.sum(axis=-1, dtype=np.float64)  # (T,)
     st.html(numbers_html(pd.DataFrame({"query token": tokens, "row sum": sums, "largest weight": weights.max(axis=-1)}),
                          "lesson-row-sums", formats={"row sum": "{:.7f}".format}))
@@ -174,9 +176,9 @@ def _head_step(context) -> None:
     tokens = list(trace.tokens[0])
     st.latex(rf"\mathrm{{head}}(X) = \mathrm{{softmax}}\!\left(Q K^{{\top}}{SCALING_LATEX[context.state.scaling]}"
              r"\right) V")
-    _heatmap(context.width, trace["weights"][0], tokens, tokens,
+    _heatmap(context, trace["weights"][0], tokens, tokens,
              f"Weights, layer {context.state.layer}, head {head}", "head-weights")
-    _heatmap(context.width, trace["context"][0], tokens, _numbers(trace.head_size), "Context = weights · V",
+    _heatmap(context, trace["context"][0], tokens, _numbers(trace.head_size), "Context = weights · V",
              "head-context", column_title="dimension of the head", scheme="redblue")
     _shapes(trace, ["weights", "V", "context"])
     counts = compute.strongest_keys(trace["weights"][0], context.encoding().special_tokens_mask[0])
@@ -196,9 +198,9 @@ def _all_heads_step(context) -> None:
              r" + b_o")
     size, width = trace.head_size, trace["concat"].shape[-1]
     columns = [f"h{h}.{i}" for h in range(trace.num_heads) for i in range(size)]
-    _heatmap(context.width, trace["concat"][0], tokens, columns, "Concatenated contexts of all heads", "concat",
+    _heatmap(context, trace["concat"][0], tokens, columns, "Concatenated contexts of all heads", "concat",
              column_title="head.dimension", scheme="redblue")
-    _heatmap(context.width, trace["output"][0], tokens, _numbers(context.shape.hidden_size),
+    _heatmap(context, trace["output"][0], tokens, _numbers(context.shape.hidden_size),
              "Output = concat · W_oᵀ + b_o", "output", column_title="dimension", scheme="redblue")
     _shapes(trace, ["context (all heads)", "concat", "output", "attention output"])
     block_gap = float(np.abs(compute.head_block(trace["concat"][0], head, size) - trace["context"][0]).max())
@@ -215,7 +217,7 @@ def _contextual_step(context) -> None:
     similarities = compute.similarity_by_layer(encodings[0], found.first_index, encodings[1], found.second_index)
     st.latex(r"\cos(\vec a, \vec b) = \frac{\vec a \cdot \vec b}{\lVert \vec a \rVert\,\lVert \vec b \rVert}")
     st.caption(why)
-    st.altair_chart(similarity_chart(similarities, found.word, context.width), key="lesson-similarity")
+    show(similarity_chart(similarities, found.word, context.width), key="lesson-similarity", lettering=context.lettering)
     layers = len(similarities) - 1
     st.markdown("| tensor | shape |\n|---|---|\n" + "\n".join(
         f"| `hidden_states[ℓ]` of {name} | `{encoding.layer_input(0).shape}` |"
@@ -268,12 +270,13 @@ def _trained(context, quiet: bool = False):
     return context.trace(source="bert", head=head), head
 
 
-def _heatmap(width, matrix, rows, columns, title, key, *, row_title="query token", column_title="key token",
-             scheme="blues") -> None:
-    """A heatmap sized to a column width px wide, with its axes and legend around the plot."""
+def _heatmap(context, matrix, rows, columns, title, key, *, row_title="query token", column_title="key token",
+             scheme="blues", width: int | None = None) -> None:
+    """A heatmap sized to a column width px wide (the view's, by default), with its axes and legend around the
+    plot, its text as large as the view's lettering."""
     chart = heatmap(matrix, rows, columns, title=title, row_title=row_title, column_title=column_title,
-                    scheme=scheme, canvas=True, size=fitted_size(width))
-    show(chart, key=f"lesson-{key}")
+                    scheme=scheme, canvas=True, size=context.plot_px(width), lettering=context.lettering)
+    show(chart, key=f"lesson-{key}", lettering=context.lettering)
 
 
 def _shapes(trace, names: list[str]) -> None:

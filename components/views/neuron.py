@@ -34,7 +34,7 @@ def render(context) -> None:
     stack = NeuronStack(context.model_name, context.text, context.text_b, context.settings(head=0), heads, queries)
     neuron_chart(stack, [f"{j}: {token}" for j, token in enumerate(tokens)], outline.head_size,
                  dot_title=similarity, scaled_title="scaled", key="chart-neuron", position=(state.head, query),
-                 shape=shape, on_move=_follow_chart, width=context.width)
+                 shape=shape, on_move=_follow_chart, width=context.width, lettering=context.lettering)
     st.caption("Drag the Head and Query token sliders above the chart, or focus one and press the arrow keys: "
                "the numbers of this layer are already in the browser. Point at a number or a cell to read it.")
     if outline.settings.similarity == "cosine":
