@@ -60,10 +60,12 @@ def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShap
         draw(view, context)
     if view in views.SHAPES_VIEWS:
         with side:
-            shapes_panel(context.outline(text_b=second_text(view, text_b)).steps, LETTERS)
+            shapes_panel(context.outline(text_b=second_text(view, text_b)).steps, LETTERS, expanded=not state.present)
 
 
-st.set_page_config(page_title="Attention Anatomy", page_icon=page_icon(), layout="wide")
+# A link in presentation mode opens with the sidebar closed: a projected page wants its width for the charts.
+st.set_page_config(page_title="Attention Anatomy", page_icon=page_icon(), layout="wide",
+                   initial_sidebar_state="collapsed" if st.query_params.get("present") == "1" else "auto")
 st.sidebar.title("Attention Anatomy")
 rerun_page_on_reconnect()
 screen = viewport.current()
@@ -73,6 +75,7 @@ url_notices = controls.start({key: st.query_params.get_all(key) for key in st.qu
 view = controls.view_select(views.VIEW_LABELS)
 text, text_b = controls.text_inputs()
 chosen_model = controls.model_select(names)
+controls.presentation_toggle()
 try:
     model_name = model_download.usable_model(chosen_model)  # the bundled model while a Hub model downloads
     loaded = compute.model(model_name)

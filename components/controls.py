@@ -45,7 +45,7 @@ _SHADOW = "_page_state"
 _FIRST_RUN = "_first_run"
 _RERUN_PAGE = "_rerun_page"
 _HELD_NOTICES = "_held_notices"  # {name: (notices, {control: value})}: see held()
-SIDEBAR_PARAMS = frozenset({"view", "text", "text_b", "model"})  # drawn outside the view's fragment
+SIDEBAR_PARAMS = frozenset({"view", "text", "text_b", "model", "present"})  # drawn outside the view's fragment
 # Where each kind of widget takes its initial value (the rest take value=).
 _DEFAULT_ARGUMENT = {"radio": "index", "selectbox": "index", "segmented_control": "default"}
 
@@ -114,6 +114,12 @@ def text_inputs() -> tuple[str, str]:
 def model_select(models: tuple[str, ...]) -> str:
     return bound_widget(st.sidebar.selectbox, "model", "Model", options=models,
                    help="The bundled all-MiniLM-L6-v2 works offline; Hub models download on first use.")
+
+
+def presentation_toggle() -> bool:
+    return bound_widget(st.sidebar.toggle, "present", "Presentation mode",
+                        help="For a projector: chart text at 14 px or more, charts as large as their column allows, "
+                             "the tensor shapes folded. A link keeps it as present=1.")
 
 
 def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] = ()) -> tuple[PageState, list[str]]:

@@ -91,6 +91,7 @@ PAGES = {
     "compare": "?view=compare" + PAIR, "counting": "?view=counting", "switch": "?view=switch",
     **{f"lesson-{step}": f"?view=lesson&step={step}" + PAIR for step in range(1, 8)},
 }
+MODES = {"normal": "", "present": "&present=1"}  # presentation mode: larger text and charts, the sidebar closed
 # What a chart draws (Vega's canvas or SVG), and what it must not lie on: controls, tables, text, the shapes panel.
 GRAPHICS = '[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg.marks'
 OBSTACLES = ", ".join(f'[data-testid="{testid}"]' for testid in (
@@ -155,30 +156,52 @@ def screens(page, name: str, most: int = 4) -> None:
     page.evaluate("() => { document.querySelector('[data-testid=\"stMain\"]').scrollTop = 0; }")
 
 
+@pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("size", list(SIZES))
-def test_every_view_keeps_its_charts_inside_the_page_and_off_everything_else(browser, base_url, size):
+def test_every_view_keeps_its_charts_inside_the_page_and_off_everything_else(browser, base_url, size, mode):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page = open_tab(browser, viewport=SIZES[size])
     faults = []
     try:
         for name, query in PAGES.items():
-            open_drawn(page, f"{base_url}/{query}")
+            open_drawn(page, f"{base_url}/{query}{MODES[mode]}")
             found = page.evaluate(_LAYOUT_JS, [GRAPHICS, OBSTACLES])
-            screens(page, f"{name}_{size}")
+            screens(page, f"{name}_{size}{'' if mode == 'normal' else '_' + mode}")
             faults += [f"{name}: {fault}" for fault in found["faults"]]
     finally:
         page.context.close()
     assert not faults, "\n".join(faults)
 
 
+@pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("viewport", [PROJECTOR, LAPTOP], ids=["projector", "laptop"])
-def test_a_15_token_heatmap_is_three_quarters_on_the_first_screen(browser, base_url, viewport):
+def test_a_15_token_heatmap_is_three_quarters_on_the_first_screen(browser, base_url, viewport, mode):
     page = open_tab(browser, viewport=viewport)
     try:
-        load_page(page, f"{base_url}/?text=the+bank+of+the+river+was+muddy+after+the+rain+and+the+fish")
+        load_page(page, f"{base_url}/?text=the+bank+of+the+river+was+muddy+after+the+rain+and+the+fish{MODES[mode]}")
         assert page.locator('[data-testid="token-chips"] .aa-chip').count() == 15
         box = weights_chart(page).locator("canvas").bounding_box()
         seen = max(0.0, min(box["y"] + box["height"], viewport["height"]) - max(box["y"], 0.0))
         assert seen / box["height"] >= 0.75, f"{seen / box['height']:.0%} of the heatmap on the first screen ({box})"
+    finally:
+        page.context.close()
+
+
+def svg_text_sizes(page) -> list[float]:
+    """The px of every written text of the page's SVG charts."""
+    return page.evaluate("""() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"] svg text')]
+        .filter(text => text.textContent.trim()).map(text => parseFloat(getComputedStyle(text).fontSize))""")
+
+
+def test_presentation_mode_draws_every_text_of_a_chart_at_14_px_or_more(browser, base_url):
+    """What the page asks of Vega (tests/test_presentation.py) is what Chromium draws: the heads view's charts are
+    SVG, whose text elements say their size, and Streamlit's theme, merged into every chart, must not undo it."""
+    page = open_tab(browser, viewport=PROJECTOR)
+    try:
+        open_drawn(page, f"{base_url}/?view=heads&present=1")
+        sizes = svg_text_sizes(page)
+        assert sizes and min(sizes) >= 14, sorted(set(sizes))
+        open_drawn(page, f"{base_url}/?view=heads")
+        assert min(svg_text_sizes(page)) < 14, "without it, the theme's smaller labels: the check can tell them apart"
     finally:
         page.context.close()
