@@ -16,7 +16,7 @@ from components.heatmap import page_icon
 from components.page_head import page_head
 from components.reconnect import rerun_page_on_reconnect
 from components.shapes_panel import shapes_panel
-from components.tokens import token_chips
+from components.tokens import token_chips, unknown_note
 
 LETTERS = "B batch · T tokens · C hidden size · nh heads · d head size"
 VIEW_SHARE = 2 / 3  # of the page's width, for the view; the rest for its controls and the tensor shapes
@@ -100,5 +100,7 @@ if text.strip():
         st.warning(f"The text is longer than the {loaded.max_tokens} tokens BERT reads: the last "
                    f"{encoding.dropped_tokens[0]} tokens were dropped.", icon=":material/content_cut:")
     token_chips(list(encoding.tokens[0]), encoding.special_tokens_mask[0].tolist())
+    if note := unknown_note(compute.unknown_characters(model_name, text, second_text(view, text_b))):
+        st.caption(note)
 explore(view, model_name, text, text_b, loaded.shape, screen)
 viewport.measure()

@@ -56,6 +56,7 @@ from attention import (
     scaling_lab,
     segments,
     transformers_weights,
+    unknown,
     weights_path,
 )
 from components import process_memory, turns
@@ -77,6 +78,7 @@ CACHE_ENTRIES = {
     "masked_lm": 2,  # the masked-language-model head (a few MB) on the model's own encoder, for the switch view
     # Tokens, ids and masks of a text (a few kB): a class of 30, each with a text of their own.
     "encoding": 64,
+    "unknown_characters": 64,  # what each [UNK] of a text stands for: a few characters
     # A class of 30, each with a text of their own, must not push each other out (every move would run
     # the model again): the input of one layer, 0.75 MB at 512 tokens on the bundled model, 1.5 MB on bert-base.
     "layer_encoding": 128,
@@ -214,6 +216,18 @@ def encoding(name: str, text: str, text_b: str) -> Encoding:
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["encoding"])
 def _encoding(name: str, text: str, text_b: str) -> Encoding:
     return encode(model(name), text, text_b or None, layers=())
+
+
+def unknown_characters(name: str, text: str, text_b: str) -> tuple[str, ...]:
+    """For every token of the text (or pair): the characters an [UNK] stands for, else "" (attention/unknown.py)."""
+    with heavy_work():
+        return _unknown_characters(name, text, text_b)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["unknown_characters"])
+def _unknown_characters(name: str, text: str, text_b: str) -> tuple[str, ...]:
+    loaded = model(name)
+    return unknown.unknown_characters(loaded.tokenizer, text, text_b, loaded.max_tokens)
 
 
 def layer_encoding(name: str, text: str, text_b: str, layer: int) -> Encoding:
@@ -416,6 +430,7 @@ def _any_head(settings: TraceSettings, **changes) -> TraceSettings:
 # ---- Two texts side by side ----
 
 aligned_positions = compare.aligned_positions  # (tokens_a, tokens_b) -> positions (K,) of the shared tokens
+alignment_keys = unknown.alignment_keys  # (tokens, unknown_characters) -> what aligned_positions compares
 aligned_difference = compare.aligned_difference  # (weights_a, weights_b, positions_a, positions_b) -> (K, K)
 largest_change = compare.largest_change  # (difference, positions_a, positions_b) -> the pair that moved most
 

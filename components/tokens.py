@@ -9,6 +9,8 @@ import html
 
 import streamlit as st
 
+from components.page_state import shorten
+
 # Past this many tokens the chips are folded to one row, with a count that opens them: a 512-token text
 # put 1,500–2,400 px of chips above the first chart, and on a 1280×720 projector even a second row of a
 # short text's pushed the heatmap off the first screen (the heatmap's axes name the tokens too).
@@ -44,3 +46,19 @@ def chips_html(tokens: list[str], special: list[bool]) -> str:
 
 def token_chips(tokens: list[str], special: list[bool]) -> None:
     st.html(chips_html(tokens, special))
+
+
+def unknown_note(stand_for: tuple[str, ...], most: int = 8) -> str | None:
+    """A sentence on the text's [UNK] tokens (stand_for: the characters each token stands for, "" for the
+    others; compute.unknown_characters), or None without any. Markdown, every character from the text in a
+    code span (shorten), so none of it is read as Markdown or HTML."""
+    positions = [index for index, characters in enumerate(stand_for) if characters]
+    if not positions:
+        return None
+    distinct = list(dict.fromkeys(stand_for[index] for index in positions))
+    listed = ", ".join(shorten(characters, 12) for characters in distinct[:most]) + (" …" if distinct[most:] else "")
+    count = "one token" if len(positions) == 1 else f"{len(positions)} tokens"
+    return (f"`[UNK]` ({count}: {', '.join(str(index) for index in positions[:most])}"
+            f"{' …' if positions[most:] else ''}) stands for {listed}: characters that this model's vocabulary "
+            "has no piece for, such as emoji and many non-Latin scripts. The model reads every [UNK] as the same "
+            "token, whatever it replaced.")

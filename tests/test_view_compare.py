@@ -105,3 +105,33 @@ def test_the_heads_are_those_of_the_source_not_of_the_model(bundled, source, hea
     assert chart_inputs(chart)["head"] == (0, heads - 1)
     settings = dict(source=source, layer=4, head=0, head_dim=int(head_dim) if source == "random" else None, seed=3)
     np.testing.assert_allclose(heatmaps(page)["Text A"], weights(bundled, TEXT_A, **settings), atol=1e-6)
+
+
+def difference_labels(page: AppTest) -> list[str]:
+    """The tokens the difference panel is drawn over: those the two texts share, as aligned."""
+    [chart] = page.get("vega_lite_chart")
+    spec = json.loads(chart.proto.spec)
+    found = []
+
+    def walk(part):
+        if isinstance(part, dict):
+            if part.get("name") == "p2_row_labels":
+                found.append(part["value"])
+            for value in part.values():
+                walk(value)
+        elif isinstance(part, list):
+            for value in part:
+                walk(value)
+
+    walk(spec)
+    return found[0]
+
+
+@pytest.mark.parametrize(("text_a", "text_b", "shared"), [
+    ("a 😀 b", "a 你 b", ["[CLS]", "a", "b", "[SEP]"]),  # two [UNK]s that stand for different characters
+    ("a 😀 b", "c 😀 d", ["[CLS]", "[UNK]", "[SEP]"]),  # the same character: one token in both texts
+])
+def test_an_unknown_token_aligns_only_with_one_that_stands_for_the_same_characters(text_a, text_b, shared):
+    page = run_compare(text=text_a, text_b=text_b)
+    assert_healthy(page)
+    assert difference_labels(page) == shared

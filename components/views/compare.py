@@ -42,7 +42,10 @@ def render(context) -> None:
         st.warning(f"Text B is longer than the model reads: its last {encoding_b.dropped_tokens[0]} tokens were "
                    "dropped.", icon=":material/content_cut:")
     tokens_a, tokens_b = tuple(encoding_a.tokens[0]), tuple(encoding_b.tokens[0])
-    positions_a, positions_b = compute.aligned_positions(tokens_a, tokens_b)  # (K,) each
+    # An [UNK] of one text pairs with an [UNK] of the other only where both stand for the same characters.
+    keys_a, keys_b = (compute.alignment_keys(list(tokens), compute.unknown_characters(context.model_name, text, ""))
+                      for tokens, text in ((tokens_a, text_a), (tokens_b, text_b)))
+    positions_a, positions_b = compute.aligned_positions(keys_a, keys_b)  # (K,) each
     st.caption(f"Text A: {shorten(text_a, 80)} · Text B: {shorten(text_b, 80)}")
 
     settings = context.settings(layer=0, head=0)
