@@ -286,3 +286,14 @@ def test_every_spec_is_valid_vega_lite_and_a_layer_move_only_swaps_data(text):
     click(page, grid(page), {"layer": [{"layer": 3}]})
     assert [chart.proto.spec for chart in charts(page)] == specs
     assert not dataset(grid(page), "heads").equals(layer_one), "layer 3's weights, not layer 1's"
+
+
+@pytest.mark.parametrize(("query", "said"), [
+    ({}, "the model's own weights"),
+    ({"scaling": "none"}, "scaling (none)"),
+    ({"source": "random", "head_dim": "48"}, "source (random)"),
+])
+def test_the_rollout_says_which_weights_it_multiplies(query, said):
+    page = open_page({"view": "heads", "aggregate": "rollout", **query})
+    assert_healthy(page)
+    assert any(said in caption.value for caption in page.caption)

@@ -153,3 +153,11 @@ def test_random_softmax_is_the_same_experiment_at_every_tau():
         rows = table[table["scaling"] == label].sort_values("d_k")
         np.testing.assert_array_equal(rows["entropy"], expected[scaling]["entropy"])
         np.testing.assert_array_equal(rows["max_weight"], expected[scaling]["max_weight"])
+
+
+def test_its_words_send_the_reader_to_the_controls_beside_the_view_not_to_the_sidebar():
+    page = open_page({"view": "lab"})
+    assert_healthy(page)
+    said = "\n".join(element.value for element in [*page.markdown, *page.caption])
+    assert "move the τ slider beside this view" in said
+    assert "sidebar" not in said, "τ, the source, the layer and the head are beside the view"

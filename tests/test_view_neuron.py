@@ -151,3 +151,10 @@ def test_a_long_text_sends_one_head_and_its_head_input_reruns(bundled):
     pages.assert_healthy(page)
     assert set(datasets(page)[QUERIES]["head"]) == {8}
     assert_numbers_of(page, bundled, TraceSettings(head=8), 10, text=text)
+
+
+def test_the_caption_says_its_q_dot_k_is_the_raw_sum_that_bertviz_writes_scaled():
+    page = open_page({"view": "neuron"})
+    pages.assert_healthy(page)
+    assert "q · k is the raw sum, before scaling: bertviz's neuron view writes q · k for the scaled score" in \
+        page.caption[1].value

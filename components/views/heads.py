@@ -125,7 +125,7 @@ def render(context) -> None:
     # Under the chart, next to the summary it changes: the grid stays as high up the page as it can.
     how = controls.bound_widget(st.segmented_control, "aggregate", "Heads summed up by",
                                 options=list(AGGREGATE_LABELS), format_func=AGGREGATE_LABELS.get)
-    st.caption(_aggregate_caption(how, state.layer))
+    st.caption(_aggregate_caption(how, state.layer, context.settings()))
     with chart:
         _grid_and_summary(stack, shown, how, tokens, num_layers, state.layer, attention_mask,
                           context.width, context.lettering)
@@ -271,12 +271,18 @@ def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size:
                             width=width, height=height)
 
 
-def _aggregate_caption(how: str, layer: int) -> str:
+def _aggregate_caption(how: str, layer: int, settings) -> str:
     if how == "rollout":
+        model_own = settings.source == "bert" and settings.scaling == "sqrt"
         return ("Attention rollout (Abnar & Zuidema, 2020): each layer's mean over heads, averaged half and half "
                 "with the identity for the residual connection, multiplied through layers 0 to "
                 f"{layer}. Row i says how much position i's output at layer {layer} draws on each input "
-                "token; every row sums to 1.")
+                "token; every row sums to 1. "
+                + ("It uses the model's own weights (source bert, scaling √d_k), as the paper does."
+                   if model_own else
+                   f"It follows the source ({settings.source}) and the scaling "
+                   f"({controls.SCALING_LABELS[settings.scaling]}) chosen beside this view, in every layer, so it "
+                   "differs from the model's own rollout (source bert, √d_k)."))
     if how == "mean":
         return "The average of all heads' weights, cell by cell: every row still sums to 1."
     return ("The largest weight any head gives each (query, key) pair: shows what at least one head "

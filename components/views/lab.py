@@ -253,8 +253,8 @@ def _random_softmax_section(tokens: int, temperature: float, width: int, letteri
 
 def _fixed_temperature_note(temperature: float, first: float, last: float) -> str:
     if temperature == 1.0:
-        return ("τ = 1 divides by nothing, so its line lies under none's: choose the scaling τ in the "
-                "sidebar to try another.")
+        return ("τ = 1 divides by nothing, so its line lies under none's: move the τ slider beside this view "
+                "to try another.")
     return (f"A fixed τ = {temperature:g} does not grow with d_k, so it only delays the collapse: its entropy "
             f"still falls from {first:.2f} to {last:.2f}.")
 
@@ -277,7 +277,7 @@ def _trained_heads_section(context, tokens: int, temperature: float) -> None:
         f"{root['max_weight']:.2f} and {linear['max_weight']:.2f}."
     )
     if state.source != "bert":
-        st.caption("Always the trained heads, whatever the sidebar's projection source.")
+        st.caption("Always the trained heads, whatever the projection source chosen beside this view.")
 
 
 def _temperature_section(context, trace) -> None:
@@ -285,10 +285,10 @@ def _temperature_section(context, trace) -> None:
     tokens = list(trace.tokens[0])
     query = _query_select(tokens, context.state.query)
     root = trace.head_size**0.5
-    sidebar_tau = context.state.temperature if context.state.scaling == "temperature" else None
-    taus = sorted({*TEMPERATURES, round(root, 2)} | ({sidebar_tau} - {None}))
+    chosen_tau = context.state.temperature if context.state.scaling == "temperature" else None
+    taus = sorted({*TEMPERATURES, round(root, 2)} | ({chosen_tau} - {None}))
     labels = [f"τ = {tau:g}" + (" (√d_k)" if tau == round(root, 2) else "") +
-              (" (sidebar)" if tau == sidebar_tau else "") for tau in taus]
+              (" (your τ)" if tau == chosen_tau else "") for tau in taus]
     table = temperature_table(trace["scores"][0][query], tokens, taus, labels)
     state = context.state
     title = f"softmax(raw scores / τ), layer {state.layer}, head {state.head}, query token {query}"
@@ -301,7 +301,8 @@ def _temperature_section(context, trace) -> None:
         f"uniform 1/{len(tokens)} = {1 / len(tokens):.2f}. Dividing by √d_k is the τ = {root:.2f} line: a "
         "temperature chosen from the head size."
     )
-    st.caption(f"Query token {query}: {shorten(tokens[query])}. The sidebar's source, layer and head apply.")
+    st.caption(f"Query token {query}: {shorten(tokens[query])}. The source, layer and head chosen beside this view "
+               "apply.")
 
 
 def _query_select(tokens: list[str], current: int) -> int:

@@ -28,7 +28,8 @@ def render(context) -> None:
                f"Multiply q with each key k_j dimension by dimension (q ⊙ k_j), add the products up "
                f"({similarity}), scale ({scaling}) and take the softmax: the last column is this token's row "
                "of the attention weights. The chart reads from that row down to what it is made of: the "
-               "products, then q and the keys.")
+               f"products, then q and the keys. {similarity} is the raw sum, before scaling: bertviz's neuron view "
+               "writes q · k for the scaled score, the column called scaled here.")
     shape = (outline.num_heads, len(tokens))
     heads, queries = send_plan(*shape, outline.head_size, state.head, query)
     stack = NeuronStack(context.model_name, context.text, context.text_b, context.settings(head=0), heads, queries)
