@@ -387,6 +387,12 @@ def neuron_heads(name: str, text: str, text_b: str, settings: TraceSettings,
     return neuron.neuron_heads(trace(name, text, text_b, settings), heads_sent)
 
 
+def neuron_view(name: str, text: str, text_b: str, settings: TraceSettings, query: int) -> neuron.NeuronView:
+    """One query token's neuron view in settings' head: q, every k, q ⊙ k_j, the sums, the scaled scores and the
+    softmax (for a download: the chart multiplies q and k_j in the browser)."""
+    return neuron.neuron_view(trace(name, text, text_b, settings), query)
+
+
 # ---- Every head of a layer, and every layer: the key leaves out the head, which none of them reads ----
 
 head_summary = heads.head_summary  # (weights, mask) -> mean entropy and mean largest weight per head

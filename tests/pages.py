@@ -11,12 +11,14 @@ import io
 import json
 from html.parser import HTMLParser
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 from PIL import Image
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
@@ -32,6 +34,25 @@ def open_page(query: dict[str, str | list[str]] | None = None, **params: str) ->
     for name, value in {**(query or {}), **params}.items():
         page.query_params[name] = value
     return page.run()
+
+
+def open_keeping_downloads(query: dict[str, str], **session_state) -> tuple[AppTest, dict]:
+    """Open the page (then set session_state and run again, if given) and keep each deferred download's
+    callable by its file name, as a click on its button would run it."""
+    made = {}
+    original = MediaFileManager.add_deferred
+
+    def keep(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        made[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name, **kwargs)
+
+    with patch.object(MediaFileManager, "add_deferred", keep):
+        page = open_page(query)
+        if session_state:
+            for name, value in session_state.items():
+                page.session_state[name] = value
+            page.run()
+    return page, made
 
 
 def assert_healthy(page: AppTest) -> None:

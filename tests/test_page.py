@@ -5,12 +5,10 @@ from __future__ import annotations
 import html
 import io
 import re
-from unittest.mock import patch
 
 import numpy as np
 import pandas as pd
 import pytest
-from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode, transformers_weights
@@ -258,20 +256,7 @@ def test_text_beyond_512_tokens_is_cut_with_a_notice():
 
 
 def run_keeping_downloads(query: dict[str, str], stage: str | None = None) -> tuple[AppTest, dict]:
-    """Run the page (with a stage chosen) and keep each deferred download's callable, as a click would run it."""
-    made = {}
-    original = MediaFileManager.add_deferred
-
-    def keep(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
-        made[file_name] = data_callable
-        return original(self, data_callable, mimetype, coordinates, file_name, **kwargs)
-
-    with patch.object(MediaFileManager, "add_deferred", keep):
-        page = run_page(query)
-        if stage:
-            page.session_state["head_stage"] = stage
-            page.run()
-    return page, made
+    return pages.open_keeping_downloads(query, **({"head_stage": stage} if stage else {}))
 
 
 def test_csv_download_holds_the_current_head(bundled):

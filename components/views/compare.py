@@ -9,10 +9,13 @@ and head inputs, switched in the browser (components/scrub.py); the largest chan
 
 from __future__ import annotations
 
+import altair as alt
 import numpy as np
 import streamlit as st
 
 from components import compute, controls
+from components.downloads import chart_downloads
+from components.heatmap import heatmap
 from components.page_state import shorten
 from components.scrub import AlignedDifference, HeadStack, Panel, scrub_panels, send_plan
 
@@ -69,6 +72,18 @@ def render(context) -> None:
     scrub_panels(panels, key="chart-compare", position=(state.layer, state.head), shape=shape,
                  on_move=_follow_chart, shared_colour=True, side_by_side=side_by_side)
 
+    def shown_charts():  # for the downloads, built on click only: the panels at the page's layer and head
+        shown = []
+        for panel in panels:
+            chart = heatmap(_shown_head(panel.stack, state.layer, state.head), list(panel.row_labels),
+                            list(panel.column_labels), title=panel.title, scheme=panel.scheme)
+            chart.autosize = alt.Undefined  # a chart inside a concatenation takes the concatenation's
+            shown.append(chart)
+        return alt.hconcat(*shown).resolve_scale(color="independent")
+
+    chart_downloads(shown_charts, "compare", f"compare-layer-{state.layer}-head-{state.head}",
+                    title=f"Layer {state.layer}, head {state.head}")
+
     st.subheader(f"Where they differ: layer {state.layer}, head {state.head}", anchor=False)
     if positions_a.size == 0:
         st.info("The two texts share no token, so there is nothing to subtract.")
@@ -84,8 +99,8 @@ def render(context) -> None:
     )
 
 
-def _shown_head(stack: HeadStack, layer: int, head: int) -> np.ndarray:
-    """(T, T): the weights of one head of the stack, which holds it."""
+def _shown_head(stack: HeadStack | AlignedDifference, layer: int, head: int) -> np.ndarray:
+    """(T, T): one head of the stack (its weights, or the difference of two texts'), which holds it."""
     return stack.values()[stack.layers.index(layer), stack.heads.index(head)]
 
 

@@ -29,6 +29,7 @@ import streamlit as st
 
 from components import compute, controls
 from components.charts import draw_spec, named_data
+from components.downloads import chart_downloads
 from components.heatmap import (
     MAX_VECTOR_CELLS,
     PLOT_SIZE,
@@ -129,6 +130,12 @@ def render(context) -> None:
     with chart:
         _grid_and_summary(stack, shown, how, tokens, num_layers, state.layer, attention_mask,
                           context.width, context.lettering)
+
+    def summary_chart():  # for the downloads, built on click only
+        summed = _summed(stack, how)[stack.layers.index(state.layer)]  # (T, T)
+        return heatmap(summed, tokens, tokens, title=f"{AGGREGATE_LABELS[how].capitalize()}, layer {state.layer}")
+
+    chart_downloads(summary_chart, "heads-summary", f"{how}-of-heads-layer-{state.layer}")
     _overview(context, num_heads)
 
 
@@ -179,13 +186,17 @@ def _grid_frames(stack: HeadStack, shown: tuple[int, ...], attention_mask: tuple
     return {GRID_DATA: pd.concat(rows, ignore_index=True)}
 
 
+def _summed(stack: HeadStack, how: str) -> np.ndarray:
+    """(nl, T, T): every layer of the stack, its heads summed up by how."""
+    if how == "rollout":
+        return compute.rollout_by_layer(stack.model, stack.text, stack.text_b, stack.settings, stack.layers)
+    return compute.aggregate_heads(stack.values(), how)
+
+
 def _summary_frames(stack: HeadStack, how: str, raster: bool) -> dict[str, pd.DataFrame]:
     """Every layer sent summed up: one line per cell (row, column, then its value in every layer sent, in
     columns "0", "1", …), or above MAX_VECTOR_CELLS a picture per layer and its colour range for the legend."""
-    if how == "rollout":
-        matrices = compute.rollout_by_layer(stack.model, stack.text, stack.text_b, stack.settings, stack.layers)
-    else:
-        matrices = compute.aggregate_heads(stack.values(), how)  # (nl, T, T)
+    matrices = _summed(stack, how)  # (nl, T, T)
     layers, tokens = matrices.shape[:2]
     if raster:
         domains = [colour_domain(matrix, "blues") for matrix in matrices]

@@ -22,6 +22,7 @@ import streamlit as st
 
 from components import compute, controls
 from components.charts import draw_spec
+from components.downloads import chart_downloads
 from components.heatmap import READING, Lettering, title_lines
 from components.page_state import shorten
 
@@ -211,14 +212,16 @@ def _spec(kind: str, *arguments) -> dict:
     return CHARTS[kind](alt.NamedData(name=TABLE), *arguments).to_dict(validate=False)
 
 
-def draw(table: pd.DataFrame, spec: dict, key: str, lettering: Lettering = READING) -> None:
-    draw_spec(spec, {TABLE: table}, key=key, lettering=lettering)
+def draw(table: pd.DataFrame, kind: str, *arguments, key: str, lettering: Lettering = READING) -> None:
+    """CHARTS[kind](table, *arguments), drawn from its kept spec, and its PNG and SVG downloads."""
+    draw_spec(chart_spec(kind, *arguments), {TABLE: table}, key=key, lettering=lettering)
+    chart_downloads(lambda: CHARTS[kind](table, *arguments), key, key.removeprefix("chart-"))
 
 
 def _variance_section(width: int, lettering: Lettering) -> None:
     st.subheader("1 · The spread of q·k grows like d_k")
     table = variance_table()
-    draw(table, chart_spec("variance", width), key="chart-variance", lettering=lettering)
+    draw(table, "variance", width, key="chart-variance", lettering=lettering)
     at = {series: rows.set_index("d_k")["variance"] for series, rows in table.groupby("series")}
     largest = HEAD_SIZES[-1]
     scaled = at[SERIES["sqrt"]]
@@ -236,7 +239,7 @@ def _random_softmax_section(tokens: int, temperature: float, width: int, letteri
     st.subheader("2 · What each scaling does to softmax (random vectors)")
     table = random_softmax_table(tokens, temperature)
     title = f"softmax over {tokens} random keys (the text's token count)"
-    draw(table, chart_spec("softmax", False, title, tokens, width), key="chart-random-softmax", lettering=lettering)
+    draw(table, "softmax", False, title, tokens, width, key="chart-random-softmax", lettering=lettering)
     by = {label: rows.set_index("d_k") for label, rows in table.groupby("scaling")}
     none, root, linear, fixed = (by[scaling_label(s, temperature)] for s in SCALINGS)
     first, last = HEAD_SIZES[0], HEAD_SIZES[-1]
@@ -265,7 +268,7 @@ def _trained_heads_section(context, tokens: int, temperature: float) -> None:
     settings = context.settings(source="bert", head=min(state.head, shape.num_heads - 1))
     table = trained_heads_table(context.model_name, context.text, context.text_b, settings, temperature)
     title = f"layer {state.layer}: bars are the mean over its {shape.num_heads} heads, ticks each head"
-    draw(table, chart_spec("softmax", True, title, tokens, context.width), key="chart-trained-heads",
+    draw(table, "softmax", True, title, tokens, context.width, key="chart-trained-heads",
          lettering=context.lettering)
     means = table.groupby("scaling", sort=False)[["entropy", "max_weight"]].mean()
     none, root, linear = (means.loc[scaling_label(s, temperature)] for s in FIXED_SCALINGS)
@@ -292,7 +295,7 @@ def _temperature_section(context, trace) -> None:
     table = temperature_table(trace["scores"][0][query], tokens, taus, labels)
     state = context.state
     title = f"softmax(raw scores / τ), layer {state.layer}, head {state.head}, query token {query}"
-    draw(table, chart_spec("temperature", tuple(tokens), title, context.width), key="chart-temperature",
+    draw(table, "temperature", tuple(tokens), title, context.width, key="chart-temperature",
          lettering=context.lettering)
     largest = table.groupby("tau")["weight"].max()
     st.markdown(

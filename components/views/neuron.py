@@ -12,7 +12,9 @@ import dataclasses
 
 import streamlit as st
 
-from components import controls, page_state
+from components import compute, controls, page_state
+from components.downloads import chart_downloads
+from components.heatmap import heatmap
 from components.neuron_chart import NeuronStack, neuron_chart, send_plan
 
 
@@ -38,6 +40,16 @@ def render(context) -> None:
                  shape=shape, on_move=_follow_chart, width=context.width, lettering=context.lettering)
     st.caption("Drag the Head and Query token sliders above the chart, or focus one and press the arrow keys: "
                "the numbers of this layer are already in the browser. Point at a number or a cell to read it.")
+
+    def products_chart():  # for the downloads, built on click only
+        view = compute.neuron_view(context.model_name, context.text, context.text_b, context.settings(), query)
+        return heatmap(view.products, [f"{j}: {token}" for j, token in enumerate(tokens)],
+                       [str(i) for i in range(outline.head_size)], scheme="redblue", row_title="key token",
+                       column_title="dimension of the head",
+                       title=f"q ⊙ k_j of query {query} ({tokens[query]}), layer {state.layer}, head {state.head}: "
+                             f"each row sums to {similarity}")
+
+    chart_downloads(products_chart, "neuron", f"neuron-layer-{state.layer}-head-{state.head}-query-{query}")
     if outline.settings.similarity == "cosine":
         st.caption("Cosine similarity: q and every k_j are scaled to length 1 first, so the products sum to "
                    "the cosine.")
