@@ -30,6 +30,8 @@ MIN_PLOT_PX = 160  # px: below this a phone scrolls the chart rather than shrink
 TITLE_CHAR_PX = 8  # px a character of a chart's title takes, at most (Vega's 13-px bold sans-serif)
 LABEL_SPACING_PX = 13  # px between two axis labels at least: closer, their 11-px text runs together
 MIN_ROW_PX = 16  # a short, wide matrix (7 tokens × 384 dimensions) keeps readable rows
+SENTENCE_B_COLOUR = "#b35806"  # a sentence pair's B on the axes: orange, apart from both colour schemes
+LABEL_COLOUR = "#4c4c4c"  # Vega's own for axis labels
 
 
 def heatmap(
@@ -44,12 +46,16 @@ def heatmap(
     size: int = PLOT_SIZE,
     domain: list[float] | None = None,
     canvas: bool = False,
+    reverse: bool = False,
+    second_sentence: tuple[int | None, int | None] = (None, None),
 ) -> alt.Chart:
     """matrix (rows, columns) -> a heatmap with the labels on both axes.
 
-    "blues" suits weights in [0, 1]; "redblue" is centred on 0 for signed values. size is the
-    longer side of the plot in px; domain is a range the colour scale must cover (so that two charts
-    share one), carried as data like the numbers themselves.
+    "blues" suits weights: 0 to the largest; "redblue" suits signed values: white at 0, and as far
+    below as above it (colour_domain). size is the longer side of the plot in px; domain is a range the
+    colour scale must cover (so that two charts share one), carried as data like the numbers themselves.
+    reverse darkens the small values instead of the large ones. second_sentence: the first row and the
+    first column of a sentence pair's sentence B (None: no B there), marked on the axes.
     canvas draws it on a canvas: a 32-token heatmap redraws in a fraction of the time its 1,024 SVG
     elements take (Streamlit switches by itself only above 2,000 cells), but its cells are no longer
     elements of the page a test or a script can find.
@@ -61,16 +67,17 @@ def heatmap(
     matrix = np.asarray(matrix, dtype=np.float32)
     rows, columns = matrix.shape
     width, height = plot_size(rows, columns, size)
-    x_axis = label_axis(column_labels, column_title, columns, angle=-60, length_px=width)
-    y_axis = label_axis(row_labels, row_title, rows, angle=0, length_px=height)
-    colour = colour_scale(scheme)
+    x_axis = label_axis(column_labels, column_title, columns, angle=-60, length_px=width,
+                        second_from=second_sentence[1])
+    y_axis = label_axis(row_labels, row_title, rows, angle=0, length_px=height, second_from=second_sentence[0])
+    colour = colour_scale(scheme, reverse)
     key = legend(width)
     if rows * columns <= MAX_VECTOR_CELLS:
         chart = _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, title, key)
-        if domain is not None:
-            chart = alt.layer(chart, _scale_carrier(domain, colour, key))
+        if domain is not None or scheme == "redblue":  # Vega's own domain would be the data's, lopsided
+            chart = alt.layer(chart, _scale_carrier(colour_domain(matrix, scheme, domain), colour, key))
     else:
-        chart = _raster(matrix, x_axis, y_axis, domain or colour_domain(matrix, scheme), scheme, colour, key)
+        chart = _raster(matrix, x_axis, y_axis, colour_domain(matrix, scheme, domain), scheme, colour, key, reverse)
     # "pad" keeps the plot at its size and puts axes and legend around it; Streamlit's default
     # ("fit") squeezes them into it, which flattens a short, wide matrix to nothing. The description
     # names the chart for screen readers (aria-label), whatever it is drawn on.
@@ -105,10 +112,12 @@ def fitted_size(width: int, cap: int = PLOT_SIZE) -> int:
     return max(MIN_PLOT_PX, min(cap, width - LABEL_PX))
 
 
-def colour_scale(scheme: str) -> alt.Scale:
-    if scheme == "redblue":  # white at zero, whatever the range
+def colour_scale(scheme: str, reverse: bool = False) -> alt.Scale:
+    """The scale of a chart's colours. Its ends are the data's, carried with them (_scale_carrier and
+    colour_domain): white at zero for "redblue", 0 at the light end of "blues" (the dark end, reversed)."""
+    if scheme == "redblue":
         return alt.Scale(scheme=scheme, domainMid=0)
-    return alt.Scale(scheme=scheme, zero=True)
+    return alt.Scale(scheme=scheme, zero=True, reverse=reverse)
 
 
 def _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, value_title, key: alt.Legend) -> alt.Chart:
@@ -133,9 +142,9 @@ def _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, value_titl
     )
 
 
-def _raster(matrix, x_axis, y_axis, domain, scheme, colour, key: alt.Legend) -> alt.LayerChart:
+def _raster(matrix, x_axis, y_axis, domain, scheme, colour, key: alt.Legend, reverse: bool) -> alt.LayerChart:
     rows, columns = matrix.shape
-    image = pd.DataFrame({"url": [picture_url(matrix, domain, scheme)],
+    image = pd.DataFrame({"url": [picture_url(matrix, domain, scheme, reverse=reverse)],
                           "x": [0], "x2": [columns], "y": [0], "y2": [rows]})
     picture = alt.Chart(image).mark_image(aspect=False).encode(
         x=alt.X("x:Q", axis=centred(x_axis), scale=alt.Scale(domain=[0, columns], nice=False, zero=False)),
@@ -155,12 +164,21 @@ def _scale_carrier(domain: list[float], colour: alt.Scale, key: alt.Legend) -> a
     )
 
 
-def label_axis(labels: list[str], title: str, count: int, angle: int, length_px: float | None = None) -> alt.Axis:
+def label_axis(labels: list[str], title: str, count: int, angle: int, length_px: float | None = None,
+               second_from: int | None = None) -> alt.Axis:
     """An axis whose tick at index i reads labels[i]; at most ~40 ticks on long texts, and no closer than
-    LABEL_SPACING_PX when the axis is length_px long (a small heatmap labels every other token or fewer)."""
+    LABEL_SPACING_PX when the axis is length_px long (a small heatmap labels every other token or fewer).
+    second_from: the index of a sentence pair's first token of sentence B, whose labels from there on are
+    in SENTENCE_B_COLOUR and bold, as the title then says (None: no B on this axis)."""
     step = max(1, int(np.ceil(count / 40)))
     if length_px:
         step = max(step, int(np.ceil(count * LABEL_SPACING_PX / length_px)))
+    marks = {}
+    if second_from is not None:
+        in_b = f"floor(datum.value) >= {int(second_from)}"
+        title = f"{title} ({'all ' if second_from == 0 else ''}sentence B in orange)"
+        marks = {"labelColor": alt.ExprRef(f"{in_b} ? '{SENTENCE_B_COLOUR}' : '{LABEL_COLOUR}'"),
+                 "labelFontWeight": alt.ExprRef(f"{in_b} ? 'bold' : 'normal'")}
     return alt.Axis(
         title=title,
         values=list(range(0, count, step)),
@@ -168,7 +186,14 @@ def label_axis(labels: list[str], title: str, count: int, angle: int, length_px:
         labelAngle=angle,
         labelOverlap=False,
         labelLimit=90,
+        **marks,
     )
+
+
+def second_sentence_from(segments: list[int]) -> int | None:
+    """The index of the first token of sentence B (segment id 1) among the tokens of an axis, in their order;
+    None when none of them is B's."""
+    return next((index for index, segment in enumerate(segments) if segment == 1), None)
 
 
 def centred(axis: alt.Axis) -> alt.Axis:
@@ -176,17 +201,34 @@ def centred(axis: alt.Axis) -> alt.Axis:
     return alt.Axis(**{**axis.to_dict(), "values": [v + 0.5 for v in axis.values]})
 
 
-def colour_domain(matrix: np.ndarray, scheme: str) -> list[float]:
-    """The colour scale's [low, high] for a picture of matrix: from 0 (or below) to its largest value;
-    symmetric around 0 for "redblue"."""
-    finite = matrix[np.isfinite(matrix)]
+def colour_domain(matrix: np.ndarray, scheme: str, covering: list[float] | None = None) -> list[float]:
+    """The colour scale's [low, high] for matrix (and covering, a range it must reach across too), the same
+    for a picture and for cells: from 0 (or below) to the largest value; for "redblue" from -m to m, m the
+    largest |value|, so that white is zero and -11 is as pale as +11, never as deep as +130."""
+    finite = np.concatenate([matrix[np.isfinite(matrix)].ravel(), np.asarray(covering or [], dtype=np.float32)])
     if finite.size == 0:
         return [0.0, 1.0]
-    if scheme == "redblue":  # symmetric around 0, so that white means zero
+    if scheme == "redblue":
         bound = float(np.abs(finite).max()) or 1.0
         return [-bound, bound]
     low, high = float(finite.min()), float(finite.max())
     return [min(low, 0.0), high if high > low else low + 1.0]
+
+
+def head_domains(values: np.ndarray, scheme: str, weight_scale: str = "head",
+                 layer_values: np.ndarray | None = None) -> np.ndarray:
+    """values (nl, h, R, K) of some heads of some layers -> (nl, h, 2): each head's colour domain under the
+    weight scale: "head" its own (colour_domain), "layer" its layer's, read over layer_values (nl, every
+    head, R, K; values when omitted), "one" at least 0 to 1 (±1 for "redblue": a difference of weights).
+    Carried as data, so that another scale swaps numbers and leaves a chart's spec alone."""
+    layer_values = values if layer_values is None else layer_values
+    covering = [0.0, 1.0] if weight_scale == "one" else None
+    domains = np.empty((*values.shape[:2], 2), dtype=np.float32)  # (nl, h, 2)
+    for layer, heads in enumerate(values):  # (h, R, K)
+        shared = colour_domain(layer_values[layer], scheme) if weight_scale == "layer" else None
+        for head, matrix in enumerate(heads):  # (R, K)
+            domains[layer, head] = shared or colour_domain(matrix, scheme, covering)
+    return domains
 
 
 def plot_size(rows: int, columns: int, size: int) -> tuple[int, int]:
@@ -195,7 +237,8 @@ def plot_size(rows: int, columns: int, size: int) -> tuple[int, int]:
     return max(80, round(columns * cell)), max(80, height)
 
 
-def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int = PLOT_SIZE) -> str:
+def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int = PLOT_SIZE,
+                reverse: bool = False) -> str:
     """matrix (rows, columns) as a PNG data URL, one block of pixels per cell, coloured over domain.
 
     A small matrix is scaled up with hard edges to about side pixels, so the browser shrinks the
@@ -205,7 +248,8 @@ def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int 
     low, high = domain
     position = np.clip((np.nan_to_num(matrix, nan=low) - low) / (high - low), 0.0, 1.0)  # (rows, columns) in [0, 1]
     picture = Image.fromarray(np.round(position * 255).astype(np.uint8))  # (rows, columns): steps on the ramp
-    picture.putpalette(colour_ramp(scheme).ravel().tolist())  # step i is drawn in the ramp's colour i
+    ramp = colour_ramp(scheme)[::-1] if reverse else colour_ramp(scheme)  # (256, 3)
+    picture.putpalette(ramp.ravel().tolist())  # step i is drawn in the ramp's colour i
     factor = max(1, int(np.ceil(side / max(matrix.shape))))  # about as many pixels as the plot has
     picture = picture.resize((matrix.shape[1] * factor, matrix.shape[0] * factor), Image.NEAREST)
     buffer = io.BytesIO()
