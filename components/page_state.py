@@ -20,6 +20,8 @@ MAX_TEXT_CHARS = 10_000  # about 2,000 words: far beyond the 512 tokens BERT rea
 DEFAULT_TEXT = "time flies like an arrow"
 VIEWS = ("head", "heads", "neuron", "lesson", "lab", "compare", "counting", "switch")
 AGGREGATES = ("mean", "max", "rollout")
+# How far a head's colours reach: its own largest weight, its layer's largest, or 1 (components/heatmap.head_domains).
+WEIGHT_SCALES = ("head", "layer", "one")
 LESSON_STEPS = 7
 
 
@@ -43,6 +45,7 @@ class PageState:
     pair: str = "all"  # which block of a sentence pair's weights to show
     hide_special: bool = False  # drop [CLS]/[SEP] and renormalise the rest
     aggregate: str = "mean"  # how the all-heads view sums up a layer
+    weight_scale: str = "head"  # the weights' colours: each head to its own max, to its layer's, or 0 to 1
 
 
 PARAMS = tuple(field.name for field in dataclasses.fields(PageState))
@@ -186,4 +189,5 @@ _PARSERS = {
     "pair": _choice(tuple(PAIR_FILTERS)),
     "hide_special": _flag,
     "aggregate": _choice(AGGREGATES),
+    "weight_scale": _choice(WEIGHT_SCALES),
 }
