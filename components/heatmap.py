@@ -22,7 +22,7 @@ MAX_VECTOR_CELLS = 64 * 64
 # Vega's own continuous schemes, so that raster and vector charts share their colours.
 SCHEMES = {
     "blues": "cfe1f2bed8eca8cee58fc1de74b2d75ba3cf4592c63181bd206fb2125ca40a4a90",
-    "redblue": "67001fb2182bd6604df4a582fddbc7f7f7f7d1e5f092c5de4393c32166ac053061",
+    "redblue": "8c0d25bf363adf745ef4ae91fbdbc9f2efeed2e5ef9dcae15da2cb2f78b3134b85",
 }
 PLOT_SIZE = 420  # px, the longer side of a chart
 LABEL_PX = 110  # px beside a heatmap's plot for its row labels and their title (labels are cut at 90 px)
