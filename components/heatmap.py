@@ -102,9 +102,10 @@ def title_lines(title: str, width: float) -> list[str]:
 
 
 def legend(plot_width: float) -> alt.Legend:
-    """The colour legend, under the plot and no wider than it: beside it, it ran into the next column."""
-    return alt.Legend(orient="bottom", direction="horizontal", gradientLength=max(80, min(240, int(plot_width))),
-                      offset=4)
+    """The colour legend, under the plot and no wider than it: beside it, it ran into the next column. A gradient
+    always: the invisible point layer that carries the colour range (_scale_carrier) made Vega-Lite pick dots."""
+    return alt.Legend(type="gradient", orient="bottom", direction="horizontal",
+                      gradientLength=max(80, min(240, int(plot_width))), offset=4)
 
 
 def fitted_size(width: int, cap: int = PLOT_SIZE) -> int:

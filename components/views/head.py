@@ -93,10 +93,13 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     options = dict(scheme="blues" if name == "weights" else "redblue",
                    column_title="dimension of the head" if name == "context" else "key token",
                    second_sentence=(second[0], None if name == "context" else second[1]))
+    chart = st.container()  # drawn once the weight scale under it is chosen: the chart stays as high as it can
     weight_scale = controls.weight_scale_select() if name == "weights" else "head"
     size = min(fitted_size(context.width), max(MIN_PLOT_PX, context.height - FIRST_SCREEN_ROOM_PX))
-    scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}", position=(state.layer, state.head),
-                  shape=shape, on_move=_follow_chart, size=size, weight_scale=weight_scale, **options)
+    with chart:
+        scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}",
+                      position=(state.layer, state.head), shape=shape, on_move=_follow_chart, size=size,
+                      weight_scale=weight_scale, **options)
     st.caption("Drag the Layer and Head sliders above the chart, or focus one and press the arrow keys: "
                "every head of this text is already in the browser. "
                + ("Colours run from 0 to " + COLOUR_ENDS[weight_scale] + "." if name == "weights" else
