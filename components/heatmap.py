@@ -102,10 +102,9 @@ def title_lines(title: str, width: float) -> list[str]:
 
 
 def legend(plot_width: float) -> alt.Legend:
-    """The colour legend, under the plot and no wider than it: beside it, it ran into the next column. A gradient
-    always: the invisible point layer that carries the colour range (_scale_carrier) made Vega-Lite pick dots."""
-    return alt.Legend(type="gradient", orient="bottom", direction="horizontal",
-                      gradientLength=max(80, min(240, int(plot_width))), offset=4)
+    """The colour legend, under the plot and no wider than it: beside it, it ran into the next column."""
+    return alt.Legend(orient="bottom", direction="horizontal", gradientLength=max(80, min(240, int(plot_width))),
+                      offset=4)
 
 
 def fitted_size(width: int, cap: int = PLOT_SIZE) -> int:
@@ -159,8 +158,9 @@ def _raster(matrix, x_axis, y_axis, domain, scheme, colour, key: alt.Legend, rev
 
 def _scale_carrier(domain: list[float], colour: alt.Scale, key: alt.Legend) -> alt.Chart:
     """An invisible layer whose only data is domain: the colour scale, computed from every layer's
-    data, then reaches from domain[0] to domain[1] at least."""
-    return alt.Chart(pd.DataFrame({"value": domain})).mark_point(opacity=0).encode(
+    data, then reaches from domain[0] to domain[1] at least. Filled points, so that they colour the fill
+    as the cells do: points' strokes made a second legend, and Vega-Lite merged the two into dots."""
+    return alt.Chart(pd.DataFrame({"value": domain})).mark_point(filled=True, opacity=0).encode(
         color=alt.Color("value:Q", scale=colour, title=None, legend=key),
     )
 

@@ -399,7 +399,7 @@ def _raster_layers(name, rows, columns, x_axis, y_axis, colour, params, picks, k
 def range_carrier(name: str, colour: alt.Scale, picks: list, key: alt.Legend) -> alt.Chart:
     """An invisible layer of the picked head's colour range (the panel's RANGES dataset): the colour scale,
     which the cells or the picture share with it, then reaches from the range's low end to its high end."""
-    carrier = alt.Chart(alt.NamedData(name=f"{name}-{RANGES}")).mark_point(opacity=0)
+    carrier = alt.Chart(alt.NamedData(name=f"{name}-{RANGES}")).mark_point(filled=True, opacity=0)
     for pick in picks:
         carrier = carrier.transform_filter(filter_on(pick))
     return carrier.encode(color=alt.Color("value:Q", scale=colour, title=None, legend=key))

@@ -54,8 +54,10 @@ def test_scores_are_coloured_symmetrically_around_zero_as_the_browser_draws_them
     scores = build_trace(bundled, encode(bundled, TEXT), TraceSettings(layer=2, head=5))["scores"][0]
     bound = float(np.abs(scores).max())
     np.testing.assert_allclose(head_range(chart, 2, 5), [-bound, bound], rtol=1e-6)
-    drawn = rendered.cell_colours(rendered.svg(chart), scores.shape)
-    np.testing.assert_allclose(drawn, expected_colours(scores, [-bound, bound], "redblue"), atol=3)
+    drawn = rendered.svg(chart)
+    np.testing.assert_allclose(rendered.cell_colours(drawn, scores.shape),
+                               expected_colours(scores, [-bound, bound], "redblue"), atol=3)
+    assert 'aria-label="Gradient legend for fill color' in drawn, "one legend, a gradient, not dots"
 
 
 @pytest.mark.parametrize("weight_scale", ["head", "layer", "one"])

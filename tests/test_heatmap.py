@@ -107,3 +107,10 @@ def test_sentence_b_is_marked_on_both_axes(size):
     assert "query token (sentence B in orange)" in shown and "key token (sentence B in orange)" in shown
     plain = rendered.label_colours(rendered.svg(heatmap(matrix, labels, labels, title="t").to_dict()))
     assert SENTENCE_B_COLOUR not in {fill for fill, _ in plain.values()}
+
+
+@pytest.mark.parametrize("scheme", ["blues", "redblue"])
+def test_a_chart_carrying_its_colour_range_keeps_a_gradient_legend(scheme):
+    drawn = rendered.svg(heatmap(LOPSIDED, ["a", "b"], list("wxyz"), title="t", scheme=scheme,
+                                 domain=[0.0, 200.0]).to_dict())
+    assert 'aria-label="Gradient legend for fill color' in drawn
