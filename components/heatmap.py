@@ -23,7 +23,7 @@ MAX_VECTOR_CELLS = 64 * 64
 # Vega's own continuous schemes, so that raster and vector charts share their colours.
 SCHEMES = {
     "blues": "cfe1f2bed8eca8cee58fc1de74b2d75ba3cf4592c63181bd206fb2125ca40a4a90",
-    "redblue": "67001fb2182bd6604df4a582fddbc7f7f7f7d1e5f092c5de4393c32166ac053061",
+    "redblue": "8c0d25bf363adf745ef4ae91fbdbc9f2efeed2e5ef9dcae15da2cb2f78b3134b85",
 }
 PLOT_SIZE = 420  # px, the longer side of a chart
 LABEL_PX = 110  # px beside a heatmap's plot for its row labels and their title (labels are cut at 90 px)
@@ -54,9 +54,12 @@ class Lettering:
                 "text": {"fontSize": self.font_px}}
 
 
-READING = Lettering(font_px=THEME_LABEL_PX, smallest_text_px=8, label_spacing_px=13, label_room_px=LABEL_PX, largest_plot_px=PLOT_SIZE)
+READING = Lettering(font_px=THEME_LABEL_PX, smallest_text_px=8, label_spacing_px=13, label_room_px=LABEL_PX,
+                    largest_plot_px=PLOT_SIZE)
 # Presentation mode, for a projector: labels and numbers at 15 px, plots as large as their column allows.
 PRESENTING = Lettering(font_px=15, smallest_text_px=15, label_spacing_px=17, label_room_px=130, largest_plot_px=800)
+SENTENCE_B_COLOUR = "#b35806"  # a sentence pair's B on the axes: orange, apart from both colour schemes
+LABEL_COLOUR = "#4c4c4c"  # Vega's own for axis labels
 
 
 def heatmap(
@@ -71,13 +74,18 @@ def heatmap(
     size: int = PLOT_SIZE,
     domain: list[float] | None = None,
     canvas: bool = False,
+    reverse: bool = False,
+    second_sentence: tuple[int | None, int | None] = (None, None),
     lettering: Lettering = READING,
 ) -> alt.Chart:
     """matrix (rows, columns) -> a heatmap with the labels on both axes.
 
-    "blues" suits weights in [0, 1]; "redblue" is centred on 0 for signed values. size is the
-    longer side of the plot in px (lettering says how close its labels may stand); domain is a range the colour scale must cover (so that two charts
-    share one), carried as data like the numbers themselves.
+    "blues" suits weights: 0 to the largest; "redblue" suits signed values: white at 0, and as far
+    below as above it (colour_domain). size is the longer side of the plot in px (lettering says how close its
+    labels may stand); domain is a range the colour scale must cover (so that two charts share one), carried
+    as data like the numbers themselves. reverse darkens the small values instead of the large ones.
+    second_sentence: the first row and the first column of a sentence pair's sentence B (None: no B there),
+    marked on the axes.
     canvas draws it on a canvas: a 32-token heatmap redraws in a fraction of the time its 1,024 SVG
     elements take (Streamlit switches by itself only above 2,000 cells), but its cells are no longer
     elements of the page a test or a script can find.
@@ -90,21 +98,22 @@ def heatmap(
     rows, columns = matrix.shape
     width, height = plot_size(rows, columns, size)
     x_axis = label_axis(column_labels, column_title, columns, angle=-60, length_px=width,
-                        spacing_px=lettering.label_spacing_px)
-    y_axis = label_axis(row_labels, row_title, rows, angle=0, length_px=height, spacing_px=lettering.label_spacing_px)
-    colour = colour_scale(scheme)
+                        spacing_px=lettering.label_spacing_px, second_from=second_sentence[1])
+    y_axis = label_axis(row_labels, row_title, rows, angle=0, length_px=height, spacing_px=lettering.label_spacing_px,
+                        second_from=second_sentence[0])
+    colour = colour_scale(scheme, reverse)
     key = legend(width)
     if rows * columns <= MAX_VECTOR_CELLS:
         chart = _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, title, key)
-        if domain is not None:
-            chart = alt.layer(chart, _scale_carrier(domain, colour, key))
+        if domain is not None or scheme == "redblue":  # Vega's own domain would be the data's, lopsided
+            chart = alt.layer(chart, _scale_carrier(colour_domain(matrix, scheme, domain), colour, key))
     else:
-        chart = _raster(matrix, x_axis, y_axis, domain or colour_domain(matrix, scheme), scheme, colour, key)
+        chart = _raster(matrix, x_axis, y_axis, colour_domain(matrix, scheme, domain), scheme, colour, key, reverse)
     # "pad" keeps the plot at its size and puts axes and legend around it; Streamlit's default
     # ("fit") squeezes them into it, which flattens a short, wide matrix to nothing. The description
     # names the chart for screen readers (aria-label), whatever it is drawn on.
-    chart = chart.properties(title=title_lines(title, width + lettering.label_room_px), description=title, width=width, height=height,
-                             autosize=alt.AutoSizeParams(type="pad"))
+    chart = chart.properties(title=title_lines(title, width + lettering.label_room_px), description=title, width=width,
+                             height=height, autosize=alt.AutoSizeParams(type="pad"))
     if canvas:
         chart = chart.properties(usermeta={"embedOptions": {"renderer": "canvas"}})
     return chart
@@ -135,10 +144,12 @@ def fitted_size(width: int, cap: int | None = None, lettering: Lettering = READI
     return max(MIN_PLOT_PX, min(cap or lettering.largest_plot_px, width - lettering.label_room_px))
 
 
-def colour_scale(scheme: str) -> alt.Scale:
-    if scheme == "redblue":  # white at zero, whatever the range
+def colour_scale(scheme: str, reverse: bool = False) -> alt.Scale:
+    """The scale of a chart's colours. Its ends are the data's, carried with them (_scale_carrier and
+    colour_domain): white at zero for "redblue", 0 at the light end of "blues" (the dark end, reversed)."""
+    if scheme == "redblue":
         return alt.Scale(scheme=scheme, domainMid=0)
-    return alt.Scale(scheme=scheme, zero=True)
+    return alt.Scale(scheme=scheme, zero=True, reverse=reverse)
 
 
 def _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, value_title, key: alt.Legend) -> alt.Chart:
@@ -163,9 +174,9 @@ def _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, value_titl
     )
 
 
-def _raster(matrix, x_axis, y_axis, domain, scheme, colour, key: alt.Legend) -> alt.LayerChart:
+def _raster(matrix, x_axis, y_axis, domain, scheme, colour, key: alt.Legend, reverse: bool) -> alt.LayerChart:
     rows, columns = matrix.shape
-    image = pd.DataFrame({"url": [picture_url(matrix, domain, scheme)],
+    image = pd.DataFrame({"url": [picture_url(matrix, domain, scheme, reverse=reverse)],
                           "x": [0], "x2": [columns], "y": [0], "y2": [rows]})
     picture = alt.Chart(image).mark_image(aspect=False).encode(
         x=alt.X("x:Q", axis=centred(x_axis), scale=alt.Scale(domain=[0, columns], nice=False, zero=False)),
@@ -179,19 +190,28 @@ def _raster(matrix, x_axis, y_axis, domain, scheme, colour, key: alt.Legend) -> 
 
 def _scale_carrier(domain: list[float], colour: alt.Scale, key: alt.Legend) -> alt.Chart:
     """An invisible layer whose only data is domain: the colour scale, computed from every layer's
-    data, then reaches from domain[0] to domain[1] at least."""
-    return alt.Chart(pd.DataFrame({"value": domain})).mark_point(opacity=0).encode(
+    data, then reaches from domain[0] to domain[1] at least. Filled points, so that they colour the fill
+    as the cells do: points' strokes made a second legend, and Vega-Lite merged the two into dots."""
+    return alt.Chart(pd.DataFrame({"value": domain})).mark_point(filled=True, opacity=0).encode(
         color=alt.Color("value:Q", scale=colour, title=None, legend=key),
     )
 
 
 def label_axis(labels: list[str], title: str, count: int, angle: int, length_px: float | None = None,
-               spacing_px: int = READING.label_spacing_px) -> alt.Axis:
+               spacing_px: int = READING.label_spacing_px, second_from: int | None = None) -> alt.Axis:
     """An axis whose tick at index i reads labels[i]; at most ~40 ticks on long texts, and no closer than
-    spacing_px when the axis is length_px long (a small heatmap labels every other token or fewer)."""
+    spacing_px when the axis is length_px long (a small heatmap labels every other token or fewer).
+    second_from: the index of a sentence pair's first token of sentence B, whose labels from there on are
+    in SENTENCE_B_COLOUR and bold, as the title then says (None: no B on this axis)."""
     step = max(1, int(np.ceil(count / 40)))
     if length_px:
         step = max(step, int(np.ceil(count * spacing_px / length_px)))
+    marks = {}
+    if second_from is not None:
+        in_b = f"floor(datum.value) >= {int(second_from)}"
+        title = f"{title} ({'all ' if second_from == 0 else ''}sentence B in orange)"
+        marks = {"labelColor": alt.ExprRef(f"{in_b} ? '{SENTENCE_B_COLOUR}' : '{LABEL_COLOUR}'"),
+                 "labelFontWeight": alt.ExprRef(f"{in_b} ? 'bold' : 'normal'")}
     return alt.Axis(
         title=title,
         values=list(range(0, count, step)),
@@ -200,7 +220,14 @@ def label_axis(labels: list[str], title: str, count: int, angle: int, length_px:
         labelOverlap=False,
         labelFlush=False,  # Streamlit's theme pushes the first and last labels inward, onto their neighbours
         labelLimit=90,
+        **marks,
     )
+
+
+def second_sentence_from(segments: list[int]) -> int | None:
+    """The index of the first token of sentence B (segment id 1) among the tokens of an axis, in their order;
+    None when none of them is B's."""
+    return next((index for index, segment in enumerate(segments) if segment == 1), None)
 
 
 def centred(axis: alt.Axis) -> alt.Axis:
@@ -208,17 +235,34 @@ def centred(axis: alt.Axis) -> alt.Axis:
     return alt.Axis(**{**axis.to_dict(), "values": [v + 0.5 for v in axis.values]})
 
 
-def colour_domain(matrix: np.ndarray, scheme: str) -> list[float]:
-    """The colour scale's [low, high] for a picture of matrix: from 0 (or below) to its largest value;
-    symmetric around 0 for "redblue"."""
-    finite = matrix[np.isfinite(matrix)]
+def colour_domain(matrix: np.ndarray, scheme: str, covering: list[float] | None = None) -> list[float]:
+    """The colour scale's [low, high] for matrix (and covering, a range it must reach across too), the same
+    for a picture and for cells: from 0 (or below) to the largest value; for "redblue" from -m to m, m the
+    largest |value|, so that white is zero and -11 is as pale as +11, never as deep as +130."""
+    finite = np.concatenate([matrix[np.isfinite(matrix)].ravel(), np.asarray(covering or [], dtype=np.float32)])
     if finite.size == 0:
         return [0.0, 1.0]
-    if scheme == "redblue":  # symmetric around 0, so that white means zero
+    if scheme == "redblue":
         bound = float(np.abs(finite).max()) or 1.0
         return [-bound, bound]
     low, high = float(finite.min()), float(finite.max())
     return [min(low, 0.0), high if high > low else low + 1.0]
+
+
+def head_domains(values: np.ndarray, scheme: str, weight_scale: str = "head",
+                 layer_values: np.ndarray | None = None) -> np.ndarray:
+    """values (nl, h, R, K) of some heads of some layers -> (nl, h, 2): each head's colour domain under the
+    weight scale: "head" its own (colour_domain), "layer" its layer's, read over layer_values (nl, every
+    head, R, K; values when omitted), "one" at least 0 to 1 (±1 for "redblue": a difference of weights).
+    Carried as data, so that another scale swaps numbers and leaves a chart's spec alone."""
+    layer_values = values if layer_values is None else layer_values
+    covering = [0.0, 1.0] if weight_scale == "one" else None
+    domains = np.empty((*values.shape[:2], 2), dtype=np.float32)  # (nl, h, 2)
+    for layer, heads in enumerate(values):  # (h, R, K)
+        shared = colour_domain(layer_values[layer], scheme) if weight_scale == "layer" else None
+        for head, matrix in enumerate(heads):  # (R, K)
+            domains[layer, head] = shared or colour_domain(matrix, scheme, covering)
+    return domains
 
 
 def plot_size(rows: int, columns: int, size: int) -> tuple[int, int]:
@@ -227,7 +271,8 @@ def plot_size(rows: int, columns: int, size: int) -> tuple[int, int]:
     return max(80, round(columns * cell)), max(80, height)
 
 
-def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int = PLOT_SIZE) -> str:
+def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int = PLOT_SIZE,
+                reverse: bool = False) -> str:
     """matrix (rows, columns) as a PNG data URL, one block of pixels per cell, coloured over domain.
 
     A small matrix is scaled up with hard edges to about side pixels, so the browser shrinks the
@@ -237,7 +282,8 @@ def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int 
     low, high = domain
     position = np.clip((np.nan_to_num(matrix, nan=low) - low) / (high - low), 0.0, 1.0)  # (rows, columns) in [0, 1]
     picture = Image.fromarray(np.round(position * 255).astype(np.uint8))  # (rows, columns): steps on the ramp
-    picture.putpalette(colour_ramp(scheme).ravel().tolist())  # step i is drawn in the ramp's colour i
+    ramp = colour_ramp(scheme)[::-1] if reverse else colour_ramp(scheme)  # (256, 3)
+    picture.putpalette(ramp.ravel().tolist())  # step i is drawn in the ramp's colour i
     factor = max(1, int(np.ceil(side / max(matrix.shape))))  # about as many pixels as the plot has
     picture = picture.resize((matrix.shape[1] * factor, matrix.shape[0] * factor), Image.NEAREST)
     buffer = io.BytesIO()

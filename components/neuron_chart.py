@@ -31,7 +31,7 @@ from attention import TraceSettings
 from attention.neuron import NeuronHeads
 from components import compute
 from components.charts import draw_spec
-from components.heatmap import READING, Lettering, colour_scale, fitted_size, label_axis, plot_size
+from components.heatmap import READING, Lettering, fitted_size, label_axis, plot_size
 from components.scrub import (
     HEAD,
     INPUT_STYLE,
@@ -54,6 +54,7 @@ LABELS = "neuron_labels"  # a parameter: every token's label, "3: like"
 Q_PICKED, ROW_PICKED = "neuron_q", "neuron_row"  # parameters: the picked query's line of q and of numbers
 BOUND = "neuron_bound"  # a parameter: the largest |value| among the picked head's q and k_j, its colours' end
 NUMBERS = ("dot", "scaled", "weight")  # the row's numbers, left to right
+PRODUCT_BOUND = "product_bound"  # a line of numbers' largest |q_i · k_j,i|: the products' colours end there
 ROW_PX = 16  # a line of numbers, at NUMBER_FONT_PX
 NUMBER_FONT_PX = 12
 NUMBER_PX = (58, 78)  # a column of numbers at NUMBER_FONT_PX: in a narrow column (a phone), else
@@ -112,7 +113,8 @@ def _frames(stack: NeuronStack) -> dict[str, pa.Table]:
     """The three datasets: a line per query sent (its q), per key (its k_j) and per query (its numbers:
     columns s0…, m0… and w0… for q · k_j, the scaled score and the weight of every key j). The lines of
     queries and numbers are in (head, query) order, which the chart reads them by (_picked_line). Each key's
-    line holds its head's bound too: the largest |value| among the head's q and k_j sent.
+    line holds its head's bound too: the largest |value| among the head's q and k_j sent; each line of numbers
+    the largest |q_i · k_j,i| of its query (product_bounds), where the products' colours end.
 
     Arrow tables built from the arrays column by column: a 472-token text's numbers are 1,416 columns,
     which pandas' way to Arrow takes 100 ms for, at every query move."""
@@ -133,9 +135,17 @@ def _frames(stack: NeuronStack) -> dict[str, pa.Table]:
     return {
         QUERIES: pa.table({**per_query, **columns(numbers.queries[:, queries])}),  # (h·Q, 2 + d)
         KEYS: pa.table({**per_key, **columns(numbers.keys)}),  # (h·T, 3 + d)
-        ROWS: pa.table({**per_query, **columns(numbers.dots[:, queries], "s"),
+        ROWS: pa.table({**per_query, PRODUCT_BOUND: product_bounds(numbers.queries[:, queries], numbers.keys).ravel(),
+                        **columns(numbers.dots[:, queries], "s"),
                         **columns(numbers.scaled[:, queries], "m"), **columns(numbers.weights[:, queries], "w")}),
     }
+
+
+def product_bounds(queries: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """queries (h, Q, d), keys (h, T, d) -> (h, Q): the largest |q_i · k_j,i| over every key j and dimension i of
+    each query, without making the h·Q·T·d products: the largest |k_j,i| over j, times |q_i|, at its largest i."""
+    largest_key = np.abs(keys).max(axis=1)  # (h, d)
+    return (np.abs(queries) * largest_key[:, None, :]).max(axis=-1).astype(np.float32)  # (h, Q)
 
 
 def _spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_heads: bool, many_queries: bool,
@@ -286,8 +296,15 @@ def _products(labels, head_size, filters, title: str, size: int, spacing_px: int
         value=f"{Q_PICKED} ? datum.k * {Q_PICKED}[datum.dimension] : null")
     cells = plot_size(tokens, head_size, size)
     axis = label_axis(list(labels), "key token", tokens, angle=0, length_px=cells[1], spacing_px=spacing_px)
-    return _vector_cells(chart, head_size, tokens, "key", axis, title, cells, colour_scale("redblue"),
+    return _vector_cells(chart, head_size, tokens, "key", axis, title, cells, _product_colours(),
                          value_title="q_i · k_j,i")
+
+
+def _product_colours() -> alt.Scale:
+    """q ⊙ k_j's colours: symmetric around 0, out to the picked query's largest |product| (a number of its line
+    of numbers), so that a product of −11 is as pale as one of +11 whatever the largest positive one."""
+    bound = f"({ROW_PICKED} && {ROW_PICKED}.{PRODUCT_BOUND} || 1)"
+    return alt.Scale(scheme="redblue", domain=alt.ExprRef(expr=f"[-{bound}, {bound}]"))
 
 
 def _ticks(count: int) -> list[int]:

@@ -20,6 +20,8 @@ MAX_TEXT_CHARS = 10_000  # about 2,000 words: far beyond the 512 tokens BERT rea
 DEFAULT_TEXT = "time flies like an arrow"
 VIEWS = ("head", "heads", "neuron", "lesson", "lab", "compare", "counting", "switch")
 AGGREGATES = ("mean", "max", "rollout")
+# How far a head's colours reach: its own largest weight, its layer's largest, or 1 (components/heatmap.head_domains).
+WEIGHT_SCALES = ("head", "layer", "one")
 LESSON_STEPS = 7
 
 
@@ -43,6 +45,7 @@ class PageState:
     pair: str = "all"  # which block of a sentence pair's weights to show
     hide_special: bool = False  # drop [CLS]/[SEP] and renormalise the rest
     aggregate: str = "mean"  # how the all-heads view sums up a layer
+    weight_scale: str = "head"  # the weights' colours: each head to its own max, to its layer's, or 0 to 1
     present: bool = False  # presentation mode: chart text legible from the back of a room, charts as large as fit
 
 
@@ -187,5 +190,6 @@ _PARSERS = {
     "pair": _choice(tuple(PAIR_FILTERS)),
     "hide_special": _flag,
     "aggregate": _choice(AGGREGATES),
+    "weight_scale": _choice(WEIGHT_SCALES),
     "present": _flag,
 }

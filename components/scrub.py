@@ -17,6 +17,7 @@ costs a few dicts, not Altair's building again (300 ms for the neuron chart of a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,8 +36,8 @@ from components.heatmap import (
     READING,
     Lettering,
     centred,
-    colour_domain,
     colour_scale,
+    head_domains,
     label_axis,
     legend,
     picture_url,
@@ -82,6 +83,9 @@ class HeadStack:
     pair: str = "all"
     hide_special: bool = False
 
+    def with_heads(self, heads: tuple[int, ...]) -> HeadStack:
+        return dataclasses.replace(self, heads=heads)
+
     def values(self) -> np.ndarray:
         """(len(layers), len(heads), R, K)"""
         return compute.head_stack(self.model, self.text, self.text_b, self.settings, self.stage, self.layers,
@@ -105,6 +109,9 @@ class AlignedDifference:
     def heads(self) -> tuple[int, ...]:
         return self.a.heads
 
+    def with_heads(self, heads: tuple[int, ...]) -> AlignedDifference:
+        return dataclasses.replace(self, a=self.a.with_heads(heads), b=self.b.with_heads(heads))
+
     def values(self) -> np.ndarray:
         """(len(layers), len(heads), K, K)"""
         return compute.aligned_difference(self.a.values(), self.b.values(), np.asarray(self.positions_a),
@@ -123,6 +130,8 @@ class Panel:
     row_title: str = "query token"
     column_title: str = "key token"
     size: int = PLOT_SIZE  # px, the longer side of the plot
+    weight_scale: str = "head"  # how far each head's colours reach: heatmap.head_domains
+    second_sentence: tuple[int | None, int | None] = (None, None)  # B's first row and column: heatmap.label_axis
     lettering: Lettering = READING  # how large its text is, and how close its labels may stand
 
     @property
@@ -132,7 +141,7 @@ class Panel:
     def drawing(self, name: str) -> tuple:
         """What the spec depends on (not the numbers), hashable, with the name its datasets carry."""
         return (name, self.title, self.row_labels, self.column_labels, self.scheme, self.row_title,
-                self.column_title, self.size, self.raster, self.lettering)
+                self.column_title, self.size, self.raster, self.second_sentence, self.lettering)
 
 
 def send_plan(num_layers: int, num_heads: int, rows: int, columns: int, layer: int, head: int,
@@ -157,15 +166,17 @@ def new_run() -> None:
 def scrub_heatmap(stack: HeadStack, row_labels: list[str], column_labels: list[str], *, title: str, key: str,
                   position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
                   scheme: str = "blues", row_title: str = "query token", column_title: str = "key token",
-                  size: int = PLOT_SIZE, lettering: Lettering = READING) -> None:
+                  size: int = PLOT_SIZE, weight_scale: str = "head",
+                  second_sentence: tuple[int | None, int | None] = (None, None), lettering: Lettering = READING
+                  ) -> None:
     """Draw a HeadStack as one heatmap whose layer and head the reader picks in the browser.
 
     position is the (layer, head) the page stands at, shape the (layers, heads) there are to pick from.
     on_move(layer, head) is called, before the rerun, when the reader has moved the chart's inputs. size is the
-    longer side of the plot, in px; lettering, how large its text is.
+    longer side of the plot, in px; weight_scale, second_sentence and lettering as Panel's.
     """
     panel = Panel(stack, tuple(row_labels), tuple(column_labels), title, scheme, row_title, column_title, size,
-                  lettering)
+                  weight_scale, second_sentence, lettering)
     scrub_panels([panel], key=key, position=position, shape=shape, on_move=on_move)
 
 
@@ -183,7 +194,8 @@ def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], sh
     spec = placed(spec, {LAYER: anchor[0], HEAD: anchor[1]})
     frames = {}
     for panel, name in zip(panels, names, strict=True):
-        frames |= compute.chart_data(_frames, panel.stack, panel.scheme, panel.raster, name)
+        frames |= compute.chart_data(_frames, panel.stack, panel.scheme, panel.raster, name, panel.weight_scale,
+                                     shape[1])
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=key, lettering=panels[0].lettering, on_select=lambda: report_move(key, on_move),
               selection_mode=[LAYER, HEAD])
@@ -215,12 +227,21 @@ def report_move(key: str, on_move: Callable[..., None], names: tuple[str, ...] =
     on_move(*picked)
 
 
-def _frames(stack, scheme: str, raster: bool, name: str) -> dict[str, pd.DataFrame]:
-    """A panel's datasets, named after it: its cells, or its pictures and their colour ranges."""
+def _frames(stack, scheme: str, raster: bool, name: str, weight_scale: str = "head",
+            heads_in_layer: int = 0) -> dict[str, pd.DataFrame]:
+    """A panel's datasets, named after it: its cells or its pictures, and each head's colour range (two rows),
+    which the legend reads and the colours reach across (heatmap.head_domains). A layer's range is read over
+    its every head (heads_in_layer), sent or not."""
+    values = stack.values()  # (nl, h, R, K)
+    whole = len(stack.heads) >= heads_in_layer or weight_scale != "layer"
+    domains = head_domains(values, scheme, weight_scale,
+                           None if whole else stack.with_heads(tuple(range(heads_in_layer))).values())  # (nl, h, 2)
+    ranges = pd.DataFrame([{LAYER: layer, HEAD: head, "value": float(value)}
+                           for layer, per_layer in zip(stack.layers, domains, strict=True)
+                           for head, domain in zip(stack.heads, per_layer, strict=True) for value in domain])
     if raster:
-        pictures, ranges = _pictures(stack, scheme)
-        return {f"{name}-{PICTURES}": pictures, f"{name}-{RANGES}": ranges}
-    return {f"{name}-{CELLS}": cells_by_head(stack.values())}
+        return {f"{name}-{PICTURES}": _pictures(stack, values, domains, scheme), f"{name}-{RANGES}": ranges}
+    return {f"{name}-{CELLS}": cells_by_head(values), f"{name}-{RANGES}": ranges}
 
 
 def cells_by_head(values: np.ndarray) -> pd.DataFrame:
@@ -250,18 +271,13 @@ def _column_names(count: int) -> list[str]:
     return [str(column) for column in range(count)]
 
 
-def _pictures(stack, scheme: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One picture per head sent, and each head's colour range (two rows) for the legend."""
-    values = stack.values()  # (nl, h, R, K)
+def _pictures(stack, values: np.ndarray, domains: np.ndarray, scheme: str) -> pd.DataFrame:
+    """One picture per head sent (values (nl, h, R, K)), each coloured over its domain (domains (nl, h, 2))."""
     rows, columns = values.shape[2:]
-    pictures, ranges = [], []
-    for layer, per_layer in zip(stack.layers, values, strict=True):
-        for head, matrix in zip(stack.heads, per_layer, strict=True):  # (R, K)
-            domain = colour_domain(matrix, scheme)
-            pictures.append({LAYER: layer, HEAD: head, "url": picture_url(matrix, domain, scheme),
-                             "x": 0, "x2": columns, "y": 0, "y2": rows})
-            ranges += [{LAYER: layer, HEAD: head, "value": value} for value in domain]
-    return pd.DataFrame(pictures), pd.DataFrame(ranges)
+    return pd.DataFrame([{LAYER: layer, HEAD: head, "url": picture_url(matrix, domain.tolist(), scheme),
+                          "x": 0, "x2": columns, "y": 0, "y2": rows}
+                         for layer, per_layer, layer_domains in zip(stack.layers, values, domains, strict=True)
+                         for head, matrix, domain in zip(stack.heads, per_layer, layer_domains, strict=True)])
 
 
 def _spec(drawings: tuple[tuple, ...], shape: tuple[int, int], many_layers: bool, many_heads: bool,
@@ -283,19 +299,22 @@ def _spec(drawings: tuple[tuple, ...], shape: tuple[int, int], many_layers: bool
 
 
 def _panel(drawing: tuple, params: list, picks: list, heads_sent: int) -> alt.TopLevelMixin:
-    name, title, row_labels, column_labels, scheme, row_title, column_title, size, raster, lettering = drawing
+    name, title, row_labels, column_labels, scheme, row_title, column_title, size, raster, second, lettering = drawing
     rows, columns = len(row_labels), len(column_labels)
     width, height = plot_size(rows, columns, size)
     spacing = lettering.label_spacing_px
-    x_axis = label_axis(list(column_labels), column_title, columns, angle=-60, length_px=width, spacing_px=spacing)
-    y_axis = label_axis(list(row_labels), row_title, rows, angle=0, length_px=height, spacing_px=spacing)
+    x_axis = label_axis(list(column_labels), column_title, columns, angle=-60, length_px=width, spacing_px=spacing,
+                        second_from=second[1])
+    y_axis = label_axis(list(row_labels), row_title, rows, angle=0, length_px=height, spacing_px=spacing,
+                        second_from=second[0])
     colour = colour_scale(scheme)
     if raster:
         chart = _raster_layers(name, rows, columns, centred(x_axis), centred(y_axis), colour, params, picks,
                                legend(width))
     else:
-        chart = vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, title, params,
-                              picked_column(picks, heads_sent), (width / columns, height / rows), legend(width))
+        cells = vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, title, params,
+                             picked_column(picks, heads_sent), (width / columns, height / rows), legend(width))
+        chart = alt.layer(cells, range_carrier(name, colour, picks, legend(width)))
     return chart.properties(title=title_lines(title, width + lettering.label_room_px), description=title,
                             width=width, height=height)
 
@@ -374,15 +393,23 @@ def _raster_layers(name, rows, columns, x_axis, y_axis, colour, params, picks, k
     """The picked head's picture, and an invisible layer of its colour range that the legend reads."""
     picture = alt.Chart(alt.NamedData(name=f"{name}-{PICTURES}")).mark_image(aspect=False).add_params(
         *reversed(params))
-    carrier = alt.Chart(alt.NamedData(name=f"{name}-{RANGES}")).mark_point(opacity=0)
     for pick in picks:
-        picture, carrier = picture.transform_filter(filter_on(pick)), carrier.transform_filter(filter_on(pick))
+        picture = picture.transform_filter(filter_on(pick))
     picture = picture.encode(
         x=alt.X("x:Q", axis=x_axis, scale=alt.Scale(domain=[0, columns], nice=False, zero=False)), x2="x2",
         y=alt.Y("y:Q", axis=y_axis, scale=alt.Scale(domain=[0, rows], nice=False, reverse=True)), y2="y2",
         url="url:N",
     )
-    return alt.layer(picture, carrier.encode(color=alt.Color("value:Q", scale=colour, title=None, legend=key)))
+    return alt.layer(picture, range_carrier(name, colour, picks, key))
+
+
+def range_carrier(name: str, colour: alt.Scale, picks: list, key: alt.Legend) -> alt.Chart:
+    """An invisible layer of the picked head's colour range (the panel's RANGES dataset): the colour scale,
+    which the cells or the picture share with it, then reaches from the range's low end to its high end."""
+    carrier = alt.Chart(alt.NamedData(name=f"{name}-{RANGES}")).mark_point(filled=True, opacity=0)
+    for pick in picks:
+        carrier = carrier.transform_filter(filter_on(pick))
+    return carrier.encode(color=alt.Color("value:Q", scale=colour, title=None, legend=key))
 
 
 def filter_on(selection: alt.Parameter) -> str:

@@ -9,7 +9,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from components.heatmap import MAX_VECTOR_CELLS, colour_domain, heatmap, picture_url
+from components.heatmap import (
+    LABEL_COLOUR,
+    MAX_VECTOR_CELLS,
+    SENTENCE_B_COLOUR,
+    colour_domain,
+    colour_ramp,
+    heatmap,
+    picture_url,
+)
+from tests import rendered
 from tests.pages import picture_values
 
 
@@ -41,3 +50,67 @@ def test_a_picture_shows_each_cell_in_its_colour_of_the_ramp(shape, scheme):
     domain = colour_domain(matrix, scheme)
     shown = picture_values(picture_url(matrix, domain, scheme), shape, domain, scheme)
     np.testing.assert_allclose(shown, matrix, atol=3 * (domain[1] - domain[0]) / 255)
+
+
+# Scores of one row of lesson step 2 (E·Eᵀ): far more above zero than below it.
+LOPSIDED = np.array([[-11.0, 0.0, 130.0, 37.0], [5.0, -3.0, 2.0, -1.5]], dtype=np.float32)
+
+
+def test_a_signed_matrix_is_coloured_symmetrically_around_zero():
+    drawn = rendered.svg(heatmap(LOPSIDED, ["a", "b"], list("wxyz"), title="scores", scheme="redblue").to_dict())
+    colours = rendered.cell_colours(drawn, LOPSIDED.shape)
+    white = colour_ramp("redblue")[128]
+    assert np.abs(colours[1, 1] - white).max() <= 6, "white is 0"
+    # -11 lies a twelfth of the way from 0 to -130: pale, where a scale stretched to -11 drew it deepest red.
+    assert rendered.darkness(colours[0, 0]) < rendered.darkness(colours[0, 3]) < rendered.darkness(colours[0, 2])
+    np.testing.assert_allclose(colours[0, 0], colour_ramp("redblue")[round(255 * (130 - 11) / 260)], atol=2)
+
+
+@pytest.mark.parametrize("scheme", ["blues", "redblue"])
+def test_a_value_has_one_colour_whether_drawn_as_cells_or_as_a_picture(scheme):
+    values = LOPSIDED if scheme == "redblue" else np.abs(LOPSIDED) / 130
+    side = int(np.sqrt(MAX_VECTOR_CELLS)) + 6  # above the cells' limit: a picture
+    large = np.zeros((side, side), dtype=np.float32)
+    large[:2, :4] = values  # the same numbers, among zeros
+    labels = [str(i) for i in range(side)]
+    cells = rendered.cell_colours(rendered.svg(heatmap(values, ["a", "b"], list("wxyz"), title="t",
+                                                       scheme=scheme).to_dict()), values.shape)
+    picture = rendered.picture_colours(rendered.svg(heatmap(large, labels, labels, title="t",
+                                                            scheme=scheme).to_dict()), large.shape)
+    np.testing.assert_allclose(picture[:2, :4], cells, atol=2)
+
+
+def test_a_domain_given_to_a_signed_matrix_is_made_symmetric_too():
+    assert colour_domain(LOPSIDED, "redblue") == [-130.0, 130.0]
+    assert colour_domain(LOPSIDED, "redblue", [-200.0, 10.0]) == [-200.0, 200.0]
+    assert colour_domain(np.abs(LOPSIDED) / 130, "blues", [0.0, 1.0]) == [0.0, 1.0]
+
+
+def test_a_reversed_scale_draws_the_small_values_darkest():
+    entropy = np.array([[0.2, 1.5], [0.9, 2.0]], dtype=np.float32)
+    colours = rendered.cell_colours(rendered.svg(heatmap(entropy, ["0", "1"], ["0", "1"], title="t",
+                                                         reverse=True).to_dict()), entropy.shape)
+    darkness = rendered.darkness(colours).ravel()
+    assert list(np.argsort(-darkness)) == list(np.argsort(entropy.ravel())), "darkest first = smallest first"
+
+
+@pytest.mark.parametrize("size", [4, 70], ids=["cells", "picture"])
+def test_sentence_b_is_marked_on_both_axes(size):
+    labels = [f"a{i}" for i in range(size // 2)] + [f"b{i}" for i in range(size - size // 2)]
+    matrix = np.random.default_rng(0).random((size, size), dtype=np.float32)
+    drawn = rendered.svg(heatmap(matrix, labels, labels, title="t", second_sentence=(size // 2, size // 2)).to_dict())
+    shown = rendered.label_colours(drawn)
+    drawn_labels = [label for label in shown if label in labels]
+    assert {label[0] for label in drawn_labels} == {"a", "b"}, "labels of both sentences drawn"
+    for label in drawn_labels:
+        assert shown[label] == ((SENTENCE_B_COLOUR, "bold") if label[0] == "b" else (LABEL_COLOUR, "normal")), label
+    assert "query token (sentence B in orange)" in shown and "key token (sentence B in orange)" in shown
+    plain = rendered.label_colours(rendered.svg(heatmap(matrix, labels, labels, title="t").to_dict()))
+    assert SENTENCE_B_COLOUR not in {fill for fill, _ in plain.values()}
+
+
+@pytest.mark.parametrize("scheme", ["blues", "redblue"])
+def test_a_chart_carrying_its_colour_range_keeps_a_gradient_legend(scheme):
+    drawn = rendered.svg(heatmap(LOPSIDED, ["a", "b"], list("wxyz"), title="t", scheme=scheme,
+                                 domain=[0.0, 200.0]).to_dict())
+    assert 'aria-label="Gradient legend for fill color' in drawn

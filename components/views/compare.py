@@ -62,13 +62,17 @@ def render(context) -> None:
     side_by_side = beside >= SIDE_BY_SIDE_SIZE[0]
     largest = context.plot_px() if context.state.present else SIDE_BY_SIDE_SIZE[1]
     size = min(beside, largest) if side_by_side else context.plot_px()
-    panels = [Panel(stack_a, tokens_a, tokens_a, "Text A: weights", size=size, lettering=lettering),
-              Panel(stack_b, tokens_b, tokens_b, "Text B: weights", size=size, lettering=lettering)]
+    weight_scale = controls.weight_scale_select()
+    panels = [Panel(stack_a, tokens_a, tokens_a, "Text A: weights", size=size, weight_scale=weight_scale,
+                    lettering=lettering),
+              Panel(stack_b, tokens_b, tokens_b, "Text B: weights", size=size, weight_scale=weight_scale,
+                    lettering=lettering)]
     shared = tuple(tokens_a[i] for i in positions_a)
     if positions_a.size:
         difference = AlignedDifference(stack_a, stack_b, tuple(positions_a.tolist()), tuple(positions_b.tolist()))
         panels.append(Panel(difference, shared, shared, "weights A − weights B", scheme="redblue",
-                            size=context.plot_px(cap=DIFFERENCE_SIZE), lettering=lettering))
+                            size=context.plot_px(cap=DIFFERENCE_SIZE), weight_scale=weight_scale,
+                            lettering=lettering))
     scrub_panels(panels, key="chart-compare", position=(state.layer, state.head), shape=shape,
                  on_move=_follow_chart, shared_colour=True, side_by_side=side_by_side)
 
@@ -95,7 +99,8 @@ def render(context) -> None:
         f"Tokens aligned with difflib.SequenceMatcher over the two token lists: the {len(shared)} tokens "
         "both texts share, matched in order; tokens found in only one text have no counterpart and are left "
         "out. Position by position would subtract the weights of different words. Each cell is a weight "
-        "from a full row (not renormalised): blue where text A attends more, red where text B does."
+        "from a full row (not renormalised): blue where text A attends more, red where text B does, as deep "
+        "for −x as for +x (white is 0)."
     )
 
 

@@ -16,7 +16,7 @@ import streamlit as st
 
 from components import compute, controls
 from components.downloads import chart_downloads, csv_download
-from components.heatmap import MIN_PLOT_PX, heatmap
+from components.heatmap import MIN_PLOT_PX, head_domains, heatmap, second_sentence_from
 from components.lines import LINE_THRESHOLD, scrub_lines
 from components.scrub import HeadStack, scrub_heatmap, send_plan
 from components.tables import head_csv
@@ -30,6 +30,8 @@ STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context v
 STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Context", "Lines"), strict=True))  # short: one row
 # The core's name of what each stage draws; the lines draw the weights as bertviz does.
 STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "context", "lines"), strict=True))
+COLOUR_ENDS = {"head": "each head's own largest weight", "layer": "the largest weight of the layer's heads",
+               "one": "1, the largest a weight can be"}
 PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a": "within A", "within_b": "within B"}
 
 
@@ -40,8 +42,11 @@ def render(context) -> None:
     stem = re.sub(r"\W+", "-", f"layer {state.layer}, head {state.head}")  # "layer-2-head-5"
 
     which, renormalise = _filters(f"Layer {state.layer}, head {state.head}", bool(context.text_b.strip()))
-    rows, keys = compute.visible_tokens(context.encoding(), which, renormalise)  # (R,), (K,)
-    _stage(context, outline, [tokens[i] for i in rows], [tokens[i] for i in keys], which, renormalise, stem)
+    encoding = context.encoding()
+    rows, keys = compute.visible_tokens(encoding, which, renormalise)  # (R,), (K,)
+    segments = encoding.token_type_ids[0]  # (T,): 1 for sentence B's tokens
+    second = (second_sentence_from([segments[i] for i in rows]), second_sentence_from([segments[i] for i in keys]))
+    _stage(context, outline, [tokens[i] for i in rows], [tokens[i] for i in keys], which, renormalise, stem, second)
     proof_column, about_column = st.columns(2, gap="medium")
     with proof_column:
         _proof(context)
@@ -56,8 +61,10 @@ def render(context) -> None:
                    "and the weight after it.")
 
 
-def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bool, stem: str) -> None:
-    """The weights, or a stage before or after them: one chart, chosen with a row of buttons.
+def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bool, stem: str,
+           second: tuple[int | None, int | None]) -> None:
+    """The weights, or a stage before or after them: one chart, chosen with a row of buttons. second: sentence B's
+    first row and first key, marked on the axes.
 
     Only the chosen stage is computed and drawn. Buttons and not tabs: on every slider move the
     browser redrew the tabs for about 20 ms, a row of buttons for next to nothing.
@@ -84,16 +91,26 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), name,
                       layers, heads, which, renormalise)
     options = dict(scheme="blues" if name == "weights" else "redblue",
-                   column_title="dimension of the head" if name == "context" else "key token")
+                   column_title="dimension of the head" if name == "context" else "key token",
+                   second_sentence=(second[0], None if name == "context" else second[1]))
+    chart = st.container()  # drawn once the weight scale under it is chosen: the chart stays as high as it can
+    weight_scale = controls.weight_scale_select() if name == "weights" else "head"
     size = min(context.plot_px(), max(MIN_PLOT_PX, context.height - FIRST_SCREEN_ROOM_PX))
-    scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}", position=(state.layer, state.head),
-                  shape=shape, on_move=_follow_chart, size=size, lettering=context.lettering, **options)
+    with chart:
+        scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}",
+                      position=(state.layer, state.head), shape=shape, on_move=_follow_chart, size=size,
+                      weight_scale=weight_scale, lettering=context.lettering, **options)
     st.caption("Drag the Layer and Head sliders above the chart, or focus one and press the arrow keys: "
-               "every head of this text is already in the browser.")
+               "every head of this text is already in the browser. "
+               + ("Colours run from 0 to " + COLOUR_ENDS[weight_scale] + "." if name == "weights" else
+                  "Colours are symmetric around 0 (white): as deep a red below as the same blue above."))
 
-    def current_chart():  # for the downloads, built on click only
-        values = stack.values()[layers.index(state.layer), heads.index(state.head)]  # (R, K)
-        return heatmap(values, row_tokens, columns, title=title, **options)
+    def current_chart():  # for the downloads, built on click only, coloured as the chart on the page
+        values = stack.values()  # (nl, h, R, K)
+        at = layers.index(state.layer), heads.index(state.head)
+        domain = head_domains(values, options["scheme"], weight_scale,
+                              stack.with_heads(tuple(range(shape[1]))).values() if weight_scale == "layer" else None)
+        return heatmap(values[at], row_tokens, columns, title=title, domain=domain[at].tolist(), **options)
 
     chart_downloads(current_chart, name, f"{name}-{stem}", title=f"{title} — {stem.replace('-', ' ')}")
 

@@ -39,10 +39,12 @@ from components.heatmap import (
     colour_domain,
     colour_scale,
     fitted_size,
+    head_domains,
     heatmap,
     label_axis,
     picture_url,
     plot_size,
+    second_sentence_from,
 )
 from components.scrub import (
     CELLS,
@@ -82,6 +84,10 @@ GRID_DATA = "heads"  # the grid's dataset: one row per head shown, of every laye
 SUMMED = "summed"  # the summary's name: its cells' dataset is summed-cells (components/scrub.py)
 SUMMED_PICTURES, SUMMED_RANGES = "summed_pictures", "summed_ranges"  # its datasets above MAX_VECTOR_CELLS
 OVERVIEW_SELECTION = "open_cell"
+# Low entropy is a focused head: drawn darkest, as the eye reads "more" (a reversed scale; the numbers stay entropy).
+OVERVIEW_TITLE = "Mean entropy (nats): darker = more focused, lighter = more spread out"
+GRID_COLOUR_ENDS = {"head": "each head's own largest weight", "layer": "the largest weight of any head of the layer",
+                    "one": "1, the largest a weight can be"}
 # One chart for the grid and the summary, drawn as SVG: its heads and cells are elements a screen
 # reader, and a browser test, can find. The overview (which no layer move changes) too.
 SVG = {"embedOptions": {"renderer": "svg"}}
@@ -97,7 +103,9 @@ def render(context) -> None:
     state = context.state
     outline = context.outline()  # the tokens and the heads: the weights come from the chart's stack
     tokens = list(outline.tokens[0])
-    attention_mask = context.encoding().attention_mask  # (B, T)
+    encoding = context.encoding()
+    attention_mask = encoding.attention_mask  # (B, T)
+    second = second_sentence_from(encoding.token_type_ids[0].tolist())  # sentence B's first token, if a pair
     num_layers, num_heads, pairs = context.shape.num_layers, outline.num_heads, len(tokens) ** 2
     shown = _head_window(num_heads, state.head)
     summed = num_heads * pairs <= MAX_LAYER_WEIGHTS
@@ -105,9 +113,10 @@ def render(context) -> None:
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), "weights",
                       layers, tuple(range(num_heads)) if summed else tuple(shown))
     st.subheader(f"Every head of layer {state.layer}", anchor=False)
+    weight_scale = controls.weight_scale_select()
     caption = ("Each small map is one head's attention weights (rows: query tokens, columns: key tokens, "
-               "in the order of the tokens above), coloured up to that head's own largest weight. Click a head "
-               "to open it in the One head view. ")
+               f"in the order of the tokens above), coloured from 0 (white) to {GRID_COLOUR_ENDS[weight_scale]} "
+               "(darkest blue). Click a head to open it in the One head view. ")
     if len(shown) < num_heads:
         caption += (f"Showing heads {shown.start} to {shown.stop - 1} of {num_heads}; "
                     "move the Head slider to see others. ")
@@ -119,7 +128,7 @@ def render(context) -> None:
     if not summed:
         with chart:
             _grid_and_summary(stack, shown, None, tokens, num_layers, state.layer, attention_mask,
-                              context.width, context.lettering)
+                              context.width, weight_scale, num_heads, second, context.lettering)
         st.info(f"{num_heads} heads × {len(tokens)}² token pairs are too many weights to sum up here: "
                 "choose a larger head_dim or a shorter text for the overview and the aggregate.")
         return
@@ -129,29 +138,33 @@ def render(context) -> None:
     st.caption(_aggregate_caption(how, state.layer, context.settings()))
     with chart:
         _grid_and_summary(stack, shown, how, tokens, num_layers, state.layer, attention_mask,
-                          context.width, context.lettering)
+                          context.width, weight_scale, num_heads, second, context.lettering)
 
     def summary_chart():  # for the downloads, built on click only
         summed = _summed(stack, how)[stack.layers.index(state.layer)]  # (T, T)
-        return heatmap(summed, tokens, tokens, title=f"{AGGREGATE_LABELS[how].capitalize()}, layer {state.layer}")
+        return heatmap(summed, tokens, tokens, title=f"{AGGREGATE_LABELS[how].capitalize()}, layer {state.layer}",
+                       second_sentence=(second, second))
 
     chart_downloads(summary_chart, "heads-summary", f"{how}-of-heads-layer-{state.layer}")
     _overview(context, num_heads)
 
 
 def _grid_and_summary(stack: HeadStack, shown: range, how: str | None, tokens: list[str], num_layers: int,
-                      layer: int, attention_mask: np.ndarray, width: int, lettering: Lettering) -> None:
-    """The grid of the heads shown and, with how, their summary under it: one chart, one layer input, in a
-    column width px wide, its text as large as lettering says."""
+                      layer: int, attention_mask: np.ndarray, width: int, weight_scale: str, num_heads: int,
+                      second: int | None, lettering: Lettering) -> None:
+    """The grid of the heads shown (coloured by weight_scale, over the layer's num_heads) and, with how, their
+    summary under it (sentence B marked from token `second` on): one chart, one layer input, in a column width
+    px wide, its text as large as lettering says."""
     # What the chart shows, but not the layer, which moves without a new spec (one layer sent: its data swapped).
     identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown), how)
     anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
     raster = how is not None and len(tokens) ** 2 > MAX_VECTOR_CELLS
     columns = grid_columns(width, lettering)
     spec = compute.chart_spec(_spec, num_layers, len(shown), len(stack.layers) > 1, how, tuple(tokens) if how else (),
-                              raster, columns, fitted_size(width, lettering=lettering), lettering)
+                              raster, columns, fitted_size(width, lettering=lettering), second, lettering)
     spec = placed(spec, {LAYER: anchor})
-    frames = compute.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()), columns)
+    frames = compute.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()), columns,
+                                weight_scale, num_heads)
     if how is not None:
         frames = {**frames, **compute.chart_data(_summary_frames, stack, how, raster)}
     st.html(INPUT_STYLE)
@@ -165,20 +178,26 @@ def grid_columns(width: int, lettering: Lettering = READING) -> int:
 
 
 def _grid_frames(stack: HeadStack, shown: tuple[int, ...], attention_mask: tuple[int, ...],
-                 columns: int = GRID_COLUMNS) -> dict[str, pd.DataFrame]:
-    """One row per head shown of every layer sent: its picture, its summary for the tooltip, its place in a
-    grid of `columns`."""
-    weights = stack.values()[:, [stack.heads.index(head) for head in shown]]  # (nl, h, T, T)
+                 columns: int = GRID_COLUMNS, weight_scale: str = "head", num_heads: int = 0
+                 ) -> dict[str, pd.DataFrame]:
+    """One row per head shown of every layer sent: its picture (coloured by weight_scale, a layer's largest
+    weight read over its num_heads), its summary for the tooltip, its place in a grid of `columns`."""
+    every_head = stack.values()  # (nl, heads of the stack, T, T)
+    weights = every_head[:, [stack.heads.index(head) for head in shown]]  # (nl, h, T, T)
+    if weight_scale == "layer" and len(stack.heads) < num_heads:
+        every_head = stack.with_heads(tuple(range(num_heads))).values()
+    domains = head_domains(weights, "blues", weight_scale, every_head)  # (nl, h, 2)
     mask = np.asarray([attention_mask])  # (1, T)
     slot = np.arange(len(shown))
     x, y = slot % columns * (GRID_SIZE + GRID_GAP), slot // columns * (GRID_SIZE + GRID_LABEL) + GRID_LABEL
     rows = []
-    for layer, heads in zip(stack.layers, weights, strict=True):  # (h, T, T)
+    for layer, heads, ends in zip(stack.layers, weights, domains, strict=True):  # (h, T, T), (h, 2)
         summary = compute.head_summary(heads[None], mask)
         rows.append(pd.DataFrame({
             LAYER: layer,
             "head": list(shown),
-            "picture": [picture_url(head, colour_domain(head, "blues"), "blues", side=GRID_SIZE) for head in heads],
+            "picture": [picture_url(head, domain.tolist(), "blues", side=GRID_SIZE)
+                        for head, domain in zip(heads, ends, strict=True)],
             "entropy": summary["entropy"],
             "max_weight": summary["max_weight"],
             "x": x, "x2": x + GRID_SIZE, "y": y, "y2": y + GRID_SIZE,
@@ -210,14 +229,15 @@ def _summary_frames(stack: HeadStack, how: str, raster: bool) -> dict[str, pd.Da
 
 
 def _spec(num_layers: int, slots: int, many_layers: bool, how: str | None, tokens: tuple[str, ...],
-          raster: bool, columns: int = GRID_COLUMNS, size: int = PLOT_SIZE, lettering: Lettering = READING) -> dict:
-    """The grid of `slots` heads, `columns` to a row, and, with how, their summary (its plot size px) under
-    it; the layer picked by an input."""
+          raster: bool, columns: int = GRID_COLUMNS, size: int = PLOT_SIZE, second: int | None = None,
+          lettering: Lettering = READING) -> dict:
+    """The grid of `slots` heads, `columns` to a row, and, with how, their summary (its plot size px, sentence B
+    marked from token `second` on) under it; the layer picked by an input."""
     layer = picker(LAYER, "Layer", num_layers)
     picks = [layer] if many_layers else []  # one layer sent: no filter, the input asks for a rerun
     parts = [_grid(slots, layer, picks, columns, max(GRID_LABEL_FONT_PX, lettering.font_px))]
     if how is not None:
-        parts.append(_summary(tokens, how, raster, picks, size, lettering.label_spacing_px))
+        parts.append(_summary(tokens, how, raster, picks, size, lettering.label_spacing_px, second))
     chart = alt.vconcat(*parts, spacing=28) if len(parts) > 1 else parts[0]
     # Altair lifts the selections to the top, naming the view they belong to: the grid's pictures.
     return chart.properties(description="Attention weights of every head of the layer, and the heads summed up",
@@ -253,15 +273,17 @@ def _grid(slots: int, layer: alt.Parameter, picks: list, per_row: int, label_px:
     return alt.layer(pictures, labels).properties(width=width, height=height)
 
 
-def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size: int, spacing_px: int
-             ) -> alt.Chart | alt.LayerChart:
+def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size: int, spacing_px: int,
+             second: int | None = None) -> alt.Chart | alt.LayerChart:
     """Every layer's heads summed up (SUMMED: one line per cell, a column per layer; SUMMED_PICTURES and
     SUMMED_RANGES above MAX_VECTOR_CELLS), the picked layer shown, with its tokens on both axes (labels no
     closer than spacing_px)."""
     count = len(tokens)
     width, height = plot_size(count, count, size)
-    x_axis = label_axis(list(tokens), "key token", count, angle=-60, length_px=width, spacing_px=spacing_px)
-    y_axis = label_axis(list(tokens), "query token", count, angle=0, length_px=height, spacing_px=spacing_px)
+    x_axis = label_axis(list(tokens), "key token", count, angle=-60, length_px=width, spacing_px=spacing_px,
+                        second_from=second)
+    y_axis = label_axis(list(tokens), "query token", count, angle=0, length_px=height, spacing_px=spacing_px,
+                        second_from=second)
     colour = colour_scale("blues")
     if raster:
         picture = alt.Chart(alt.NamedData(name=SUMMED_PICTURES)).mark_image(aspect=False)
@@ -311,13 +333,14 @@ def _overview(context, num_heads: int) -> None:
     st.subheader("Every layer and head at a glance")
     st.caption("Mean entropy of each head's rows, in nats: low means each query looks at a few tokens, "
                "high means it spreads its attention (a uniform row over T tokens has entropy log T). "
+               "The darker a cell, the more focused its head: entropy 0 is the darkest blue. "
                "Click a cell to open that layer and head.")
     # The same for every layer and head: moving either slider reads it from the cache.
     entropy = compute.entropy_by_layer(context.model_name, context.text, context.text_b, context.settings(),
                                        shape.num_layers)  # (L, nh)
     chart = heatmap(entropy, [str(layer) for layer in range(shape.num_layers)], [str(h) for h in range(num_heads)],
-                    title="mean entropy (nats)", row_title="layer", column_title="head",
-                    size=context.plot_px(), lettering=context.lettering)
+                    title=OVERVIEW_TITLE, row_title="layer", column_title="head",
+                    size=context.plot_px(), reverse=True, lettering=context.lettering)
     clickable = isinstance(chart, alt.Chart)
     if clickable:
         chart = chart.add_params(alt.selection_point(name=OVERVIEW_SELECTION, fields=["row", "column"], on="click"))
