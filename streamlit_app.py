@@ -96,6 +96,7 @@ if text.strip():
     if encoding.dropped_tokens[0]:
         st.warning(f"The text is longer than the {loaded.max_tokens} tokens BERT reads: the last "
                    f"{encoding.dropped_tokens[0]} tokens were dropped.", icon=":material/content_cut:")
-    token_chips(list(encoding.tokens[0]), encoding.special_tokens_mask[0].tolist())
+    if view not in views.OWN_TOKENS_VIEWS:
+        token_chips(list(encoding.tokens[0]), encoding.special_tokens_mask[0].tolist())
 explore(view, model_name, text, text_b, loaded.shape, screen)
 viewport.measure()

@@ -15,7 +15,7 @@ TEXT = "time flies like an arrow"
 TOLERANCE = 1e-5  # float32: the same numbers summed in another order
 
 
-def _reference(bundled, sentences, heads_off=()) -> np.ndarray:
+def reference_embeddings(bundled, sentences, heads_off=()) -> np.ndarray:
     """(B, C) embeddings from transformers' forward pass on a copy whose W_o ignores the heads switched off."""
     model = copy.deepcopy(bundled.model)
     size = model.config.hidden_size // model.config.num_attention_heads
@@ -33,13 +33,13 @@ def _reference(bundled, sentences, heads_off=()) -> np.ndarray:
 def test_embeddings_match_transformers_with_the_heads_zeroed_by_hand(bundled, heads_off):
     sentences = (TEXT, "the bank raised its rates again")  # of different lengths: one is padded
     ours = sentence_embeddings(bundled, sentences, heads_off)
-    np.testing.assert_allclose(ours, _reference(bundled, sentences, heads_off), atol=TOLERANCE)
+    np.testing.assert_allclose(ours, reference_embeddings(bundled, sentences, heads_off), atol=TOLERANCE)
     np.testing.assert_allclose(np.linalg.norm(ours, axis=-1), 1.0, atol=TOLERANCE)
 
 
 def test_a_head_off_moves_the_embedding_and_changes_the_similarity(bundled):
     intact, off = compare(bundled, TEXT, DEFAULT_SECOND), compare(bundled, TEXT, DEFAULT_SECOND, [(0, 3)])
-    reference = _reference(bundled, (TEXT, DEFAULT_SECOND), [(0, 3)])
+    reference = reference_embeddings(bundled, (TEXT, DEFAULT_SECOND), [(0, 3)])
     assert off.similarity == pytest.approx(float(reference[0] @ reference[1]), abs=TOLERANCE)
     assert abs(off.similarity - intact.similarity) > 1e-4
     assert intact.tokens[0] == ("[CLS]", "time", "flies", "like", "an", "arrow", "[SEP]")
@@ -51,7 +51,7 @@ def test_the_ranking_is_each_head_off_alone_largest_move_first(bundled):
     assert len(effects) == shape.num_layers * shape.num_heads
     assert [e.moved for e in effects] == sorted((e.moved for e in effects), reverse=True)
     for effect in (effects[0], effects[len(effects) // 2], effects[-1]):
-        reference = _reference(bundled, (TEXT, DEFAULT_SECOND), [(effect.layer, effect.head)])
+        reference = reference_embeddings(bundled, (TEXT, DEFAULT_SECOND), [(effect.layer, effect.head)])
         assert effect.moved == pytest.approx(1 - float(reference[0] @ intact.embeddings[0]), abs=TOLERANCE)
         assert effect.similarity == pytest.approx(float(reference[0] @ reference[1]), abs=TOLERANCE)
         assert effect.change == pytest.approx(effect.similarity - intact.similarity, abs=1e-7)
