@@ -562,6 +562,7 @@ def training_turns() -> turns.Turns:
 
 
 train_counting = counting.train  # (config, on_step) -> TrainingResult, reporting every step
+untrained_counting = counting.untrained  # config -> TrainingResult at step 0: the weights training starts from
 inspect_counting = counting.inspect  # (result, windows) -> CountingTrace: attention and counts per window
 example_windows = counting.example_windows  # (config, count, seed) -> (count, W) windows to look at
 letter_counts = counting.letter_counts  # (trace, index) -> per letter: counts and own-letter attention
