@@ -542,6 +542,8 @@ strongest_keys = lesson.strongest_keys
 head_block = lesson.head_block
 falling_layers = lesson.falling_layers
 shared_word = lesson.shared_word
+shared_words = lesson.shared_words  # (encoding, encoding) -> every whole word the two share, once each
+telling_word = lesson.telling_word  # shared words -> the first that is not a stop word
 similarity_by_layer = context.similarity_by_layer
 
 
