@@ -15,13 +15,16 @@ from attention.encoding import Encoding
 # The notebooks' homonym example: "flies" is a verb in one sentence and a noun in the other.
 NOTEBOOK_PAIR = ("time flies like an arrow", "fruit flies like a banana")
 # Words too common to show context at work: the default token to compare is a shared word not in here.
-STOP_WORDS = frozenset("""
-a an the and or but if then so as of at by for from in into on onto to with without about over under up down out
-off again is am are was were be been being do does did have has had having i me my we our you your he him his she
-her it its they them their this that these those there here what which who whom whose when where why how all any
-both each few more most other some such no nor not only own same than too very can will just should would could
-may might must shall s t don
-""".split())
+STOP_WORDS = frozenset((
+    "a", "an", "the", "and", "or", "but", "if", "then", "so", "as", "of", "at", "by", "for", "from", "in", "into",
+    "on", "onto", "to", "with", "without", "about", "over", "under", "up", "down", "out", "off", "again", "is",
+    "am", "are", "was", "were", "be", "been", "being", "do", "does", "did", "have", "has", "had", "having", "i",
+    "me", "my", "we", "our", "you", "your", "he", "him", "his", "she", "her", "it", "its", "they", "them", "their",
+    "this", "that", "these", "those", "there", "here", "what", "which", "who", "whom", "whose", "when", "where",
+    "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "no", "nor", "not",
+    "only", "own", "same", "than", "too", "very", "can", "will", "just", "should", "would", "could", "may", "might",
+    "must", "shall", "s", "t", "don",
+))
 # What a row's largest weight can land on, checked in this order (the first that fits wins).
 STRONGEST_KEY_KINDS = ("special", "self", "previous", "next", "other")
 

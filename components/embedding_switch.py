@@ -51,13 +51,13 @@ def render(context, shape) -> None:
 
 
 def ranking_table(effects, limit: int = RANKED) -> pd.DataFrame:
-    """The heads that move sentence A's embedding most, alone, with the similarity left and its change."""
+    """The heads that move sentence A's embedding most (1 − cos) alone, with the similarity left and its change."""
     return pd.DataFrame([{
         "layer": e.layer,
         "head": e.head,
-        "A moved (1 − cos)": e.moved,
+        "A moved": e.moved,
         "cos(A, B) without it": e.similarity,
-        "change of cos(A, B)": e.change,
+        "change": e.change,
     } for e in effects[:limit]])
 
 
@@ -89,7 +89,7 @@ def _movement(intact, current, width: int) -> None:
     """Sentence A's embedding with all heads on, with the current heads off, and their difference."""
     before, after = intact.embeddings[0], current.embeddings[0]  # (C,) each
     matrix = np.stack([before, after, after - before])  # (3, C)
-    rows = ["A, all heads on", "A, heads off now", "difference"]
+    rows = ["all on", "heads off", "off − on"]  # short: row labels longer than 90 px push a phone's chart out
     chart = heatmap(matrix, rows, [str(i) for i in range(len(before))], title="Sentence A's embedding",
                     row_title="vector", column_title="dimension", scheme="redblue", canvas=True,
                     size=fitted_size(width))
@@ -108,8 +108,7 @@ def _ranking(effects, shape, chart_width: int) -> None:
     with right:
         four = "{:.4f}".format
         st.html(numbers_html(ranking_table(effects), "switch-embedding-ranking",
-                             formats={"A moved (1 − cos)": four, "cos(A, B) without it": four,
-                                      "change of cos(A, B)": "{:+.4f}".format}))
+                             formats={"A moved": four, "cos(A, B) without it": four, "change": "{:+.4f}".format}))
         strongest = tuple((e.layer, e.head) for e in effects[:TOP_HEADS])
         st.button(f"Switch off the {TOP_HEADS} heads that move A most", key="switch_strongest",
                   on_click=set_heads_off, args=(strongest, shape.num_layers), icon=":material/block:")
