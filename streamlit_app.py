@@ -99,8 +99,9 @@ if text.strip():
     if encoding.dropped_tokens[0]:
         st.warning(f"The text is longer than the {loaded.max_tokens} tokens BERT reads: the last "
                    f"{encoding.dropped_tokens[0]} tokens were dropped.", icon=":material/content_cut:")
-    token_chips(list(encoding.tokens[0]), encoding.special_tokens_mask[0].tolist())
-    if note := unknown_note(compute.unknown_characters(model_name, text, second_text(view, text_b))):
-        st.caption(note)
+    if view not in views.OWN_TOKENS_VIEWS:
+        token_chips(list(encoding.tokens[0]), encoding.special_tokens_mask[0].tolist())
+        if note := unknown_note(compute.unknown_characters(model_name, text, second_text(view, text_b))):
+            st.caption(note)
 explore(view, model_name, text, text_b, loaded.shape, screen)
 viewport.measure()

@@ -225,9 +225,7 @@ def train(config: CountingConfig = CountingConfig(),
     config.validate()
     generator = torch.Generator().manual_seed(config.seed)
     model = CountingModel(config, generator)
-    held_out_generator = torch.Generator().manual_seed((config.seed + HELD_OUT_SEED_OFFSET) % (SEED.high + 1))
-    held_out = sample_windows(config, config.held_out, held_out_generator)  # (M, W)
-    held_out_counts = true_counts(held_out, config.num_symbols)  # (M, S)
+    held_out, held_out_counts = _held_out(config)  # (M, W), (M, S)
     optimiser = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=config.steps)
     losses: list[float] = []
@@ -263,6 +261,26 @@ def train(config: CountingConfig = CountingConfig(),
                 break
     model.requires_grad_(False)
     return snapshot()
+
+
+def untrained(config: CountingConfig = CountingConfig()) -> TrainingResult:
+    """The model train(config) starts from, before its first step, with its held-out accuracy at step 0:
+    what the head does by chance, to compare the trained one with."""
+    config.validate()
+    model = CountingModel(config, torch.Generator().manual_seed(config.seed))  # train()'s first draws
+    model.requires_grad_(False)
+    held_out, held_out_counts = _held_out(config)  # (M, W), (M, S)
+    with torch.inference_mode():
+        chance = accuracy(model(held_out)[0], held_out_counts)
+    return TrainingResult(config, np.zeros(0, dtype=np.float32), np.zeros(1, dtype=np.int64),
+                          np.array([chance], dtype=np.float32), 0.0, model)
+
+
+def _held_out(config: CountingConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    """(M, W) held-out windows, drawn from a generator of their own, and their true counts (M, S)."""
+    generator = torch.Generator().manual_seed((config.seed + HELD_OUT_SEED_OFFSET) % (SEED.high + 1))
+    held_out = sample_windows(config, config.held_out, generator)  # (M, W)
+    return held_out, true_counts(held_out, config.num_symbols)  # (M, W), (M, S)
 
 
 def inspect(result: TrainingResult, windows: np.ndarray) -> CountingTrace:

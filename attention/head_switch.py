@@ -206,7 +206,7 @@ def run_encoder(masked_lm: MaskedLM, input_ids: torch.Tensor, token_type_ids: to
     bert = masked_lm.model.bert
     with torch.inference_mode():
         embeddings = bert.embeddings(input_ids=input_ids, token_type_ids=token_type_ids)  # (B, T, C)
-        hidden_states, attention_outputs = _layers(masked_lm, embeddings, attention_mask, keep, start=0)
+        hidden_states, attention_outputs = encoder_layers(bert, shape, embeddings, attention_mask, keep, start=0)
         logits = masked_lm.model.cls(hidden_states[-1])  # (B, T, V)
     return EncoderRun(
         heads_off=off,
@@ -237,7 +237,7 @@ def head_ranking(masked_lm: MaskedLM, sentence: str) -> tuple[Prediction, tuple[
     with torch.inference_mode():
         embeddings = bert.embeddings(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"])  # (1, T, C)
         intact_keep = torch.ones(1, shape.num_layers, shape.num_heads)  # (1, L, nh)
-        hidden_states, _ = _layers(masked_lm, embeddings, batch["attention_mask"], intact_keep, start=0)
+        hidden_states, _ = encoder_layers(bert, shape, embeddings, batch["attention_mask"], intact_keep, start=0)
         intact = _prediction(masked_lm, batch, mask_index, (),
                              masked_lm.model.cls(hidden_states[-1])[0, mask_index], top_k=5)
         top_id = intact.top_ids[0]
@@ -247,7 +247,7 @@ def head_ranking(masked_lm: MaskedLM, sentence: str) -> tuple[Prediction, tuple[
             keep = torch.ones(shape.num_heads, shape.num_layers, shape.num_heads)  # (nh, L, nh): row h has head h off
             keep[torch.arange(shape.num_heads), layer, torch.arange(shape.num_heads)] = 0.0
             start = layer_inputs[layer].expand(shape.num_heads, -1, -1)  # (nh, T, C)
-            outputs, _ = _layers(masked_lm, start, mask, keep, start=layer)
+            outputs, _ = encoder_layers(bert, shape, start, mask, keep, start=layer)
             logits = masked_lm.model.cls(outputs[-1][:, mask_index])  # (nh, V)
             probabilities = torch.softmax(logits, dim=-1)  # (nh, V)
             for head in range(shape.num_heads):
@@ -257,18 +257,17 @@ def head_ranking(masked_lm: MaskedLM, sentence: str) -> tuple[Prediction, tuple[
     return intact, tuple(sorted(effects, key=lambda e: (-e.drop, e.layer, e.head)))
 
 
-def _layers(masked_lm: MaskedLM, hidden: torch.Tensor, attention_mask: torch.Tensor, keep: torch.Tensor,
-            start: int) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-    """Layers start… of the encoder from hidden (B, T, C); keep (B, L, nh) is 0 for a head switched off.
-
-    Returns the output and the attention output (before the feed-forward) of each layer run.
+def encoder_layers(bert, shape: ModelShape, hidden: torch.Tensor, attention_mask: torch.Tensor, keep: torch.Tensor,
+                   start: int) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """Layers start… of bert's encoder (a transformers BertModel) from hidden (B, T, C); keep (B, L, nh) is 0
+    for a head switched off. Returns the output and the attention output (before the feed-forward) of each
+    layer run. Reads the model's modules and changes nothing in it.
     """
-    shape = masked_lm.shape
     divisor = scaling_divisor("sqrt", shape.head_size)  # what BERT was trained with
     mask = additive_mask(attention_mask)[:, None]  # (B, 1, 1, T): broadcasts over heads and queries
     outputs, attention_outputs = [], []
     for index in range(start, shape.num_layers):
-        layer = masked_lm.model.bert.encoder.layer[index]
+        layer = bert.encoder.layer[index]
         projections = layer.attention.self
         query, key, value = (split_heads(linear(hidden), shape.num_heads)  # (B, nh, T, d)
                              for linear in (projections.query, projections.key, projections.value))

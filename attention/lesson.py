@@ -14,6 +14,17 @@ from attention.encoding import Encoding
 
 # The notebooks' homonym example: "flies" is a verb in one sentence and a noun in the other.
 NOTEBOOK_PAIR = ("time flies like an arrow", "fruit flies like a banana")
+# Words too common to show context at work: the default token to compare is a shared word not in here.
+STOP_WORDS = frozenset((
+    "a", "an", "the", "and", "or", "but", "if", "then", "so", "as", "of", "at", "by", "for", "from", "in", "into",
+    "on", "onto", "to", "with", "without", "about", "over", "under", "up", "down", "out", "off", "again", "is",
+    "am", "are", "was", "were", "be", "been", "being", "do", "does", "did", "have", "has", "had", "having", "i",
+    "me", "my", "we", "our", "you", "your", "he", "him", "his", "she", "her", "it", "its", "they", "them", "their",
+    "this", "that", "these", "those", "there", "here", "what", "which", "who", "whom", "whose", "when", "where",
+    "why", "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "no", "nor", "not",
+    "only", "own", "same", "than", "too", "very", "can", "will", "just", "should", "would", "could", "may", "might",
+    "must", "shall", "s", "t", "don",
+))
 # What a row's largest weight can land on, checked in this order (the first that fits wins).
 STRONGEST_KEY_KINDS = ("special", "self", "previous", "next", "other")
 
@@ -42,14 +53,27 @@ def whole_word_positions(encoding: Encoding) -> list[int]:
 
 def shared_word(first: Encoding, second: Encoding) -> SharedWord | None:
     """The first whole word of the first text that the second text has too (its first place there)."""
-    second_positions = {}
+    words = shared_words(first, second)
+    return words[0] if words else None
+
+
+def shared_words(first: Encoding, second: Encoding) -> list[SharedWord]:
+    """Every whole word of the first text that the second text has too, once each, in the first text's order
+    (each at its first place in either text)."""
+    second_positions: dict[str, int] = {}
     for position in whole_word_positions(second):
         second_positions.setdefault(second.tokens[0][position], position)
+    found: dict[str, SharedWord] = {}
     for position in whole_word_positions(first):
         word = first.tokens[0][position]
-        if word in second_positions:
-            return SharedWord(word, position, second_positions[word])
-    return None
+        if word in second_positions and word not in found:
+            found[word] = SharedWord(word, position, second_positions[word])
+    return list(found.values())
+
+
+def telling_word(words: list[SharedWord]) -> SharedWord | None:
+    """The word to compare unless the reader picks another: the first that is not a stop word, else the first."""
+    return next((w for w in words if w.word.lower() not in STOP_WORDS), words[0] if words else None)
 
 
 def diagonal_wins(scores: np.ndarray) -> int:

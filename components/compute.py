@@ -44,6 +44,7 @@ from attention import (
     context,
     counting,
     download,
+    embedding_switch,
     encode,
     head_switch,
     heads,
@@ -101,6 +102,8 @@ CACHE_ENTRIES = {
     "lab_head_statistics": 64,  # a few dozen floats per text, layer and τ
     "switch_prediction": 64,  # five words and their probabilities
     "switch_ranking": 16,  # one line per head
+    "switch_embeddings": 64,  # two sentence embeddings, 3 kB on the bundled model
+    "switch_embedding_ranking": 16,  # one line per head
     "chart_spec": 128,  # a Vega-Lite spec without its data, a few kB
     # A scrubbed chart's datasets, a class's worth: up to two per view and student (the heads grid and its
     # summary), about 0.3 MB at 32 tokens, 1.6 MB for a layer of pictures at 512 (scrub.send_plan's budgets).
@@ -517,6 +520,40 @@ def _ranking(name: str, sentence: str) -> tuple[head_switch.Prediction, tuple[he
 drop_grid = head_switch.drop_grid  # (effects, shape) -> (L, nh) drop in the top word's probability, in points
 
 
+# ---- Switching heads off in a model without the head: the sentence embedding, keys (model, text, second[, off]) ----
+
+DEFAULT_SECOND = embedding_switch.DEFAULT_SECOND  # the second sentence when none is typed
+
+
+def sentence_pair(name: str, text: str, second: str,
+                  heads_off: tuple[tuple[int, int], ...]) -> embedding_switch.EmbeddingRun:
+    """The two sentences' embeddings (mean pooling, length 1) and their cosine similarity, some heads off."""
+    with heavy_work():
+        return _sentence_pair(name, text, second, heads_off)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["switch_embeddings"])
+def _sentence_pair(name: str, text: str, second: str,
+                   heads_off: tuple[tuple[int, int], ...]) -> embedding_switch.EmbeddingRun:
+    return embedding_switch.compare(model(name), text, second, heads_off)
+
+
+def embedding_ranking(name: str, text: str, second: str) -> tuple[embedding_switch.EmbeddingRun,
+                                                                  tuple[embedding_switch.EmbeddingEffect, ...]]:
+    """Every head switched off alone: how far the first sentence's embedding moves, largest first."""
+    with heavy_work():
+        return _embedding_ranking(name, text, second)
+
+
+@st.cache_data(show_spinner="Switching every head off in turn…", max_entries=CACHE_ENTRIES["switch_embedding_ranking"])
+def _embedding_ranking(name: str, text: str, second: str) -> tuple[embedding_switch.EmbeddingRun,
+                                                                   tuple[embedding_switch.EmbeddingEffect, ...]]:
+    return embedding_switch.head_ranking(model(name), text, second)
+
+
+moved_grid = embedding_switch.moved_grid  # (effects, L, nh) -> (L, nh) how far the first embedding moves
+
+
 # ---- The lesson: the core's facts about a trace, read on arrays the view already holds ----
 
 diagonal_wins = lesson.diagonal_wins
@@ -526,6 +563,8 @@ strongest_keys = lesson.strongest_keys
 head_block = lesson.head_block
 falling_layers = lesson.falling_layers
 shared_word = lesson.shared_word
+shared_words = lesson.shared_words  # (encoding, encoding) -> every whole word the two share, once each
+telling_word = lesson.telling_word  # shared words -> the first that is not a stop word
 similarity_by_layer = context.similarity_by_layer
 
 
@@ -546,6 +585,7 @@ def training_turns() -> turns.Turns:
 
 
 train_counting = counting.train  # (config, on_step) -> TrainingResult, reporting every step
+untrained_counting = counting.untrained  # config -> TrainingResult at step 0: the weights training starts from
 inspect_counting = counting.inspect  # (result, windows) -> CountingTrace: attention and counts per window
 example_windows = counting.example_windows  # (config, count, seed) -> (count, W) windows to look at
 letter_counts = counting.letter_counts  # (trace, index) -> per letter: counts and own-letter attention

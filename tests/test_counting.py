@@ -12,6 +12,7 @@ import torch
 
 from attention.counting import (
     BLANK,
+    HELD_OUT_SEED_OFFSET,
     SYMBOLS,
     CountingConfig,
     CountingModel,
@@ -19,8 +20,10 @@ from attention.counting import (
     example_windows,
     inspect,
     letter_counts,
+    sample_windows,
     train,
     true_counts,
+    untrained,
 )
 from attention.settings import SCALINGS
 
@@ -211,3 +214,20 @@ def test_inspect_refuses_windows_of_another_size(trained):
         inspect(trained, np.zeros((1, 3), dtype=np.int64))
     with pytest.raises(ValueError, match="symbol ids from 0 to 5"):
         inspect(trained, np.full((1, 10), 6))
+
+
+def test_the_untrained_model_is_where_training_starts_and_its_accuracy_is_counted_by_hand():
+    config = replace(CountingConfig(), steps=1, learning_rate=1e-3)
+    before = untrained(config)
+    assert before.steps_run == 0 and list(before.accuracy_steps) == [0]
+    after_one = train(config)  # Adam's first step moves every parameter by at most the learning rate
+    for name, start in before.model.named_parameters():
+        moved = (dict(after_one.model.named_parameters())[name] - start).abs().max().item()
+        assert 0 < moved <= config.learning_rate * 1.001, name
+    windows = sample_windows(config, config.held_out,
+                             torch.Generator().manual_seed(config.seed + HELD_OUT_SEED_OFFSET))  # (M, W)
+    with torch.inference_mode():
+        guesses = before.model(windows)[0].argmax(-1).numpy()[:, 1:]  # (M, S − 1): the letters' counts
+    counts = np.stack([np.bincount(row, minlength=config.num_symbols) for row in windows.numpy()])[:, 1:]
+    assert before.accuracy == pytest.approx(float((guesses == counts).mean()))
+    assert before.accuracy < 0.9 < train(replace(config, steps=300, learning_rate=0.05)).accuracy

@@ -14,7 +14,9 @@ from attention.lesson import (
     head_block,
     row_sum_error,
     shared_word,
+    shared_words,
     strongest_keys,
+    telling_word,
     twin_wins,
     whole_word_positions,
 )
@@ -39,6 +41,16 @@ def test_the_shared_word_is_the_first_of_the_first_text_found_in_the_second(bund
     first, second = encode(bundled, "a cat sat on the mat"), encode(bundled, "the dog sat down, the end")
     assert shared_word(first, second) == SharedWord("sat", 3, 3)
     assert shared_word(encode(bundled, "tokenize"), encode(bundled, "token")) is None
+
+
+def test_shared_words_are_listed_once_each_and_the_telling_one_is_not_a_stop_word(bundled):
+    first, second = encode(bundled, "the bank of the river"), encode(bundled, "the bank raised the rates")
+    words = shared_words(first, second)
+    assert words == [SharedWord("the", 1, 1), SharedWord("bank", 2, 2)]
+    assert telling_word(words) == SharedWord("bank", 2, 2)
+    only_stop_words = shared_words(encode(bundled, "of the"), encode(bundled, "the end of it"))
+    assert telling_word(only_stop_words) == SharedWord("of", 1, 3)
+    assert telling_word([]) is None
 
 
 def test_diagonal_wins_counts_rows_that_peak_on_themselves():

@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention.counting import CountingConfig, example_windows, inspect, train
-from tests.pages import chart_title, title_text
+from attention.counting import CountingConfig, example_windows, inspect, train, untrained
+from tests.pages import chart_matrix, chart_title, title_text
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 STEPS = 60  # a short run: the page's machinery, not the learning (tests/test_counting.py has that)
@@ -78,6 +78,20 @@ def test_the_lab_opens_from_its_link_with_the_defaults_and_waits_for_train():
     assert page.button(key="count_train").label == "Train"
     assert any("Press Train" in c.value for c in page.caption)
     assert not page.get("progress")
+
+
+def test_before_training_the_page_draws_the_untrained_head_and_its_accuracy():
+    page = open_lab()
+    assert_healthy(page)
+    before = untrained(CountingConfig())
+    [metric] = page.metric
+    assert metric.label == "Held-out accuracy before training"
+    assert metric.value == f"{before.accuracy:.1%}"
+    assert "Attention weights, position × position" in chart_titles(page)
+    trace = inspect(before, example_windows(CountingConfig(), 1, seed=0))
+    window = next(c for c in page.get("vega_lite_chart") if chart_title(c).startswith("Attention weights"))
+    np.testing.assert_allclose(chart_matrix(window), trace.self_weights[0], rtol=1e-6)
+    assert [header.value for header in page.subheader] == ["Before training: what the untrained head does"]
 
 
 def test_training_runs_to_the_end_with_progress_curves_and_counts(trained_page):

@@ -19,7 +19,7 @@ STEP_CHARTS = {
     4: ["Scaled scores", "Weights = softmax"],
     5: ["Weights, layer", "Context = weights · V"],
     6: ["Concatenated contexts", "Output = concat"],
-    7: ["Cosine similarity of “flies”"],
+    7: ["Cosine similarity of “time”"],  # the text's first word that is not a stop word
 }
 
 
@@ -88,7 +88,7 @@ def test_a_step_beyond_the_lesson_falls_back_to_the_first_with_a_notice():
 
 
 def test_step_1_the_same_word_has_the_same_token_embedding(bundled):
-    page = run_lesson(step="1")
+    page = run_lesson(step="1", text_b="fruit flies like a banana")
     assert page.metric[0].value == "0"
     shown = matrix_on_screen(page, "One token, two sentences")  # (3, C): A, B, A − B
     expected = trace_of(bundled)["token embeddings"][0, 2]  # "flies" in "time flies like an arrow"
@@ -97,7 +97,7 @@ def test_step_1_the_same_word_has_the_same_token_embedding(bundled):
     assert not shown[2].any()
     assert "exactly 0" in prose(page)
     ids = html_table(page, "lesson-ids")
-    assert ids["id"].tolist() == encode(bundled, TEXT).input_ids[0].tolist()
+    assert ids["id"].tolist() == encode(bundled, TEXT, "fruit flies like a banana").input_ids[0].tolist()
 
 
 def test_step_2_identity_scores_peak_on_the_diagonal(bundled):
@@ -147,21 +147,61 @@ def test_step_6_concatenates_all_heads_and_projects_them_back(bundled):
 
 
 def test_step_7_similarity_of_flies_falls_layer_by_layer(bundled):
-    page = run_lesson(step="7")
+    page = run_lesson(step="7", text_b="fruit flies like a banana")
+    assert page.selectbox(key="lesson_word").value == "flies"
     shown = chart_values(chart(page, "Cosine similarity of “flies”")).sort_values("layer")
     first, second = encode(bundled, "time flies like an arrow"), encode(bundled, "fruit flies like a banana")
     expected = similarity_by_layer(first, 2, second, 2)
     np.testing.assert_allclose(shown["similarity"], expected, atol=1e-6)
     assert shown["similarity"].iloc[0] == pytest.approx(1.0, abs=1e-6)
     assert shown["similarity"].iloc[-1] < 0.9
-    assert "notebooks' pair" in "\n".join(c.value for c in page.caption)
-
-
-def test_the_sidebars_sentence_pair_is_used_when_they_share_a_word():
-    page = run_lesson(step="7", text="a cat sat on the mat", text_b="the dog sat down")
-    assert_healthy(page)
-    chart(page, "Cosine similarity of “sat”")
     assert "the sidebar's two texts" in "\n".join(c.value for c in page.caption)
+
+
+def test_step_7_picks_the_shared_word_that_is_not_a_stop_word_and_the_reader_can_pick_another(bundled):
+    page = run_lesson(step="7", text="the bank of the river", text_b="the bank raised rates")
+    assert_healthy(page)
+    picker = page.selectbox(key="lesson_word")
+    assert picker.options == ["the", "bank"] and picker.value == "bank"
+    first, second = encode(bundled, "the bank of the river"), encode(bundled, "the bank raised rates")
+    shown = chart_values(chart(page, "Cosine similarity of “bank”")).sort_values("layer")
+    np.testing.assert_allclose(shown["similarity"], similarity_by_layer(first, 2, second, 2), atol=1e-6)
+    picker.set_value("the").run()
+    assert_healthy(page)
+    shown = chart_values(chart(page, "Cosine similarity of “the”")).sort_values("layer")
+    np.testing.assert_allclose(shown["similarity"], similarity_by_layer(first, 1, second, 1), atol=1e-6)
+
+
+@pytest.mark.parametrize("step", ["1", "7"])
+def test_with_no_second_sentence_steps_1_and_7_work_on_the_students_own_text(step, bundled):
+    page = run_lesson(step=step, text="the bank of the river")
+    assert_healthy(page)
+    picker = page.selectbox(key="lesson_word")
+    assert picker.options == ["the", "bank", "of", "river"] and picker.value == "bank"
+    captions = "\n".join(c.value for c in page.caption)
+    assert "B is the word on its own" in captions and "“Second sentence (optional)” box" in captions
+    own, alone = encode(bundled, "the bank of the river"), encode(bundled, "bank")
+    if step == "1":
+        shown = matrix_on_screen(page, "One token, two sentences")  # (3, C): A, B, A − B
+        np.testing.assert_array_equal(shown[0], trace_of(bundled, "the bank of the river")["token embeddings"][0, 2])
+        assert not shown[2].any()
+    else:
+        shown = chart_values(chart(page, "Cosine similarity of “bank”")).sort_values("layer")
+        np.testing.assert_allclose(shown["similarity"], similarity_by_layer(own, 2, alone, 1), atol=1e-6)
+    page.selectbox(key="lesson_word").set_value("river").run()
+    assert_healthy(page)
+    if step == "1":
+        shown = matrix_on_screen(page, "One token, two sentences")
+        np.testing.assert_array_equal(shown[0], trace_of(bundled, "the bank of the river")["token embeddings"][0, 5])
+    else:
+        chart(page, "Cosine similarity of “river”")
+
+
+def test_a_text_with_no_whole_word_falls_back_to_the_notebooks_pair():
+    page = run_lesson(step="7", text="?!")
+    assert_healthy(page)
+    chart(page, "Cosine similarity of “flies”")
+    assert "no whole word to compare" in "\n".join(c.value for c in page.caption)
 
 
 def test_other_sources_still_show_the_trained_head():

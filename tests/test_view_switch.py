@@ -1,18 +1,24 @@
-"""Switching heads off through AppTest (as ?view=switch), on a tiny BERT with an MLM head offered as a local folder."""
+"""Switching heads off through AppTest (as ?view=switch): the bundled sentence-embedding model, and a tiny BERT
+with an MLM head offered as a local folder."""
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from attention.embedding_switch import DEFAULT_SECOND
+from attention.embedding_switch import head_ranking as embedding_ranking
 from attention.head_switch import head_ranking, load_masked_lm, predict
 from components.compute import MODEL_DIRS_ENV
 from components.views.switch import DEFAULT_SENTENCE
 from tests.conftest import save_tiny_bert
-from tests.pages import html_table
+from tests.pages import TEXT, chart_title, html_table
+from tests.test_embedding_switch import reference_embeddings
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 
@@ -54,20 +60,72 @@ def heads_off(page: AppTest) -> list[tuple[int, int]]:
     return [(int(p.key.rsplit("_", 1)[1]), head) for p in page.pills for head in p.value]
 
 
-def test_the_bundled_model_has_no_mlm_head_and_the_view_offers_one(checkpoint):
+def chip_rows(page: AppTest) -> list[list[str]]:
+    """Each row of token chips on the page, its tokens as the reader sees them (unescaped)."""
+    bodies = [e.proto.body for e in page.get("html") if 'data-testid="token-chips"' in e.proto.body]
+    return [[html.unescape(t) for t in re.findall(r'title="token \d+"><small>\d+</small>(.*?)</span>', body)]
+            for body in bodies]
+
+
+def test_the_bundled_model_switches_heads_in_its_sentence_embedding_offline(checkpoint, bundled):
     page = open_view()
     assert_healthy(page)
-    notice = " ".join(i.value for i in page.info)
-    assert "all-MiniLM-L6-v2 has no masked-language-model head" in notice
+    assert not page.warning
     labels = [b.label for b in page.button]
-    assert "Load bert-base-uncased (from the Hugging Face Hub: downloads on first use)" in labels
-    assert f"Load {checkpoint}" in labels
-    assert not page.pills, "no toggles without a head to predict with"
+    assert not [label for label in labels if "Hub" in label or "bert-base" in label], labels  # cannot work offline
+    assert f"Load {checkpoint}" in labels  # a local folder loads offline
+    assert [p.key for p in page.pills] == [f"switch_off_{layer}" for layer in range(6)]
+    intact = reference_embeddings(bundled, (TEXT, DEFAULT_SECOND))
+    similarity = page.metric[0]
+    assert similarity.label == "cos(A, B), all heads on"
+    assert float(similarity.value) == pytest.approx(float(intact[0] @ intact[1]), abs=1e-4)
+    assert any("No second sentence is typed, so B is a default one" in c.value for c in page.caption)
 
-    page.button(key=f"switch_load_{checkpoint}").click().run()
+    page.pills(key="switch_off_2").set_value([5]).run()
+    page.pills(key="switch_off_5").set_value([0, 11]).run()
     assert_healthy(page)
-    assert page.query_params["model"] == checkpoint
-    assert top5(page)["all heads on"].tolist()
+    off = reference_embeddings(bundled, (TEXT, DEFAULT_SECOND), [(2, 5), (5, 0), (5, 11)])
+    similarity, moved = page.metric[0], page.metric[1]
+    assert similarity.label == "cos(A, B), 3 heads off"
+    assert float(similarity.value) == pytest.approx(float(off[0] @ off[1]), abs=1e-4)
+    assert float(similarity.delta) == pytest.approx(float(off[0] @ off[1] - intact[0] @ intact[1]), abs=1e-4)
+    assert float(moved.value) == pytest.approx(1 - float(off[0] @ intact[0]), abs=1e-4)
+    assert "Sentence A's embedding" in [chart_title(c) for c in page.get("vega_lite_chart")]
+
+
+def test_the_bundled_model_ranks_heads_by_how_far_they_move_the_embedding(bundled):
+    page = open_view(text_b="an arrow flies fast")
+    assert_healthy(page)
+    _, effects = embedding_ranking(bundled, TEXT, "an arrow flies fast")
+    table = html_table(page, "switch-embedding-ranking")
+    assert list(zip(table["layer"], table["head"], strict=True)) == [(e.layer, e.head) for e in effects[:10]]
+    np.testing.assert_allclose(table["A moved"], [e.moved for e in effects[:10]], atol=1e-6)
+    page.button(key="switch_strongest").click().run()
+    assert_healthy(page)
+    assert sorted(heads_off(page)) == sorted((e.layer, e.head) for e in effects[:3])
+    assert page.metric[0].label == "cos(A, B), 3 heads off"
+    assert any("A is the sidebar's text and B its second sentence" in c.value for c in page.caption)
+
+
+def test_the_chips_show_the_sentences_the_view_works_on(checkpoint):
+    page = open_view(text_b="an arrow <b>flies</b>")
+    assert_healthy(page)
+    assert chip_rows(page) == [["[CLS]", "time", "flies", "like", "an", "arrow", "[SEP]"],
+                               ["[CLS]", "an", "arrow", "<", "b", ">", "flies", "<", "/", "b", ">", "[SEP]"]]
+    page = open_view(model=checkpoint, text="time flies")
+    assert_healthy(page)
+    assert chip_rows(page) == [["[CLS]", "the", "capital", "of", "france", "is", "[MASK]", ".", "[SEP]"]]
+
+
+def test_a_blank_second_sentence_takes_the_default_and_a_blank_text_gets_the_page_s_notice():
+    page = open_view(text_b="   ")
+    assert_healthy(page)
+    assert chip_rows(page)[1] == ["[CLS]", *DEFAULT_SECOND.split(), "[SEP]"]
+    assert any("No second sentence is typed" in c.value for c in page.caption)
+    page = open_view(text="   ")
+    assert_healthy(page)
+    assert any("Type a sentence in the sidebar" in i.value for i in page.info)
+    assert not page.pills
 
 
 def test_the_top_five_are_the_core_s_and_the_sentence_defaults_to_the_capital_of_france(checkpoint, masked):

@@ -32,6 +32,9 @@ ON_CHART = {"head": ("layer", "head"), "heads": ("layer",), "neuron": ("head",),
 # The views the shapes panel describes: one head's computation at the side column's layer and settings. Not the
 # compare view (two texts, run apart) nor the switch view (the masked-word predictions of the whole model).
 SHAPES_VIEWS = ("head", "heads", "neuron", "lesson", "lab")
+# Views that show the tokens of the sentences they work on themselves: the page's chips (the sidebar's text,
+# read as one pair) would show something else. The switch view reads its own sentence, or each text alone.
+OWN_TOKENS_VIEWS = ("switch",)
 
 
 @dataclass(frozen=True)

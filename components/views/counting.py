@@ -65,6 +65,7 @@ def render(context) -> None:
     if result is None:
         note_column.caption(f"Press Train: {config.steps} steps of {config.batch_size} fresh windows, "
                             "usually a few seconds on the CPU.")
+        _before_training(config, context.width)
         return
     if not trained_now:  # the progress bar already says it
         note_column.caption(_status(result))
@@ -201,9 +202,20 @@ def _status(result: TrainingResult, running: bool = False) -> str:
     return f"{done}: {measured}training loss {result.losses[-1]:.3f}.{reached}"
 
 
-def _inspection(result: TrainingResult, width: int) -> None:
+def _before_training(config: CountingConfig, width: int) -> None:
+    """The head as training will find it: its random weights' attention and counts, and its held-out accuracy."""
+    result = compute.untrained_counting(config)
+    st.metric("Held-out accuracy before training", f"{result.accuracy:.1%}",
+              help=f"Counts right out of {config.held_out} held-out windows × {config.vocab_size} letters, "
+                   "with the weights training starts from.")
+    _inspection(result, width, "Before training: what the untrained head does")
+    st.caption("Random weights: the attention is spread with no pattern to it, and the counts are guesses. "
+               "Press Train and compare.")
+
+
+def _inspection(result: TrainingResult, width: int, title: str = "What the head learned") -> None:
     config = result.config
-    st.subheader("What the head learned")
+    st.subheader(title)
     sample = st.session_state.get("count_sample", 0)
     trace = compute.inspect_counting(result, compute.example_windows(config, 1, seed=sample))
     labels = list(trace.labels[0])

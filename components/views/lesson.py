@@ -34,6 +34,7 @@ STEP_TITLES = {
 STEP_LABELS = {1: "1 Tokens", 2: "2 E·Eᵀ", 3: "3 Q, K, V", 4: "4 Softmax", 5: "5 One head", 6: "6 All heads",
                7: "7 Context"}
 STEPS_WRAP = '<style>.st-key-step [role="radiogroup"]{flex-wrap:wrap;row-gap:.3rem}</style>'
+WORD_KEY = "lesson_word"  # the token steps 1 and 7 compare in sentences A and B
 SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperature": r"/\tau"}
 
 
@@ -251,18 +252,41 @@ def similarity_chart(similarities: np.ndarray, word: str, width: int) -> alt.Cha
 
 
 def _homonym_pair(context) -> tuple[str, str, SharedWord, str]:
-    """The sidebar's two sentences if they share a word, else the notebooks' pair; and a caption saying which."""
+    """Sentence A, sentence B, the token compared in both (picked by the reader) and a caption saying which.
+
+    A is always the sidebar's text. B is its second sentence when the two share a whole word; else the picked
+    word on its own, with no sentence around it. The notebooks' pair is left for a text with no whole word."""
+    text = context.text
+    own = context.encoding(text=text, text_b="")
     if context.text_b.strip():
-        found = compute.shared_word(context.encoding(text=context.text, text_b=""),
-                                   context.encoding(text=context.text_b, text_b=""))
-        if found is not None:
-            return context.text, context.text_b, found, "Sentences A and B are the sidebar's two texts."
-        why = "The sidebar's two texts share no whole word, so this uses the notebooks' pair."
+        words = compute.shared_words(own, context.encoding(text=context.text_b, text_b=""))
+        if words:
+            return text, context.text_b, _word_picker(words), "Sentences A and B are the sidebar's two texts."
+        why = "The sidebar's two texts share no whole word, so B is the word on its own."
     else:
-        why = "With no second sentence in the sidebar, this uses the notebooks' pair."
+        why = "No second sentence is typed, so B is the word on its own, with no sentence around it."
+    words = compute.shared_words(own, own)
+    if words:
+        picked = _word_picker(words)
+        alone = compute.shared_words(own, context.encoding(text=picked.word, text_b=""))
+        found = next((w for w in alone if w.word == picked.word), None)
+        if found is not None:
+            return text, picked.word, SharedWord(picked.word, picked.first_index, found.second_index), (
+                f"{why} To compare it with its use in another sentence, type that sentence in the sidebar's "
+                "“Second sentence (optional)” box, or pick the notebooks' pair in its Example list.")
     first, second = NOTEBOOK_PAIR
     found = compute.shared_word(context.encoding(text=first, text_b=""), context.encoding(text=second, text_b=""))
-    return first, second, found, why
+    return first, second, found, "The sidebar's text has no whole word to compare, so this uses the notebooks' pair."
+
+
+def _word_picker(words: list[SharedWord]) -> SharedWord:
+    """A select box of the words to compare, the first that is not a stop word chosen unless the reader picks."""
+    options = [w.word for w in words]
+    if st.session_state.get(WORD_KEY) not in options:  # a new text: its own default
+        st.session_state[WORD_KEY] = compute.telling_word(words).word
+    chosen = st.selectbox("Token to compare", options, key=WORD_KEY,
+                          help="A whole word that both sentences have; common words (the, of, …) change least.")
+    return words[options.index(chosen)]
 
 
 def _trained(context, quiet: bool = False):

@@ -1,9 +1,12 @@
-"""Switching heads off: BERT guesses the word behind [MASK]; toggles silence heads, one layer per row.
+"""Switching heads off: what each head carries of the model's own job, one layer of toggles per row.
 
-Needs a checkpoint with the masked-language-model head (bert-base-uncased has one; the
-bundled all-MiniLM-L6-v2 does not, and then the view says so and offers another model).
-The model is cached once per server and shared (components/compute.py); predictions are
-cached per sentence and set of heads off, and the head ranking per sentence.
+With a masked-language-model head (bert-base-uncased), BERT guesses the word behind [MASK] and the
+view shows what each head carries of the guess. Without one (the bundled all-MiniLM-L6-v2, a
+sentence-embedding model), the same toggles move the sentence's embedding and the cosine similarity
+of two sentences (components/embedding_switch.py). Either way the view shows the tokens it works on
+(the page's chips are left out for it: they show the sidebar's text read as one pair).
+The model is cached once per server and shared (components/compute.py); results are cached per
+sentence and set of heads off, and the head ranking per sentence.
 """
 
 from __future__ import annotations
@@ -12,15 +15,16 @@ import pandas as pd
 import streamlit as st
 
 from attention import BUNDLED_MODEL, ModelLoadError
-from attention.head_switch import SUGGESTED_MODEL, HeadEffect, Prediction
-from components import compute, controls
+from attention.head_switch import HeadEffect, Prediction
+from components import compute, controls, embedding_switch
+from components.head_toggles import forget_toggles_of_other_models, head_toggles, set_heads_off
 from components.heatmap import fitted_size, heatmap
 from components.tables import numbers_html
+from components.tokens import token_chips
 
 DEFAULT_SENTENCE = "the capital of france is [MASK] ."
 SENTENCE_KEY = "switch_sentence"
 MAX_SENTENCE_CHARS = 500  # a sentence or two; the ranking runs the model once per layer
-MODEL_KEY = "_switch_model"  # the model the toggles were made for
 RANKED = 10  # heads listed in the ranking table
 TOP_HEADS = 3  # heads the "switch off the strongest" button silences
 RANKING_SHARE = 0.4  # of the view's width for the ranking's heatmap; its table beside it takes the rest
@@ -30,15 +34,16 @@ LARGE_GAP_PX = 51  # st.columns(gap="large"): 3rem at the theme's 17-px font
 def render(context) -> None:
     name = context.model_name
     try:
-        masked_lm, missing_head = compute.masked_lm(name)
+        masked_lm, _ = compute.masked_lm(name)
     except ModelLoadError as error:
         st.error(str(error), icon=":material/error:")
         return
+    forget_toggles_of_other_models(name)
     if masked_lm is None:
-        _offer_models(name, missing_head)
+        embedding_switch.render(context, context.shape)
+        _other_models(name)
         return
     shape = masked_lm.shape
-    _forget_toggles_of_other_models(name)
     mask = masked_lm.tokenizer.mask_token
     st.markdown(
         f"BERT was trained to guess hidden words. Type a sentence with one {mask}; below are the model's five "
@@ -56,27 +61,13 @@ def render(context) -> None:
     except ValueError as error:
         st.warning(str(error), icon=":material/info:")
         return
-
+    special = set(masked_lm.tokenizer.all_special_tokens) - {mask}
+    token_chips(list(intact.tokens), [token in special for token in intact.tokens])
     guesses = st.container()  # drawn above the toggles, filled once they are read
     heads_off = head_toggles(shape.num_layers, shape.num_heads)
     with guesses:
         _guesses(intact, compute.prediction(name, sentence, heads_off), len(heads_off))
     _ranking(intact, effects, shape, context.column_px(RANKING_SHARE, LARGE_GAP_PX))
-
-
-def head_toggles(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
-    """One row of pills per layer; a selected pill is a head switched off. Returns (layer, head) pairs."""
-    st.markdown("**Heads switched off**: click a head to silence it, again to bring it back.")
-    heads_off = []
-    for layer in range(num_layers):
-        name_column, pills_column = st.columns([1, 8], vertical_alignment="center")
-        name_column.markdown(f"layer {layer}")
-        chosen = pills_column.pills(f"Layer {layer}: heads off", list(range(num_heads)), selection_mode="multi",
-                                    key=_toggle_key(layer), label_visibility="collapsed", format_func=str)
-        heads_off += [(layer, head) for head in sorted(chosen)]
-    st.button("Switch all heads back on", key="switch_reset", icon=":material/restart_alt:",
-              on_click=_set_heads_off, args=((), num_layers))
-    return tuple(heads_off)
 
 
 def ranking_table(effects: tuple[HeadEffect, ...], top_word: str, limit: int = RANKED) -> pd.DataFrame:
@@ -137,7 +128,7 @@ def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, chart_w
                              formats={f"P({top_word}) without it": percent, "drop (points)": "{:+.2f}".format}))
         strongest = tuple((e.layer, e.head) for e in effects[:TOP_HEADS])
         st.button(f"Switch off the {TOP_HEADS} heads with the largest drop", key="switch_strongest",
-                  on_click=_set_heads_off, args=(strongest, num_layers), icon=":material/block:")
+                  on_click=set_heads_off, args=(strongest, num_layers), icon=":material/block:")
     changed = [e for e in effects if e.top_word != top_word]
     st.caption(
         f"Each head switched off alone, all others on. Blue: the head helped (P({top_word}) falls without it); "
@@ -146,35 +137,16 @@ def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, chart_w
     )
 
 
-def _offer_models(name: str, reason: str) -> None:
-    st.info(reason, icon=":material/info:")
-    others = sorted((m for m in compute.model_names() if m not in (name, BUNDLED_MODEL)),
-                    key=lambda m: m != SUGGESTED_MODEL)  # the suggestion first
-    st.markdown("Load a model that has the head (the whole page switches to it):")
-    for model in others:
-        hint = " (from the Hugging Face Hub: downloads on first use)" if compute.is_hub_model(model) else ""
-        st.button(f"Load {model}{hint}", key=f"switch_load_{model}", on_click=_use_model, args=(model,),
-                  type="primary" if model == SUGGESTED_MODEL else "secondary")
-    st.caption(f"A local checkpoint saved from BertForMaskedLM appears here, and in the sidebar's model list, "
-               f"once its folder is in the {compute.MODEL_DIRS_ENV} environment variable.")
+def _other_models(name: str) -> None:
+    """Where the [MASK] experiment is: models this server can load now (a local folder, a Hub model already
+    downloaded) get a button; the others are named, since a download may not be possible here."""
+    st.caption(f"{name} has no masked-language-model head, so it cannot guess the word behind [MASK]. A BERT "
+               "saved with that head (bert-base-uncased, or a local BertForMaskedLM checkpoint) shows what each "
+               "head carries of the guess; pick one in the sidebar's model list.")
+    ready = [m for m in compute.model_names() if m not in (name, BUNDLED_MODEL) and not compute.needs_download(m)]
+    for model in ready:
+        st.button(f"Load {model}", key=f"switch_load_{model}", on_click=_use_model, args=(model,))
 
 
 def _use_model(model: str) -> None:
     controls.request(model=model)
-
-
-def _toggle_key(layer: int) -> str:
-    return f"switch_off_{layer}"
-
-
-def _set_heads_off(pairs, num_layers: int) -> None:
-    for layer in range(num_layers):
-        st.session_state[_toggle_key(layer)] = sorted(h for (at, h) in pairs if at == layer)
-
-
-def _forget_toggles_of_other_models(name: str) -> None:
-    """Toggles belong to one model's heads: a new model starts with all of its heads on."""
-    if st.session_state.get(MODEL_KEY) != name:
-        for key in [k for k in st.session_state if k.startswith("switch_off_")]:
-            del st.session_state[key]
-        st.session_state[MODEL_KEY] = name

@@ -1,0 +1,118 @@
+"""The switch view for a model without the masked-language-model head: the sentence embedding's own job.
+
+all-MiniLM-L6-v2 turns a sentence into one vector (the mean of its last hidden states, length 1); two
+sentences are as alike as the cosine of their vectors. Switching heads off moves sentence A's vector and
+changes that cosine. A is the sidebar's text, B its second sentence or, when none is typed, a default that
+the view names. Both are shown as the model reads them (token chips, escaped), never as markdown.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from components import compute
+from components.charts import show
+from components.head_toggles import head_toggles, set_heads_off
+from components.heatmap import fitted_size, heatmap
+from components.tables import numbers_html
+from components.tokens import token_chips
+
+RANKED = 10  # heads listed in the ranking table
+TOP_HEADS = 3  # heads the "switch off the strongest" button silences
+RANKING_SHARE = 0.4  # of the view's width for the ranking's heatmap; its table beside it takes the rest
+LARGE_GAP_PX = 51  # st.columns(gap="large"): 3rem at the theme's 17-px font
+SPECIAL = ("[CLS]", "[SEP]", "[PAD]")
+
+
+def render(context, shape) -> None:
+    name = context.model_name
+    st.markdown(
+        f"{name} was trained to turn a sentence into **one vector**, the mean of its tokens' last hidden "
+        "states scaled to length 1 (as sentence-transformers does); two sentences are as alike as the "
+        "cosine of their vectors. Switch heads off (their context is set to zero before the layer's output "
+        "projection) and watch sentence A's vector move and the similarity of A and B change."
+    )
+    second = context.text_b.strip() or compute.DEFAULT_SECOND
+    try:
+        intact, effects = compute.embedding_ranking(name, context.text, second)
+    except ValueError as error:
+        st.warning(str(error), icon=":material/info:")
+        return
+    _sentences(intact, typed=bool(context.text_b.strip()))
+    numbers = st.container()  # drawn above the toggles, filled once they are read
+    heads_off = head_toggles(shape.num_layers, shape.num_heads)
+    current = compute.sentence_pair(name, context.text, second, heads_off)
+    with numbers:
+        _metrics(intact, current)
+    _movement(intact, current, context.width)
+    _ranking(effects, shape, context.column_px(RANKING_SHARE, LARGE_GAP_PX))
+
+
+def ranking_table(effects, limit: int = RANKED) -> pd.DataFrame:
+    """The heads that move sentence A's embedding most (1 − cos) alone, with the similarity left and its change."""
+    return pd.DataFrame([{
+        "layer": e.layer,
+        "head": e.head,
+        "A moved": e.moved,
+        "cos(A, B) without it": e.similarity,
+        "change": e.change,
+    } for e in effects[:limit]])
+
+
+def _sentences(intact, typed: bool) -> None:
+    for label, tokens in zip("AB", intact.tokens, strict=True):
+        st.markdown(f"**Sentence {label}**, as the model reads it:")
+        token_chips(list(tokens), [token in SPECIAL for token in tokens])
+    if typed:
+        st.caption("A is the sidebar's text and B its second sentence.")
+    else:
+        st.caption("A is the sidebar's text. No second sentence is typed, so B is a default one (above); "
+                   "type your own in the sidebar's “Second sentence (optional)” box to compare A with it.")
+
+
+def _metrics(intact, current) -> None:
+    switched_off = len(current.heads_off)
+    label = "all heads on" if not switched_off else f"{switched_off} head{'s' * (switched_off > 1)} off"
+    moved = 1.0 - float(current.embeddings[0] @ intact.embeddings[0])
+    similarity_column, moved_column = st.columns(2, gap="medium")
+    similarity_column.metric(f"cos(A, B), {label}", f"{current.similarity:.4f}",
+                             delta=f"{current.similarity - intact.similarity:+.4f}" if switched_off else None,
+                             help="The cosine similarity of the two sentence embeddings; the arrow is the change "
+                                  "since all heads were on.")
+    moved_column.metric("A moved: 1 − cos(A with all heads on, A now)", f"{moved:.4f}",
+                        help="0 when sentence A's embedding did not move; it grows as the vector turns away.")
+
+
+def _movement(intact, current, width: int) -> None:
+    """Sentence A's embedding with all heads on, with the current heads off, and their difference."""
+    before, after = intact.embeddings[0], current.embeddings[0]  # (C,) each
+    matrix = np.stack([before, after, after - before])  # (3, C)
+    rows = ["all on", "heads off", "off − on"]  # short: row labels longer than 90 px push a phone's chart out
+    chart = heatmap(matrix, rows, [str(i) for i in range(len(before))], title="Sentence A's embedding",
+                    row_title="vector", column_title="dimension", scheme="redblue", canvas=True,
+                    size=fitted_size(width))
+    show(chart, key="chart-switch-embedding")
+
+
+def _ranking(effects, shape, chart_width: int) -> None:
+    st.subheader("Which heads move sentence A's embedding?")
+    grid = compute.moved_grid(effects, shape.num_layers, shape.num_heads)  # (L, nh)
+    chart = heatmap(grid, [str(i) for i in range(shape.num_layers)], [str(i) for i in range(shape.num_heads)],
+                    title="A moved (1 − cos), one head off", row_title="layer", column_title="head",
+                    scheme="blues", size=fitted_size(chart_width, cap=36 * max(shape.num_layers, shape.num_heads)))
+    left, right = st.columns([RANKING_SHARE, 1 - RANKING_SHARE], gap="large")
+    with left:
+        st.altair_chart(chart, width="content", key="chart-switch-moves")
+    with right:
+        four = "{:.4f}".format
+        st.html(numbers_html(ranking_table(effects), "switch-embedding-ranking",
+                             formats={"A moved": four, "cos(A, B) without it": four, "change": "{:+.4f}".format}))
+        strongest = tuple((e.layer, e.head) for e in effects[:TOP_HEADS])
+        st.button(f"Switch off the {TOP_HEADS} heads that move A most", key="switch_strongest",
+                  on_click=set_heads_off, args=(strongest, shape.num_layers), icon=":material/block:")
+    closer = sum(e.change > 0 for e in effects)
+    st.caption(f"Each head switched off alone, all others on. {closer} of {len(effects)} heads bring A and B "
+               "closer when they go silent, the others push them apart; heads often stand in for each other, "
+               "so switching several off can do more than the sum of each.")
