@@ -39,6 +39,12 @@ def draw_spec(spec: dict, frames: dict[str, pd.DataFrame | bytes], *, key: str, 
                        key=key, **selection)
 
 
+def lettered(chart: alt.TopLevelMixin, lettering: Lettering) -> alt.TopLevelMixin:
+    """The chart with its text at the lettering's size, for st.altair_chart (draw_spec does the same to a spec)."""
+    config = lettering.vega_config()
+    return chart.configure(**config) if config else chart
+
+
 def named_data(chart: alt.TopLevelMixin) -> tuple[alt.TopLevelMixin, dict[str, pd.DataFrame]]:
     """A copy of the chart whose DataFrames are references to datasets named by their place in it
     ("data-0", "data-1", … depth first), and those DataFrames by name.

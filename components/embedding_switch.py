@@ -13,9 +13,9 @@ import pandas as pd
 import streamlit as st
 
 from components import compute
-from components.charts import show
+from components.charts import lettered, show
 from components.head_toggles import head_toggles, set_heads_off
-from components.heatmap import fitted_size, heatmap
+from components.heatmap import heatmap
 from components.tables import numbers_html
 from components.tokens import token_chips
 
@@ -46,8 +46,8 @@ def render(context, shape) -> None:
     current = compute.sentence_pair(name, context.text, second, heads_off)
     with numbers:
         _metrics(intact, current)
-    _movement(intact, current, context.width)
-    _ranking(effects, shape, context.column_px(RANKING_SHARE, LARGE_GAP_PX))
+    _movement(intact, current, context)
+    _ranking(effects, shape, context, context.column_px(RANKING_SHARE, LARGE_GAP_PX))
 
 
 def ranking_table(effects, limit: int = RANKED) -> pd.DataFrame:
@@ -85,26 +85,27 @@ def _metrics(intact, current) -> None:
                         help="0 when sentence A's embedding did not move; it grows as the vector turns away.")
 
 
-def _movement(intact, current, width: int) -> None:
+def _movement(intact, current, context) -> None:
     """Sentence A's embedding with all heads on, with the current heads off, and their difference."""
     before, after = intact.embeddings[0], current.embeddings[0]  # (C,) each
     matrix = np.stack([before, after, after - before])  # (3, C)
     rows = ["all on", "heads off", "off − on"]  # short: row labels longer than 90 px push a phone's chart out
     chart = heatmap(matrix, rows, [str(i) for i in range(len(before))], title="Sentence A's embedding",
                     row_title="vector", column_title="dimension", scheme="redblue", canvas=True,
-                    size=fitted_size(width))
-    show(chart, key="chart-switch-embedding")
+                    size=context.plot_px(), lettering=context.lettering)
+    show(chart, key="chart-switch-embedding", lettering=context.lettering)
 
 
-def _ranking(effects, shape, chart_width: int) -> None:
+def _ranking(effects, shape, context, chart_width: int) -> None:
     st.subheader("Which heads move sentence A's embedding?")
     grid = compute.moved_grid(effects, shape.num_layers, shape.num_heads)  # (L, nh)
     chart = heatmap(grid, [str(i) for i in range(shape.num_layers)], [str(i) for i in range(shape.num_heads)],
                     title="A moved (1 − cos), one head off", row_title="layer", column_title="head",
-                    scheme="blues", size=fitted_size(chart_width, cap=36 * max(shape.num_layers, shape.num_heads)))
+                    scheme="blues", size=context.plot_px(chart_width, cap=36 * max(shape.num_layers, shape.num_heads)),
+                    lettering=context.lettering)
     left, right = st.columns([RANKING_SHARE, 1 - RANKING_SHARE], gap="large")
     with left:
-        st.altair_chart(chart, width="content", key="chart-switch-moves")
+        st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-switch-moves")
     with right:
         four = "{:.4f}".format
         st.html(numbers_html(ranking_table(effects), "switch-embedding-ranking",

@@ -208,7 +208,7 @@ def test_other_sources_still_show_the_trained_head():
     page = run_lesson(step="3", source="random", head_dim="24", head="14")
     assert_healthy(page)
     chart(page, "Q, layer 0, head 11")
-    assert "whatever the sidebar's source" in "\n".join(c.value for c in page.caption)
+    assert "whatever the source chosen beside this view" in "\n".join(c.value for c in page.caption)
 
 
 def test_typed_text_reaches_the_markdown_only_inside_code_spans():

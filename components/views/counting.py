@@ -30,7 +30,8 @@ from attention.counting import (
 from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from attention.settings import SCALINGS
 from components import compute
-from components.heatmap import fitted_size, heatmap
+from components.charts import lettered
+from components.heatmap import heatmap
 
 RESULTS = "count_results"  # session key: {CountingConfig: TrainingResult}, newest last
 MAX_RESULTS = 8  # trained models kept per session
@@ -59,20 +60,21 @@ def render(context) -> None:
         stop_slot = stop_column.empty()
         stop_slot.button("Stop", key="count_stop", icon=":material/stop:",
                          help="Stops the training where it is; what it learned so far stays on the page.")
-        _train_live(config, results, context.width)
+        _train_live(config, results, context)
         stop_slot.empty()
     result = results.get(config)
     if result is None:
         note_column.caption(f"Press Train: {config.steps} steps of {config.batch_size} fresh windows, "
                             "usually a few seconds on the CPU.")
-        _before_training(config, context.width)
+        _before_training(config, context)
         return
     if not trained_now:  # the progress bar already says it
         note_column.caption(_status(result))
     if result.steps_run == 0:
         return
-    st.altair_chart(curves_chart(result, context.width), width="content", key="chart-count-curves")
-    _inspection(result, context.width)
+    st.altair_chart(lettered(curves_chart(result, context.width), context.lettering), width="content",
+                    key="chart-count-curves")
+    _inspection(result, context)
 
 
 def config_controls() -> CountingConfig:
@@ -143,7 +145,7 @@ def counts_table(trace, index: int) -> pd.DataFrame:
     })
 
 
-def _train_live(config: CountingConfig, results: dict, width: int) -> None:
+def _train_live(config: CountingConfig, results: dict, context) -> None:
     """Wait for a free slot on the server (saying how many are ahead), then train, redrawing the curve; a
     training still running after compute.TRAINING_LIMIT_S stops there and says so."""
     progress = st.progress(0.0, text="Starting…")
@@ -163,7 +165,7 @@ def _train_live(config: CountingConfig, results: dict, width: int) -> None:
         snapshot = update.snapshot()
         _keep(results, config, snapshot)  # before drawing: a click on Stop interrupts the run inside the draw
         progress.progress(update.step / update.total, text=_status(snapshot, running=update.step < update.total))
-        chart.altair_chart(curves_chart(snapshot, width), width="content")
+        chart.altair_chart(lettered(curves_chart(snapshot, context.width), context.lettering), width="content")
         last_drawn = time.perf_counter()
         return True
 
@@ -202,18 +204,18 @@ def _status(result: TrainingResult, running: bool = False) -> str:
     return f"{done}: {measured}training loss {result.losses[-1]:.3f}.{reached}"
 
 
-def _before_training(config: CountingConfig, width: int) -> None:
+def _before_training(config: CountingConfig, context) -> None:
     """The head as training will find it: its random weights' attention and counts, and its held-out accuracy."""
     result = compute.untrained_counting(config)
     st.metric("Held-out accuracy before training", f"{result.accuracy:.1%}",
               help=f"Counts right out of {config.held_out} held-out windows × {config.vocab_size} letters, "
                    "with the weights training starts from.")
-    _inspection(result, width, "Before training: what the untrained head does")
+    _inspection(result, context, "Before training: what the untrained head does")
     st.caption("Random weights: the attention is spread with no pattern to it, and the counts are guesses. "
                "Press Train and compare.")
 
 
-def _inspection(result: TrainingResult, width: int, title: str = "What the head learned") -> None:
+def _inspection(result: TrainingResult, context, title: str = "What the head learned") -> None:
     config = result.config
     st.subheader(title)
     sample = st.session_state.get("count_sample", 0)
@@ -226,15 +228,15 @@ def _inspection(result: TrainingResult, width: int, title: str = "What the head 
     with window_tab:
         chart = heatmap(trace.self_weights[0], labels, labels, title="Attention weights, position × position",
                         row_title="query: the letter asking", column_title="key: the letter looked at",
-                        size=fitted_size(width))
-        st.altair_chart(chart, width="content", key="chart-count-window")
+                        size=context.plot_px(), lettering=context.lettering)
+        st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-count-window")
         st.caption(_alike_note(trace))
     with letters_tab:
         symbols = list(SYMBOLS[:config.num_symbols])
         chart = heatmap(trace.symbol_weights[0], symbols, labels, title="Each symbol's question to this window",
                         row_title="query: the symbol asking", column_title="key: the letter looked at",
-                        size=fitted_size(width))
-        st.altair_chart(chart, width="content", key="chart-count-letters")
+                        size=context.plot_px(), lettering=context.lettering)
+        st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-count-letters")
         st.caption("The readout counts from these rows: one per symbol, asked whether or not the letter is in "
                    "the window (an absent letter must answer 0). A position's row in the other tab is its "
                    f"letter's row here. Row {BLANK} is the blank's, which counts the blanks.")

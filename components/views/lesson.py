@@ -290,11 +290,11 @@ def _word_picker(words: list[SharedWord]) -> SharedWord:
 
 
 def _trained(context, quiet: bool = False):
-    """The trace with the model's trained projections (source bert), whatever the sidebar's source."""
+    """The trace with the model's trained projections (source bert), whatever the source chosen beside this view."""
     head = min(context.state.head, context.shape.num_heads - 1)
     if context.state.source != "bert" and not quiet:
         st.caption(f"This step shows the model's trained weights (source bert), layer {context.state.layer}, "
-                   f"head {head}, whatever the sidebar's source.")
+                   f"head {head}, whatever the source chosen beside this view.")
     return context.trace(source="bert", head=head), head
 
 

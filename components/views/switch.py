@@ -17,8 +17,9 @@ import streamlit as st
 from attention import BUNDLED_MODEL, ModelLoadError
 from attention.head_switch import HeadEffect, Prediction
 from components import compute, controls, embedding_switch
+from components.charts import lettered
 from components.head_toggles import forget_toggles_of_other_models, head_toggles, set_heads_off
-from components.heatmap import fitted_size, heatmap
+from components.heatmap import heatmap
 from components.tables import numbers_html
 from components.tokens import token_chips
 
@@ -67,7 +68,7 @@ def render(context) -> None:
     heads_off = head_toggles(shape.num_layers, shape.num_heads)
     with guesses:
         _guesses(intact, compute.prediction(name, sentence, heads_off), len(heads_off))
-    _ranking(intact, effects, shape, context.column_px(RANKING_SHARE, LARGE_GAP_PX))
+    _ranking(intact, effects, shape, context, context.column_px(RANKING_SHARE, LARGE_GAP_PX))
 
 
 def ranking_table(effects: tuple[HeadEffect, ...], top_word: str, limit: int = RANKED) -> pd.DataFrame:
@@ -111,7 +112,7 @@ def points(change: float) -> str:
     return f"{change * 100:+.1f}" if abs(change) >= 5e-4 else f"{change * 100:+.1e}"
 
 
-def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, chart_width: int) -> None:
+def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, context, chart_width: int) -> None:
     top_word = intact.top_words[0]
     num_layers, num_heads = shape.num_layers, shape.num_heads
     st.subheader(f"Which heads carry “{top_word}”?")
@@ -119,10 +120,10 @@ def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, chart_w
     chart = heatmap(grid, [str(i) for i in range(num_layers)], [str(i) for i in range(num_heads)],
                     title=f"Drop in P({top_word}), points", row_title="layer",
                     column_title="head", scheme="redblue",
-                    size=fitted_size(chart_width, cap=36 * max(num_layers, num_heads)))
+                    size=context.plot_px(chart_width, cap=36 * max(num_layers, num_heads)), lettering=context.lettering)
     left, right = st.columns([RANKING_SHARE, 1 - RANKING_SHARE], gap="large")
     with left:
-        st.altair_chart(chart, width="content", key="chart-switch-drops")
+        st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-switch-drops")
     with right:
         st.html(numbers_html(ranking_table(effects, top_word), "switch-ranking",
                              formats={f"P({top_word}) without it": percent, "drop (points)": "{:+.2f}".format}))
