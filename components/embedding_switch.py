@@ -14,6 +14,7 @@ import streamlit as st
 
 from components import compute
 from components.charts import lettered, show
+from components.downloads import chart_downloads
 from components.head_toggles import head_toggles, set_heads_off
 from components.heatmap import heatmap
 from components.tables import numbers_html
@@ -106,6 +107,7 @@ def _ranking(effects, shape, context, chart_width: int) -> None:
     left, right = st.columns([RANKING_SHARE, 1 - RANKING_SHARE], gap="large")
     with left:
         st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-switch-moves")
+        chart_downloads(lambda: chart, "switch-moves", "switch-embedding-moves-by-head")
     with right:
         four = "{:.4f}".format
         st.html(numbers_html(ranking_table(effects), "switch-embedding-ranking",

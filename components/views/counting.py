@@ -31,6 +31,7 @@ from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from attention.settings import SCALINGS
 from components import compute
 from components.charts import lettered
+from components.downloads import chart_downloads
 from components.heatmap import heatmap
 
 RESULTS = "count_results"  # session key: {CountingConfig: TrainingResult}, newest last
@@ -226,10 +227,11 @@ def _inspection(result: TrainingResult, context, title: str = "What the head lea
     st.markdown(f"Window: **{' '.join(labels)}**")
     window_tab, letters_tab = st.tabs(["The window attending to itself", "Each letter's question"])
     with window_tab:
-        chart = heatmap(trace.self_weights[0], labels, labels, title="Attention weights, position × position",
-                        row_title="query: the letter asking", column_title="key: the letter looked at",
-                        size=context.plot_px(), lettering=context.lettering)
-        st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-count-window")
+        window = heatmap(trace.self_weights[0], labels, labels, title="Attention weights, position × position",
+                         row_title="query: the letter asking", column_title="key: the letter looked at",
+                         size=context.plot_px(), lettering=context.lettering)
+        st.altair_chart(lettered(window, context.lettering), width="content", key="chart-count-window")
+        chart_downloads(lambda: window, "count-window", "counting-window-attention")
         st.caption(_alike_note(trace))
     with letters_tab:
         symbols = list(SYMBOLS[:config.num_symbols])

@@ -16,6 +16,7 @@ import streamlit as st
 from attention.lesson import NOTEBOOK_PAIR, SharedWord
 from components import compute, controls
 from components.charts import show
+from components.downloads import chart_downloads
 from components.heatmap import MIN_PLOT_PX, MIN_ROW_PX, heatmap, second_sentence_from
 from components.page_state import LESSON_STEPS, shorten
 from components.shapes_panel import shape_rows
@@ -67,7 +68,7 @@ def _tokens_step(context) -> None:
                                        "segment": trace["token_type_ids"][0]}), "lesson-ids"))
     _heatmap(context, trace["token embeddings"][0], tokens, _numbers(context.shape.hidden_size),
              "Token embeddings E_token[input_ids]", "token-embeddings", row_title="token", column_title="dimension",
-             scheme="redblue", second_sentence=_pair(trace, columns_too=False))
+             scheme="redblue", second_sentence=_pair(trace, columns_too=False), download=True)
     _shapes(trace, ["input_ids", "token embeddings"])
     what = "the sentence pair" if context.text_b.strip() else "the text"
     _explain(f"The tokenizer cut {what} into {len(tokens)} tokens, special ones included; each id picks "
@@ -98,7 +99,7 @@ def _identity_step(context) -> None:
     scores = trace["scores"][0]  # (T, T)
     st.latex(r"Q = K = V = E \qquad S = E\,E^{\top}, \quad s_{ij} = \vec e_i \cdot \vec e_j")
     _heatmap(context, scores, list(tokens), list(tokens), "Scores E·Eᵀ (no projection, no scaling)",
-             "identity-scores", scheme="redblue", second_sentence=_pair(trace))
+             "identity-scores", scheme="redblue", second_sentence=_pair(trace), download=True)
     _shapes(trace, ["layer_input", "Q", "scores"])
     layer_input = next(step.formula for step in trace.steps if step.name == "layer_input")
     wins = compute.diagonal_wins(scores)
@@ -126,7 +127,7 @@ def _projections_step(context) -> None:
     for letter in "QKV":
         _heatmap(context, trace[letter][0], tokens, dims, f"{letter}, layer {context.state.layer}, head {head}",
                  f"projection-{letter.lower()}", row_title="token", column_title="dimension of the head",
-                 scheme="redblue", second_sentence=_pair(trace, columns_too=False))
+                 scheme="redblue", second_sentence=_pair(trace, columns_too=False), download=letter == "Q")
     _shapes(trace, ["layer_input", "Q (all heads)", "Q split", "Q", "K", "V"])
     gap = float(np.abs(trace["Q"][0] - trace["K"][0]).max())
     _explain(f"All {trace.num_heads} heads are projected at once from X, {context.shape.hidden_size} numbers per "
@@ -153,7 +154,7 @@ def _softmax_step(context) -> None:
                  second_sentence=_pair(trace), width=width)
     with right:
         _heatmap(context, weights, tokens, tokens, "Weights = softmax(scaled)", "softmax", second_sentence=_pair(trace),
-                 width=width)
+                 width=width, download=True)
     sums = weights.sum(axis=-1, dtype=np.float64)  # (T,)
     st.html(numbers_html(pd.DataFrame({"query token": tokens, "row sum": sums, "largest weight": weights.max(axis=-1)}),
                          "lesson-row-sums", formats={"row sum": "{:.7f}".format}))
@@ -179,7 +180,8 @@ def _head_step(context) -> None:
     st.latex(rf"\mathrm{{head}}(X) = \mathrm{{softmax}}\!\left(Q K^{{\top}}{SCALING_LATEX[context.state.scaling]}"
              r"\right) V")
     _heatmap(context, trace["weights"][0], tokens, tokens,
-             f"Weights, layer {context.state.layer}, head {head}", "head-weights", second_sentence=_pair(trace))
+             f"Weights, layer {context.state.layer}, head {head}", "head-weights", second_sentence=_pair(trace),
+             download=True)
     _heatmap(context, trace["context"][0], tokens, _numbers(trace.head_size), "Context = weights · V",
              "head-context", column_title="dimension of the head", scheme="redblue",
              second_sentence=_pair(trace, columns_too=False))
@@ -205,7 +207,7 @@ def _all_heads_step(context) -> None:
              column_title="head.dimension", scheme="redblue", second_sentence=_pair(trace, columns_too=False))
     _heatmap(context, trace["output"][0], tokens, _numbers(context.shape.hidden_size),
              "Output = concat · W_oᵀ + b_o", "output", column_title="dimension", scheme="redblue",
-             second_sentence=_pair(trace, columns_too=False))
+             second_sentence=_pair(trace, columns_too=False), download=True)
     _shapes(trace, ["context (all heads)", "concat", "output", "attention output"])
     block_gap = float(np.abs(compute.head_block(trace["concat"][0], head, size) - trace["context"][0]).max())
     _explain(f"The {trace.num_heads} heads' contexts, {size} numbers per token each, are put side by side: "
@@ -221,8 +223,9 @@ def _contextual_step(context) -> None:
     similarities = compute.similarity_by_layer(encodings[0], found.first_index, encodings[1], found.second_index)
     st.latex(r"\cos(\vec a, \vec b) = \frac{\vec a \cdot \vec b}{\lVert \vec a \rVert\,\lVert \vec b \rVert}")
     st.caption(why)
-    show(similarity_chart(similarities, found.word, context.width), key="lesson-similarity",
-         lettering=context.lettering)
+    chart = similarity_chart(similarities, found.word, context.width)
+    show(chart, key="lesson-similarity", lettering=context.lettering)
+    chart_downloads(lambda: chart, "lesson-similarity", f"lesson-similarity-{found.word}")
     layers = len(similarities) - 1
     st.markdown("| tensor | shape |\n|---|---|\n" + "\n".join(
         f"| `hidden_states[ℓ]` of {name} | `{encoding.layer_input(0).shape}` |"
@@ -299,14 +302,16 @@ def _trained(context, quiet: bool = False):
 
 
 def _heatmap(context, matrix, rows, columns, title, key, *, row_title="query token", column_title="key token",
-             scheme="blues", second_sentence=(None, None), width: int | None = None) -> None:
+             scheme="blues", second_sentence=(None, None), width: int | None = None, download: bool = False) -> None:
     """A heatmap sized to a column width px wide (the view's, by default), with its axes and legend around the
     plot, its text as large as the view's lettering; second_sentence: sentence B's first row and column
-    (heatmap's)."""
+    (heatmap's); download: PNG and SVG buttons under it (for the step's main chart)."""
     chart = heatmap(matrix, rows, columns, title=title, row_title=row_title, column_title=column_title,
                     scheme=scheme, canvas=True, size=context.plot_px(width), second_sentence=second_sentence,
                     lettering=context.lettering)
     show(chart, key=f"lesson-{key}", lettering=context.lettering)
+    if download:
+        chart_downloads(lambda: chart, f"lesson-{key}", f"lesson-{key}")
 
 
 def _pair(trace, columns_too: bool = True) -> tuple[int | None, int | None]:

@@ -18,6 +18,7 @@ from attention import BUNDLED_MODEL, ModelLoadError
 from attention.head_switch import HeadEffect, Prediction
 from components import compute, controls, embedding_switch
 from components.charts import lettered
+from components.downloads import chart_downloads
 from components.head_toggles import forget_toggles_of_other_models, head_toggles, set_heads_off
 from components.heatmap import heatmap
 from components.tables import numbers_html
@@ -124,6 +125,7 @@ def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, context
     left, right = st.columns([RANKING_SHARE, 1 - RANKING_SHARE], gap="large")
     with left:
         st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-switch-drops")
+        chart_downloads(lambda: chart, "switch-drops", "switch-drops-by-head")
     with right:
         st.html(numbers_html(ranking_table(effects, top_word), "switch-ranking",
                              formats={f"P({top_word}) without it": percent, "drop (points)": "{:+.2f}".format}))
