@@ -44,9 +44,14 @@ def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShap
     reruns only this."""
     controls.rerun_page_if_requested()
     scrub.new_run()
-    main, side = st.columns([VIEW_SHARE, 1 - VIEW_SHARE], gap="medium")
-    with side:
-        state, range_notices = controls.attention_controls(shape, view, views.ON_CHART.get(view, ()))
+    if view in views.WHOLE_MODEL_VIEWS:  # no attention control applies to it: the view takes the whole width
+        main, share = st.container(), 1.0
+        state, range_notices = controls.current_state(), []
+    else:
+        main, side = st.columns([VIEW_SHARE, 1 - VIEW_SHARE], gap="medium")
+        share = VIEW_SHARE
+        with side:
+            state, range_notices = controls.attention_controls(shape, view, views.ON_CHART.get(view, ()))
     st.query_params.from_dict(page_state.to_query(state))
     with main:
         for notice in range_notices:
@@ -55,7 +60,7 @@ def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShap
             st.info("Type a sentence in the sidebar (or pick an example) to see its attention.")
             return
         context = views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=shape,
-                                    width=screen.column_px(VIEW_SHARE), stacked=screen.stacked,
+                                    width=screen.column_px(share), stacked=screen.stacked,
                                     height=screen.height_px)
         draw(view, context)
     if view in views.SHAPES_VIEWS:

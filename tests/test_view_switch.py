@@ -17,7 +17,7 @@ from attention.head_switch import head_ranking, load_masked_lm, predict
 from components.compute import MODEL_DIRS_ENV
 from components.views.switch import DEFAULT_SENTENCE
 from tests.conftest import save_tiny_bert
-from tests.pages import TEXT, chart_title, html_table
+from tests.pages import TEXT, chart_title, html_table, open_page
 from tests.test_embedding_switch import reference_embeddings
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
@@ -188,3 +188,12 @@ def test_a_sentence_without_mask_gets_a_notice(checkpoint):
     page.text_input(key="switch_sentence").input("the capital of france is paris .").run()
     assert_healthy(page)
     assert any("exactly one [MASK]" in w.value for w in page.warning)
+
+
+def test_the_attention_controls_that_do_not_apply_to_it_are_not_drawn():
+    page = open_view()
+    assert_healthy(page)
+    drawn = {widget.key for widget in [*page.slider, *page.segmented_control]}
+    assert not drawn & {"source", "layer", "head", "scaling"}
+    head_view = open_page({"view": "head"})
+    assert {"source", "scaling"} <= {widget.key for widget in head_view.segmented_control}
