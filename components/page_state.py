@@ -45,6 +45,7 @@ class PageState:
     pair: str = "all"  # which block of a sentence pair's weights to show
     hide_special: bool = False  # drop [CLS]/[SEP] and renormalise the rest
     aggregate: str = "mean"  # how the all-heads view sums up a layer
+    grid_tokens: bool = False  # the all-heads view's small maps with the tokens written beside them
     weight_scale: str = "head"  # the weights' colours: each head to its own max, to its layer's, or 0 to 1
     present: bool = False  # presentation mode: chart text legible from the back of a room, charts as large as fit
 
@@ -190,6 +191,7 @@ _PARSERS = {
     "pair": _choice(tuple(PAIR_FILTERS)),
     "hide_special": _flag,
     "aggregate": _choice(AGGREGATES),
+    "grid_tokens": _flag,
     "weight_scale": _choice(WEIGHT_SCALES),
     "present": _flag,
 }

@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 from attention import TraceSettings, build_trace, encode
 from attention.heads import aggregate_heads, head_summary, head_weights, rollout
 from components.heatmap import colour_domain
-from components.views.heads import ALL_LAYERS_WEIGHTS
+from components.views.heads import ALL_LAYERS_WEIGHTS, GRID_SIZE, grid_layout
 from tests.pages import (
     assert_healthy,
     chart_inputs,
@@ -297,3 +297,42 @@ def test_the_rollout_says_which_weights_it_multiplies(query, said):
     page = open_page({"view": "heads", "aggregate": "rollout", **query})
     assert_healthy(page)
     assert any(said in caption.value for caption in page.caption)
+
+
+def grid_tokens_written(page: AppTest) -> list[str]:
+    """The tokens the grid writes beside its small maps (its text marks' inline data), in order."""
+    spec = json.loads(page.get("vega_lite_chart")[0].proto.spec)
+    written = []
+
+    def walk(part):
+        if isinstance(part, dict):
+            if isinstance(part.get("data"), dict) and "values" in part["data"]:
+                written.extend(row["token"] for row in part["data"]["values"] if "token" in row)
+            for value in part.values():
+                walk(value)
+        elif isinstance(part, list):
+            for value in part:
+                walk(value)
+
+    walk(spec)
+    return written
+
+
+def test_the_small_maps_write_their_tokens_beside_them_on_request():
+    plain = open_page({"view": "heads"})
+    assert_healthy(plain)
+    assert grid_tokens_written(plain) == [], "no tokens unless asked"
+    page = open_page({"view": "heads"})
+    page.toggle(key="grid_tokens").set_value(True).run()
+    assert_healthy(page)
+    assert page.query_params["grid_tokens"] == "1"
+    tokens = ["[CLS]", "time", "flies", "like", "an", "arrow", "[SEP]"]
+    written = grid_tokens_written(page)
+    # The query tokens left of each of the 3 rows of 4 maps, the key tokens under each of the 12 maps.
+    assert written == tokens * 3 + tokens * 12
+
+
+def test_a_long_texts_small_maps_write_every_few_tokens_and_grow():
+    short, long = grid_layout(636, 7, True), grid_layout(636, 60, True)
+    assert GRID_SIZE <= short.side < long.side and short.step == 1 < long.step
+    assert grid_layout(636, 60, False).band == 0 and short.band > 0

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 
 import altair as alt
 import numpy as np
@@ -69,6 +70,12 @@ GRID_SIZE = 110
 GRID_GAP = 10  # px between two pictures
 GRID_LABEL = 20  # px above each picture for its "head N"
 GRID_LABEL_FONT_PX = 13  # its text, at least
+# With the tokens written beside them (grid_tokens=1): a picture grows to give each token this many px per font
+# px, up to LABELLED_SIDE_PX; under each row of pictures, a band for its key tokens, slanted as an axis's.
+TOKEN_ROOM = 1.25
+LABELLED_SIDE_PX = 260
+TOKEN_BAND_PX = 58
+TOKEN_LIMIT_PX = 60  # a token's label is cut at this length
 # bert-large has 16 heads; a random source with a tiny head_dim has hundreds, shown 16 at a time.
 MAX_GRID_HEADS = 16
 # Above this many weights (nh·T² per layer) the overview and the summaries are not computed: ~128 MB.
@@ -124,11 +131,14 @@ def render(context) -> None:
                 + ("every layer is already in the browser." if len(layers) > 1 else
                    "this text is too long to send every layer at once, so each move fetches its layer."))
     st.caption(caption)
+    labelled = controls.bound_widget(st.toggle, "grid_tokens", "Tokens beside the small maps",
+                                     help="Each small map grows to write its query tokens on the left and its key "
+                                          "tokens under it (every other one, or fewer, on a long text).")
     chart = st.container()  # drawn once the aggregate below it is chosen
     if not summed:
         with chart:
             _grid_and_summary(stack, shown, None, tokens, num_layers, state.layer, attention_mask,
-                              context.width, weight_scale, num_heads, second, context.lettering)
+                              context.width, weight_scale, num_heads, second, context.lettering, labelled)
         st.info(f"{num_heads} heads × {len(tokens)}² token pairs are too many weights to sum up here: "
                 "choose a larger head_dim or a shorter text for the overview and the aggregate.")
         return
@@ -138,7 +148,7 @@ def render(context) -> None:
     st.caption(_aggregate_caption(how, state.layer, context.settings()))
     with chart:
         _grid_and_summary(stack, shown, how, tokens, num_layers, state.layer, attention_mask,
-                          context.width, weight_scale, num_heads, second, context.lettering)
+                          context.width, weight_scale, num_heads, second, context.lettering, labelled)
 
     def summary_chart():  # for the downloads, built on click only
         summed = _summed(stack, how)[stack.layers.index(state.layer)]  # (T, T)
@@ -151,19 +161,19 @@ def render(context) -> None:
 
 def _grid_and_summary(stack: HeadStack, shown: range, how: str | None, tokens: list[str], num_layers: int,
                       layer: int, attention_mask: np.ndarray, width: int, weight_scale: str, num_heads: int,
-                      second: int | None, lettering: Lettering) -> None:
-    """The grid of the heads shown (coloured by weight_scale, over the layer's num_heads) and, with how, their
-    summary under it (sentence B marked from token `second` on): one chart, one layer input, in a column width
-    px wide, its text as large as lettering says."""
+                      second: int | None, lettering: Lettering, labelled: bool = False) -> None:
+    """The grid of the heads shown (coloured by weight_scale, over the layer's num_heads; the tokens beside each,
+    when labelled) and, with how, their summary under it (sentence B marked from token `second` on): one chart,
+    one layer input, in a column width px wide, its text as large as lettering says."""
     # What the chart shows, but not the layer, which moves without a new spec (one layer sent: its data swapped).
     identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown), how)
     anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
     raster = how is not None and len(tokens) ** 2 > MAX_VECTOR_CELLS
-    columns = grid_columns(width, lettering)
-    spec = compute.chart_spec(_spec, num_layers, len(shown), len(stack.layers) > 1, how, tuple(tokens) if how else (),
-                              raster, columns, fitted_size(width, lettering=lettering), second, lettering)
+    layout = grid_layout(width, len(tokens), labelled, lettering)
+    spec = compute.chart_spec(_spec, num_layers, len(shown), len(stack.layers) > 1, how, tuple(tokens),
+                              raster, layout, fitted_size(width, lettering=lettering), second, lettering)
     spec = placed(spec, {LAYER: anchor})
-    frames = compute.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()), columns,
+    frames = compute.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()), layout,
                                 weight_scale, num_heads)
     if how is not None:
         frames = {**frames, **compute.chart_data(_summary_frames, stack, how, raster)}
@@ -172,35 +182,70 @@ def _grid_and_summary(stack: HeadStack, shown: range, how: str | None, tokens: l
               selection_mode=[GRID_SELECTION, LAYER])
 
 
+@dataclass(frozen=True)
+class GridLayout:
+    """Where the small heatmaps stand: side px each, `columns` to a row, a band of `band` px under each row for
+    its key tokens (0: no tokens), one in every `step` tokens written."""
+
+    side: int = GRID_SIZE
+    columns: int = GRID_COLUMNS
+    band: int = 0
+    step: int = 1
+
+    def place(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The x and y (px, from the grid's top left) of the pictures in the given slots."""
+        return (slots % self.columns * (self.side + GRID_GAP),
+                slots // self.columns * (self.side + GRID_LABEL + self.band) + GRID_LABEL)
+
+    def size(self, slots: int) -> tuple[int, int]:
+        """The grid's width and height in px, for that many pictures."""
+        columns, rows = min(slots, self.columns), math.ceil(slots / self.columns)
+        return columns * (self.side + GRID_GAP) - GRID_GAP, rows * (self.side + GRID_LABEL + self.band)
+
+
+def grid_layout(width: int, tokens: int, labelled: bool, lettering: Lettering = READING) -> GridLayout:
+    """How the grid stands in a column width px wide, beside the summary's token axis: with the text's tokens
+    written beside each picture, when labelled (each picture then as large as its tokens need, up to
+    LABELLED_SIDE_PX, and every step-th token written where even that is too small)."""
+    font = max(lettering.font_px, 11)
+    room = width - lettering.label_room_px + GRID_GAP
+    # As large as the tokens need, but two to a row where the column has room for two of the smallest.
+    side = min(LABELLED_SIDE_PX, math.ceil(tokens * font * TOKEN_ROOM), max(GRID_SIZE, room // 2 - GRID_GAP))
+    side = max(GRID_SIZE, side) if labelled else GRID_SIZE
+    columns = max(1, min(GRID_COLUMNS, room // (side + GRID_GAP)))
+    if not labelled:
+        return GridLayout(side, columns)
+    return GridLayout(side, columns, TOKEN_BAND_PX, max(1, math.ceil(tokens * font * TOKEN_ROOM / side)))
+
+
 def grid_columns(width: int, lettering: Lettering = READING) -> int:
     """How many small heatmaps stand in a row of a column width px wide, beside the summary's token axis."""
-    return max(1, min(GRID_COLUMNS, (width - lettering.label_room_px + GRID_GAP) // (GRID_SIZE + GRID_GAP)))
+    return grid_layout(width, 0, False, lettering).columns
 
 
 def _grid_frames(stack: HeadStack, shown: tuple[int, ...], attention_mask: tuple[int, ...],
-                 columns: int = GRID_COLUMNS, weight_scale: str = "head", num_heads: int = 0
+                 layout: GridLayout = GridLayout(), weight_scale: str = "head", num_heads: int = 0
                  ) -> dict[str, pd.DataFrame]:
     """One row per head shown of every layer sent: its picture (coloured by weight_scale, a layer's largest
-    weight read over its num_heads), its summary for the tooltip, its place in a grid of `columns`."""
+    weight read over its num_heads), its summary for the tooltip, its place in the grid (layout)."""
     every_head = stack.values()  # (nl, heads of the stack, T, T)
     weights = every_head[:, [stack.heads.index(head) for head in shown]]  # (nl, h, T, T)
     if weight_scale == "layer" and len(stack.heads) < num_heads:
         every_head = stack.with_heads(tuple(range(num_heads))).values()
     domains = head_domains(weights, "blues", weight_scale, every_head)  # (nl, h, 2)
     mask = np.asarray([attention_mask])  # (1, T)
-    slot = np.arange(len(shown))
-    x, y = slot % columns * (GRID_SIZE + GRID_GAP), slot // columns * (GRID_SIZE + GRID_LABEL) + GRID_LABEL
+    x, y = layout.place(np.arange(len(shown)))
     rows = []
     for layer, heads, ends in zip(stack.layers, weights, domains, strict=True):  # (h, T, T), (h, 2)
         summary = compute.head_summary(heads[None], mask)
         rows.append(pd.DataFrame({
             LAYER: layer,
             "head": list(shown),
-            "picture": [picture_url(head, domain.tolist(), "blues", side=GRID_SIZE)
+            "picture": [picture_url(head, domain.tolist(), "blues", side=layout.side)
                         for head, domain in zip(heads, ends, strict=True)],
             "entropy": summary["entropy"],
             "max_weight": summary["max_weight"],
-            "x": x, "x2": x + GRID_SIZE, "y": y, "y2": y + GRID_SIZE,
+            "x": x, "x2": x + layout.side, "y": y, "y2": y + layout.side,
         }))
     return {GRID_DATA: pd.concat(rows, ignore_index=True)}
 
@@ -229,13 +274,15 @@ def _summary_frames(stack: HeadStack, how: str, raster: bool) -> dict[str, pd.Da
 
 
 def _spec(num_layers: int, slots: int, many_layers: bool, how: str | None, tokens: tuple[str, ...],
-          raster: bool, columns: int = GRID_COLUMNS, size: int = PLOT_SIZE, second: int | None = None,
+          raster: bool, layout: GridLayout = GridLayout(), size: int = PLOT_SIZE, second: int | None = None,
           lettering: Lettering = READING) -> dict:
-    """The grid of `slots` heads, `columns` to a row, and, with how, their summary (its plot size px, sentence B
-    marked from token `second` on) under it; the layer picked by an input."""
+    """The grid of `slots` heads as layout places them (the tokens beside each, when it has room for them), and,
+    with how, their summary (its plot size px, sentence B marked from token `second` on) under it; the layer
+    picked by an input."""
     layer = picker(LAYER, "Layer", num_layers)
     picks = [layer] if many_layers else []  # one layer sent: no filter, the input asks for a rerun
-    parts = [_grid(slots, layer, picks, columns, max(GRID_LABEL_FONT_PX, lettering.font_px))]
+    parts = [_grid(slots, layer, picks, layout, max(GRID_LABEL_FONT_PX, lettering.font_px),
+                   tokens if layout.band else (), max(11, lettering.font_px))]
     if how is not None:
         parts.append(_summary(tokens, how, raster, picks, size, lettering.label_spacing_px, second))
     chart = alt.vconcat(*parts, spacing=28) if len(parts) > 1 else parts[0]
@@ -244,11 +291,12 @@ def _spec(num_layers: int, slots: int, many_layers: bool, how: str | None, token
                             autosize=alt.AutoSizeParams(type="pad"), usermeta=SVG).to_dict(validate=False)
 
 
-def _grid(slots: int, layer: alt.Parameter, picks: list, per_row: int, label_px: float) -> alt.LayerChart:
-    """One picture per head (a row of GRID_DATA: layer, head, picture, entropy, max_weight and its place),
-    per_row to a row, each under its "head N" (label_px high). A click selects the head; the tooltip sums it up."""
-    columns, rows = min(slots, per_row), math.ceil(slots / per_row)
-    width, height = columns * (GRID_SIZE + GRID_GAP) - GRID_GAP, rows * (GRID_SIZE + GRID_LABEL)
+def _grid(slots: int, layer: alt.Parameter, picks: list, layout: GridLayout, label_px: float,
+          tokens: tuple[str, ...] = (), token_px: float = 11) -> alt.LayerChart:
+    """One picture per head (a row of GRID_DATA: layer, head, picture, entropy, max_weight and its place), as
+    layout places them, each under its "head N" (label_px high), with the tokens beside it when given (token_px
+    high). A click selects the head; the tooltip sums it up."""
+    width, height = layout.size(slots)
     x = alt.Scale(domain=[0, width], nice=False, zero=False)
     y = alt.Scale(domain=[0, height], nice=False, zero=False, reverse=True)
     base = alt.Chart(alt.NamedData(name=GRID_DATA))
@@ -270,7 +318,26 @@ def _grid(slots: int, layer: alt.Parameter, picks: list, per_row: int, label_px:
         centre="(datum.x + datum.x2) / 2", label="'head ' + datum.head").mark_text(
         baseline="bottom", dy=-4, fontSize=label_px).encode(x=alt.X("centre:Q", axis=None, scale=x),
                                                       y=alt.Y("y:Q", axis=None, scale=y), text="label:N")
-    return alt.layer(pictures, labels).properties(width=width, height=height)
+    parts = [pictures, labels, *(_grid_tokens(slots, layout, tokens, token_px, x, y) if tokens else ())]
+    return alt.layer(*parts).properties(width=width, height=height)
+
+
+def _grid_tokens(slots: int, layout: GridLayout, tokens: tuple[str, ...], font_px: float, x: alt.Scale,
+                 y: alt.Scale) -> tuple[alt.Chart, alt.Chart]:
+    """The query tokens left of each row of pictures, and the key tokens under each picture, slanted: every
+    layout.step-th token, in the middle of its row or column of cells."""
+    cell = layout.side / len(tokens)
+    lefts, tops = layout.place(np.arange(slots))
+    written = range(0, len(tokens), layout.step)
+    rows = [{"x": -4.0, "y": float(top) + (i + 0.5) * cell, "token": tokens[i]}
+            for top in sorted(set(tops.tolist())) for i in written]
+    columns = [{"x": float(left) + (i + 0.5) * cell, "y": float(top + layout.side) + 3, "token": tokens[i]}
+               for left, top in zip(lefts.tolist(), tops.tolist(), strict=True) for i in written]
+    text = {"fontSize": font_px, "limit": TOKEN_LIMIT_PX, "aria": False}
+    query = alt.Chart(alt.Data(values=rows)).mark_text(align="right", baseline="middle", **text)
+    key = alt.Chart(alt.Data(values=columns)).mark_text(align="right", baseline="middle", angle=300, **text)
+    return tuple(chart.encode(x=alt.X("x:Q", axis=None, scale=x), y=alt.Y("y:Q", axis=None, scale=y),
+                              text="token:N") for chart in (query, key))
 
 
 def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size: int, spacing_px: int,

@@ -87,7 +87,8 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "screenshots" / "layout"  # 
 SIZES = {"1280x720": PROJECTOR, "1366x768": LAPTOP, "1920x1080": {"width": 1920, "height": 1080}, "390x844": PHONE}
 PAIR = "&text_b=the+bank+raised+its+rates"
 PAGES = {
-    "head": "?view=head", "heads": "?view=heads", "neuron": "?view=neuron", "lab": "?view=lab",
+    "head": "?view=head", "heads": "?view=heads", "heads-tokens": "?view=heads&grid_tokens=1" + PAIR,
+    "neuron": "?view=neuron", "lab": "?view=lab",
     "compare": "?view=compare" + PAIR, "counting": "?view=counting", "switch": "?view=switch",
     **{f"lesson-{step}": f"?view=lesson&step={step}" + PAIR for step in range(1, 8)},
 }
