@@ -189,7 +189,8 @@ def test_a_15_token_heatmap_is_three_quarters_on_the_first_screen(browser, base_
 
 
 def svg_text_sizes(page) -> list[float]:
-    """The px of every written text of the page's SVG charts."""
+    """The px of every written text of the page's SVG charts, once they have some."""
+    page.locator('[data-testid="stVegaLiteChart"] svg text').first.wait_for(state="attached")
     return page.evaluate("""() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"] svg text')]
         .filter(text => text.textContent.trim()).map(text => parseFloat(getComputedStyle(text).fontSize))""")
 
