@@ -151,6 +151,16 @@ def _bound_params(chart) -> list[dict]:
     return [p for p in params if p.get("bind") and p["name"] in ("layer", "head", "query")]
 
 
+def spec_parts(part) -> list[dict]:
+    """Every object inside a chart's spec (part: the spec, or any piece of it), depth first: its layers,
+    marks, params, inline data."""
+    if isinstance(part, dict):
+        return [part, *(found for value in part.values() for found in spec_parts(value))]
+    if isinstance(part, list):
+        return [found for value in part for found in spec_parts(value)]
+    return []
+
+
 def chart_title(chart) -> str:
     return title_text(json.loads(chart.proto.spec).get("title", ""))
 

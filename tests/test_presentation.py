@@ -28,21 +28,10 @@ def text_sizes(spec: dict) -> list[float]:
     not reach); a text mark without a size of its own takes the config's."""
     config = spec.get("config", {})
     sizes = [config.get("axis", {}).get("labelFontSize", 0), config.get("text", {}).get("fontSize", 0)]
-
-    def walk(part):
-        if isinstance(part, dict):
-            if isinstance(part.get("mark"), dict) and part["mark"].get("type") == "text" and "fontSize" in part["mark"]:
-                sizes.append(part["mark"]["fontSize"])
-            for name in ("labelFontSize", "titleFontSize"):
-                if isinstance(part.get(name), int | float):
-                    sizes.append(part[name])
-            for value in part.values():
-                walk(value)
-        elif isinstance(part, list):
-            for value in part:
-                walk(value)
-
-    walk({name: value for name, value in spec.items() if name not in ("config", "datasets")})
+    for part in pages.spec_parts({name: value for name, value in spec.items() if name not in ("config", "datasets")}):
+        if isinstance(part.get("mark"), dict) and part["mark"].get("type") == "text" and "fontSize" in part["mark"]:
+            sizes.append(part["mark"]["fontSize"])
+        sizes += [part[name] for name in ("labelFontSize", "titleFontSize") if isinstance(part.get(name), int | float)]
     return sizes
 
 

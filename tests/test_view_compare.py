@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.compare import aligned_difference, aligned_positions
-from tests.pages import assert_healthy, chart_inputs, chart_matrix, open_page, pick_on_chart
+from tests.pages import assert_healthy, chart_inputs, chart_matrix, open_page, pick_on_chart, spec_parts
 
 TEXT_A, TEXT_B = "time flies like an arrow", "fruit flies like a banana"
 
@@ -110,21 +110,8 @@ def test_the_heads_are_those_of_the_source_not_of_the_model(bundled, source, hea
 def difference_labels(page: AppTest) -> list[str]:
     """The tokens the difference panel is drawn over: those the two texts share, as aligned."""
     [chart] = page.get("vega_lite_chart")
-    spec = json.loads(chart.proto.spec)
-    found = []
-
-    def walk(part):
-        if isinstance(part, dict):
-            if part.get("name") == "p2_row_labels":
-                found.append(part["value"])
-            for value in part.values():
-                walk(value)
-        elif isinstance(part, list):
-            for value in part:
-                walk(value)
-
-    walk(spec)
-    return found[0]
+    return next(part["value"] for part in spec_parts(json.loads(chart.proto.spec))
+                if part.get("name") == "p2_row_labels")
 
 
 @pytest.mark.parametrize(("text_a", "text_b", "shared"), [

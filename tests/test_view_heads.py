@@ -30,6 +30,7 @@ from tests.pages import (
     open_page,
     picture_values,
     select_on_chart,
+    spec_parts,
 )
 
 TEXT = "time flies like an arrow"
@@ -302,20 +303,8 @@ def test_the_rollout_says_which_weights_it_multiplies(query, said):
 def grid_tokens_written(page: AppTest) -> list[str]:
     """The tokens the grid writes beside its small maps (its text marks' inline data), in order."""
     spec = json.loads(page.get("vega_lite_chart")[0].proto.spec)
-    written = []
-
-    def walk(part):
-        if isinstance(part, dict):
-            if isinstance(part.get("data"), dict) and "values" in part["data"]:
-                written.extend(row["token"] for row in part["data"]["values"] if "token" in row)
-            for value in part.values():
-                walk(value)
-        elif isinstance(part, list):
-            for value in part:
-                walk(value)
-
-    walk(spec)
-    return written
+    return [row["token"] for part in spec_parts(spec) if isinstance(part.get("data"), dict)
+            for row in part["data"].get("values", []) if "token" in row]
 
 
 def test_the_small_maps_write_their_tokens_beside_them_on_request():
