@@ -38,6 +38,7 @@ OWN_TOKENS_VIEWS = ("switch",)
 # Views that run the whole model as trained, with heads switched off: the projection source, the layer, the head
 # and the scaling beside the other views do not apply, and are not drawn.
 WHOLE_MODEL_VIEWS = ("switch",)
+PRESENTED_CHART_ROOM_PX = 240  # px of a window's height a heatmap's title, key-token axis and legend take
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,10 @@ class ViewContext:
 
     def plot_px(self, width: int | None = None, cap: int | None = None) -> int:
         """The longer side of a heatmap's plot in a column width px wide (the view's, by default): what its
-        labels leave, at most cap or the lettering's largest plot."""
+        labels leave, at most cap or the lettering's largest plot; in presentation mode, no taller than the
+        window leaves beside a chart's title, axis and legend (a projected chart is seen whole)."""
+        if self.state.present:
+            cap = min(cap or self.lettering.largest_plot_px, self.height - PRESENTED_CHART_ROOM_PX)
         return fitted_size(self.width if width is None else width, cap, self.lettering)
 
     def settings(self, **changes) -> TraceSettings:
