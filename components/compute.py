@@ -99,6 +99,7 @@ CACHE_ENTRIES = {
     "lab_head_statistics": 64,  # a few dozen floats per text, layer and τ
     "switch_prediction": 64,  # five words and their probabilities
     "switch_ranking": 16,  # one line per head
+    "head_changes": 128,  # the compare view: a largest change per head of a layer, a class's worth
     "chart_spec": 128,  # a Vega-Lite spec without its data, a few kB
     # A scrubbed chart's datasets, a class's worth: up to two per view and student (the heads grid and its
     # summary), about 0.3 MB at 32 tokens, 1.6 MB for a layer of pictures at 512 (scrub.send_plan's budgets).
@@ -417,7 +418,23 @@ def _any_head(settings: TraceSettings, **changes) -> TraceSettings:
 
 aligned_positions = compare.aligned_positions  # (tokens_a, tokens_b) -> positions (K,) of the shared tokens
 aligned_difference = compare.aligned_difference  # (weights_a, weights_b, positions_a, positions_b) -> (K, K)
-largest_change = compare.largest_change  # (difference, positions_a, positions_b) -> the pair that moved most
+
+
+def head_change(name: str, text_a: str, text_b: str, settings: TraceSettings) -> compare.HeadChange:
+    """The aligned pair whose weight differs most between two texts, each run alone, in settings' layer and head."""
+    with heavy_work():
+        return _head_changes(name, text_a, text_b, _any_head(settings))[settings.head]
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["head_changes"])
+def _head_changes(name: str, text_a: str, text_b: str, settings: TraceSettings) -> tuple[compare.HeadChange, ...]:
+    """Every head's largest change, found once per layer: a head move then reads a few numbers, where it read
+    both texts' every head (whose layers a class's texts push out of _layer: two layers computed a move)."""
+    tokens_a, tokens_b = (encoding(name, text, "").tokens[0] for text in (text_a, text_b))
+    positions_a, positions_b = compare.aligned_positions(tokens_a, tokens_b)  # (K,) each
+    weights_a, weights_b = (heads.head_weights(layer_weights(name, text, "", settings))[0]  # (nh, T, T) each
+                            for text in (text_a, text_b))
+    return compare.largest_changes(weights_a, weights_b, positions_a, positions_b)
 
 
 # ---- The scaling lab: keys (head sizes, samples, seed), (token count, τ), (text, settings, τ) ----

@@ -9,7 +9,6 @@ and head inputs, switched in the browser (components/scrub.py); the largest chan
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 from components import compute, controls
@@ -68,9 +67,7 @@ def render(context) -> None:
     if positions_a.size == 0:
         st.info("The two texts share no token, so there is nothing to subtract.")
         return
-    weights_a, weights_b = (_shown_head(stack, state.layer, state.head) for stack in (stack_a, stack_b))
-    difference = compute.aligned_difference(weights_a, weights_b, positions_a, positions_b)  # (K, K)
-    _largest_change(compute.largest_change(difference, positions_a, positions_b), shared, weights_a, weights_b)
+    _largest_change(compute.head_change(context.model_name, text_a, text_b, context.settings()), shared)
     st.caption(
         f"Tokens aligned with difflib.SequenceMatcher over the two token lists: the {len(shared)} tokens "
         "both texts share, matched in order; tokens found in only one text have no counterpart and are left "
@@ -79,17 +76,13 @@ def render(context) -> None:
     )
 
 
-def _shown_head(stack: HeadStack, layer: int, head: int) -> np.ndarray:
-    """(T, T): the weights of one head of the stack, which holds it."""
-    return stack.values()[stack.layers.index(layer), stack.heads.index(head)]
-
-
 def _follow_chart(layer: int, head: int) -> None:
     """The reader moved the chart's layer or head: the largest change and the link follow in the rerun."""
     controls.request(layer=layer, head=head)
 
 
-def _largest_change(change, shared, weights_a, weights_b) -> None:
+def _largest_change(found, shared) -> None:
+    change = found.change
     st.metric("Largest change, A − B", f"{change.difference:+.3f}",
               help="The aligned (query, key) pair whose weight differs most between the two texts.")
     if change.difference == 0.0:
@@ -97,5 +90,5 @@ def _largest_change(change, shared, weights_a, weights_b) -> None:
         return
     (a_row, a_column), (b_row, b_column) = change.position_a, change.position_b
     st.text(f"query {shared[change.row]} → key {shared[change.column]}\n"
-            f"A: {weights_a[a_row, a_column]:.3f} (positions {a_row} → {a_column})\n"
-            f"B: {weights_b[b_row, b_column]:.3f} (positions {b_row} → {b_column})")
+            f"A: {found.weight_a:.3f} (positions {a_row} → {a_column})\n"
+            f"B: {found.weight_b:.3f} (positions {b_row} → {b_column})")
