@@ -338,14 +338,16 @@ def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage
     the given heads of the given layers, cut to the rows and keys the pair filter leaves; the weights
     renormalised over the kept keys when the special tokens are hidden. The key leaves out the head.
 
-    The weights are read off layer_weights, which holds them already, and are not kept a second time."""
+    The weights are read off layer_weights, which holds them already, and are not kept a second time: a whole
+    layer's, uncut, is layer_weights' own array, read-only, not a copy."""
     with heavy_work():
         if stage == "weights":
             rows, keys = visible_tokens(encoding(name, text, text_b), pair, hide_special)  # (R,), (K,)
-            return np.stack([segments.visible_weights(
+            stacks = [segments.visible_weights(
                 heads.head_weights(layer_weights(name, text, text_b, _any_head(settings, layer=layer)),
                                    heads_sent)[0], rows, keys, hide_special)  # (h, R, K)
-                for layer in layers])  # (len(layers), h, R, K)
+                for layer in layers]
+            return stacks[0][None] if len(stacks) == 1 else np.stack(stacks)  # (len(layers), h, R, K)
         return _head_stack(name, text, text_b, _any_head(settings, layer=0), stage, layers, heads_sent, pair,
                            hide_special)
 
