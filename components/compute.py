@@ -207,14 +207,17 @@ def model(name: str) -> LoadedModel:
 
 
 def encoding(name: str, text: str, text_b: str) -> Encoding:
-    """The text's tokens, ids and masks, with no layer's hidden states: what the tokenizer alone gives."""
-    with heavy_work():
-        return _encoding(name, text, text_b)
+    """The text's tokens, ids and masks, with no layer's hidden states: what the tokenizer alone gives.
+
+    Without a heavy-work slot: tokenizing holds a few kB and waits for nothing, and nearly every rerun asks
+    for it first; with a slot, a rerun that needed nothing else waited behind other sessions' layers."""
+    return _encoding(name, text, text_b, model(name))
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["encoding"])
-def _encoding(name: str, text: str, text_b: str) -> Encoding:
-    return encode(model(name), text, text_b or None, layers=())
+def _encoding(name: str, text: str, text_b: str, _loaded: LoadedModel) -> Encoding:
+    """Keyed on the model's name; _loaded is the model loaded under it (left out of the key: the _)."""
+    return encode(_loaded, text, text_b or None, layers=())
 
 
 def layer_encoding(name: str, text: str, text_b: str, layer: int) -> Encoding:
