@@ -109,13 +109,15 @@ def rollout(layer_weights: list[np.ndarray]) -> np.ndarray:
 
 def row_entropy(weights: np.ndarray) -> np.ndarray:
     """(..., T) rows of weights -> (...,) the entropy of each row in nats (0·log 0 taken as 0)."""
-    return -(weights * np.log(np.clip(weights, 1e-12, None))).sum(axis=-1)
+    terms = np.log(np.clip(weights, 1e-12, None))  # (..., T): the one temporary of a layer's size
+    terms *= weights
+    return -terms.sum(axis=-1)
 
 
 def head_summary(weights: np.ndarray, attention_mask: np.ndarray) -> dict[str, np.ndarray]:
     """Per head of batch row 0: mean entropy of its rows (nats) and mean largest weight, real tokens only."""
     real = attention_mask[0].astype(bool)  # (T,)
-    rows = weights[0][:, real][:, :, real]  # (nh, T', T')
+    rows = weights[0] if real.all() else weights[0][:, real][:, :, real]  # (nh, T', T'): no padding, no copy
     return {"entropy": row_entropy(rows).mean(axis=-1), "max_weight": rows.max(axis=-1).mean(axis=-1)}
 
 
