@@ -89,6 +89,9 @@ CACHE_ENTRIES = {
     # One stage other than the weights (scores, scaled, context) of every head of the layers sent: 0.3 MB for
     # every layer at 32 tokens, 12.6 MB for one layer at 512. The weights are read off layer_weights instead.
     "head_stack": 16,
+    # The neuron view's numbers of the heads sent, every query: (h, T, T) three times, 2.8 MB for one head at 484
+    # tokens. A long text's students move the query most: one entry each.
+    "neuron_heads": 32,
     "layer_proof": 512,  # (nh,) floats: every layer of a class's texts
     "entropy_by_layer": 16,  # (L, nh) floats
     # (model, text, second text, settings, layers): (len(layers), T, T) floats, 0.1 MB for 6 layers at 64 tokens
@@ -375,7 +378,17 @@ def _head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stag
 def neuron_heads(name: str, text: str, text_b: str, settings: TraceSettings,
                  heads_sent: tuple[int, ...]) -> neuron.NeuronHeads:
     """Every query token's neuron view in the given heads of settings' layer: q, every k, the sums, the scaled
-    scores and the softmax. Read off a cached trace; the chart's datasets made of it are kept (chart_data)."""
+    scores and the softmax. Kept: a long text's chart is sent one query at a time, and every query move read
+    them again from a trace, whose layer input a class's texts had pushed out (on bert-base, a fifth of the
+    server's time went to running the layers up to it again)."""
+    with heavy_work():
+        return _neuron_heads(name, text, text_b, settings, heads_sent)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["neuron_heads"],
+               max_size=BUDGET.cache_bytes("neuron_heads"))
+def _neuron_heads(name: str, text: str, text_b: str, settings: TraceSettings,
+                  heads_sent: tuple[int, ...]) -> neuron.NeuronHeads:
     return neuron.neuron_heads(trace(name, text, text_b, settings), heads_sent)
 
 

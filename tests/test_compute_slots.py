@@ -1,11 +1,14 @@
-"""The page's heavy-work slots (components/compute.py): what waits for one, and what does not."""
+"""components/compute.py in the test's own process: what waits for a heavy-work slot, and what its caches keep."""
 
 from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from attention import BUNDLED_MODEL, encode
+import numpy as np
+
+from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode
+from attention.neuron import neuron_heads
 from components import compute
 
 # Long enough for any machine to tokenize a sentence: the call either returns or waits for a slot that never frees.
@@ -32,3 +35,15 @@ def test_the_tokens_of_a_text_are_read_while_other_sessions_hold_every_heavy_slo
             holder.result()
     assert tokens.tokens == encode(bundled, text, layers=()).tokens
     assert all(hidden is None for hidden in tokens.hidden_states), "the tokenizer alone: no layer run"
+
+
+def test_the_kept_neuron_numbers_are_those_of_the_settings_and_heads_asked_for(bundled):
+    text = "the neuron numbers of one head are kept for every query"
+    encoding = encode(bundled, text)
+    for settings, heads in [(TraceSettings(layer=2), (3,)), (TraceSettings(layer=2, scaling="none"), (3,)),
+                            (TraceSettings(layer=4), (5, 1)), (TraceSettings(layer=2), (3,))]:
+        kept = compute.neuron_heads(BUNDLED_MODEL, text, "", settings, heads)
+        alone = neuron_heads(build_trace(bundled, encoding, settings), heads)
+        assert kept.heads == alone.heads == heads
+        for name in ("queries", "keys", "dots", "scaled", "weights"):
+            np.testing.assert_array_equal(getattr(kept, name), getattr(alone, name), err_msg=f"{settings} {name}")
