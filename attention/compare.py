@@ -25,6 +25,15 @@ class Change:
     position_b: tuple[int, int]  # (query, key) positions in text B
 
 
+@dataclass(frozen=True)
+class HeadChange:
+    """A head's largest change between two texts, with the pair's weight in each text."""
+
+    change: Change
+    weight_a: float  # at change.position_a in text A
+    weight_b: float  # at change.position_b in text B
+
+
 def aligned_positions(tokens_a: list[str], tokens_b: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Positions (K,) in each text of the tokens they share, matched in order by difflib.SequenceMatcher."""
     matcher = difflib.SequenceMatcher(a=list(tokens_a), b=list(tokens_b), autojunk=False)
@@ -51,3 +60,16 @@ def largest_change(difference: np.ndarray, positions_a: np.ndarray, positions_b:
         position_a=(int(positions_a[row]), int(positions_a[column])),
         position_b=(int(positions_b[row]), int(positions_b[column])),
     )
+
+
+def largest_changes(weights_a: np.ndarray, weights_b: np.ndarray, positions_a: np.ndarray,
+                    positions_b: np.ndarray) -> tuple[HeadChange, ...]:
+    """For each head of the weights (nh, T_a, T_a) and (nh, T_b, T_b), the aligned pair with the largest
+    |A − B| (largest_change) and its weight in each text: a few numbers per head, where the weights are
+    megabytes."""
+    changes = []
+    for head_a, head_b in zip(weights_a, weights_b, strict=True):  # (T_a, T_a), (T_b, T_b)
+        change = largest_change(aligned_difference(head_a, head_b, positions_a, positions_b), positions_a,
+                                positions_b)  # from the (K, K) difference
+        changes.append(HeadChange(change, float(head_a[change.position_a]), float(head_b[change.position_b])))
+    return tuple(changes)

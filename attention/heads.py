@@ -33,7 +33,8 @@ def head_stage(source: Trace | LayerAttention, stage: str, heads: Sequence[int] 
     (masked: with the padding's keys at MASKED_SCORE) or the weights (B, h, T, T), or the context
     (B, h, T, d), as the trace computes them for its head.
 
-    The weights a LayerAttention kept are taken as they are. Anything else is computed a few heads at a
+    The weights a LayerAttention kept are taken as they are: every head's, the kept array itself (read-only,
+    not a copy of megabytes); some heads', a copy of theirs. Anything else is computed a few heads at a
     time, so that only the stage itself is ever held at once (a random source with head_dim 1 has C
     heads), never the other stages beside it.
     """
@@ -44,6 +45,8 @@ def head_stage(source: Trace | LayerAttention, stage: str, heads: Sequence[int] 
         if not 0 <= head < source.num_heads:
             raise ValueError(f"head must be from 0 to {source.num_heads - 1}; got {head}")
     if stage == "weights" and isinstance(source, LayerAttention) and source.weights is not None:
+        if chosen == list(range(source.num_heads)):
+            return read_only(source.weights)  # (B, nh, T, T)
         return source.weights[:, chosen]  # (B, h, T, T)
     queries, keys, values = _split_heads(source)  # (B, nh, T, d) each
     batch, _, tokens, size = queries.shape
@@ -58,6 +61,13 @@ def head_stage(source: Trace | LayerAttention, stage: str, heads: Sequence[int] 
                             mask, source.divisor, source.settings.similarity)  # each (B, step, T, T or d)
             out[:, start:start + len(some)] = getattr(stages, stage).numpy()
     return out
+
+
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A view of array that cannot be written to: what a caller gets of numbers others share."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
 
 
 def _split_heads(source: Trace | LayerAttention) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -99,13 +109,15 @@ def rollout(layer_weights: list[np.ndarray]) -> np.ndarray:
 
 def row_entropy(weights: np.ndarray) -> np.ndarray:
     """(..., T) rows of weights -> (...,) the entropy of each row in nats (0·log 0 taken as 0)."""
-    return -(weights * np.log(np.clip(weights, 1e-12, None))).sum(axis=-1)
+    terms = np.log(np.clip(weights, 1e-12, None))  # (..., T): the one temporary of a layer's size
+    terms *= weights
+    return -terms.sum(axis=-1)
 
 
 def head_summary(weights: np.ndarray, attention_mask: np.ndarray) -> dict[str, np.ndarray]:
     """Per head of batch row 0: mean entropy of its rows (nats) and mean largest weight, real tokens only."""
     real = attention_mask[0].astype(bool)  # (T,)
-    rows = weights[0][:, real][:, :, real]  # (nh, T', T')
+    rows = weights[0] if real.all() else weights[0][:, real][:, :, real]  # (nh, T', T'): no padding, no copy
     return {"entropy": row_entropy(rows).mean(axis=-1), "max_weight": rows.max(axis=-1).mean(axis=-1)}
 
 

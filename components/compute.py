@@ -92,6 +92,9 @@ CACHE_ENTRIES = {
     # One stage other than the weights (scores, scaled, context) of every head of the layers sent: 0.3 MB for
     # every layer at 32 tokens, 12.6 MB for one layer at 512. The weights are read off layer_weights instead.
     "head_stack": 16,
+    # The neuron view's numbers of the heads sent, every query: (h, T, T) three times, 2.8 MB for one head at 484
+    # tokens. A long text's students move the query most: one entry each.
+    "neuron_heads": 32,
     "layer_proof": 512,  # (nh,) floats: every layer of a class's texts
     "entropy_by_layer": 16,  # (L, nh) floats
     # (model, text, second text, settings, layers): (len(layers), T, T) floats, 0.1 MB for 6 layers at 64 tokens
@@ -104,6 +107,7 @@ CACHE_ENTRIES = {
     "switch_ranking": 16,  # one line per head
     "switch_embeddings": 64,  # two sentence embeddings, 3 kB on the bundled model
     "switch_embedding_ranking": 16,  # one line per head
+    "head_changes": 128,  # the compare view: a largest change per head of a layer, a class's worth
     "chart_spec": 128,  # a Vega-Lite spec without its data, a few kB
     # A scrubbed chart's datasets, a class's worth: up to two per view and student (the heads grid and its
     # summary), about 0.3 MB at 32 tokens, 1.6 MB for a layer of pictures at 512 (scrub.send_plan's budgets).
@@ -211,26 +215,29 @@ def model(name: str) -> LoadedModel:
 
 
 def encoding(name: str, text: str, text_b: str) -> Encoding:
-    """The text's tokens, ids and masks, with no layer's hidden states: what the tokenizer alone gives."""
-    with heavy_work():
-        return _encoding(name, text, text_b)
+    """The text's tokens, ids and masks, with no layer's hidden states: what the tokenizer alone gives.
+
+    Without a heavy-work slot: tokenizing holds a few kB and waits for nothing, and nearly every rerun asks
+    for it first; with a slot, a rerun that needed nothing else waited behind other sessions' layers."""
+    return _encoding(name, text, text_b, model(name))
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["encoding"])
-def _encoding(name: str, text: str, text_b: str) -> Encoding:
-    return encode(model(name), text, text_b or None, layers=())
+def _encoding(name: str, text: str, text_b: str, _loaded: LoadedModel) -> Encoding:
+    """Keyed on the model's name; _loaded is the model loaded under it (left out of the key: the _)."""
+    return encode(_loaded, text, text_b or None, layers=())
 
 
 def unknown_characters(name: str, text: str, text_b: str) -> tuple[str, ...]:
-    """For every token of the text (or pair): the characters an [UNK] stands for, else "" (attention/unknown.py)."""
-    with heavy_work():
-        return _unknown_characters(name, text, text_b)
+    """For every token of the text (or pair): the characters an [UNK] stands for, else "" (attention/unknown.py).
+    Tokenizing alone, as encoding(): without a heavy-work slot."""
+    return _unknown_characters(name, text, text_b, model(name))
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["unknown_characters"])
-def _unknown_characters(name: str, text: str, text_b: str) -> tuple[str, ...]:
-    loaded = model(name)
-    return unknown.unknown_characters(loaded.tokenizer, text, text_b, loaded.max_tokens)
+def _unknown_characters(name: str, text: str, text_b: str, _loaded: LoadedModel) -> tuple[str, ...]:
+    """Keyed on the model's name; _loaded is the model loaded under it (left out of the key: the _)."""
+    return unknown.unknown_characters(_loaded.tokenizer, text, text_b, _loaded.max_tokens)
 
 
 def layer_encoding(name: str, text: str, text_b: str, layer: int) -> Encoding:
@@ -354,14 +361,16 @@ def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage
     the given heads of the given layers, cut to the rows and keys the pair filter leaves; the weights
     renormalised over the kept keys when the special tokens are hidden. The key leaves out the head.
 
-    The weights are read off layer_weights, which holds them already, and are not kept a second time."""
+    The weights are read off layer_weights, which holds them already, and are not kept a second time: a whole
+    layer's, uncut, is layer_weights' own array, read-only, not a copy."""
     with heavy_work():
         if stage == "weights":
             rows, keys = visible_tokens(encoding(name, text, text_b), pair, hide_special)  # (R,), (K,)
-            return np.stack([segments.visible_weights(
+            stacks = [segments.visible_weights(
                 heads.head_weights(layer_weights(name, text, text_b, _any_head(settings, layer=layer)),
                                    heads_sent)[0], rows, keys, hide_special)  # (h, R, K)
-                for layer in layers])  # (len(layers), h, R, K)
+                for layer in layers]
+            return stacks[0][None] if len(stacks) == 1 else np.stack(stacks)  # (len(layers), h, R, K)
         return _head_stack(name, text, text_b, _any_head(settings, layer=0), stage, layers, heads_sent, pair,
                            hide_special)
 
@@ -386,7 +395,17 @@ def _head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stag
 def neuron_heads(name: str, text: str, text_b: str, settings: TraceSettings,
                  heads_sent: tuple[int, ...]) -> neuron.NeuronHeads:
     """Every query token's neuron view in the given heads of settings' layer: q, every k, the sums, the scaled
-    scores and the softmax. Read off a cached trace; the chart's datasets made of it are kept (chart_data)."""
+    scores and the softmax. Kept: a long text's chart is sent one query at a time, and every query move read
+    them again from a trace, whose layer input a class's texts had pushed out (on bert-base, a fifth of the
+    server's time went to running the layers up to it again)."""
+    with heavy_work():
+        return _neuron_heads(name, text, text_b, settings, heads_sent)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["neuron_heads"],
+               max_size=BUDGET.cache_bytes("neuron_heads"))
+def _neuron_heads(name: str, text: str, text_b: str, settings: TraceSettings,
+                  heads_sent: tuple[int, ...]) -> neuron.NeuronHeads:
     return neuron.neuron_heads(trace(name, text, text_b, settings), heads_sent)
 
 
@@ -441,7 +460,25 @@ def _any_head(settings: TraceSettings, **changes) -> TraceSettings:
 aligned_positions = compare.aligned_positions  # (tokens_a, tokens_b) -> positions (K,) of the shared tokens
 alignment_keys = unknown.alignment_keys  # (tokens, unknown_characters) -> what aligned_positions compares
 aligned_difference = compare.aligned_difference  # (weights_a, weights_b, positions_a, positions_b) -> (K, K)
-largest_change = compare.largest_change  # (difference, positions_a, positions_b) -> the pair that moved most
+
+
+def head_change(name: str, text_a: str, text_b: str, settings: TraceSettings) -> compare.HeadChange:
+    """The aligned pair whose weight differs most between two texts, each run alone, in settings' layer and head."""
+    with heavy_work():
+        return _head_changes(name, text_a, text_b, _any_head(settings))[settings.head]
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["head_changes"])
+def _head_changes(name: str, text_a: str, text_b: str, settings: TraceSettings) -> tuple[compare.HeadChange, ...]:
+    """Every head's largest change, found once per layer: a head move then reads a few numbers, where it read
+    both texts' every head (whose layers a class's texts push out of _layer: two layers computed a move)."""
+    # An [UNK] pairs only with an [UNK] of the same characters, as the view aligns them (attention/unknown.py).
+    keys_a, keys_b = (unknown.alignment_keys(list(encoding(name, text, "").tokens[0]),
+                                             unknown_characters(name, text, "")) for text in (text_a, text_b))
+    positions_a, positions_b = compare.aligned_positions(keys_a, keys_b)  # (K,) each
+    weights_a, weights_b = (heads.head_weights(layer_weights(name, text, "", settings))[0]  # (nh, T, T) each
+                            for text in (text_a, text_b))
+    return compare.largest_changes(weights_a, weights_b, positions_a, positions_b)
 
 
 # ---- The scaling lab: keys (head sizes, samples, seed), (token count, τ), (text, settings, τ) ----

@@ -28,10 +28,11 @@ CACHE_SHARES = {
     "full_encoding": 0.05,
     "layer_contexts": 0.15,
     "layer": 0.25,
-    "head_stack": 0.05,
-    "chart_data": 0.2,
-    "rollout_by_layer": 0.05,
-    "lab_random_scores": 0.05,
+    "head_stack": 0.03,
+    "chart_data": 0.18,
+    "neuron_heads": 0.08,
+    "rollout_by_layer": 0.03,
+    "lab_random_scores": 0.03,
 }
 # Where Linux says how much memory the container may use: cgroup v2, then v1.
 CGROUP_LIMIT_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention.compare import aligned_difference, aligned_positions, largest_change
+from attention.compare import aligned_difference, aligned_positions, largest_change, largest_changes
 
 
 @pytest.mark.parametrize(("tokens_a", "tokens_b", "expected_a", "expected_b"), [
@@ -46,3 +46,18 @@ def test_a_stack_of_heads_is_subtracted_head_by_head():
         for head in range(3):
             np.testing.assert_array_equal(stacked[layer, head], aligned_difference(
                 stack_a[layer, head], stack_b[layer, head], positions_a, positions_b))
+
+
+def test_every_heads_largest_change_is_found_with_its_weight_in_each_text():
+    rng = np.random.default_rng(2)
+    weights_a, weights_b = rng.random((3, 5, 5)), rng.random((3, 6, 6))  # (heads, T, T)
+    positions_a, positions_b = np.array([0, 2, 4]), np.array([0, 3, 5])
+    found = largest_changes(weights_a, weights_b, positions_a, positions_b)
+    assert len(found) == 3
+    for head, head_change in enumerate(found):
+        alone = largest_change(aligned_difference(weights_a[head], weights_b[head], positions_a, positions_b),
+                               positions_a, positions_b)
+        assert head_change.change == alone
+        assert head_change.weight_a == weights_a[head][alone.position_a]
+        assert head_change.weight_b == weights_b[head][alone.position_b]
+        assert head_change.weight_a - head_change.weight_b == alone.difference

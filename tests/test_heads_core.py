@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from attention import TraceSettings, build_trace, encode, encode_batch
+from attention import TraceSettings, build_trace, encode, encode_batch, layer_attention
 from attention.heads import (
     aggregate_heads,
     head_entropies,
@@ -118,6 +118,17 @@ def test_head_summary_entropy_and_largest_weight():
     summary = head_summary(np.concatenate([uniform, one_hot], axis=1), np.ones((1, tokens)))
     np.testing.assert_allclose(summary["entropy"], [math.log(tokens), 0.0], atol=1e-9)
     np.testing.assert_allclose(summary["max_weight"], [1 / tokens, 1.0])
+
+
+def test_head_summary_of_a_shared_read_only_layer_leaves_it_as_it_was(tiny, encoding):
+    layer = head_weights(layer_attention(tiny, encoding, TraceSettings(layer=1)))  # (1, nh, T, T) read-only
+    before = layer.copy()
+    summary = head_summary(layer, encoding.attention_mask)
+    np.testing.assert_array_equal(layer, before)
+    # The float32 entropy of every row, bit for bit as -(w · log w) summed, its mean per head.
+    rows = layer[0]
+    np.testing.assert_array_equal(summary["entropy"],
+                                  (-(rows * np.log(np.clip(rows, 1e-12, None))).sum(axis=-1)).mean(axis=-1))
 
 
 def test_head_summary_leaves_padding_out():

@@ -194,6 +194,17 @@ def test_visible_weights_cut_the_block_and_renormalise_only_when_asked():
     np.testing.assert_allclose(rescaled.sum(axis=-1), 1.0, rtol=1e-6)
 
 
+def test_visible_weights_of_every_token_are_the_weights_themselves_not_a_copy():
+    weights = np.arange(2 * 49, dtype=np.float32).reshape(2, 7, 7) / 100  # (h, T, T)
+    rows, keys = visible_tokens(PAIR_TYPES, PAIR_SPECIAL, "all", hide_special=False)
+    assert visible_weights(weights, rows, keys, False) is weights
+    renormalised_all = visible_weights(weights, rows, keys, True)
+    assert renormalised_all is not weights
+    np.testing.assert_allclose(renormalised_all, weights / weights.sum(axis=-1, keepdims=True), rtol=1e-6)
+    reordered = np.array([1, 0, 2, 3, 4, 5, 6])  # every token, in another order: a cut, not the whole
+    np.testing.assert_array_equal(visible_weights(weights, reordered, keys, False), weights[:, reordered])
+
+
 # context
 
 def test_find_token_is_case_insensitive_and_names_the_tokens_when_absent():

@@ -110,6 +110,19 @@ def test_without_its_weights_the_layer_computes_them_again_and_keeps_the_rest(ti
         np.testing.assert_array_equal(not_kept.projected[letter], layer.projected[letter])
 
 
+def test_every_heads_kept_weights_are_handed_out_read_only_and_some_heads_as_a_copy(tiny, padded):
+    layer = layer_attention(tiny, padded, SETTINGS["bert"])
+    every_head = head_weights(layer)
+    assert np.shares_memory(every_head, layer.weights), "the kept array, not a copy of it"
+    assert not every_head.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        every_head[0, 0, 0, 0] = 1.0
+    assert layer.weights.flags.writeable, "the layer's own array is left as it was"
+    some = head_weights(layer, [2, 0])
+    assert not np.shares_memory(some, layer.weights)
+    np.testing.assert_array_equal(some, layer.weights[:, [2, 0]])
+
+
 def test_the_split_heads_and_the_context_are_views_and_pickle_once(tiny, padded):
     """A cache pickles the layer: every number once (the projections, the concatenation, the weights)."""
     layer = layer_attention(tiny, padded, SETTINGS["bert"])

@@ -71,6 +71,22 @@ def test_one_pair_of_inputs_moves_both_texts_and_their_difference(pair_page, bun
         list(encode(bundled, TEXT_A).tokens[0]), list(encode(bundled, TEXT_B).tokens[0]))), atol=1e-6)
 
 
+def test_the_largest_change_follows_a_head_moved_on_the_chart(bundled):
+    page = run_compare(text_b=TEXT_B, layer="2", head="1")
+    pick_on_chart(page, "chart-compare", head=7)
+    assert_healthy(page)
+    a, b = weights(bundled, TEXT_A, layer=2, head=7), weights(bundled, TEXT_B, layer=2, head=7)
+    positions_a, positions_b = aligned_positions(list(encode(bundled, TEXT_A).tokens[0]),
+                                                 list(encode(bundled, TEXT_B).tokens[0]))
+    expected = aligned_difference(a, b, positions_a, positions_b)
+    row, column = np.unravel_index(np.abs(expected).argmax(), expected.shape)
+    assert float(page.metric[0].value) == pytest.approx(expected[row, column], abs=5e-4)
+    (a_row, a_column), (b_row, b_column) = ((positions[row], positions[column]) for positions in (positions_a,
+                                                                                               positions_b))
+    assert f"A: {a[a_row, a_column]:.3f} (positions {a_row} → {a_column})" in page.text[0].value
+    assert f"B: {b[b_row, b_column]:.3f} (positions {b_row} → {b_column})" in page.text[0].value
+
+
 def test_without_a_second_text_it_compares_with_the_notebooks_sentence(bundled):
     page = run_compare()
     assert_healthy(page)

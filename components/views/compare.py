@@ -92,9 +92,7 @@ def render(context) -> None:
     if positions_a.size == 0:
         st.info("The two texts share no token, so there is nothing to subtract.")
         return
-    weights_a, weights_b = (_shown_head(stack, state.layer, state.head) for stack in (stack_a, stack_b))
-    difference = compute.aligned_difference(weights_a, weights_b, positions_a, positions_b)  # (K, K)
-    _largest_change(compute.largest_change(difference, positions_a, positions_b), shared, weights_a, weights_b)
+    _largest_change(compute.head_change(context.model_name, text_a, text_b, context.settings()), shared)
     st.caption(
         f"Tokens aligned with difflib.SequenceMatcher over the two token lists: the {len(shared)} tokens "
         "both texts share, matched in order; tokens found in only one text have no counterpart and are left "
@@ -114,7 +112,8 @@ def _follow_chart(layer: int, head: int) -> None:
     controls.request(layer=layer, head=head)
 
 
-def _largest_change(change, shared, weights_a, weights_b) -> None:
+def _largest_change(found, shared) -> None:
+    change = found.change
     st.metric("Largest change, A − B", f"{change.difference:+.3f}",
               help="The aligned (query, key) pair whose weight differs most between the two texts.")
     if change.difference == 0.0:
@@ -122,5 +121,5 @@ def _largest_change(change, shared, weights_a, weights_b) -> None:
         return
     (a_row, a_column), (b_row, b_column) = change.position_a, change.position_b
     st.text(f"query {shared[change.row]} → key {shared[change.column]}\n"
-            f"A: {weights_a[a_row, a_column]:.3f} (positions {a_row} → {a_column})\n"
-            f"B: {weights_b[b_row, b_column]:.3f} (positions {b_row} → {b_column})")
+            f"A: {found.weight_a:.3f} (positions {a_row} → {a_column})\n"
+            f"B: {found.weight_b:.3f} (positions {b_row} → {b_column})")

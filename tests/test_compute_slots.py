@@ -1,0 +1,49 @@
+"""components/compute.py in the test's own process: what waits for a heavy-work slot, and what its caches keep."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode
+from attention.neuron import neuron_heads
+from components import compute
+
+# Long enough for any machine to tokenize a sentence: the call either returns or waits for a slot that never frees.
+NOT_STUCK_S = 120
+
+
+def test_the_tokens_of_a_text_are_read_while_other_sessions_hold_every_heavy_slot(bundled):
+    text = "tokens read while every heavy slot is taken"
+    holding, release = threading.Barrier(compute.HEAVY_SLOTS + 1), threading.Event()
+
+    def hold_a_slot() -> None:
+        with compute.heavy_work():
+            holding.wait()
+            release.wait()
+
+    with ThreadPoolExecutor(compute.HEAVY_SLOTS + 1) as pool:
+        holders = [pool.submit(hold_a_slot) for _ in range(compute.HEAVY_SLOTS)]
+        try:
+            holding.wait(timeout=NOT_STUCK_S)
+            tokens = pool.submit(compute.encoding, BUNDLED_MODEL, text, "").result(timeout=NOT_STUCK_S)
+        finally:
+            release.set()
+        for holder in holders:
+            holder.result()
+    assert tokens.tokens == encode(bundled, text, layers=()).tokens
+    assert all(hidden is None for hidden in tokens.hidden_states), "the tokenizer alone: no layer run"
+
+
+def test_the_kept_neuron_numbers_are_those_of_the_settings_and_heads_asked_for(bundled):
+    text = "the neuron numbers of one head are kept for every query"
+    encoding = encode(bundled, text)
+    for settings, heads in [(TraceSettings(layer=2), (3,)), (TraceSettings(layer=2, scaling="none"), (3,)),
+                            (TraceSettings(layer=4), (5, 1)), (TraceSettings(layer=2), (3,))]:
+        kept = compute.neuron_heads(BUNDLED_MODEL, text, "", settings, heads)
+        alone = neuron_heads(build_trace(bundled, encoding, settings), heads)
+        assert kept.heads == alone.heads == heads
+        for name in ("queries", "keys", "dots", "scaled", "weights"):
+            np.testing.assert_array_equal(getattr(kept, name), getattr(alone, name), err_msg=f"{settings} {name}")
