@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention.counting import CountingConfig, example_windows, inspect, train, untrained
-from tests.pages import chart_matrix, chart_title, title_text
+from tests.pages import chart_matrix, chart_title, html_table, title_text
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 STEPS = 60  # a short run: the page's machinery, not the learning (tests/test_counting.py has that)
@@ -53,9 +53,7 @@ def chart_cells(page: AppTest, title: str) -> np.ndarray:
 
 def count_table(page: AppTest):
     """The letters table: true counts next to the model's."""
-    tables = [d.value for d in page.dataframe if "letter" in d.value.columns]
-    assert len(tables) == 1, f"{len(tables)} letter tables on the page"
-    return tables[0]
+    return html_table(page, "count-table")
 
 
 @pytest.fixture(scope="module")

@@ -30,9 +30,10 @@ from attention.counting import (
 from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from attention.settings import SCALINGS
 from components import compute
-from components.charts import lettered
+from components.charts import lettered, show
 from components.downloads import chart_downloads
 from components.heatmap import heatmap
+from components.tables import numbers_html
 
 RESULTS = "count_results"  # session key: {CountingConfig: TrainingResult}, newest last
 MAX_RESULTS = 8  # trained models kept per session
@@ -230,7 +231,7 @@ def _inspection(result: TrainingResult, context, title: str = "What the head lea
         window = heatmap(trace.self_weights[0], labels, labels, title="Attention weights, position × position",
                          row_title="query: the letter asking", column_title="key: the letter looked at",
                          size=context.plot_px(), lettering=context.lettering)
-        st.altair_chart(lettered(window, context.lettering), width="content", key="chart-count-window")
+        show(window, key="chart-count-window", lettering=context.lettering)
         chart_downloads(lambda: window, "count-window", "counting-window-attention")
         st.caption(_alike_note(trace))
     with letters_tab:
@@ -238,16 +239,14 @@ def _inspection(result: TrainingResult, context, title: str = "What the head lea
         chart = heatmap(trace.symbol_weights[0], symbols, labels, title="Each symbol's question to this window",
                         row_title="query: the symbol asking", column_title="key: the letter looked at",
                         size=context.plot_px(), lettering=context.lettering)
-        st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-count-letters")
+        show(chart, key="chart-count-letters", lettering=context.lettering)
         st.caption("The readout counts from these rows: one per symbol, asked whether or not the letter is in "
                    "the window (an absent letter must answer 0). A position's row in the other tab is its "
                    f"letter's row here. Row {BLANK} is the blank's, which counts the blanks.")
     table = counts_table(trace, 0)
-    st.dataframe(table, hide_index=True, key="count-table", column_config={
-        "confidence": st.column_config.ProgressColumn("confidence", format="percent", min_value=0, max_value=1),
-        "own-letter weight": st.column_config.NumberColumn(format="%.2f"),
-        "uniform share": st.column_config.NumberColumn(format="%.2f"),
-    })
+    two = "{:.2f}".format
+    st.html(numbers_html(table, "count-table", bars=("confidence",),
+                         formats={"confidence": "{:.0%}".format, "own-letter weight": two, "uniform share": two}))
     right = int((table["true count"] == table["model's count"]).sum())
     st.caption(f"The model gets {right} of {len(table)} counts right in this window. Own-letter weight: how much "
                "of a letter's attention lands on the positions holding it; uniform share: what it would be if the "
