@@ -72,10 +72,11 @@ screen = viewport.current()
 names = compute.model_names()
 query, class_notices = classroom.start({key: st.query_params.get_all(key) for key in st.query_params}, names)
 url_notices = controls.start(query, names)
+classroom.teacher_panel()
 view = controls.view_select(views.VIEW_LABELS)
 text, text_b = controls.text_inputs()
 chosen_model = controls.model_select(names)
-classroom.sidebar()
+classroom.start_button()
 try:
     model_name = model_download.usable_model(chosen_model)  # the bundled model while a Hub model downloads
     loaded = compute.model(model_name)

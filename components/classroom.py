@@ -34,6 +34,7 @@ FOLLOWED = ("view", "text", "text_b", "model", "source", "layer", "head", "head_
 POLL_S = 0.5  # a follower's page asks for the class's version this often: a change shows within about 1 s
 COUNT_S = 2.0  # the teacher's panel counts the followers this often (and sends a change Redis missed)
 QR_PX = 10  # per module of the PNG; the sidebar shows it at its own width
+LARGE_QR_PX = 460  # on a 1280×720 projector: about 1.1 m across on a 3-m screen, read from 10 m or more
 _SEAT = "_class_seat"
 UNREACHABLE = ("The class cannot be reached right now (its store does not answer). Your page stays as it is "
                "and follows again when the class answers.")
@@ -136,26 +137,50 @@ def status() -> None:
     if seat.following:
         st.caption(f"Following the teacher · class {page_state.shorten(seat.code)}")
         return
-    notice, back = st.columns([3, 1], vertical_alignment="center")
-    notice.info("You are exploring on your own.", icon=":material/explore:")
-    back.button("Follow the teacher again", key="follow_again", on_click=_follow_again, type="primary")
+    st.info("You are exploring on your own: the teacher's changes no longer move this page.",
+            icon=":material/explore:")
+    st.button("Follow the teacher again", key="follow_again", on_click=_follow_again, type="primary")
 
 
-def sidebar() -> None:
-    """The teacher's panel (the students' link, its QR code, how many follow, End the class), or Start a class."""
+def teacher_panel() -> None:
+    """At the top of the sidebar, on the teacher's page: the students' link, its QR code, how many follow, a larger
+    QR code for the back of the room, and End the class."""
     seat = _seat()
-    if seat.role == "follower":
-        return
     if seat.role != "teacher":
-        st.sidebar.button("Start a class", key="start_class", on_click=_start_class, icon=":material/school:",
-                          help="Your students open one link and their pages follow yours.")
         return
-    link = f"{st.context.url or ''}?{CLASS_PARAM}={seat.code}"
+    link = students_link(seat.code)
     with st.sidebar.expander(f"Class {seat.code}: the students' link", expanded=True, icon=":material/school:"):
         st.image(qr_png(link), width="stretch")
         st.code(link, language=None, wrap_lines=True)
         _teacher_status()
+        if st.button("Show the QR code large", key="large_qr", icon=":material/qr_code_2:"):
+            _large_qr(link)
         st.button("End the class", key="end_class", on_click=_end_class, icon=":material/stop_circle:")
+
+
+def start_button() -> None:
+    """Start a class, on a page that is in none."""
+    if not _seat().role:
+        st.sidebar.button("Start a class", key="start_class", on_click=_start_class, icon=":material/school:",
+                          help="Your students open one link (or scan its QR code) and their pages follow yours.")
+
+
+def students_link(code: str) -> str:
+    """This page's address as the browser holds it (behind a proxy too), with the class's code and nothing else."""
+    return f"{st.context.url or ''}?{CLASS_PARAM}={code}"
+
+
+@st.dialog("Join the class", width="large")
+def _large_qr(link: str) -> None:
+    """The QR code as large as a 1280×720 projector's dialog holds it, the link beside it in large letters."""
+    picture, words = st.columns([3, 2], vertical_alignment="center")
+    picture.image(qr_png(link), width=LARGE_QR_PX)
+    words.markdown(f"#### Scan the code, or open\n\n## {_plain(link)}")
+
+
+def _plain(text: str) -> str:
+    """A link shown in Markdown as the letters it is: no character of it can start Markdown or HTML."""
+    return "".join(f"\\{ch}" if ch in "\\`*_{}[]()<>#+-.!|:~&=?/%" else ch for ch in text)
 
 
 def qr_png(link: str) -> bytes:
