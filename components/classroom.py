@@ -31,7 +31,10 @@ from components.page_state import PageState
 CLASS_PARAM, KEY_PARAM, TEACH_PARAM = "class", "key", "teach"
 FOLLOWED = ("view", "text", "text_b", "model", "source", "layer", "head", "head_dim", "scaling", "temperature",
             "seed", "step", "query")
-POLL_S = 0.5  # a follower's page asks for the class's version this often: a change shows within about 1 s
+# A follower's page asks for the class's version this often. Each ask is a run of a fragment, which costs
+# Streamlit about 1.9 ms of the server's CPU however little it does (bench/class_follow.py): 30 followers at
+# 0.75 s are about 8 % of a core (the target is 10 %), and a teacher's change shows within 0.75 s and a rerun.
+POLL_S = 0.75
 COUNT_S = 2.0  # the teacher's panel counts the followers this often (and sends a change Redis missed)
 QR_PX = 10  # per module of the PNG; the sidebar shows it at its own width
 LARGE_QR_PX = 460  # on a 1280×720 projector: about 1.1 m across on a 3-m screen, read from 10 m or more
