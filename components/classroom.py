@@ -246,9 +246,13 @@ def _take(seat: Seat, version: int, settings: Mapping[str, str]) -> None:
 
 
 def _send(seat: Seat, view: dict[str, str], again: bool = False) -> None:
+    """Send the teacher's view when it changed. While the store does not answer, a change is only kept: the
+    teacher's panel tries again every COUNT_S, so that no move of the teacher's waits for the store's timeout."""
     if view == seat.sent and not again:
         return
     seat.sent = view
+    if seat.unsent and not again:
+        return
     try:
         accepted = compute.classes().publish(seat.code, seat.key, view)
     except StoreUnavailable:
