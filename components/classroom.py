@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import secrets
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -35,6 +36,9 @@ FOLLOWED = ("view", "text", "text_b", "model", "source", "layer", "head", "head_
 # Streamlit about 1.9 ms of the server's CPU however little it does (bench/class_follow.py): 30 followers at
 # 0.75 s are about 8 % of a core (the target is 10 %), and a teacher's change shows within 0.75 s and a rerun.
 POLL_S = 0.75
+# A follower says it is there this often (a class store write), well within class_store.HEARTBEAT_S: the
+# other polls only read the version, one Redis round trip without a write.
+BEAT_S = 2.0
 COUNT_S = 2.0  # the teacher's panel counts the followers this often (and sends a change Redis missed)
 QR_PX = 10  # per module of the PNG; the sidebar shows it at its own width
 LARGE_QR_PX = 460  # on a 1280×720 projector: about 1.1 m across on a 3-m screen, read from 10 m or more
@@ -57,6 +61,7 @@ class Seat:
     expected: dict[str, str] | None = None  # a follower's: the page's parameters as the teacher's view left them
     notices: list[str] = field(default_factory=list)
     follower_id: str = field(default_factory=lambda: secrets.token_hex(8))  # random: only to count followers
+    beat_at: float = float("-inf")  # a follower's: when it last said it is there (time.monotonic)
 
 
 def start(query: dict[str, list[str]], models: Sequence[str]) -> tuple[dict[str, list[str]], list[str]]:
@@ -222,8 +227,11 @@ def _poll() -> None:
     seat = _seat()
     if seat.role != "follower":
         return
+    now = time.monotonic()
+    beat = seat.following and now - seat.beat_at >= BEAT_S
     try:
-        version = compute.classes().version(seat.code, seat.follower_id if seat.following else None)
+        version = compute.classes().version(seat.code, seat.follower_id if beat else None)
+        seat.beat_at = now if beat else seat.beat_at
         if seat.following and version is not None and version != seat.version:
             snapshot = compute.classes().read(seat.code)
             if snapshot is not None:
