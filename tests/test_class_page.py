@@ -113,3 +113,15 @@ def test_an_ended_class_leaves_the_student_where_it_was():
     assert any("has ended" in warning for warning in warnings(student))
     assert student.text_area(key="text").value == "the last view"
     assert "class" not in student.query_params
+
+
+def test_the_sidebar_button_starts_a_class_as_teach_does():
+    page = open_page(text="a lesson started from the sidebar")
+    assert "class" not in page.query_params
+    page.button(key="start_class").click().run()
+    assert_healthy(page)
+    code, key = page.query_params["class"], page.query_params["key"]
+    assert page.button(key="end_class") and not [b for b in page.button if b.key == "start_class"]
+    student = open_page(**{"class": code})
+    assert student.text_area(key="text").value == "a lesson started from the sidebar"
+    assert key not in str(student.query_params)
