@@ -11,7 +11,7 @@ import logging
 import streamlit as st
 
 from attention import ModelLoadError, ModelShape
-from components import compute, controls, model_download, page_state, scrub, viewport, views
+from components import classroom, compute, controls, model_download, page_state, scrub, viewport, views
 from components.heatmap import page_icon
 from components.page_head import page_head
 from components.reconnect import rerun_page_on_reconnect
@@ -52,8 +52,9 @@ def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShap
         share = VIEW_SHARE
         with side:
             state, range_notices = controls.attention_controls(shape, view, views.ON_CHART.get(view, ()))
-    st.query_params.from_dict(page_state.to_query(state))
+    classroom.sync(state)
     with main:
+        classroom.status()
         for notice in range_notices:
             st.warning(notice, icon=":material/info:")
         if not text.strip():
@@ -76,11 +77,14 @@ rerun_page_on_reconnect()
 screen = viewport.current()
 
 names = compute.model_names()
-url_notices = controls.start({key: st.query_params.get_all(key) for key in st.query_params}, names)
+query, class_notices = classroom.start({key: st.query_params.get_all(key) for key in st.query_params}, names)
+url_notices = controls.start(query, names)
+classroom.teacher_panel()
 view = controls.view_select(views.VIEW_LABELS)
 text, text_b = controls.text_inputs()
 chosen_model = controls.model_select(names)
 controls.presentation_toggle()
+classroom.start_button()
 try:
     model_name = model_download.usable_model(chosen_model)  # the bundled model while a Hub model downloads
     loaded = compute.model(model_name)
@@ -89,12 +93,14 @@ except ModelLoadError as error:
 
 page_head(views.VIEW_LABELS[view], f"{model_name}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} "
           f"heads, hidden size {loaded.shape.hidden_size}. Every number below is computed live from this text.")
-for notice in [*url_notices, *model_download.fallback_notices(chosen_model)]:
+for notice in [*url_notices, *class_notices, *model_download.fallback_notices(chosen_model)]:
     st.warning(notice, icon=":material/info:")
+classroom.follow()
 
 if view in views.STANDALONE_VIEWS:
     state = controls.current_state()
-    st.query_params.from_dict(page_state.to_query(state))
+    classroom.sync(state)
+    classroom.status()
     draw(view, views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=loaded.shape,
                                  width=screen.column_px(1), stacked=screen.stacked, height=screen.height_px))
     viewport.measure()

@@ -60,7 +60,7 @@ from attention import (
     unknown,
     weights_path,
 )
-from components import process_memory, turns
+from components import class_store, process_memory, turns
 from components.memory_budget import MemoryBudget, memory_budget
 
 # One thread per operation: the matrices of one rerun are small, many sessions share two cores, and
@@ -652,3 +652,9 @@ def _chart_data(builder: str, _build: Callable[..., dict], *arguments) -> dict[s
     """Keyed on the builder's name and the arguments (Streamlit leaves out a parameter named with _)."""
     return {name: dataframe_util.convert_anything_to_arrow_bytes(data) for name, data in _build(*arguments).items()}
 
+
+@st.cache_resource(show_spinner=False)
+def classes() -> class_store.ClassStore:
+    """Where the classes live (components/class_store.py): one store per server process, which every session
+    meets; in Redis when ATTENTION_ANATOMY_CLASS_STORE names one, so that replicas meet there too."""
+    return class_store.from_setting(os.environ.get(class_store.STORE_ENV))

@@ -1,4 +1,4 @@
-"""The pytest marks of a test that needs Chromium or nginx, and what happens when they are missing.
+"""The pytest marks of a test that needs Chromium, nginx or redis-server, and what happens when they are missing.
 
 Missing, the test is skipped, saying how to install it. Under CI (CI=true), where .ci/run installs them,
 the test fails instead with the same words: a broken install must not pass as a run whose browser and
@@ -15,6 +15,7 @@ import pytest
 
 from harness.browser import chromium_path
 from harness.nginx import nginx_path
+from harness.redis import redis_server_path
 
 # What is missing on this machine, each with how to install it (looked up once, at import).
 MISSING = {
@@ -25,11 +26,14 @@ MISSING = {
          "Playwright missing: `pip install -r requirements-dev.txt`"),
         ("nginx", nginx_path() is None,
          "nginx not found on PATH or in /usr/sbin: install Debian's package with `apt-get install -y nginx`"),
+        ("redis-server", redis_server_path() is None,
+         "redis-server not found: install Debian's package with `apt-get install -y redis-server`"),
     ) if is_missing
 }
 
 NEEDS_CHROMIUM = [pytest.mark.needs("chromium", "playwright")]
 NEEDS_NGINX = [pytest.mark.needs("nginx")]
+NEEDS_REDIS = [pytest.mark.needs("redis-server")]
 BROWSER_TESTS = [pytest.mark.browser, *NEEDS_CHROMIUM]
 
 

@@ -12,7 +12,7 @@ import dataclasses
 
 import streamlit as st
 
-from components import compute, controls, page_state
+from components import classroom, compute, controls
 from components.downloads import chart_downloads
 from components.heatmap import heatmap
 from components.neuron_chart import NeuronStack, neuron_chart, send_plan
@@ -70,5 +70,5 @@ def _fitted_query(state, tokens: int) -> int:
     notice = f"query={state.query} does not exist (the text has {tokens} tokens: 0 to {last}); showing query={last}."
     st.warning(controls.held("query", [notice], {"query": last})[0], icon=":material/info:")
     controls.request(query=last)
-    st.query_params.from_dict(page_state.to_query(dataclasses.replace(state, query=last)))
+    classroom.write_url(dataclasses.replace(state, query=last))
     return last

@@ -1,0 +1,290 @@
+"""Where a class lives: the teacher's page writes its view into it, the students' pages read it. No Streamlit.
+
+A class is a short code (read off a projector), the SHA-256 of the teacher's key, a version number that
+grows with every change the teacher makes, the teacher's view as plain strings (the URL parameters the
+page writes) and, beside it, the followers' last heartbeats, to count them. Nothing else: no names, no
+addresses. A class ends when its teacher ends it or LIFETIME_S after the teacher's last change.
+
+Two stores behind one interface: MemoryStore (the sessions of one server process) and RedisStore
+(ATTENTION_ANATOMY_CLASS_STORE=redis://…, shared by replicas behind a proxy). A follower's poll reads the
+version only (and, with Redis, leaves its heartbeat in the same round trip); the view is read when it moved.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import re
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+STORE_ENV = "ATTENTION_ANATOMY_CLASS_STORE"
+# No 0/O, 1/I/L: a code is read off a wall and typed. 31**6 is about 890 million codes.
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+CODE_LENGTH = 6
+_CODE = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
+KEY_BYTES = 24  # 192 bits of secrets.token_urlsafe: at least the 128 the issue asks for
+_KEY = re.compile(r"[A-Za-z0-9_-]{22,64}")
+LIFETIME_S = 3 * 3600.0  # a class without a change from its teacher for this long has ended
+HEARTBEAT_S = 5.0  # a follower counts while its last poll is younger than this
+MAX_CLASSES = 10_000  # of one memory store: a page opened with ?teach=1 in a loop cannot fill the server
+REDIS_TIMEOUT_S = 0.5  # Redis down: a page waits at most this long for it, then says so and goes on
+
+
+class StoreUnavailable(RuntimeError):
+    """The store cannot be reached (Redis down, or the memory store full): the page says so and goes on."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a follower reads of a class: the teacher's view and its version."""
+
+    version: int
+    settings: dict[str, str]
+
+
+class ClassStore(Protocol):
+    def create(self, settings: dict[str, str]) -> tuple[str, str]:
+        """Open a class showing settings; return its code and the teacher's key."""
+
+    def version(self, code: str, follower: str | None = None) -> int | None:
+        """The class's version (None once it has ended or never was); counts follower as following."""
+
+    def read(self, code: str) -> Snapshot | None: ...
+
+    def teaches(self, code: str, key: str) -> bool:
+        """Whether key is the teacher's of this live class."""
+
+    def publish(self, code: str, key: str, settings: dict[str, str]) -> bool:
+        """Show settings to the class if key is its teacher's; False for a wrong key or an ended class."""
+
+    def end(self, code: str, key: str) -> bool: ...
+
+    def followers(self, code: str) -> int: ...
+
+
+def parse_code(raw: str) -> str | None:
+    """A class code from a link (any case, spaces around it), or None when it cannot be one."""
+    code = raw.strip().upper()
+    return code if _CODE.fullmatch(code) else None
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def new_key() -> str:
+    return secrets.token_urlsafe(KEY_BYTES)
+
+
+def key_hash(key: str) -> bytes:
+    return hashlib.sha256(key.encode()).digest()
+
+
+def key_matches(key: str, stored_hash: bytes) -> bool:
+    """Whether key is the teacher's: hashes compared in constant time; a malformed key never matches."""
+    return bool(_KEY.fullmatch(key)) and hmac.compare_digest(key_hash(key), stored_hash)
+
+
+def from_setting(value: str | None) -> ClassStore:
+    """The store ATTENTION_ANATOMY_CLASS_STORE names: empty or "memory" for this process, redis://… for Redis."""
+    value = (value or "").strip()
+    if value in ("", "memory"):
+        return MemoryStore()
+    if value.startswith(("redis://", "rediss://", "unix://")):
+        return RedisStore(value)
+    raise ValueError(f"{STORE_ENV} must be empty, 'memory', or a Redis URL (redis://host:6379/0), not {value[:40]!r}")
+
+
+@dataclass
+class _Class:
+    key_hash: bytes
+    settings: dict[str, str]
+    changed: float
+    version: int = 1
+    followers: dict[str, float] = field(default_factory=dict)
+
+
+class MemoryStore:
+    """The classes of one server process, under one lock; each call takes microseconds."""
+
+    def __init__(self, lifetime_s: float = LIFETIME_S) -> None:
+        self.lifetime_s = lifetime_s
+        self._classes: dict[str, _Class] = {}
+        self._lock = threading.Lock()
+
+    def create(self, settings: dict[str, str]) -> tuple[str, str]:
+        key = new_key()
+        with self._lock:
+            self._drop_ended()
+            if len(self._classes) >= MAX_CLASSES:
+                raise StoreUnavailable(f"this server already holds {MAX_CLASSES:,} classes")
+            code = new_code()
+            while code in self._classes:
+                code = new_code()
+            self._classes[code] = _Class(key_hash(key), dict(settings), time.monotonic())
+        return code, key
+
+    def version(self, code: str, follower: str | None = None) -> int | None:
+        with self._lock:
+            lesson = self._live(code)
+            if lesson is None:
+                return None
+            if follower is not None:
+                lesson.followers[follower] = time.monotonic()
+            return lesson.version
+
+    def read(self, code: str) -> Snapshot | None:
+        with self._lock:
+            lesson = self._live(code)
+            return None if lesson is None else Snapshot(lesson.version, dict(lesson.settings))
+
+    def teaches(self, code: str, key: str) -> bool:
+        with self._lock:
+            lesson = self._live(code)
+            return lesson is not None and key_matches(key, lesson.key_hash)
+
+    def publish(self, code: str, key: str, settings: dict[str, str]) -> bool:
+        with self._lock:
+            lesson = self._live(code)
+            if lesson is None or not key_matches(key, lesson.key_hash):
+                return False
+            lesson.settings, lesson.changed = dict(settings), time.monotonic()
+            lesson.version += 1
+            return True
+
+    def end(self, code: str, key: str) -> bool:
+        with self._lock:
+            lesson = self._live(code)
+            if lesson is None or not key_matches(key, lesson.key_hash):
+                return False
+            del self._classes[code]
+            return True
+
+    def followers(self, code: str) -> int:
+        with self._lock:
+            lesson = self._live(code)
+            if lesson is None:
+                return 0
+            since = time.monotonic() - HEARTBEAT_S
+            lesson.followers = {who: at for who, at in lesson.followers.items() if at > since}
+            return len(lesson.followers)
+
+    def _live(self, code: str) -> _Class | None:
+        lesson = self._classes.get(code)
+        if lesson is not None and time.monotonic() - lesson.changed > self.lifetime_s:
+            del self._classes[code]
+            return None
+        return lesson
+
+    def _drop_ended(self) -> None:
+        for code in list(self._classes):
+            self._live(code)
+
+
+class RedisStore:
+    """The classes in Redis, for every replica: a hash per class (key_hash, version, settings, changed) that
+    expires LIFETIME_S after the teacher's last change, and a sorted set of the followers' heartbeats."""
+
+    PREFIX = "attention-anatomy:class:"
+
+    def __init__(self, url: str, lifetime_s: float = LIFETIME_S) -> None:
+        import redis
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        self.lifetime_ms = int(lifetime_s * 1000)
+        self._errors = (redis.RedisError, OSError)
+        # No retries: a page waits one timeout for a Redis that is down, not four.
+        self._redis = redis.Redis.from_url(url, socket_timeout=REDIS_TIMEOUT_S,
+                                           socket_connect_timeout=REDIS_TIMEOUT_S, retry=Retry(NoBackoff(), 0))
+
+    def create(self, settings: dict[str, str]) -> tuple[str, str]:
+        key = new_key()
+        with self._reaching():
+            while True:
+                code = new_code()
+                if self._redis.hsetnx(self._name(code), "key_hash", key_hash(key)):
+                    break
+            self._change(code, settings, first=True)
+        return code, key
+
+    def version(self, code: str, follower: str | None = None) -> int | None:
+        with self._reaching():
+            if follower is None:
+                version = self._redis.hget(self._name(code), "version")
+            else:  # the heartbeat rides along in the same round trip
+                pipe = self._redis.pipeline(transaction=False)
+                pipe.hget(self._name(code), "version")
+                pipe.zadd(self._followers(code), {follower: time.time()})
+                pipe.pexpire(self._followers(code), self.lifetime_ms)
+                version = pipe.execute()[0]
+        return None if version is None else int(version)
+
+    def read(self, code: str) -> Snapshot | None:
+        with self._reaching():
+            fields = self._redis.hmget(self._name(code), ["key_hash", "version", "settings"])
+        if None in fields:
+            return None
+        return Snapshot(int(fields[1]), json.loads(fields[2]))
+
+    def teaches(self, code: str, key: str) -> bool:
+        with self._reaching():
+            return self._is_teacher(code, key)
+
+    def publish(self, code: str, key: str, settings: dict[str, str]) -> bool:
+        with self._reaching():
+            if not self._is_teacher(code, key):
+                return False
+            self._change(code, settings)
+        return True
+
+    def end(self, code: str, key: str) -> bool:
+        with self._reaching():
+            if not self._is_teacher(code, key):
+                return False
+            self._redis.delete(self._name(code), self._followers(code))
+        return True
+
+    def followers(self, code: str) -> int:
+        with self._reaching():
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.zremrangebyscore(self._followers(code), "-inf", time.time() - HEARTBEAT_S)
+            pipe.zcard(self._followers(code))
+            return int(pipe.execute()[1])
+
+    def _is_teacher(self, code: str, key: str) -> bool:
+        stored = self._redis.hget(self._name(code), "key_hash")
+        return stored is not None and key_matches(key, stored)
+
+    def _change(self, code: str, settings: dict[str, str], first: bool = False) -> None:
+        """Write the teacher's view and move the version on, in one transaction: of two tabs, the later wins."""
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.hset(self._name(code), mapping={"settings": json.dumps(settings), "changed": time.time()})
+        if first:
+            pipe.hset(self._name(code), "version", 1)
+        else:
+            pipe.hincrby(self._name(code), "version", 1)
+        pipe.pexpire(self._name(code), self.lifetime_ms)
+        pipe.execute()
+
+    @contextlib.contextmanager
+    def _reaching(self) -> Iterator[None]:
+        """Turns the Redis client's errors (and a socket's) into StoreUnavailable, for the page to say so."""
+        try:
+            yield
+        except self._errors as error:
+            raise StoreUnavailable(f"the class store (Redis) cannot be reached: {error}") from error
+
+    def _name(self, code: str) -> str:
+        return self.PREFIX + code
+
+    def _followers(self, code: str) -> str:
+        return self.PREFIX + code + ":followers"
+

@@ -1,0 +1,324 @@
+"""A class: the teacher's page drives, the students' pages follow, and a student can break away and come back.
+
+The teacher opens the page with ?teach=1 (or presses Start a class): the page opens a class in the store
+(components/class_store.py), puts class=CODE&key=KEY in its own URL and shows the students' link, ?class=CODE,
+as text and as a QR code. After each of its runs the teacher's page sends its view (FOLLOWED, as the URL
+writes them) when it changed.
+
+A page opened with class=CODE follows: a timed fragment (follow, every POLL_S) reads the class's version,
+and when it moved, reads the teacher's view, hands it to the page's own request mechanism
+(controls.request) and reruns the page. Whatever the student moves after that (any control: the page's
+parameters then differ from what the teacher's view left) leaves follow mode until Follow the teacher again.
+
+Only a page whose link holds the class's key (compared in constant time, by the store) drives the class. A
+code read from a link is checked against CODE_ALPHABET before it goes anywhere, and shown only as a code span.
+"""
+
+from __future__ import annotations
+
+import io
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import segno
+import streamlit as st
+
+from components import compute, controls, page_state
+from components.class_store import StoreUnavailable, parse_code
+from components.page_state import PageState
+
+CLASS_PARAM, KEY_PARAM, TEACH_PARAM = "class", "key", "teach"
+FOLLOWED = ("view", "text", "text_b", "model", "source", "layer", "head", "head_dim", "scaling", "temperature",
+            "seed", "step", "query")
+# A follower's page asks for the class's version this often. Each ask is a run of a fragment, which costs
+# Streamlit about 1.9 ms of the server's CPU however little it does (bench/class_follow.py): 30 followers at
+# 0.75 s are about 8 % of a core (the target is 10 %), and a teacher's change shows within 0.75 s and a rerun.
+POLL_S = 0.75
+# A follower says it is there this often (a class store write), well within class_store.HEARTBEAT_S: the
+# other polls only read the version, one Redis round trip without a write.
+BEAT_S = 2.0
+COUNT_S = 2.0  # the teacher's panel counts the followers this often (and sends a change Redis missed)
+QR_PX = 10  # per module of the PNG; the sidebar shows it at its own width
+LARGE_QR_PX = 460  # on a 1280×720 projector: about 1.1 m across on a 3-m screen, read from 10 m or more
+_SEAT = "_class_seat"
+UNREACHABLE = ("The class cannot be reached right now (its store does not answer). Your page stays as it is "
+               "and follows again when the class answers.")
+
+
+@dataclass
+class Seat:
+    """A session's place in a class: none, the teacher's or a follower's."""
+
+    role: str = ""  # "", "teacher" or "follower"
+    code: str = ""
+    key: str = ""  # the teacher's only
+    following: bool = True  # a follower's: False once the student moved something
+    version: int = 0  # a follower's: the teacher's change the page shows
+    sent: dict[str, str] | None = None  # the teacher's: the view the class last received
+    unsent: bool = False  # the teacher's: a change the store could not take yet
+    expected: dict[str, str] | None = None  # a follower's: the page's parameters as the teacher's view left them
+    notices: list[str] = field(default_factory=list)
+    follower_id: str = field(default_factory=lambda: secrets.token_hex(8))  # random: only to count followers
+    beat_at: float = float("-inf")  # a follower's: when it last said it is there (time.monotonic)
+
+
+def start(query: dict[str, list[str]], models: Sequence[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """On a session's first run, join the class the link names (or open one for teach=1); return the query the
+    page's state is to be read from (a follower's holds the teacher's view) and the notices about the class."""
+    if _SEAT in st.session_state:
+        return query, _seat().notices
+    seat = st.session_state[_SEAT] = Seat()
+    code_given, key_given = _last(query, CLASS_PARAM), _last(query, KEY_PARAM)
+    if code_given is None:
+        if key_given is not None:
+            seat.notices.append("The link has a key but no class code: the key was ignored.")
+        if _last(query, TEACH_PARAM) == "1":
+            _open_class(seat)
+        return query, seat.notices
+    code = parse_code(code_given)
+    if code is None:
+        seat.notices.append(f"The link's class={page_state.shorten(code_given)} is not a class code (six letters "
+                            "and digits): showing the page on its own.")
+        return query, seat.notices
+    try:
+        snapshot = compute.classes().read(code)
+        teaches = key_given is not None and snapshot is not None and compute.classes().teaches(code, key_given)
+    except StoreUnavailable:
+        seat.role, seat.code = "follower", code
+        seat.notices.append(UNREACHABLE)
+        return query, seat.notices
+    if snapshot is None:
+        seat.notices.append(f"Class {page_state.shorten(code)} has ended or does not exist: showing the page on "
+                            "its own.")
+        return query, seat.notices
+    if teaches:
+        seat.role, seat.code, seat.key = "teacher", code, key_given
+        return query, seat.notices
+    if key_given is not None:
+        seat.notices.append(f"This link's key is not class {page_state.shorten(code)}'s: the page follows the "
+                            "teacher and cannot change the class's view.")
+    seat.role, seat.code, seat.version = "follower", code, snapshot.version
+    own = {name: values for name, values in query.items() if name not in FOLLOWED}
+    return {**own, **_as_query(snapshot.settings)}, seat.notices
+
+
+def sync(state: PageState) -> None:
+    """After the controls have made the page's state: send it to the class (the teacher's page), or notice that
+    the student moved something (a follower's); then write the URL."""
+    seat = _seat()
+    if seat.role == "teacher":
+        _send(seat, followed(state))
+    elif seat.role == "follower" and seat.following:
+        shown = page_state.to_query(state)
+        if seat.expected is None:
+            seat.expected = shown
+        elif shown != seat.expected:
+            seat.following = False
+    write_url(state)
+
+
+def write_url(state: PageState) -> None:
+    """The page's parameters in the URL, with the class's code (and the teacher's key) after them."""
+    st.query_params.from_dict({**page_state.to_query(state), **class_params()})
+
+
+def class_params() -> dict[str, str]:
+    seat = _seat()
+    if seat.role == "teacher":
+        return {CLASS_PARAM: seat.code, KEY_PARAM: seat.key}
+    return {CLASS_PARAM: seat.code} if seat.role == "follower" else {}
+
+
+def followed(state: PageState) -> dict[str, str]:
+    """What a follower takes of the teacher's view: the FOLLOWED parameters as the URL writes them (a default is
+    left out, and a follower takes the default for it)."""
+    return {name: value for name, value in page_state.to_query(state).items() if name in FOLLOWED}
+
+
+def status() -> None:
+    """A follower's line at the top of the view: following, or exploring with the way back."""
+    seat = _seat()
+    if seat.role != "follower":
+        return
+    if seat.following:
+        st.caption(f"Following the teacher · class {page_state.shorten(seat.code)}")
+        return
+    st.info("You are exploring on your own: the teacher's changes no longer move this page.",
+            icon=":material/explore:")
+    st.button("Follow the teacher again", key="follow_again", on_click=_follow_again, type="primary")
+
+
+def teacher_panel() -> None:
+    """At the top of the sidebar, on the teacher's page: the students' link, its QR code, how many follow, a larger
+    QR code for the back of the room, and End the class."""
+    seat = _seat()
+    if seat.role != "teacher":
+        return
+    link = students_link(seat.code)
+    with st.sidebar.expander(f"Class {seat.code}: the students' link", expanded=True, icon=":material/school:"):
+        st.image(qr_png(link), width="stretch")
+        st.code(link, language=None, wrap_lines=True)
+        _teacher_status()
+        if st.button("Show the QR code large", key="large_qr", icon=":material/qr_code_2:"):
+            _large_qr(link)
+        st.button("End the class", key="end_class", on_click=_end_class, icon=":material/stop_circle:")
+
+
+def start_button() -> None:
+    """Start a class, on a page that is in none."""
+    if not _seat().role:
+        st.sidebar.button("Start a class", key="start_class", on_click=_start_class, icon=":material/school:",
+                          help="Your students open one link (or scan its QR code) and their pages follow yours.")
+
+
+def students_link(code: str) -> str:
+    """This page's address as the browser holds it (behind a proxy too), with the class's code and nothing else."""
+    return f"{st.context.url or ''}?{CLASS_PARAM}={code}"
+
+
+@st.dialog("Join the class", width="large")
+def _large_qr(link: str) -> None:
+    """The QR code as large as a 1280×720 projector's dialog holds it, the link beside it in large letters."""
+    picture, words = st.columns([3, 2], vertical_alignment="center")
+    picture.image(qr_png(link), width=LARGE_QR_PX)
+    words.markdown(f"#### Scan the code, or open\n\n## {_plain(link)}")
+
+
+def _plain(text: str) -> str:
+    """A link shown in Markdown as the letters it is: no character of it can start Markdown or HTML."""
+    return "".join(f"\\{ch}" if ch in "\\`*_{}[]()<>#+-.!|:~&=?/%" else ch for ch in text)
+
+
+def qr_png(link: str) -> bytes:
+    """The link as a QR code (PNG, black on white, with its quiet zone), made here without the network."""
+    picture = io.BytesIO()
+    segno.make(link, error="m").save(picture, kind="png", scale=QR_PX, border=4)
+    return picture.getvalue()
+
+
+@st.fragment(run_every=COUNT_S)
+def _teacher_status() -> None:
+    seat = _seat()
+    if seat.role != "teacher":
+        return
+    if seat.unsent and seat.sent is not None:
+        _send(seat, seat.sent, again=True)
+    if seat.unsent:
+        st.warning("Your students cannot get your changes right now: the class's store does not answer. "
+                   "Go on teaching; the page sends your view when it can.", icon=":material/cloud_off:")
+        return
+    try:
+        count = compute.classes().followers(seat.code)
+    except StoreUnavailable:
+        return
+    st.markdown(f"**{count}** {'student' if count == 1 else 'students'} following")
+
+
+def follow() -> None:
+    """A follower's poll: call once per run of the page. Draws nothing while all is well."""
+    if _seat().role == "follower":
+        _poll()
+
+
+@st.fragment(run_every=POLL_S)
+def _poll() -> None:
+    seat = _seat()
+    if seat.role != "follower":
+        return
+    now = time.monotonic()
+    beat = seat.following and now - seat.beat_at >= BEAT_S
+    try:
+        version = compute.classes().version(seat.code, seat.follower_id if beat else None)
+        seat.beat_at = now if beat else seat.beat_at
+        if seat.following and version is not None and version != seat.version:
+            snapshot = compute.classes().read(seat.code)
+            if snapshot is not None:
+                _take(seat, snapshot.version, snapshot.settings)
+                st.rerun()
+    except StoreUnavailable:
+        st.warning(UNREACHABLE, icon=":material/cloud_off:")
+        return
+    if version is None:
+        seat.notices.append(f"Class {page_state.shorten(seat.code)} has ended: the page stays where it is.")
+        seat.role = ""
+        st.rerun()
+
+
+def _take(seat: Seat, version: int, settings: Mapping[str, str]) -> None:
+    """Put the teacher's view on this page (through the page's own requests), from the next run on."""
+    state, _ = page_state.from_query(_as_query(settings), compute.model_names())
+    controls.request(**{name: getattr(state, name) for name in FOLLOWED})
+    seat.version, seat.expected, seat.following = version, None, True
+
+
+def _send(seat: Seat, view: dict[str, str], again: bool = False) -> None:
+    """Send the teacher's view when it changed. While the store does not answer, a change is only kept: the
+    teacher's panel tries again every COUNT_S, so that no move of the teacher's waits for the store's timeout."""
+    if view == seat.sent and not again:
+        return
+    seat.sent = view
+    if seat.unsent and not again:
+        return
+    try:
+        accepted = compute.classes().publish(seat.code, seat.key, view)
+    except StoreUnavailable:
+        seat.unsent = True
+        return
+    seat.unsent = False
+    if not accepted:
+        seat.notices.append(f"Class {page_state.shorten(seat.code)} has ended: this page is on its own again.")
+        seat.role, seat.code, seat.key = "", "", ""
+
+
+def _open_class(seat: Seat) -> None:
+    try:
+        seat.code, seat.key = compute.classes().create({})
+    except StoreUnavailable as error:
+        seat.notices.append(f"A class cannot be started right now ({error}). The page works on its own.")
+        return
+    seat.role, seat.sent = "teacher", None
+
+
+def _start_class() -> None:
+    seat = _seat()
+    seat.notices.clear()
+    _open_class(seat)
+
+
+def _end_class() -> None:
+    seat = _seat()
+    try:
+        compute.classes().end(seat.code, seat.key)
+    except StoreUnavailable:
+        seat.notices.append("The class's store does not answer: the class ends by itself after a few hours "
+                            "without a change.")
+    seat.role, seat.code, seat.key = "", "", ""
+
+
+def _follow_again() -> None:
+    seat = _seat()
+    try:
+        snapshot = compute.classes().read(seat.code)
+    except StoreUnavailable:
+        seat.following, seat.version = True, 0  # the poll takes the teacher's view once the class answers
+        return
+    if snapshot is None:
+        seat.notices.append(f"Class {page_state.shorten(seat.code)} has ended: the page stays where it is.")
+        seat.role = ""
+        return
+    _take(seat, snapshot.version, snapshot.settings)
+
+
+def _seat() -> Seat:
+    return st.session_state.setdefault(_SEAT, Seat())
+
+
+def _as_query(settings: Mapping[str, str]) -> dict[str, list[str]]:
+    return {name: [value] for name, value in settings.items() if name in FOLLOWED}
+
+
+def _last(query: Mapping[str, Sequence[str]], name: str) -> str | None:
+    given = query.get(name) or ()
+    return given[-1] if given else None

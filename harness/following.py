@@ -1,0 +1,118 @@
+"""A class over Streamlit's websocket: one teacher's session that moves the head, and followers that keep the
+page's timers as the browser does (session_client.py), so that thirty followers cost the server what thirty
+browsers cost it and the client machine almost nothing.
+
+A follower asks for every timed fragment the page announced (the class's poll, components/classroom.py) again
+every period, on a fixed schedule, as the frontend's timer does; after every run it reads the head its heatmap
+stands at (where the chart's own head input starts, in the spec the server sent) and keeps the time whenever
+that changed. The teacher's change -> a follower's heatmap is the first time that follower shows the head the
+teacher moved to; the browser's drawing of it (tens of ms) is not in the figure.
+
+Used by bench/class_follow.py, which prints the figures, and tests/deploy/test_class_follow.py, which asserts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+
+from harness.classroom import CHART, move_on_chart
+from harness.session_client import WebsocketSession
+
+POLL_LIMIT_S = 60.0  # a timed fragment slower than this is not the class's poll (components/reconnect.py's hour)
+TEACHER_PERIOD_S = 2.0
+HEADS = 12  # the bundled model's
+
+
+@dataclass
+class Follower:
+    session: WebsocketSession
+    seen: list[tuple[float, int | None]] = field(default_factory=list)  # (time, head) whenever the head shown moved
+    errors: list[str] = field(default_factory=list)
+    polls: int = 0
+
+
+@dataclass
+class Change:
+    at: float  # time.monotonic() just before the teacher's move was sent
+    head: int
+
+
+def shown_head(session: WebsocketSession) -> int | None:
+    """The head the one-head heatmap stands at (None without one): where its own head input starts."""
+    chart = session.charts().get(CHART)
+    if chart is None:
+        return None
+    for param in json.loads(chart.spec).get("params", ()):
+        if param.get("name") == "head" and "select" in param:
+            return int(param["value"][0]["head"])
+    return None
+
+
+def class_code(session: WebsocketSession) -> str:
+    return urllib.parse.parse_qs(session.query_string)["class"][-1]
+
+
+async def join(base_url: str, code: str, delay_s: float = 0.0) -> Follower:
+    await asyncio.sleep(delay_s)
+    follower = Follower(await WebsocketSession.connect(base_url, {"class": code}))
+    follower.seen.append((time.monotonic(), shown_head(follower.session)))
+    follower.errors.extend(follower.session.errors())
+    return follower
+
+
+async def keep_polling(follower: Follower, until: float, phase: float = 0.0) -> None:
+    """Rerun the page's poll every period it announced, until time.monotonic() reaches until. phase (0 to 1) of a
+    period: where in it this follower's timer ticks (browsers that opened the page at different moments)."""
+    next_at = time.monotonic() + phase * min(follower.session.auto_reruns.values(), default=0.0)
+    while True:
+        timers = sorted((period, fragment) for fragment, period in follower.session.auto_reruns.items()
+                        if period < POLL_LIMIT_S)
+        if not timers:
+            follower.errors.append("the page announced no poll: it does not follow a class")
+            return
+        period, fragment = timers[0]
+        next_at = max(next_at + period, time.monotonic())
+        if next_at >= until:
+            return
+        await asyncio.sleep(next_at - time.monotonic())
+        try:
+            await follower.session.rerun(fragment_id=fragment, auto=True)
+        except Exception as error:  # noqa: BLE001 (counted and reported with the figures)
+            follower.errors.append(f"poll: {error!r}")
+            return
+        follower.polls += 1
+        follower.errors.extend(follower.session.errors())
+        head = shown_head(follower.session)
+        if head != follower.seen[-1][1]:
+            follower.seen.append((time.monotonic(), head))
+
+
+async def teach(teacher: WebsocketSession, until: float, period_s: float = TEACHER_PERIOD_S) -> list[Change]:
+    """Move the teacher's head one step every period_s until until; return when each move was sent."""
+    changes = []
+    head = shown_head(teacher) or 0
+    next_at = time.monotonic()
+    while next_at + period_s < until:
+        next_at += period_s
+        await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+        head = (head + 1) % HEADS
+        changes.append(Change(time.monotonic(), head))
+        await move_on_chart(teacher, "head", head)
+    return changes
+
+
+def latencies(changes: list[Change], follower: Follower) -> tuple[list[float], list[str]]:
+    """Seconds from each change to the follower first showing its head; a change it never showed is an error."""
+    found, missed = [], []
+    for index, change in enumerate(changes):
+        before = changes[index + 1].at if index + 1 < len(changes) else float("inf")
+        shown = [at for at, head in follower.seen if head == change.head and change.at <= at]
+        if shown and shown[0] < before + TEACHER_PERIOD_S:
+            found.append(shown[0] - change.at)
+        else:
+            missed.append(f"never showed head {change.head} (the teacher's change {index + 1})")
+    return found, missed

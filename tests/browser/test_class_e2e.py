@@ -1,0 +1,181 @@
+"""A class in real Chromium tabs: a teacher's page and two students' pages on one server (issue 19).
+
+The teacher opens ?teach=1; the students open the link the teacher's panel shows. Then, in order: both
+students follow the teacher's head and view; one breaks away by moving its own head (the teacher and the other
+student stay where they are) and comes back with Follow the teacher again; a page whose link holds a wrong
+key follows and cannot drive; the teacher ends the class and the students keep their pages with a notice.
+
+Screenshots of the teacher's panel and of a follower's notice, at 1280×720 and 390×844, go to
+screenshots/class/ (git-ignored), for a reviewer to look at.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from harness.browser import chart_input_readout, load_page, open_tab, press_chart_key
+from tests.marks import BROWSER_TESTS
+
+pytestmark = BROWSER_TESTS
+
+SHOTS = Path(__file__).resolve().parents[2] / "screenshots" / "class"
+TEXT = "the teacher points at one head"
+PROJECTOR, PHONE = {"width": 1280, "height": 720}, {"width": 390, "height": 844}
+
+
+def scanned(screenshot: bytes, scale: float = 1.0) -> list[str]:
+    """What a QR reader (zxing-cpp) reads off a screenshot, shrunk to scale of its size: a phone's camera at
+    the back of the room sees the projected page at a fraction of its pixels."""
+    import zxingcpp
+    from PIL import Image
+
+    picture = Image.open(io.BytesIO(screenshot))
+    picture = picture.resize((round(picture.width * scale), round(picture.height * scale)), Image.Resampling.BOX)
+    return [found.text for found in zxingcpp.read_barcodes(picture)]
+
+
+def url_params(page) -> dict[str, str]:
+    return {key: values[-1] for key, values in parse_qs(urlsplit(page.url).query).items()}
+
+
+def expect_head(page, head: int) -> None:
+    """The page shows head: its heatmap's own input, its URL and its heading."""
+    from playwright.sync_api import expect
+
+    expect(chart_input_readout(page, "head")).to_have_text(str(head))
+    expect(page).to_have_url(re.compile(rf"[?&]head={head}(&|$)" if head else r"^(?!.*[?&]head=)"))
+    expect(page.get_by_role("heading", name=re.compile(rf"Layer \d+, head {head}$"))).to_be_visible()
+
+
+def move_head_to(page, head: int) -> None:
+    """Press ArrowRight on the heatmap's head input until it reads head."""
+    while int(chart_input_readout(page, "head").inner_text()) < head:
+        press_chart_key(page, "head")
+    expect_head(page, head)
+
+
+@pytest.fixture(scope="module")
+def classroom(browser, base_url):
+    """The teacher's tab (opened with ?teach=1), the students' link it shows, and a factory of student tabs."""
+    from playwright.sync_api import expect
+
+    teacher = open_tab(browser, viewport=PROJECTOR)
+    load_page(teacher, f"{base_url}/?teach=1&text={TEXT.replace(' ', '+')}")
+    expect(teacher).to_have_url(re.compile(r"[?&]class=[A-Z2-9]{6}&key=[\w-]{22,}"))
+    panel = teacher.locator('[data-testid="stSidebar"] [data-testid="stExpander"]').filter(
+        has_text="the students' link")
+    expect(panel.locator("img")).to_be_visible()
+    link = panel.locator("code").inner_text().strip()
+    assert scanned(teacher.screenshot(), scale=0.5) == [link], "the sidebar's QR code, half size, reads the link"
+    tabs = []
+
+    def student(url: str = link, viewport=None):
+        page = open_tab(browser, **({"viewport": viewport} if viewport else {}))
+        load_page(page, url)
+        tabs.append(page)
+        return page
+
+    yield teacher, link, student
+    for page in [teacher, *tabs]:
+        page.context.close()
+
+
+def test_the_teachers_page_shows_the_students_link_without_the_key(classroom):
+    teacher, link, _ = classroom
+    params = url_params(teacher)
+    assert link.endswith(f"?class={params['class']}") and params["key"] not in link, link
+    assert link.startswith("http://127.0.0.1:"), "the link must open this server from another machine's browser"
+
+
+def test_students_follow_break_away_come_back_and_a_wrong_key_cannot_drive(classroom):
+    from playwright.sync_api import expect
+
+    teacher, link, student = classroom
+    first, second = student(), student(viewport=PHONE)
+    for page in (first, second):
+        expect(page.get_by_text("Following the teacher")).to_be_visible()
+        # The teacher's text, from a link that had none.
+        expect(page.get_by_role("textbox", name="Text", exact=True)).to_have_value(TEXT)
+        assert "key" not in url_params(page) and url_params(page)["class"] == url_params(teacher)["class"]
+    panel = teacher.locator('[data-testid="stSidebar"]')
+    expect(panel.get_by_text("2 students following")).to_be_visible()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    teacher.screenshot(path=SHOTS / "teacher-1280x720.png")
+
+    move_head_to(teacher, 2)
+    for page in (first, second):
+        expect_head(page, 2)
+
+    move_head_to(first, 3)  # the first student moves a control: it leaves follow mode
+    expect(first.get_by_text("You are exploring on your own")).to_be_visible()
+    first.screenshot(path=SHOTS / "follower-exploring-1400x1000.png")
+    expect_head(teacher, 2)  # the teacher's page is never changed by a student
+    expect_head(second, 2)
+
+    move_head_to(teacher, 5)
+    expect_head(second, 5)
+    expect_head(first, 3)  # exploring on its own: it stays
+    expect(first.get_by_text("You are exploring on your own")).to_be_visible()
+
+    first.get_by_role("button", name="Follow the teacher again").click()
+    expect_head(first, 5)  # back: the teacher's view now
+    expect(first.get_by_text("Following the teacher")).to_be_visible()
+
+    teacher.locator('[data-testid="stSidebar"] [data-testid="stRadio"]').get_by_text("All heads of a layer").click()
+    for page in (first, second):
+        expect(page.get_by_role("heading", name="All heads of a layer")).to_be_visible()
+        expect(page).to_have_url(re.compile(r"[?&]view=heads(&|$)"))
+
+    wrong = student(f"{link}&key={'A' * 32}")
+    expect(wrong.get_by_text("key is not class")).to_be_visible()
+    expect(wrong.get_by_role("heading", name="All heads of a layer")).to_be_visible()  # it follows
+    assert "key" not in url_params(wrong)
+    wrong.locator('[data-testid="stSidebar"] [data-testid="stRadio"]').get_by_text("One head").click()
+    expect(wrong.get_by_text("You are exploring on your own")).to_be_visible()
+    move_head_to(wrong, 7)
+    expect(teacher.get_by_role("heading", name="All heads of a layer")).to_be_visible()  # not driven
+    expect(first.get_by_role("heading", name="All heads of a layer")).to_be_visible()
+    expect(second.get_by_role("heading", name="All heads of a layer")).to_be_visible()
+    assert url_params(teacher)["view"] == "heads" and url_params(teacher)["head"] == "5"
+
+
+def test_a_followers_notice_on_a_phone_and_a_projector(classroom):
+    from playwright.sync_api import expect
+
+    teacher, link, student = classroom
+    for name, viewport in (("390x844", PHONE), ("1280x720", PROJECTOR)):
+        page = student(viewport=viewport)
+        expect(page.get_by_text("Following the teacher")).to_be_visible()
+        page.screenshot(path=SHOTS / f"follower-{name}.png")
+    teacher.get_by_role("button", name="Show the QR code large").click()
+    dialog = teacher.get_by_role("dialog")
+    expect(dialog.locator("img")).to_be_visible()
+    expect(dialog.get_by_text(link)).to_be_visible()
+    # The whole projected screen at a quarter of its pixels (a 1280-px-wide screen seen 320 px wide: a phone's
+    # camera about 30 m from a 3-m screen) still reads the link.
+    assert scanned(teacher.screenshot(path=SHOTS / "teacher-large-qr-1280x720.png"), scale=0.25) == [link]
+    teacher.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    teacher.set_viewport_size(PHONE)
+    teacher.screenshot(path=SHOTS / "teacher-390x844.png")
+    teacher.set_viewport_size(PROJECTOR)
+
+
+def test_an_ended_class_leaves_the_students_pages_as_they_are_with_a_notice(classroom):
+    from playwright.sync_api import expect
+
+    teacher, link, student = classroom
+    page = student()
+    expect(page.get_by_text("Following the teacher")).to_be_visible()
+    teacher.get_by_role("button", name="End the class").click()
+    expect(teacher).not_to_have_url(re.compile(r"[?&](class|key)="))
+    expect(page.get_by_text(re.compile(r"Class .* has ended"))).to_be_visible()
+    expect(page.get_by_role("heading", name="All heads of a layer")).to_be_visible()
+    again = student(link)
+    expect(again.get_by_text(re.compile(r"has ended or does not exist"))).to_be_visible()
+    assert "class" not in url_params(again)

@@ -1,0 +1,127 @@
+"""A class on the page, through AppTest (issue 19): links that start, follow or misuse a class.
+
+Pages of one test process share the server's memory store (components/compute.classes), as sessions of one
+server do, so a teacher's page and a student's page meet in it. The poll that a browser's timer repeats runs
+here with each run of the student's page.
+"""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from tests.pages import assert_healthy, open_page
+
+FOLLOWING = "Following the teacher"
+
+
+def warnings(page: AppTest) -> list[str]:
+    return [warning.value for warning in page.warning]
+
+
+def captions(page: AppTest) -> list[str]:
+    return [caption.value for caption in page.caption]
+
+
+def start_class() -> tuple[AppTest, str, str]:
+    teacher = open_page(teach="1")
+    assert_healthy(teacher)
+    return teacher, teacher.query_params["class"], teacher.query_params["key"]
+
+
+def test_teach_opens_a_class_and_a_student_takes_the_teachers_view():
+    teacher, code, key = start_class()
+    assert len(code) == 6 and len(key) >= 22
+    teacher.text_area(key="text").set_value("the class reads this").run()
+    student = open_page(**{"class": code})
+    assert_healthy(student)
+    assert any(caption.startswith(FOLLOWING) for caption in captions(student))
+    assert student.text_area(key="text").value == "the class reads this"
+    assert student.query_params["class"] == code and "key" not in student.query_params
+    teacher.text_area(key="text").set_value("and now this").run()
+    student.run()
+    assert student.text_area(key="text").value == "and now this"
+    assert student.query_params["text"] == "and now this"
+
+
+def test_a_students_own_move_leaves_follow_mode_and_never_reaches_the_teacher():
+    teacher, code, _ = start_class()
+    student = open_page(**{"class": code})
+    student.text_area(key="text").set_value("my own sentence").run()
+    assert any("exploring on your own" in info.value for info in student.info)
+    teacher.run()
+    assert teacher.text_area(key="text").value != "my own sentence"
+    teacher.text_area(key="text").set_value("the teacher moves on").run()
+    student.run()
+    assert student.text_area(key="text").value == "my own sentence"  # exploring: stays
+    student.button(key="follow_again").click().run()
+    assert student.text_area(key="text").value == "the teacher moves on"
+    assert any(caption.startswith(FOLLOWING) for caption in captions(student))
+
+
+def test_two_teacher_tabs_with_one_key_the_later_change_wins():
+    first, code, key = start_class()
+    second = open_page(**{"class": code, "key": key})
+    assert_healthy(second)
+    assert second.query_params["key"] == key  # a teacher too
+    first.text_area(key="text").set_value("from the first tab").run()
+    second.text_area(key="text").set_value("from the second tab").run()
+    student = open_page(**{"class": code})
+    assert student.text_area(key="text").value == "from the second tab"
+    assert_healthy(first)
+    assert_healthy(second)
+
+
+def test_a_wrong_key_follows_and_cannot_drive():
+    teacher, code, key = start_class()
+    teacher.text_area(key="text").set_value("only the teacher drives").run()
+    wrong = open_page(**{"class": code, "key": "A" * len(key)})
+    assert_healthy(wrong)
+    assert any("key is not class" in notice for notice in warnings(wrong))
+    assert "key" not in wrong.query_params
+    assert wrong.text_area(key="text").value == "only the teacher drives"
+    wrong.text_area(key="text").set_value("a student's text").run()
+    student = open_page(**{"class": code})
+    assert student.text_area(key="text").value == "only the teacher drives"
+
+
+def test_bad_class_links_give_a_notice_and_the_normal_page():
+    cases = {
+        "<b>bold</b>": "is not a class code",
+        "ABC": "is not a class code",
+        "ZZZZZZ": "has ended or does not exist",
+    }
+    for code, notice in cases.items():
+        page = open_page(**{"class": code})
+        assert_healthy(page)
+        assert any(notice in warning for warning in warnings(page)), (code, warnings(page))
+        assert "class" not in page.query_params and not any(FOLLOWING in c for c in captions(page))
+    shown = next(warning for warning in warnings(open_page(**{"class": "<b>bold</b>"})) if "class=" in warning)
+    assert "`<b>bold</b>`" in shown  # a code span: shown as typed, never as HTML
+    keyless = open_page(key="A" * 32)
+    assert any("key but no class code" in warning for warning in warnings(keyless))
+    assert "key" not in keyless.query_params
+
+
+def test_an_ended_class_leaves_the_student_where_it_was():
+    teacher, code, _ = start_class()
+    teacher.text_area(key="text").set_value("the last view").run()
+    student = open_page(**{"class": code})
+    teacher.button(key="end_class").click().run()
+    assert "class" not in teacher.query_params and "key" not in teacher.query_params
+    student.run()
+    assert_healthy(student)
+    assert any("has ended" in warning for warning in warnings(student))
+    assert student.text_area(key="text").value == "the last view"
+    assert "class" not in student.query_params
+
+
+def test_the_sidebar_button_starts_a_class_as_teach_does():
+    page = open_page(text="a lesson started from the sidebar")
+    assert "class" not in page.query_params
+    page.button(key="start_class").click().run()
+    assert_healthy(page)
+    code, key = page.query_params["class"], page.query_params["key"]
+    assert page.button(key="end_class") and not [b for b in page.button if b.key == "start_class"]
+    student = open_page(**{"class": code})
+    assert student.text_area(key="text").value == "a lesson started from the sidebar"
+    assert key not in str(student.query_params)
