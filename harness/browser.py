@@ -294,6 +294,22 @@ def press_chart_key(page, name: str, press: str = "ArrowRight", **settle) -> flo
     return press_and_measure(page, chart_input(page, name), press, **settle)
 
 
+def expect_head(page, head: int) -> None:
+    """The one-head view shows head: its heatmap's own input, its URL and its heading."""
+    from playwright.sync_api import expect
+
+    expect(chart_input_readout(page, "head")).to_have_text(str(head))
+    expect(page).to_have_url(re.compile(rf"[?&]head={head}(&|$)" if head else r"^(?!.*[?&]head=)"))
+    expect(page.get_by_role("heading", name=re.compile(rf"Layer \d+, head {head}$"))).to_be_visible()
+
+
+def move_head_to(page, head: int) -> None:
+    """Press ArrowRight on the one-head chart's head input until the view shows head."""
+    while int(chart_input_readout(page, "head").inner_text()) < head:
+        press_chart_key(page, "head")
+    expect_head(page, head)
+
+
 def time_slider_key(page, key: str, press: str = "ArrowRight", **settle) -> Timing:
     """Like press_slider_key, with the server's part of the time as well."""
     thumb = slider_thumb(page, key)

@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.server import free_port
+from harness.browser import open_session
+from harness.server import free_port, metrics
 
 NGINX_CONF = Path(__file__).resolve().parents[1] / "deploy" / "nginx.conf"
 # The ports written in deploy/nginx.conf: nginx's own, then one per replica.
@@ -29,6 +30,16 @@ CONF_REPLICA_PORTS = (8601, 8602)
 NO_WAY_OUT = "http://127.0.0.1:9"
 REPLICA_ENV = {"HTTP_PROXY": NO_WAY_OUT, "HTTPS_PROXY": NO_WAY_OUT, "http_proxy": NO_WAY_OUT,
                "https_proxy": NO_WAY_OUT, "NO_PROXY": "", "no_proxy": ""}
+
+
+def open_on_replica(browser, url: str, replicas: list[str]):
+    """Open url through the proxy in a fresh browser context; return the page and the index of the replica
+    whose active sessions went up: the one that got the session's websocket."""
+    before = [metrics(replica)["active"] for replica in replicas]
+    page = open_session(browser, url)
+    gained = [metrics(replica)["active"] - old for replica, old in zip(replicas, before, strict=True)]
+    assert sorted(gained) == [0, 1], f"a new session should add one websocket on one replica: {gained}"
+    return page, gained.index(1)
 
 
 def nginx_path() -> str | None:

@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from harness.browser import chart_input_readout, load_page, open_tab, press_chart_key
+from harness.browser import expect_head, load_page, move_head_to, open_tab
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -41,22 +41,6 @@ def scanned(screenshot: bytes, scale: float = 1.0) -> list[str]:
 
 def url_params(page) -> dict[str, str]:
     return {key: values[-1] for key, values in parse_qs(urlsplit(page.url).query).items()}
-
-
-def expect_head(page, head: int) -> None:
-    """The page shows head: its heatmap's own input, its URL and its heading."""
-    from playwright.sync_api import expect
-
-    expect(chart_input_readout(page, "head")).to_have_text(str(head))
-    expect(page).to_have_url(re.compile(rf"[?&]head={head}(&|$)" if head else r"^(?!.*[?&]head=)"))
-    expect(page.get_by_role("heading", name=re.compile(rf"Layer \d+, head {head}$"))).to_be_visible()
-
-
-def move_head_to(page, head: int) -> None:
-    """Press ArrowRight on the heatmap's head input until it reads head."""
-    while int(chart_input_readout(page, "head").inner_text()) < head:
-        press_chart_key(page, "head")
-    expect_head(page, head)
 
 
 @pytest.fixture(scope="module")

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from components.class_store import STORE_ENV
-from harness.browser import chart_input_readout, launch_chromium, open_session, press_chart_key
-from harness.nginx import REPLICA_ENV, Proxy, nginx_proxy
+from harness.browser import expect_head, launch_chromium, move_head_to
+from harness.nginx import REPLICA_ENV, Proxy, nginx_proxy, open_on_replica
 from harness.redis import Redis, redis_server
-from harness.server import APP, metrics, port_of, streamlit_server
+from harness.server import APP, port_of, streamlit_server
 from tests.marks import NEEDS_CHROMIUM, NEEDS_NGINX, NEEDS_REDIS
 
 pytestmark = [pytest.mark.deploy, *NEEDS_NGINX, *NEEDS_CHROMIUM, *NEEDS_REDIS]
@@ -58,40 +58,19 @@ def cluster(tmp_path_factory):
         yield Cluster(replicas, proxy, redis, browser, folder)
 
 
-def open_on_replica(cluster: Cluster, url: str):
-    """Open url through the proxy in a fresh browser context; return the page and the replica it landed on."""
-    before = [metrics(replica)["active"] for replica in cluster.replicas]
-    page = open_session(cluster.browser, url)
-    gained = [metrics(replica)["active"] - old for replica, old in zip(cluster.replicas, before, strict=True)]
-    assert sorted(gained) == [0, 1], f"a new session should add one websocket on one replica: {gained}"
-    return page, gained.index(1)
-
-
-def expect_head(page, head: int) -> None:
-    from playwright.sync_api import expect
-
-    expect(chart_input_readout(page, "head")).to_have_text(str(head))
-    expect(page.get_by_role("heading", name=re.compile(rf"Layer \d+, head {head}$"))).to_be_visible()
-
-
-def move_head_to(page, head: int) -> None:
-    while int(chart_input_readout(page, "head").inner_text()) < head:
-        press_chart_key(page, "head")
-    expect_head(page, head)
-
-
 @pytest.fixture(scope="module")
 def classroom(cluster):
     """The teacher's page, its replica, and a student's page on the other replica."""
     from playwright.sync_api import expect
 
-    teacher, teachers_replica = open_on_replica(cluster, f"{cluster.proxy.url}/?teach=1&text={TEXT.replace(' ', '+')}")
+    teachers_url = f"{cluster.proxy.url}/?teach=1&text={TEXT.replace(' ', '+')}"
+    teacher, teachers_replica = open_on_replica(cluster.browser, teachers_url, cluster.replicas)
     expect(teacher).to_have_url(re.compile(r"[?&]class=[A-Z2-9]{6}&key="))
     link = teacher.locator('[data-testid="stSidebar"] [data-testid="stExpander"] code').inner_text().strip()
     assert link.startswith(cluster.proxy.url), f"the students' link must go through the proxy: {link}"
     others = []
     for _ in range(MAX_STUDENT_TRIES):
-        student, replica = open_on_replica(cluster, link)
+        student, replica = open_on_replica(cluster.browser, link, cluster.replicas)
         if replica != teachers_replica:
             break
         others.append(student)

@@ -45,7 +45,7 @@ from harness.browser import (
     wait_until_settled,
     weights_chart,
 )
-from harness.nginx import REPLICA_ENV, Proxy, nginx_proxy
+from harness.nginx import REPLICA_ENV, Proxy, nginx_proxy, open_on_replica
 from harness.server import APP, metrics, port_of, server_pid, streamlit_server, wait_for
 from tests.marks import NEEDS_CHROMIUM, NEEDS_NGINX
 
@@ -107,11 +107,7 @@ def open_until_spread(browser, proxy: Proxy, replicas: list[str], query: str = "
     sessions = []
     while len(sessions) < at_least or len({replica for _, replica in sessions}) < len(replicas):
         assert len(sessions) < at_most, f"{at_most} sessions, all on replica {sessions[0][1]}: nothing spreads them"
-        before = [metrics(url)["active"] for url in replicas]
-        page = open_session(browser, f"{proxy.url}/{query}")
-        gained = [metrics(url)["active"] - old for url, old in zip(replicas, before, strict=True)]
-        assert sorted(gained) == [0, 1], f"a new session should add one websocket on one replica: {gained}"
-        sessions.append((page, gained.index(1)))
+        sessions.append(open_on_replica(browser, f"{proxy.url}/{query}", replicas))
     return sessions
 
 
