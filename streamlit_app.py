@@ -69,15 +69,16 @@ def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShap
             shapes_panel(context.outline(text_b=second_text(view, text_b)).steps, LETTERS, expanded=not state.present)
 
 
+link = {key: st.query_params.get_all(key) for key in st.query_params}
 # A link in presentation mode opens with the sidebar closed: a projected page wants its width for the charts.
 st.set_page_config(page_title="Attention Anatomy", page_icon=page_icon(), layout="wide",
-                   initial_sidebar_state="collapsed" if st.query_params.get("present") == "1" else "auto")
+                   initial_sidebar_state="collapsed" if page_state.presents(link) else "auto")
 st.sidebar.title("Attention Anatomy")
 rerun_page_on_reconnect()
 screen = viewport.current()
 
 names = compute.model_names()
-query, class_notices = classroom.start({key: st.query_params.get_all(key) for key in st.query_params}, names)
+query, class_notices = classroom.start(link, names)
 url_notices = controls.start(query, names)
 classroom.teacher_panel()
 view = controls.view_select(views.VIEW_LABELS)

@@ -80,6 +80,15 @@ def from_query(query: Mapping[str, Sequence[str]], models: Sequence[str]) -> tup
     return state, notices
 
 
+def presents(query: Mapping[str, Sequence[str]]) -> bool:
+    """Whether a link asks for presentation mode, as from_query reads present= (a malformed value: no)."""
+    given = list(query.get("present", ()))
+    try:
+        return bool(given) and _flag(given[-1], ())
+    except ValueError:
+        return False
+
+
 def fit_to_model(state: PageState, shape: ModelShape) -> tuple[PageState, list[str]]:
     """Bring layer, head and head_dim inside what this model and source allow, saying what moved."""
     notices: list[str] = []

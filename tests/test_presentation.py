@@ -10,6 +10,7 @@ import json
 import pytest
 
 from components.heatmap import PLOT_SIZE
+from components.page_state import presents
 from tests import pages
 
 LEGIBLE_PX = 14  # the least size for labels and numbers on a projector
@@ -92,3 +93,9 @@ def test_a_malformed_present_value_is_refused_with_a_notice():
     pages.assert_healthy(page)
     assert page.toggle(key="present").value is False
     assert "present" in pages.warnings(page)
+
+
+def test_a_link_opens_with_the_sidebar_closed_exactly_when_it_turns_presentation_mode_on():
+    assert presents({"present": ["1"]}) and presents({"present": ["true"]})
+    assert not presents({"present": ["0"]}) and not presents({"present": ["yes please"]})
+    assert not presents({})
