@@ -218,11 +218,6 @@ def grid_layout(width: int, tokens: int, labelled: bool, lettering: Lettering = 
     return GridLayout(side, columns, TOKEN_BAND_PX, max(1, math.ceil(tokens * font * TOKEN_ROOM / side)))
 
 
-def grid_columns(width: int, lettering: Lettering = READING) -> int:
-    """How many small heatmaps stand in a row of a column width px wide, beside the summary's token axis."""
-    return grid_layout(width, 0, False, lettering).columns
-
-
 def _grid_frames(stack: HeadStack, shown: tuple[int, ...], attention_mask: tuple[int, ...],
                  layout: GridLayout = GridLayout(), weight_scale: str = "head", num_heads: int = 0
                  ) -> dict[str, pd.DataFrame]:
