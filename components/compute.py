@@ -13,6 +13,7 @@ the forward pass runs once per text; every head of a layer is computed once per 
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import functools
@@ -20,7 +21,7 @@ import gc
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import streamlit as st
@@ -638,13 +639,39 @@ def chart_spec(build: Callable[..., dict], *arguments) -> dict:
     return build(*arguments)
 
 
+# A student's last charts, in their session: as many as one run of any view draws (the compare view's three
+# panels, the all-heads grid and its summary, and the next run's while the last's are still held), and no
+# more than 8 MB: a layer of pictures at 512 tokens is 1.6 MB.
+SESSION_CHARTS = 6
+SESSION_CHART_BYTES = 8 * 2**20
+_SESSION_CHARTS = "_charts_drawn"
+
+
 def chart_data(build: Callable[..., dict], *arguments) -> dict[str, bytes]:
     """build(*arguments), a chart's datasets by name (DataFrames or Arrow tables), kept as the Arrow
     bytes st.vega_lite_chart sends: a layer's heads as pictures take a dozen PNG encodings, and a
     DataFrame of many columns takes Streamlit tens of ms to convert (the neuron view's numbers of one
-    query of a 472-token text: 100 ms), which a move that only reports the head shown must not pay again."""
+    query of a 472-token text: 100 ms), which a move that only reports the head shown must not pay again.
+
+    Kept twice over: in the shared cache, where students with the same text meet, and the student's last
+    charts in their own session (SESSION_CHARTS). A move the browser has drawn already reruns the page with
+    the same datasets; in a class of long texts, everybody's current charts were more than the shared cache
+    held, and its least recently used entry, the next student's, was pushed out on nearly every move."""
+    key = (f"{build.__module__}.{build.__qualname__}", arguments)
+    held = st.session_state.setdefault(_SESSION_CHARTS, collections.OrderedDict())
+    if key in held:
+        held.move_to_end(key)
+        return held[key]
     with heavy_work():
-        return _chart_data(f"{build.__module__}.{build.__qualname__}", build, *arguments)
+        datasets = _chart_data(key[0], build, *arguments)
+    held[key] = datasets
+    while len(held) > SESSION_CHARTS or (len(held) > 1 and _bytes(held.values()) > SESSION_CHART_BYTES):
+        held.popitem(last=False)
+    return datasets
+
+
+def _bytes(datasets: Iterable[dict[str, bytes]]) -> int:
+    return sum(len(data) for named in datasets for data in named.values())
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["chart_data"], max_size=BUDGET.cache_bytes("chart_data"))
