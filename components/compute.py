@@ -84,9 +84,9 @@ CACHE_ENTRIES = {
     # A class of 30, each with a text of their own, must not push each other out (every move would run
     # the model again): the input of one layer, 0.75 MB at 512 tokens on the bundled model, 1.5 MB on bert-base.
     "layer_encoding": 128,
-    # Every layer's hidden states, for the lesson's last step: 5.5 MB at 512 tokens, 20 MB on bert-base. A layer's
-    # input is made from the layer before instead (layer_encoding), a class's texts being too many to keep so.
-    "full_encoding": 8,
+    # The lesson's last step: a word's similarity in two texts, a float per layer (read off every layer's
+    # hidden states, which are not kept: a class's texts would need too many).
+    "word_similarity_by_layer": 64,
     # What a trace of any head of the layer is made of: every head's context, 0.75 MB at 512 tokens. A class's
     # worth and more (a student of the lesson looks at two or three settings): a head move then computes one head.
     "layer_contexts": 128,
@@ -252,21 +252,25 @@ def layer_encoding(name: str, text: str, text_b: str, layer: int) -> Encoding:
                max_size=BUDGET.cache_bytes("layer_encoding"))
 def _layer_encoding(name: str, text: str, text_b: str, layer: int) -> Encoding:
     """Made from the layer before (the embeddings for layer 0): a move to the next layer runs one layer, where
-    every layer's input, which a class's texts would not leave in full_encoding, took a forward pass again."""
+    every layer's input, kept for every text, would take a class's memory (20 MB a text at 512 tokens on bert-base)."""
     before = encoding(name, text, text_b) if layer == 0 else layer_encoding(name, text, text_b, layer - 1)
     return next_layer_input(model(name), before, layer)
 
 
-def full_encoding(name: str, text: str, text_b: str) -> Encoding:
-    """Every layer's hidden states: one forward pass, kept a short while, from which the layers are taken."""
+def word_similarity_by_layer(name: str, first: str, first_index: int, second: str, second_index: int) -> np.ndarray:
+    """(L + 1,) cosine similarity of token first_index of text first and token second_index of text second, at the
+    embeddings and after each layer: one forward pass of each text, of which only these few floats are kept (the
+    every-layer hidden states they are read from are 5.5 MB at 512 tokens on the bundled model, 20 MB on bert-base)."""
     with heavy_work():
-        return _full_encoding(name, text, text_b)
+        return _word_similarity_by_layer(name, first, first_index, second, second_index)
 
 
-@st.cache_data(show_spinner="Running the model on the text…", max_entries=CACHE_ENTRIES["full_encoding"],
-               max_size=BUDGET.cache_bytes("full_encoding"))
-def _full_encoding(name: str, text: str, text_b: str) -> Encoding:
-    return encode(model(name), text, text_b or None)
+@st.cache_data(show_spinner="Running the model on the two texts…",
+               max_entries=CACHE_ENTRIES["word_similarity_by_layer"])
+def _word_similarity_by_layer(name: str, first: str, first_index: int, second: str, second_index: int) -> np.ndarray:
+    loaded = model(name)
+    return context.similarity_by_layer(encode(loaded, first, None), first_index, encode(loaded, second, None),
+                                       second_index)
 
 
 # ---- Every head of a layer, computed once: key (model name, text, second text, settings with head 0) ----
@@ -603,7 +607,6 @@ falling_layers = lesson.falling_layers
 shared_word = lesson.shared_word
 shared_words = lesson.shared_words  # (encoding, encoding) -> every whole word the two share, once each
 telling_word = lesson.telling_word  # shared words -> the first that is not a stop word
-similarity_by_layer = context.similarity_by_layer
 
 
 # ---- Counting letters: trained in the session that asked (the models are tiny and nobody else's) ----

@@ -219,8 +219,10 @@ def _all_heads_step(context) -> None:
 
 def _contextual_step(context) -> None:
     first, second, found, why = _homonym_pair(context)
-    encodings = [compute.full_encoding(context.model_name, text, "") for text in (first, second)]  # every layer
-    similarities = compute.similarity_by_layer(encodings[0], found.first_index, encodings[1], found.second_index)
+    similarities = compute.word_similarity_by_layer(context.model_name, first, found.first_index, second,
+                                                    found.second_index)
+    token_counts = [compute.encoding(context.model_name, text, "").num_tokens for text in (first, second)]
+    hidden_size = context.shape.hidden_size
     st.latex(r"\cos(\vec a, \vec b) = \frac{\vec a \cdot \vec b}{\lVert \vec a \rVert\,\lVert \vec b \rVert}")
     st.caption(why)
     chart = similarity_chart(similarities, found.word, context.width)
@@ -228,9 +230,9 @@ def _contextual_step(context) -> None:
     chart_downloads(lambda: chart, "lesson-similarity", f"lesson-similarity-{found.word}")
     layers = len(similarities) - 1
     st.markdown("| tensor | shape |\n|---|---|\n" + "\n".join(
-        f"| `hidden_states[ℓ]` of {name} | `{encoding.layer_input(0).shape}` |"
-        for name, encoding in zip("AB", encodings, strict=True))
-        + f"\n| one token's vector | `{encodings[0].layer_input(0)[0, 0].shape}` |")
+        f"| `hidden_states[ℓ]` of {name} | `{(1, tokens, hidden_size)}` |"
+        for name, tokens in zip("AB", token_counts, strict=True))
+        + f"\n| one token's vector | `{(hidden_size,)}` |")
     _explain(f"A is {shorten(first, 60)}, B is {shorten(second, 60)}; the chart compares the vector of "
              f"{shorten(found.word)} (token {found.first_index} in A, {found.second_index} in B) after each layer.",
              f"The cosine similarity is {similarities[0]:.3f} at the embeddings and {similarities[-1]:.3f} after "
