@@ -22,7 +22,7 @@ from attention.models import (
 from attention.outline import Outline, OutlineStep, build_outline, outline_steps
 from attention.parity import LayerReference, layer_reference, parity_report, transformers_weights
 from attention.settings import SCALINGS, SIMILARITIES, SOURCES, ModelShape, TraceSettings
-from attention.trace import LayerAttention, Step, Trace, build_trace, layer_attention
+from attention.trace import LayerAttention, Step, Trace, build_trace, layer_attention, layer_projections
 
 __all__ = [
     "BUNDLED_MODEL",
@@ -44,6 +44,7 @@ __all__ = [
     "build_outline",
     "build_trace",
     "layer_attention",
+    "layer_projections",
     "check_fits",
     "encode",
     "encode_batch",

