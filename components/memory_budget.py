@@ -21,16 +21,19 @@ SESSIONS = 40  # a class, and its teacher
 SESSION_MB = 3  # Streamlit's own state of an open page: its widgets, the last run's messages
 WORK_MB = 120  # two 512-token traces of a bert-base-sized model being built, and their copies
 CACHE_SHARE = 0.3  # of what the runtime, the sessions and the work leave; the weights get the rest
-# Each cache's share of the caches' bytes, by its name in components/compute.py: the input of the layer a
-# student is on is what costs a forward pass to rebuild, and what a move needs again.
+# Each cache's share of the caches' bytes, by its name in components/compute.py, after what a class of 30 on
+# 480-token texts keeps using: every student's layer input (and the one before it, which the next layer is made
+# from), the layers being computed at the moment, every head's context for the traces of the lesson and the
+# neuron view, and the neuron view's numbers. A student's own charts are kept in their session; the shared
+# charts are for students with the same text. A working set a little larger than its cache is the worst case of
+# least-recently-used eviction: every student's entry is pushed out just before it is asked for again.
 CACHE_SHARES = {
-    "layer_encoding": 0.2,
-    "full_encoding": 0.05,
-    "layer_contexts": 0.15,
+    "layer_encoding": 0.37,
+    "layer_contexts": 0.1,
     "layer": 0.25,
     "head_stack": 0.03,
-    "chart_data": 0.18,
-    "neuron_heads": 0.08,
+    "chart_data": 0.08,
+    "neuron_heads": 0.11,
     "rollout_by_layer": 0.03,
     "lab_random_scores": 0.03,
 }
