@@ -23,6 +23,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable
 
+import altair as alt
 import numpy as np
 import streamlit as st
 import torch
@@ -63,6 +64,7 @@ from attention import (
     weights_path,
 )
 from components import class_store, process_memory, turns
+from components.charts import named_data
 from components.memory_budget import MemoryBudget, memory_budget
 
 # One thread per operation: the matrices of one rerun are small, many sessions share two cores, and
@@ -111,6 +113,9 @@ CACHE_ENTRIES = {
     "switch_embedding_ranking": 16,  # one line per head
     "head_changes": 128,  # the compare view: a largest change per head of a layer, a class's worth
     "chart_spec": 128,  # a Vega-Lite spec without its data, a few kB
+    # An Altair chart's spec and datasets: the lesson's heatmaps, 0.1 to 0.2 MB each at 474 tokens (their
+    # pictures), two or three a step; a class's lesson students walking their steps up and down.
+    "drawn_chart": 64,
     # A scrubbed chart's datasets, a class's worth: up to two per view and student (the heads grid and its
     # summary), about 0.3 MB at 32 tokens, 1.6 MB for a layer of pictures at 512 (scrub.send_plan's budgets).
     "chart_data": 96,
@@ -692,6 +697,22 @@ def _bytes(datasets: Iterable[dict[str, bytes]]) -> int:
 def _chart_data(builder: str, _build: Callable[..., dict], *arguments) -> dict[str, bytes]:
     """Keyed on the builder's name and the arguments (Streamlit leaves out a parameter named with _)."""
     return {name: dataframe_util.convert_anything_to_arrow_bytes(data) for name, data in _build(*arguments).items()}
+
+
+def drawn_chart(build: Callable[..., alt.TopLevelMixin], *arguments, **options) -> tuple[dict, dict[str, bytes]]:
+    """build(*arguments, **options), an Altair chart, as its bare spec and the Arrow bytes of its datasets
+    (charts.named_data), kept: a heatmap of a 474-token text takes Altair 14 to 18 ms to build, and a lesson
+    step draws two or three of them on every rerun. The arguments may hold arrays: the key is their contents."""
+    return _drawn_chart(f"{build.__module__}.{build.__qualname__}", build, arguments, options)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["drawn_chart"], max_size=BUDGET.cache_bytes("drawn_chart"))
+def _drawn_chart(builder: str, _build: Callable[..., alt.TopLevelMixin], arguments: tuple, options: dict
+                 ) -> tuple[dict, dict[str, bytes]]:
+    """Keyed on the builder's name, the arguments and the options (Streamlit leaves out a parameter named with _)."""
+    bare, frames = named_data(_build(*arguments, **options))
+    return bare.to_dict(validate=False), {name: dataframe_util.convert_anything_to_arrow_bytes(frame)
+                                          for name, frame in frames.items()}
 
 
 @st.cache_resource(show_spinner=False)

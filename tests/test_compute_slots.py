@@ -6,10 +6,13 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from streamlit import dataframe_util
 
 from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode
 from attention.neuron import neuron_heads
 from components import compute
+from components.charts import named_data
+from components.heatmap import heatmap
 
 # Long enough for any machine to tokenize a sentence: the call either returns or waits for a slot that never frees.
 NOT_STUCK_S = 120
@@ -47,3 +50,16 @@ def test_the_kept_neuron_numbers_are_those_of_the_settings_and_heads_asked_for(b
         assert kept.heads == alone.heads == heads
         for name in ("queries", "keys", "dots", "scaled", "weights"):
             np.testing.assert_array_equal(getattr(kept, name), getattr(alone, name), err_msg=f"{settings} {name}")
+
+
+def test_a_kept_chart_is_the_chart_built_and_is_keyed_on_its_numbers_not_the_arrays_identity():
+    matrix = np.arange(12, dtype=np.float32).reshape(3, 4) / 12  # (rows, columns)
+    labels = (["a", "b", "c"], ["w", "x", "y", "z"])
+    spec, frames = compute.drawn_chart(heatmap, matrix, *labels, title="kept")
+    bare, built = named_data(heatmap(matrix, *labels, title="kept"))
+    assert spec == bare.to_dict(validate=False)
+    assert frames == {name: dataframe_util.convert_anything_to_arrow_bytes(frame) for name, frame in built.items()}
+    matrix[0, 0] = 0.9  # the same array, other numbers
+    _, changed = compute.drawn_chart(heatmap, matrix, *labels, title="kept")
+    assert changed != frames
+    assert compute.drawn_chart(heatmap, matrix.copy(), *labels, title="kept")[1] == changed

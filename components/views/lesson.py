@@ -15,7 +15,7 @@ import streamlit as st
 
 from attention.lesson import NOTEBOOK_PAIR, SharedWord
 from components import compute, controls
-from components.charts import show
+from components.charts import draw_spec, show
 from components.downloads import chart_downloads
 from components.heatmap import MIN_PLOT_PX, MIN_ROW_PX, heatmap, second_sentence_from
 from components.page_state import LESSON_STEPS, shorten
@@ -308,12 +308,12 @@ def _heatmap(context, matrix, rows, columns, title, key, *, row_title="query tok
     """A heatmap sized to a column width px wide (the view's, by default), with its axes and legend around the
     plot, its text as large as the view's lettering; second_sentence: sentence B's first row and column
     (heatmap's); download: PNG and SVG buttons under it (for the step's main chart)."""
-    chart = heatmap(matrix, rows, columns, title=title, row_title=row_title, column_title=column_title,
-                    scheme=scheme, canvas=True, size=context.plot_px(width), second_sentence=second_sentence,
-                    lettering=context.lettering)
-    show(chart, key=f"lesson-{key}", lettering=context.lettering)
-    if download:
-        chart_downloads(lambda: chart, f"lesson-{key}", f"lesson-{key}")
+    options = dict(title=title, row_title=row_title, column_title=column_title, scheme=scheme, canvas=True,
+                   size=context.plot_px(width), second_sentence=second_sentence, lettering=context.lettering)
+    spec, frames = compute.drawn_chart(heatmap, matrix, rows, columns, **options)
+    draw_spec(spec, frames, key=f"lesson-{key}", lettering=context.lettering)
+    if download:  # built again on a click only
+        chart_downloads(lambda: heatmap(matrix, rows, columns, **options), f"lesson-{key}", f"lesson-{key}")
 
 
 def _pair(trace, columns_too: bool = True) -> tuple[int | None, int | None]:
