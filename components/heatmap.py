@@ -271,13 +271,17 @@ def plot_size(rows: int, columns: int, size: int) -> tuple[int, int]:
     return max(80, round(columns * cell)), max(80, height)
 
 
+Z_RLE = 3  # zlib's strategy of runs of one byte: a heatmap's rows are long runs of near-equal colours
+
+
 def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int = PLOT_SIZE,
                 reverse: bool = False) -> str:
     """matrix (rows, columns) as a PNG data URL, one block of pixels per cell, coloured over domain.
 
     A small matrix is scaled up with hard edges to about side pixels, so the browser shrinks the
     image rather than blurring it. The PNG is paletted (one byte per pixel: the colour's step on the
-    ramp) and lightly compressed: a 512-token head encodes in 3 ms instead of 50 ms, at half the size.
+    ramp) and compressed by runs of equal pixels: a head of a 474-token text encodes in 1.6 ms into 71 kB,
+    against 2 ms and 87 kB with zlib's fastest general compression, 12 ms and 78 kB with its default.
     """
     low, high = domain
     position = np.clip((np.nan_to_num(matrix, nan=low) - low) / (high - low), 0.0, 1.0)  # (rows, columns) in [0, 1]
@@ -287,7 +291,7 @@ def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int 
     factor = max(1, int(np.ceil(side / max(matrix.shape))))  # about as many pixels as the plot has
     picture = picture.resize((matrix.shape[1] * factor, matrix.shape[0] * factor), Image.NEAREST)
     buffer = io.BytesIO()
-    picture.save(buffer, format="PNG", compress_level=1)
+    picture.save(buffer, format="PNG", compress_level=1, compress_type=Z_RLE)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
