@@ -4,7 +4,10 @@ By default glibc gives every thread that allocates its own pool (arena) up to 8 
 its threshold for allocating large blocks straight from the system each time such a block is freed: after
 a class has come and gone, the tensors of its traces sit as free space in a dozen pools, and the server's
 resident memory stays at its peak. Capping the pools and fixing the threshold keeps a freed 1 MB tensor
-from staying resident. Linux with glibc only; elsewhere nothing is done.
+from staying resident. Smaller blocks (a rerun's arrays of a few kB, pickled cache entries) still stay in
+the pools once freed, so a thread asks glibc every TRIM_EVERY_S to give their free pages back
+(malloc_trim): after a class of 30 on long texts, 120 MB within 10 s. Linux with glibc only; elsewhere
+nothing is done.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import logging
+import threading
+import time
 
 log = logging.getLogger(__name__)
 
@@ -19,19 +24,37 @@ M_MMAP_THRESHOLD = -3  # glibc's mallopt parameters (malloc.h)
 M_ARENA_MAX = -8
 ARENAS = 2  # pools shared by every thread: Streamlit runs each session's script in a thread of its own
 LARGE_BYTES = 2**20  # blocks this large and larger are the system's, given back when freed
+# A trim takes 6-10 ms (27 at the 95th percentile) in a class, outside Python's lock: 1 % of a core.
+TRIM_EVERY_S = 1.0
+TRIM_THREAD = "malloc-trim"
 
 
 def return_freed_memory() -> bool:
-    """Set glibc's pools and threshold as above; False where there is no glibc to set."""
-    name = ctypes.util.find_library("c")
-    if name is None:
+    """Set glibc's pools and threshold as above, and start the thread that trims the pools; False where there
+    is no glibc to set."""
+    libc = _glibc()
+    if libc is None:
         return False
-    try:
-        libc = ctypes.CDLL(name)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
-    done = mallopt(M_ARENA_MAX, ARENAS) == 1 and mallopt(M_MMAP_THRESHOLD, LARGE_BYTES) == 1
+    done = libc.mallopt(M_ARENA_MAX, ARENAS) == 1 and libc.mallopt(M_MMAP_THRESHOLD, LARGE_BYTES) == 1
     if not done:
         log.warning("glibc refused the memory settings: freed memory may stay resident")
+    if not any(thread.name == TRIM_THREAD for thread in threading.enumerate()):
+        threading.Thread(target=_trim_for_ever, args=(libc,), name=TRIM_THREAD, daemon=True).start()
     return done
+
+
+def _glibc() -> ctypes.CDLL | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        libc = ctypes.CDLL(name)
+    except OSError:
+        return None
+    return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
+
+
+def _trim_for_ever(libc: ctypes.CDLL) -> None:
+    while True:
+        time.sleep(TRIM_EVERY_S)
+        libc.malloc_trim(0)

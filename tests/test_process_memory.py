@@ -2,6 +2,8 @@
 
 A worker thread (as Streamlit's session threads are) allocates a hundred 2 MB blocks with small ones
 between them, after a 4 MB block was freed (which raises glibc's own threshold), then frees the large ones.
+Small blocks (64 kB, under the threshold) stay in glibc's pools once freed, until the trimming thread gives
+their pages back.
 """
 
 from __future__ import annotations
@@ -58,3 +60,33 @@ def test_freed_large_blocks_leave_the_process():
 
 def test_without_the_settings_glibc_keeps_them():
     assert returned_mb(tuned=False) < 50, "glibc changed: the settings may no longer be needed"
+
+
+SMALL_BLOCKS = """
+import sys, threading, time
+sys.path.insert(0, {root!r})
+import numpy as np
+from components.process_memory import TRIM_EVERY_S, return_freed_memory
+assert return_freed_memory()
+
+def rss_mb():
+    return int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) // 1024
+
+found = {{}}
+def work():
+    blocks = [np.ones(64 * 2**10, dtype=np.uint8) for _ in range(3000)]  # 190 MB in blocks under the threshold
+    found["pin"] = np.ones(64 * 2**10, dtype=np.uint8)  # after them: the pool's top cannot simply shrink
+    found["full"] = rss_mb()
+    blocks.clear()
+thread = threading.Thread(target=work)
+thread.start()
+thread.join()
+time.sleep(3 * TRIM_EVERY_S)
+print(found["full"] - rss_mb())
+"""
+
+
+def test_freed_small_blocks_leave_the_process_within_a_few_seconds():
+    run = subprocess.run([sys.executable, "-c", SMALL_BLOCKS.format(root=str(ROOT))], capture_output=True, text=True,
+                         check=True, timeout=60)
+    assert int(run.stdout.strip()) >= 150
