@@ -11,7 +11,7 @@ import logging
 import streamlit as st
 
 from attention import ModelLoadError, ModelShape
-from components import classroom, compute, controls, model_download, page_state, scrub, viewport, views
+from components import classroom, compute, controls, model_download, page_state, viewport, views
 from components.heatmap import page_icon
 from components.page_head import page_head
 from components.reconnect import rerun_page_on_reconnect
@@ -43,7 +43,7 @@ def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShap
     """The attention controls, the view (sized for the reader's screen) and the shapes panel: moving a control
     reruns only this."""
     controls.rerun_page_if_requested()
-    scrub.new_run()
+    compute.new_run()
     if view in views.WHOLE_MODEL_VIEWS:  # no attention control applies to it: the view takes the whole width
         main, share = st.container(), 1.0
         state, range_notices = controls.current_state(), []

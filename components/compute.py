@@ -658,12 +658,24 @@ def chart_spec(build: Callable[..., dict], *arguments) -> dict:
     return build(*arguments)
 
 
-# A student's last charts, in their session: as many as one run of any view draws (the compare view's three
-# panels, the all-heads grid and its summary, and the next run's while the last's are still held), and no
-# more than 8 MB: a layer of pictures at 512 tokens is 1.6 MB.
+# A student's charts, in their session: those the view's last run drew and this run's, no more than one run
+# of any view draws twice (the compare view's three panels, the all-heads grid and its summary), and no more
+# than 8 MB: a layer of pictures at 512 tokens is 1.1 MB.
 SESSION_CHARTS = 6
 SESSION_CHART_BYTES = 8 * 2**20
 _SESSION_CHARTS = "_charts_drawn"
+_VIEW_RUN = "_view_run"
+
+
+def new_run() -> None:
+    """A run of the view begins (streamlit_app.explore): the charts it draws are kept in the session for the
+    next run, and a chart can tell whether the browser still shows it from the run before (scrub)."""
+    st.session_state[_VIEW_RUN] = view_run() + 1
+
+
+def view_run() -> int:
+    """The number of the view's run in this session (0 before the first)."""
+    return st.session_state.get(_VIEW_RUN, 0)
 
 
 def chart_data(build: Callable[..., dict], *arguments) -> dict[str, bytes]:
@@ -676,21 +688,24 @@ def chart_data(build: Callable[..., dict], *arguments) -> dict[str, bytes]:
     charts in their own session (SESSION_CHARTS). A move the browser has drawn already reruns the page with
     the same datasets; in a class of long texts, everybody's current charts were more than the shared cache
     held, and its least recently used entry, the next student's, was pushed out on nearly every move."""
-    key = (f"{build.__module__}.{build.__qualname__}", arguments)
-    held = st.session_state.setdefault(_SESSION_CHARTS, collections.OrderedDict())
+    key, run = (f"{build.__module__}.{build.__qualname__}", arguments), view_run()
+    held = st.session_state.setdefault(_SESSION_CHARTS, collections.OrderedDict())  # key -> (run, datasets)
     if key in held:
+        held[key] = (run, held[key][1])
         held.move_to_end(key)
-        return held[key]
+        return held[key][1]
     with heavy_work():
         datasets = _chart_data(key[0], build, *arguments)
-    held[key] = datasets
+    held[key] = (run, datasets)
+    for old in [other for other, (drawn, _) in held.items() if drawn < run - 1]:  # no longer on the page
+        del held[old]
     while len(held) > SESSION_CHARTS or (len(held) > 1 and _bytes(held.values()) > SESSION_CHART_BYTES):
         held.popitem(last=False)
     return datasets
 
 
-def _bytes(datasets: Iterable[dict[str, bytes]]) -> int:
-    return sum(len(data) for named in datasets for data in named.values())
+def _bytes(kept: Iterable[tuple[int, dict[str, bytes]]]) -> int:
+    return sum(len(data) for _, datasets in kept for data in datasets.values())
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["chart_data"], max_size=BUDGET.cache_bytes("chart_data"))

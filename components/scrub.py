@@ -66,7 +66,6 @@ INPUT_STYLE = (
     ".vega-embed .vega-bind input[type=range]{width:7rem !important;accent-color:#1f4e9c}</style>"
 )
 _HELD = "_scrub_anchors"  # in the session: {chart key: (identity, anchor, shown, run)}
-_RUN = "_scrub_run"  # in the session: counts the view's runs, to tell a chart drawn anew
 
 
 @dataclass(frozen=True)
@@ -157,12 +156,6 @@ def send_plan(num_layers: int, num_heads: int, rows: int, columns: int, layer: i
     return (layer,), (head,)
 
 
-def new_run() -> None:
-    """Called once at the start of every run of the view, so that a chart knows whether it was drawn
-    in the run just before (its Vega view still stands) or is drawn anew (it starts at its anchor)."""
-    st.session_state[_RUN] = st.session_state.get(_RUN, 0) + 1
-
-
 def scrub_heatmap(stack: HeadStack, row_labels: list[str], column_labels: list[str], *, title: str, key: str,
                   position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
                   scheme: str = "blues", row_title: str = "query token", column_title: str = "key token",
@@ -205,7 +198,7 @@ def anchor_for(key: str, identity: tuple, position: tuple[int, ...]) -> tuple[in
     """Where the chart's inputs start: as before while the chart drawn in the last run is what moved,
     else position (the chart is new, shows other numbers, or something else moved the page)."""
     held = st.session_state.setdefault(_HELD, {})
-    run = st.session_state.get(_RUN, 0)
+    run = compute.view_run()  # a chart drawn in the run just before still stands in the browser
     last = held.get(key)
     fresh = last is None or last[0] != identity or last[2] != position or last[3] != run - 1
     anchor = position if fresh else last[1]

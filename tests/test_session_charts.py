@@ -7,7 +7,8 @@ from streamlit.testing.v1 import AppTest
 
 
 def page():
-    """Draws the datasets of a chart of `rows` rows, after emptying the shared cache as a class would."""
+    """Draws the datasets of a chart of `rows` rows, after emptying the shared cache as a class would; with
+    `views`, each run numbered as the app numbers its view's runs (compute.new_run)."""
     import pandas as pd
     import streamlit as st
 
@@ -17,6 +18,8 @@ def page():
         st.session_state.built = st.session_state.get("built", 0) + 1
         return {"data": pd.DataFrame({"x": range(rows), "label": ["x" * width] * rows})}
 
+    if st.session_state.get("views"):
+        compute.new_run()
     compute._chart_data.clear()
     datasets = compute.chart_data(rows_chart, st.session_state.get("rows", 3), st.session_state.get("width", 1))
     st.write(f"{len(datasets['data'])} bytes drawn")
@@ -63,3 +66,19 @@ def test_a_session_keeps_no_more_than_its_bytes_but_always_its_newest_chart():
     at.run()
     at.run()
     assert at.session_state.built == 5
+
+
+def test_a_chart_the_last_two_runs_did_not_draw_is_let_go():
+    at = AppTest.from_function(page)
+    at.session_state.views = True
+    at.run()
+    for rows in (4, 5):  # the chart of 3 rows was drawn two runs ago: gone when the one of 5 is kept
+        at.session_state.rows = rows
+        at.run()
+    assert at.session_state.built == 3
+    at.session_state.rows = 4  # drawn in the run before the last: still kept
+    at.run()
+    assert at.session_state.built == 3
+    at.session_state.rows = 3
+    at.run()
+    assert at.session_state.built == 4
