@@ -21,12 +21,20 @@ from components.heatmap import READING, Lettering
 pa.set_cpu_count(1)
 
 
-def show(chart: alt.TopLevelMixin, *, key: str, width: str | int = "content", lettering: Lettering = READING) -> None:
+def show(chart: alt.TopLevelMixin, *, key: str, width: str | int = "content", lettering: Lettering = READING,
+         **selection) -> None:
     """Draw a chart whose datasets are named by their place in it, so its spec stays the same from rerun
-    to rerun. The heatmap builder's specs are checked against the schema by the tests; re-checking
-    them on every rerun cost more than drawing them."""
+    to rerun. selection: st.vega_lite_chart's on_select and selection_mode."""
+    spec, frames = spec_and_frames(chart)
+    draw_spec(spec, frames, key=key, width=width, lettering=lettering, **selection)
+
+
+def spec_and_frames(chart: alt.TopLevelMixin) -> tuple[dict, dict[str, pd.DataFrame]]:
+    """The chart's spec, its datasets named by their place in it (named_data), and those datasets by name.
+    The heatmap builder's specs are checked against the schema by the tests; re-checking them on every rerun
+    cost more than drawing them."""
     bare, frames = named_data(chart)
-    draw_spec(bare.to_dict(validate=False), frames, key=key, width=width, lettering=lettering)
+    return bare.to_dict(validate=False), frames
 
 
 def draw_spec(spec: dict, frames: dict[str, pd.DataFrame | bytes], *, key: str, width: str | int = "content",

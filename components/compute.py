@@ -64,7 +64,7 @@ from attention import (
     weights_path,
 )
 from components import class_store, process_memory, turns
-from components.charts import named_data
+from components.charts import spec_and_frames
 from components.memory_budget import MemoryBudget, memory_budget
 
 # One thread per operation: the matrices of one rerun are small, many sessions share two cores, and
@@ -711,12 +711,12 @@ def _bytes(kept: Iterable[tuple[int, dict[str, bytes]]]) -> int:
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["chart_data"], max_size=BUDGET.cache_bytes("chart_data"))
 def _chart_data(builder: str, _build: Callable[..., dict], *arguments) -> dict[str, bytes]:
     """Keyed on the builder's name and the arguments (Streamlit leaves out a parameter named with _)."""
-    return {name: dataframe_util.convert_anything_to_arrow_bytes(data) for name, data in _build(*arguments).items()}
+    return _arrow_bytes(_build(*arguments))
 
 
 def drawn_chart(build: Callable[..., alt.TopLevelMixin], *arguments, **options) -> tuple[dict, dict[str, bytes]]:
     """build(*arguments, **options), an Altair chart, as its bare spec and the Arrow bytes of its datasets
-    (charts.named_data), kept: a heatmap of a 474-token text takes Altair 14 to 18 ms to build, and a lesson
+    (charts.spec_and_frames), kept: a heatmap of a 474-token text takes Altair 14 to 18 ms to build, and a lesson
     step draws two or three of them on every rerun. The arguments may hold arrays: the key is their contents."""
     return _drawn_chart(f"{build.__module__}.{build.__qualname__}", build, arguments, options)
 
@@ -725,9 +725,13 @@ def drawn_chart(build: Callable[..., alt.TopLevelMixin], *arguments, **options) 
 def _drawn_chart(builder: str, _build: Callable[..., alt.TopLevelMixin], arguments: tuple, options: dict
                  ) -> tuple[dict, dict[str, bytes]]:
     """Keyed on the builder's name, the arguments and the options (Streamlit leaves out a parameter named with _)."""
-    bare, frames = named_data(_build(*arguments, **options))
-    return bare.to_dict(validate=False), {name: dataframe_util.convert_anything_to_arrow_bytes(frame)
-                                          for name, frame in frames.items()}
+    spec, frames = spec_and_frames(_build(*arguments, **options))
+    return spec, _arrow_bytes(frames)
+
+
+def _arrow_bytes(frames: dict) -> dict[str, bytes]:
+    """Datasets by name (DataFrames or Arrow tables) as the Arrow bytes st.vega_lite_chart sends."""
+    return {name: dataframe_util.convert_anything_to_arrow_bytes(frame) for name, frame in frames.items()}
 
 
 @st.cache_resource(show_spinner=False)

@@ -29,7 +29,7 @@ import pandas as pd
 import streamlit as st
 
 from components import compute, controls
-from components.charts import draw_spec, named_data
+from components.charts import draw_spec, show
 from components.downloads import chart_downloads
 from components.heatmap import (
     MAX_VECTOR_CELLS,
@@ -407,12 +407,11 @@ def _overview(context, num_heads: int) -> None:
     if clickable:
         chart = chart.add_params(alt.selection_point(name=OVERVIEW_SELECTION, fields=["row", "column"], on="click"))
     chart = chart.properties(usermeta=SVG)
-    bare, frames = named_data(chart)
     if clickable:
-        draw_spec(bare.to_dict(validate=False), frames, key="overview", lettering=context.lettering,
-                  on_select=_open_from_overview, selection_mode=OVERVIEW_SELECTION)
+        show(chart, key="overview", lettering=context.lettering, on_select=_open_from_overview,
+             selection_mode=OVERVIEW_SELECTION)
     else:
-        draw_spec(bare.to_dict(validate=False), frames, key="overview", lettering=context.lettering)
+        show(chart, key="overview", lettering=context.lettering)
         st.caption("Too many cells to click one: choose the layer and head with the sliders.")
 
 
