@@ -6,7 +6,7 @@ a class has come and gone, the tensors of its traces sit as free space in a doze
 resident memory stays at its peak. Capping the pools and fixing the threshold keeps a freed 1 MB tensor
 from staying resident. Smaller blocks (a rerun's arrays of a few kB, pickled cache entries) still stay in
 the pools once freed, so a thread asks glibc every TRIM_EVERY_S to give their free pages back
-(malloc_trim): after a class of 30 on long texts, 120 MB within 10 s. Linux with glibc only; elsewhere
+(malloc_trim): after a class of 30 on long texts, 60 to 130 MB within 10 s. Linux with glibc only; elsewhere
 nothing is done.
 """
 
