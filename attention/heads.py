@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from attention.dot_product import additive_mask, attend
+from attention.dot_product import CHUNK_ELEMENTS, additive_mask, attend
 from attention.trace import LayerAttention, Trace
 
 AGGREGATES = ("mean", "max")
@@ -21,14 +21,14 @@ AGGREGATES = ("mean", "max")
 HEAD_STAGES = ("scores", "scaled", "masked", "weights", "context")  # what head_stage computes for every head
 
 
-def head_weights(source: Trace | LayerAttention, heads: Sequence[int] | None = None, max_elements: int = 2**24
-                 ) -> np.ndarray:
+def head_weights(source: Trace | LayerAttention, heads: Sequence[int] | None = None,
+                 max_elements: int = CHUNK_ELEMENTS) -> np.ndarray:
     """(B, h, T, T): the attention weights of the given heads (all by default) of the traced layer."""
     return head_stage(source, "weights", heads, max_elements)
 
 
 def head_stage(source: Trace | LayerAttention, stage: str, heads: Sequence[int] | None = None,
-               max_elements: int = 2**24) -> np.ndarray:
+               max_elements: int = CHUNK_ELEMENTS) -> np.ndarray:
     """One stage of the given heads (all by default) of the layer: the raw scores, the scaled scores
     (masked: with the padding's keys at MASKED_SCORE) or the weights (B, h, T, T), or the context
     (B, h, T, d), as the trace computes them for its head.
@@ -60,6 +60,7 @@ def head_stage(source: Trace | LayerAttention, stage: str, heads: Sequence[int] 
             stages = attend(*(torch.from_numpy(tensor[:, some]) for tensor in (queries, keys, values)),
                             mask, source.divisor, source.settings.similarity)  # each (B, step, T, T or d)
             out[:, start:start + len(some)] = getattr(stages, stage).numpy()
+            del stages  # before the next chunk's stages are made: one chunk's at a time
     return out
 
 
@@ -109,7 +110,8 @@ def rollout(layer_weights: list[np.ndarray]) -> np.ndarray:
 
 def row_entropy(weights: np.ndarray) -> np.ndarray:
     """(..., T) rows of weights -> (...,) the entropy of each row in nats (0·log 0 taken as 0)."""
-    terms = np.log(np.clip(weights, 1e-12, None))  # (..., T): the one temporary of a layer's size
+    terms = np.clip(weights, 1e-12, None)  # (..., T): the one temporary of a layer's size
+    np.log(terms, out=terms)
     terms *= weights
     return -terms.sum(axis=-1)
 
