@@ -344,7 +344,8 @@ def _layer_proof(name: str, text: str, text_b: str, layer: int) -> np.ndarray:
     reference_settings = TraceSettings(layer=layer, source="bert", scaling="sqrt")
     ours = heads.head_weights(layer_weights(name, text, text_b, reference_settings))  # (1, nh, T, T)
     theirs = transformers_weights(model(name), layer_encoding(name, text, text_b, layer), layer)  # (1, nh, T, T)
-    return np.abs(ours - theirs).max(axis=(0, 2, 3))
+    difference = np.abs(np.subtract(theirs, ours, out=theirs), out=theirs)  # in place: no layer-sized temporary
+    return difference.max(axis=(0, 2, 3))
 
 
 def settings_for(state) -> TraceSettings:

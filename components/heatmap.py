@@ -239,14 +239,26 @@ def colour_domain(matrix: np.ndarray, scheme: str, covering: list[float] | None 
     """The colour scale's [low, high] for matrix (and covering, a range it must reach across too), the same
     for a picture and for cells: from 0 (or below) to the largest value; for "redblue" from -m to m, m the
     largest |value|, so that white is zero and -11 is as pale as +11, never as deep as +130."""
-    finite = np.concatenate([matrix[np.isfinite(matrix)].ravel(), np.asarray(covering or [], dtype=np.float32)])
-    if finite.size == 0:
+    low, high = _finite_range(matrix)
+    if covering:
+        low, high = min(low, *covering), max(high, *covering)
+    if low > high:  # nothing finite to colour
         return [0.0, 1.0]
     if scheme == "redblue":
-        bound = float(np.abs(finite).max()) or 1.0
+        bound = max(abs(low), abs(high)) or 1.0
         return [-bound, bound]
-    low, high = float(finite.min()), float(finite.max())
     return [min(low, 0.0), high if high > low else low + 1.0]
+
+
+def _finite_range(matrix: np.ndarray) -> tuple[float, float]:
+    """The smallest and largest finite value of matrix; (inf, -inf) when none is. Read without a copy when
+    every value is finite (the rule: a head of a 474-token text is 0.9 MB, and every head is read)."""
+    if matrix.size:
+        low, high = float(matrix.min()), float(matrix.max())  # nan or ±inf as soon as one value is
+        if np.isfinite(low) and np.isfinite(high):
+            return low, high
+    finite = matrix[np.isfinite(matrix)]  # (n,)
+    return (float(finite.min()), float(finite.max())) if finite.size else (np.inf, -np.inf)
 
 
 def head_domains(values: np.ndarray, scheme: str, weight_scale: str = "head",
@@ -284,8 +296,12 @@ def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int 
     against 2 ms and 87 kB with zlib's fastest general compression, 12 ms and 78 kB with its default.
     """
     low, high = domain
-    position = np.clip((np.nan_to_num(matrix, nan=low) - low) / (high - low), 0.0, 1.0)  # (rows, columns) in [0, 1]
-    picture = Image.fromarray(np.round(position * 255).astype(np.uint8))  # (rows, columns): steps on the ramp
+    steps = np.subtract(matrix, low)  # (rows, columns); the one array made, worked on in place
+    np.nan_to_num(steps, copy=False, nan=0.0)  # a missing value is drawn as low
+    steps /= high - low
+    np.clip(steps, 0.0, 1.0, out=steps)  # its place on the scale, in [0, 1]
+    steps *= 255
+    picture = Image.fromarray(np.round(steps, out=steps).astype(np.uint8))  # (rows, columns): steps on the ramp
     ramp = colour_ramp(scheme)[::-1] if reverse else colour_ramp(scheme)  # (256, 3)
     picture.putpalette(ramp.ravel().tolist())  # step i is drawn in the ramp's colour i
     factor = max(1, int(np.ceil(side / max(matrix.shape))))  # about as many pixels as the plot has

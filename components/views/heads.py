@@ -224,7 +224,8 @@ def _grid_frames(stack: HeadStack, shown: tuple[int, ...], attention_mask: tuple
     """One row per head shown of every layer sent: its picture (coloured by weight_scale, a layer's largest
     weight read over its num_heads), its summary for the tooltip, its place in the grid (layout)."""
     every_head = stack.values()  # (nl, heads of the stack, T, T)
-    weights = every_head[:, [stack.heads.index(head) for head in shown]]  # (nl, h, T, T)
+    picked = [stack.heads.index(head) for head in shown]
+    weights = every_head if picked == list(range(len(stack.heads))) else every_head[:, picked]  # (nl, h, T, T)
     if weight_scale == "layer" and len(stack.heads) < num_heads:
         every_head = stack.with_heads(tuple(range(num_heads))).values()
     domains = head_domains(weights, "blues", weight_scale, every_head)  # (nl, h, 2)
