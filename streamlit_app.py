@@ -41,7 +41,13 @@ def second_text(view: str, text_b: str) -> str:
 @st.fragment
 def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShape, screen: viewport.Viewport) -> None:
     """The attention controls, the view (sized for the reader's screen) and the shapes panel: moving a control
-    reruns only this."""
+    reruns only this. At most compute.PAGE_SLOTS of them are drawn at once, server-wide."""
+    with compute.page_work():
+        _explore(view, model_name, text, text_b, shape, screen)
+
+
+def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShape, screen: viewport.Viewport
+             ) -> None:
     controls.rerun_page_if_requested()
     compute.new_run()
     if view in views.WHOLE_MODEL_VIEWS:  # no attention control applies to it: the view takes the whole width

@@ -174,6 +174,36 @@ def heavy_work():
             _heavy.release()
 
 
+# A view's run holds, besides the numbers it computes, the copies its cache hits hand back (st.cache_data unpickles
+# one on every hit), the pictures it encodes and the chart it sends: 20-35 MB at 474 tokens. Thirty students
+# moving at once on two cores left a dozen runs under way, sharing the cores, each holding its share. At most
+# PAGE_SLOTS views are drawn at once; the others wait before they take anything, and finish no later for it:
+# two cores do not draw a dozen views sooner than three at a time. Waiting longer than PAGE_WAIT_S (a slot held
+# by a view that has hung), a run goes on without one: better over the budget a moment than a class's pages
+# stuck behind one.
+PAGE_SLOTS = HEAVY_SLOTS + 1
+PAGE_WAIT_S = 30.0
+_page = threading.BoundedSemaphore(PAGE_SLOTS)
+_drawing = threading.local()
+
+
+@contextlib.contextmanager
+def page_work():
+    """Hold one of the PAGE_SLOTS while a view is drawn (once per thread, however deeply nested). Taken before
+    anything is computed or asked of a cache, as heavy_work is, and never while holding a heavy slot."""
+    depth = getattr(_drawing, "depth", 0)
+    held = depth > 0 or _page.acquire(timeout=PAGE_WAIT_S)
+    if not held:
+        log.warning("no page slot came free in %.0f s: drawing without one", PAGE_WAIT_S)
+    _drawing.depth = depth + 1
+    try:
+        yield
+    finally:
+        _drawing.depth = depth
+        if depth == 0 and held:
+            _page.release()
+
+
 def model_names() -> tuple[str, ...]:
     """What the model selector offers: the bundled model, the allowed Hub ids, configured folders."""
     folders = [p for p in os.environ.get(MODEL_DIRS_ENV, "").split(os.pathsep) if p.strip()]

@@ -6,6 +6,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import pytest
 from streamlit import dataframe_util
 
 from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode
@@ -13,6 +14,7 @@ from attention.neuron import neuron_heads
 from components import compute
 from components.charts import named_data
 from components.heatmap import heatmap
+from tests.pages import assert_healthy, open_page
 
 # Long enough for any machine to tokenize a sentence: the call either returns or waits for a slot that never frees.
 NOT_STUCK_S = 120
@@ -63,3 +65,51 @@ def test_a_kept_chart_is_the_chart_built_and_is_keyed_on_its_numbers_not_the_arr
     _, changed = compute.drawn_chart(heatmap, matrix, *labels, title="kept")
     assert changed != frames
     assert compute.drawn_chart(heatmap, matrix.copy(), *labels, title="kept")[1] == changed
+
+
+def _hold_every_page_slot(holding: threading.Barrier, release: threading.Event) -> None:
+    with compute.page_work():
+        holding.wait()
+        release.wait()
+
+
+def test_a_view_waits_for_a_page_slot_and_one_thread_takes_one_however_deeply_it_nests():
+    holding, release, entered = threading.Barrier(compute.PAGE_SLOTS + 1), threading.Event(), threading.Event()
+
+    def draw_nested() -> None:
+        with compute.page_work(), compute.page_work():  # nested: one slot, taken once
+            entered.set()
+
+    with ThreadPoolExecutor(compute.PAGE_SLOTS + 1) as pool:
+        holders = [pool.submit(_hold_every_page_slot, holding, release) for _ in range(compute.PAGE_SLOTS)]
+        try:
+            holding.wait(timeout=NOT_STUCK_S)
+            waiting = pool.submit(draw_nested)
+            assert not entered.wait(timeout=1.0), "a view was drawn while every page slot was held"
+        finally:
+            release.set()
+        waiting.result(timeout=NOT_STUCK_S)
+        for holder in holders:
+            holder.result()
+    assert entered.is_set()
+    with compute.page_work():  # every slot was given back
+        pass
+
+
+def test_a_page_s_view_is_drawn_only_once_a_page_slot_comes_free():
+    page = open_page()
+    assert_healthy(page)  # the model loaded and the text read: a rerun now takes a fraction of a second
+    holding, release = threading.Barrier(compute.PAGE_SLOTS + 1), threading.Event()
+    with ThreadPoolExecutor(compute.PAGE_SLOTS + 1) as pool:
+        holders = [pool.submit(_hold_every_page_slot, holding, release) for _ in range(compute.PAGE_SLOTS)]
+        try:
+            holding.wait(timeout=NOT_STUCK_S)
+            rerun = pool.submit(page.run)
+            with pytest.raises(TimeoutError):
+                rerun.result(timeout=2.0)  # waiting for a slot, not drawing
+        finally:
+            release.set()
+        rerun.result(timeout=NOT_STUCK_S)
+        for holder in holders:
+            holder.result()
+    assert_healthy(page)
