@@ -95,3 +95,44 @@ def test_freed_small_blocks_leave_the_process_within_a_few_seconds():
     run = subprocess.run([sys.executable, "-c", SMALL_BLOCKS.format(root=str(ROOT))], capture_output=True, text=True,
                          check=True, timeout=60)
     assert int(run.stdout.strip()) >= 150
+
+
+ARROW_TEXT = """
+import sys, threading
+sys.path.insert(0, {root!r})
+import pandas as pd
+if {tuned}:
+    from components.process_memory import return_freed_memory
+    assert return_freed_memory()
+
+def rss_mb():
+    return int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) // 1024
+
+found = {{}}
+def work():
+    # A heads grid's pictures, 150 times: 12 data URLs of 95 kB in a column of text (Arrow's strings in pandas 3)
+    frames = [pd.DataFrame({{"url": ["data:image/png;base64," + "A" * 95_000 + str(i) for i in range(12)]}})
+              for _ in range(150)]
+    found["full"] = rss_mb()
+    frames.clear()
+    found["freed"] = rss_mb()
+thread = threading.Thread(target=work)
+thread.start()
+thread.join()
+print(found["full"] - found["freed"])
+"""
+
+
+def arrow_returned_mb(tuned: bool) -> int:
+    """MB of resident memory that freeing 170 MB of Arrow strings gave back."""
+    scenario = ARROW_TEXT.format(root=str(ROOT), tuned=tuned)
+    run = subprocess.run([sys.executable, "-c", scenario], capture_output=True, text=True, check=True, timeout=60)
+    return int(run.stdout.strip())
+
+
+def test_freed_arrow_text_leaves_the_process():
+    assert arrow_returned_mb(tuned=True) >= 150
+
+
+def test_without_the_settings_arrow_keeps_its_text():
+    assert arrow_returned_mb(tuned=False) < 50, "Arrow's pool changed: the setting may no longer be needed"
