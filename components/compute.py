@@ -20,7 +20,6 @@ import functools
 import gc
 import logging
 import os
-import threading
 from collections.abc import Callable, Iterable
 
 import altair as alt
@@ -66,6 +65,7 @@ from attention import (
 from components import class_store, process_memory, turns
 from components.charts import spec_and_frames
 from components.memory_budget import MemoryBudget, memory_budget
+from components.slots import ThreadSlots
 
 # One thread per operation: the matrices of one rerun are small, many sessions share two cores, and
 # every rerun runs in a fresh thread, where a thread pool per operation costs more than it saves.
@@ -148,30 +148,24 @@ LAYER_ENTRIES = max(1, BUDGET.cache_bytes("layer") // LARGEST_LAYER_BYTES)
 # HEAVY_SLOTS of them run at once, the others wait their turn. More would not finish sooner on as many
 # cores, and thirty students opening 512-token texts at once would hold thirty sets of tensors.
 HEAVY_SLOTS = os.cpu_count() or 2
-_heavy = threading.BoundedSemaphore(HEAVY_SLOTS)
-_holding = threading.local()  # how deep this thread is inside heavy work: a trace built for a stack waits once
 
 
-@contextlib.contextmanager
-def heavy_work():
+def _one_torch_thread() -> None:
+    # Again in every thread that takes a heavy slot: OpenMP keeps the count per thread, and a rerun's fresh thread
+    # would otherwise multiply matrices with one thread per core, rounding the last bit apart from one thread's result.
+    torch.set_num_threads(TORCH_THREADS)
+
+
+_heavy = ThreadSlots("heavy-work", HEAVY_SLOTS, on_take=_one_torch_thread)
+
+
+def heavy_work() -> contextlib.AbstractContextManager[None]:
     """Hold one of the HEAVY_SLOTS while the block runs (once per thread, however deeply nested).
 
     Taken before a cache is asked, never inside a cached function: Streamlit locks a key while its value
     is computed, and a thread that held that lock while it waited for a slot could wait for ever.
     """
-    depth = getattr(_holding, "depth", 0)
-    if depth == 0:
-        _heavy.acquire()
-        # Again in this thread: OpenMP keeps the count per thread, and a rerun's fresh thread would otherwise
-        # multiply matrices with one thread per core, rounding the last bit apart from one thread's result.
-        torch.set_num_threads(TORCH_THREADS)
-    _holding.depth = depth + 1
-    try:
-        yield
-    finally:
-        _holding.depth = depth
-        if depth == 0:
-            _heavy.release()
+    return _heavy.held()
 
 
 # A view's run holds, besides the numbers it computes, the copies its cache hits hand back (st.cache_data unpickles
@@ -183,25 +177,13 @@ def heavy_work():
 # stuck behind one.
 PAGE_SLOTS = HEAVY_SLOTS + 1
 PAGE_WAIT_S = 30.0
-_page = threading.BoundedSemaphore(PAGE_SLOTS)
-_drawing = threading.local()
+_page = ThreadSlots("page", PAGE_SLOTS, wait_s=PAGE_WAIT_S)
 
 
-@contextlib.contextmanager
-def page_work():
+def page_work() -> contextlib.AbstractContextManager[None]:
     """Hold one of the PAGE_SLOTS while a view is drawn (once per thread, however deeply nested). Taken before
     anything is computed or asked of a cache, as heavy_work is, and never while holding a heavy slot."""
-    depth = getattr(_drawing, "depth", 0)
-    held = depth > 0 or _page.acquire(timeout=PAGE_WAIT_S)
-    if not held:
-        log.warning("no page slot came free in %.0f s: drawing without one", PAGE_WAIT_S)
-    _drawing.depth = depth + 1
-    try:
-        yield
-    finally:
-        _drawing.depth = depth
-        if depth == 0 and held:
-            _page.release()
+    return _page.held()
 
 
 def model_names() -> tuple[str, ...]:
@@ -439,9 +421,10 @@ def _heads_source(name: str, text: str, text_b: str, settings: TraceSettings, he
     """What heads.head_stage reads the heads sent from: every head's weights of the layer, when they are all
     sent; else the layer's projections alone, from which the few heads sent are computed. A long text sends one
     head at a time to the compare view, where every head of both texts took a layer's attention at each move."""
-    if weights and len(heads_sent) == settings.num_heads(model(name).shape):
+    loaded = model(name)
+    if weights and len(heads_sent) == settings.num_heads(loaded.shape):
         return layer_weights(name, text, text_b, settings)
-    return layer_projections(model(name), layer_encoding(name, text, text_b, settings.layer), settings)
+    return layer_projections(loaded, layer_encoding(name, text, text_b, settings.layer), settings)
 
 
 def neuron_heads(name: str, text: str, text_b: str, settings: TraceSettings,
@@ -719,7 +702,7 @@ def chart_data(build: Callable[..., dict], *arguments) -> dict[str, bytes]:
     charts in their own session (SESSION_CHARTS). A move the browser has drawn already reruns the page with
     the same datasets; in a class of long texts, everybody's current charts were more than the shared cache
     held, and its least recently used entry, the next student's, was pushed out on nearly every move."""
-    key, run = (f"{build.__module__}.{build.__qualname__}", arguments), view_run()
+    key, run = (_builder_name(build), arguments), view_run()
     held = st.session_state.setdefault(_SESSION_CHARTS, collections.OrderedDict())  # key -> (run, datasets)
     if key in held:
         held[key] = (run, held[key][1])
@@ -749,7 +732,7 @@ def drawn_chart(build: Callable[..., alt.TopLevelMixin], *arguments, **options) 
     """build(*arguments, **options), an Altair chart, as its bare spec and the Arrow bytes of its datasets
     (charts.spec_and_frames), kept: a heatmap of a 474-token text takes Altair 14 to 18 ms to build, and a lesson
     step draws two or three of them on every rerun. The arguments may hold arrays: the key is their contents."""
-    return _drawn_chart(f"{build.__module__}.{build.__qualname__}", build, arguments, options)
+    return _drawn_chart(_builder_name(build), build, arguments, options)
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["drawn_chart"], max_size=BUDGET.cache_bytes("drawn_chart"))
@@ -758,6 +741,11 @@ def _drawn_chart(builder: str, _build: Callable[..., alt.TopLevelMixin], argumen
     """Keyed on the builder's name, the arguments and the options (Streamlit leaves out a parameter named with _)."""
     spec, frames = spec_and_frames(_build(*arguments, **options))
     return spec, _arrow_bytes(frames)
+
+
+def _builder_name(build: Callable) -> str:
+    """What a kept chart is keyed on in place of its builder, which Streamlit cannot hash: its full name."""
+    return f"{build.__module__}.{build.__qualname__}"
 
 
 def _arrow_bytes(frames: dict) -> dict[str, bytes]:
