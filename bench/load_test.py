@@ -57,6 +57,7 @@ from harness.classroom import (
     LONG_OPEN_SPACING_S,
     OPEN_SPACING_S,
     PERIOD_S,
+    SAMPLE_EVERY_S,
     TRAIN_AFTER_S,
     WAIT_AFTER_S,
     Load,
@@ -129,9 +130,11 @@ def report(args: argparse.Namespace, class_plans: list[Plan], load: Load, serial
     memory = load.memory
     target = f" (issue 16's target for this class: <= {MEMORY_TARGET_MB[args.model]} MB)" \
         if args.class_name == "long" else ""
+    how = "sampled, the kernel's peak unavailable" if memory.high_water is None else \
+        f"the kernel's; sampled every {SAMPLE_EVERY_S} s: {memory.sampled:.0f} MB"
     print(f"server memory (RSS): {memory.before:.0f} MB before (model loaded, no session), peak {memory.peak:.0f} MB "
-          f"while the sessions ran{target} (VmHWM {memory.high_water:.0f} MB, model loading included), "
-          f"{memory.after:.0f} MB after they closed, {memory.later:.0f} MB {WAIT_AFTER_S:.0f} s later")
+          f"while the sessions ran ({how}){target}, {memory.after:.0f} MB after they closed, "
+          f"{memory.later:.0f} MB {WAIT_AFTER_S:.0f} s later")
     if serial is None:
         print("serial baseline: skipped (--no-baseline, the long class's default: one session at a time takes "
               "many minutes)")

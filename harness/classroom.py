@@ -28,7 +28,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 
-from harness.server import cpu_seconds, memory_mb, metrics
+from harness.server import cpu_seconds, memory_mb, metrics, reset_peak
 from harness.session_client import WebsocketSession
 
 PERIOD_S = 2.0
@@ -136,8 +136,13 @@ class Memory:
     """The server's resident memory in MB."""
 
     before: float  # the model loaded, no session open
-    peak: float  # the highest sample while the sessions were open
-    high_water: float  # VmHWM: the highest ever, model loading included
+    sampled: float  # the highest sample (every SAMPLE_EVERY_S) while the sessions were open
+    high_water: float | None  # the kernel's peak (VmHWM) from the class's start; None where it cannot be reset
+
+    @property
+    def peak(self) -> float:
+        """The peak while the class ran: the kernel's, which no sample misses, where there is one."""
+        return self.sampled if self.high_water is None else self.high_water
     after: float  # as soon as every session had closed
     later: float  # WAIT_AFTER_S after that
 
@@ -341,6 +346,7 @@ async def run_class(base_url: str, pid: int, class_plans: list[Plan], period_s: 
     view presses Train instead, train_after_s after the moving began); the server's memory around them."""
     before = memory_mb(pid)[0]
     samples = [before]
+    peak_counted = reset_peak(pid)
     sampler = asyncio.create_task(_sample_memory(pid, samples))
     cpu_before, client_cpu_before, began = cpu_seconds(pid), time.process_time(), time.monotonic()
     records = [Record() for _ in class_plans]
@@ -359,7 +365,8 @@ async def run_class(base_url: str, pid: int, class_plans: list[Plan], period_s: 
     after, high_water = memory_mb(pid)
     await asyncio.sleep(wait_after_s)
     later = memory_mb(pid)[0]
-    return Load(records, elapsed_s, cpu_s, client_cpu_s, Memory(before, max(samples), high_water, after, later))
+    return Load(records, elapsed_s, cpu_s, client_cpu_s,
+                Memory(before, max(samples), high_water if peak_counted else None, after, later))
 
 
 async def run_serially(base_url: str, class_plans: list[Plan]) -> list[Record]:

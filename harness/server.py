@@ -104,9 +104,19 @@ def cpu_seconds(pid: int) -> float:
 
 
 def memory_mb(pid: int) -> tuple[float, float]:
-    """Resident memory now and at its peak, in MB."""
+    """Resident memory now and at its peak (since the process began, or since reset_peak), in MB."""
     status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
     return int(status["VmRSS"].split()[0]) / 1024, int(status["VmHWM"].split()[0]) / 1024
+
+
+def reset_peak(pid: int) -> bool:
+    """Start the kernel's count of the process's peak resident memory (VmHWM) again from now, so that it
+    measures what follows: a peak between two samples, which sampling misses. False where Linux refuses."""
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")  # 5: reset the peak (Linux 4.0, man 5 proc)
+    except OSError:
+        return False
+    return True
 
 
 def wait_for(condition, what: str, timeout_s: float = 20.0, poll_s: float = 0.2) -> None:
