@@ -21,7 +21,8 @@ Prints, asserts nothing:
 - move -> finished rerun: from sending the move to the run's script_finished, p50/p95/max over all
   moves and per view (target p95 <= 1 s on the 2-core development machine);
 - the server's CPU per move, and its resident memory: with the model loaded before the sessions,
-  the peak while they ran, and after they closed (at once and WAIT_AFTER_S later);
+  the peak while they ran (the kernel's count, VmHWM, started again as they begin: samples every
+  0.25 s missed 15-20 MB of it), and after they closed (at once and WAIT_AFTER_S later);
 - for the train class: how each training ended (finished, or the page's word of why not) and how long
   its press took, its wait in line included; and the others' moves made while any training ran;
 - a serial baseline (by default for the short class only; it takes many minutes for the long one):
