@@ -137,7 +137,7 @@ def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] =
         st.session_state.pop(key, None)  # taken again from the shadow, now in range
 
     source = bound_widget(st.segmented_control, "source", "Projection source", options=SOURCES,
-                     help=" · ".join(f"{k}: {v}" for k, v in SOURCE_HELP.items()))
+                     help=" · ".join(f"{k}: {v}" for k, v in SOURCE_HELP.items()), wrap=True)
     if source == "random":
         head_dim = bound_widget(st.slider, "head_dim", "head_dim (d)", min_value=1, max_value=shape.hidden_size,
                            help=f"Heads are {shape.hidden_size} // d; their concatenation has width heads·d.")
@@ -156,7 +156,7 @@ def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] =
         st.caption(f"{picked.capitalize()}: pick {'them' if len(on_chart) > 1 else 'it'} on the chart, "
                    "where the picture switches at once.")
     scaling = bound_widget(st.segmented_control, "scaling", "Scaling: scores divided by", options=SCALINGS,
-                      format_func=SCALING_LABELS.get)
+                      format_func=SCALING_LABELS.get, wrap=True)
     temperature = shadow["temperature"]
     if scaling == "temperature" or view == "lab":  # the lab compares every scaling with this τ
         temperature = bound_widget(st.slider, "temperature", "τ", min_value=PAGE_TEMPERATURE.low,
@@ -175,7 +175,7 @@ def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] =
 def weight_scale_select() -> str:
     """Where the weights' colours end (page_state.WEIGHT_SCALES), for a view that shows several heads' weights."""
     return bound_widget(st.segmented_control, "weight_scale", "Colours of the weights run from 0 to",
-                        options=list(WEIGHT_SCALE_LABELS), format_func=WEIGHT_SCALE_LABELS.get,
+                        options=list(WEIGHT_SCALE_LABELS), format_func=WEIGHT_SCALE_LABELS.get, wrap=True,
                         help="Each head's own largest weight shows every head's pattern in full colour, but the "
                              "same colour then means different weights in different heads. The layer's largest "
                              "weight, or 1, gives every head one scale, so that heads can be compared by colour.")

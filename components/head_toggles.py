@@ -19,7 +19,8 @@ def head_toggles(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]
         name_column, pills_column = st.columns([1, 8], vertical_alignment="center")
         name_column.markdown(f"layer {layer}")
         chosen = pills_column.pills(f"Layer {layer}: heads off", list(range(num_heads)), selection_mode="multi",
-                                    key=toggle_key(layer), label_visibility="collapsed", format_func=str)
+                                    key=toggle_key(layer), label_visibility="collapsed", format_func=str,
+                                    wrap=True)
         heads_off += [(layer, head) for head in sorted(chosen)]
     st.button("Switch all heads back on", key="switch_reset", icon=":material/restart_alt:",
               on_click=set_heads_off, args=((), num_layers))

@@ -91,7 +91,7 @@ def config_controls() -> CountingConfig:
                             key="count_head_size",
                             help="The width of Q, K and V. Below the number of symbols the values run out of room.")
     scaling = head.segmented_control("Scores divided by", SCALINGS, default=DEFAULTS.scaling, key="count_scaling",
-                                     format_func=SCALING_LABELS.get) or DEFAULTS.scaling
+                                     format_func=SCALING_LABELS.get, wrap=True) or DEFAULTS.scaling
     temperature = DEFAULTS.temperature
     if scaling == "temperature":
         temperature = head.slider("τ", PAGE_TEMPERATURE.low, PAGE_TEMPERATURE.high, 3.0, step=PAGE_TEMPERATURE_STEP,

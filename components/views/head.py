@@ -71,7 +71,7 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     """
     stage = st.segmented_control("Stage", STAGES, default=STAGES[0], required=True, key="head_stage",
                                  format_func=STAGE_BUTTONS.get,
-                                 label_visibility="collapsed")
+                                 label_visibility="collapsed", wrap=True)
     if not row_tokens or not key_tokens:
         st.info("This filter leaves no tokens to show.")
         return
@@ -151,7 +151,7 @@ def _filters(heading: str, has_pair: bool) -> tuple[str, bool]:
     which = "all"
     if has_pair:
         which = controls.bound_widget(st.segmented_control, "pair", "Sentence pair: queries → keys",
-                                      options=list(PAIR_LABELS), format_func=PAIR_LABELS.get)
+                                      options=list(PAIR_LABELS), format_func=PAIR_LABELS.get, wrap=True)
     if hide:
         st.caption("[CLS] and [SEP] hidden: each row's remaining weights are rescaled to sum to 1.")
     return which, hide

@@ -144,7 +144,8 @@ def render(context) -> None:
         return
     # Under the chart, next to the summary it changes: the grid stays as high up the page as it can.
     how = controls.bound_widget(st.segmented_control, "aggregate", "Heads summed up by",
-                                options=list(AGGREGATE_LABELS), format_func=AGGREGATE_LABELS.get)
+                                options=list(AGGREGATE_LABELS), format_func=AGGREGATE_LABELS.get,
+                                wrap=True)
     st.caption(_aggregate_caption(how, state.layer, context.settings()))
     with chart:
         _grid_and_summary(stack, shown, how, tokens, num_layers, state.layer, attention_mask,

@@ -50,7 +50,7 @@ def _navigation() -> int:
     wrap onto a second row where one row is too narrow: cut off, step 7 could not be reached."""
     st.html(STEPS_WRAP)
     step = controls.bound_widget(st.segmented_control, "step", "Step", options=list(STEP_TITLES),
-                                 format_func=STEP_LABELS.get, label_visibility="collapsed")
+                                 format_func=STEP_LABELS.get, label_visibility="collapsed", wrap=True)
     bar = st.container(horizontal=True, vertical_alignment="center")
     bar.button("Previous", key="lesson_prev", icon=":material/arrow_back:", disabled=step == 1,
                on_click=controls.request, kwargs={"step": step - 1})

@@ -127,6 +127,27 @@ _LAYOUT_JS = """([graphics, obstacles]) => {
 }"""
 
 
+# A control's options cut at its edge or the main block's: Streamlit scrolls a segmented control placed in a
+# column sideways, and on a phone its last options lay past the screen, unseen.
+_CUT_OPTIONS_JS = """() => {
+    const main = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
+    const area = document.querySelector('[data-testid="stMain"]');
+    const faults = [];
+    area.querySelectorAll('[data-testid="stButtonGroup"]').forEach(group => {
+        const box = group.getBoundingClientRect();
+        if (box.width <= 1 || box.height <= 1) return;
+        const left = Math.max(box.left, main.left) - 1, right = Math.min(box.right, main.right) + 1;
+        const cut = [...group.querySelectorAll('button')].filter(option => {
+            const edges = option.getBoundingClientRect();
+            return edges.left < left || edges.right > right;
+        });
+        if (cut.length) faults.push(`options ${cut.map(option => JSON.stringify(option.innerText.trim())).join(', ')}`
+                                    + ` run past their control's edge (x ${Math.round(left)}..${Math.round(right)})`);
+    });
+    return faults;
+}"""
+
+
 def open_drawn(page, url: str) -> None:
     """Open url and wait until the page has settled and Vega has drawn every chart shown."""
     from playwright.sync_api import expect
@@ -159,7 +180,8 @@ def screens(page, name: str, most: int = 4) -> None:
 
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("size", list(SIZES))
-def test_every_view_keeps_its_charts_inside_the_page_and_off_everything_else(browser, base_url, size, mode):
+def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, base_url, size, mode):
+    """Charts inside the main block and on nothing else; every option of every control within the page."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page = open_tab(browser, viewport=SIZES[size])
     faults = []
@@ -168,7 +190,7 @@ def test_every_view_keeps_its_charts_inside_the_page_and_off_everything_else(bro
             open_drawn(page, f"{base_url}/{query}{MODES[mode]}")
             found = page.evaluate(_LAYOUT_JS, [GRAPHICS, OBSTACLES])
             screens(page, f"{name}_{size}{'' if mode == 'normal' else '_' + mode}")
-            faults += [f"{name}: {fault}" for fault in found["faults"]]
+            faults += [f"{name}: {fault}" for fault in [*found["faults"], *page.evaluate(_CUT_OPTIONS_JS)]]
     finally:
         page.context.close()
     assert not faults, "\n".join(faults)
