@@ -34,7 +34,6 @@ STEP_TITLES = {
 }
 STEP_LABELS = {1: "1 Tokens", 2: "2 E·Eᵀ", 3: "3 Q, K, V", 4: "4 Softmax", 5: "5 One head", 6: "6 All heads",
                7: "7 Context"}
-STEPS_WRAP = '<style>.st-key-step [role="radiogroup"]{flex-wrap:wrap;row-gap:.3rem}</style>'
 WORD_KEY = "lesson_word"  # the token steps 1 and 7 compare in sentences A and B
 SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperature": r"/\tau"}
 
@@ -48,7 +47,6 @@ def render(context) -> None:
 def _navigation() -> int:
     """The step selector, then Previous and Next; the step is a URL parameter, so a link opens it. The steps
     wrap onto a second row where one row is too narrow: cut off, step 7 could not be reached."""
-    st.html(STEPS_WRAP)
     step = controls.bound_widget(st.segmented_control, "step", "Step", options=list(STEP_TITLES),
                                  format_func=STEP_LABELS.get, label_visibility="collapsed", wrap=True)
     bar = st.container(horizontal=True, vertical_alignment="center")
@@ -62,8 +60,8 @@ def _navigation() -> int:
 def _tokens_step(context) -> None:
     trace = context.trace()
     tokens = list(trace.tokens[0])
-    st.latex(r"\text{text} \xrightarrow{\text{tokenizer}} \text{input\_ids}"
-             r"\xrightarrow{\;E_{\text{token}}[\,\cdot\,]\;} \text{token embeddings}")
+    _formula(context, r"\text{text} \xrightarrow{\text{tokenizer}} \text{input\_ids}",
+             r"\xrightarrow{\;E_{\text{token}}[\,\cdot\,]\;} \text{token embeddings}", between="")
     st.html(numbers_html(pd.DataFrame({"token": tokens, "id": trace["input_ids"][0],
                                        "segment": trace["token_type_ids"][0]}), "lesson-ids"))
     _heatmap(context, trace["token embeddings"][0], tokens, _numbers(context.shape.hidden_size),
@@ -97,7 +95,7 @@ def _identity_step(context) -> None:
     trace = context.trace(source="identity", scaling="none", head=0)
     tokens = trace.tokens[0]
     scores = trace["scores"][0]  # (T, T)
-    st.latex(r"Q = K = V = E \qquad S = E\,E^{\top}, \quad s_{ij} = \vec e_i \cdot \vec e_j")
+    _formula(context, "Q = K = V = E", r"S = E\,E^{\top}, \quad s_{ij} = \vec e_i \cdot \vec e_j")
     _heatmap(context, scores, list(tokens), list(tokens), "Scores E·Eᵀ (no projection, no scaling)",
              "identity-scores", scheme="redblue", second_sentence=_pair(trace), download=True)
     _shapes(trace, ["layer_input", "Q", "scores"])
@@ -122,7 +120,7 @@ def _identity_step(context) -> None:
 def _projections_step(context) -> None:
     trace, head = _trained(context)
     tokens = list(trace.tokens[0])
-    st.latex(r"Q = X W_q^{\top} + b_q \qquad K = X W_k^{\top} + b_k \qquad V = X W_v^{\top} + b_v")
+    _formula(context, r"Q = X W_q^{\top} + b_q", r"K = X W_k^{\top} + b_k", r"V = X W_v^{\top} + b_v")
     dims = _numbers(trace.head_size)
     for letter in "QKV":
         _heatmap(context, trace[letter][0], tokens, dims, f"{letter}, layer {context.state.layer}, head {head}",
@@ -141,7 +139,8 @@ def _softmax_step(context) -> None:
     trace, head = _trained(context)
     tokens = list(trace.tokens[0])
     scaling = context.state.scaling
-    st.latex(rf"A = \mathrm{{softmax}}\!\left(Q K^{{\top}}{SCALING_LATEX[scaling]}\right), \quad \sum_j a_{{ij}} = 1")
+    _formula(context, rf"A = \mathrm{{softmax}}\!\left(Q K^{{\top}}{SCALING_LATEX[scaling]}\right),",
+             r"\sum_j a_{ij} = 1", between=r"\quad")
     scaled, weights = trace["scaled"][0], trace["weights"][0]  # (T, T) each
     # Side by side where both fit with readable rows, else one under the other (a phone, a projector).
     beside = context.width >= 2 * (max(MIN_PLOT_PX, MIN_ROW_PX * len(tokens)) + context.lettering.label_room_px) + \
@@ -199,8 +198,8 @@ def _head_step(context) -> None:
 def _all_heads_step(context) -> None:
     trace, head = _trained(context)
     tokens = list(trace.tokens[0])
-    st.latex(r"\mathrm{MultiHead}(X) = \mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{n_h-1})\,W_o^{\top}"
-             r" + b_o")
+    _formula(context, r"\mathrm{MultiHead}(X)",
+             r"= \mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{n_h-1})\,W_o^{\top}", "+ b_o", between=" ")
     size, width = trace.head_size, trace["concat"].shape[-1]
     columns = [f"h{h}.{i}" for h in range(trace.num_heads) for i in range(size)]
     _heatmap(context, trace["concat"][0], tokens, columns, "Concatenated contexts of all heads", "concat",
@@ -328,6 +327,15 @@ def _shapes(trace, names: list[str]) -> None:
     rows = [row for row in shape_rows(trace.steps) if row[1] in names]
     lines = [f"| `{name}` | `{shape}` | `{formula}` |" for _, name, shape, formula in rows]
     st.markdown("| step | shape | formula |\n|---|---|---|\n" + "\n".join(lines))
+
+
+def _formula(context, *parts: str, between: str = r"\qquad") -> None:
+    """A formula of several parts: in a row, with between, or one under the other on a phone, where the row ran
+    up to 150 px past the screen and KaTeX cut it there (the reader saw "token e" and no more)."""
+    if context.stacked:
+        st.latex(r"\begin{gathered}" + r" \\ ".join(parts) + r"\end{gathered}")
+    else:
+        st.latex(between.join(parts))
 
 
 def _explain(*sentences: str) -> None:

@@ -127,12 +127,18 @@ _LAYOUT_JS = """([graphics, obstacles]) => {
 }"""
 
 
-# A control's options cut at its edge or the main block's: Streamlit scrolls a segmented control placed in a
-# column sideways, and on a phone its last options lay past the screen, unseen.
-_CUT_OPTIONS_JS = """() => {
+# What a reader cannot see whole: a control's options cut at its edge or the main block's (Streamlit scrolls a
+# segmented control placed in a column sideways, and on a phone its last options lay past the screen, unseen),
+# and a formula wider than its box (KaTeX cuts it there; a 2-px overhang is KaTeX's own, and harmless).
+_CUT_JS = """() => {
     const main = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
     const area = document.querySelector('[data-testid="stMain"]');
     const faults = [];
+    area.querySelectorAll('.katex-display').forEach(formula => {
+        if (formula.scrollWidth > formula.clientWidth + 4)
+            faults.push(`a formula is ${formula.scrollWidth} px wide in ${formula.clientWidth} px: `
+                        + JSON.stringify(formula.innerText.replace(/\\s+/g, ' ').slice(0, 40)));
+    });
     area.querySelectorAll('[data-testid="stButtonGroup"]').forEach(group => {
         const box = group.getBoundingClientRect();
         if (box.width <= 1 || box.height <= 1) return;
@@ -181,7 +187,7 @@ def screens(page, name: str, most: int = 4) -> None:
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("size", list(SIZES))
 def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, base_url, size, mode):
-    """Charts inside the main block and on nothing else; every option of every control within the page."""
+    """Charts inside the main block and on nothing else; every option of every control and every formula whole."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page = open_tab(browser, viewport=SIZES[size])
     faults = []
@@ -190,7 +196,7 @@ def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, ba
             open_drawn(page, f"{base_url}/{query}{MODES[mode]}")
             found = page.evaluate(_LAYOUT_JS, [GRAPHICS, OBSTACLES])
             screens(page, f"{name}_{size}{'' if mode == 'normal' else '_' + mode}")
-            faults += [f"{name}: {fault}" for fault in [*found["faults"], *page.evaluate(_CUT_OPTIONS_JS)]]
+            faults += [f"{name}: {fault}" for fault in [*found["faults"], *page.evaluate(_CUT_JS)]]
     finally:
         page.context.close()
     assert not faults, "\n".join(faults)
