@@ -138,13 +138,13 @@ class Memory:
     before: float  # the model loaded, no session open
     sampled: float  # the highest sample (every SAMPLE_EVERY_S) while the sessions were open
     high_water: float | None  # the kernel's peak (VmHWM) from the class's start; None where it cannot be reset
+    after: float  # as soon as every session had closed
+    later: float  # WAIT_AFTER_S after that
 
     @property
     def peak(self) -> float:
         """The peak while the class ran: the kernel's, which no sample misses, where there is one."""
         return self.sampled if self.high_water is None else self.high_water
-    after: float  # as soon as every session had closed
-    later: float  # WAIT_AFTER_S after that
 
 
 @dataclass(frozen=True)
