@@ -199,7 +199,7 @@ def _all_heads_step(context) -> None:
     trace, head = _trained(context)
     tokens = list(trace.tokens[0])
     _formula(context, r"\mathrm{MultiHead}(X)",
-             r"= \mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{n_h-1})\,W_o^{\top}", "+ b_o", between=" ")
+             r"= \mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{n_h-1})\,W_o^{\top}", "+ b_o", between="")
     size, width = trace.head_size, trace["concat"].shape[-1]
     columns = [f"h{h}.{i}" for h in range(trace.num_heads) for i in range(size)]
     _heatmap(context, trace["concat"][0], tokens, columns, "Concatenated contexts of all heads", "concat",
@@ -331,11 +331,12 @@ def _shapes(trace, names: list[str]) -> None:
 
 def _formula(context, *parts: str, between: str = r"\qquad") -> None:
     """A formula of several parts: in a row, with between, or one under the other on a phone, where the row ran
-    up to 150 px past the screen and KaTeX cut it there (the reader saw "token e" and no more)."""
+    up to 150 px past the screen and KaTeX cut it there (the reader saw "token e" and no more). Spaces go round
+    between: joined bare, "\\qquad" and the next part's "K" read as one unknown command."""
     if context.stacked:
         st.latex(r"\begin{gathered}" + r" \\ ".join(parts) + r"\end{gathered}")
     else:
-        st.latex(between.join(parts))
+        st.latex(f" {between} ".join(parts))
 
 
 def _explain(*sentences: str) -> None:

@@ -127,10 +127,11 @@ _LAYOUT_JS = """([graphics, obstacles]) => {
 }"""
 
 
-# What a reader cannot see whole: a control's options cut at its edge or the main block's (Streamlit scrolls a
-# segmented control placed in a column sideways, and on a phone its last options lay past the screen, unseen),
-# and a formula wider than its box (KaTeX cuts it there; a 2-px overhang is KaTeX's own, and harmless).
-_CUT_JS = """() => {
+# What a reader cannot see whole or read: a control's options cut at its edge or the main block's (Streamlit
+# scrolls a segmented control placed in a column sideways, and on a phone its last options lay past the screen,
+# unseen); a formula wider than its box (KaTeX cuts it there; a 2-px overhang is KaTeX's own, and harmless);
+# and what KaTeX could not read, which it draws as the source in its error red (#cc0000), such as "\\qquadK".
+_UNREADABLE_JS = """() => {
     const main = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
     const area = document.querySelector('[data-testid="stMain"]');
     const faults = [];
@@ -139,6 +140,8 @@ _CUT_JS = """() => {
             faults.push(`a formula is ${formula.scrollWidth} px wide in ${formula.clientWidth} px: `
                         + JSON.stringify(formula.innerText.replace(/\\s+/g, ' ').slice(0, 40)));
     });
+    area.querySelectorAll('.katex-error, .katex .mord.text[style*="rgb(204, 0, 0)"]').forEach(error =>
+        faults.push(`KaTeX could not read ${JSON.stringify(error.innerText.slice(0, 40))}`));
     area.querySelectorAll('[data-testid="stButtonGroup"]').forEach(group => {
         const box = group.getBoundingClientRect();
         if (box.width <= 1 || box.height <= 1) return;
@@ -187,7 +190,8 @@ def screens(page, name: str, most: int = 4) -> None:
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("size", list(SIZES))
 def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, base_url, size, mode):
-    """Charts inside the main block and on nothing else; every option of every control and every formula whole."""
+    """Charts inside the main block and on nothing else; every option of every control whole; every formula
+    whole and read by KaTeX."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page = open_tab(browser, viewport=SIZES[size])
     faults = []
@@ -196,7 +200,7 @@ def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, ba
             open_drawn(page, f"{base_url}/{query}{MODES[mode]}")
             found = page.evaluate(_LAYOUT_JS, [GRAPHICS, OBSTACLES])
             screens(page, f"{name}_{size}{'' if mode == 'normal' else '_' + mode}")
-            faults += [f"{name}: {fault}" for fault in [*found["faults"], *page.evaluate(_CUT_JS)]]
+            faults += [f"{name}: {fault}" for fault in [*found["faults"], *page.evaluate(_UNREADABLE_JS)]]
     finally:
         page.context.close()
     assert not faults, "\n".join(faults)
