@@ -9,6 +9,7 @@ Plain function of numpy -> alt.Chart, testable without a server.
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import json
 from dataclasses import dataclass
@@ -109,6 +110,7 @@ def heatmap(
             chart = alt.layer(chart, _scale_carrier(colour_domain(matrix, scheme, domain), colour, key))
     else:
         chart = _raster(matrix, x_axis, y_axis, colour_domain(matrix, scheme, domain), scheme, colour, key, reverse)
+    chart = labelled(chart, row_labels, column_labels)
     # "pad" keeps the plot at its size and puts axes and legend around it; Streamlit's default
     # ("fit") squeezes them into it, which flattens a short, wide matrix to nothing. The description
     # names the chart for screen readers (aria-label), whatever it is drawn on.
@@ -201,6 +203,7 @@ def label_axis(labels: list[str], title: str, count: int, angle: int, length_px:
                spacing_px: int = READING.label_spacing_px, second_from: int | None = None) -> alt.Axis:
     """An axis whose tick at index i reads labels[i]; at most ~40 ticks on long texts, and no closer than
     spacing_px when the axis is length_px long (a small heatmap labels every other token or fewer).
+    The axis reads its labels from a parameter that the chart must carry: labelled(chart, labels).
     second_from: the index of a sentence pair's first token of sentence B, whose labels from there on are
     in SENTENCE_B_COLOUR and bold, as the title then says (None: no B on this axis)."""
     step = max(1, int(np.ceil(count / 40)))
@@ -215,13 +218,27 @@ def label_axis(labels: list[str], title: str, count: int, angle: int, length_px:
     return alt.Axis(
         title=title,
         values=list(range(0, count, step)),
-        labelExpr=f"{json.dumps(list(labels))}[floor(datum.value)]",
+        labelExpr=f"{token_labels(labels).name}[floor(datum.value)]",
         labelAngle=angle,
         labelOverlap=False,
         labelFlush=False,  # Streamlit's theme pushes the first and last labels inward, onto their neighbours
         labelLimit=90,
         **marks,
     )
+
+
+def token_labels(labels: list[str]) -> alt.Parameter:
+    """The labels of an axis as a parameter: data, which Vega never parses. Written into the axis's expression,
+    a token such as "if" stopped Vega's parser ("Unrecognized signal name") and the chart was not drawn.
+    Named by its contents, so that two charts side by side with the same tokens share one parameter."""
+    digest = hashlib.blake2b(json.dumps(list(labels)).encode(), digest_size=6).hexdigest()
+    return alt.param(name=f"labels_{digest}", value=list(labels))
+
+
+def labelled(chart: alt.TopLevelMixin, *label_lists: list[str]) -> alt.TopLevelMixin:
+    """The chart carrying the parameters its label_axis axes read their labels from."""
+    params = {param.name: param for param in map(token_labels, label_lists)}
+    return chart.add_params(*params.values())
 
 
 def second_sentence_from(segments: list[int]) -> int | None:

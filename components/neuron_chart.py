@@ -31,7 +31,7 @@ from attention import TraceSettings
 from attention.neuron import NeuronHeads
 from components import compute
 from components.charts import draw_spec
-from components.heatmap import READING, Lettering, fitted_size, label_axis, plot_size
+from components.heatmap import READING, Lettering, fitted_size, label_axis, labelled, plot_size
 from components.scrub import (
     HEAD,
     INPUT_STYLE,
@@ -216,6 +216,7 @@ def _numbers(labels, query_at, dot_title, scaled_title, params: list, number_px:
         tooltip=tooltip_of({"key token": "datum.key_label", "number": "datum.number",
                             "value": "format(datum.value, '.9g')"}),
     ).add_params(*params).properties(width=number_px * len(NUMBERS), height=height)
+    table = labelled(table, list(labels))
     bars = alt.Chart(alt.sequence(0, tokens, as_="key")).transform_calculate(
         key_label=f"{LABELS}[datum.key]", column="'w' + datum.key",
     ).transform_calculate(weight=f"{ROW_PICKED} ? {ROW_PICKED}[datum.column] : null").mark_bar(
@@ -278,8 +279,8 @@ def _source(data: str) -> alt.Chart:
 def _key_vectors(labels, head_size, filters, size: int, spacing_px: int) -> alt.Chart:
     cells = plot_size(len(labels), head_size, size)
     axis = label_axis(list(labels), "key token", len(labels), angle=0, length_px=cells[1], spacing_px=spacing_px)
-    return _vector_cells(_folded_keys(head_size, filters, "value"), head_size, len(labels), "key", axis,
-                         "key vectors k_j", cells, _head_colours())
+    return labelled(_vector_cells(_folded_keys(head_size, filters, "value"), head_size, len(labels), "key", axis,
+                                  "key vectors k_j", cells, _head_colours()), list(labels))
 
 
 def _head_colours() -> alt.Scale:
@@ -296,8 +297,8 @@ def _products(labels, head_size, filters, title: str, size: int, spacing_px: int
         value=f"{Q_PICKED} ? datum.k * {Q_PICKED}[datum.dimension] : null")
     cells = plot_size(tokens, head_size, size)
     axis = label_axis(list(labels), "key token", tokens, angle=0, length_px=cells[1], spacing_px=spacing_px)
-    return _vector_cells(chart, head_size, tokens, "key", axis, title, cells, _product_colours(),
-                         value_title="q_i · k_j,i")
+    return labelled(_vector_cells(chart, head_size, tokens, "key", axis, title, cells, _product_colours(),
+                                  value_title="q_i · k_j,i"), list(labels))
 
 
 def _product_colours() -> alt.Scale:

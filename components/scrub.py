@@ -39,10 +39,12 @@ from components.heatmap import (
     colour_scale,
     head_domains,
     label_axis,
+    labelled,
     legend,
     picture_url,
     plot_size,
     title_lines,
+    token_labels,
 )
 
 # What is sent at once, in cells (R·K per head). Every layer, when all their heads fit the first budget
@@ -302,8 +304,8 @@ def _panel(drawing: tuple, params: list, picks: list, heads_sent: int) -> alt.To
                         second_from=second[0])
     colour = colour_scale(scheme)
     if raster:
-        chart = _raster_layers(name, rows, columns, centred(x_axis), centred(y_axis), colour, params, picks,
-                               legend(width))
+        chart = labelled(_raster_layers(name, rows, columns, centred(x_axis), centred(y_axis), colour, params, picks,
+                                        legend(width)), row_labels, column_labels)
     else:
         cells = vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, title, params,
                              picked_column(picks, heads_sent), (width / columns, height / rows), legend(width))
@@ -351,15 +353,15 @@ def vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, value_
     field; and no ARIA description per cell, which is a long string formatted for every mark of a canvas
     no screen reader can enter (the chart keeps its own description).
     """
-    # The labels as parameters: an array written into the expression would be built anew for every cell.
-    # Vega lists the inputs of a chart's parameters last first: head is added first so that Layer leads.
-    labels = [alt.param(name=f"{name}_row_labels", value=list(row_labels)),
-              alt.param(name=f"{name}_column_labels", value=list(column_labels))]
+    # The labels as parameters (the axes' own): an array written into the expression would be built anew for
+    # every cell, and a token such as "if" would stop Vega's parser. Vega lists the inputs of a chart's
+    # parameters last first: head is added first so that Layer leads.
     chart = alt.Chart(alt.NamedData(name=f"{name}-{CELLS}")).mark_rect(
-        aria=False, width=cell[0], height=cell[1]).add_params(*reversed(params), *labels)
+        aria=False, width=cell[0], height=cell[1]).add_params(*reversed(params))
+    chart = labelled(chart, row_labels, column_labels)
     return chart.transform_calculate(
-        row_label=f"{name}_row_labels[datum.row]",
-        column_label=f"{name}_column_labels[datum.column]",
+        row_label=f"{token_labels(row_labels).name}[datum.row]",
+        column_label=f"{token_labels(column_labels).name}[datum.column]",
     ).transform_calculate(value=column).encode(
         x=alt.X("column:O", axis=x_axis),
         y=alt.Y("row:O", axis=y_axis),

@@ -43,6 +43,7 @@ from components.heatmap import (
     head_domains,
     heatmap,
     label_axis,
+    labelled,
     picture_url,
     plot_size,
     second_sentence_from,
@@ -359,8 +360,8 @@ def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size:
             x2="x2",
             y=alt.Y("y:Q", axis=centred(y_axis), scale=alt.Scale(domain=[0, count], nice=False, reverse=True)),
             y2="y2", url="url:N")
-        chart = alt.layer(picture, carrier.encode(color=alt.Color("value:Q", scale=colour, title=None,
-                                                                  legend=LEGEND)))
+        chart = labelled(alt.layer(picture, carrier.encode(color=alt.Color("value:Q", scale=colour, title=None,
+                                                                           legend=LEGEND))), tokens)
     else:
         chart = vector_cells(SUMMED, tokens, tokens, x_axis, y_axis, colour, AGGREGATE_LABELS[how], [],
                              picked_column(picks, heads_sent=1), (width / count, height / count))

@@ -11,7 +11,6 @@ the charts it drew instead of building them anew.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 
@@ -23,7 +22,7 @@ import streamlit as st
 from components import compute, controls
 from components.charts import draw_spec
 from components.downloads import chart_downloads
-from components.heatmap import READING, Lettering, title_lines
+from components.heatmap import READING, Lettering, labelled, title_lines, token_labels
 from components.page_state import shorten
 
 HEAD_SIZES = tuple(2**power for power in range(10))  # d_k = 1, 2, 4, … 512
@@ -182,7 +181,7 @@ def temperature_chart(data, tokens: Sequence[str], title: str, width: int) -> al
     """temperature_table's rows (a DataFrame, or the name of one): a line of weights over the key tokens per τ,
     in a column width px wide (its legend under the plot)."""
     step = math.ceil(len(tokens) / 40)  # at most ~40 labels on long texts
-    axis = alt.Axis(labelExpr=f"{json.dumps(list(tokens))}[datum.value]", values=list(range(0, len(tokens), step)),
+    axis = alt.Axis(labelExpr=f"{token_labels(tokens).name}[datum.value]", values=list(range(0, len(tokens), step)),
                     labelAngle=-45, title="key token")
     base = alt.Chart(data).encode(
         x=alt.X("position:O", axis=axis),
@@ -191,7 +190,7 @@ def temperature_chart(data, tokens: Sequence[str], title: str, width: int) -> al
                         scale=alt.Scale(scheme="viridis"), legend=legend_under(width, 3)),
         tooltip=["label:N", "key_token:N", alt.Tooltip("weight:Q", format=".4f")],
     )
-    return (base.mark_line() + base.mark_point(filled=True)).properties(title=title_lines(title, width),
+    return labelled(base.mark_line() + base.mark_point(filled=True), tokens).properties(title=title_lines(title, width),
                                                                          width=plot_width(width),
                                                                          height=280, autosize=PAD)
 
