@@ -32,6 +32,16 @@ def draw(view: str, context: views.ViewContext) -> None:
                  "the error was logged on the server.", icon=":material/error:")
 
 
+def notices(messages: list[str]) -> None:
+    """Warnings in one slot of the page, however many (none too). A notice that comes or goes (a link's head out
+    of range, dropped at the first move; a class that ended) must not move what follows in the page's tree: a
+    chart moved there is mounted anew from its spec, at its inputs' anchor (components/scrub.py), not where
+    the reader's last presses took it."""
+    with st.container():
+        for message in messages:
+            st.warning(message, icon=":material/info:")
+
+
 def second_text(view: str, text_b: str) -> str:
     """What the tokens and shapes read as the second sentence: the compare view runs its two texts
     separately, so for it the text is read alone; every other view reads the text (or pair) as one."""
@@ -61,8 +71,7 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
     classroom.sync(state)
     with main:
         classroom.status()
-        for notice in range_notices:
-            st.warning(notice, icon=":material/info:")
+        notices(range_notices)
         if not text.strip():
             st.info("Type a sentence in the sidebar (or pick an example) to see its attention.")
             return
@@ -100,8 +109,7 @@ except ModelLoadError as error:
 
 page_head(views.VIEW_LABELS[view], f"{model_name}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} "
           f"heads, hidden size {loaded.shape.hidden_size}. Every number below is computed live from this text.")
-for notice in [*url_notices, *class_notices, *model_download.fallback_notices(chosen_model)]:
-    st.warning(notice, icon=":material/info:")
+notices([*url_notices, *class_notices, *model_download.fallback_notices(chosen_model)])
 classroom.follow()
 
 if view in views.STANDALONE_VIEWS:

@@ -138,16 +138,22 @@ def followed(state: PageState) -> dict[str, str]:
 
 
 def status() -> None:
-    """A follower's line at the top of the view: following, or exploring with the way back."""
+    """A follower's line at the top of the view: following, or exploring with the way back.
+
+    Always one container, empty on other pages: what it holds changes as the student breaks away (one element,
+    then two), and the view's chart below must keep its place in the page's tree, or the browser mounts it anew
+    from its spec, at the inputs' anchor (components/scrub.py), under a heading and a link that say where the
+    student's presses took it."""
     seat = _seat()
+    line = st.container()
     if seat.role != "follower":
         return
     if seat.following:
-        st.caption(f"Following the teacher · class {page_state.shorten(seat.code)}")
+        line.caption(f"Following the teacher · class {page_state.shorten(seat.code)}")
         return
-    st.info("You are exploring on your own: the teacher's changes no longer move this page.",
-            icon=":material/explore:")
-    st.button("Follow the teacher again", key="follow_again", on_click=_follow_again, type="primary")
+    line.info("You are exploring on your own: the teacher's changes no longer move this page.",
+              icon=":material/explore:")
+    line.button("Follow the teacher again", key="follow_again", on_click=_follow_again, type="primary")
 
 
 def teacher_panel() -> None:
