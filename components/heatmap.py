@@ -21,9 +21,11 @@ from PIL import Image
 
 # Above this many cells a chart becomes a raster image (one mark instead of one per cell).
 MAX_VECTOR_CELLS = 64 * 64
-# Vega's own continuous schemes, so that raster and vector charts share their colours.
+# The colour ramps, stop by stop, interpolated linearly in RGB by Vega (cells) and by colour_ramp (pictures) alike.
+# "blues" is Vega's own scheme from white: Vega's starts at a pale blue (207, 225, 242), and no attention looked
+# like some. "redblue" is Vega's, white at its middle.
 SCHEMES = {
-    "blues": "cfe1f2bed8eca8cee58fc1de74b2d75ba3cf4592c63181bd206fb2125ca40a4a90",
+    "blues": "ffffffcfe1f2bed8eca8cee58fc1de74b2d75ba3cf4592c63181bd206fb2125ca40a4a90",
     "redblue": "8c0d25bf363adf745ef4ae91fbdbc9f2efeed2e5ef9dcae15da2cb2f78b3134b85",
 }
 PLOT_SIZE = 420  # px, the longer side of a chart
@@ -151,7 +153,13 @@ def colour_scale(scheme: str, reverse: bool = False) -> alt.Scale:
     colour_domain): white at zero for "redblue", 0 at the light end of "blues" (the dark end, reversed)."""
     if scheme == "redblue":
         return alt.Scale(scheme=scheme, domainMid=0)
-    return alt.Scale(scheme=scheme, zero=True, reverse=reverse)
+    return alt.Scale(range=colour_stops(scheme), interpolate="rgb", zero=True, reverse=reverse)
+
+
+def colour_stops(scheme: str) -> list[str]:
+    """The scheme's stops as CSS colours, "#rrggbb"."""
+    stops = SCHEMES[scheme]
+    return [f"#{stops[i:i + 6]}" for i in range(0, len(stops), 6)]
 
 
 def _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, value_title, key: alt.Legend) -> alt.Chart:
@@ -330,9 +338,8 @@ def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int 
 
 def colour_ramp(scheme: str) -> np.ndarray:
     """256 RGB colours interpolated linearly between the scheme's stops, as Vega does."""
-    hex_stops = SCHEMES[scheme]
-    stops = np.array([[int(hex_stops[i + j:i + j + 2], 16) for j in (0, 2, 4)]
-                      for i in range(0, len(hex_stops), 6)], dtype=np.float64)  # (n, 3)
+    stops = np.array([[int(stop[j:j + 2], 16) for j in (1, 3, 5)] for stop in colour_stops(scheme)],
+                     dtype=np.float64)  # (n, 3)
     where = np.linspace(0, len(stops) - 1, 256)
     ramp = np.stack([np.interp(where, np.arange(len(stops)), stops[:, c]) for c in range(3)], axis=1)
     return np.round(ramp).astype(np.uint8)  # (256, 3)

@@ -80,6 +80,18 @@ def test_a_value_has_one_colour_whether_drawn_as_cells_or_as_a_picture(scheme):
     np.testing.assert_allclose(picture[:2, :4], cells, atol=2)
 
 
+@pytest.mark.parametrize("side", [4, 70], ids=["cells", "picture"])
+def test_zero_weight_is_drawn_white_and_the_largest_in_the_deepest_blue(side):
+    weights = np.zeros((side, side), dtype=np.float32)
+    weights[0, 1] = 0.6  # every other weight is 0
+    labels = [str(i) for i in range(side)]
+    drawn = rendered.svg(heatmap(weights, labels, labels, title="t").to_dict())
+    colours = (rendered.cell_colours(drawn, weights.shape) if side == 4 else
+               rendered.picture_colours(drawn, weights.shape))
+    assert colours[0, 0].tolist() == [255, 255, 255], "no attention looks like none"
+    assert colours[0, 1].tolist() == colour_ramp("blues")[-1].tolist()
+
+
 def test_a_domain_given_to_a_signed_matrix_is_made_symmetric_too():
     assert colour_domain(LOPSIDED, "redblue") == [-130.0, 130.0]
     assert colour_domain(LOPSIDED, "redblue", [-200.0, 10.0]) == [-200.0, 200.0]
