@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import urllib.parse
 from dataclasses import dataclass
 
 from attention import Encoding, ModelShape, Outline, Trace, TraceSettings
 from components import compute
 from components.heatmap import PRESENTING, READING, Lettering, fitted_size
-from components.page_state import PageState
+from components.page_state import PageState, to_query
 from components.viewport import COLUMN_GAP_PX, column_px
 
 VIEW_LABELS = {
@@ -70,6 +71,11 @@ class ViewContext:
         if self.state.present:
             cap = min(cap or self.lettering.largest_plot_px, self.height - PRESENTED_CHART_ROOM_PX)
         return fitted_size(self.width if width is None else width, cap, self.lettering)
+
+    def link(self, **changes) -> str:
+        """A link to this page with some controls changed (view="lab"): the same text and settings, every value
+        percent-encoded, so that a reader's text cannot end a Markdown link or start an HTML tag."""
+        return "?" + urllib.parse.urlencode(to_query(dataclasses.replace(self.state, **changes)))
 
     def settings(self, **changes) -> TraceSettings:
         """The core's settings for the controls, with some of them changed (e.g. layer=3)."""

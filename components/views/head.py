@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import re
 
+import numpy as np
 import streamlit as st
 
 from components import compute, controls
@@ -30,9 +31,18 @@ STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context v
 STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Context", "Lines"), strict=True))  # short: one row
 # The core's name of what each stage draws; the lines draw the weights as bertviz does.
 STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "context", "lines"), strict=True))
+DRAG_NOTE = ("Drag the Layer and Head sliders above the chart, or focus one and press the arrow keys: every head of "
+             "this text is already in the browser.")
 COLOUR_ENDS = {"head": "each head's own largest weight", "layer": "the largest weight of the layer's heads",
                "one": "1, the largest a weight can be"}
 PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a": "within A", "within_b": "within B"}
+# Streamlit's toolbar of a chart (show data, PNG, spec, fullscreen) hangs over the 47 px above the chart, at the
+# chart's right end: over the Lines button when the chart is narrower than the column. The chart's box as wide as
+# the column puts the toolbar at the column's right end, past the row of stage buttons, and keeps all its buttons.
+TOOLBAR_AT_COLUMN_END = "<style>" + ",".join(
+    f".st-key-chart-{name}, .st-key-chart-{name} > [data-testid='stFullScreenFrame'], "
+    f".st-key-chart-{name} > [data-testid='stFullScreenFrame'] > div" for name in STAGE_NAMES.values()
+) + "{width:100% !important}</style>"
 
 
 def render(context) -> None:
@@ -51,10 +61,6 @@ def render(context) -> None:
     with proof_column:
         _proof(context)
     with about_column:
-        st.markdown(
-            "Each **row** is one query token; its colours show how it spreads its attention over "
-            "the key tokens across. Every full row sums to 1."
-        )
         csv_download(functools.partial(_head_csv, context.model_name, context.text, context.text_b,
                                        context.settings()), f"attention-{stem}")
         st.caption("The whole head, one row per (query, key) pair: the scaled score before softmax "
@@ -75,6 +81,7 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     if not row_tokens or not key_tokens:
         st.info("This filter leaves no tokens to show.")
         return
+    st.html(TOOLBAR_AT_COLUMN_END)
     name = STAGE_NAMES[stage]
     if name == "lines":
         _lines(context, outline, row_tokens, key_tokens, which, renormalise)
@@ -96,18 +103,19 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     chart = st.container()  # drawn once the weight scale under it is chosen: the chart stays as high as it can
     weight_scale = controls.weight_scale_select() if name == "weights" else "head"
     size = min(context.plot_px(), max(MIN_PLOT_PX, context.height - FIRST_SCREEN_ROOM_PX))
+    at = layers.index(state.layer), heads.index(state.head)
+    largest = float(np.abs(stack.values()[at]).max()) if name in ("scores", "scaled") else None  # the legend's end
     with chart:
         scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}",
                       position=(state.layer, state.head), shape=shape, on_move=_follow_chart, size=size,
                       weight_scale=weight_scale, lettering=context.lettering, **options)
-    st.caption("Drag the Layer and Head sliders above the chart, or focus one and press the arrow keys: "
-               "every head of this text is already in the browser. "
-               + ("Colours run from 0 to " + COLOUR_ENDS[weight_scale] + "." if name == "weights" else
-                  "Colours are symmetric around 0 (white): as deep a red below as the same blue above."))
+        st.markdown(reading_guide(name, outline.head_size, state.scaling, outline.divisor, largest=largest,
+                                  which=which, renormalise=renormalise, weight_scale=weight_scale,
+                                  lab_link=context.link(view="lab")))
+    st.caption(DRAG_NOTE)
 
     def current_chart():  # for the downloads, built on click only, coloured as the chart on the page
         values = stack.values()  # (nl, h, R, K)
-        at = layers.index(state.layer), heads.index(state.head)
         domain = head_domains(values, options["scheme"], weight_scale,
                               stack.with_heads(tuple(range(shape[1]))).values() if weight_scale == "layer" else None)
         return heatmap(values[at], row_tokens, columns, title=title, domain=domain[at].tolist(), **options)
@@ -124,8 +132,59 @@ def _lines(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     title = "Attention weights as lines" + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
     scrub_lines(stack, row_tokens, key_tokens, key="chart-lines", position=(state.layer, state.head), shape=shape,
                 on_move=_follow_chart, title=title, width=context.width, lettering=context.lettering)
-    st.caption(f"Query tokens on the left, key tokens on the right; a line's opacity is its weight (lines under "
-               f"{LINE_THRESHOLD:g} are left out). Point at a token to see only its lines.")
+    st.markdown(reading_guide("lines", outline.head_size, state.scaling, outline.divisor, which=which,
+                              renormalise=renormalise))
+    st.caption(DRAG_NOTE)
+
+
+def reading_guide(name: str, head_size: int, scaling: str, divisor: float, *, largest: float | None = None,
+                  which: str = "all", renormalise: bool = False, weight_scale: str = "head",
+                  lab_link: str = "?view=lab") -> str:
+    """How to read the chart of one stage (a STAGE_NAMES value), in Markdown, true for that stage alone: what its
+    rows, columns and colours are, and whether a row sums to 1. largest: the head's largest |value| as shown, the
+    end of the legend (scores and scaled scores); lab_link: the scaling lab with the page's text and settings."""
+    if name == "weights":
+        return (f"**Reading it:** each row is one query token; its colours show how it spreads its attention over "
+                f"the key tokens across. {_row_sums(which, renormalise)} Colours run from 0 to "
+                f"{COLOUR_ENDS[weight_scale]}.")
+    if name == "lines":
+        return (f"**Reading it:** query tokens on the left, key tokens on the right; a line's opacity is its weight "
+                f"(lines under {LINE_THRESHOLD:g} are left out). {_row_sums(which, renormalise)} Point at a token "
+                "to see only its lines.")
+    if name == "context":
+        return (f"**Reading it:** each row is one query token's context vector, $\\sum_j a_{{ij}}\\,v_j$: the value "
+                f"vectors of the keys, each weighted by this query's attention weight to that key. Its {head_size} "
+                f"columns are the head's {head_size} dimensions, not tokens. Red below 0, blue above, as deep for −x "
+                "as for +x.")
+    symmetric = "Red below 0, blue above, as deep for −x as for +x."
+    raw = (f"one query token's raw score with one key token, q·k over the head's {head_size} dimensions, before "
+           "scaling and softmax")
+    if scaling == "none":
+        return (f"**Reading it:** each cell is {raw}: any number, and no row sums to 1. {symmetric} This head's "
+                f"largest |score| is {largest:.3g}. No scaling is chosen, so Q·Kᵀ and Scaled are the same numbers; "
+                f"[the scaling lab]({lab_link}) shows what dividing by √d_k, d_k or τ would change.")
+    by = {"sqrt": f"√d_k = √{head_size} ≈ {divisor:.3g}", "linear": f"d_k = {head_size}",
+          "temperature": f"τ = {divisor:g}"}[scaling]
+    if name == "scores":
+        what, other, ends = raw, "Scaled", (largest, largest / divisor)
+    else:
+        what, other, ends = f"a raw score q·k divided by {by}, the number softmax turns into a weight", "Q·Kᵀ", (
+            largest * divisor, largest)
+    return (f"**Reading it:** each cell is {what}: any number, and no row sums to 1. {symmetric} {other} looks the "
+            f"same because each stage has its own colour scale: dividing by {by} takes this head's largest |score| "
+            f"from {ends[0]:.3g} to {ends[1]:.3g} and changes only the legend. What it changes is softmax's "
+            f"weights: [the scaling lab]({lab_link}) shows how.")
+
+
+def _row_sums(which: str, renormalise: bool) -> str:
+    """Whether a query's weights, as shown, sum to 1: they do, unless a block of a sentence pair is cut out."""
+    if renormalise:
+        over = "" if which == "all" else " over the keys shown"
+        return f"Without [CLS] and [SEP], each query's remaining weights are rescaled to sum to 1{over}."
+    if which == "all":
+        return "Softmax makes each query's weights sum to 1."
+    return (f"Only the {PAIR_LABELS[which]} block is shown: a query's weights here are the share of its attention "
+            "that goes to these keys, at most 1 together.")
 
 
 def _head_csv(model: str, text: str, text_b: str, settings) -> str:
