@@ -99,7 +99,7 @@ classroom.teacher_panel()
 view = controls.view_select(views.VIEW_LABELS)
 text, text_b = controls.text_inputs()
 chosen_model = controls.model_select(names)
-controls.presentation_toggle()
+present = controls.presentation_toggle()
 classroom.start_button()
 try:
     model_name = model_download.usable_model(chosen_model)  # the bundled model while a Hub model downloads
@@ -108,7 +108,8 @@ except ModelLoadError as error:
     model_download.fall_back(chosen_model, error)
 
 page_head(views.VIEW_LABELS[view], f"{model_name}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} "
-          f"heads, hidden size {loaded.shape.hidden_size}. Every number below is computed live from this text.")
+          f"heads, hidden size {loaded.shape.hidden_size}. Every number below is computed live from this text.",
+          beside=classroom.class_card if present and classroom.teaching() else None)
 notices([*url_notices, *class_notices, *model_download.fallback_notices(chosen_model)])
 classroom.follow()
 

@@ -16,20 +16,20 @@ code read from a link is checked against CODE_ALPHABET before it goes anywhere, 
 
 from __future__ import annotations
 
-import io
 import secrets
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-import segno
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from components import compute, controls, page_state
+from components.class_link import CLASS_PARAM, qr_png, show_large, students_link, warn_if_unreachable
 from components.class_store import StoreUnavailable, parse_code
 from components.page_state import PageState
 
-CLASS_PARAM, KEY_PARAM, TEACH_PARAM = "class", "key", "teach"
+KEY_PARAM, TEACH_PARAM = "key", "teach"
 FOLLOWED = ("view", "text", "text_b", "model", "source", "layer", "head", "head_dim", "scaling", "temperature",
             "seed", "step", "query")
 # A follower's page asks for the class's version this often. Each ask is a run of a fragment, which costs
@@ -40,8 +40,9 @@ POLL_S = 0.75
 # other polls only read the version, one Redis round trip without a write.
 BEAT_S = 2.0
 COUNT_S = 2.0  # the teacher's panel counts the followers this often (and sends a change Redis missed)
-QR_PX = 10  # per module of the PNG; the sidebar shows it at its own width
-LARGE_QR_PX = 460  # on a 1280×720 projector: about 1.1 m across on a 3-m screen, read from 10 m or more
+# On the projected page, beside its title, px a module: a link of 40 letters is a code of 37 modules with its
+# quiet zone, 111 px, read from the first rows (Show the QR code large is 4 times as large, for the back).
+CARD_QR_SCALE = 3
 _SEAT = "_class_seat"
 UNREACHABLE = ("The class cannot be reached right now (its store does not answer). Your page stays as it is "
                "and follows again when the class answers.")
@@ -164,12 +165,34 @@ def teacher_panel() -> None:
         return
     link = students_link(seat.code)
     with st.sidebar.expander(f"Class {seat.code}: the students' link", expanded=True, icon=":material/school:"):
-        st.image(qr_png(link), width="stretch")
+        st.image(qr_png(link), width="stretch", output_format="PNG", alt="QR code of the students' link")
         st.code(link, language=None, wrap_lines=True)
+        warn_if_unreachable(link)
         _teacher_status()
         if st.button("Show the QR code large", key="large_qr", icon=":material/qr_code_2:"):
-            _large_qr(link)
+            show_large(link)
         st.button("End the class", key="end_class", on_click=_end_class, icon=":material/stop_circle:")
+
+
+def teaching() -> bool:
+    """Whether this page drives a class."""
+    return _seat().role == "teacher"
+
+
+def class_card(under: DeltaGenerator) -> None:
+    """On the teacher's projected page, where the sidebar is closed: a small QR code, the class's code and the
+    students' link (as plain text), and a way to the large QR code; under (the title's column, which is wider),
+    a warning when students cannot open the link."""
+    seat = _seat()
+    link = students_link(seat.code)
+    row = st.container(horizontal=True, vertical_alignment="center", gap="medium")  # side by side on a phone too
+    row.image(qr_png(link, CARD_QR_SCALE), output_format="PNG", alt="QR code of the students' link")
+    with row.container(width="stretch"):
+        st.markdown(f"**Class {seat.code}** · join at")  # a code of CODE_ALPHABET, made by the store
+        st.text(link)
+        if st.button("Show the QR code large", key="large_qr_card", icon=":material/qr_code_2:", type="tertiary"):
+            show_large(link)
+    warn_if_unreachable(link, under)
 
 
 def start_button() -> None:
@@ -177,31 +200,6 @@ def start_button() -> None:
     if not _seat().role:
         st.sidebar.button("Start a class", key="start_class", on_click=_start_class, icon=":material/school:",
                           help="Your students open one link (or scan its QR code) and their pages follow yours.")
-
-
-def students_link(code: str) -> str:
-    """This page's address as the browser holds it (behind a proxy too), with the class's code and nothing else."""
-    return f"{st.context.url or ''}?{CLASS_PARAM}={code}"
-
-
-@st.dialog("Join the class", width="large")
-def _large_qr(link: str) -> None:
-    """The QR code as large as a 1280×720 projector's dialog holds it, the link beside it in large letters."""
-    picture, words = st.columns([3, 2], vertical_alignment="center")
-    picture.image(qr_png(link), width=LARGE_QR_PX)
-    words.markdown(f"#### Scan the code, or open\n\n## {_plain(link)}")
-
-
-def _plain(text: str) -> str:
-    """A link shown in Markdown as the letters it is: no character of it can start Markdown or HTML."""
-    return "".join(f"\\{ch}" if ch in "\\`*_{}[]()<>#+-.!|:~&=?/%" else ch for ch in text)
-
-
-def qr_png(link: str) -> bytes:
-    """The link as a QR code (PNG, black on white, with its quiet zone), made here without the network."""
-    picture = io.BytesIO()
-    segno.make(link, error="m").save(picture, kind="png", scale=QR_PX, border=4)
-    return picture.getvalue()
 
 
 @st.fragment(run_every=COUNT_S)

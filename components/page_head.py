@@ -6,7 +6,10 @@ that pushed a 15-token heatmap down to about 550 px, so that a projected page sh
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 _STYLE = (
     "<style>[data-testid='stMainBlockContainer']{padding-top:4rem;padding-bottom:3rem}"
@@ -15,8 +18,21 @@ _STYLE = (
 )
 
 
-def page_head(title: str, caption: str) -> None:
-    """The view's title and, under it, one line on the model."""
-    st.html(_STYLE)
-    st.title(title, anchor=False)
-    st.caption(caption)
+def page_head(title: str, caption: str, beside: Callable[[DeltaGenerator], None] | None = None) -> None:
+    """The view's title and, under it, one line on the model. beside(under), when given, draws in a column to
+    their right, where the page's top has room (a projected class's code and QR code), and may add to the
+    title's column, under the caption.
+
+    One container whatever it holds, so that what follows keeps its place in the page's tree (a chart moved
+    there is drawn anew from its spec: streamlit_app.notices)."""
+    with st.container():
+        st.html(_STYLE)
+        if beside is None:
+            head, side = st.container(), None
+        else:
+            head, side = st.columns([3, 2], gap="medium")
+        head.title(title, anchor=False)
+        head.caption(caption)
+        if side is not None:
+            with side:
+                beside(head)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from tests.pages import assert_healthy, open_page
+from components import class_link
+from tests.pages import APP, assert_healthy, open_page
 
 FOLLOWING = "Following the teacher"
 
@@ -125,3 +126,41 @@ def test_the_sidebar_button_starts_a_class_as_teach_does():
     student = open_page(**{"class": code})
     assert student.text_area(key="text").value == "a lesson started from the sidebar"
     assert key not in str(student.query_params)
+
+
+def open_teacher_at(url: str, **params: str) -> AppTest:
+    """A teacher's page (teach=1) as a browser at url opens it: the students' link starts with url."""
+    page = AppTest.from_file(APP, default_timeout=120)
+    page.context["url"] = url
+    for name, value in {"teach": "1", **params}.items():
+        page.query_params[name] = value
+    return page.run()
+
+
+def test_a_link_to_this_computer_gets_a_warning_that_says_what_to_open_instead(monkeypatch):
+    monkeypatch.setattr(class_link, "network_address", lambda: "192.168.1.23")
+    for here in ("http://localhost:8501", "http://127.0.0.1:8501", "http://[::1]:8501", "http://0.0.0.0:8501"):
+        teacher = open_teacher_at(here)
+        assert_healthy(teacher)
+        said = [notice for notice in warnings(teacher) if notice.startswith("Phones cannot open this link")]
+        assert len(said) == 1 and "**192.168.1.23** in its place in the address bar" in said[0], (here, said)
+    monkeypatch.setattr(class_link, "network_address", lambda: None)
+    assert any("Streamlit's Network URL" in notice for notice in warnings(open_teacher_at("http://localhost:8501")))
+
+
+def test_a_link_students_can_open_gets_no_warning():
+    for there in ("http://192.168.1.23:8501", "https://attention.example.org/anatomy"):
+        teacher = open_teacher_at(there)
+        assert_healthy(teacher)
+        assert not [notice for notice in warnings(teacher) if "Phones cannot open" in notice], there
+
+
+def test_a_projected_class_shows_its_code_and_link_on_the_page():
+    teacher = open_teacher_at("http://192.168.1.23:8501", present="1")
+    code = teacher.query_params["class"]
+    link = f"http://192.168.1.23:8501?class={code}"
+    assert any(block.value == f"**Class {code}** · join at" for block in teacher.main.markdown)
+    assert [text.value for text in teacher.main.text] == [link]
+    assert teacher.main.button(key="large_qr_card")
+    plain = open_teacher_at("http://192.168.1.23:8501")
+    assert not plain.main.text and not [b for b in plain.main.button if b.key == "large_qr_card"]

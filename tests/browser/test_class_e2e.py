@@ -54,7 +54,7 @@ def classroom(browser, base_url):
     panel = teacher.locator('[data-testid="stSidebar"] [data-testid="stExpander"]').filter(
         has_text="the students' link")
     expect(panel.locator("img")).to_be_visible()
-    link = panel.locator("code").inner_text().strip()
+    link = panel.locator('[data-testid="stCode"] code').inner_text().strip()
     assert scanned(teacher.screenshot(), scale=0.5) == [link], "the sidebar's QR code, half size, reads the link"
     tabs = []
 
@@ -163,3 +163,28 @@ def test_an_ended_class_leaves_the_students_pages_as_they_are_with_a_notice(clas
     again = student(link)
     expect(again.get_by_text(re.compile(r"has ended or does not exist"))).to_be_visible()
     assert "class" not in url_params(again)
+
+
+def test_a_projected_class_shows_its_code_and_a_qr_code_on_the_first_screen(browser, base_url):
+    """present=1&teach=1: the sidebar is closed, so the page itself shows the class's code, the students' link and
+    a QR code that reads it, above the charts; the link names 127.0.0.1, which students cannot open: a warning."""
+    from playwright.sync_api import expect
+
+    teacher = open_tab(browser, viewport=PROJECTOR)
+    try:
+        load_page(teacher, f"{base_url}/?teach=1&present=1&text={TEXT.replace(' ', '+')}")
+        expect(teacher.locator('[data-testid="stSidebar"]')).to_have_attribute("data-collapsed", "true")
+        main = teacher.locator('[data-testid="stMain"]')
+        code = re.search(r"Class ([A-Z2-9]{6}) · join at", main.inner_text()).group(1)
+        assert code == url_params(teacher)["class"]
+        link = main.locator('[data-testid="stText"]').inner_text().strip()
+        assert link == f"{base_url}?class={code}"
+        expect(main.get_by_text("Phones cannot open this link")).to_be_visible()
+        for shown in (main.get_by_role("img", name="QR code of the students' link"), main.get_by_text(link),
+                      teacher.locator('[data-testid="stVegaLiteChart"]').first):
+            box = shown.bounding_box()
+            assert box["y"] + min(box["height"], 100) <= PROJECTOR["height"], f"{shown} starts below the first screen"
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        assert scanned(teacher.screenshot(path=SHOTS / "teacher-presenting-1280x720.png")) == [link]
+    finally:
+        teacher.context.close()
