@@ -21,6 +21,7 @@ from PIL import Image
 
 # Above this many cells a chart becomes a raster image (one mark instead of one per cell).
 MAX_VECTOR_CELLS = 64 * 64
+PICTURE_TOOLTIP = "Too many cells to name one by one at this size"
 # The colour ramps, stop by stop, interpolated linearly in RGB by Vega (cells) and by colour_ramp (pictures) alike.
 # "blues" is Vega's own scheme from white: Vega's starts at a pale blue (207, 225, 242), and no attention looked
 # like some. "redblue" is Vega's, white at its middle.
@@ -194,6 +195,7 @@ def _raster(matrix, x_axis, y_axis, domain, scheme, colour, key: alt.Legend, rev
         y=alt.Y("y:Q", axis=centred(y_axis), scale=alt.Scale(domain=[0, rows], nice=False, reverse=True)),
         y2="y2",
         url="url:N",
+        tooltip=alt.value(PICTURE_TOOLTIP),  # not the picture's own fields (x, y, a data URL)
     )
     return alt.layer(picture, _scale_carrier(domain, colour, key))  # the legend matches the picture
 

@@ -56,6 +56,9 @@ ONE_LAYER_CELLS = {"vector": 2**18, "raster": 2**22}
 # Under the plot: beside it, the legend ran into the side column on a 1280-px screen.
 LEGEND = legend(PLOT_SIZE)
 LAYER, HEAD = "layer", "head"  # the selections' names, and the fields they pick
+ZOOM = "zoom"  # a long text's picture: the rectangle dragged across it, drawn in cells under it (zoom_window)
+ZOOM_MOST = 48  # tokens a side of a zoom, at most: a cell of 8 px or more in a 420-px plot, each named on hover
+PICTURE_TOOLTIP = "Drag a rectangle across the picture: its cells are drawn larger under it, each named"
 CELLS, PICTURES, RANGES = "cells", "pictures", "ranges"  # the datasets
 # The chart's own inputs above it, in a row, readable from the back of a room.
 INPUT_STYLE = (
@@ -134,6 +137,7 @@ class Panel:
     weight_scale: str = "head"  # how far each head's colours reach: heatmap.head_domains
     second_sentence: tuple[int | None, int | None] = (None, None)  # B's first row and column: heatmap.label_axis
     lettering: Lettering = READING  # how large its text is, and how close its labels may stand
+    zoomable: bool = False  # as a picture, a rectangle dragged across it is reported (zoom_window)
 
     @property
     def raster(self) -> bool:
@@ -142,7 +146,8 @@ class Panel:
     def drawing(self, name: str) -> tuple:
         """What the spec depends on (not the numbers), hashable, with the name its datasets carry."""
         return (name, self.title, self.row_labels, self.column_labels, self.scheme, self.row_title,
-                self.column_title, self.size, self.raster, self.second_sentence, self.lettering)
+                self.column_title, self.size, self.raster, self.second_sentence, self.lettering,
+                self.zoomable and self.raster)
 
 
 def send_plan(num_layers: int, num_heads: int, rows: int, columns: int, layer: int, head: int,
@@ -162,16 +167,16 @@ def scrub_heatmap(stack: HeadStack, row_labels: list[str], column_labels: list[s
                   position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
                   scheme: str = "blues", row_title: str = "query token", column_title: str = "key token",
                   size: int = PLOT_SIZE, weight_scale: str = "head",
-                  second_sentence: tuple[int | None, int | None] = (None, None), lettering: Lettering = READING
-                  ) -> None:
+                  second_sentence: tuple[int | None, int | None] = (None, None), lettering: Lettering = READING,
+                  zoomable: bool = False) -> None:
     """Draw a HeadStack as one heatmap whose layer and head the reader picks in the browser.
 
     position is the (layer, head) the page stands at, shape the (layers, heads) there are to pick from.
     on_move(layer, head) is called, before the rerun, when the reader has moved the chart's inputs. size is the
-    longer side of the plot, in px; weight_scale, second_sentence and lettering as Panel's.
+    longer side of the plot, in px; weight_scale, second_sentence, lettering and zoomable as Panel's.
     """
     panel = Panel(stack, tuple(row_labels), tuple(column_labels), title, scheme, row_title, column_title, size,
-                  weight_scale, second_sentence, lettering)
+                  weight_scale, second_sentence, lettering, zoomable)
     scrub_panels([panel], key=key, position=position, shape=shape, on_move=on_move)
 
 
@@ -192,8 +197,28 @@ def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], sh
         frames |= compute.chart_data(_frames, panel.stack, panel.scheme, panel.raster, name, panel.weight_scale,
                                      shape[1])
     st.html(INPUT_STYLE)
+    zoom = [ZOOM] if drawings[0][-1] else []
     draw_spec(spec, frames, key=key, lettering=panels[0].lettering, on_select=lambda: report_move(key, on_move),
-              selection_mode=[LAYER, HEAD])
+              selection_mode=[LAYER, HEAD, *zoom])
+
+
+def zoom_window(key: str, rows: int, columns: int) -> tuple[range, range] | None:
+    """The rows and columns of the rectangle last dragged across chart key's picture, ZOOM_MOST of each at most
+    (around its middle); None when there is none."""
+    dragged = st.session_state.get(key, {}).get("selection", {}).get(ZOOM)
+    if not dragged or "x" not in dragged or "y" not in dragged:
+        return None
+    return cells_under(dragged["y"], rows), cells_under(dragged["x"], columns)
+
+
+def cells_under(extent: list[float], count: int) -> range:
+    """The cells [0, count) a dragged extent (in cells, either way round) covers, ZOOM_MOST at most."""
+    low, high = sorted(float(end) for end in extent)
+    start, stop = max(0, int(np.floor(low))), min(count, max(int(np.ceil(high)), int(np.floor(low)) + 1))
+    if stop - start > ZOOM_MOST:
+        start = (start + stop - ZOOM_MOST) // 2
+        stop = start + ZOOM_MOST
+    return range(start, max(stop, start + 1))
 
 
 def anchor_for(key: str, identity: tuple, position: tuple[int, ...]) -> tuple[int, ...]:
@@ -294,7 +319,8 @@ def _spec(drawings: tuple[tuple, ...], shape: tuple[int, int], many_layers: bool
 
 
 def _panel(drawing: tuple, params: list, picks: list, heads_sent: int) -> alt.TopLevelMixin:
-    name, title, row_labels, column_labels, scheme, row_title, column_title, size, raster, second, lettering = drawing
+    (name, title, row_labels, column_labels, scheme, row_title, column_title, size, raster, second, lettering,
+     zoomable) = drawing
     rows, columns = len(row_labels), len(column_labels)
     width, height = plot_size(rows, columns, size)
     spacing = lettering.label_spacing_px
@@ -304,8 +330,9 @@ def _panel(drawing: tuple, params: list, picks: list, heads_sent: int) -> alt.To
                         second_from=second[0])
     colour = colour_scale(scheme)
     if raster:
-        chart = labelled(_raster_layers(name, rows, columns, centred(x_axis), centred(y_axis), colour, params, picks,
-                                        legend(width)), row_labels, column_labels)
+        zoom = [alt.selection_interval(name=ZOOM, encodings=["x", "y"], zoom=False)] if zoomable else []
+        chart = labelled(_raster_layers(name, rows, columns, centred(x_axis), centred(y_axis), colour,
+                                        [*params, *zoom], picks, legend(width)), row_labels, column_labels)
     else:
         cells = vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, title, params,
                              picked_column(picks, heads_sent), (width / columns, height / rows), legend(width))
@@ -388,12 +415,13 @@ def _raster_layers(name, rows, columns, x_axis, y_axis, colour, params, picks, k
     """The picked head's picture, and an invisible layer of its colour range that the legend reads."""
     picture = alt.Chart(alt.NamedData(name=f"{name}-{PICTURES}")).mark_image(aspect=False).add_params(
         *reversed(params))
+    tooltip = PICTURE_TOOLTIP if any(param.name == ZOOM for param in params) else "Too many cells to name one by one"
     for pick in picks:
         picture = picture.transform_filter(filter_on(pick))
     picture = picture.encode(
         x=alt.X("x:Q", axis=x_axis, scale=alt.Scale(domain=[0, columns], nice=False, zero=False)), x2="x2",
         y=alt.Y("y:Q", axis=y_axis, scale=alt.Scale(domain=[0, rows], nice=False, reverse=True)), y2="y2",
-        url="url:N",
+        url="url:N", tooltip=alt.value(tooltip),  # not the picture's own fields (x, y, a data URL)
     )
     return alt.layer(picture, range_carrier(name, colour, picks, key))
 

@@ -17,10 +17,11 @@ import streamlit as st
 
 from components import compute, controls
 from components.downloads import chart_downloads, csv_download
-from components.heatmap import MIN_PLOT_PX, head_domains, heatmap, second_sentence_from
+from components.heatmap import MAX_VECTOR_CELLS, MIN_PLOT_PX, head_domains, heatmap, second_sentence_from
 from components.lines import LINE_THRESHOLD, scrub_lines
 from components.scrub import HeadStack, scrub_heatmap, send_plan
 from components.tables import head_csv
+from components.zoom import zoom_under
 
 # Below this the from-scratch weights agree with transformers to float32 precision.
 PROOF_TOLERANCE = 1e-5
@@ -108,18 +109,27 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     with chart:
         scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}",
                       position=(state.layer, state.head), shape=shape, on_move=_follow_chart, size=size,
-                      weight_scale=weight_scale, lettering=context.lettering, **options)
+                      weight_scale=weight_scale, lettering=context.lettering, zoomable=True, **options)
         st.markdown(reading_guide(name, outline.head_size, state.scaling, outline.divisor, largest=largest,
                                   which=which, renormalise=renormalise, weight_scale=weight_scale,
                                   lab_link=context.link(view="lab")))
     st.caption(DRAG_NOTE)
 
-    def current_chart():  # for the downloads, built on click only, coloured as the chart on the page
+    def current_head():  # (R, K) of the page's layer and head, and its colours' range as the chart draws it
         values = stack.values()  # (nl, h, R, K)
         domain = head_domains(values, options["scheme"], weight_scale,
                               stack.with_heads(tuple(range(shape[1]))).values() if weight_scale == "layer" else None)
-        return heatmap(values[at], row_tokens, columns, title=title, domain=domain[at].tolist(), **options)
+        return values[at], domain[at].tolist()
 
+    def current_chart():  # for the downloads, built on click only, coloured as the chart on the page
+        matrix, domain = current_head()
+        return heatmap(matrix, row_tokens, columns, title=title, domain=domain, **options)
+
+    if len(row_tokens) * len(columns) > MAX_VECTOR_CELLS:  # a picture: its cells are named in a zoom under it
+        matrix, domain = current_head()
+        zoom_under(f"chart-{name}", matrix, row_tokens, columns, title=title, domain=domain,
+                   scheme=options["scheme"], column_title=options["column_title"], size=size,
+                   lettering=context.lettering)
     chart_downloads(current_chart, name, f"{name}-{stem}", title=f"{title} — {stem.replace('-', ' ')}")
 
 

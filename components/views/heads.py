@@ -33,6 +33,7 @@ from components.charts import draw_spec, show
 from components.downloads import chart_downloads
 from components.heatmap import (
     MAX_VECTOR_CELLS,
+    PICTURE_TOOLTIP,
     PLOT_SIZE,
     READING,
     Lettering,
@@ -359,7 +360,7 @@ def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size:
             x=alt.X("x:Q", axis=centred(x_axis), scale=alt.Scale(domain=[0, count], nice=False, zero=False)),
             x2="x2",
             y=alt.Y("y:Q", axis=centred(y_axis), scale=alt.Scale(domain=[0, count], nice=False, reverse=True)),
-            y2="y2", url="url:N")
+            y2="y2", url="url:N", tooltip=alt.value(PICTURE_TOOLTIP))
         chart = labelled(alt.layer(picture, carrier.encode(color=alt.Color("value:Q", scale=colour, title=None,
                                                                            legend=LEGEND))), tokens)
     else:
