@@ -497,23 +497,28 @@ alignment_keys = unknown.alignment_keys  # (tokens, unknown_characters) -> what 
 aligned_difference = compare.aligned_difference  # (weights_a, weights_b, positions_a, positions_b) -> (K, K)
 
 
-def head_change(name: str, text_a: str, text_b: str, settings: TraceSettings) -> compare.HeadChange:
-    """The aligned pair whose weight differs most between two texts, each run alone, in settings' layer and head."""
+def head_change(name: str, text_a: str, text_b: str, settings: TraceSettings,
+                count_special: bool = False) -> compare.HeadChange | None:
+    """The aligned pair whose weight differs most between two texts, each run alone, in settings' layer and head,
+    and each query token's: [CLS] and [SEP] left out unless count_special (None: the texts share no other token)."""
     with heavy_work():
-        return _head_changes(name, text_a, text_b, _any_head(settings))[settings.head]
+        return _head_changes(name, text_a, text_b, _any_head(settings), count_special)[settings.head]
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["head_changes"])
-def _head_changes(name: str, text_a: str, text_b: str, settings: TraceSettings) -> tuple[compare.HeadChange, ...]:
+def _head_changes(name: str, text_a: str, text_b: str, settings: TraceSettings,
+                  count_special: bool) -> tuple[compare.HeadChange | None, ...]:
     """Every head's largest change, found once per layer: a head move then reads a few numbers, where it read
     both texts' every head (whose layers a class's texts push out of _layer: two layers computed a move)."""
+    encodings = [encoding(name, text, "") for text in (text_a, text_b)]
     # An [UNK] pairs only with an [UNK] of the same characters, as the view aligns them (attention/unknown.py).
-    keys_a, keys_b = (unknown.alignment_keys(list(encoding(name, text, "").tokens[0]),
-                                             unknown_characters(name, text, "")) for text in (text_a, text_b))
+    keys_a, keys_b = (unknown.alignment_keys(list(encoded.tokens[0]), unknown_characters(name, text, ""))
+                      for encoded, text in zip(encodings, (text_a, text_b), strict=True))
     positions_a, positions_b = compare.aligned_positions(keys_a, keys_b)  # (K,) each
+    leave_out = None if count_special else encodings[0].special_tokens_mask[0][positions_a]  # (K,)
     weights_a, weights_b = (heads.head_weights(layer_weights(name, text, "", settings))[0]  # (nh, T, T) each
                             for text in (text_a, text_b))
-    return compare.largest_changes(weights_a, weights_b, positions_a, positions_b)
+    return compare.largest_changes(weights_a, weights_b, positions_a, positions_b, leave_out)
 
 
 # ---- The scaling lab: keys (head sizes, samples, seed), (token count, τ), (text, settings, τ) ----

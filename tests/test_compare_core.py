@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention.compare import aligned_difference, aligned_positions, largest_change, largest_changes
+from attention.compare import (
+    aligned_difference,
+    aligned_positions,
+    changes_by_query,
+    largest_change,
+    largest_changes,
+)
 
 
 @pytest.mark.parametrize(("tokens_a", "tokens_b", "expected_a", "expected_b"), [
@@ -61,3 +67,33 @@ def test_every_heads_largest_change_is_found_with_its_weight_in_each_text():
         assert head_change.weight_a == weights_a[head][alone.position_a]
         assert head_change.weight_b == weights_b[head][alone.position_b]
         assert head_change.weight_a - head_change.weight_b == alone.difference
+
+
+def test_left_out_tokens_are_ranked_neither_as_queries_nor_as_keys():
+    difference = np.array([[0.9, 0.1, -0.8],
+                           [0.2, -0.3, 0.05],
+                           [0.7, 0.25, 0.0]])  # (K, K): [CLS], a word, [SEP]
+    positions = np.arange(3)
+    leave_out = np.array([True, False, True])
+    assert largest_change(difference, positions, positions).difference == 0.9
+    assert largest_change(difference, positions, positions, leave_out).difference == -0.3
+    assert largest_change(difference, positions, positions, np.ones(3, dtype=bool)) is None
+    by_query = changes_by_query(difference, positions, positions, leave_out)
+    assert [(change.row, change.column, change.difference) for change in by_query] == [(1, 1, -0.3)]
+    assert [(change.row, change.column) for change in changes_by_query(difference, positions, positions)] == [
+        (0, 0), (1, 1), (2, 0)]
+
+
+def test_each_heads_query_tokens_carry_their_own_largest_change_and_weights():
+    rng = np.random.default_rng(3)
+    weights_a, weights_b = rng.random((2, 5, 5)), rng.random((2, 6, 6))  # (heads, T, T)
+    positions_a, positions_b = np.array([0, 2, 4]), np.array([0, 3, 5])
+    leave_out = np.array([True, False, False])
+    for head, found in enumerate(largest_changes(weights_a, weights_b, positions_a, positions_b, leave_out)):
+        difference = aligned_difference(weights_a[head], weights_b[head], positions_a, positions_b)
+        assert found.change == largest_change(difference, positions_a, positions_b, leave_out)
+        assert [query.change for query in found.by_query] == list(
+            changes_by_query(difference, positions_a, positions_b, leave_out))
+        for query in found.by_query:
+            assert query.weight_a == weights_a[head][query.change.position_a]
+            assert query.weight_b == weights_b[head][query.change.position_b]

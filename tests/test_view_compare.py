@@ -5,12 +5,22 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.compare import aligned_difference, aligned_positions
-from tests.pages import assert_healthy, chart_inputs, chart_matrix, open_page, pick_on_chart, spec_parts
+from tests.pages import (
+    assert_healthy,
+    chart_inputs,
+    chart_matrix,
+    chart_title,
+    chart_values,
+    open_page,
+    pick_on_chart,
+    spec_parts,
+)
 
 TEXT_A, TEXT_B = "time flies like an arrow", "fruit flies like a banana"
 
@@ -24,7 +34,7 @@ PANELS = {"Text A": "p0", "Text B": "p1", "A − B": "p2"}  # the chart's panels
 
 def heatmaps(page: AppTest) -> dict[str, np.ndarray]:
     """The matrices the page's one chart shows, by panel: "Text A", "Text B" and "A − B"."""
-    [chart] = page.get("vega_lite_chart")
+    chart = page.get("vega_lite_chart")[0]  # the heatmaps', then each query token's largest change
     drawn = {dataset.name.split("-")[0] for dataset in chart.proto.datasets}
     return {name: chart_matrix(chart, panel=panel) for name, panel in PANELS.items() if panel in drawn}
 
@@ -55,7 +65,8 @@ def test_the_difference_is_a_minus_b_on_the_shared_tokens(pair_page, bundled):
     shared_a, shared_b = [0, 2, 3, 6], [0, 2, 3, 6]  # [CLS] flies like [SEP]
     expected = a[np.ix_(shared_a, shared_a)] - b[np.ix_(shared_b, shared_b)]
     np.testing.assert_allclose(heatmaps(pair_page)["A − B"], expected, atol=1e-6)
-    assert float(pair_page.metric[0].value) == pytest.approx(expected.flat[np.abs(expected).argmax()], abs=5e-4)
+    words = expected[1:3, 1:3]  # flies, like: [CLS] and [SEP] left out
+    assert float(pair_page.metric[0].value) == pytest.approx(words.flat[np.abs(words).argmax()], abs=5e-4)
 
 
 def test_one_pair_of_inputs_moves_both_texts_and_their_difference(pair_page, bundled):
@@ -79,7 +90,9 @@ def test_the_largest_change_follows_a_head_moved_on_the_chart(bundled):
     positions_a, positions_b = aligned_positions(list(encode(bundled, TEXT_A).tokens[0]),
                                                  list(encode(bundled, TEXT_B).tokens[0]))
     expected = aligned_difference(a, b, positions_a, positions_b)
-    row, column = np.unravel_index(np.abs(expected).argmax(), expected.shape)
+    words = np.abs(expected)
+    words[[0, -1], :] = words[:, [0, -1]] = -1  # [CLS] and [SEP] left out, as queries and as keys
+    row, column = np.unravel_index(words.argmax(), expected.shape)
     assert float(page.metric[0].value) == pytest.approx(expected[row, column], abs=5e-4)
     (a_row, a_column), (b_row, b_column) = ((positions[row], positions[column]) for positions in (positions_a,
                                                                                                positions_b))
@@ -103,7 +116,7 @@ def test_tokens_in_markdown_are_code_spans():
 
 def test_both_heatmaps_share_one_colour_scale_and_a_head_move_keeps_the_spec(bundled):
     page = run_compare(text_b=TEXT_B, layer="1", head="8")
-    [chart] = page.get("vega_lite_chart")
+    chart = page.get("vega_lite_chart")[0]
     spec = json.loads(chart.proto.spec)
     assert spec["vconcat"][0]["resolve"]["scale"]["color"] == "shared", "text A and text B: one colour scale"
     assert spec["resolve"]["scale"]["color"] == "independent", "the difference has its own, around zero"
@@ -117,17 +130,19 @@ def test_both_heatmaps_share_one_colour_scale_and_a_head_move_keeps_the_spec(bun
 def test_the_heads_are_those_of_the_source_not_of_the_model(bundled, source, head_dim, heads):
     page = run_compare(text_b=TEXT_B, source=source, head_dim=head_dim, seed="3", layer="4")
     assert_healthy(page)
-    [chart] = page.get("vega_lite_chart")
+    chart = page.get("vega_lite_chart")[0]
     assert chart_inputs(chart)["head"] == (0, heads - 1)
     settings = dict(source=source, layer=4, head=0, head_dim=int(head_dim) if source == "random" else None, seed=3)
     np.testing.assert_allclose(heatmaps(page)["Text A"], weights(bundled, TEXT_A, **settings), atol=1e-6)
 
 
 def difference_labels(page: AppTest) -> list[str]:
-    """The tokens the difference panel is drawn over: those the two texts share, as aligned."""
-    [chart] = page.get("vega_lite_chart")
-    return next(part["value"] for part in spec_parts(json.loads(chart.proto.spec))
-                if part.get("name") == "p2_row_labels")
+    """The tokens the difference panel is drawn over: those the two texts share, as aligned. Its y axis reads
+    them from a parameter (heatmap.token_labels), named in its label expression."""
+    parts = spec_parts(json.loads(page.get("vega_lite_chart")[0].proto.spec))
+    cells = next(part for part in parts if part.get("data", {}).get("name") == "p2-cells")
+    labels = cells["encoding"]["y"]["axis"]["labelExpr"].split("[")[0]
+    return next(part["value"] for part in parts if part.get("name") == labels)
 
 
 @pytest.mark.parametrize(("text_a", "text_b", "shared"), [
@@ -138,3 +153,56 @@ def test_an_unknown_token_aligns_only_with_one_that_stands_for_the_same_characte
     page = run_compare(text=text_a, text_b=text_b)
     assert_healthy(page)
     assert difference_labels(page) == shared
+
+
+IT_A = "The animal didn't cross the street because it was too tired"  # notebook 004's pair: "it" is the animal
+IT_B = "The animal didn't cross the street because it was too wide"  # here "it" is the street
+
+
+def by_query(page: AppTest) -> pd.DataFrame:
+    """The rows of the chart of each query token's largest change."""
+    [chart] = [chart for chart in page.get("vega_lite_chart")
+               if chart_title(chart) == "Each query token's largest change"]
+    return chart_values(chart)
+
+
+def test_the_largest_change_is_between_words_unless_the_special_tokens_are_counted():
+    page = run_compare(text=IT_A, text_b=IT_B, layer="3", head="1")
+    assert_healthy(page)
+    assert page.text[0].value.startswith("query it → key animal"), "the change the pair was written for"
+    assert float(page.metric[0].value) == pytest.approx(0.374, abs=5e-4)
+    assert any("[CLS] and [SEP] are left out" in caption.value for caption in page.caption), "the page says so"
+
+    page.toggle(key="compare_special").set_value(True).run()
+    assert_healthy(page)
+    assert page.text[0].value.startswith("query too → key [CLS]")
+    assert float(page.metric[0].value) == pytest.approx(0.579, abs=5e-4)
+
+
+def test_each_query_tokens_largest_change_is_a_bar_that_names_its_key(bundled):
+    page = run_compare(text=IT_A, text_b=IT_B, layer="3", head="1")
+    assert_healthy(page)
+    rows = by_query(page)
+    a, b = weights(bundled, IT_A, layer=3, head=1), weights(bundled, IT_B, layer=3, head=1)
+    positions_a, positions_b = aligned_positions(list(encode(bundled, IT_A).tokens[0]),
+                                                 list(encode(bundled, IT_B).tokens[0]))
+    difference = aligned_difference(a, b, positions_a, positions_b)[1:-1, 1:-1]  # (K, K) without [CLS], [SEP]
+    words = [encode(bundled, IT_A).tokens[0][i] for i in positions_a[1:-1]]
+    assert rows["query"].tolist() == words, "every shared word, in order; no [CLS] nor [SEP]"
+    columns = np.abs(difference).argmax(axis=1)
+    assert rows["key"].tolist() == [words[column] for column in columns]
+    np.testing.assert_allclose(rows["change"], difference[np.arange(len(words)), columns], atol=1e-6)
+    it = rows[rows["query"] == "it"].iloc[0]
+    assert (it["key"], it["to key"]) == ("animal", "→ animal")
+    assert it["weight in A"] - it["weight in B"] == pytest.approx(it["change"], abs=1e-6)
+    [chart] = [chart for chart in page.get("vega_lite_chart")
+               if chart_title(chart) == "Each query token's largest change"]
+    tooltip = {field["field"] for part in spec_parts(json.loads(chart.proto.spec))
+               for field in part.get("tooltip", []) if isinstance(field, dict)}
+    assert {"query", "key", "change", "weight in A", "weight in B"} <= tooltip, "named on hover"
+
+
+def test_texts_that_share_only_special_tokens_say_so():
+    page = run_compare(text="alpha beta", text_b="gamma delta")
+    assert_healthy(page)
+    assert any("share no token but [CLS] and [SEP]" in info.value for info in page.info)

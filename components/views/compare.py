@@ -4,18 +4,22 @@ The texts run separately (each its own [CLS] … [SEP]), not as a sentence pair.
 difference is taken between the tokens both texts share, aligned in order by the core
 (attention/compare.py): notebook 004's "flies" in "time flies like an arrow" and "fruit
 flies like a banana". Both texts and their difference are one chart with one pair of layer
-and head inputs, switched in the browser (components/scrub.py); the largest change follows.
+and head inputs, switched in the browser (components/scrub.py); the largest change follows, with each query
+token's, between words: [CLS] and [SEP] take up whatever weight a head spends nowhere else, and their changes
+outranked the one the pair was written for ("too → [CLS]" over "it" moving from "animal" to "street").
 """
 
 from __future__ import annotations
 
 import altair as alt
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from components import compute, controls
+from components.charts import show
 from components.downloads import chart_downloads
-from components.heatmap import heatmap
+from components.heatmap import READING, Lettering, heatmap
 from components.page_state import shorten
 from components.scrub import AlignedDifference, HeadStack, Panel, scrub_panels, send_plan
 
@@ -25,6 +29,10 @@ DIFFERENCE_SIZE = 260  # px, the difference's plot at most
 # presentation mode, legible from the back of a room comes first, and they are as large as the column allows)
 SIDE_BY_SIDE_SIZE = (130, 150)
 PANEL_SPACING = 24  # px between the two texts' panels
+BY_QUERY_PX = (120, 320)  # px, the bars of each query token's largest change: at least, at most
+TOKEN_COLUMN_PX = 100  # px beside those bars for the query tokens on their left, and for the keys on their right
+BAR_PX = 20  # px a query token's bar takes, top to bottom, at least
+MORE_IN_A, MORE_IN_B = "#2166ac", "#b2182b"  # blue where text A attends more, red where text B does: the heatmap's
 
 
 def render(context) -> None:
@@ -92,7 +100,18 @@ def render(context) -> None:
     if positions_a.size == 0:
         st.info("The two texts share no token, so there is nothing to subtract.")
         return
-    _largest_change(compute.head_change(context.model_name, text_a, text_b, context.settings()), shared)
+    count_special = st.toggle("Count [CLS] and [SEP]", key="compare_special",
+                              help="They take up whatever weight a head spends on no word, so their weights change "
+                                   "with anything; left out, the changes ranked are those between words.")
+    found = compute.head_change(context.model_name, text_a, text_b, context.settings(), count_special)
+    if found is None:
+        st.info("The two texts share no token but [CLS] and [SEP]: switch on *Count [CLS] and [SEP]* to rank "
+                "their changes.")
+    else:
+        _largest_change(found, shared, count_special)
+        if found.change.difference != 0.0:
+            show(by_query_chart(found, shared, context.width, lettering), key="chart-compare-queries",
+                 lettering=lettering)
     st.caption(
         f"Tokens aligned with difflib.SequenceMatcher over the two token lists: the {len(shared)} tokens "
         "both texts share, matched in order; tokens found in only one text have no counterpart and are left "
@@ -100,6 +119,38 @@ def render(context) -> None:
         "from a full row (not renormalised): blue where text A attends more, red where text B does, as deep "
         "for −x as for +x (white is 0)."
     )
+
+
+def by_query_chart(found, shared: tuple[str, ...], width: int, lettering: Lettering = READING) -> alt.HConcatChart:
+    """Each query token's largest change (found.by_query) as a bar, in the order of the text: the query on the
+    left, the key it changed most for on the right, both weights on hover. Tokens are data, never expressions."""
+    frame = pd.DataFrame({
+        "order": range(len(found.by_query)),
+        "query": [shared[query.change.row] for query in found.by_query],
+        "key": [shared[query.change.column] for query in found.by_query],
+        "change": [query.change.difference for query in found.by_query],
+        "weight in A": [query.weight_a for query in found.by_query],
+        "weight in B": [query.weight_b for query in found.by_query],
+    })
+    frame["to key"] = "→ " + frame["key"]
+    plot = min(BY_QUERY_PX[1], max(BY_QUERY_PX[0], width - 2 * TOKEN_COLUMN_PX))
+    reach = max(float(frame["change"].abs().max()), 1e-6)  # symmetric: as long a bar for −x as for +x
+    height = round(max(BAR_PX, 1.6 * lettering.font_px) * len(frame))
+    base = alt.Chart().encode(y=alt.Y("order:O", axis=None)).properties(height=height)
+    tooltip = [alt.Tooltip("query:N", title="query token"), alt.Tooltip("key:N", title="its largest change at"),
+               alt.Tooltip("change:Q", title="A − B", format="+.3f"),
+               alt.Tooltip("weight in A:Q", format=".3f"), alt.Tooltip("weight in B:Q", format=".3f")]
+    bars = base.mark_bar().encode(
+        x=alt.X("change:Q", title="A − B", scale=alt.Scale(domain=[-reach, reach])),
+        color=alt.condition("datum.change > 0", alt.value(MORE_IN_A), alt.value(MORE_IN_B)),
+        tooltip=tooltip,
+    ).properties(width=plot)
+    queries = base.mark_text(align="right", fontSize=lettering.font_px).encode(
+        x=alt.value(TOKEN_COLUMN_PX), text="query:N", tooltip=tooltip).properties(width=TOKEN_COLUMN_PX)
+    keys = base.mark_text(align="left", fontSize=lettering.font_px, color="#555").encode(
+        x=alt.value(0), text="to key:N", tooltip=tooltip).properties(width=TOKEN_COLUMN_PX)
+    return alt.hconcat(queries, bars, keys, data=frame, spacing=8).properties(
+        title="Each query token's largest change").configure_view(stroke=None)
 
 
 def _shown_head(stack: HeadStack | AlignedDifference, layer: int, head: int) -> np.ndarray:
@@ -112,10 +163,11 @@ def _follow_chart(layer: int, head: int) -> None:
     controls.request(layer=layer, head=head)
 
 
-def _largest_change(found, shared) -> None:
+def _largest_change(found, shared, count_special: bool) -> None:
     change = found.change
+    among = "the shared tokens" if count_special else "the shared words, [CLS] and [SEP] left out"
     st.metric("Largest change, A − B", f"{change.difference:+.3f}",
-              help="The aligned (query, key) pair whose weight differs most between the two texts.")
+              help=f"The aligned (query, key) pair whose weight differs most between the two texts, among {among}.")
     if change.difference == 0.0:
         st.caption("The two texts give the shared tokens exactly the same weights.")
         return
@@ -123,3 +175,7 @@ def _largest_change(found, shared) -> None:
     st.text(f"query {shared[change.row]} → key {shared[change.column]}\n"
             f"A: {found.weight_a:.3f} (positions {a_row} → {a_column})\n"
             f"B: {found.weight_b:.3f} (positions {b_row} → {b_column})")
+    if not count_special:
+        st.caption("[CLS] and [SEP] are left out, as queries and as keys: they take up whatever weight a head "
+                   "spends on no word. The bars below give each query token's own largest change; point at one "
+                   "for both weights.")
