@@ -62,6 +62,10 @@ READING = Lettering(font_px=THEME_LABEL_PX, smallest_text_px=8, label_spacing_px
                     largest_plot_px=PLOT_SIZE)
 # Presentation mode, for a projector: labels and numbers at 15 px, plots as large as their column allows.
 PRESENTING = Lettering(font_px=15, smallest_text_px=15, label_spacing_px=17, label_room_px=130, largest_plot_px=800)
+# The cells' bands along an axis of tokens. Vega leaves out an axis value its scale puts at 0 px when the axis
+# lists its values (every other token, on a small heatmap): the first token, [CLS], the darkest row and column,
+# lost its label. A thousandth of a band's padding before the first keeps every cell where it was.
+TOKEN_BANDS = alt.Scale(paddingOuter=0.001)
 SENTENCE_B_COLOUR = "#b35806"  # a sentence pair's B on the axes: orange, apart from both colour schemes
 LABEL_COLOUR = "#4c4c4c"  # Vega's own for axis labels
 
@@ -174,8 +178,8 @@ def _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, value_titl
         "value": matrix.ravel(),
     })
     return alt.Chart(cells).mark_rect().encode(
-        x=alt.X("column:O", axis=x_axis),
-        y=alt.Y("row:O", axis=y_axis),
+        x=alt.X("column:O", axis=x_axis, scale=TOKEN_BANDS),
+        y=alt.Y("row:O", axis=y_axis, scale=TOKEN_BANDS),
         color=alt.Color("value:Q", scale=colour, title=None, legend=key),
         tooltip=[
             alt.Tooltip("row_label:N", title=y_axis.title),

@@ -31,7 +31,7 @@ from attention import TraceSettings
 from attention.neuron import NeuronHeads
 from components import compute
 from components.charts import draw_spec
-from components.heatmap import READING, Lettering, fitted_size, label_axis, labelled, plot_size
+from components.heatmap import READING, TOKEN_BANDS, Lettering, fitted_size, label_axis, labelled, plot_size
 from components.scrub import (
     HEAD,
     INPUT_STYLE,
@@ -245,7 +245,7 @@ def _vector_cells(chart: alt.Chart, head_size: int, rows: int, row_field: str, a
     x_axis = alt.Axis(title=DIMENSIONS, labelAngle=0, values=[str(i) for i in _ticks(head_size)])
     return chart.mark_rect(invalid=None, aria=False, width=size[0] / head_size, height=size[1] / rows).encode(
         x=alt.X("dimension:O", scale=alt.Scale(domain=dimensions), axis=x_axis if dimension_axis else None),
-        y=alt.Y(f"{row_field}:O", axis=axis),
+        y=alt.Y(f"{row_field}:O", axis=axis, scale=TOKEN_BANDS),
         color=alt.Color("value:Q", scale=colour, title=None, legend=LEGEND),
         tooltip=cell_tooltip(axis.title, DIMENSIONS, value_title, column="datum.dimension"),
     ).properties(title=title, width=size[0], height=size[1])

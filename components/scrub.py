@@ -34,6 +34,7 @@ from components.heatmap import (
     MAX_VECTOR_CELLS,
     PLOT_SIZE,
     READING,
+    TOKEN_BANDS,
     Lettering,
     centred,
     colour_scale,
@@ -390,8 +391,8 @@ def vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, value_
         row_label=f"{token_labels(row_labels).name}[datum.row]",
         column_label=f"{token_labels(column_labels).name}[datum.column]",
     ).transform_calculate(value=column).encode(
-        x=alt.X("column:O", axis=x_axis),
-        y=alt.Y("row:O", axis=y_axis),
+        x=alt.X("column:O", axis=x_axis, scale=TOKEN_BANDS),
+        y=alt.Y("row:O", axis=y_axis, scale=TOKEN_BANDS),
         color=alt.Color("value:Q", scale=colour, title=None, legend=key),
         tooltip=cell_tooltip(y_axis.title, x_axis.title, value_title),
     )

@@ -103,7 +103,11 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
                    second_sentence=(second[0], None if name == "context" else second[1]))
     chart = st.container()  # drawn once the weight scale under it is chosen: the chart stays as high as it can
     weight_scale = controls.weight_scale_select() if name == "weights" else "head"
-    size = min(context.plot_px(), max(MIN_PLOT_PX, context.height - FIRST_SCREEN_ROOM_PX))
+    # As much of the chart on the first screen as the window's height allows, unless its tokens need more room
+    # for every label: then as large as the column allows (a pair whose sentences differ in one word, labelled).
+    labelled = len(row_tokens) if name == "context" else max(len(row_tokens), len(columns))
+    every_label_px = labelled * context.lettering.label_spacing_px
+    size = min(context.plot_px(), max(MIN_PLOT_PX, context.height - FIRST_SCREEN_ROOM_PX, every_label_px))
     at = layers.index(state.layer), heads.index(state.head)
     largest = float(np.abs(stack.values()[at]).max()) if name in ("scores", "scaled") else None  # the legend's end
     with chart:
