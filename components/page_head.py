@@ -11,6 +11,8 @@ from collections.abc import Callable
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from components.views import OWN_HEAD_LINES
+
 _STYLE = (
     "<style>[data-testid='stMainBlockContainer']{padding-top:4rem;padding-bottom:3rem}"
     "@media (min-width:640px){[data-testid='stMainBlockContainer']{padding-left:2rem;padding-right:2rem}}"
@@ -19,9 +21,9 @@ _STYLE = (
 
 
 def page_head(title: str, caption: str, beside: Callable[[DeltaGenerator], None] | None = None) -> None:
-    """The view's title and, under it, one line on the model. beside(under), when given, draws in a column to
-    their right, where the page's top has room (a projected class's code and QR code), and may add to the
-    title's column, under the caption.
+    """The view's title and, under it, one line on the model, or the view's own where that is not true
+    (views.OWN_HEAD_LINES). beside(under), when given, draws in a column to their right, where the page's top has
+    room (a projected class's code and QR code), and may add to the title's column, under the caption.
 
     One container whatever it holds, so that what follows keeps its place in the page's tree (a chart moved
     there is drawn anew from its spec: streamlit_app.notices)."""
@@ -32,7 +34,7 @@ def page_head(title: str, caption: str, beside: Callable[[DeltaGenerator], None]
         else:
             head, side = st.columns([3, 2], gap="medium")
         head.title(title, anchor=False)
-        head.caption(caption)
+        head.caption(OWN_HEAD_LINES.get(title, caption))
         if side is not None:
             with side:
                 beside(head)

@@ -208,3 +208,28 @@ def test_a_training_waits_for_a_free_place_and_says_how_many_are_ahead():
         holder.join(30)
     assert_healthy(page)
     assert page.get("progress")[0].proto.text.startswith("Trained")
+
+
+def colour_values(page: AppTest, title: str) -> np.ndarray:
+    """Every value a chart's colour scale is computed over: its cells and what else it carries (heatmap.py)."""
+    chart = next(chart for chart in page.get("vega_lite_chart") if chart_title(chart) == title)
+    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
+    return np.concatenate([frame["value"].to_numpy() for frame in frames if "value" in frame])
+
+
+@pytest.mark.parametrize("title", ["Attention weights, position × position", "Each symbol's question to this window"])
+def test_every_map_colours_weights_from_0_to_1_before_training_and_after(trained_page, title):
+    before = open_lab()
+    assert_healthy(before)
+    for page in (before, trained_page):
+        values = colour_values(page, title)
+        assert (values.min(), values.max()) == (0.0, 1.0), "one scale: the untrained head's even spread is pale"
+    assert any("from 0 (white) to 1" in caption.value for caption in before.caption)
+
+
+def test_the_line_under_the_title_says_what_the_toy_reads_not_the_pages_model_and_text():
+    page = open_lab()
+    assert_healthy(page)
+    line = page.caption[0].value
+    assert "toy" in line and "random letters" in line
+    assert "MiniLM" not in line and "this text" not in line, line

@@ -44,6 +44,9 @@ LEARNING_RATES = (0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2)
 CHART_WIDTH = 220  # px, a curve's plot at most: two side by side fit the page's main column
 CURVE_AXIS_PX = 70  # px left of a curve's plot for its axis
 DEFAULTS = CountingConfig()
+# Every map's colours run from 0 to 1, before training and after: the same colour is the same weight. Each map
+# to its own largest weight drew the untrained head, spread nearly evenly, as dark as a trained one's peaks.
+WEIGHT_DOMAIN = [0.0, 1.0]
 
 
 def render(context) -> None:
@@ -226,11 +229,13 @@ def _inspection(result: TrainingResult, context, title: str = "What the head lea
     st.button("Another window", key="count_another", icon=":material/casino:",
               on_click=lambda: st.session_state.update(count_sample=sample + 1))
     st.markdown(f"Window: **{' '.join(labels)}**")
+    st.caption("Both maps colour a weight from 0 (white) to 1, before training and after: the same colour is the "
+               "same weight, and a head that looks everywhere alike is pale.")
     window_tab, letters_tab = st.tabs(["The window attending to itself", "Each letter's question"])
     with window_tab:
         window = heatmap(trace.self_weights[0], labels, labels, title="Attention weights, position × position",
                          row_title="query: the letter asking", column_title="key: the letter looked at",
-                         size=context.plot_px(), lettering=context.lettering)
+                         size=context.plot_px(), domain=WEIGHT_DOMAIN, lettering=context.lettering)
         show(window, key="chart-count-window", lettering=context.lettering)
         chart_downloads(lambda: window, "count-window", "counting-window-attention")
         st.caption(_alike_note(trace))
@@ -238,7 +243,7 @@ def _inspection(result: TrainingResult, context, title: str = "What the head lea
         symbols = list(SYMBOLS[:config.num_symbols])
         chart = heatmap(trace.symbol_weights[0], symbols, labels, title="Each symbol's question to this window",
                         row_title="query: the symbol asking", column_title="key: the letter looked at",
-                        size=context.plot_px(), lettering=context.lettering)
+                        size=context.plot_px(), domain=WEIGHT_DOMAIN, lettering=context.lettering)
         show(chart, key="chart-count-letters", lettering=context.lettering)
         st.caption("The readout counts from these rows: one per symbol, asked whether or not the letter is in "
                    "the window (an absent letter must answer 0). A position's row in the other tab is its "
