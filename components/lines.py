@@ -36,12 +36,11 @@ def scrub_lines(stack: HeadStack, query_tokens: list[str], key_tokens: list[str]
     """Draw a weights HeadStack as lines whose layer and head the reader picks in the browser: the query
     tokens on the left, the key tokens on the right (the same, unless a sentence pair's block is chosen), in a
     column width px wide. Tokens are written no smaller than lettering's font, however long the text."""
-    anchor = anchor_for(key, stack, position)
     rows = max(len(query_tokens), len(key_tokens))
     between = max(80, min(WIDTH, width - 2 * TOKEN_PX))
-    spec = compute.chart_spec(_spec, title, rows, shape, len(stack.layers) > 1, len(stack.heads) > 1, between,
-                              lettering.smallest_text_px)
-    spec = placed(spec, {LAYER: anchor[0], HEAD: anchor[1]})
+    layout = (title, rows, shape, len(stack.layers) > 1, len(stack.heads) > 1, between, lettering.smallest_text_px)
+    anchor = anchor_for(key, (stack, layout), position)
+    spec = placed(compute.chart_spec(_spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]})
     tokens = pd.DataFrame({"side": ["q"] * len(query_tokens) + ["k"] * len(key_tokens),
                            "position": [*range(len(query_tokens)), *range(len(key_tokens))],
                            "token": [*query_tokens, *key_tokens]})

@@ -99,10 +99,10 @@ def neuron_chart(stack: NeuronStack, labels: list[str], head_size: int, *, dot_t
     there are to pick from; width: the px of the column it is drawn in; lettering: how large its text is.
     on_move(head, query) is called, before the rerun, when the reader moved them.
     """
-    anchor = anchor_for(key, stack, position)
-    spec = compute.chart_spec(_spec, tuple(labels), head_size, shape, len(stack.heads) > 1, len(stack.queries) > 1,
-                              dot_title, scaled_title, width, lettering)
-    spec = placed(spec, {HEAD: anchor[0], QUERY: anchor[1]})
+    layout = (tuple(labels), head_size, shape, len(stack.heads) > 1, len(stack.queries) > 1, dot_title, scaled_title,
+              width, lettering)
+    anchor = anchor_for(key, (stack, layout), position)
+    spec = placed(compute.chart_spec(_spec, *layout), {HEAD: anchor[0], QUERY: anchor[1]})
     frames = compute.chart_data(_frames, stack)
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=key, lettering=lettering, on_select=lambda: report_move(key, on_move, (HEAD, QUERY)),

@@ -187,12 +187,11 @@ def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], sh
     chart whose one pair of layer and head inputs picks the head of all of them, in the browser.
     shared_colour: the first two share one colour scale."""
     stacks = tuple(panel.stack for panel in panels)
-    anchor = anchor_for(key, stacks, position)
     names = [f"p{index}" for index in range(len(panels))]
     drawings = tuple(panel.drawing(name) for panel, name in zip(panels, names, strict=True))
-    spec = compute.chart_spec(_spec, drawings, shape, len(stacks[0].layers) > 1, len(stacks[0].heads) > 1,
-                              shared_colour, side_by_side)
-    spec = placed(spec, {LAYER: anchor[0], HEAD: anchor[1]})
+    layout = (drawings, shape, len(stacks[0].layers) > 1, len(stacks[0].heads) > 1, shared_colour, side_by_side)
+    anchor = anchor_for(key, (stacks, layout), position)
+    spec = placed(compute.chart_spec(_spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]})
     frames = {}
     for panel, name in zip(panels, names, strict=True):
         frames |= compute.chart_data(_frames, panel.stack, panel.scheme, panel.raster, name, panel.weight_scale,
@@ -224,7 +223,10 @@ def cells_under(extent: list[float], count: int) -> range:
 
 def anchor_for(key: str, identity: tuple, position: tuple[int, ...]) -> tuple[int, ...]:
     """Where the chart's inputs start: as before while the chart drawn in the last run is what moved,
-    else position (the chart is new, shows other numbers, or something else moved the page)."""
+    else position (the chart is new, shows other numbers, or something else moved the page).
+
+    identity holds what the chart shows and everything its spec is built from: a spec that changes (another
+    window size, presentation mode) is drawn anew by the browser, from where the spec says its inputs start."""
     held = st.session_state.setdefault(_HELD, {})
     run = compute.view_run()  # a chart drawn in the run just before still stands in the browser
     last = held.get(key)

@@ -169,13 +169,14 @@ def _grid_and_summary(stack: HeadStack, shown: range, how: str | None, tokens: l
     when labelled) and, with how, their summary under it (sentence B marked from token `second` on): one chart,
     one layer input, in a column width px wide, its text as large as lettering says."""
     # What the chart shows, but not the layer, which moves without a new spec (one layer sent: its data swapped).
-    identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown), how)
-    anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
     raster = how is not None and len(tokens) ** 2 > MAX_VECTOR_CELLS
     layout = grid_layout(width, len(tokens), labelled, lettering)
-    spec = compute.chart_spec(_spec, num_layers, len(shown), len(stack.layers) > 1, how, tuple(tokens),
-                              raster, layout, fitted_size(width, lettering=lettering), second, lettering)
-    spec = placed(spec, {LAYER: anchor})
+    drawing = (num_layers, len(shown), len(stack.layers) > 1, how, tuple(tokens), raster, layout,
+               fitted_size(width, lettering=lettering), second, lettering)
+    identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown), how,
+                drawing)
+    anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
+    spec = placed(compute.chart_spec(_spec, *drawing), {LAYER: anchor})
     frames = compute.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()), layout,
                                 weight_scale, num_heads)
     if how is not None:
