@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import urllib.parse
+
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -218,3 +221,45 @@ def test_typed_text_reaches_the_markdown_only_inside_code_spans():
     markdown = prose(page)
     for text in typed.values():
         assert markdown.count(text) == markdown.count(f"`{text}`") == 1
+
+
+def in_page_order(page: AppTest) -> list:
+    """The page's elements top to bottom, as the browser stacks them."""
+    return [node for node in page.main if not hasattr(node, "children") or not node.children]
+
+
+@pytest.mark.parametrize("step", [1, 4, 7])
+def test_previous_and_next_stand_at_the_foot_of_the_step_too_after_its_explanation(step):
+    page = run_lesson(step=str(step))
+    assert_healthy(page)
+    order = in_page_order(page)
+    explanation = max(index for index, node in enumerate(order) if node.type == "markdown"
+                      and not node.value.startswith("| ") and not node.value.startswith("- ["))
+    foot = [index for index, node in enumerate(order) if getattr(node, "key", None) in ("lesson_prev_foot",
+                                                                                         "lesson_next_foot")]
+    assert len(foot) == 2 and min(foot) > explanation, "both buttons, under the step's last words"
+    assert page.button(key="lesson_prev_foot").disabled == (step == 1)
+    assert page.button(key="lesson_next_foot").disabled == (step == 7)
+
+
+def test_the_buttons_at_the_foot_move_the_step_and_the_url():
+    page = run_lesson(step="3")
+    page.button(key="lesson_next_foot").click().run()
+    assert_healthy(page)
+    assert (step_shown(page), page.query_params["step"]) == (4, "4")
+    page.button(key="lesson_prev_foot").click().run()
+    page.button(key="lesson_prev_foot").click().run()
+    assert step_shown(page) == 2
+
+
+def test_step_7_ends_with_links_onward_that_keep_the_text():
+    page = run_lesson(step="7", text="what if (it) [rains]", layer="2")
+    assert_healthy(page)
+    last = page.markdown[-1].value
+    links = dict(re.findall(r"\[([^\]]+)\]\((\?[^)]*)\)", last))
+    assert set(links) >= {"One head", "All heads of a layer", "Scaling lab", "Counting letters: train a head"}
+    for name, view in {"One head": "head", "All heads of a layer": "heads", "Scaling lab": "lab"}.items():
+        query = urllib.parse.parse_qs(links[name][1:])
+        assert query.get("view", ["head"]) == [view], "one head is the page's default view"
+        assert (query["text"], query["layer"]) == (["what if (it) [rains]"], ["2"])
+        assert "step" not in query, "the lesson's step stays behind"

@@ -22,6 +22,7 @@ from components.page_state import LESSON_STEPS, shorten
 from components.shapes_panel import shape_rows
 from components.tables import numbers_html
 from components.viewport import COLUMN_GAP_PX
+from components.views import VIEW_LABELS
 
 STEP_TITLES = {
     1: "Tokens, ids and token embeddings",
@@ -38,10 +39,22 @@ WORD_KEY = "lesson_word"  # the token steps 1 and 7 compare in sentences A and B
 SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperature": r"/\tau"}
 
 
+# Where the lesson leads once it is done: the views that let a reader look for themselves, and what each is for.
+ONWARD = {
+    "head": "every stage of one head (weights, scores, context, lines) at any layer and head, picked on the chart",
+    "heads": "every head of a layer side by side, to find those that look at the next token, at [CLS], or all over",
+    "lab": "why the scores are divided by √d_k, measured on random vectors and on this model's heads",
+    "counting": "train one attention head yourself, in seconds, and watch where it learns to look",
+}
+
+
 def render(context) -> None:
     step = _navigation()
     st.subheader(f"Step {step} of {LESSON_STEPS}: {STEP_TITLES[step]}")
     STEP_RENDERERS[step](context)
+    _step_buttons(step, "_foot")  # the explanation comes last, screens below the buttons at the top
+    if step == LESSON_STEPS:
+        _onward(context)
 
 
 def _navigation() -> int:
@@ -49,12 +62,24 @@ def _navigation() -> int:
     wrap onto a second row where one row is too narrow: cut off, step 7 could not be reached."""
     step = controls.bound_widget(st.segmented_control, "step", "Step", options=list(STEP_TITLES),
                                  format_func=STEP_LABELS.get, label_visibility="collapsed", wrap=True)
-    bar = st.container(horizontal=True, vertical_alignment="center")
-    bar.button("Previous", key="lesson_prev", icon=":material/arrow_back:", disabled=step == 1,
-               on_click=controls.request, kwargs={"step": step - 1})
-    bar.button("Next", key="lesson_next", icon=":material/arrow_forward:", disabled=step == LESSON_STEPS,
-               on_click=controls.request, kwargs={"step": step + 1})
+    _step_buttons(step)
     return step
+
+
+def _step_buttons(step: int, suffix: str = "") -> None:
+    """Previous and Next, in a row; suffix tells the keys of a second row apart (the foot of the step)."""
+    bar = st.container(horizontal=True, vertical_alignment="center")
+    bar.button("Previous", key=f"lesson_prev{suffix}", icon=":material/arrow_back:", disabled=step == 1,
+               on_click=controls.request, kwargs={"step": step - 1})
+    bar.button("Next", key=f"lesson_next{suffix}", icon=":material/arrow_forward:", disabled=step == LESSON_STEPS,
+               on_click=controls.request, kwargs={"step": step + 1})
+
+
+def _onward(context) -> None:
+    """The end of the lesson: links to the views where the reader looks for themselves, with this text."""
+    st.subheader("Where next", anchor=False)
+    st.markdown("\n".join(f"- [{VIEW_LABELS[view]}]({context.link(view=view, step=1)}): {what}."
+                           for view, what in ONWARD.items()))
 
 
 def _tokens_step(context) -> None:
