@@ -11,7 +11,7 @@ import logging
 import streamlit as st
 
 from attention import ModelLoadError, ModelShape
-from components import classroom, compute, controls, model_download, page_state, viewport, views
+from components import classroom, compute, controls, model_download, page_state, viewport, views, welcome
 from components.heatmap import page_icon
 from components.page_head import page_head
 from components.reconnect import rerun_page_on_reconnect
@@ -93,6 +93,7 @@ rerun_page_on_reconnect()
 screen = viewport.current()
 
 names = compute.model_names()
+welcome.first_visit(link)
 query, class_notices = classroom.start(link, names)
 url_notices = controls.start(query, names)
 classroom.teacher_panel()
@@ -111,6 +112,7 @@ page_head(views.VIEW_LABELS[view], f"{model_name}: {loaded.shape.num_layers} lay
           f"heads, hidden size {loaded.shape.hidden_size}. Every number below is computed live from this text.",
           beside=classroom.class_card if present and classroom.teaching() else None)
 notices([*url_notices, *class_notices, *model_download.fallback_notices(chosen_model)])
+welcome.welcome(model_name, text, controls.current_state(), loaded.shape.num_layers, loaded.shape.num_heads)
 classroom.follow()
 
 if view in views.STANDALONE_VIEWS:
