@@ -108,9 +108,11 @@ try:
 except ModelLoadError as error:
     model_download.fall_back(chosen_model, error)
 
-page_head(views.VIEW_LABELS[view], f"{model_name}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} "
-          f"heads, hidden size {loaded.shape.hidden_size}. Every number below is computed live from this text.",
-          beside=classroom.class_card if present and classroom.teaching() else None)
+# On a projector the model's line gives way to the charts: the sidebar, closed there, names the model too.
+model_line = (f"{model_name}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} heads, hidden size "
+              f"{loaded.shape.hidden_size}. Every number below is computed live from this text.")
+page_head(views.VIEW_LABELS[view], views.OWN_HEAD_LINES.get(views.VIEW_LABELS[view], "" if present else model_line),
+          beside=classroom.class_card if present and classroom.teaching() else None, present=present)
 notices([*url_notices, *class_notices, *model_download.fallback_notices(chosen_model)])
 welcome.welcome(model_name, text, controls.current_state(), loaded.shape.num_layers, loaded.shape.num_heads)
 classroom.follow()

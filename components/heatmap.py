@@ -47,6 +47,8 @@ class Lettering:
     label_spacing_px: int  # between two axis labels at least: closer, their text runs together
     label_room_px: int  # beside a plot for its row labels (cut at 90 px) and their title
     largest_plot_px: int  # the longer side of a plot, at most
+    legend_beside: bool = False  # the colour legend right of the plot, upright, rather than under it
+    projected: bool = False  # for a projector: small pictures (the all-heads view's maps) as large as their row allows
 
     def vega_config(self) -> dict:
         """A Vega-Lite config that draws a chart's text at font_px, where Streamlit's theme draws it smaller
@@ -60,8 +62,11 @@ class Lettering:
 
 READING = Lettering(font_px=THEME_LABEL_PX, smallest_text_px=8, label_spacing_px=13, label_room_px=LABEL_PX,
                     largest_plot_px=PLOT_SIZE)
-# Presentation mode, for a projector: labels and numbers at 15 px, plots as large as their column allows.
-PRESENTING = Lettering(font_px=15, smallest_text_px=15, label_spacing_px=17, label_room_px=130, largest_plot_px=800)
+# Presentation mode, for a projector: labels and numbers at 15 px, plots as large as their column allows, and the
+# legend beside the plot, where a 1280×720 projector has room to spare, not under it, below the screen's edge.
+PRESENTING = Lettering(font_px=15, smallest_text_px=15, label_spacing_px=17, label_room_px=130, largest_plot_px=800,
+                       legend_beside=True, projected=True)
+LEGEND_BESIDE_PX = 64  # px right of a plot that an upright legend takes, with its numbers at 15 px
 # The cells' bands along an axis of tokens. Vega leaves out an axis value its scale puts at 0 px when the axis
 # lists its values (every other token, on a small heatmap): the first token, [CLS], the darkest row and column,
 # lost its label. A thousandth of a band's padding before the first keeps every cell where it was.
@@ -110,7 +115,7 @@ def heatmap(
     y_axis = label_axis(row_labels, row_title, rows, angle=0, length_px=height, spacing_px=lettering.label_spacing_px,
                         second_from=second_sentence[0])
     colour = colour_scale(scheme, reverse)
-    key = legend(width)
+    key = legend(width, height, lettering.legend_beside)
     if rows * columns <= MAX_VECTOR_CELLS:
         chart = _cells(matrix, row_labels, column_labels, x_axis, y_axis, colour, title, key)
         if domain is not None or scheme == "redblue":  # Vega's own domain would be the data's, lopsided
@@ -141,8 +146,12 @@ def title_lines(title: str, width: float) -> list[str]:
     return lines
 
 
-def legend(plot_width: float) -> alt.Legend:
-    """The colour legend, under the plot and no wider than it: beside it, it ran into the next column."""
+def legend(plot_width: float, plot_height: float = 0, beside: bool = False) -> alt.Legend:
+    """The colour legend, under the plot and no wider than it (beside it, it ran into the next column); or, beside,
+    right of the plot and no taller than it (fitted_size leaves it the room)."""
+    if beside:
+        return alt.Legend(orient="right", direction="vertical", gradientLength=max(80, min(400, int(plot_height))),
+                          offset=8)
     return alt.Legend(orient="bottom", direction="horizontal", gradientLength=max(80, min(240, int(plot_width))),
                       offset=4)
 
@@ -150,7 +159,8 @@ def legend(plot_width: float) -> alt.Legend:
 def fitted_size(width: int, cap: int | None = None, lettering: Lettering = READING) -> int:
     """The longer side of a heatmap's plot in a column width px wide: what its labels leave, at most cap (by
     default the largest plot the lettering allows)."""
-    return max(MIN_PLOT_PX, min(cap or lettering.largest_plot_px, width - lettering.label_room_px))
+    beside = LEGEND_BESIDE_PX if lettering.legend_beside else 0
+    return max(MIN_PLOT_PX, min(cap or lettering.largest_plot_px, width - lettering.label_room_px - beside))
 
 
 def colour_scale(scheme: str, reverse: bool = False) -> alt.Scale:

@@ -11,8 +11,6 @@ from collections.abc import Callable
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from components.views import OWN_HEAD_LINES
-
 _STYLE = (
     "<style>[data-testid='stMainBlockContainer']{padding-top:4rem;padding-bottom:3rem}"
     "@media (min-width:640px){[data-testid='stMainBlockContainer']{padding-left:2rem;padding-right:2rem}}"
@@ -20,21 +18,28 @@ _STYLE = (
 )
 
 
-def page_head(title: str, caption: str, beside: Callable[[DeltaGenerator], None] | None = None) -> None:
-    """The view's title and, under it, one line on the model, or the view's own where that is not true
-    (views.OWN_HEAD_LINES). beside(under), when given, draws in a column to their right, where the page's top has
-    room (a projected class's code and QR code), and may add to the title's column, under the caption.
+# Presentation mode: captions as dark as the text and a little larger (Streamlit draws them at 60 % opacity and
+# 14.9 px, which a projector washes out).
+_PRESENTED = "<style>[data-testid='stCaptionContainer']{opacity:.9;font-size:1.05rem}</style>"
+
+
+def page_head(title: str, caption: str, beside: Callable[[DeltaGenerator], None] | None = None,
+              present: bool = False) -> None:
+    """The view's title and, under it, one line (none when caption is empty). beside(under), when given, draws in a
+    column to their right, where the page's top has room (a projected class's code and QR code), and may add to
+    the title's column, under the caption. present: the page's captions legible on a projector.
 
     One container whatever it holds, so that what follows keeps its place in the page's tree (a chart moved
     there is drawn anew from its spec: streamlit_app.notices)."""
     with st.container():
-        st.html(_STYLE)
+        st.html(_STYLE + (_PRESENTED if present else ""))
         if beside is None:
             head, side = st.container(), None
         else:
             head, side = st.columns([3, 2], gap="medium")
         head.title(title, anchor=False)
-        head.caption(OWN_HEAD_LINES.get(title, caption))
+        if caption:
+            head.caption(caption)
         if side is not None:
             with side:
                 beside(head)

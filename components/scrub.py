@@ -332,14 +332,15 @@ def _panel(drawing: tuple, params: list, picks: list, heads_sent: int) -> alt.To
     y_axis = label_axis(list(row_labels), row_title, rows, angle=0, length_px=height, spacing_px=spacing,
                         second_from=second[0])
     colour = colour_scale(scheme)
+    key = legend(width, height, lettering.legend_beside)
     if raster:
         zoom = [alt.selection_interval(name=ZOOM, encodings=["x", "y"], zoom=False)] if zoomable else []
         chart = labelled(_raster_layers(name, rows, columns, centred(x_axis), centred(y_axis), colour,
-                                        [*params, *zoom], picks, legend(width)), row_labels, column_labels)
+                                        [*params, *zoom], picks, key), row_labels, column_labels)
     else:
         cells = vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, title, params,
-                             picked_column(picks, heads_sent), (width / columns, height / rows), legend(width))
-        chart = alt.layer(cells, range_carrier(name, colour, picks, legend(width)))
+                             picked_column(picks, heads_sent), (width / columns, height / rows), key)
+        chart = alt.layer(cells, range_carrier(name, colour, picks, key))
     return chart.properties(title=title_lines(title, width + lettering.label_room_px), description=title,
                             width=width, height=height)
 

@@ -40,7 +40,7 @@ OWN_TOKENS_VIEWS = ("switch",)
 # and the scaling beside the other views do not apply, and are not drawn.
 WHOLE_MODEL_VIEWS = ("switch",)
 # The line under a view's title, by the title, where the page's own line (its model, "this text") is not true:
-# the counting lab trains a toy head of its own on random letters (components/page_head.py).
+# the counting lab trains a toy head of its own on random letters (streamlit_app.py draws it).
 OWN_HEAD_LINES = {
     VIEW_LABELS["counting"]: "A toy trained here from random weights: one attention head counting letters in windows "
                              "of random letters. It reads neither the sidebar's text nor its model.",

@@ -28,6 +28,9 @@ PROOF_TOLERANCE = 1e-5
 # px of the window's height that the page head, the controls above the heatmap and its axes and legend take:
 # what is left is the plot's, so that a 1280×720 projector shows three quarters of the heatmap unscrolled.
 FIRST_SCREEN_ROOM_PX = 460
+# The same in presentation mode, where the model's line is left out and the legend stands beside the plot.
+PRESENTED_FIRST_SCREEN_ROOM_PX = 450
+GUIDE_BESIDE_SHARE = 0.68  # of the view's column, for the chart, when its reading guide stands beside it
 STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors", "Weights as lines")
 STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Context", "Lines"), strict=True))  # short: one row
 # The core's name of what each stage draws; the lines draw the weights as bertviz does.
@@ -107,16 +110,23 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     # for every label: then as large as the column allows (a pair whose sentences differ in one word, labelled).
     labelled = len(row_tokens) if name == "context" else max(len(row_tokens), len(columns))
     every_label_px = labelled * context.lettering.label_spacing_px
-    size = min(context.plot_px(), max(MIN_PLOT_PX, context.height - FIRST_SCREEN_ROOM_PX, every_label_px))
+    # On a projector the reading guide stands beside the chart, in the room its column has to spare.
+    guide_beside = state.present and not context.stacked
+    room = PRESENTED_FIRST_SCREEN_ROOM_PX if state.present else FIRST_SCREEN_ROOM_PX
+    column_plot = context.plot_px(context.column_px(GUIDE_BESIDE_SHARE) if guide_beside else None)
+    size = min(column_plot, max(MIN_PLOT_PX, context.height - room, every_label_px))
     at = layers.index(state.layer), heads.index(state.head)
     largest = float(np.abs(stack.values()[at]).max()) if name in ("scores", "scaled") else None  # the legend's end
     with chart:
-        scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}",
-                      position=(state.layer, state.head), shape=shape, on_move=_follow_chart, size=size,
-                      weight_scale=weight_scale, lettering=context.lettering, zoomable=True, **options)
-        st.markdown(reading_guide(name, outline.head_size, state.scaling, outline.divisor, largest=largest,
-                                  which=which, renormalise=renormalise, weight_scale=weight_scale,
-                                  lab_link=context.link(view="lab")))
+        picture, beside = (st.columns([GUIDE_BESIDE_SHARE, 1 - GUIDE_BESIDE_SHARE], gap="medium") if guide_beside
+                           else (st.container(), st.container()))
+        with picture:
+            scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}",
+                          position=(state.layer, state.head), shape=shape, on_move=_follow_chart, size=size,
+                          weight_scale=weight_scale, lettering=context.lettering, zoomable=True, **options)
+        beside.markdown(reading_guide(name, outline.head_size, state.scaling, outline.divisor, largest=largest,
+                                      which=which, renormalise=renormalise, weight_scale=weight_scale,
+                                      lab_link=context.link(view="lab")))
     st.caption(DRAG_NOTE)
 
     def current_head():  # (R, K) of the page's layer and head, and its colours' range as the chart draws it

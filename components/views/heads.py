@@ -215,7 +215,9 @@ def grid_layout(width: int, tokens: int, labelled: bool, lettering: Lettering = 
     room = width - lettering.label_room_px + GRID_GAP
     # As large as the tokens need, but two to a row where the column has room for two of the smallest.
     side = min(LABELLED_SIDE_PX, math.ceil(tokens * font * TOKEN_ROOM), max(GRID_SIZE, room // 2 - GRID_GAP))
-    side = max(GRID_SIZE, side) if labelled else GRID_SIZE
+    if not labelled:  # on a projector, as large as GRID_COLUMNS to a row allow: 110 px is lost at the back of a room
+        side = min(LABELLED_SIDE_PX, room // GRID_COLUMNS - GRID_GAP) if lettering.projected else GRID_SIZE
+    side = max(GRID_SIZE, side)
     columns = max(1, min(GRID_COLUMNS, room // (side + GRID_GAP)))
     if not labelled:
         return GridLayout(side, columns)
