@@ -14,9 +14,9 @@ import pyarrow as pa
 import pytest
 
 from attention import TraceSettings, build_trace, encode
-from components.lines import LINE_THRESHOLD
+from components.lines import LINE_THRESHOLD, LINES_MOST
 from components.scrub import send_plan
-from tests.pages import assert_healthy, chart_picks, charts, open_page, pick_on_chart, picture_values
+from tests.pages import assert_healthy, chart_picks, chart_title, charts, open_page, pick_on_chart, picture_values
 
 TEXT = "time flies like an arrow"
 STAGES = {"Attention weights": "weights", "Raw scores Q·Kᵀ": "scores", "Scaled scores": "scaled",
@@ -85,6 +85,28 @@ def test_the_lines_are_every_weight_above_the_threshold_of_the_picked_head(bundl
     assert list(tokens[tokens["side"] == "q"]["token"]) == list(encode(bundled, TEXT, "fruit flies like a banana")
                                                                 .tokens[0])
     assert chart_picks(chart) == {"layer": 1, "head": 4}
+
+
+@pytest.mark.parametrize("start", [0, 20])
+def test_a_long_texts_lines_are_a_window_of_its_tokens_with_the_cores_weights(bundled, start):
+    text = "the quick brown fox jumps over the lazy dog and then what if it rains " * 7  # 107 tokens
+    page = open_page({"text": text, "layer": "2", "head": "3"})
+    page.segmented_control(key="head_stage").set_value("Weights as lines").run()
+    if start:
+        page.slider(key="lines_from").set_value(start).run()
+    assert_healthy(page)
+    [chart] = charts(page)
+    data = datasets(chart)
+    lines, tokens = data["lines"], data["tokens"]
+    encoding = encode(bundled, text)
+    weights = build_trace(bundled, encoding, TraceSettings(layer=2, head=3))["weights"][0][start:start + LINES_MOST,
+                                                                                          start:start + LINES_MOST]
+    drawn = lines[(lines["layer"] == 2) & (lines["head"] == 3)]
+    expected = [tuple(pair) for pair in np.argwhere(weights >= LINE_THRESHOLD)]
+    assert sorted(zip(drawn["q"], drawn["k"], strict=True)) == expected
+    np.testing.assert_allclose(drawn["w"], weights[drawn["q"], drawn["k"]], atol=1e-7)
+    assert list(tokens[tokens["side"] == "q"]["token"]) == list(encoding.tokens[0][start:start + LINES_MOST])
+    assert f"queries {start}–{start + LINES_MOST - 1}" in chart_title(chart)
 
 
 def test_a_chart_drawn_anew_starts_where_the_page_stands():

@@ -18,7 +18,7 @@ import streamlit as st
 from components import compute, controls
 from components.downloads import chart_downloads, csv_download
 from components.heatmap import MAX_VECTOR_CELLS, MIN_PLOT_PX, head_domains, heatmap, second_sentence_from
-from components.lines import LINE_THRESHOLD, scrub_lines
+from components.lines import LINE_THRESHOLD, LINES_MOST, scrub_lines, window
 from components.scrub import HeadStack, scrub_heatmap, send_plan
 from components.tables import head_csv
 from components.zoom import zoom_under
@@ -154,8 +154,17 @@ def _lines(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0),
                       "weights", layers, heads, which, renormalise)
     title = "Attention weights as lines" + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
+    start = 0
+    longest = max(len(row_tokens), len(key_tokens))
+    if longest > LINES_MOST:  # a window of the text: all of it would be thousands of px tall, its tokens unreadable
+        start = st.slider("First token shown", 0, longest - LINES_MOST, key="lines_from",
+                          help=f"The lines show {LINES_MOST} query tokens and {LINES_MOST} key tokens from here on.")
+        queries, keys = window(len(row_tokens), start), window(len(key_tokens), start)
+        title += f": queries {queries.start}–{queries.stop - 1}, keys {keys.start}–{keys.stop - 1}"
+        st.caption(f"This text has {longest} tokens: the lines are drawn for {LINES_MOST} of them at a time. Lines "
+                   "to keys outside the window are left out, so here a query's lines add up to less than 1.")
     scrub_lines(stack, row_tokens, key_tokens, key="chart-lines", position=(state.layer, state.head), shape=shape,
-                on_move=_follow_chart, title=title, width=context.width, lettering=context.lettering)
+                on_move=_follow_chart, title=title, width=context.width, lettering=context.lettering, start=start)
     st.markdown(reading_guide("lines", outline.head_size, state.scaling, outline.divisor, which=which,
                               renormalise=renormalise))
     st.caption(DRAG_NOTE)
