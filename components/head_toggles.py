@@ -9,11 +9,17 @@ from __future__ import annotations
 import streamlit as st
 
 MODEL_KEY = "_switch_model"  # the model the toggles were made for
+# A head switched off reads as off: grey and struck through. Streamlit draws a selected pill in pale blue, the
+# colour of some attention everywhere else on the page, so a silenced head looked like the one that was on.
+_OFF_STYLE = ("<style>[class*='st-key-switch_off_'] button[aria-pressed='true']{background:#ececef !important;"
+              "border-color:#9a9aa2 !important;color:#55555c !important}"
+              "[class*='st-key-switch_off_'] button[aria-pressed='true'] p{text-decoration:line-through}</style>")
 
 
 def head_toggles(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
     """Draw the pills and the reset button; return the (layer, head) pairs switched off."""
-    st.markdown("**Heads switched off**: click a head to silence it, again to bring it back.")
+    st.html(_OFF_STYLE)
+    st.markdown("**Heads switched off** (grey, struck through): click a head to silence it, again to bring it back.")
     heads_off = []
     for layer in range(num_layers):
         name_column, pills_column = st.columns([1, 8], vertical_alignment="center")

@@ -1,0 +1,25 @@
+"""The switch view's pills in a real Chromium: a head switched off reads as off (grey and struck through), where
+Streamlit's selected pill, pale blue, looked like the head that was on."""
+
+from __future__ import annotations
+
+from harness.browser import act_and_measure, wait_until_settled
+from tests.marks import BROWSER_TESTS
+
+pytestmark = BROWSER_TESTS
+
+_LOOK = """button => ({background: getComputedStyle(button).backgroundColor,
+  struck: getComputedStyle(button.querySelector('p')).textDecorationLine})"""
+
+
+def test_a_head_switched_off_is_grey_and_struck_through_and_the_others_are_not(page, base_url):
+    page.goto(f"{base_url}/?view=switch")
+    pills = page.locator(".st-key-switch_off_1 button")
+    pills.first.wait_for()
+    wait_until_settled(page)
+    act_and_measure(page, pills.nth(3).click)
+    off, on = pills.nth(3).evaluate(_LOOK), pills.nth(4).evaluate(_LOOK)
+    assert pills.nth(3).get_attribute("aria-pressed") == "true"
+    assert off["struck"] == "line-through" and on["struck"] == "none"
+    red, green, blue = (int(part) for part in off["background"].strip("rgba()").split(",")[:3])
+    assert max(red, green, blue) - min(red, green, blue) <= 12, f"grey, not a tint of blue: {off['background']}"
