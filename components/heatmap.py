@@ -352,6 +352,19 @@ def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int 
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+def pooled(matrix: np.ndarray, side: int) -> np.ndarray:
+    """matrix (R, K) in blocks of k × k cells, each block its largest value, so that neither side exceeds side by
+    more than a block: a 512-token head shrunk by the browser into a 110-px map blurred its sharpest weights
+    (a one-token diagonal) into the pale mean of their neighbours, and every head looked alike."""
+    k = int(np.ceil(max(matrix.shape) / side))
+    if k <= 1:
+        return matrix
+    rows, columns = -(-matrix.shape[0] // k), -(-matrix.shape[1] // k)  # ceil
+    padded = np.full((rows * k, columns * k), -np.inf, dtype=np.float32)  # (R', K'): the edge's blocks are short
+    padded[: matrix.shape[0], : matrix.shape[1]] = matrix
+    return padded.reshape(rows, k, columns, k).max(axis=(1, 3))  # (R' / k, K' / k)
+
+
 def colour_ramp(scheme: str) -> np.ndarray:
     """256 RGB colours interpolated linearly between the scheme's stops, as Vega does."""
     stops = np.array([[int(stop[j:j + 2], 16) for j in (1, 3, 5)] for stop in colour_stops(scheme)],

@@ -17,6 +17,7 @@ from components.heatmap import (
     colour_ramp,
     heatmap,
     picture_url,
+    pooled,
 )
 from tests import rendered
 from tests.pages import picture_values
@@ -126,3 +127,13 @@ def test_a_chart_carrying_its_colour_range_keeps_a_gradient_legend(scheme):
     drawn = rendered.svg(heatmap(LOPSIDED, ["a", "b"], list("wxyz"), title="t", scheme=scheme,
                                  domain=[0.0, 200.0]).to_dict())
     assert 'aria-label="Gradient legend for fill color' in drawn
+
+
+def test_a_long_heads_picture_is_pooled_to_its_largest_weights():
+    weights = np.zeros((512, 512), dtype=np.float32)
+    weights[np.arange(1, 512), np.arange(511)] = 1.0  # a previous-token head: one-token diagonal
+    small = pooled(weights, 110)
+    assert small.shape == (103, 103), "blocks of 5 tokens, the last one short"
+    assert (np.diag(small) == 1.0).all(), "the diagonal stays at its full weight, not a fifth of it"
+    assert small.max() == weights.max() and pooled(weights[:100, :100], 110) is not None
+    np.testing.assert_array_equal(pooled(weights[:100, :100], 110), weights[:100, :100])

@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.heads import aggregate_heads, head_summary, head_weights, rollout
-from components.heatmap import colour_domain
+from components.heatmap import colour_domain, pooled
 from components.views.heads import ALL_LAYERS_WEIGHTS, GRID_SIZE, grid_layout
 from tests.pages import (
     assert_healthy,
@@ -109,7 +109,8 @@ def layers_sent(page: AppTest) -> list[int]:
 
 
 def assert_pictures(page: AppTest, expected: np.ndarray) -> None:
-    """The grid's pictures show expected (h, T, T), each head coloured from 0 to its own largest weight.
+    """The grid's pictures show expected (h, T, T), each head coloured from 0 to its own largest weight; a text
+    longer than a small map is wide, in blocks of tokens, each its largest weight (heatmap.pooled).
 
     Each cell's colour is read back through the colour ramp: equal to within a few of its 256 steps.
     """
@@ -117,8 +118,9 @@ def assert_pictures(page: AppTest, expected: np.ndarray) -> None:
     assert len(rows) == len(expected)
     for url, weights in zip(rows["picture"], expected, strict=True):
         low, high = colour_domain(weights, "blues")
-        shown = picture_values(url, weights.shape, [low, high], "blues")
-        np.testing.assert_allclose(shown, weights, atol=3 * (high - low) / 255)
+        blocks = pooled(weights, GRID_SIZE)  # (T / k, T / k)
+        shown = picture_values(url, blocks.shape, [low, high], "blues")
+        np.testing.assert_allclose(shown, blocks, atol=3 * (high - low) / 255)
 
 
 def test_grid_draws_each_head_as_the_one_head_view_does(bundled):

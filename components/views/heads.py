@@ -47,6 +47,7 @@ from components.heatmap import (
     labelled,
     picture_url,
     plot_size,
+    pooled,
     second_sentence_from,
 )
 from components.scrub import (
@@ -126,6 +127,8 @@ def render(context) -> None:
     caption = ("Each small map is one head's attention weights (rows: query tokens, columns: key tokens, "
                f"in the order of the tokens above), coloured from 0 (white) to {GRID_COLOUR_ENDS[weight_scale]} "
                "(darkest blue). Click a head to open it in the One head view. ")
+    if len(tokens) > grid_layout(context.width, len(tokens), False, context.lettering).side:
+        caption += "The text has more tokens than a small map has pixels: each pixel is the largest weight of a few. "
     if len(shown) < num_heads:
         caption += (f"Showing heads {shown.start} to {shown.stop - 1} of {num_heads}; "
                     "move the Head slider to see others. ")
@@ -243,7 +246,7 @@ def _grid_frames(stack: HeadStack, shown: tuple[int, ...], attention_mask: tuple
         rows.append(pd.DataFrame({
             LAYER: layer,
             "head": list(shown),
-            "picture": [picture_url(head, domain.tolist(), "blues", side=layout.side)
+            "picture": [picture_url(pooled(head, layout.side), domain.tolist(), "blues", side=layout.side)
                         for head, domain in zip(heads, ends, strict=True)],
             "entropy": summary["entropy"],
             "max_weight": summary["max_weight"],
