@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention.counting import CountingConfig, example_windows, inspect, train, untrained
-from tests.pages import chart_matrix, chart_title, html_table, title_text
+from tests.pages import assert_healthy, chart_matrix, chart_title, html_table, title_text
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 STEPS = 60  # a short run: the page's machinery, not the learning (tests/test_counting.py has that)
@@ -25,10 +25,6 @@ def open_lab() -> AppTest:
     page = AppTest.from_file(APP, default_timeout=120)
     page.query_params["view"] = "counting"
     return page.run()
-
-
-def assert_healthy(page: AppTest) -> None:
-    assert not page.exception, [e.message for e in page.exception]
 
 
 def chart_titles(page: AppTest) -> list[str]:
@@ -177,8 +173,19 @@ def test_a_training_past_the_servers_time_limit_stops_and_says_so(monkeypatch):
     assert "The training stopped after 0 s, the server's limit for one training, at step 1 of" in notice
 
 
-def test_a_training_waits_for_a_free_place_and_says_how_many_are_ahead():
+def test_a_training_waits_for_a_free_place_and_says_how_many_are_ahead(monkeypatch):
+    from streamlit.elements.progress import ProgressMixin
+
     from components import compute
+
+    said = []  # every text the page's progress bars were given, as the browser would be sent them
+    drawn = ProgressMixin.progress
+
+    def progress(self, value, text=None, **options):
+        said.append(text)
+        return drawn(self, value, text=text, **options)
+
+    monkeypatch.setattr(ProgressMixin, "progress", progress)
 
     line = compute.training_turns()
     ahead = [threading.Event() for _ in range(line.slots)]
@@ -207,6 +214,8 @@ def test_a_training_waits_for_a_free_place_and_says_how_many_are_ahead():
     for holder in holders:
         holder.join(30)
     assert_healthy(page)
+    ahead = f"Waiting for a free place on the server: {line.slots} training{'s' if line.slots != 1 else ''} ahead"
+    assert any(text and text.startswith(ahead) for text in said), said[:5]
     assert page.get("progress")[0].proto.text.startswith("Trained")
 
 

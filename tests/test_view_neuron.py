@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
-from components.neuron_chart import KEYS, QUERIES, ROWS, send_plan
+from components.neuron_chart import KEYS, NEURON_CELLS, QUERIES, ROWS, send_plan
 from tests import pages
 from tests.pages import chart_inputs, chart_picks, open_page, pick_on_chart, warnings
 
@@ -135,11 +135,19 @@ def test_a_shorter_text_moves_the_query_to_its_last_token():
     (512, ("one head", "one query")),
 ])
 def test_the_send_plan_keeps_to_its_budget(tokens, sent):
+    def cells(heads: int, queries: int) -> int:  # what the browser is sent: per head its keys, per query q and 3 rows
+        return heads * tokens * 32 + heads * queries * (32 + 3 * tokens)
+
     heads, queries = send_plan(12, tokens, 32, head=5, query=7)
     assert (("every head" if len(heads) == 12 else "one head"),
             ("every query" if len(queries) == tokens else "one query")) == sent
     assert heads == (tuple(range(12)) if len(heads) == 12 else (5,))
     assert queries == (tuple(range(tokens)) if len(queries) == tokens else (7,))
+    assert cells(len(heads), len(queries)) <= NEURON_CELLS, "within the budget"
+    if len(heads) == 1:
+        assert cells(12, tokens) > NEURON_CELLS, "and no smaller than it needs to be: every head would not fit"
+    if len(queries) == 1:
+        assert cells(1, tokens) > NEURON_CELLS, "every query of one head would not fit"
 
 
 def test_a_long_text_sends_one_head_and_its_head_input_reruns(bundled):
