@@ -18,7 +18,19 @@ from attention.segments import PAIR_FILTERS
 
 MAX_TEXT_CHARS = 10_000  # about 2,000 words: far beyond the 512 tokens BERT reads
 DEFAULT_TEXT = "time flies like an arrow"
-VIEWS = ("head", "heads", "neuron", "lesson", "lab", "compare", "counting", "switch")
+# Every view of the page, with its label: the one list the link parser, the view selector and the views' modules
+# (components/views/<name>.py) follow.
+VIEWS = (
+    ("head", "One head"),
+    ("heads", "All heads of a layer"),
+    ("neuron", "Neuron view"),
+    ("lesson", "Guided lesson"),
+    ("lab", "Scaling lab"),
+    ("compare", "Two texts side by side"),
+    ("counting", "Counting letters: train a head"),
+    ("switch", "Switching heads off"),
+)
+VIEW_NAMES = tuple(name for name, _ in VIEWS)
 AGGREGATES = ("mean", "max", "rollout")
 # How far a head's colours reach: its own largest weight, its layer's largest, or 1 (components/heatmap.head_domains).
 WEIGHT_SCALES = ("head", "layer", "one")
@@ -194,7 +206,7 @@ _PARSERS = {
     "scaling": _choice(SCALINGS),
     "temperature": _temperature,
     "seed": _integer(PAGE_SEED),
-    "view": _choice(VIEWS),
+    "view": _choice(VIEW_NAMES),
     "step": _integer(IntRange(1, LESSON_STEPS)),
     "query": _integer(IntRange(0)),
     "pair": _choice(tuple(PAIR_FILTERS)),

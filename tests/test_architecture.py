@@ -148,3 +148,17 @@ def test_heavy_caches_are_entered_only_holding_a_slot():
 def _decorator_name(decorator: ast.expr) -> str:
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
     return target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+
+
+def test_every_view_of_the_one_list_is_a_module_and_every_view_module_is_on_the_list():
+    """page_state.VIEWS is the one list: the link parser, the selector's labels and the views' modules follow it."""
+    from components import page_state, views
+
+    names = [name for name, _ in page_state.VIEWS]
+    modules = sorted(path.stem for path in VIEWS if path.stem != "__init__")
+    assert sorted(names) == modules
+    assert list(views.VIEW_LABELS) == names
+    assert all(callable(importlib.import_module(f"components.views.{name}").render) for name in names)
+    for name in names:
+        state, notices = page_state.from_query({"view": [name]}, ["all-MiniLM-L6-v2"])
+        assert state.view == name and not notices

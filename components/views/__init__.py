@@ -13,19 +13,12 @@ from dataclasses import dataclass
 from attention import Encoding, ModelShape, Outline, Trace, TraceSettings
 from components import compute
 from components.heatmap import PRESENTING, READING, Lettering, fitted_size
-from components.page_state import PageState, to_query
+from components.page_state import VIEWS, PageState, to_query
 from components.viewport import COLUMN_GAP_PX, column_px
 
-VIEW_LABELS = {
-    "head": "One head",
-    "heads": "All heads of a layer",
-    "neuron": "Neuron view",
-    "lesson": "Guided lesson",
-    "lab": "Scaling lab",
-    "compare": "Two texts side by side",
-    "counting": "Counting letters: train a head",
-    "switch": "Switching heads off",
-}
+# The view selector's labels, one per view of the page's one list (page_state.VIEWS), which the link parser reads
+# too; each view is the module of its name in this package (render).
+VIEW_LABELS = dict(VIEWS)
 # Views that train their own toy model and read nothing of the text or the trace.
 STANDALONE_VIEWS = ("counting",)
 # What a view's chart picks with inputs of its own, switched in the browser (components/scrub.py).
