@@ -11,12 +11,15 @@ import logging
 import streamlit as st
 
 from attention import ModelLoadError, ModelShape
-from components import classroom, compute, controls, model_download, page_state, viewport, views, welcome
-from components.heatmap import page_icon
-from components.page_head import page_head
-from components.reconnect import rerun_page_on_reconnect
-from components.shapes_panel import shapes_panel
-from components.tokens import token_chips, unknown_note
+from components import views
+from components.caches import compute
+from components.charts.heatmap import page_icon
+from components.classroom import classroom
+from components.page import controls, model_download, page_state, viewport, welcome
+from components.page.page_head import page_head
+from components.page.reconnect import rerun_page_on_reconnect
+from components.page.shapes_panel import shapes_panel
+from components.page.tokens import token_chips, unknown_note
 
 LETTERS = "B batch · T tokens · C hidden size · nh heads · d head size"
 VIEW_SHARE = 2 / 3  # of the page's width, for the view; the rest for its controls and the tensor shapes
@@ -35,7 +38,7 @@ def draw(view: str, context: views.ViewContext) -> None:
 def notices(messages: list[str]) -> None:
     """Warnings in one slot of the page, however many (none too). A notice that comes or goes (a link's head out
     of range, dropped at the first move; a class that ended) must not move what follows in the page's tree: a
-    chart moved there is mounted anew from its spec, at its inputs' anchor (components/scrub.py), not where
+    chart moved there is mounted anew from its spec, at its inputs' anchor (components/charts/scrub.py), not where
     the reader's last presses took it."""
     with st.container():
         for message in messages:

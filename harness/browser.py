@@ -226,7 +226,7 @@ def slider_thumb(page, key: str):
 
 
 def chart_input(page, name: str):
-    """One of a chart's own range inputs (components/scrub.py), "layer" or "head": Vega names each
+    """One of a chart's own range inputs (components/charts/scrub.py), "layer" or "head": Vega names each
     input after its selection and field."""
     return page.locator(f'.vega-bindings input[type="range"][name="{name}_{name}"]').first
 

@@ -4,7 +4,7 @@ Each session speaks Streamlit's own websocket protocol (session_client.py), so t
 the server, not thirty Chromiums. Two classes:
 
 - plans(): short texts on the one-head view, whose layer and head are picked on its heatmap
-  (components/scrub.py): a move is the chart's selection, sent as the browser sends it;
+  (components/charts/scrub.py): a move is the chart's selection, sent as the browser sends it;
 - long_plans(): texts of about LONG_TEXT_TOKENS tokens and a second sentence, each student on one of
   the one-head, all-heads, neuron, lesson and compare views, moving that view's controls (CONTROLS):
   its chart's own inputs, or the lesson's Next and Previous buttons;
@@ -38,9 +38,9 @@ WAIT_AFTER_S = 10.0
 SAMPLE_EVERY_S = 0.25
 LATE_S = 0.05  # a move that starts this much after its time waited for the one before
 CHART = "chart-weights"  # the one-head view's heatmap, whose own inputs pick the layer and head
-LESSON_STEPS = 7  # components/page_state.py
+LESSON_STEPS = 7  # components/page/page_state.py
 QUERIES = 64  # the neuron view's query tokens a student walks through: within any long text
-# What the URL leaves out, being components/page_state.PageState's defaults.
+# What the URL leaves out, being components/page/page_state.PageState's defaults.
 DEFAULTS = {"layer": 0, "head": 0, "query": 1, "step": 1}
 # The long class: every word below is one token of the bundled (uncased WordPiece) vocabulary, as is
 # a full stop, so a text's length in tokens is known without a tokenizer (tests/deploy checks it).

@@ -2,7 +2,7 @@
 page's timers as the browser does (session_client.py), so that thirty followers cost the server what thirty
 browsers cost it and the client machine almost nothing.
 
-A follower asks for every timed fragment the page announced (the class's poll, components/classroom.py) again
+A follower asks for every timed fragment the page announced (the class's poll, components/classroom/classroom.py) again
 every period, on a fixed schedule, as the frontend's timer does; after every run it reads the head its heatmap
 stands at (where the chart's own head input starts, in the spec the server sent) and keeps the time whenever
 that changed. The teacher's change -> a follower's heatmap is the first time that follower shows the head the
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from harness.classroom import CHART, move_on_chart
 from harness.session_client import WebsocketSession
 
-POLL_LIMIT_S = 60.0  # a timed fragment slower than this is not the class's poll (components/reconnect.py's hour)
+POLL_LIMIT_S = 60.0  # a timed fragment slower than this is not the class's poll (components/page/reconnect.py's hour)
 TEACHER_PERIOD_S = 2.0
 HEADS = 12  # the bundled model's
 

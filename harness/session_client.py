@@ -152,7 +152,7 @@ class WebsocketSession:
 
     async def set_chart_selection(self, key: str, selection: Mapping[str, list[dict]]) -> float:
         """Send the selection of the chart created with key=key, as the frontend does after a click on it
-        or a move of its own inputs (components/scrub.py); return seconds until the rerun finished.
+        or a move of its own inputs (components/charts/scrub.py); return seconds until the rerun finished.
 
         selection is what the frontend reports: every selection the reader has touched so far, e.g.
         {"head": [{"head": 5}], "layer": [{"layer": 2}]}; it goes as JSON under the chart's widget id.

@@ -16,7 +16,7 @@ import torch  # noqa: E402
 from attention import load_model  # noqa: E402
 from tests.marks import skip_or_fail_without_needs  # noqa: E402
 
-# As the app does (components/compute.py): the same thread count gives the same order of float32
+# As the app does (components/caches/compute.py): the same thread count gives the same order of float32
 # sums, so one computation run twice (again, or in threads at once) gives the same numbers, bit for bit.
 # Two computations of the same numbers (a batch of heads and one head, the page and a test's own trace)
 # agree within float32 rounding only, which differs from CPU to CPU: compare those with rtol=1e-5, atol=1e-6.

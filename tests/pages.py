@@ -22,7 +22,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
-from components.heatmap import colour_ramp
+from components.charts.heatmap import colour_ramp
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 TEXT = "time flies like an arrow"  # the page's default text: 7 tokens with [CLS] and [SEP]
@@ -67,7 +67,7 @@ def charts(page: AppTest) -> list:
 
 def chart_values(chart, panel: str | None = None) -> pd.DataFrame:
     """The rows a chart shows: its largest dataset, named or not, or the cells of one panel of a chart of
-    several ("p0", "p1", …). A chart that holds many heads (components/scrub.py) shows the rows of the
+    several ("p0", "p1", …). A chart that holds many heads (components/charts/scrub.py) shows the rows of the
     layer and head its own inputs start at. The colour ranges that every scrubbed panel carries are not its rows."""
     blobs = [d.data.data for d in chart.proto.datasets
              if (panel is None and not d.name.endswith("ranges")) or d.name == f"{panel}-cells"]
@@ -115,7 +115,7 @@ def select_on_chart(page: AppTest, chart, selection: dict) -> AppTest:
 
 
 def pick_on_chart(page: AppTest, key: str, **picks: int) -> AppTest:
-    """Move a chart's own layer or head inputs (components/scrub.py) to the values given."""
+    """Move a chart's own layer or head inputs (components/charts/scrub.py) to the values given."""
     [chart] = [c for c in charts(page) if c.proto.id.endswith(f"-{key}")]
     return select_on_chart(page, chart, {name: [{name: value}] for name, value in picks.items()})
 
@@ -129,7 +129,7 @@ def chart_matrix(chart, fill: float = 0.0, panel: str | None = None) -> np.ndarr
 
 
 def chart_picks(chart) -> dict[str, int]:
-    """{layer, head} that a chart holding many heads (components/scrub.py) shows: where its own inputs
+    """{layer, head} that a chart holding many heads (components/charts/scrub.py) shows: where its own inputs
     start (the spec), or where the reader moved them since (the chart's selection). {} for other charts."""
     picks = {p["name"]: p["value"][0][p["name"]] for p in _bound_params(chart)}
     key = chart.proto.id.split("-", 2)[-1] if chart.proto.id else None  # "$$ID-<hash>-<key>"

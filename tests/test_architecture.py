@@ -1,7 +1,7 @@
-"""The shape of the house, checked: the core computes, components/compute.py caches, the views only draw.
+"""The shape of the house, checked: the core computes, components/caches/compute.py caches, the views only draw.
 
 Read off the source with ast, so a broken rule is named with its file and line:
-- every cache of the page is in components/compute.py, and no view calls a function of the core (types and
+- every cache of the page is in components/caches/compute.py, and no view calls a function of the core (types and
   constants only);
 - imports between the project's modules go one way: no circle anywhere, imports inside functions included;
 - the core never imports Streamlit.
@@ -99,7 +99,7 @@ def test_every_cache_of_the_page_lives_in_compute(path):
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
                 name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
                 assert name not in CACHE_DECORATORS, (
-                    f"{path.name}:{decorator.lineno}: {node.name} is cached here; caches live in components/compute.py")
+                    f"{path.name}:{decorator.lineno}: {node.name} is cached here; caches live in components/caches/compute.py")
 
 
 @pytest.mark.parametrize("path", VIEWS, ids=lambda p: p.name)
@@ -107,13 +107,13 @@ def test_a_view_takes_only_types_and_constants_from_the_core(path):
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             assert not any(alias.name.split(".")[0] == "attention" for alias in node.names), (
-                f"{path.name}:{node.lineno} imports the core as a module; call components/compute.py instead")
+                f"{path.name}:{node.lineno} imports the core as a module; call components/caches/compute.py instead")
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "attention":
             source = importlib.import_module(node.module)
             for alias in node.names:
                 value = getattr(source, alias.name)
                 assert not (inspect.isfunction(value) or inspect.ismodule(value)), (
-                    f"{path.name}:{node.lineno} takes {alias.name} from the core; call components/compute.py instead")
+                    f"{path.name}:{node.lineno} takes {alias.name} from the core; call components/caches/compute.py instead")
 
 
 HEAVY = {"trace", "encoding", "model", "masked_lm"}  # compute's functions that build or load something large
@@ -152,7 +152,8 @@ def _decorator_name(decorator: ast.expr) -> str:
 
 def test_every_view_of_the_one_list_is_a_module_and_every_view_module_is_on_the_list():
     """page_state.VIEWS is the one list: the link parser, the selector's labels and the views' modules follow it."""
-    from components import page_state, views
+    from components import views
+    from components.page import page_state
 
     names = [name for name, _ in page_state.VIEWS]
     modules = sorted(path.stem for path in VIEWS if path.stem != "__init__")

@@ -1,4 +1,4 @@
-"""The class store (components/class_store.py): in memory and in a real redis-server, the same behaviour.
+"""The class store (components/classroom/class_store.py): in memory and in a real redis-server, the same behaviour.
 
 What a class holds, who may change it (the key, and nothing like it), how it ends, how followers are
 counted, two teachers' tabs, and Redis that stops answering: the store says so within its timeout.
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from components.class_store import (
+from components.classroom.class_store import (
     CODE_ALPHABET,
     CODE_LENGTH,
     HEARTBEAT_S,

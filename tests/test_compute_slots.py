@@ -1,4 +1,4 @@
-"""components/compute.py in the test's own process: what waits for a heavy-work slot, and what its caches keep."""
+"""components/caches/compute.py in the test's own process: what waits for a heavy-work slot, and what its caches keep."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from streamlit import dataframe_util
 
 from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode
 from attention.neuron import neuron_heads
-from components import compute
-from components.charts import named_data
-from components.heatmap import heatmap
+from components.caches import compute
+from components.charts.draw import named_data
+from components.charts.heatmap import heatmap
 from tests.pages import assert_healthy, open_page
 
 # Long enough for any machine to tokenize a sentence: the call either returns or waits for a slot that never frees.

@@ -1,6 +1,6 @@
 """The heatmap builder on its own: valid Vega-Lite specs, its cells, its pictures, and how it is drawn.
 
-The page hands Streamlit the builder's specs without checking them again (components/charts.py),
+The page hands Streamlit the builder's specs without checking them again (components/charts/draw.py),
 so they are checked against the Vega-Lite schema here, once.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from components.heatmap import (
+from components.charts.heatmap import (
     LABEL_COLOUR,
     MAX_VECTOR_CELLS,
     SENTENCE_B_COLOUR,

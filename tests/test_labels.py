@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from components.heatmap import heatmap
+from components.charts.heatmap import heatmap
 from tests import rendered
 from tests.pages import assert_healthy, charts, open_page, spec_parts
 
@@ -30,7 +30,7 @@ def test_the_first_token_is_labelled_on_both_axes_whatever_the_step(size):
 
 
 def test_a_pairs_one_head_chart_labels_every_token_on_a_laptop():
-    page = open_page(text=A, text_b=B)  # drawn for the default 1366×768 window (components/viewport.py)
+    page = open_page(text=A, text_b=B)  # drawn for the default 1366×768 window (components/page/viewport.py)
     assert_healthy(page)
     axes = [part["encoding"][channel]["axis"] for part in spec_parts(json.loads(charts(page)[0].proto.spec))
             for channel in ("x", "y") if "axis" in part.get("encoding", {}).get(channel, {})]

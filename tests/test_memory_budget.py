@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.memory_budget import (
+from components.caches.memory_budget import (
     CACHE_SHARES,
     DEFAULT_MB,
     MEMORY_ENV,

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention import BUNDLED_MODEL, models
 from attention.models import ALLOWED_MODELS_ENV
-from components import compute
+from components.caches import compute
 from tests.fake_hub import FakeHub, save_hub_bert
 from tests.pages import APP, open_page, warnings
 

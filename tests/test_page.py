@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode, transformers_weights
-from components.controls import PRESETS
+from components.page.controls import PRESETS
 from tests import pages
 from tests.pages import (
     APP,

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from attention import TraceSettings, build_trace, encode
-from components import compute
+from components.caches import compute
 from tests import pages
 
 TEXT, TEXT_B = "time flies like an arrow", "fruit flies like a banana"

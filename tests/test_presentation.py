@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from components.heatmap import PLOT_SIZE
-from components.page_state import presents
+from components.charts.heatmap import PLOT_SIZE
+from components.page.page_state import presents
 from tests import pages
 
 LEGIBLE_PX = 14  # the least size for labels and numbers on a projector

@@ -1,4 +1,4 @@
-"""Freed tensors go back to the system (components/process_memory.py), measured in a fresh process.
+"""Freed tensors go back to the system (components/server/process_memory.py), measured in a fresh process.
 
 A worker thread (as Streamlit's session threads are) allocates a hundred 2 MB blocks (or 0.7 MB ones, or
 columns of pictures in Arrow's strings) with small ones between them, after a 4 MB block was freed (which
@@ -22,7 +22,7 @@ sys.path.insert(0, {root!r})
 import numpy as np
 import pandas as pd
 if {tuned}:
-    from components.process_memory import return_freed_memory
+    from components.server.process_memory import return_freed_memory
     assert return_freed_memory()
 
 def rss_mb():
@@ -84,7 +84,7 @@ SMALL_BLOCKS = """
 import sys, threading, time
 sys.path.insert(0, {root!r})
 import numpy as np
-from components.process_memory import TRIM_EVERY_S, return_freed_memory
+from components.server.process_memory import TRIM_EVERY_S, return_freed_memory
 assert return_freed_memory()
 
 def rss_mb():

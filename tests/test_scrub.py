@@ -1,7 +1,7 @@
 """The one-head view's charts hold every head sent to the browser: each slice must be the core's numbers.
 
 What the browser draws for a layer and head is the column of the chart's cells its formula picks, or the
-rows its filters keep (components/scrub.py). Here every head sent is compared with a trace of that head,
+rows its filters keep (components/charts/scrub.py). Here every head sent is compared with a trace of that head,
 for each stage and for the lines; and the chart's picks are checked to start where the page stands.
 tests/browser/test_scrub_e2e.py moves the inputs in Chromium.
 """
@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 
 from attention import TraceSettings, build_trace, encode
-from components.lines import LINE_THRESHOLD, LINES_MOST
-from components.scrub import send_plan
+from components.charts.lines import LINE_THRESHOLD, LINES_MOST
+from components.charts.scrub import send_plan
 from tests.pages import assert_healthy, chart_picks, chart_title, charts, open_page, pick_on_chart, picture_values
 
 TEXT = "time flies like an arrow"

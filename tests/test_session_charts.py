@@ -12,7 +12,7 @@ def page():
     import pandas as pd
     import streamlit as st
 
-    from components import compute
+    from components.caches import compute
 
     def rows_chart(rows: int, width: int) -> dict[str, pd.DataFrame]:
         st.session_state.built = st.session_state.get("built", 0) + 1

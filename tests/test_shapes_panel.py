@@ -9,7 +9,7 @@ import numpy as np
 
 from attention import TraceSettings, build_trace, encode
 from attention.trace import Step
-from components.shapes_panel import STAGE_TITLES, shapes_html
+from components.page.shapes_panel import STAGE_TITLES, shapes_html
 
 LETTERS = "B batch · T tokens"
 

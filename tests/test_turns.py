@@ -1,4 +1,4 @@
-"""The line of heavy work (components/turns.py): slots, order, what a waiting student is told, leaving it."""
+"""The line of heavy work (components/server/turns.py): slots, order, what a waiting student is told, leaving it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from components.turns import SLOTS_ENV, Turns, slots_from_environment
+from components.server.turns import SLOTS_ENV, Turns, slots_from_environment
 
 
 def test_at_most_slots_run_at_once_and_the_rest_go_in_the_order_they_came():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from attention import encode
 from attention.unknown import UNKNOWN, alignment_keys, unknown_characters
-from components.tokens import unknown_note
+from components.page.tokens import unknown_note
 from tests import pages
 
 

@@ -3,7 +3,7 @@
 A bound widget writes its option's label to the URL (scaling=d_k, query=4: an), a toggle as
 true/false, drops the parameter of a hidden widget, writes `key=` for a segmented control
 clicked off, and leaves the URL to the browser, so AppTest sees no change from a move. The
-page keeps one sync for every control (components/controls.py); these pin what it does.
+page keeps one sync for every control (components/page/controls.py); these pin what it does.
 """
 
 from __future__ import annotations

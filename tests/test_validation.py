@@ -22,7 +22,7 @@ from attention import (
 from attention.counting import CountingConfig
 from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, SEED, TEMPERATURE, IntRange, RealRange, require_choice
 from attention.models import ALLOWED_MODELS_ENV, DEFAULT_ALLOWED_HUB_IDS, resolve
-from components import page_state
+from components.page import page_state
 
 BUNDLED_SHAPE = ModelShape(num_layers=6, num_heads=12, hidden_size=384)
 TINY_SHAPE = ModelShape(num_layers=2, num_heads=4, hidden_size=32)

@@ -163,7 +163,7 @@ def test_other_task_sizes_and_the_temperature_scaling_train_too():
 
 
 def test_a_training_past_the_servers_time_limit_stops_and_says_so(monkeypatch):
-    from components import compute
+    from components.caches import compute
 
     monkeypatch.setattr(compute, "TRAINING_LIMIT_S", 0.0)  # the server's setting, as a deployer would lower it
     page = open_lab()
@@ -176,7 +176,7 @@ def test_a_training_past_the_servers_time_limit_stops_and_says_so(monkeypatch):
 def test_a_training_waits_for_a_free_place_and_says_how_many_are_ahead(monkeypatch):
     from streamlit.elements.progress import ProgressMixin
 
-    from components import compute
+    from components.caches import compute
 
     said = []  # every text the page's progress bars were given, as the browser would be sent them
     drawn = ProgressMixin.progress

@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.heads import aggregate_heads, head_summary, head_weights, rollout
-from components.heatmap import colour_domain, pooled
+from components.charts.heatmap import colour_domain, pooled
 from components.views.heads import ALL_LAYERS_WEIGHTS, GRID_SIZE, grid_layout
 from tests.pages import (
     assert_healthy,

@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
-from components.neuron_chart import KEYS, NEURON_CELLS, QUERIES, ROWS, send_plan
+from components.charts.neuron_chart import KEYS, NEURON_CELLS, QUERIES, ROWS, send_plan
 from tests import pages
 from tests.pages import chart_inputs, chart_picks, open_page, pick_on_chart, warnings
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from attention import TraceSettings, build_trace, encode
-from components.scrub import ZOOM_MOST, cells_under
+from components.charts.scrub import ZOOM_MOST, cells_under
 from tests.pages import assert_healthy, chart_matrix, chart_title, chart_values, charts, open_page, select_on_chart
 
 TEXT = "the quick brown fox jumps over the lazy dog and then what if it rains " * 7  # 107 tokens

@@ -11,17 +11,17 @@ import urllib.parse
 from dataclasses import dataclass
 
 from attention import Encoding, ModelShape, Outline, Trace, TraceSettings
-from components import compute
-from components.heatmap import PRESENTING, READING, Lettering, fitted_size
-from components.page_state import VIEWS, PageState, to_query
-from components.viewport import COLUMN_GAP_PX, column_px
+from components.caches import compute
+from components.charts.heatmap import PRESENTING, READING, Lettering, fitted_size
+from components.page.page_state import VIEWS, PageState, to_query
+from components.page.viewport import COLUMN_GAP_PX, column_px
 
 # The view selector's labels, one per view of the page's one list (page_state.VIEWS), which the link parser reads
 # too; each view is the module of its name in this package (render).
 VIEW_LABELS = dict(VIEWS)
 # Views that train their own toy model and read nothing of the text or the trace.
 STANDALONE_VIEWS = ("counting",)
-# What a view's chart picks with inputs of its own, switched in the browser (components/scrub.py).
+# What a view's chart picks with inputs of its own, switched in the browser (components/charts/scrub.py).
 ON_CHART = {"head": ("layer", "head"), "heads": ("layer",), "neuron": ("head",), "compare": ("layer", "head")}
 # The views the shapes panel describes: one head's computation at the side column's layer and settings. Not the
 # compare view (two texts, run apart) nor the switch view (the masked-word predictions of the whole model).
@@ -50,7 +50,7 @@ class ViewContext:
     text_b: str
     state: PageState
     shape: ModelShape
-    width: int = 600  # px the view's column is wide in the reader's browser (components/viewport.py)
+    width: int = 600  # px the view's column is wide in the reader's browser (components/page/viewport.py)
     stacked: bool = False  # whether the browser puts columns under each other (a phone)
     height: int = 1000  # px of the browser's window, top to bottom
 

@@ -4,7 +4,7 @@ The texts run separately (each its own [CLS] … [SEP]), not as a sentence pair.
 difference is taken between the tokens both texts share, aligned in order by the core
 (attention/compare.py): notebook 004's "flies" in "time flies like an arrow" and "fruit
 flies like a banana". Both texts and their difference are one chart with one pair of layer
-and head inputs, switched in the browser (components/scrub.py); the largest change follows, with each query
+and head inputs, switched in the browser (components/charts/scrub.py); the largest change follows, with each query
 token's, between words: [CLS] and [SEP] take up whatever weight a head spends nowhere else, and their changes
 outranked the one the pair was written for ("too → [CLS]" over "it" moving from "animal" to "street").
 """
@@ -16,12 +16,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from components import compute, controls
-from components.charts import show
-from components.downloads import chart_downloads
-from components.heatmap import READING, Lettering, heatmap
-from components.page_state import shorten
-from components.scrub import AlignedDifference, HeadStack, Panel, scrub_panels, send_plan
+from components.caches import compute
+from components.charts.draw import show
+from components.charts.heatmap import READING, Lettering, heatmap
+from components.charts.scrub import AlignedDifference, HeadStack, Panel, scrub_panels, send_plan
+from components.page import controls
+from components.page.downloads import chart_downloads
+from components.page.page_state import shorten
 
 FALLBACK_TEXT = "fruit flies like a banana"  # the notebooks' second sentence
 DIFFERENCE_SIZE = 260  # px, the difference's plot at most

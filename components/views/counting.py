@@ -29,11 +29,11 @@ from attention.counting import (
 )
 from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from attention.settings import SCALINGS
-from components import compute
-from components.charts import lettered, show
-from components.downloads import chart_downloads
-from components.heatmap import heatmap
-from components.tables import numbers_html
+from components.caches import compute
+from components.charts.draw import lettered, show
+from components.charts.heatmap import heatmap
+from components.page.downloads import chart_downloads
+from components.page.tables import numbers_html
 
 RESULTS = "count_results"  # session key: {CountingConfig: TrainingResult}, newest last
 MAX_RESULTS = 8  # trained models kept per session

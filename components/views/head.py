@@ -1,6 +1,6 @@
 """The main view: one head of one layer, stage by stage, as heatmaps.
 
-The layer and the head are picked on the chart itself (components/scrub.py): every head of the
+The layer and the head are picked on the chart itself (components/charts/scrub.py): every head of the
 text is in the browser, which draws the one picked as the reader drags or presses an arrow key;
 the rest of the view follows after a short rerun. With a sentence pair, the weights can be narrowed
 to one block (A to B, B to A, within A, within B: bertviz's sentence-pair view); [CLS] and [SEP]
@@ -15,13 +15,14 @@ import re
 import numpy as np
 import streamlit as st
 
-from components import compute, controls
-from components.downloads import chart_downloads, csv_download
-from components.heatmap import MAX_VECTOR_CELLS, MIN_PLOT_PX, head_domains, heatmap, second_sentence_from
-from components.lines import LINE_THRESHOLD, LINES_MOST, scrub_lines, window
-from components.scrub import HeadStack, scrub_heatmap, send_plan
-from components.tables import head_csv
-from components.zoom import zoom_under
+from components.caches import compute
+from components.charts.heatmap import MAX_VECTOR_CELLS, MIN_PLOT_PX, head_domains, heatmap, second_sentence_from
+from components.charts.lines import LINE_THRESHOLD, LINES_MOST, scrub_lines, window
+from components.charts.scrub import HeadStack, scrub_heatmap, send_plan
+from components.charts.zoom import zoom_under
+from components.page import controls
+from components.page.downloads import chart_downloads, csv_download
+from components.page.tables import head_csv
 
 # Below this the from-scratch weights agree with transformers to float32 precision.
 PROOF_TOLERANCE = 1e-5

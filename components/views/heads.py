@@ -4,7 +4,7 @@ The grid and the summary are one chart, and its layer is picked on the chart its
 holds every head of every layer (when they fit ALL_LAYERS_WEIGHTS), a point selection bound to a
 range input above the grid picks one layer, and the grid and the summary switch at once in the
 browser. Streamlit then reports the selection, and a rerun brings the heading, the URL and the side
-column up to it; the chart arrives again unchanged (components/scrub.py does the same for one head).
+column up to it; the chart arrives again unchanged (components/charts/scrub.py does the same for one head).
 A text too long for the budget sends only the current layer: the input then asks for a rerun.
 
 Clicking a head in the grid, or a cell of the overview, opens that head in the "One head" view:
@@ -14,7 +14,7 @@ new view, layer and head before the page reruns.
 The grid is one view of a dozen pictures, placed by their data, not a facet per head: a chart per head
 (12 views of 1,024 cells each) cost the browser 20-25 ms a head. Every layer's pictures stay in it and a
 move only widens the picked layer's (the others are 0 px wide), and the summary's cells stay and take the
-picked layer's values (components/scrub.py): nothing is loaded or made anew.
+picked layer's values (components/charts/scrub.py): nothing is loaded or made anew.
 """
 
 from __future__ import annotations
@@ -28,10 +28,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from components import compute, controls
-from components.charts import draw_spec, show
-from components.downloads import chart_downloads
-from components.heatmap import (
+from components.caches import compute
+from components.charts.draw import draw_spec, show
+from components.charts.heatmap import (
     MAX_VECTOR_CELLS,
     PICTURE_TOOLTIP,
     PLOT_SIZE,
@@ -50,7 +49,7 @@ from components.heatmap import (
     pooled,
     second_sentence_from,
 )
-from components.scrub import (
+from components.charts.scrub import (
     CELLS,
     INPUT_STYLE,
     LAYER,
@@ -65,6 +64,8 @@ from components.scrub import (
     report_move,
     vector_cells,
 )
+from components.page import controls
+from components.page.downloads import chart_downloads
 
 GRID_COLUMNS = 4  # at most; fewer in a narrow column (grid_columns)
 # px, the side of one small heatmap: four to a row, moved right by the summary's token axis (the chart's
@@ -91,7 +92,7 @@ CHART_KEY = "grid"
 GRID_SELECTION = "open_head"
 GRID_VIEW = "grid_pictures"  # the view the layer selection belongs to (its marks are clicked to open a head)
 GRID_DATA = "heads"  # the grid's dataset: one row per head shown, of every layer sent
-SUMMED = "summed"  # the summary's name: its cells' dataset is summed-cells (components/scrub.py)
+SUMMED = "summed"  # the summary's name: its cells' dataset is summed-cells (components/charts/scrub.py)
 SUMMED_PICTURES, SUMMED_RANGES = "summed_pictures", "summed_ranges"  # its datasets above MAX_VECTOR_CELLS
 OVERVIEW_SELECTION = "open_cell"
 # Low entropy is a focused head: drawn darkest, as the eye reads "more" (a reversed scale; the numbers stay entropy).

@@ -19,11 +19,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from components import compute, controls
-from components.charts import draw_spec
-from components.downloads import chart_downloads
-from components.heatmap import READING, Lettering, labelled, title_lines, token_labels
-from components.page_state import shorten
+from components.caches import compute
+from components.charts.draw import draw_spec
+from components.charts.heatmap import READING, Lettering, labelled, title_lines, token_labels
+from components.page import controls
+from components.page.downloads import chart_downloads
+from components.page.page_state import shorten
 
 HEAD_SIZES = tuple(2**power for power in range(10))  # d_k = 1, 2, 4, … 512
 FIXED_SCALINGS = ("none", "sqrt", "linear")

@@ -14,14 +14,15 @@ import pandas as pd
 import streamlit as st
 
 from attention.lesson import NOTEBOOK_PAIR, SharedWord
-from components import compute, controls
-from components.charts import draw_spec, show
-from components.downloads import chart_downloads
-from components.heatmap import MIN_PLOT_PX, MIN_ROW_PX, heatmap, second_sentence_from
-from components.page_state import LESSON_STEPS, shorten
-from components.shapes_panel import shape_rows
-from components.tables import numbers_html
-from components.viewport import COLUMN_GAP_PX
+from components.caches import compute
+from components.charts.draw import draw_spec, show
+from components.charts.heatmap import MIN_PLOT_PX, MIN_ROW_PX, heatmap, second_sentence_from
+from components.page import controls
+from components.page.downloads import chart_downloads
+from components.page.page_state import LESSON_STEPS, shorten
+from components.page.shapes_panel import shape_rows
+from components.page.tables import numbers_html
+from components.page.viewport import COLUMN_GAP_PX
 from components.views import VIEW_LABELS
 
 STEP_TITLES = {

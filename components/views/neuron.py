@@ -2,7 +2,7 @@
 
 The sums q · k_j, the scaled scores and the softmax, the element-wise products q ⊙ k_j that sum to them,
 the query vector q and every key vector k_j, for the current layer, head, source and scaling. The head and the
-query token are picked on the chart itself (components/neuron_chart.py), in the browser; the layer
+query token are picked on the chart itself (components/charts/neuron_chart.py), in the browser; the layer
 and the rest rerun.
 """
 
@@ -12,10 +12,12 @@ import dataclasses
 
 import streamlit as st
 
-from components import classroom, compute, controls
-from components.downloads import chart_downloads
-from components.heatmap import heatmap
-from components.neuron_chart import NeuronStack, neuron_chart, send_plan
+from components.caches import compute
+from components.charts.heatmap import heatmap
+from components.charts.neuron_chart import NeuronStack, neuron_chart, send_plan
+from components.classroom import classroom
+from components.page import controls
+from components.page.downloads import chart_downloads
 
 
 def render(context) -> None:

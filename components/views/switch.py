@@ -3,9 +3,9 @@
 With a masked-language-model head (bert-base-uncased), BERT guesses the word behind [MASK] and the
 view shows what each head carries of the guess. Without one (the bundled all-MiniLM-L6-v2, a
 sentence-embedding model), the same toggles move the sentence's embedding and the cosine similarity
-of two sentences (components/embedding_switch.py). Either way the view shows the tokens it works on
+of two sentences (components/views/parts/embedding_switch.py). Either way the view shows the tokens it works on
 (the page's chips are left out for it: they show the sidebar's text read as one pair).
-The model is cached once per server and shared (components/compute.py); results are cached per
+The model is cached once per server and shared (components/caches/compute.py); results are cached per
 sentence and set of heads off, and the head ranking per sentence.
 """
 
@@ -16,13 +16,15 @@ import streamlit as st
 
 from attention import BUNDLED_MODEL, ModelLoadError
 from attention.head_switch import HeadEffect, Prediction
-from components import compute, controls, embedding_switch
-from components.charts import lettered
-from components.downloads import chart_downloads
-from components.head_toggles import forget_toggles_of_other_models, head_toggles, set_heads_off
-from components.heatmap import heatmap
-from components.tables import numbers_html
-from components.tokens import token_chips
+from components.caches import compute
+from components.charts.draw import lettered
+from components.charts.heatmap import heatmap
+from components.page import controls
+from components.page.downloads import chart_downloads
+from components.page.tables import numbers_html
+from components.page.tokens import token_chips
+from components.views.parts import embedding_switch
+from components.views.parts.head_toggles import forget_toggles_of_other_models, head_toggles, set_heads_off
 
 DEFAULT_SENTENCE = "the capital of france is [MASK] ."
 SENTENCE_KEY = "switch_sentence"

@@ -25,7 +25,7 @@ TEXT = "the student leaves the class with three quick presses"
 SCREEN = {"width": 1400, "height": 1000}
 PRESSES, GAP_MS = 3, 150
 START = 2  # the teacher's layer and head
-AFTER_POLLS_MS = 2_000  # more than two of the class's polls (components/classroom.POLL_S)
+AFTER_POLLS_MS = 2_000  # more than two of the class's polls (components/classroom/classroom.POLL_S)
 
 # The all-heads grid as it shows one layer: the data URLs of its pictures shown (those of other layers are 0 px).
 _GRID_JS = """chart => [...chart.querySelectorAll('g.mark-image image')]

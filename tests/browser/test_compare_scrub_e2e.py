@@ -1,6 +1,6 @@
 """The compare view in a real Chromium: one pair of layer and head inputs moves both texts and their difference.
 
-Every head of both short texts is in the browser (components/scrub.py), so a key press on the chart's
+Every head of both short texts is in the browser (components/charts/scrub.py), so a key press on the chart's
 own head input repaints the three panels before the server has answered; the rerun that follows brings
 the URL and the largest change up to it. The panels' pixels are read from the chart's canvas.
 """

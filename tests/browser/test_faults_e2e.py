@@ -15,7 +15,7 @@ What the server did is read from its own counters (``/_stcore/metrics``: websock
 made, sessions resumed) and from its log. Widgets are found by key only (``.st-key-<key>``), wherever
 the page puts them (the attention controls left the sidebar for a fragment next to the view). What a
 view's chart picks itself (components/views.ON_CHART: on the one-head view, layer and head) is an input
-of the chart (components/scrub.py), not a slider: a move there repaints in the browser, then the chart's
+of the chart (components/charts/scrub.py), not a slider: a move there repaints in the browser, then the chart's
 selection reruns the page.
 """
 

@@ -1,6 +1,6 @@
 """The neuron view in a real Chromium: its chart's own head and query inputs, by key and by link.
 
-Every head and query token of a short text is in the browser (components/neuron_chart.py): an arrow
+Every head and query token of a short text is in the browser (components/charts/neuron_chart.py): an arrow
 key repaints the chart at once, and the chart's selection then reruns the page, which brings the URL
 and the caption up to it. q ⊙ k_j is the one number the browser computes itself: it is read back from
 the chart's tooltip and checked against the trace.

@@ -6,7 +6,7 @@ How each thing is found (checked against the Streamlit 1.67 DOM):
 - widgets by key: the class ``st-key-<key>`` on their element container,
 - a slider's thumb: the native ``input[type=range]`` inside it (value and aria-valuetext; no aria-valuenow),
 - the one-head view's layer and head: the heatmap's own range inputs, ``.vega-bindings input[name="head_head"]``
-  (components/scrub.py), with the number Vega writes beside each,
+  (components/charts/scrub.py), with the number Vega writes beside each,
 - the weights heatmap: the chart whose aria-label (its Vega-Lite description) starts with
   "Attention weights" (a canvas has no text to find it by),
 - the shapes panel: ``[data-testid="shapes-panel"]``, one list item per step (st.html, like the chips),

@@ -1,6 +1,6 @@
 """The one-head view's heatmap in a real Chromium: its own layer and head inputs, by key, by mouse, by link.
 
-Every head of a short text is in the browser (components/scrub.py): an arrow key or a drag on the
+Every head of a short text is in the browser (components/charts/scrub.py): an arrow key or a drag on the
 inputs above the chart repaints it at once, and then the chart's selection reruns the page, which
 brings the URL, the heading and the side column up to it. What the heatmap shows is read as its
 pixels (harness.browser.chart_pixels: the canvas as a data URL), so two heads differ when their

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from components.class_store import STORE_ENV
+from components.classroom.class_store import STORE_ENV
 from harness.browser import expect_head, launch_chromium, move_head_to
 from harness.nginx import REPLICA_ENV, Proxy, nginx_proxy, open_on_replica
 from harness.redis import Redis, redis_server

@@ -13,7 +13,7 @@ import asyncio
 
 import pytest
 
-from components.turns import SLOTS_ENV
+from components.server.turns import SLOTS_ENV
 from harness.classroom import plans, run_class, training_plans, warm_up
 from harness.server import APP, port_of, server_pid, streamlit_server
 

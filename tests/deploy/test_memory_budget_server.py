@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.memory_budget import MEMORY_ENV, RUNTIME_MB, SESSION_MB, SESSIONS, WORK_MB
+from components.caches.memory_budget import MEMORY_ENV, RUNTIME_MB, SESSION_MB, SESSIONS, WORK_MB
 from harness.server import streamlit_server
 from harness.session_client import texts_and_models
 from tests.pages import APP

@@ -34,7 +34,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from components.page_state import MAX_TEXT_CHARS
+from components.page.page_state import MAX_TEXT_CHARS
 from harness.browser import (
     chart_input,
     chart_pixels,

@@ -5,7 +5,7 @@ From the top, from the result to what it is made of: the row's numbers (q · k_j
 weight, with a bar), the products q ⊙ k_j whose rows sum to q · k_j, the query vector q, and every key
 vector k_j. Every number but the products is sent once: for every head and query token when they fit in
 NEURON_CELLS, else for every query token of the current head, else for the current query alone. The head
-and the query are point selections bound to range inputs above the chart (components/scrub.py); the
+and the query are point selections bound to range inputs above the chart (components/charts/scrub.py); the
 browser multiplies q and k_j itself (h·T·T·d products would be far too many to send).
 
 A query move keeps every mark: the picked query's q and row of numbers are two parameters, read from the
@@ -29,10 +29,10 @@ import streamlit as st
 
 from attention import TraceSettings
 from attention.neuron import NeuronHeads
-from components import compute
-from components.charts import draw_spec
-from components.heatmap import READING, TOKEN_BANDS, Lettering, fitted_size, label_axis, labelled, plot_size
-from components.scrub import (
+from components.caches import compute
+from components.charts.draw import draw_spec
+from components.charts.heatmap import READING, TOKEN_BANDS, Lettering, fitted_size, label_axis, labelled, plot_size
+from components.charts.scrub import (
     HEAD,
     INPUT_STYLE,
     LEGEND,
@@ -239,7 +239,7 @@ def _vector_cells(chart: alt.Chart, head_size: int, rows: int, row_field: str, a
 
     Streamlit's Vega evaluates expressions with an interpreter, so what can be worked out per line (its
     label) is, before the fold makes d cells of it; the cells are placed by the column names themselves, with
-    a fixed size, a tooltip of one expression and no ARIA text each (as components/scrub.py's cells), and no
+    a fixed size, a tooltip of one expression and no ARIA text each (as components/charts/scrub.py's cells), and no
     cell is checked for a missing value (invalid=None: a product whose q has not arrived has no colour)."""
     dimensions = [str(i) for i in range(head_size)]
     x_axis = alt.Axis(title=DIMENSIONS, labelAngle=0, values=[str(i) for i in _ticks(head_size)])

@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from components.heatmap import READING, Lettering
+from components.charts.heatmap import READING, Lettering
 
 # Streamlit hands every chart's DataFrame to pyarrow, which converts the columns of any frame longer
 # than 100 rows per column on a thread pool it starts and joins for that one frame: 3 ms a heatmap

@@ -26,8 +26,8 @@ import streamlit as st
 
 from attention import SCALINGS, SOURCES, ModelShape, TraceSettings
 from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
-from components import page_state
-from components.page_state import PageState
+from components.page import page_state
+from components.page.page_state import PageState
 
 PRESETS = {
     "time flies like an arrow / fruit flies like a banana": ("time flies like an arrow", "fruit flies like a banana"),
@@ -65,7 +65,7 @@ def start(query: dict[str, list[str]], models: tuple[str, ...]) -> list[str]:
 def held(name: str, notices: list[str], values: dict) -> list[str]:
     """Notices of values the page set by itself (a link's layer out of range, a query past the text's end),
     kept and returned again while the controls still hold the values set (values: {control: value}), under
-    name. A rerun the page makes without the reader (components/viewport.py's, once the window is measured)
+    name. A rerun the page makes without the reader (components/page/viewport.py's, once the window is measured)
     found the values in range and dropped the notice before anyone could read it."""
     kept = st.session_state.setdefault(_HELD_NOTICES, {})
     if notices:

@@ -1,6 +1,6 @@
 """A long text's heatmap, zoomed: the rectangle a reader drags across its picture, drawn in cells under it.
 
-Above 64 tokens a head is one picture (components/heatmap.py), a pixel or less a token, and a picture cannot
+Above 64 tokens a head is one picture (components/charts/heatmap.py), a pixel or less a token, and a picture cannot
 name the cell under the pointer. Dragging a rectangle across it (scrub.zoom_window) draws those queries and
 keys as a heatmap of their own, ZOOM_MOST tokens a side at most, each cell named on hover and coloured on the
 same scale as the picture.
@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from components.charts import show
-from components.heatmap import READING, Lettering, heatmap
-from components.scrub import ZOOM_MOST, zoom_window
+from components.charts.draw import show
+from components.charts.heatmap import READING, Lettering, heatmap
+from components.charts.scrub import ZOOM_MOST, zoom_window
 
 
 def zoomed(matrix: np.ndarray, row_labels: list[str], column_labels: list[str], window: tuple[range, range], *,

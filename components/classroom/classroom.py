@@ -1,7 +1,7 @@
 """A class: the teacher's page drives, the students' pages follow, and a student can break away and come back.
 
 The teacher opens the page with ?teach=1 (or presses Start a class): the page opens a class in the store
-(components/class_store.py), puts class=CODE&key=KEY in its own URL and shows the students' link, ?class=CODE,
+(components/classroom/class_store.py), puts class=CODE&key=KEY in its own URL and shows the students' link, ?class=CODE,
 as text and as a QR code. After each of its runs the teacher's page sends its view (FOLLOWED, as the URL
 writes them) when it changed.
 
@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from components import compute, controls, page_state
-from components.class_link import CLASS_PARAM, qr_png, show_large, students_link, warn_if_unreachable
-from components.class_store import StoreUnavailable, parse_code
-from components.page_state import PageState
+from components.caches import compute
+from components.classroom.class_link import CLASS_PARAM, qr_png, show_large, students_link, warn_if_unreachable
+from components.classroom.class_store import StoreUnavailable, parse_code
+from components.page import controls, page_state
+from components.page.page_state import PageState
 
 KEY_PARAM, TEACH_PARAM = "key", "teach"
 FOLLOWED = ("view", "text", "text_b", "model", "source", "layer", "head", "head_dim", "scaling", "temperature",
@@ -143,7 +144,7 @@ def status() -> None:
 
     Always one container, empty on other pages: what it holds changes as the student breaks away (one element,
     then two), and the view's chart below must keep its place in the page's tree, or the browser mounts it anew
-    from its spec, at the inputs' anchor (components/scrub.py), under a heading and a link that say where the
+    from its spec, at the inputs' anchor (components/charts/scrub.py), under a heading and a link that say where the
     student's presses took it."""
     seat = _seat()
     line = st.container()

@@ -16,7 +16,8 @@ from typing import NoReturn
 import streamlit as st
 
 from attention import BUNDLED_MODEL, ModelLoadError
-from components import compute, controls
+from components.caches import compute
+from components.page import controls
 
 REFRESH_S = 1.0  # how often a waiting page looks at the progress: a small rerun of the bar alone
 _WATCHED = "_downloads_watched"  # in the session: {model name: the Download this session waits for}

@@ -9,7 +9,7 @@ import html
 
 import streamlit as st
 
-from components.page_state import shorten
+from components.page.page_state import shorten
 
 # Past this many tokens the chips are folded to one row, with a count that opens them: a 512-token text
 # put 1,500–2,400 px of chips above the first chart, and on a 1280×720 projector even a second row of a

@@ -28,9 +28,9 @@ import pandas as pd
 import streamlit as st
 
 from attention import TraceSettings
-from components import compute
-from components.charts import draw_spec
-from components.heatmap import (
+from components.caches import compute
+from components.charts.draw import draw_spec
+from components.charts.heatmap import (
     MAX_VECTOR_CELLS,
     PLOT_SIZE,
     READING,

@@ -62,10 +62,11 @@ from attention import (
     unknown,
     weights_path,
 )
-from components import class_store, process_memory, turns
-from components.charts import spec_and_frames
-from components.memory_budget import MemoryBudget, memory_budget
-from components.slots import ThreadSlots
+from components.caches.memory_budget import MemoryBudget, memory_budget
+from components.charts.draw import spec_and_frames
+from components.classroom import class_store
+from components.server import process_memory, turns
+from components.server.slots import ThreadSlots
 
 # One thread per operation: the matrices of one rerun are small, many sessions share two cores, and
 # every rerun runs in a fresh thread, where a thread pool per operation costs more than it saves.
@@ -760,6 +761,6 @@ def _arrow_bytes(frames: dict) -> dict[str, bytes]:
 
 @st.cache_resource(show_spinner=False)
 def classes() -> class_store.ClassStore:
-    """Where the classes live (components/class_store.py): one store per server process, which every session
+    """Where the classes live (components/classroom/class_store.py): one store per server process, which every session
     meets; in Redis when ATTENTION_ANATOMY_CLASS_STORE names one, so that replicas meet there too."""
     return class_store.from_setting(os.environ.get(class_store.STORE_ENV))

@@ -3,7 +3,7 @@
 A line's opacity is its weight; pointing at a token keeps its own lines and dims the rest (on the
 left, where that token looks; on the right, who looks at it). Like the heatmap, every head of the
 text is sent once and the layer and head are picked on the chart, in the browser
-(components/scrub.py). Lines below LINE_THRESHOLD are not sent: they would be drawn at less than
+(components/charts/scrub.py). Lines below LINE_THRESHOLD are not sent: they would be drawn at less than
 1 % opacity, and leaving them out keeps a 128-token head to a few thousand lines.
 """
 
@@ -16,10 +16,20 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from components import compute
-from components.charts import draw_spec
-from components.heatmap import READING, Lettering
-from components.scrub import HEAD, INPUT_STYLE, LAYER, HeadStack, anchor_for, filter_on, placed, report_move, selections
+from components.caches import compute
+from components.charts.draw import draw_spec
+from components.charts.heatmap import READING, Lettering
+from components.charts.scrub import (
+    HEAD,
+    INPUT_STYLE,
+    LAYER,
+    HeadStack,
+    anchor_for,
+    filter_on,
+    placed,
+    report_move,
+    selections,
+)
 
 LINE_THRESHOLD = 0.01
 LINES, TOKENS = "lines", "tokens"  # the datasets

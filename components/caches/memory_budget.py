@@ -21,7 +21,7 @@ SESSIONS = 40  # a class, and its teacher
 SESSION_MB = 3  # Streamlit's own state of an open page: its widgets, the last run's messages
 WORK_MB = 120  # two 512-token traces of a bert-base-sized model being built, and their copies
 CACHE_SHARE = 0.25  # of what the runtime, the sessions and the work leave; the weights get the rest
-# Each cache's share of the caches' bytes, by its name in components/compute.py, after what a class of 30 on
+# Each cache's share of the caches' bytes, by its name in components/caches/compute.py, after what a class of 30 on
 # 480-token texts keeps using: every student's layer input (and the one before it, which the next layer is made
 # from), every head's context for the traces of the lesson and the neuron view, and the neuron view's numbers.
 # A student's own charts are kept in their session; the shared charts are for students with the same text. A

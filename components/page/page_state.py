@@ -32,7 +32,7 @@ VIEWS = (
 )
 VIEW_NAMES = tuple(name for name, _ in VIEWS)
 AGGREGATES = ("mean", "max", "rollout")
-# How far a head's colours reach: its own largest weight, its layer's largest, or 1 (components/heatmap.head_domains).
+# How far a head's colours reach: its own largest weight, its layer's largest, or 1 (components/charts/heatmap.head_domains).
 WEIGHT_SCALES = ("head", "layer", "one")
 LESSON_STEPS = 7
 

@@ -14,8 +14,9 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from components import compute, controls
-from components.page_state import PageState
+from components.caches import compute
+from components.page import controls
+from components.page.page_state import PageState
 
 _SHOWN = "_welcome_shown"  # in the session: True while the card is to be drawn
 

@@ -12,13 +12,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from components import compute
-from components.charts import lettered, show
-from components.downloads import chart_downloads
-from components.head_toggles import head_toggles, set_heads_off
-from components.heatmap import heatmap
-from components.tables import numbers_html
-from components.tokens import token_chips
+from components.caches import compute
+from components.charts.draw import lettered, show
+from components.charts.heatmap import heatmap
+from components.page.downloads import chart_downloads
+from components.page.tables import numbers_html
+from components.page.tokens import token_chips
+from components.views.parts.head_toggles import head_toggles, set_heads_off
 
 RANKED = 10  # heads listed in the ranking table
 TOP_HEADS = 3  # heads the "switch off the strongest" button silences
