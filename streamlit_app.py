@@ -11,8 +11,7 @@ import logging
 import streamlit as st
 
 from attention import ModelLoadError, ModelShape
-from components import views
-from components.caches import compute
+from components import caches, views
 from components.charts.heatmap import page_icon
 from components.classroom import classroom
 from components.page import controls, model_download, page_state, viewport, welcome
@@ -20,6 +19,7 @@ from components.page.page_head import page_head
 from components.page.reconnect import rerun_page_on_reconnect
 from components.page.shapes_panel import shapes_panel
 from components.page.tokens import token_chips, unknown_note
+from components.server import process
 
 LETTERS = "B batch · T tokens · C hidden size · nh heads · d head size"
 VIEW_SHARE = 2 / 3  # of the page's width, for the view; the rest for its controls and the tensor shapes
@@ -54,15 +54,15 @@ def second_text(view: str, text_b: str) -> str:
 @st.fragment
 def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShape, screen: viewport.Viewport) -> None:
     """The attention controls, the view (sized for the reader's screen) and the shapes panel: moving a control
-    reruns only this. At most compute.PAGE_SLOTS of them are drawn at once, server-wide."""
-    with compute.page_work():
+    reruns only this. At most caches.PAGE_SLOTS of them are drawn at once, server-wide."""
+    with caches.page_work():
         _explore(view, model_name, text, text_b, shape, screen)
 
 
 def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShape, screen: viewport.Viewport
              ) -> None:
     controls.rerun_page_if_requested()
-    compute.new_run()
+    caches.new_run()
     if view in views.WHOLE_MODEL_VIEWS:  # no attention control applies to it: the view takes the whole width
         main, share = st.container(), 1.0
         state, range_notices = controls.current_state(), []
@@ -87,6 +87,7 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
             shapes_panel(context.outline(text_b=second_text(view, text_b)).steps, LETTERS, expanded=not state.present)
 
 
+process.configure()  # torch's threads, glibc's pools, Arrow's pool: once per server process
 link = {key: st.query_params.get_all(key) for key in st.query_params}
 # A link in presentation mode opens with the sidebar closed: a projected page wants its width for the charts.
 st.set_page_config(page_title="Attention Anatomy", page_icon=page_icon(), layout="wide",
@@ -95,7 +96,7 @@ st.sidebar.title("Attention Anatomy")
 rerun_page_on_reconnect()
 screen = viewport.current()
 
-names = compute.model_names()
+names = caches.model_names()
 welcome.first_visit(link)
 query, class_notices = classroom.start(link, names)
 url_notices = controls.start(query, names)
@@ -107,7 +108,7 @@ present = controls.presentation_toggle()
 classroom.start_button()
 try:
     model_name = model_download.usable_model(chosen_model)  # the bundled model while a Hub model downloads
-    loaded = compute.model(model_name)
+    loaded = caches.model(model_name)
 except ModelLoadError as error:
     model_download.fall_back(chosen_model, error)
 
@@ -129,13 +130,13 @@ if view in views.STANDALONE_VIEWS:
     viewport.measure()
     st.stop()
 if text.strip():
-    encoding = compute.encoding(model_name, text, second_text(view, text_b))
+    encoding = caches.encoding(model_name, text, second_text(view, text_b))
     if encoding.dropped_tokens[0]:
         st.warning(f"The text is longer than the {loaded.max_tokens} tokens BERT reads: the last "
                    f"{encoding.dropped_tokens[0]} tokens were dropped.", icon=":material/content_cut:")
     if view not in views.OWN_TOKENS_VIEWS:
         token_chips(list(encoding.tokens[0]), encoding.special_tokens_mask[0].tolist())
-        if note := unknown_note(compute.unknown_characters(model_name, text, second_text(view, text_b))):
+        if note := unknown_note(caches.unknown_characters(model_name, text, second_text(view, text_b))):
             st.caption(note)
 explore(view, model_name, text, text_b, loaded.shape, screen)
 viewport.measure()

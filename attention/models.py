@@ -21,8 +21,6 @@ BUNDLED_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_ALLOWED_HUB_IDS = ("bert-base-uncased", "bert-base-cased", "bert-large-uncased")
 # Comma-separated Hub ids a deployer adds to the allow-list; an id written with a leading "-" is taken off it.
 ALLOWED_MODELS_ENV = "ATTENTION_ANATOMY_ALLOWED_MODELS"
-# The model a page opens with when its link names none (one the page offers; else the bundled one).
-DEFAULT_MODEL_ENV = "ATTENTION_ANATOMY_DEFAULT_MODEL"
 
 
 class ModelLoadError(ValueError):
@@ -71,11 +69,6 @@ def check_fits(name: str, weights_bytes: int, room_bytes: int | None) -> None:
         f"(bert-base-uncased has 420 MB; the bundled {BUNDLED_MODEL!r} always does). Whoever runs the server "
         "can give it more memory (ATTENTION_ANATOMY_MEMORY_MB) or take the model off the list."
     )
-
-
-def default_model() -> str:
-    """The deployer's choice of the model a page opens with, else the bundled one."""
-    return os.environ.get(DEFAULT_MODEL_ENV, "").strip() or BUNDLED_MODEL
 
 
 def bundled_model_path() -> Path:

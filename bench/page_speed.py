@@ -67,7 +67,7 @@ def slider(key: str, presses: list[str]) -> list[Move]:
 
 
 def chart_input(name: str, presses: list[str]) -> list[Move]:
-    """Presses on a chart's own layer, head or query input (components/charts/scrub.py, components/charts/neuron_chart.py)."""
+    """Presses on a chart's own layer, head or query input (charts/scrub.py, charts/neuron_chart.py)."""
     return [Move(f'.vega-bindings input[type="range"][name="{name}_{name}"]', press) for press in presses]
 
 

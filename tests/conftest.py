@@ -14,13 +14,14 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from attention import load_model  # noqa: E402
+from components.server import process  # noqa: E402
 from tests.marks import skip_or_fail_without_needs  # noqa: E402
 
-# As the app does (components/caches/compute.py): the same thread count gives the same order of float32
+# As the app does (components/server/process.py): the same thread count gives the same order of float32
 # sums, so one computation run twice (again, or in threads at once) gives the same numbers, bit for bit.
 # Two computations of the same numbers (a batch of heads and one head, the page and a test's own trace)
 # agree within float32 rounding only, which differs from CPU to CPU: compare those with rtol=1e-5, atol=1e-6.
-torch.set_num_threads(1)
+process.configure()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -38,7 +39,6 @@ def bundled():
 
 def save_tiny_bert(folder, *, with_mlm_head: bool = False, **overrides):
     """A small BERT with random weights and the bundled model's tokenizer, saved like a real checkpoint."""
-    import torch
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertModel
 
     from attention.models import bundled_model_path

@@ -1,8 +1,11 @@
-"""The shape of the house, checked: the core computes, components/caches/compute.py caches, the views only draw.
+"""The shape of the house, checked: the core computes, components/caches/ caches, the charts build, the views draw.
 
 Read off the source with ast, so a broken rule is named with its file and line:
-- every cache of the page is in components/caches/compute.py, and no view calls a function of the core (types and
-  constants only);
+- every cache of the page is in components/caches/, and only that package calls a function of the core:
+  every other module of components/ (and the page's script) takes types and constants from it only;
+- the charts (components/charts/) are built from numbers: they import nothing of the caches;
+- one module writes the URL (components/page/url.py);
+- no module of components/ is longer than MAX_MODULE_LINES;
 - imports between the project's modules go one way: no circle anywhere, imports inside functions included;
 - the core never imports Streamlit.
 """
@@ -18,9 +21,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("attention", "components", "bench", "harness", "tests")
+CACHES = ROOT / "components" / "caches"
 VIEWS = sorted((ROOT / "components" / "views").glob("*.py"))
-UNCACHED = [p for p in sorted((ROOT / "components").rglob("*.py")) if p.name != "compute.py"]
+COMPONENTS = sorted((ROOT / "components").rglob("*.py"))
+OUTSIDE_THE_CACHES = [ROOT / "streamlit_app.py", *(p for p in COMPONENTS if CACHES not in p.parents)]
+CHARTS = sorted((ROOT / "components" / "charts").rglob("*.py"))
 CACHE_DECORATORS = {"cache_data", "cache_resource", "cache", "lru_cache"}
+URL_WRITER = ROOT / "components" / "page" / "url.py"
+MAX_MODULE_LINES = 400
+
+
+def relative(path: Path) -> str:
+    return str(path.relative_to(ROOT))
 
 
 def module_name(path: Path) -> str:
@@ -91,57 +103,100 @@ def test_the_core_never_imports_streamlit():
             assert not any(name.split(".")[0] == "streamlit" for name in names), f"{path.name}:{node.lineno}"
 
 
-@pytest.mark.parametrize("path", UNCACHED, ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_cache_of_the_page_lives_in_compute(path):
+@pytest.mark.parametrize("path", OUTSIDE_THE_CACHES, ids=relative)
+def test_every_cache_of_the_page_lives_in_the_caches_package(path):
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.FunctionDef):
             for decorator in node.decorator_list:
-                target = decorator.func if isinstance(decorator, ast.Call) else decorator
-                name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
-                assert name not in CACHE_DECORATORS, (
-                    f"{path.name}:{decorator.lineno}: {node.name} is cached here; caches live in components/caches/compute.py")
+                assert _decorator_name(decorator) not in CACHE_DECORATORS, (
+                    f"{relative(path)}:{decorator.lineno}: {node.name} is cached here; caches live in "
+                    "components/caches/")
 
 
-@pytest.mark.parametrize("path", VIEWS, ids=lambda p: p.name)
-def test_a_view_takes_only_types_and_constants_from_the_core(path):
+@pytest.mark.parametrize("path", OUTSIDE_THE_CACHES, ids=relative)
+def test_only_the_caches_call_the_core(path):
+    """Outside components/caches/, the core gives types and constants: a function or a module of it is a
+    computation that no cache keeps, or a door to the core beside the caches'."""
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             assert not any(alias.name.split(".")[0] == "attention" for alias in node.names), (
-                f"{path.name}:{node.lineno} imports the core as a module; call components/caches/compute.py instead")
+                f"{relative(path)}:{node.lineno} imports the core as a module; call components.caches instead")
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "attention":
             source = importlib.import_module(node.module)
             for alias in node.names:
                 value = getattr(source, alias.name)
                 assert not (inspect.isfunction(value) or inspect.ismodule(value)), (
-                    f"{path.name}:{node.lineno} takes {alias.name} from the core; call components/caches/compute.py instead")
+                    f"{relative(path)}:{node.lineno} takes {alias.name} from the core; call components.caches instead")
 
 
-HEAVY = {"trace", "encoding", "model", "masked_lm"}  # compute's functions that build or load something large
+@pytest.mark.parametrize("path", CHARTS, ids=relative)
+def test_the_charts_are_built_from_numbers_and_never_ask_a_cache(path):
+    modules = project_modules()
+    for imported in imported_modules(path, modules):
+        assert not imported.startswith("components.caches"), (
+            f"{relative(path)} imports {imported}: a chart builder takes numbers; the view asks the caches for them")
+
+
+def test_one_module_writes_the_url():
+    writers = []
+    for path in [ROOT / "streamlit_app.py", *COMPONENTS]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if _writes_query_params(node):
+                writers.append(f"{relative(path)}:{node.lineno}")
+    assert writers and all(writer.startswith(relative(URL_WRITER)) for writer in writers), (
+        f"the URL is written outside {relative(URL_WRITER)}: {writers}")
+
+
+def _writes_query_params(node: ast.AST) -> bool:
+    """st.query_params changed: a method called on it other than a read, an item set or deleted, or it assigned."""
+    def is_query_params(expression: ast.AST) -> bool:
+        return isinstance(expression, ast.Attribute) and expression.attr == "query_params"
+
+    reads = {"get", "get_all", "to_dict", "keys", "values", "items"}
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_query_params(node.func.value):
+        return node.func.attr not in reads
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
+        targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+        return any(is_query_params(target) or (isinstance(target, ast.Subscript) and is_query_params(target.value))
+                   for target in targets)
+    return False
+
+
+@pytest.mark.parametrize("path", COMPONENTS, ids=relative)
+def test_every_module_of_the_components_fits_in_one_screen_of_thought(path):
+    lines = len(path.read_text().splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{relative(path)} has {lines} lines: split it by job"
+
+
+HEAVY = {"trace", "encoding", "model", "masked_lm"}  # the caches' functions that build or load something large
 
 
 def test_heavy_caches_are_entered_only_holding_a_slot():
-    """A cached function of compute.py that builds on a trace, an encoding or a model is private, and each
+    """A cached function of the caches that builds on a trace, an encoding or a model is private, and each
     call to it stands inside `with heavy_work():`. Else a thread could hold the cache's lock on a key while it
-    waits for a slot that the threads waiting on that lock hold (compute.heavy_work)."""
-    tree = ast.parse((ROOT / "components" / "compute.py").read_text())
-    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
-    heavy_cached = set()
-    for function in functions:
-        cached = any(_decorator_name(d) in {"cache_data", "cache_resource"} for d in function.decorator_list)
-        calls = {n.func.id for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-        if cached and calls & HEAVY and function.name not in HEAVY:
-            heavy_cached.add(function.name)
-    assert heavy_cached, "the check found no cached function that builds on a trace: it reads the wrong file"
-    problems = [f"compute.py: {name} is cached, builds on a trace or a model, and is public"
-                for name in sorted(heavy_cached) if not name.startswith("_")]
-    for function in functions:
-        guarded = {id(call) for with_node in ast.walk(function) if isinstance(with_node, ast.With)
-                   and any(ast.unparse(item.context_expr) == "heavy_work()" for item in with_node.items)
-                   for call in ast.walk(with_node) if isinstance(call, ast.Call)}
-        for call in ast.walk(function):
-            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in heavy_cached
-                    and id(call) not in guarded):
-                problems.append(f"compute.py:{call.lineno}: {call.func.id} called outside `with heavy_work():`")
+    waits for a slot that the threads waiting on that lock hold (components/caches/work.py)."""
+    problems, found = [], 0
+    for path in sorted(CACHES.glob("*.py")):
+        functions = [node for node in ast.parse(path.read_text()).body if isinstance(node, ast.FunctionDef)]
+        heavy_cached = set()
+        for function in functions:
+            cached = any(_decorator_name(d) in {"cache_data", "cache_resource"} for d in function.decorator_list)
+            calls = {n.func.id for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+            if cached and calls & HEAVY and function.name not in HEAVY:
+                heavy_cached.add(function.name)
+        found += len(heavy_cached)
+        problems += [f"{relative(path)}: {name} is cached, builds on a trace or a model, and is public"
+                     for name in sorted(heavy_cached) if not name.startswith("_")]
+        for function in functions:
+            guarded = {id(call) for with_node in ast.walk(function) if isinstance(with_node, ast.With)
+                       and any(ast.unparse(item.context_expr) == "heavy_work()" for item in with_node.items)
+                       for call in ast.walk(with_node) if isinstance(call, ast.Call)}
+            for call in ast.walk(function):
+                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in heavy_cached
+                        and id(call) not in guarded):
+                    problems.append(f"{relative(path)}:{call.lineno}: {call.func.id} called outside "
+                                    "`with heavy_work():`")
+    assert found, "the check found no cached function that builds on a trace: it reads the wrong files"
     assert not problems, "\n".join(problems)
 
 

@@ -1,4 +1,4 @@
-"""components/caches/compute.py in the test's own process: what waits for a heavy-work slot, and what its caches keep."""
+"""components/caches/ in the test's own process: what waits for a heavy-work slot, and what its caches keep."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from streamlit import dataframe_util
 
 from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode
 from attention.neuron import neuron_heads
-from components.caches import compute
+from components import caches
 from components.charts.draw import named_data
 from components.charts.heatmap import heatmap
 from tests.pages import assert_healthy, open_page
@@ -22,18 +22,18 @@ NOT_STUCK_S = 120
 
 def test_the_tokens_of_a_text_are_read_while_other_sessions_hold_every_heavy_slot(bundled):
     text = "tokens read while every heavy slot is taken"
-    holding, release = threading.Barrier(compute.HEAVY_SLOTS + 1), threading.Event()
+    holding, release = threading.Barrier(caches.HEAVY_SLOTS + 1), threading.Event()
 
     def hold_a_slot() -> None:
-        with compute.heavy_work():
+        with caches.heavy_work():
             holding.wait()
             release.wait()
 
-    with ThreadPoolExecutor(compute.HEAVY_SLOTS + 1) as pool:
-        holders = [pool.submit(hold_a_slot) for _ in range(compute.HEAVY_SLOTS)]
+    with ThreadPoolExecutor(caches.HEAVY_SLOTS + 1) as pool:
+        holders = [pool.submit(hold_a_slot) for _ in range(caches.HEAVY_SLOTS)]
         try:
             holding.wait(timeout=NOT_STUCK_S)
-            tokens = pool.submit(compute.encoding, BUNDLED_MODEL, text, "").result(timeout=NOT_STUCK_S)
+            tokens = pool.submit(caches.encoding, BUNDLED_MODEL, text, "").result(timeout=NOT_STUCK_S)
         finally:
             release.set()
         for holder in holders:
@@ -47,7 +47,7 @@ def test_the_kept_neuron_numbers_are_those_of_the_settings_and_heads_asked_for(b
     encoding = encode(bundled, text)
     for settings, heads in [(TraceSettings(layer=2), (3,)), (TraceSettings(layer=2, scaling="none"), (3,)),
                             (TraceSettings(layer=4), (5, 1)), (TraceSettings(layer=2), (3,))]:
-        kept = compute.neuron_heads(BUNDLED_MODEL, text, "", settings, heads)
+        kept = caches.neuron_heads(BUNDLED_MODEL, text, "", settings, heads)
         alone = neuron_heads(build_trace(bundled, encoding, settings), heads)
         assert kept.heads == alone.heads == heads
         for name in ("queries", "keys", "dots", "scaled", "weights"):
@@ -57,31 +57,31 @@ def test_the_kept_neuron_numbers_are_those_of_the_settings_and_heads_asked_for(b
 def test_a_kept_chart_is_the_chart_built_and_is_keyed_on_its_numbers_not_the_arrays_identity():
     matrix = np.arange(12, dtype=np.float32).reshape(3, 4) / 12  # (rows, columns)
     labels = (["a", "b", "c"], ["w", "x", "y", "z"])
-    spec, frames = compute.drawn_chart(heatmap, matrix, *labels, title="kept")
+    spec, frames = caches.drawn_chart(heatmap, matrix, *labels, title="kept")
     bare, built = named_data(heatmap(matrix, *labels, title="kept"))
     assert spec == bare.to_dict(validate=False)
     assert frames == {name: dataframe_util.convert_anything_to_arrow_bytes(frame) for name, frame in built.items()}
     matrix[0, 0] = 0.9  # the same array, other numbers
-    _, changed = compute.drawn_chart(heatmap, matrix, *labels, title="kept")
+    _, changed = caches.drawn_chart(heatmap, matrix, *labels, title="kept")
     assert changed != frames
-    assert compute.drawn_chart(heatmap, matrix.copy(), *labels, title="kept")[1] == changed
+    assert caches.drawn_chart(heatmap, matrix.copy(), *labels, title="kept")[1] == changed
 
 
 def _hold_every_page_slot(holding: threading.Barrier, release: threading.Event) -> None:
-    with compute.page_work():
+    with caches.page_work():
         holding.wait()
         release.wait()
 
 
 def test_a_view_waits_for_a_page_slot_and_one_thread_takes_one_however_deeply_it_nests():
-    holding, release, entered = threading.Barrier(compute.PAGE_SLOTS + 1), threading.Event(), threading.Event()
+    holding, release, entered = threading.Barrier(caches.PAGE_SLOTS + 1), threading.Event(), threading.Event()
 
     def draw_nested() -> None:
-        with compute.page_work(), compute.page_work():  # nested: one slot, taken once
+        with caches.page_work(), caches.page_work():  # nested: one slot, taken once
             entered.set()
 
-    with ThreadPoolExecutor(compute.PAGE_SLOTS + 1) as pool:
-        holders = [pool.submit(_hold_every_page_slot, holding, release) for _ in range(compute.PAGE_SLOTS)]
+    with ThreadPoolExecutor(caches.PAGE_SLOTS + 1) as pool:
+        holders = [pool.submit(_hold_every_page_slot, holding, release) for _ in range(caches.PAGE_SLOTS)]
         try:
             holding.wait(timeout=NOT_STUCK_S)
             waiting = pool.submit(draw_nested)
@@ -92,16 +92,16 @@ def test_a_view_waits_for_a_page_slot_and_one_thread_takes_one_however_deeply_it
         for holder in holders:
             holder.result()
     assert entered.is_set()
-    with compute.page_work():  # every slot was given back
+    with caches.page_work():  # every slot was given back
         pass
 
 
 def test_a_page_s_view_is_drawn_only_once_a_page_slot_comes_free():
     page = open_page()
     assert_healthy(page)  # the model loaded and the text read: a rerun now takes a fraction of a second
-    holding, release = threading.Barrier(compute.PAGE_SLOTS + 1), threading.Event()
-    with ThreadPoolExecutor(compute.PAGE_SLOTS + 1) as pool:
-        holders = [pool.submit(_hold_every_page_slot, holding, release) for _ in range(compute.PAGE_SLOTS)]
+    holding, release = threading.Barrier(caches.PAGE_SLOTS + 1), threading.Event()
+    with ThreadPoolExecutor(caches.PAGE_SLOTS + 1) as pool:
+        holders = [pool.submit(_hold_every_page_slot, holding, release) for _ in range(caches.PAGE_SLOTS)]
         try:
             holding.wait(timeout=NOT_STUCK_S)
             rerun = pool.submit(page.run)

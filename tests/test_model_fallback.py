@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention import BUNDLED_MODEL, models
 from attention.models import ALLOWED_MODELS_ENV
-from components.caches import compute
+from components import caches
 from tests.fake_hub import FakeHub, save_hub_bert
 from tests.pages import APP, open_page, warnings
 
@@ -46,10 +46,10 @@ def online(hub, monkeypatch, tmp_path):
     monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
     monkeypatch.setenv(ALLOWED_MODELS_ENV, REPO)
-    compute.downloads.clear()  # the server's downloads, shared by sessions: none from another test
+    caches.downloads.clear()  # the server's downloads, shared by sessions: none from another test
     yield
-    compute.downloads.clear()
-    compute.model.clear()  # REPO's model lives in this test's cache only
+    caches.downloads.clear()
+    caches.model.clear()  # REPO's model lives in this test's cache only
 
 
 def wait_for_download(page: AppTest) -> None:
@@ -88,14 +88,14 @@ def broken_bundled_model(request, monkeypatch, tmp_path, tiny_checkpoint):
     else:
         weights.write_bytes(weights.read_bytes()[:1000])
     monkeypatch.setattr(models, "bundled_model_path", lambda: folder)
-    compute.model.clear()  # the real bundled model, loaded by an earlier test, is not asked for again
+    caches.model.clear()  # the real bundled model, loaded by an earlier test, is not asked for again
     yield
-    compute.model.clear()
+    caches.model.clear()
 
 
 def test_a_bundled_model_that_cannot_load_is_an_error_on_the_page(broken_bundled_model, tiny_checkpoint,
                                                                   monkeypatch):
-    monkeypatch.setenv(compute.MODEL_DIRS_ENV, str(tiny_checkpoint))
+    monkeypatch.setenv(caches.MODEL_DIRS_ENV, str(tiny_checkpoint))
     page = AppTest.from_file(APP, default_timeout=RUN_TIMEOUT_S).run()
 
     assert not page.exception, [e.message for e in page.exception]

@@ -74,3 +74,28 @@ def test_the_slots_come_from_the_setting_else_the_cores(setting, slots):
 def test_a_bad_setting_says_what_to_write(setting):
     with pytest.raises(ValueError, match=f"{SLOTS_ENV} must be a whole number of trainings at once, 1 or more"):
         slots_from_environment({SLOTS_ENV: setting})
+
+
+def test_a_training_turn_runs_on_one_torch_thread_as_every_heavy_thread_does():
+    """The server's line of trainings (caches.training_turns) takes the heavy-work rule: a training whose thread
+    came with one torch thread per core still trains on one, beside the students' moves."""
+    import torch
+
+    from components import caches
+    from components.server.process import TORCH_THREADS
+
+    before = torch.get_num_threads()
+    seen = []
+
+    def train() -> None:
+        torch.set_num_threads(2)  # what a thread may come with: one per core
+        with caches.training_turns().turn():
+            seen.append(torch.get_num_threads())
+
+    try:
+        thread = threading.Thread(target=train)
+        thread.start()
+        thread.join()
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [TORCH_THREADS]

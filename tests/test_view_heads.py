@@ -20,8 +20,9 @@ from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.heads import aggregate_heads, head_summary, head_weights, rollout
+from components.charts.grid import GRID_SIZE, grid_layout
 from components.charts.heatmap import colour_domain, pooled
-from components.views.heads import ALL_LAYERS_WEIGHTS, GRID_SIZE, grid_layout
+from components.views.heads import ALL_LAYERS_WEIGHTS
 from tests.pages import (
     assert_healthy,
     chart_inputs,
@@ -242,8 +243,8 @@ def test_a_text_too_long_for_every_layer_sends_one_and_the_input_asks_for_the_ne
     assert grid(page).proto.spec == spec, "the same chart, its numbers swapped"
     assert_pictures(page, head_weights(trace(bundled, TraceSettings(layer=5), text=text))[0])
     chart = grid(page)
-    [pictures] = [dataset(chart, "summed_pictures")["url"]]
-    ranges = dataset(chart, "summed_ranges")["value"].tolist()
+    [pictures] = [dataset(chart, "summed-pictures")["url"]]
+    ranges = dataset(chart, "summed-ranges")["value"].tolist()
     mean = aggregate_heads(head_weights(trace(bundled, TraceSettings(layer=5), text=text)), "mean")[0]
     shown = picture_values(pictures[0], mean.shape, ranges, "blues")
     np.testing.assert_allclose(shown, mean, atol=3 * (ranges[1] - ranges[0]) / 255)

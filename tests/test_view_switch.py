@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from attention.embedding_switch import DEFAULT_SECOND
 from attention.embedding_switch import head_ranking as embedding_ranking
 from attention.head_switch import head_ranking, load_masked_lm, predict
-from components.caches.compute import MODEL_DIRS_ENV
+from components.caches import MODEL_DIRS_ENV
 from components.views.switch import DEFAULT_SENTENCE
 from tests.conftest import save_tiny_bert
 from tests.pages import TEXT, chart_title, html_table, open_page

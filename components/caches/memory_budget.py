@@ -3,7 +3,7 @@
 ATTENTION_ANATOMY_MEMORY_MB sets it; else the container's memory limit (its cgroup), when one is set;
 else DEFAULT_MB. Out of it come, in this order: the Python runtime with torch, transformers and
 Streamlit loaded (RUNTIME_MB, measured); what a class's open pages hold (SESSIONS × SESSION_MB); the
-work in progress (WORK_MB: a few traces being built at once, compute.HEAVY_SLOTS of them); the
+work in progress (WORK_MB: a few traces being built at once, caches.HEAVY_SLOTS of them); the
 caches, CACHE_SHARE of what is left; and the models' weights, the rest. A model is offered only if its
 weights fit beside the bundled one's. Every size here is in MB (2**20 bytes).
 """
@@ -21,7 +21,7 @@ SESSIONS = 40  # a class, and its teacher
 SESSION_MB = 3  # Streamlit's own state of an open page: its widgets, the last run's messages
 WORK_MB = 120  # two 512-token traces of a bert-base-sized model being built, and their copies
 CACHE_SHARE = 0.25  # of what the runtime, the sessions and the work leave; the weights get the rest
-# Each cache's share of the caches' bytes, by its name in components/caches/compute.py, after what a class of 30 on
+# Each cache's share of the caches' bytes, by its name in components/caches/budget.py, after what a class of 30 on
 # 480-token texts keeps using: every student's layer input (and the one before it, which the next layer is made
 # from), every head's context for the traces of the lesson and the neuron view, and the neuron view's numbers.
 # A student's own charts are kept in their session; the shared charts are for students with the same text. A

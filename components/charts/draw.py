@@ -10,15 +10,9 @@ from __future__ import annotations
 
 import altair as alt
 import pandas as pd
-import pyarrow as pa
 import streamlit as st
 
 from components.charts.heatmap import READING, Lettering
-
-# Streamlit hands every chart's DataFrame to pyarrow, which converts the columns of any frame longer
-# than 100 rows per column on a thread pool it starts and joins for that one frame: 3 ms a heatmap
-# instead of 0.3 ms, twelve times over for the grid of heads. One thread, as for torch (compute.py).
-pa.set_cpu_count(1)
 
 
 def show(chart: alt.TopLevelMixin, *, key: str, width: str | int = "content", lettering: Lettering = READING,
@@ -40,7 +34,7 @@ def spec_and_frames(chart: alt.TopLevelMixin) -> tuple[dict, dict[str, pd.DataFr
 def draw_spec(spec: dict, frames: dict[str, pd.DataFrame | bytes], *, key: str, width: str | int = "content",
               lettering: Lettering = READING, **selection) -> None:
     """Draw a Vega-Lite spec whose data are named datasets (frames, by name: DataFrames, or the Arrow bytes
-    of compute.chart_data), so that the next rerun with the same spec only swaps their rows; its text at the
+    of caches.chart_data), so that the next rerun with the same spec only swaps their rows; its text at the
     lettering's size. selection: st.vega_lite_chart's on_select and selection_mode."""
     config = {**spec.get("config", {}), **lettering.vega_config()}
     st.vega_lite_chart(None, {**spec, **({"config": config} if config else {}), "datasets": frames}, width=width,

@@ -9,25 +9,14 @@ text is sent once and the layer and head are picked on the chart, in the browser
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import altair as alt
 import numpy as np
 import pandas as pd
-import streamlit as st
 
-from components.caches import compute
-from components.charts.draw import draw_spec
-from components.charts.heatmap import READING, Lettering
 from components.charts.scrub import (
     HEAD,
-    INPUT_STYLE,
     LAYER,
-    HeadStack,
-    anchor_for,
     filter_on,
-    placed,
-    report_move,
     selections,
 )
 
@@ -43,51 +32,30 @@ DIMMED = 0.03  # the opacity of the lines of tokens not pointed at
 LINES_MOST = 64
 
 
-def scrub_lines(stack: HeadStack, query_tokens: list[str], key_tokens: list[str], *, key: str,
-                position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
-                title: str, width: int, lettering: Lettering = READING, start: int = 0) -> None:
-    """Draw a weights HeadStack as lines whose layer and head the reader picks in the browser: the query
-    tokens on the left, the key tokens on the right (the same, unless a sentence pair's block is chosen), in a
-    column width px wide. Tokens are written no smaller than lettering's font, however long the text.
-    start: the first of the LINES_MOST queries and keys shown (window), on a longer text."""
-    queries, keys = window(len(query_tokens), start), window(len(key_tokens), start)
-    query_tokens, key_tokens = query_tokens[queries.start:queries.stop], key_tokens[keys.start:keys.stop]
-    rows = max(len(query_tokens), len(key_tokens))
-    between = max(80, min(WIDTH, width - 2 * TOKEN_PX))
-    layout = (title, rows, shape, len(stack.layers) > 1, len(stack.heads) > 1, between, lettering.smallest_text_px)
-    anchor = anchor_for(key, (stack, layout), position)
-    spec = placed(compute.chart_spec(_spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]})
-    tokens = pd.DataFrame({"side": ["q"] * len(query_tokens) + ["k"] * len(key_tokens),
-                           "position": [*range(len(query_tokens)), *range(len(key_tokens))],
-                           "token": [*query_tokens, *key_tokens]})
-    frames = {**compute.chart_data(_lines, stack, queries.start, queries.stop, keys.start, keys.stop), TOKENS: tokens}
-    st.html(INPUT_STYLE)
-    draw_spec(spec, frames, key=key, lettering=lettering, on_select=lambda: report_move(key, on_move),
-              selection_mode=[LAYER, HEAD])
-
-
 def window(count: int, start: int) -> range:
     """The LINES_MOST positions of count from start (all of them, for a short text), within the text."""
     start = max(0, min(start, count - LINES_MOST))
     return range(start, min(count, start + LINES_MOST))
 
 
-def _lines(stack: HeadStack, first_query: int = 0, last_query: int | None = None, first_key: int = 0,
-           last_key: int | None = None) -> dict[str, pd.DataFrame]:
-    """One row per line drawn: layer, head, query q, key k and the weight w, for every weight ≥ LINE_THRESHOLD
-    of the queries and keys from first to last (excluded), counted from the first of each."""
-    weights = stack.values()[:, :, first_query:last_query, first_key:last_key]  # (nl, h, R, K)
+def lines_frames(values: np.ndarray, layers: tuple[int, ...], heads: tuple[int, ...], first_query: int = 0,
+                 last_query: int | None = None, first_key: int = 0, last_key: int | None = None
+                 ) -> dict[str, pd.DataFrame]:
+    """One row per line drawn from the weights values (nl, h, T, T) of the given layers' heads: layer, head,
+    query q, key k and the weight w, for every weight ≥ LINE_THRESHOLD of the queries and keys from first to last
+    (excluded), counted from the first of each."""
+    weights = values[:, :, first_query:last_query, first_key:last_key]  # (nl, h, R, K)
     layer_index, head_index, query, key = np.nonzero(weights >= LINE_THRESHOLD)  # each (N,)
     return {LINES: pd.DataFrame({
-        LAYER: np.asarray(stack.layers, dtype=np.uint8)[layer_index],
-        HEAD: np.asarray(stack.heads, dtype=np.uint16)[head_index],
+        LAYER: np.asarray(layers, dtype=np.uint8)[layer_index],
+        HEAD: np.asarray(heads, dtype=np.uint16)[head_index],
         "q": query.astype(np.uint16),
         "k": key.astype(np.uint16),
         "w": weights[layer_index, head_index, query, key].astype(np.float32),
     })}
 
 
-def _spec(title: str, rows: int, shape: tuple[int, int], many_layers: bool, many_heads: bool, width: int,
+def spec(title: str, rows: int, shape: tuple[int, int], many_layers: bool, many_heads: bool, width: int,
           smallest_font_px: float) -> dict:
     """Lines between a column of query tokens (left) and of key tokens (right), filtered to the picked head;
     the tokens written no smaller than smallest_font_px."""

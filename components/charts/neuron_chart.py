@@ -19,29 +19,19 @@ rectangle around whatever changed, and keys lying between the changes were drawn
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import altair as alt
 import numpy as np
 import pyarrow as pa
-import streamlit as st
 
-from attention import TraceSettings
 from attention.neuron import NeuronHeads
-from components.caches import compute
-from components.charts.draw import draw_spec
-from components.charts.heatmap import READING, TOKEN_BANDS, Lettering, fitted_size, label_axis, labelled, plot_size
+from components.charts.heatmap import TOKEN_BANDS, Lettering, fitted_size, label_axis, labelled, plot_size
 from components.charts.scrub import (
     HEAD,
-    INPUT_STYLE,
     LEGEND,
-    anchor_for,
     cell_tooltip,
     filter_on,
     picker,
-    placed,
-    report_move,
     tooltip_of,
 )
 
@@ -64,21 +54,6 @@ QUERY_PX = 24  # q is one row, a strip above K
 DIMENSIONS = "dimension of the head"
 
 
-@dataclass(frozen=True)
-class NeuronStack:
-    """The numbers the chart holds: the neuron view of some heads and query tokens of one layer of a text."""
-
-    model: str
-    text: str
-    text_b: str
-    settings: TraceSettings  # head at 0: the stack covers the heads
-    heads: tuple[int, ...]
-    queries: tuple[int, ...]
-
-    def values(self) -> NeuronHeads:
-        return compute.neuron_heads(self.model, self.text, self.text_b, self.settings, self.heads)
-
-
 def send_plan(num_heads: int, tokens: int, head_size: int, head: int, query: int
               ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The heads and query tokens to send, within NEURON_CELLS: per head its keys (T·d), and per query
@@ -90,37 +65,18 @@ def send_plan(num_heads: int, tokens: int, head_size: int, head: int, query: int
     return (head,), (query,)
 
 
-def neuron_chart(stack: NeuronStack, labels: list[str], head_size: int, *, dot_title: str, scaled_title: str,
-                 key: str, position: tuple[int, int], shape: tuple[int, int],
-                 on_move: Callable[[int, int], None], width: int, lettering: Lettering = READING) -> None:
-    """Draw the neuron view of the stack, its head and query picked in the browser.
-
-    labels: every token's label; position: the (head, query) the page stands at; shape: (heads, tokens)
-    there are to pick from; width: the px of the column it is drawn in; lettering: how large its text is.
-    on_move(head, query) is called, before the rerun, when the reader moved them.
-    """
-    layout = (tuple(labels), head_size, shape, len(stack.heads) > 1, len(stack.queries) > 1, dot_title, scaled_title,
-              width, lettering)
-    anchor = anchor_for(key, (stack, layout), position)
-    spec = placed(compute.chart_spec(_spec, *layout), {HEAD: anchor[0], QUERY: anchor[1]})
-    frames = compute.chart_data(_frames, stack)
-    st.html(INPUT_STYLE)
-    draw_spec(spec, frames, key=key, lettering=lettering, on_select=lambda: report_move(key, on_move, (HEAD, QUERY)),
-              selection_mode=[HEAD, QUERY])
-
-
-def _frames(stack: NeuronStack) -> dict[str, pa.Table]:
-    """The three datasets: a line per query sent (its q), per key (its k_j) and per query (its numbers:
-    columns s0…, m0… and w0… for q · k_j, the scaled score and the weight of every key j). The lines of
-    queries and numbers are in (head, query) order, which the chart reads them by (_picked_line). Each key's
-    line holds its head's bound too: the largest |value| among the head's q and k_j sent; each line of numbers
-    the largest |q_i · k_j,i| of its query (product_bounds), where the products' colours end.
+def neuron_frames(numbers: NeuronHeads, heads: tuple[int, ...], queries: tuple[int, ...]) -> dict[str, pa.Table]:
+    """The three datasets of the given heads' and queries' numbers: a line per query sent (its q), per key (its
+    k_j) and per query (its numbers: columns s0…, m0… and w0… for q · k_j, the scaled score and the weight of
+    every key j). The lines of queries and numbers are in (head, query) order, which the chart reads them by
+    (_picked_line). Each key's line holds its head's bound too: the largest |value| among the head's q and k_j
+    sent; each line of numbers the largest |q_i · k_j,i| of its query (product_bounds), where the products'
+    colours end.
 
     Arrow tables built from the arrays column by column: a 472-token text's numbers are 1,416 columns,
     which pandas' way to Arrow takes 100 ms for, at every query move."""
-    numbers = stack.values()
     tokens = numbers.keys.shape[1]
-    heads, queries = np.asarray(stack.heads), np.asarray(stack.queries)
+    heads, queries = np.asarray(heads), np.asarray(queries)
     head_index, query_index = (index.ravel() for index in np.indices((len(heads), len(queries))))
     per_query = {HEAD: heads[head_index].astype(np.uint16), QUERY: queries[query_index].astype(np.uint16)}
     head_of_key, key_index = (index.ravel() for index in np.indices((len(heads), tokens)))
@@ -148,7 +104,7 @@ def product_bounds(queries: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return (np.abs(queries) * largest_key[:, None, :]).max(axis=-1).astype(np.float32)  # (h, Q)
 
 
-def _spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_heads: bool, many_queries: bool,
+def spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_heads: bool, many_queries: bool,
           dot_title: str, scaled_title: str, width: int, lettering: Lettering) -> dict:
     """The chart without its data: the head and query inputs, the numbers, q ⊙ K, q and K."""
     head, query = picker(HEAD, "Head", shape[0]), picker(QUERY, "Query token", shape[1])

@@ -17,25 +17,17 @@ costs a few dicts, not Altair's building again (300 ms for the neuron chart of a
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import altair as alt
 import numpy as np
 import pandas as pd
-import streamlit as st
 
-from attention import TraceSettings
-from components.caches import compute
-from components.charts.draw import draw_spec
 from components.charts.heatmap import (
     MAX_VECTOR_CELLS,
+    PICTURE_TOOLTIP,
     PLOT_SIZE,
-    READING,
     TOKEN_BANDS,
-    Lettering,
     centred,
     colour_scale,
     head_domains,
@@ -59,7 +51,7 @@ LEGEND = legend(PLOT_SIZE)
 LAYER, HEAD = "layer", "head"  # the selections' names, and the fields they pick
 ZOOM = "zoom"  # a long text's picture: the rectangle dragged across it, drawn in cells under it (zoom_window)
 ZOOM_MOST = 48  # tokens a side of a zoom, at most: a cell of 8 px or more in a 420-px plot, each named on hover
-PICTURE_TOOLTIP = "Drag a rectangle across the picture: its cells are drawn larger under it, each named"
+ZOOM_TOOLTIP = "Drag a rectangle across the picture: its cells are drawn larger under it, each named"
 CELLS, PICTURES, RANGES = "cells", "pictures", "ranges"  # the datasets
 # The chart's own inputs above it, in a row, readable from the back of a room.
 INPUT_STYLE = (
@@ -71,84 +63,6 @@ INPUT_STYLE = (
     ".vega-embed .vega-bind-name{font-weight:600;min-width:0 !important;width:auto !important}"
     ".vega-embed .vega-bind input[type=range]{width:7rem !important;accent-color:#1f4e9c}</style>"
 )
-_HELD = "_scrub_anchors"  # in the session: {chart key: (identity, anchor, shown, run)}
-
-
-@dataclass(frozen=True)
-class HeadStack:
-    """The numbers a scrubbed heatmap holds: one stage of some heads of some layers of a text."""
-
-    model: str
-    text: str
-    text_b: str
-    settings: TraceSettings  # layer and head at 0: the stack covers them
-    stage: str  # scores, scaled, weights or context
-    layers: tuple[int, ...]
-    heads: tuple[int, ...]
-    pair: str = "all"
-    hide_special: bool = False
-
-    def with_heads(self, heads: tuple[int, ...]) -> HeadStack:
-        return dataclasses.replace(self, heads=heads)
-
-    def values(self) -> np.ndarray:
-        """(len(layers), len(heads), R, K)"""
-        return compute.head_stack(self.model, self.text, self.text_b, self.settings, self.stage, self.layers,
-                                  self.heads, self.pair, self.hide_special)
-
-
-@dataclass(frozen=True)
-class AlignedDifference:
-    """The numbers of a difference panel: stack a − stack b where their tokens align (attention/compare.py)."""
-
-    a: HeadStack
-    b: HeadStack
-    positions_a: tuple[int, ...]  # (K,) in text A of the tokens the two share
-    positions_b: tuple[int, ...]  # (K,) in text B
-
-    @property
-    def layers(self) -> tuple[int, ...]:
-        return self.a.layers
-
-    @property
-    def heads(self) -> tuple[int, ...]:
-        return self.a.heads
-
-    def with_heads(self, heads: tuple[int, ...]) -> AlignedDifference:
-        return dataclasses.replace(self, a=self.a.with_heads(heads), b=self.b.with_heads(heads))
-
-    def values(self) -> np.ndarray:
-        """(len(layers), len(heads), K, K)"""
-        return compute.aligned_difference(self.a.values(), self.b.values(), np.asarray(self.positions_a),
-                                          np.asarray(self.positions_b))
-
-
-@dataclass(frozen=True)
-class Panel:
-    """One heatmap of a scrubbed chart: its numbers (all the heads sent) and how to draw them."""
-
-    stack: HeadStack | AlignedDifference
-    row_labels: tuple[str, ...]
-    column_labels: tuple[str, ...]
-    title: str
-    scheme: str = "blues"
-    row_title: str = "query token"
-    column_title: str = "key token"
-    size: int = PLOT_SIZE  # px, the longer side of the plot
-    weight_scale: str = "head"  # how far each head's colours reach: heatmap.head_domains
-    second_sentence: tuple[int | None, int | None] = (None, None)  # B's first row and column: heatmap.label_axis
-    lettering: Lettering = READING  # how large its text is, and how close its labels may stand
-    zoomable: bool = False  # as a picture, a rectangle dragged across it is reported (zoom_window)
-
-    @property
-    def raster(self) -> bool:
-        return len(self.row_labels) * len(self.column_labels) > MAX_VECTOR_CELLS
-
-    def drawing(self, name: str) -> tuple:
-        """What the spec depends on (not the numbers), hashable, with the name its datasets carry."""
-        return (name, self.title, self.row_labels, self.column_labels, self.scheme, self.row_title,
-                self.column_title, self.size, self.raster, self.second_sentence, self.lettering,
-                self.zoomable and self.raster)
 
 
 def send_plan(num_layers: int, num_heads: int, rows: int, columns: int, layer: int, head: int,
@@ -164,53 +78,6 @@ def send_plan(num_layers: int, num_heads: int, rows: int, columns: int, layer: i
     return (layer,), (head,)
 
 
-def scrub_heatmap(stack: HeadStack, row_labels: list[str], column_labels: list[str], *, title: str, key: str,
-                  position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
-                  scheme: str = "blues", row_title: str = "query token", column_title: str = "key token",
-                  size: int = PLOT_SIZE, weight_scale: str = "head",
-                  second_sentence: tuple[int | None, int | None] = (None, None), lettering: Lettering = READING,
-                  zoomable: bool = False) -> None:
-    """Draw a HeadStack as one heatmap whose layer and head the reader picks in the browser.
-
-    position is the (layer, head) the page stands at, shape the (layers, heads) there are to pick from.
-    on_move(layer, head) is called, before the rerun, when the reader has moved the chart's inputs. size is the
-    longer side of the plot, in px; weight_scale, second_sentence, lettering and zoomable as Panel's.
-    """
-    panel = Panel(stack, tuple(row_labels), tuple(column_labels), title, scheme, row_title, column_title, size,
-                  weight_scale, second_sentence, lettering, zoomable)
-    scrub_panels([panel], key=key, position=position, shape=shape, on_move=on_move)
-
-
-def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], shape: tuple[int, int],
-                 on_move: Callable[[int, int], None], shared_colour: bool = False, side_by_side: bool = True) -> None:
-    """Draw heatmaps side by side (the first two, when side_by_side; else each under the one before) in one
-    chart whose one pair of layer and head inputs picks the head of all of them, in the browser.
-    shared_colour: the first two share one colour scale."""
-    stacks = tuple(panel.stack for panel in panels)
-    names = [f"p{index}" for index in range(len(panels))]
-    drawings = tuple(panel.drawing(name) for panel, name in zip(panels, names, strict=True))
-    layout = (drawings, shape, len(stacks[0].layers) > 1, len(stacks[0].heads) > 1, shared_colour, side_by_side)
-    anchor = anchor_for(key, (stacks, layout), position)
-    spec = placed(compute.chart_spec(_spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]})
-    frames = {}
-    for panel, name in zip(panels, names, strict=True):
-        frames |= compute.chart_data(_frames, panel.stack, panel.scheme, panel.raster, name, panel.weight_scale,
-                                     shape[1])
-    st.html(INPUT_STYLE)
-    zoom = [ZOOM] if drawings[0][-1] else []
-    draw_spec(spec, frames, key=key, lettering=panels[0].lettering, on_select=lambda: report_move(key, on_move),
-              selection_mode=[LAYER, HEAD, *zoom])
-
-
-def zoom_window(key: str, rows: int, columns: int) -> tuple[range, range] | None:
-    """The rows and columns of the rectangle last dragged across chart key's picture, ZOOM_MOST of each at most
-    (around its middle); None when there is none."""
-    dragged = st.session_state.get(key, {}).get("selection", {}).get(ZOOM)
-    if not dragged or "x" not in dragged or "y" not in dragged:
-        return None
-    return cells_under(dragged["y"], rows), cells_under(dragged["x"], columns)
-
-
 def cells_under(extent: list[float], count: int) -> range:
     """The cells [0, count) a dragged extent (in cells, either way round) covers, ZOOM_MOST at most."""
     low, high = sorted(float(end) for end in extent)
@@ -221,49 +88,20 @@ def cells_under(extent: list[float], count: int) -> range:
     return range(start, max(stop, start + 1))
 
 
-def anchor_for(key: str, identity: tuple, position: tuple[int, ...]) -> tuple[int, ...]:
-    """Where the chart's inputs start: as before while the chart drawn in the last run is what moved,
-    else position (the chart is new, shows other numbers, or something else moved the page).
-
-    identity holds what the chart shows and everything its spec is built from: a spec that changes (another
-    window size, presentation mode) is drawn anew by the browser, from where the spec says its inputs start."""
-    held = st.session_state.setdefault(_HELD, {})
-    run = compute.view_run()  # a chart drawn in the run just before still stands in the browser
-    last = held.get(key)
-    fresh = last is None or last[0] != identity or last[2] != position or last[3] != run - 1
-    anchor = position if fresh else last[1]
-    held[key] = (identity, anchor, position, run)
-    return anchor
-
-
-def report_move(key: str, on_move: Callable[..., None], names: tuple[str, ...] = (LAYER, HEAD)) -> None:
-    """The chart's selection callback: hand what it shows now (layer and head, or the selections named)
-    to on_move, and remember it."""
-    held = st.session_state.get(_HELD, {}).get(key)
-    if held is None:  # not drawn in this session yet: the page's own layer and head stand
-        return
-    selection = st.session_state[key]["selection"]
-    identity, anchor, shown, run = held
-    picked = [int(selection[name][0][name]) if selection.get(name) else at
-              for name, at in zip(names, shown, strict=True)]
-    st.session_state[_HELD][key] = (identity, anchor, tuple(picked), run)
-    on_move(*picked)
-
-
-def _frames(stack, scheme: str, raster: bool, name: str, weight_scale: str = "head",
-            heads_in_layer: int = 0) -> dict[str, pd.DataFrame]:
-    """A panel's datasets, named after it: its cells or its pictures, and each head's colour range (two rows),
-    which the legend reads and the colours reach across (heatmap.head_domains). A layer's range is read over
-    its every head (heads_in_layer), sent or not."""
-    values = stack.values()  # (nl, h, R, K)
-    whole = len(stack.heads) >= heads_in_layer or weight_scale != "layer"
-    domains = head_domains(values, scheme, weight_scale,
-                           None if whole else stack.with_heads(tuple(range(heads_in_layer))).values())  # (nl, h, 2)
+def panel_frames(values: np.ndarray, layers: tuple[int, ...], heads: tuple[int, ...], scheme: str, raster: bool,
+                 name: str, weight_scale: str = "head", layer_values: np.ndarray | None = None
+                 ) -> dict[str, pd.DataFrame]:
+    """A panel's datasets, named after it, from values (nl, h, R, K), the stage of the given layers' heads: its
+    cells or its pictures, and each head's colour range (two rows), which the legend reads and the colours reach
+    across (heatmap.head_domains). layer_values: the layers' every head (nl, nh, R, K), when only some are sent and
+    the colours reach across the layer's largest weight."""
+    domains = head_domains(values, scheme, weight_scale, layer_values)  # (nl, h, 2)
     ranges = pd.DataFrame([{LAYER: layer, HEAD: head, "value": float(value)}
-                           for layer, per_layer in zip(stack.layers, domains, strict=True)
-                           for head, domain in zip(stack.heads, per_layer, strict=True) for value in domain])
+                           for layer, per_layer in zip(layers, domains, strict=True)
+                           for head, domain in zip(heads, per_layer, strict=True) for value in domain])
     if raster:
-        return {f"{name}-{PICTURES}": _pictures(stack, values, domains, scheme), f"{name}-{RANGES}": ranges}
+        pictures = _pictures(layers, heads, values, domains, scheme)
+        return {f"{name}-{PICTURES}": pictures, f"{name}-{RANGES}": ranges}
     return {f"{name}-{CELLS}": cells_by_head(values), f"{name}-{RANGES}": ranges}
 
 
@@ -294,16 +132,17 @@ def _column_names(count: int) -> list[str]:
     return [str(column) for column in range(count)]
 
 
-def _pictures(stack, values: np.ndarray, domains: np.ndarray, scheme: str) -> pd.DataFrame:
+def _pictures(layers: tuple[int, ...], heads: tuple[int, ...], values: np.ndarray, domains: np.ndarray,
+              scheme: str) -> pd.DataFrame:
     """One picture per head sent (values (nl, h, R, K)), each coloured over its domain (domains (nl, h, 2))."""
     rows, columns = values.shape[2:]
     return pd.DataFrame([{LAYER: layer, HEAD: head, "url": picture_url(matrix, domain.tolist(), scheme),
                           "x": 0, "x2": columns, "y": 0, "y2": rows}
-                         for layer, per_layer, layer_domains in zip(stack.layers, values, domains, strict=True)
-                         for head, matrix, domain in zip(stack.heads, per_layer, layer_domains, strict=True)])
+                         for layer, per_layer, layer_domains in zip(layers, values, domains, strict=True)
+                         for head, matrix, domain in zip(heads, per_layer, layer_domains, strict=True)])
 
 
-def _spec(drawings: tuple[tuple, ...], shape: tuple[int, int], many_layers: bool, many_heads: bool,
+def spec(drawings: tuple[tuple, ...], shape: tuple[int, int], many_layers: bool, many_heads: bool,
           shared_colour: bool, side_by_side: bool = True) -> dict:
     """The chart without its data: the selections bound to inputs (on the first panel), the filters, axes
     and colours of every panel."""
@@ -335,7 +174,7 @@ def _panel(drawing: tuple, params: list, picks: list, heads_sent: int) -> alt.To
     key = legend(width, height, lettering.legend_beside)
     if raster:
         zoom = [alt.selection_interval(name=ZOOM, encodings=["x", "y"], zoom=False)] if zoomable else []
-        chart = labelled(_raster_layers(name, rows, columns, centred(x_axis), centred(y_axis), colour,
+        chart = labelled(raster_layers(name, rows, columns, centred(x_axis), centred(y_axis), colour,
                                         [*params, *zoom], picks, key), row_labels, column_labels)
     else:
         cells = vector_cells(name, row_labels, column_labels, x_axis, y_axis, colour, title, params,
@@ -415,11 +254,11 @@ def tooltip_of(entries: dict[str, str]) -> dict:
                                               for title, expression in entries.items()) + "}"))
 
 
-def _raster_layers(name, rows, columns, x_axis, y_axis, colour, params, picks, key: alt.Legend) -> alt.LayerChart:
+def raster_layers(name, rows, columns, x_axis, y_axis, colour, params, picks, key: alt.Legend) -> alt.LayerChart:
     """The picked head's picture, and an invisible layer of its colour range that the legend reads."""
     picture = alt.Chart(alt.NamedData(name=f"{name}-{PICTURES}")).mark_image(aspect=False).add_params(
         *reversed(params))
-    tooltip = PICTURE_TOOLTIP if any(param.name == ZOOM for param in params) else "Too many cells to name one by one"
+    tooltip = ZOOM_TOOLTIP if any(param.name == ZOOM for param in params) else PICTURE_TOOLTIP
     for pick in picks:
         picture = picture.transform_filter(filter_on(pick))
     picture = picture.encode(

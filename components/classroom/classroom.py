@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from components.caches import compute
+from components import caches
 from components.classroom.class_link import CLASS_PARAM, qr_png, show_large, students_link, warn_if_unreachable
 from components.classroom.class_store import StoreUnavailable, parse_code
-from components.page import controls, page_state
+from components.page import controls, page_state, url
 from components.page.page_state import PageState
 
 KEY_PARAM, TEACH_PARAM = "key", "teach"
@@ -85,8 +85,8 @@ def start(query: dict[str, list[str]], models: Sequence[str]) -> tuple[dict[str,
                             "and digits): showing the page on its own.")
         return query, seat.notices
     try:
-        snapshot = compute.classes().read(code)
-        teaches = key_given is not None and snapshot is not None and compute.classes().teaches(code, key_given)
+        snapshot = caches.classes().read(code)
+        teaches = key_given is not None and snapshot is not None and caches.classes().teaches(code, key_given)
     except StoreUnavailable:
         seat.role, seat.code = "follower", code
         seat.notices.append(UNREACHABLE)
@@ -123,7 +123,7 @@ def sync(state: PageState) -> None:
 
 def write_url(state: PageState) -> None:
     """The page's parameters in the URL, with the class's code (and the teacher's key) after them."""
-    st.query_params.from_dict({**page_state.to_query(state), **class_params()})
+    url.write(state, class_params())
 
 
 def class_params() -> dict[str, str]:
@@ -215,7 +215,7 @@ def _teacher_status() -> None:
                    "Go on teaching; the page sends your view when it can.", icon=":material/cloud_off:")
         return
     try:
-        count = compute.classes().followers(seat.code)
+        count = caches.classes().followers(seat.code)
     except StoreUnavailable:
         return
     st.markdown(f"**{count}** {'student' if count == 1 else 'students'} following")
@@ -235,10 +235,10 @@ def _poll() -> None:
     now = time.monotonic()
     beat = seat.following and now - seat.beat_at >= BEAT_S
     try:
-        version = compute.classes().version(seat.code, seat.follower_id if beat else None)
+        version = caches.classes().version(seat.code, seat.follower_id if beat else None)
         seat.beat_at = now if beat else seat.beat_at
         if seat.following and version is not None and version != seat.version:
-            snapshot = compute.classes().read(seat.code)
+            snapshot = caches.classes().read(seat.code)
             if snapshot is not None:
                 _take(seat, snapshot.version, snapshot.settings)
                 st.rerun()
@@ -253,7 +253,7 @@ def _poll() -> None:
 
 def _take(seat: Seat, version: int, settings: Mapping[str, str]) -> None:
     """Put the teacher's view on this page (through the page's own requests), from the next run on."""
-    state, _ = page_state.from_query(_as_query(settings), compute.model_names())
+    state, _ = page_state.from_query(_as_query(settings), caches.model_names())
     controls.request(**{name: getattr(state, name) for name in FOLLOWED})
     seat.version, seat.expected, seat.following = version, None, True
 
@@ -267,7 +267,7 @@ def _send(seat: Seat, view: dict[str, str], again: bool = False) -> None:
     if seat.unsent and not again:
         return
     try:
-        accepted = compute.classes().publish(seat.code, seat.key, view)
+        accepted = caches.classes().publish(seat.code, seat.key, view)
     except StoreUnavailable:
         seat.unsent = True
         return
@@ -279,7 +279,7 @@ def _send(seat: Seat, view: dict[str, str], again: bool = False) -> None:
 
 def _open_class(seat: Seat) -> None:
     try:
-        seat.code, seat.key = compute.classes().create({})
+        seat.code, seat.key = caches.classes().create({})
     except StoreUnavailable as error:
         seat.notices.append(f"A class cannot be started right now ({error}). The page works on its own.")
         return
@@ -295,7 +295,7 @@ def _start_class() -> None:
 def _end_class() -> None:
     seat = _seat()
     try:
-        compute.classes().end(seat.code, seat.key)
+        caches.classes().end(seat.code, seat.key)
     except StoreUnavailable:
         seat.notices.append("The class's store does not answer: the class ends by itself after a few hours "
                             "without a change.")
@@ -305,7 +305,7 @@ def _end_class() -> None:
 def _follow_again() -> None:
     seat = _seat()
     try:
-        snapshot = compute.classes().read(seat.code)
+        snapshot = caches.classes().read(seat.code)
     except StoreUnavailable:
         seat.following, seat.version = True, 0  # the poll takes the teacher's view once the class answers
         return

@@ -16,7 +16,7 @@ from typing import NoReturn
 import streamlit as st
 
 from attention import BUNDLED_MODEL, ModelLoadError
-from components.caches import compute
+from components import caches
 from components.page import controls
 
 REFRESH_S = 1.0  # how often a waiting page looks at the progress: a small rerun of the bar alone
@@ -30,14 +30,14 @@ def usable_model(name: str) -> str:
     Raises ModelLoadError, saying why, when this server may not download, or when the download this
     session was waiting for failed; the page then goes back to the bundled model with that notice.
     """
-    if not compute.needs_download(name):
+    if not caches.needs_download(name):
         return name
     watched = st.session_state.setdefault(_WATCHED, {})
     waited_for = watched.pop(name, None)
     if waited_for is not None and waited_for.failed:  # told once; choosing the model again retries
         raise ModelLoadError(waited_for.error)
-    compute.check_can_download(name)  # offline or not allowed: said at once, not after a thread has started
-    job = compute.downloads().start(name)
+    caches.check_can_download(name)  # offline or not allowed: said at once, not after a thread has started
+    job = caches.downloads().start(name)
     if job.succeeded:
         return name
     watched[name] = job

@@ -8,14 +8,17 @@ one and yields a notice that says what happened. No Streamlit in this module.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from attention import SCALINGS, SOURCES, ModelShape, TraceSettings
-from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, IntRange, one_of
-from attention.models import BUNDLED_MODEL, DEFAULT_MODEL_ENV, default_model
+from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, IntRange
+from attention.models import BUNDLED_MODEL
 from attention.segments import PAIR_FILTERS
 
+# The model a page opens with when its link names none (one the page offers; else the bundled one).
+DEFAULT_MODEL_ENV = "ATTENTION_ANATOMY_DEFAULT_MODEL"
 MAX_TEXT_CHARS = 10_000  # about 2,000 words: far beyond the 512 tokens BERT reads
 DEFAULT_TEXT = "time flies like an arrow"
 # Every view of the page, with its label: the one list the link parser, the view selector and the views' modules
@@ -32,9 +35,14 @@ VIEWS = (
 )
 VIEW_NAMES = tuple(name for name, _ in VIEWS)
 AGGREGATES = ("mean", "max", "rollout")
-# How far a head's colours reach: its own largest weight, its layer's largest, or 1 (components/charts/heatmap.head_domains).
+# How far a head's colours reach: its own largest weight, its layer's largest, or 1 (charts/heatmap.head_domains).
 WEIGHT_SCALES = ("head", "layer", "one")
 LESSON_STEPS = 7
+
+
+def default_model() -> str:
+    """The deployer's choice of the model a page opens with, else the bundled one."""
+    return os.environ.get(DEFAULT_MODEL_ENV, "").strip() or BUNDLED_MODEL
 
 
 @dataclass(frozen=True)
@@ -160,7 +168,7 @@ def _model(raw: str, models: Sequence[str]) -> str:
 def _choice(valid: Sequence[str]):
     def parse(raw: str, _models) -> str:
         if raw not in valid:
-            raise ValueError(f"it must be {one_of(valid)}")
+            raise ValueError(f"it must be one of {', '.join(valid)}")
         return raw
     return parse
 

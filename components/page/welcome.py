@@ -14,7 +14,7 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from components.caches import compute
+from components import caches
 from components.page import controls
 from components.page.page_state import PageState
 
@@ -30,8 +30,8 @@ def previous_token_head(model_name: str, text: str, state: PageState, num_layers
                         ) -> tuple[int, int, float]:
     """(layer, head, share): the head of the model whose queries give the most of their attention to the token
     just before them, over this text, and that share (the mean of α[i, i−1] over the queries i ≥ 1)."""
-    settings = compute.settings_for(dataclasses.replace(state, source="bert", scaling="sqrt"))
-    weights = compute.head_stack(model_name, text, "", settings, "weights", tuple(range(num_layers)),
+    settings = caches.settings_for(dataclasses.replace(state, source="bert", scaling="sqrt"))
+    weights = caches.head_stack(model_name, text, "", settings, "weights", tuple(range(num_layers)),
                                  tuple(range(num_heads)))  # (nl, h, T, T)
     tokens = weights.shape[-1]
     share = weights[..., np.arange(1, tokens), np.arange(tokens - 1)].mean(axis=-1)  # (nl, h)

@@ -30,10 +30,11 @@ def slots_from_environment(environ=os.environ) -> int:
 class Turns:
     """A line of work, `slots` of it running at once, in the order it came."""
 
-    def __init__(self, slots: int) -> None:
+    def __init__(self, slots: int, on_take: Callable[[], None] | None = None) -> None:
+        """on_take: run in the thread whose turn has just come, before its work."""
         if slots < 1:
             raise ValueError(f"slots must be 1 or more; got {slots}")
-        self.slots = slots
+        self.slots, self.on_take = slots, on_take
         self._changed = threading.Condition()
         self._running = 0
         self._line: list[object] = []  # tickets waiting, first come first
@@ -69,6 +70,8 @@ class Turns:
                     self._changed.notify_all()
             raise
         try:
+            if self.on_take is not None:
+                self.on_take()
             yield
         finally:
             with self._changed:

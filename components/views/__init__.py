@@ -11,7 +11,7 @@ import urllib.parse
 from dataclasses import dataclass
 
 from attention import Encoding, ModelShape, Outline, Trace, TraceSettings
-from components.caches import compute
+from components import caches
 from components.charts.heatmap import PRESENTING, READING, Lettering, fitted_size
 from components.page.page_state import VIEWS, PageState, to_query
 from components.page.viewport import COLUMN_GAP_PX, column_px
@@ -78,21 +78,21 @@ class ViewContext:
 
     def settings(self, **changes) -> TraceSettings:
         """The core's settings for the controls, with some of them changed (e.g. layer=3)."""
-        return compute.settings_for(dataclasses.replace(self.state, **changes))
+        return caches.settings_for(dataclasses.replace(self.state, **changes))
 
     def trace(self, text: str | None = None, text_b: str | None = None, **changes) -> Trace:
         """The cached trace of the current text (or another one) under the controls' settings."""
-        return compute.trace(self.model_name, self.text if text is None else text,
+        return caches.trace(self.model_name, self.text if text is None else text,
                              self.text_b if text_b is None else text_b, self.settings(**changes))
 
     def outline(self, text: str | None = None, text_b: str | None = None, **changes) -> Outline:
         """What the trace of trace(...) would be without its numbers: its steps' names, formulas and shapes,
         its tokens, head count and head size. For what a view draws around the numbers, at no cost."""
-        return compute.outline(self.model_name, self.text if text is None else text,
+        return caches.outline(self.model_name, self.text if text is None else text,
                                self.text_b if text_b is None else text_b, self.settings(**changes))
 
     def encoding(self, text: str | None = None, text_b: str | None = None) -> Encoding:
-        return compute.encoding(self.model_name, self.text if text is None else text,
+        return caches.encoding(self.model_name, self.text if text is None else text,
                                 self.text_b if text_b is None else text_b)
 
 

@@ -16,13 +16,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from components.caches import compute
+from components import caches
+from components.caches.stacks import AlignedDifference, HeadStack
 from components.charts.draw import show
 from components.charts.heatmap import READING, Lettering, heatmap
-from components.charts.scrub import AlignedDifference, HeadStack, Panel, scrub_panels, send_plan
+from components.charts.scrub import send_plan
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import shorten
+from components.views.parts.scrubbed import Panel, scrub_panels
 
 FALLBACK_TEXT = "fruit flies like a banana"  # the notebooks' second sentence
 DIFFERENCE_SIZE = 260  # px, the difference's plot at most
@@ -55,9 +57,9 @@ def render(context) -> None:
                    "dropped.", icon=":material/content_cut:")
     tokens_a, tokens_b = tuple(encoding_a.tokens[0]), tuple(encoding_b.tokens[0])
     # An [UNK] of one text pairs with an [UNK] of the other only where both stand for the same characters.
-    keys_a, keys_b = (compute.alignment_keys(list(tokens), compute.unknown_characters(context.model_name, text, ""))
+    keys_a, keys_b = (caches.alignment_keys(list(tokens), caches.unknown_characters(context.model_name, text, ""))
                       for tokens, text in ((tokens_a, text_a), (tokens_b, text_b)))
-    positions_a, positions_b = compute.aligned_positions(keys_a, keys_b)  # (K,) each
+    positions_a, positions_b = caches.aligned_positions(keys_a, keys_b)  # (K,) each
     st.caption(f"Text A: {shorten(text_a, 80)} · Text B: {shorten(text_b, 80)}")
 
     settings = context.settings(layer=0, head=0)
@@ -104,7 +106,7 @@ def render(context) -> None:
     count_special = st.toggle("Count [CLS] and [SEP]", key="compare_special",
                               help="They take up whatever weight a head spends on no word, so their weights change "
                                    "with anything; left out, the changes ranked are those between words.")
-    found = compute.head_change(context.model_name, text_a, text_b, context.settings(), count_special)
+    found = caches.head_change(context.model_name, text_a, text_b, context.settings(), count_special)
     if found is None:
         st.info("The two texts share no token but [CLS] and [SEP]: switch on *Count [CLS] and [SEP]* to rank "
                 "their changes.")

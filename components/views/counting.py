@@ -29,7 +29,7 @@ from attention.counting import (
 )
 from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from attention.settings import SCALINGS
-from components.caches import compute
+from components import caches
 from components.charts.draw import lettered, show
 from components.charts.heatmap import heatmap
 from components.page.downloads import chart_downloads
@@ -139,7 +139,7 @@ def curves_chart(result: TrainingResult, width: int) -> alt.HConcatChart | alt.V
 
 def counts_table(trace, index: int) -> pd.DataFrame:
     """One row per letter of the vocabulary: the true count, the model's, and where its attention went."""
-    counts = compute.letter_counts(trace, index)
+    counts = caches.letter_counts(trace, index)
     return pd.DataFrame({
         "letter": counts.letters,
         "true count": counts.true,
@@ -152,7 +152,7 @@ def counts_table(trace, index: int) -> pd.DataFrame:
 
 def _train_live(config: CountingConfig, results: dict, context) -> None:
     """Wait for a free slot on the server (saying how many are ahead), then train, redrawing the curve; a
-    training still running after compute.TRAINING_LIMIT_S stops there and says so."""
+    training still running after caches.TRAINING_LIMIT_S stops there and says so."""
     progress = st.progress(0.0, text="Starting…")
     chart = st.empty()
     last_drawn = started = 0.0
@@ -163,7 +163,7 @@ def _train_live(config: CountingConfig, results: dict, context) -> None:
 
     def on_step(update) -> bool:
         nonlocal last_drawn
-        if time.perf_counter() - started > compute.TRAINING_LIMIT_S:
+        if time.perf_counter() - started > caches.TRAINING_LIMIT_S:
             return False
         if update.step < update.total and time.perf_counter() - last_drawn < REDRAW_SECONDS:
             return True
@@ -174,13 +174,13 @@ def _train_live(config: CountingConfig, results: dict, context) -> None:
         last_drawn = time.perf_counter()
         return True
 
-    with compute.training_turns().turn(on_wait):
+    with caches.training_turns().turn(on_wait):
         started = time.perf_counter()
-        result = compute.train_counting(config, on_step=on_step)
+        result = caches.train_counting(config, on_step=on_step)
     _keep(results, config, result)
     chart.empty()  # the page draws the finished curve below, under its own key
     if result.steps_run < config.steps:
-        st.info(f"The training stopped after {compute.TRAINING_LIMIT_S:.0f} s, the server's limit for one "
+        st.info(f"The training stopped after {caches.TRAINING_LIMIT_S:.0f} s, the server's limit for one "
                 f"training, at step {result.steps_run} of {config.steps}: what it learned so far is below. "
                 "Fewer steps or a smaller window train within it.", icon=":material/timer:")
 
@@ -211,7 +211,7 @@ def _status(result: TrainingResult, running: bool = False) -> str:
 
 def _before_training(config: CountingConfig, context) -> None:
     """The head as training will find it: its random weights' attention and counts, and its held-out accuracy."""
-    result = compute.untrained_counting(config)
+    result = caches.untrained_counting(config)
     st.metric("Held-out accuracy before training", f"{result.accuracy:.1%}",
               help=f"Counts right out of {config.held_out} held-out windows × {config.vocab_size} letters, "
                    "with the weights training starts from.")
@@ -224,7 +224,7 @@ def _inspection(result: TrainingResult, context, title: str = "What the head lea
     config = result.config
     st.subheader(title)
     sample = st.session_state.get("count_sample", 0)
-    trace = compute.inspect_counting(result, compute.example_windows(config, 1, seed=sample))
+    trace = caches.inspect_counting(result, caches.example_windows(config, 1, seed=sample))
     labels = list(trace.labels[0])
     st.button("Another window", key="count_another", icon=":material/casino:",
               on_click=lambda: st.session_state.update(count_sample=sample + 1))
@@ -259,7 +259,7 @@ def _inspection(result: TrainingResult, context, title: str = "What the head lea
 
 
 def _alike_note(trace) -> str:
-    alike = compute.equal_letters(trace, 0)
+    alike = caches.equal_letters(trace, 0)
     if alike is None:
         return "No letter occurs twice in this window: try another one to compare equal letters."
     rows = "are identical" if alike.spread == 0 else f"differ by at most {alike.spread:.1e}"

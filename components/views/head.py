@@ -15,14 +15,16 @@ import re
 import numpy as np
 import streamlit as st
 
-from components.caches import compute
+from components import caches
+from components.caches.stacks import HeadStack
 from components.charts.heatmap import MAX_VECTOR_CELLS, MIN_PLOT_PX, head_domains, heatmap, second_sentence_from
-from components.charts.lines import LINE_THRESHOLD, LINES_MOST, scrub_lines, window
-from components.charts.scrub import HeadStack, scrub_heatmap, send_plan
-from components.charts.zoom import zoom_under
+from components.charts.lines import LINE_THRESHOLD, LINES_MOST, window
+from components.charts.scrub import send_plan
 from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
 from components.page.tables import head_csv
+from components.views.parts.scrubbed import scrub_heatmap, scrub_lines
+from components.views.parts.zoom import zoom_under
 
 # Below this the from-scratch weights agree with transformers to float32 precision.
 PROOF_TOLERANCE = 1e-5
@@ -58,7 +60,7 @@ def render(context) -> None:
 
     which, renormalise = _filters(f"Layer {state.layer}, head {state.head}", bool(context.text_b.strip()))
     encoding = context.encoding()
-    rows, keys = compute.visible_tokens(encoding, which, renormalise)  # (R,), (K,)
+    rows, keys = caches.visible_tokens(encoding, which, renormalise)  # (R,), (K,)
     segments = encoding.token_type_ids[0]  # (T,): 1 for sentence B's tokens
     second = (second_sentence_from([segments[i] for i in rows]), second_sentence_from([segments[i] for i in keys]))
     _stage(context, outline, [tokens[i] for i in rows], [tokens[i] for i in keys], which, renormalise, stem, second)
@@ -224,7 +226,7 @@ def _row_sums(which: str, renormalise: bool) -> str:
 def _head_csv(model: str, text: str, text_b: str, settings) -> str:
     """The head as CSV, made on click from the cached trace: the button keeps these few plain values
     until then, not a copy of the trace (28 MB at 512 tokens on bert-base) for every open page."""
-    trace = compute.trace(model, text, text_b, settings)
+    trace = caches.trace(model, text, text_b, settings)
     return head_csv(list(trace.tokens[0]), trace["scaled"][0], trace["weights"][0])
 
 
@@ -255,7 +257,7 @@ def _proof(context) -> None:
     if state.source != "bert":
         st.info("The proof compares against transformers' trained heads: choose the bert source.")
         return
-    proof = compute.proof(context.model_name, context.text, context.text_b, state.layer, state.head)
+    proof = caches.proof(context.model_name, context.text, context.text_b, state.layer, state.head)
     verdict = "equal to float32 precision" if proof <= PROOF_TOLERANCE else "NOT equal"
     note = ("The same head computed here from scratch against transformers' BertSelfAttention."
             if state.scaling == "sqrt" else

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from components.caches import compute
+from components import caches
 from components.charts.draw import draw_spec
 from components.charts.heatmap import READING, Lettering, labelled, title_lines, token_labels
 from components.page import controls
@@ -64,7 +64,7 @@ def scaling_label(scaling: str, temperature: float) -> str:
 
 def variance_table() -> pd.DataFrame:
     """Long table: d_k, series, variance — the three scalings measured, and the theory line d_k."""
-    measured = compute.variance_by_head_size(HEAD_SIZES, FIXED_SCALINGS, VARIANCE_SAMPLES)
+    measured = caches.variance_by_head_size(HEAD_SIZES, FIXED_SCALINGS, VARIANCE_SAMPLES)
     frames = [pd.DataFrame({"d_k": HEAD_SIZES, "series": SERIES[s], "variance": measured[s]}) for s in FIXED_SCALINGS]
     frames.append(pd.DataFrame({"d_k": HEAD_SIZES, "series": THEORY, "variance": np.asarray(HEAD_SIZES, float)}))
     return pd.concat(frames, ignore_index=True)
@@ -73,7 +73,7 @@ def variance_table() -> pd.DataFrame:
 def random_softmax_table(tokens: int, temperature: float) -> pd.DataFrame:
     """Long table: d_k, scaling, rank, entropy, max_weight of softmax over random scores of `tokens` keys."""
     rows = min(max(SCORE_BUDGET // tokens, ROW_RANGE[0]), ROW_RANGE[1])
-    statistics = compute.random_softmax_statistics(HEAD_SIZES, tokens, rows, SCALINGS, temperature)
+    statistics = caches.random_softmax_statistics(HEAD_SIZES, tokens, rows, SCALINGS, temperature)
     return pd.concat([
         pd.DataFrame({"d_k": HEAD_SIZES, "scaling": scaling_label(s, temperature), "rank": rank, **statistics[s]})
         for rank, s in enumerate(SCALINGS)
@@ -82,7 +82,7 @@ def random_softmax_table(tokens: int, temperature: float) -> pd.DataFrame:
 
 def trained_heads_table(model_name: str, text: str, text_b: str, settings, temperature: float) -> pd.DataFrame:
     """Long table: head, scaling, rank, entropy, max_weight for every trained head of settings.layer."""
-    statistics = compute.head_softmax_statistics(model_name, text, text_b, settings, SCALINGS, temperature)
+    statistics = caches.head_softmax_statistics(model_name, text, text_b, settings, SCALINGS, temperature)
     num_heads = len(statistics[SCALINGS[0]]["entropy"])
     return pd.concat([
         pd.DataFrame({"head": np.arange(num_heads), "scaling": scaling_label(s, temperature), "rank": rank,
@@ -168,7 +168,7 @@ def _per_head_marks(field: str, title: str, colour: alt.Color) -> alt.LayerChart
 
 def temperature_table(scores_row: np.ndarray, tokens: list[str], temperatures: list[float],
                       labels: list[str]) -> pd.DataFrame:
-    weights = compute.temperature_row(scores_row, temperatures)  # (τs, T)
+    weights = caches.temperature_row(scores_row, temperatures)  # (τs, T)
     return pd.DataFrame({
         "tau": np.repeat(temperatures, len(tokens)),
         "label": np.repeat(labels, len(tokens)),
@@ -205,7 +205,7 @@ def chart_spec(kind: str, *arguments) -> dict:
 
     No number that τ moves is in a spec; tests/test_view_lab.py checks each against the schema once.
     """
-    return compute.chart_spec(_spec, kind, *arguments)
+    return caches.chart_spec(_spec, kind, *arguments)
 
 
 def _spec(kind: str, *arguments) -> dict:

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from attention.lesson import NOTEBOOK_PAIR, SharedWord
-from components.caches import compute
+from components import caches
 from components.charts.draw import draw_spec, show
 from components.charts.heatmap import MIN_PLOT_PX, MIN_ROW_PX, heatmap, second_sentence_from
 from components.page import controls
@@ -126,16 +126,16 @@ def _identity_step(context) -> None:
              "identity-scores", scheme="redblue", second_sentence=_pair(trace), download=True)
     _shapes(trace, ["layer_input", "Q", "scores"])
     layer_input = next(step.formula for step in trace.steps if step.name == "layer_input")
-    wins = compute.diagonal_wins(scores)
+    wins = caches.diagonal_wins(scores)
     sentences = [f"Here E is the input of layer {context.state.layer} ({layer_input}), used as query, key and value "
                  f"alike. In {wins} of {len(tokens)} rows the largest score is the token's score with itself, on "
                  "the diagonal."]
-    repeated, on_copy = compute.twin_wins(scores, tokens)
+    repeated, on_copy = caches.twin_wins(scores, tokens)
     if repeated:
         sentences.append(f"{repeated} rows belong to a token that occurs more than once; in {on_copy} of them the "
                          "next-largest score is on another copy of the same token.")
     trained, head = _trained(context, quiet=True)
-    trained_wins = compute.diagonal_wins(trained["scores"][0])
+    trained_wins = caches.diagonal_wins(trained["scores"][0])
     sentences.append(f"With the trained projections of layer {context.state.layer}, head {head} (step 3), the "
                      f"diagonal holds the largest score in {trained_wins} of {len(tokens)} rows"
                      + (": projections let a token look for something other than itself." if trained_wins < wins
@@ -157,7 +157,7 @@ def _projections_step(context) -> None:
     _explain(f"All {trace.num_heads} heads are projected at once from X, {context.shape.hidden_size} numbers per "
              f"token, then split; head {head} keeps d = {trace.head_size} numbers per token for each of Q, K and V. "
              f"Q and K come from different weights (their largest difference here is {gap:.3g}), so in Q·Kᵀ "
-             f"the diagonal holds a row's largest score in {compute.diagonal_wins(trace['scores'][0])} of "
+             f"the diagonal holds a row's largest score in {caches.diagonal_wins(trace['scores'][0])} of "
              f"{len(tokens)} rows.")
 
 
@@ -190,7 +190,7 @@ def _softmax_step(context) -> None:
                  if scaling != "none" else
                  f"No scaling is chosen: the scores go into softmax as they are, {raw.min():.2f} … {raw.max():.2f}.",
                  f"Softmax makes every row a set of weights that sum to 1: the largest deviation of a row sum "
-                 f"from 1 is {compute.row_sum_error(weights):.1e}."]
+                 f"from 1 is {caches.row_sum_error(weights):.1e}."]
     if scaling != "none":
         unscaled = context.trace(source="bert", head=head, scaling="none")["weights"][0]
         sentences.append(f"A row's largest weight averages {weights.max(axis=-1).mean():.2f} here and would average "
@@ -211,7 +211,7 @@ def _head_step(context) -> None:
              "head-context", column_title="dimension of the head", scheme="redblue",
              second_sentence=_pair(trace, columns_too=False))
     _shapes(trace, ["weights", "V", "context"])
-    counts = compute.strongest_keys(trace["weights"][0], context.encoding().special_tokens_mask[0])
+    counts = caches.strongest_keys(trace["weights"][0], context.encoding().special_tokens_mask[0])
     where = {"special": "a special token (`[CLS]` or `[SEP]`)", "self": "the token itself",
              "previous": "the previous token", "next": "the next token", "other": "some other token"}
     parts = [f"on {where[kind]} in {count}" for kind, count in counts.items() if count]
@@ -234,7 +234,7 @@ def _all_heads_step(context) -> None:
              "Output = concat · W_oᵀ + b_o", "output", column_title="dimension", scheme="redblue",
              second_sentence=_pair(trace, columns_too=False), download=True)
     _shapes(trace, ["context (all heads)", "concat", "output", "attention output"])
-    block_gap = float(np.abs(compute.head_block(trace["concat"][0], head, size) - trace["context"][0]).max())
+    block_gap = float(np.abs(caches.head_block(trace["concat"][0], head, size) - trace["context"][0]).max())
     _explain(f"The {trace.num_heads} heads' contexts, {size} numbers per token each, are put side by side: "
              f"{width} numbers per token. Columns {head * size} to {(head + 1) * size - 1} are head {head}'s "
              f"context from step 5 (largest difference {block_gap:.1e}).",
@@ -244,9 +244,9 @@ def _all_heads_step(context) -> None:
 
 def _contextual_step(context) -> None:
     first, second, found, why = _homonym_pair(context)
-    similarities = compute.word_similarity_by_layer(context.model_name, first, found.first_index, second,
+    similarities = caches.word_similarity_by_layer(context.model_name, first, found.first_index, second,
                                                     found.second_index)
-    token_counts = [compute.encoding(context.model_name, text, "").num_tokens for text in (first, second)]
+    token_counts = [caches.encoding(context.model_name, text, "").num_tokens for text in (first, second)]
     hidden_size = context.shape.hidden_size
     st.latex(r"\cos(\vec a, \vec b) = \frac{\vec a \cdot \vec b}{\lVert \vec a \rVert\,\lVert \vec b \rVert}")
     st.caption(why)
@@ -261,7 +261,7 @@ def _contextual_step(context) -> None:
     _explain(f"A is {shorten(first, 60)}, B is {shorten(second, 60)}; the chart compares the vector of "
              f"{shorten(found.word)} (token {found.first_index} in A, {found.second_index} in B) after each layer.",
              f"The cosine similarity is {similarities[0]:.3f} at the embeddings and {similarities[-1]:.3f} after "
-             f"layer {layers}; it goes down in {compute.falling_layers(similarities)} of the {layers} layers.",
+             f"layer {layers}; it goes down in {caches.falling_layers(similarities)} of the {layers} layers.",
              "Each layer mixes the other tokens of the word's own sentence into its vector, and those differ "
              "between A and B.")
 
@@ -289,23 +289,23 @@ def _homonym_pair(context) -> tuple[str, str, SharedWord, str]:
     text = context.text
     own = context.encoding(text=text, text_b="")
     if context.text_b.strip():
-        words = compute.shared_words(own, context.encoding(text=context.text_b, text_b=""))
+        words = caches.shared_words(own, context.encoding(text=context.text_b, text_b=""))
         if words:
             return text, context.text_b, _word_picker(words), "Sentences A and B are the sidebar's two texts."
         why = "The sidebar's two texts share no whole word, so B is the word on its own."
     else:
         why = "No second sentence is typed, so B is the word on its own, with no sentence around it."
-    words = compute.shared_words(own, own)
+    words = caches.shared_words(own, own)
     if words:
         picked = _word_picker(words)
-        alone = compute.shared_words(own, context.encoding(text=picked.word, text_b=""))
+        alone = caches.shared_words(own, context.encoding(text=picked.word, text_b=""))
         found = next((w for w in alone if w.word == picked.word), None)
         if found is not None:
             return text, picked.word, SharedWord(picked.word, picked.first_index, found.second_index), (
                 f"{why} To compare it with its use in another sentence, type that sentence in the sidebar's "
                 "“Second sentence (optional)” box, or pick the notebooks' pair in its Example list.")
     first, second = NOTEBOOK_PAIR
-    found = compute.shared_word(context.encoding(text=first, text_b=""), context.encoding(text=second, text_b=""))
+    found = caches.shared_word(context.encoding(text=first, text_b=""), context.encoding(text=second, text_b=""))
     return first, second, found, "The sidebar's text has no whole word to compare, so this uses the notebooks' pair."
 
 
@@ -313,7 +313,7 @@ def _word_picker(words: list[SharedWord]) -> SharedWord:
     """A select box of the words to compare, the first that is not a stop word chosen unless the reader picks."""
     options = [w.word for w in words]
     if st.session_state.get(WORD_KEY) not in options:  # a new text: its own default
-        st.session_state[WORD_KEY] = compute.telling_word(words).word
+        st.session_state[WORD_KEY] = caches.telling_word(words).word
     chosen = st.selectbox("Token to compare", options, key=WORD_KEY,
                           help="A whole word that both sentences have; common words (the, of, …) change least.")
     return words[options.index(chosen)]
@@ -335,7 +335,7 @@ def _heatmap(context, matrix, rows, columns, title, key, *, row_title="query tok
     (heatmap's); download: PNG and SVG buttons under it (for the step's main chart)."""
     options = dict(title=title, row_title=row_title, column_title=column_title, scheme=scheme, canvas=True,
                    size=context.plot_px(width), second_sentence=second_sentence, lettering=context.lettering)
-    spec, frames = compute.drawn_chart(heatmap, matrix, rows, columns, **options)
+    spec, frames = caches.drawn_chart(heatmap, matrix, rows, columns, **options)
     draw_spec(spec, frames, key=f"lesson-{key}", lettering=context.lettering)
     if download:  # built again on a click only
         chart_downloads(lambda: heatmap(matrix, rows, columns, **options), f"lesson-{key}", f"lesson-{key}")

@@ -12,12 +12,14 @@ import dataclasses
 
 import streamlit as st
 
-from components.caches import compute
+from components import caches
+from components.caches.stacks import NeuronStack
 from components.charts.heatmap import heatmap
-from components.charts.neuron_chart import NeuronStack, neuron_chart, send_plan
+from components.charts.neuron_chart import send_plan
 from components.classroom import classroom
 from components.page import controls
 from components.page.downloads import chart_downloads
+from components.views.parts.scrubbed import scrub_neuron
 
 
 def render(context) -> None:
@@ -37,14 +39,14 @@ def render(context) -> None:
     shape = (outline.num_heads, len(tokens))
     heads, queries = send_plan(*shape, outline.head_size, state.head, query)
     stack = NeuronStack(context.model_name, context.text, context.text_b, context.settings(head=0), heads, queries)
-    neuron_chart(stack, [f"{j}: {token}" for j, token in enumerate(tokens)], outline.head_size,
+    scrub_neuron(stack, [f"{j}: {token}" for j, token in enumerate(tokens)], outline.head_size,
                  dot_title=similarity, scaled_title="scaled", key="chart-neuron", position=(state.head, query),
                  shape=shape, on_move=_follow_chart, width=context.width, lettering=context.lettering)
     st.caption("Drag the Head and Query token sliders above the chart, or focus one and press the arrow keys: "
                "the numbers of this layer are already in the browser. Point at a number or a cell to read it.")
 
     def products_chart():  # for the downloads, built on click only
-        view = compute.neuron_view(context.model_name, context.text, context.text_b, context.settings(), query)
+        view = caches.neuron_view(context.model_name, context.text, context.text_b, context.settings(), query)
         return heatmap(view.products, [f"{j}: {token}" for j, token in enumerate(tokens)],
                        [str(i) for i in range(outline.head_size)], scheme="redblue", row_title="key token",
                        column_title="dimension of the head",

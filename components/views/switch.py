@@ -5,7 +5,7 @@ view shows what each head carries of the guess. Without one (the bundled all-Min
 sentence-embedding model), the same toggles move the sentence's embedding and the cosine similarity
 of two sentences (components/views/parts/embedding_switch.py). Either way the view shows the tokens it works on
 (the page's chips are left out for it: they show the sidebar's text read as one pair).
-The model is cached once per server and shared (components/caches/compute.py); results are cached per
+The model is cached once per server and shared (components/caches/models.py); results are cached per
 sentence and set of heads off, and the head ranking per sentence.
 """
 
@@ -16,7 +16,7 @@ import streamlit as st
 
 from attention import BUNDLED_MODEL, ModelLoadError
 from attention.head_switch import HeadEffect, Prediction
-from components.caches import compute
+from components import caches
 from components.charts.draw import lettered
 from components.charts.heatmap import heatmap
 from components.page import controls
@@ -38,7 +38,7 @@ LARGE_GAP_PX = 51  # st.columns(gap="large"): 3rem at the theme's 17-px font
 def render(context) -> None:
     name = context.model_name
     try:
-        masked_lm, _ = compute.masked_lm(name)
+        masked_lm, _ = caches.masked_lm(name)
     except ModelLoadError as error:
         st.error(str(error), icon=":material/error:")
         return
@@ -61,7 +61,7 @@ def render(context) -> None:
                              help=f"Exactly one {mask}; the model reads at most "
                                   f"{masked_lm.model.config.max_position_embeddings} tokens.")
     try:
-        intact, effects = compute.ranking(name, sentence)
+        intact, effects = caches.ranking(name, sentence)
     except ValueError as error:
         st.warning(str(error), icon=":material/info:")
         return
@@ -70,7 +70,7 @@ def render(context) -> None:
     guesses = st.container()  # drawn above the toggles, filled once they are read
     heads_off = head_toggles(shape.num_layers, shape.num_heads)
     with guesses:
-        _guesses(intact, compute.prediction(name, sentence, heads_off), len(heads_off))
+        _guesses(intact, caches.prediction(name, sentence, heads_off), len(heads_off))
     _ranking(intact, effects, shape, context, context.column_px(RANKING_SHARE, LARGE_GAP_PX))
 
 
@@ -119,7 +119,7 @@ def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, context
     top_word = intact.top_words[0]
     num_layers, num_heads = shape.num_layers, shape.num_heads
     st.subheader(f"Which heads carry “{top_word}”?")
-    grid = compute.drop_grid(effects, shape)  # (L, nh)
+    grid = caches.drop_grid(effects, shape)  # (L, nh)
     chart = heatmap(grid, [str(i) for i in range(num_layers)], [str(i) for i in range(num_heads)],
                     title=f"Drop in P({top_word}), points", row_title="layer",
                     column_title="head", scheme="redblue",
@@ -148,7 +148,7 @@ def _other_models(name: str) -> None:
     st.caption(f"{name} has no masked-language-model head, so it cannot guess the word behind [MASK]. A BERT "
                "saved with that head (bert-base-uncased, or a local BertForMaskedLM checkpoint) shows what each "
                "head carries of the guess; pick one in the sidebar's model list.")
-    ready = [m for m in compute.model_names() if m not in (name, BUNDLED_MODEL) and not compute.needs_download(m)]
+    ready = [m for m in caches.model_names() if m not in (name, BUNDLED_MODEL) and not caches.needs_download(m)]
     for model in ready:
         st.button(f"Load {model}", key=f"switch_load_{model}", on_click=_use_model, args=(model,))
 

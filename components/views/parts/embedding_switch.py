@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from components.caches import compute
+from components import caches
 from components.charts.draw import lettered, show
 from components.charts.heatmap import heatmap
 from components.page.downloads import chart_downloads
@@ -35,16 +35,16 @@ def render(context, shape) -> None:
         "cosine of their vectors. Switch heads off (their context is set to zero before the layer's output "
         "projection) and watch sentence A's vector move and the similarity of A and B change."
     )
-    second = context.text_b.strip() or compute.DEFAULT_SECOND
+    second = context.text_b.strip() or caches.DEFAULT_SECOND
     try:
-        intact, effects = compute.embedding_ranking(name, context.text, second)
+        intact, effects = caches.embedding_ranking(name, context.text, second)
     except ValueError as error:
         st.warning(str(error), icon=":material/info:")
         return
     _sentences(intact, typed=bool(context.text_b.strip()))
     numbers = st.container()  # drawn above the toggles, filled once they are read
     heads_off = head_toggles(shape.num_layers, shape.num_heads)
-    current = compute.sentence_pair(name, context.text, second, heads_off)
+    current = caches.sentence_pair(name, context.text, second, heads_off)
     with numbers:
         _metrics(intact, current)
     _movement(intact, current, context)
@@ -99,7 +99,7 @@ def _movement(intact, current, context) -> None:
 
 def _ranking(effects, shape, context, chart_width: int) -> None:
     st.subheader("Which heads move sentence A's embedding?")
-    grid = compute.moved_grid(effects, shape.num_layers, shape.num_heads)  # (L, nh)
+    grid = caches.moved_grid(effects, shape.num_layers, shape.num_heads)  # (L, nh)
     chart = heatmap(grid, [str(i) for i in range(shape.num_layers)], [str(i) for i in range(shape.num_heads)],
                     title="A moved (1 − cos), one head off", row_title="layer", column_title="head",
                     scheme="blues", size=context.plot_px(chart_width, cap=36 * max(shape.num_layers, shape.num_heads)),

@@ -13,7 +13,8 @@ import streamlit as st
 
 from components.charts.draw import show
 from components.charts.heatmap import READING, Lettering, heatmap
-from components.charts.scrub import ZOOM_MOST, zoom_window
+from components.charts.scrub import ZOOM_MOST
+from components.views.parts.scrubbed import zoom_window
 
 
 def zoomed(matrix: np.ndarray, row_labels: list[str], column_labels: list[str], window: tuple[range, range], *,

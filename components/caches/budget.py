@@ -1,0 +1,75 @@
+"""How much each cache of the page keeps: entries, and bytes out of the server's memory budget."""
+
+from __future__ import annotations
+
+import logging
+
+from components.caches.memory_budget import MemoryBudget, memory_budget
+
+log = logging.getLogger(__name__)
+
+# How many entries each cache keeps, least recently used out first. Sizes are for a 512-token text.
+CACHE_ENTRIES = {
+    "model": 3,  # a BERT's weights: 90 MB bundled, 440 MB bert-base
+    "masked_lm": 2,  # the masked-language-model head (a few MB) on the model's own encoder, for the switch view
+    # Tokens, ids and masks of a text (a few kB): a class of 30, each with a text of their own.
+    "encoding": 64,
+    "unknown_characters": 64,  # what each [UNK] of a text stands for: a few characters
+    # A class of 30, each with a text of their own, must not push each other out (every move would run
+    # the model again): the input of one layer, 0.75 MB at 512 tokens on the bundled model, 1.5 MB on bert-base.
+    "layer_encoding": 128,
+    # The lesson's last step: a word's similarity in two texts, a float per layer (read off every layer's
+    # hidden states, which are not kept: a class's texts would need too many).
+    "word_similarity_by_layer": 64,
+    # What a trace of any head of the layer is made of: every head's context, 0.75 MB at 512 tokens. A class's
+    # worth and more (a student of the lesson looks at two or three settings): a head move then computes one head.
+    "layer_contexts": 128,
+    # One stage other than the weights (scores, scaled, context) of every head of the layers sent: 0.3 MB for
+    # every layer at 32 tokens, 12.6 MB for one layer at 512. The weights are read off layer_weights instead.
+    "head_stack": 16,
+    # The neuron view's numbers of the heads sent, every query: (h, T, T) three times, 2.8 MB for one head at 484
+    # tokens. A long text's students move the query most: one entry each.
+    "neuron_heads": 32,
+    "layer_proof": 512,  # (nh,) floats: every layer of a class's texts
+    "entropy_by_layer": 16,  # (L, nh) floats
+    # (model, text, second text, settings, layers): (len(layers), T, T) floats, 0.1 MB for 6 layers at 64 tokens
+    "rollout_by_layer": 16,
+    "lab_variance": 1,  # a few dozen floats; the samples never change
+    "lab_random_scores": 16,  # (H, R, T) floats, about 0.3 MB
+    "lab_random_statistics": 64,  # a few dozen floats per token count and τ
+    "lab_head_statistics": 64,  # a few dozen floats per text, layer and τ
+    "switch_prediction": 64,  # five words and their probabilities
+    "switch_ranking": 16,  # one line per head
+    "switch_embeddings": 64,  # two sentence embeddings, 3 kB on the bundled model
+    "switch_embedding_ranking": 16,  # one line per head
+    "head_changes": 128,  # the compare view: a largest change per head of a layer, a class's worth
+    "chart_spec": 128,  # a Vega-Lite spec without its data, a few kB
+    # An Altair chart's spec and datasets: the lesson's heatmaps, 0.1 to 0.2 MB each at 474 tokens (their
+    # pictures), two or three a step; a class's lesson students walking their steps up and down.
+    "drawn_chart": 64,
+    # A scrubbed chart's datasets, a class's worth: up to two per view and student (the heads grid and its
+    # summary), about 0.3 MB at 32 tokens, 1.6 MB for a layer of pictures at 512 (scrub.send_plan's budgets).
+    "chart_data": 96,
+}
+
+
+
+
+def _budget() -> MemoryBudget:
+    try:
+        return memory_budget()
+    except ValueError as error:  # a deployer's typo must not take the page down: said in the log, default used
+        log.error("%s; using the default budget", error)
+        return memory_budget(environ={})
+
+
+# Every cache that can grow large is also bounded in bytes (its pickled size), by its share of the budget.
+BUDGET = _budget()
+log.info("memory budget: %s", BUDGET.describe())
+
+# Every head of one layer under one choice of settings (the projections, the contexts and every head's weights),
+# which the charts, the proof, the entropies and the rollout read: kept for the run at hand (a layer move
+# reads it for the chart and the proof), as many as its share holds of the largest, a 512-token layer of
+# 12 heads on bert-base (19 MB; 15 MB on the bundled model): one, by default.
+LARGEST_LAYER_BYTES = 4 * (12 * 512 * 512 + 4 * 512 * 768)  # float32 weights (nh, T, T), then Q, K, V, concat (T, C)
+LAYER_ENTRIES = max(1, BUDGET.cache_bytes("layer") // LARGEST_LAYER_BYTES)

@@ -1,0 +1,105 @@
+"""Charts built once per set of arguments: specs without data, datasets as Arrow bytes, and a student's last
+charts kept in their session."""
+
+from __future__ import annotations
+
+import collections
+import functools
+from collections.abc import Callable, Iterable
+
+import altair as alt
+import streamlit as st
+from streamlit import dataframe_util
+
+from components.caches.budget import BUDGET, CACHE_ENTRIES
+from components.caches.work import heavy_work
+from components.charts.draw import spec_and_frames
+
+# ---- Drawing: specs and datasets built once per set of arguments ----
+
+@functools.lru_cache(maxsize=CACHE_ENTRIES["chart_spec"])
+def chart_spec(build: Callable[..., dict], *arguments) -> dict:
+    """build(*arguments), a chart's spec without its data, kept: Altair's building and schema validation
+    cost more than the rest of a move. Callers must not change the dict (Streamlit copies before it adds)."""
+    return build(*arguments)
+
+
+# A student's charts, in their session: those the view's last run drew and this run's, no more than one run
+# of any view draws twice (the compare view's three panels, the all-heads grid and its summary), and no more
+# than 8 MB: a layer of pictures at 512 tokens is 1.1 MB.
+SESSION_CHARTS = 6
+SESSION_CHART_BYTES = 8 * 2**20
+_SESSION_CHARTS = "_charts_drawn"
+_VIEW_RUN = "_view_run"
+
+
+def new_run() -> None:
+    """A run of the view begins (streamlit_app.explore): the charts it draws are kept in the session for the
+    next run, and a chart can tell whether the browser still shows it from the run before (scrub)."""
+    st.session_state[_VIEW_RUN] = view_run() + 1
+
+
+def view_run() -> int:
+    """The number of the view's run in this session (0 before the first)."""
+    return st.session_state.get(_VIEW_RUN, 0)
+
+
+def chart_data(build: Callable[..., dict], *arguments) -> dict[str, bytes]:
+    """build(*arguments), a chart's datasets by name (DataFrames or Arrow tables), kept as the Arrow
+    bytes st.vega_lite_chart sends: a layer's heads as pictures take a dozen PNG encodings, and a
+    DataFrame of many columns takes Streamlit tens of ms to convert (the neuron view's numbers of one
+    query of a 472-token text: 100 ms), which a move that only reports the head shown must not pay again.
+
+    Kept twice over: in the shared cache, where students with the same text meet, and the student's last
+    charts in their own session (SESSION_CHARTS). A move the browser has drawn already reruns the page with
+    the same datasets; in a class of long texts, everybody's current charts were more than the shared cache
+    held, and its least recently used entry, the next student's, was pushed out on nearly every move."""
+    key, run = (_builder_name(build), arguments), view_run()
+    held = st.session_state.setdefault(_SESSION_CHARTS, collections.OrderedDict())  # key -> (run, datasets)
+    if key in held:
+        held[key] = (run, held[key][1])
+        held.move_to_end(key)
+        return held[key][1]
+    with heavy_work():
+        datasets = _chart_data(key[0], build, *arguments)
+    held[key] = (run, datasets)
+    for old in [other for other, (drawn, _) in held.items() if drawn < run - 1]:  # no longer on the page
+        del held[old]
+    while len(held) > SESSION_CHARTS or (len(held) > 1 and _bytes(held.values()) > SESSION_CHART_BYTES):
+        held.popitem(last=False)
+    return datasets
+
+
+def _bytes(kept: Iterable[tuple[int, dict[str, bytes]]]) -> int:
+    return sum(len(data) for _, datasets in kept for data in datasets.values())
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["chart_data"], max_size=BUDGET.cache_bytes("chart_data"))
+def _chart_data(builder: str, _build: Callable[..., dict], *arguments) -> dict[str, bytes]:
+    """Keyed on the builder's name and the arguments (Streamlit leaves out a parameter named with _)."""
+    return _arrow_bytes(_build(*arguments))
+
+
+def drawn_chart(build: Callable[..., alt.TopLevelMixin], *arguments, **options) -> tuple[dict, dict[str, bytes]]:
+    """build(*arguments, **options), an Altair chart, as its bare spec and the Arrow bytes of its datasets
+    (charts.spec_and_frames), kept: a heatmap of a 474-token text takes Altair 14 to 18 ms to build, and a lesson
+    step draws two or three of them on every rerun. The arguments may hold arrays: the key is their contents."""
+    return _drawn_chart(_builder_name(build), build, arguments, options)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["drawn_chart"], max_size=BUDGET.cache_bytes("drawn_chart"))
+def _drawn_chart(builder: str, _build: Callable[..., alt.TopLevelMixin], arguments: tuple, options: dict
+                 ) -> tuple[dict, dict[str, bytes]]:
+    """Keyed on the builder's name, the arguments and the options (Streamlit leaves out a parameter named with _)."""
+    spec, frames = spec_and_frames(_build(*arguments, **options))
+    return spec, _arrow_bytes(frames)
+
+
+def _builder_name(build: Callable) -> str:
+    """What a kept chart is keyed on in place of its builder, which Streamlit cannot hash: its full name."""
+    return f"{build.__module__}.{build.__qualname__}"
+
+
+def _arrow_bytes(frames: dict) -> dict[str, bytes]:
+    """Datasets by name (DataFrames or Arrow tables) as the Arrow bytes st.vega_lite_chart sends."""
+    return {name: dataframe_util.convert_anything_to_arrow_bytes(frame) for name, frame in frames.items()}

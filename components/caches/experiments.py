@@ -1,0 +1,176 @@
+"""The labs and the comparisons: two texts side by side, the scaling lab, switching heads off, the lesson's facts
+and the counting toy."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from attention import (
+    TraceSettings,
+    compare,
+    counting,
+    embedding_switch,
+    head_switch,
+    heads,
+    lesson,
+    scaling_lab,
+    unknown,
+)
+from components.caches.budget import BUDGET, CACHE_ENTRIES
+from components.caches.layers import layer_weights, trace, whole_layer
+from components.caches.models import masked_lm, model
+from components.caches.texts import encoding, unknown_characters
+from components.caches.work import heavy_work
+
+# ---- Two texts side by side ----
+
+aligned_positions = compare.aligned_positions  # (tokens_a, tokens_b) -> positions (K,) of the shared tokens
+alignment_keys = unknown.alignment_keys  # (tokens, unknown_characters) -> what aligned_positions compares
+aligned_difference = compare.aligned_difference  # (weights_a, weights_b, positions_a, positions_b) -> (K, K)
+
+
+def head_change(name: str, text_a: str, text_b: str, settings: TraceSettings,
+                count_special: bool = False) -> compare.HeadChange | None:
+    """The aligned pair whose weight differs most between two texts, each run alone, in settings' layer and head,
+    and each query token's: [CLS] and [SEP] left out unless count_special (None: the texts share no other token)."""
+    with heavy_work():
+        return _head_changes(name, text_a, text_b, whole_layer(settings), count_special)[settings.head]
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["head_changes"])
+def _head_changes(name: str, text_a: str, text_b: str, settings: TraceSettings,
+                  count_special: bool) -> tuple[compare.HeadChange | None, ...]:
+    """Every head's largest change, found once per layer: a head move then reads a few numbers, where it read
+    both texts' every head (whose layers a class's texts push out of _layer: two layers computed a move)."""
+    encodings = [encoding(name, text, "") for text in (text_a, text_b)]
+    # An [UNK] pairs only with an [UNK] of the same characters, as the view aligns them (attention/unknown.py).
+    keys_a, keys_b = (unknown.alignment_keys(list(encoded.tokens[0]), unknown_characters(name, text, ""))
+                      for encoded, text in zip(encodings, (text_a, text_b), strict=True))
+    positions_a, positions_b = compare.aligned_positions(keys_a, keys_b)  # (K,) each
+    leave_out = None if count_special else encodings[0].special_tokens_mask[0][positions_a]  # (K,)
+    weights_a, weights_b = (heads.head_weights(layer_weights(name, text, "", settings))[0]  # (nh, T, T) each
+                            for text in (text_a, text_b))
+    return compare.largest_changes(weights_a, weights_b, positions_a, positions_b, leave_out)
+
+
+# ---- The scaling lab: keys (head sizes, samples, seed), (token count, τ), (text, settings, τ) ----
+
+@st.cache_data(show_spinner="Measuring q·k for random vectors…", max_entries=CACHE_ENTRIES["lab_variance"])
+def variance_by_head_size(head_sizes: tuple[int, ...], scalings: tuple[str, ...], samples: int,
+                          seed: int = 0) -> dict[str, np.ndarray]:
+    """{scaling: (H,)} the variance of q·k for random unit-variance vectors, at each head size."""
+    return scaling_lab.variance_by_head_size(head_sizes, scalings, samples, seed)
+
+
+@st.cache_data(show_spinner="Drawing random scores…", max_entries=CACHE_ENTRIES["lab_random_scores"],
+               max_size=BUDGET.cache_bytes("lab_random_scores"))
+def random_scores(head_sizes: tuple[int, ...], tokens: int, rows: int, seed: int = 0) -> np.ndarray:
+    """(H, R, T): random raw scores q·k over `tokens` keys for every head size, drawn once per token count."""
+    return scaling_lab.random_scores_by_head_size(head_sizes, tokens, rows, seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["lab_random_statistics"])
+def random_softmax_statistics(head_sizes: tuple[int, ...], tokens: int, rows: int, scalings: tuple[str, ...],
+                              temperature: float, seed: int = 0) -> dict[str, dict[str, np.ndarray]]:
+    """{scaling: {"entropy", "max_weight": (H,)}} of softmax over random_scores, each scaling in turn."""
+    return scaling_lab.softmax_statistics_by_head_size(random_scores(head_sizes, tokens, rows, seed), head_sizes,
+                                                       scalings, temperature)
+
+
+def head_softmax_statistics(name: str, text: str, text_b: str, settings: TraceSettings, scalings: tuple[str, ...],
+                            temperature: float) -> dict[str, dict[str, np.ndarray]]:
+    """{scaling: {"entropy", "max_weight": (nh,)}} for every trained head of settings.layer."""
+    with heavy_work():
+        return _head_softmax_statistics(name, text, text_b, settings, scalings, temperature)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["lab_head_statistics"])
+def _head_softmax_statistics(name: str, text: str, text_b: str, settings: TraceSettings, scalings: tuple[str, ...],
+                             temperature: float) -> dict[str, dict[str, np.ndarray]]:
+    layer = trace(name, text, text_b, settings)
+    return scaling_lab.head_softmax_statistics(layer["Q split"][0], layer["K split"][0], scalings, temperature)
+
+
+temperature_row = scaling_lab.temperature_row  # (scores (T,), τs) -> (τs, T) softmax(scores / τ) per τ
+
+def prediction(name: str, sentence: str, heads_off: tuple[tuple[int, int], ...]) -> head_switch.Prediction:
+    with heavy_work():
+        return _prediction(name, sentence, heads_off)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["switch_prediction"])
+def _prediction(name: str, sentence: str, heads_off: tuple[tuple[int, int], ...]) -> head_switch.Prediction:
+    return head_switch.predict(masked_lm(name)[0], sentence, heads_off)
+
+
+def ranking(name: str, sentence: str) -> tuple[head_switch.Prediction, tuple[head_switch.HeadEffect, ...]]:
+    with heavy_work():
+        return _ranking(name, sentence)
+
+
+@st.cache_data(show_spinner="Switching every head off in turn…", max_entries=CACHE_ENTRIES["switch_ranking"])
+def _ranking(name: str, sentence: str) -> tuple[head_switch.Prediction, tuple[head_switch.HeadEffect, ...]]:
+    return head_switch.head_ranking(masked_lm(name)[0], sentence)
+
+
+drop_grid = head_switch.drop_grid  # (effects, shape) -> (L, nh) drop in the top word's probability, in points
+
+
+# ---- Switching heads off in a model without the head: the sentence embedding, keys (model, text, second[, off]) ----
+
+DEFAULT_SECOND = embedding_switch.DEFAULT_SECOND  # the second sentence when none is typed
+
+
+def sentence_pair(name: str, text: str, second: str,
+                  heads_off: tuple[tuple[int, int], ...]) -> embedding_switch.EmbeddingRun:
+    """The two sentences' embeddings (mean pooling, length 1) and their cosine similarity, some heads off."""
+    with heavy_work():
+        return _sentence_pair(name, text, second, heads_off)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["switch_embeddings"])
+def _sentence_pair(name: str, text: str, second: str,
+                   heads_off: tuple[tuple[int, int], ...]) -> embedding_switch.EmbeddingRun:
+    return embedding_switch.compare(model(name), text, second, heads_off)
+
+
+def embedding_ranking(name: str, text: str, second: str) -> tuple[embedding_switch.EmbeddingRun,
+                                                                  tuple[embedding_switch.EmbeddingEffect, ...]]:
+    """Every head switched off alone: how far the first sentence's embedding moves, largest first."""
+    with heavy_work():
+        return _embedding_ranking(name, text, second)
+
+
+@st.cache_data(show_spinner="Switching every head off in turn…", max_entries=CACHE_ENTRIES["switch_embedding_ranking"])
+def _embedding_ranking(name: str, text: str, second: str) -> tuple[embedding_switch.EmbeddingRun,
+                                                                   tuple[embedding_switch.EmbeddingEffect, ...]]:
+    return embedding_switch.head_ranking(model(name), text, second)
+
+
+moved_grid = embedding_switch.moved_grid  # (effects, L, nh) -> (L, nh) how far the first embedding moves
+
+
+# ---- The lesson: the core's facts about a trace, read on arrays the view already holds ----
+
+diagonal_wins = lesson.diagonal_wins
+twin_wins = lesson.twin_wins
+row_sum_error = lesson.row_sum_error
+strongest_keys = lesson.strongest_keys
+head_block = lesson.head_block
+falling_layers = lesson.falling_layers
+shared_word = lesson.shared_word
+shared_words = lesson.shared_words  # (encoding, encoding) -> every whole word the two share, once each
+telling_word = lesson.telling_word  # shared words -> the first that is not a stop word
+
+# ---- Counting letters: trained in the session that asked (the models are tiny and nobody else's) ----
+
+TRAINING_LIMIT_S = 120.0  # a training still running after this long stops where it is, and says so
+
+
+train_counting = counting.train  # (config, on_step) -> TrainingResult, reporting every step
+untrained_counting = counting.untrained  # config -> TrainingResult at step 0: the weights training starts from
+inspect_counting = counting.inspect  # (result, windows) -> CountingTrace: attention and counts per window
+example_windows = counting.example_windows  # (config, count, seed) -> (count, W) windows to look at
+letter_counts = counting.letter_counts  # (trace, index) -> per letter: counts and own-letter attention
+equal_letters = counting.equal_letters  # (trace, index) -> how rows of a repeated letter compare

@@ -1,0 +1,85 @@
+"""The models: loaded once per server process and shared by every session (inference only), Hub downloads,
+and which models the page offers."""
+
+from __future__ import annotations
+
+import gc
+import os
+
+import streamlit as st
+
+from attention import (
+    BUNDLED_MODEL,
+    LoadedModel,
+    ModelLoadError,
+    allowed_hub_ids,
+    check_fits,
+    download,
+    head_switch,
+    hub,
+    load_model,
+    weights_path,
+)
+from components.caches.budget import BUDGET, CACHE_ENTRIES
+
+# Folders of local BERT checkpoints the page may offer, separated like PATH ("a:b").
+MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"
+
+
+def model_names() -> tuple[str, ...]:
+    """What the model selector offers: the bundled model, the allowed Hub ids, configured folders."""
+    folders = [p for p in os.environ.get(MODEL_DIRS_ENV, "").split(os.pathsep) if p.strip()]
+    return (BUNDLED_MODEL, *allowed_hub_ids(), *folders)
+
+
+def is_hub_model(name: str) -> bool:
+    return name in allowed_hub_ids()
+
+
+# ---- Hub models: one download per model per server process, shared by every session ----
+
+@st.cache_resource(show_spinner=False)
+def downloads() -> download.Downloads:
+    return download.Downloads(max_weights_bytes=model_room_bytes())
+
+
+def model_room_bytes() -> int:
+    """The most a model's weights may take beside the bundled model's, in this server's memory budget."""
+    try:
+        bundled = weights_path(BUNDLED_MODEL).stat().st_size
+    except ModelLoadError:  # a damaged install: the bundled model cannot load, so it takes no room either
+        bundled = 0
+    return BUDGET.weights_mb * 2**20 - bundled
+
+
+def needs_download(name: str) -> bool:
+    """Whether name is an allowed Hub model whose files are not all in the cache yet."""
+    return download.is_hub_model(name) and not hub.is_cached(name)
+
+
+check_can_download = download.check_can_download  # raises ModelLoadError, saying why, when no download may start
+
+
+# ---- The model and the text: key (model name) and (model name, text, second text) ----
+
+@st.cache_resource(show_spinner="Loading the model (once per server)…", max_entries=CACHE_ENTRIES["model"])
+def model(name: str) -> LoadedModel:
+    if name != BUNDLED_MODEL:  # on disk already (a folder, or downloaded): refused before it is read
+        check_fits(name, weights_path(name).stat().st_size, model_room_bytes())
+    loaded = load_model(name)
+    # Nearly half a million long-lived objects (torch, transformers, the weights' wrappers): moved
+    # out of the cyclic collector's sight, a full collection takes microseconds instead of 0.4 s.
+    gc.freeze()
+    return loaded
+
+
+# ---- Switching heads off: keys (model name) and (model name, sentence[, heads off]) ----
+
+@st.cache_resource(show_spinner="Loading the model with its masked-language-model head (once per server)…",
+                   max_entries=CACHE_ENTRIES["masked_lm"])
+def masked_lm(name: str) -> tuple[head_switch.MaskedLM | None, str | None]:
+    """The model, or None and why: a checkpoint without the head stays without it, so that is cached too."""
+    try:
+        return head_switch.load_masked_lm(name, encoder=model(name)), None  # the head on the loaded encoder
+    except head_switch.NoMaskedLMHead as error:
+        return None, str(error)

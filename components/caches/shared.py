@@ -1,0 +1,33 @@
+"""What every session of the server meets: the class store and the line of trainings."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import streamlit as st
+
+from components.classroom import class_store
+from components.server import turns
+from components.server.process import one_torch_thread
+
+log = logging.getLogger(__name__)
+
+
+@st.cache_resource(show_spinner=False)
+def training_turns() -> turns.Turns:
+    """The server's one line of trainings, shared by every session: at most as many at once as cores, each on one
+    torch thread as the heavy-work slots are (server/process.py)."""
+    try:
+        slots = turns.slots_from_environment()
+    except ValueError as error:  # a deployer's typo must not take the page down: said in the log
+        log.error("%s; using one per core", error)
+        slots = os.cpu_count() or 1
+    return turns.Turns(slots, on_take=one_torch_thread)
+
+
+@st.cache_resource(show_spinner=False)
+def classes() -> class_store.ClassStore:
+    """Where the classes live (classroom/class_store.py): one store per server process, which every session meets;
+    in Redis when ATTENTION_ANATOMY_CLASS_STORE names one, so that replicas meet there too."""
+    return class_store.from_setting(os.environ.get(class_store.STORE_ENV))

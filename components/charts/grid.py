@@ -1,0 +1,218 @@
+"""The all-heads view's chart: a grid of small heatmaps, one picture per head, and under it the heads summed up
+(mean, max or rollout), with one layer input for both. Built from numbers: the view hands in the weights.
+
+The grid is one view of a dozen pictures, placed by their data, not a facet per head: a chart per head
+cost the browser a view each.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from components.charts.heatmap import (
+    PLOT_SIZE,
+    READING,
+    Lettering,
+    centred,
+    colour_scale,
+    head_domains,
+    label_axis,
+    labelled,
+    picture_url,
+    plot_size,
+    pooled,
+)
+from components.charts.scrub import (
+    LAYER,
+    LEGEND,
+    filter_on,
+    panel_frames,
+    picked_column,
+    picker,
+    raster_layers,
+    vector_cells,
+)
+
+GRID_COLUMNS = 4  # at most; fewer in a narrow column (grid_columns)
+# px, the side of one small heatmap: four to a row, moved right by the summary's token axis (the chart's
+# parts share their left edge), fit the main column (570 px) of a 1366-px screen.
+GRID_SIZE = 110
+GRID_GAP = 10  # px between two pictures
+GRID_LABEL = 20  # px above each picture for its "head N"
+GRID_LABEL_FONT_PX = 13  # its text, at least
+# With the tokens written beside them (grid_tokens=1): a picture grows to give each token this many px per font
+# px, up to LABELLED_SIDE_PX; under each row of pictures, a band for its key tokens, slanted as an axis's.
+TOKEN_ROOM = 1.25
+LABELLED_SIDE_PX = 260
+TOKEN_BAND_PX = 58
+TOKEN_LIMIT_PX = 60  # a token's label is cut at this length
+GRID_SELECTION = "open_head"
+GRID_VIEW = "grid_pictures"  # the view the layer selection belongs to (its marks are clicked to open a head)
+GRID_DATA = "heads"  # the grid's dataset: one row per head shown, of every layer sent
+SUMMED = "summed"  # the summary's name: its datasets are summed-cells, or summed-pictures and summed-ranges
+# One chart for the grid and the summary, drawn as SVG: its heads and cells are elements a screen
+# reader, and a browser test, can find. The overview (which no layer move changes) too.
+SVG = {"embedOptions": {"renderer": "svg"}}
+AGGREGATE_LABELS = {"mean": "mean of the heads", "max": "max of the heads", "rollout": "rollout up to this layer"}
+# The summary's title, read off the chart's own layer input (Vega names it layer_layer): the spec stays
+# the same from layer to layer.
+AGGREGATE_TITLES = {"mean": "'Mean of the heads of layer ' + layer_layer",
+                    "max": "'Max of the heads of layer ' + layer_layer",
+                    "rollout": "'Attention rollout through layers 0 to ' + layer_layer"}
+
+
+@dataclass(frozen=True)
+class GridLayout:
+    """Where the small heatmaps stand: side px each, `columns` to a row, a band of `band` px under each row for
+    its key tokens (0: no tokens), one in every `step` tokens written."""
+
+    side: int = GRID_SIZE
+    columns: int = GRID_COLUMNS
+    band: int = 0
+    step: int = 1
+
+    def place(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The x and y (px, from the grid's top left) of the pictures in the given slots."""
+        return (slots % self.columns * (self.side + GRID_GAP),
+                slots // self.columns * (self.side + GRID_LABEL + self.band) + GRID_LABEL)
+
+    def size(self, slots: int) -> tuple[int, int]:
+        """The grid's width and height in px, for that many pictures."""
+        columns, rows = min(slots, self.columns), math.ceil(slots / self.columns)
+        return columns * (self.side + GRID_GAP) - GRID_GAP, rows * (self.side + GRID_LABEL + self.band)
+
+def grid_layout(width: int, tokens: int, labelled: bool, lettering: Lettering = READING) -> GridLayout:
+    """How the grid stands in a column width px wide, beside the summary's token axis: with the text's tokens
+    written beside each picture, when labelled (each picture then as large as its tokens need, up to
+    LABELLED_SIDE_PX, and every step-th token written where even that is too small)."""
+    font = max(lettering.font_px, 11)
+    room = width - lettering.label_room_px + GRID_GAP
+    # As large as the tokens need, but two to a row where the column has room for two of the smallest.
+    side = min(LABELLED_SIDE_PX, math.ceil(tokens * font * TOKEN_ROOM), max(GRID_SIZE, room // 2 - GRID_GAP))
+    if not labelled:  # on a projector, as large as GRID_COLUMNS to a row allow: 110 px is lost at the back of a room
+        side = min(LABELLED_SIDE_PX, room // GRID_COLUMNS - GRID_GAP) if lettering.projected else GRID_SIZE
+    side = max(GRID_SIZE, side)
+    columns = max(1, min(GRID_COLUMNS, room // (side + GRID_GAP)))
+    if not labelled:
+        return GridLayout(side, columns)
+    return GridLayout(side, columns, TOKEN_BAND_PX, max(1, math.ceil(tokens * font * TOKEN_ROOM / side)))
+
+def spec(num_layers: int, slots: int, many_layers: bool, how: str | None, tokens: tuple[str, ...],
+          raster: bool, layout: GridLayout = GridLayout(), size: int = PLOT_SIZE, second: int | None = None,
+          lettering: Lettering = READING) -> dict:
+    """The grid of `slots` heads as layout places them (the tokens beside each, when it has room for them), and,
+    with how, their summary (its plot size px, sentence B marked from token `second` on) under it; the layer
+    picked by an input."""
+    layer = picker(LAYER, "Layer", num_layers)
+    picks = [layer] if many_layers else []  # one layer sent: no filter, the input asks for a rerun
+    parts = [_grid(slots, layer, picks, layout, max(GRID_LABEL_FONT_PX, lettering.font_px),
+                   tokens if layout.band else (), max(11, lettering.font_px))]
+    if how is not None:
+        parts.append(_summary(tokens, how, raster, picks, size, lettering.label_spacing_px, second))
+    chart = alt.vconcat(*parts, spacing=28) if len(parts) > 1 else parts[0]
+    # Altair lifts the selections to the top, naming the view they belong to: the grid's pictures.
+    return chart.properties(description="Attention weights of every head of the layer, and the heads summed up",
+                            autosize=alt.AutoSizeParams(type="pad"), usermeta=SVG).to_dict(validate=False)
+
+def _grid(slots: int, layer: alt.Parameter, picks: list, layout: GridLayout, label_px: float,
+          tokens: tuple[str, ...] = (), token_px: float = 11) -> alt.LayerChart:
+    """One picture per head (a row of GRID_DATA: layer, head, picture, entropy, max_weight and its place), as
+    layout places them, each under its "head N" (label_px high), with the tokens beside it when given (token_px
+    high). A click selects the head; the tooltip sums it up."""
+    width, height = layout.size(slots)
+    x = alt.Scale(domain=[0, width], nice=False, zero=False)
+    y = alt.Scale(domain=[0, height], nice=False, zero=False, reverse=True)
+    base = alt.Chart(alt.NamedData(name=GRID_DATA))
+    # Every layer's pictures stay drawn; those of the layers not picked are 0 px wide. A filter would make
+    # the browser load the new layer's pictures anew on every move, and paint the grid empty meanwhile.
+    shown = " && ".join(filter_on(pick) for pick in picks) or "true"
+    pictures = base.transform_calculate(right=f"{shown} ? datum.x2 : datum.x").mark_image(
+        aspect=False, cursor="pointer").encode(
+        x=alt.X("x:Q", axis=None, scale=x), x2="right",
+        y=alt.Y("y:Q", axis=None, scale=y), y2="y2",
+        url="picture:N",
+        tooltip=[alt.Tooltip("head:O", title="head (click to open)"),
+                 alt.Tooltip("entropy:Q", title="mean entropy (nats)", format=".3f"),
+                 alt.Tooltip("max_weight:Q", title="mean largest weight", format=".3f")],
+    ).add_params(alt.selection_point(name=GRID_SELECTION, fields=["head"], on="click"), layer).properties(
+        name=GRID_VIEW)
+    # One label per place in the grid, whatever the layer: the labels need not move with it.
+    labels = base.transform_aggregate(groupby=["head", "x", "x2", "y"]).transform_calculate(
+        centre="(datum.x + datum.x2) / 2", label="'head ' + datum.head").mark_text(
+        baseline="bottom", dy=-4, fontSize=label_px).encode(x=alt.X("centre:Q", axis=None, scale=x),
+                                                      y=alt.Y("y:Q", axis=None, scale=y), text="label:N")
+    parts = [pictures, labels, *(_grid_tokens(slots, layout, tokens, token_px, x, y) if tokens else ())]
+    return alt.layer(*parts).properties(width=width, height=height)
+
+def _grid_tokens(slots: int, layout: GridLayout, tokens: tuple[str, ...], font_px: float, x: alt.Scale,
+                 y: alt.Scale) -> tuple[alt.Chart, alt.Chart]:
+    """The query tokens left of each row of pictures, and the key tokens under each picture, slanted: every
+    layout.step-th token, in the middle of its row or column of cells."""
+    cell = layout.side / len(tokens)
+    lefts, tops = layout.place(np.arange(slots))
+    written = range(0, len(tokens), layout.step)
+    rows = [{"x": -4.0, "y": float(top) + (i + 0.5) * cell, "token": tokens[i]}
+            for top in sorted(set(tops.tolist())) for i in written]
+    columns = [{"x": float(left) + (i + 0.5) * cell, "y": float(top + layout.side) + 3, "token": tokens[i]}
+               for left, top in zip(lefts.tolist(), tops.tolist(), strict=True) for i in written]
+    text = {"fontSize": font_px, "limit": TOKEN_LIMIT_PX, "aria": False}
+    query = alt.Chart(alt.Data(values=rows)).mark_text(align="right", baseline="middle", **text)
+    key = alt.Chart(alt.Data(values=columns)).mark_text(align="right", baseline="middle", angle=300, **text)
+    return tuple(chart.encode(x=alt.X("x:Q", axis=None, scale=x), y=alt.Y("y:Q", axis=None, scale=y),
+                              text="token:N") for chart in (query, key))
+
+
+def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size: int, spacing_px: int,
+             second: int | None = None) -> alt.Chart | alt.LayerChart:
+    """Every layer's heads summed up, drawn as a scrubbed panel named SUMMED is (summary_frames), the picked layer
+    shown, with its tokens on both axes (labels no
+    closer than spacing_px)."""
+    count = len(tokens)
+    width, height = plot_size(count, count, size)
+    x_axis = label_axis(list(tokens), "key token", count, angle=-60, length_px=width, spacing_px=spacing_px,
+                        second_from=second)
+    y_axis = label_axis(list(tokens), "query token", count, angle=0, length_px=height, spacing_px=spacing_px,
+                        second_from=second)
+    colour = colour_scale("blues")
+    if raster:
+        chart = labelled(raster_layers(SUMMED, count, count, centred(x_axis), centred(y_axis), colour, [], picks,
+                                       LEGEND), tokens)
+    else:
+        chart = vector_cells(SUMMED, tokens, tokens, x_axis, y_axis, colour, AGGREGATE_LABELS[how], [],
+                             picked_column(picks, heads_sent=1), (width / count, height / count))
+    return chart.properties(title=alt.TitleParams(text=alt.ExprRef(AGGREGATE_TITLES[how]), anchor="start"),
+                            width=width, height=height)
+
+
+def grid_frames(weights: np.ndarray, layers: tuple[int, ...], shown: tuple[int, ...], summaries: list[dict],
+                layout: GridLayout = GridLayout(), weight_scale: str = "head", layer_values: np.ndarray | None = None
+                ) -> dict[str, pd.DataFrame]:
+    """One row per head shown (weights (nl, h, T, T): the shown heads of the layers sent) of every layer sent: its
+    picture (coloured by weight_scale, a layer's largest weight read over layer_values, its every head), its
+    summary for the tooltip (summaries: per layer, {"entropy", "max_weight"} of its heads shown), its place in the
+    grid (layout)."""
+    domains = head_domains(weights, "blues", weight_scale, layer_values)  # (nl, h, 2)
+    x, y = layout.place(np.arange(len(shown)))
+    rows = []
+    for layer, heads, ends, summary in zip(layers, weights, domains, summaries, strict=True):  # (h, T, T), (h, 2)
+        rows.append(pd.DataFrame({
+            LAYER: layer,
+            "head": list(shown),
+            "picture": [picture_url(pooled(head, layout.side), domain.tolist(), "blues", side=layout.side)
+                        for head, domain in zip(heads, ends, strict=True)],
+            "entropy": summary["entropy"],
+            "max_weight": summary["max_weight"],
+            "x": x, "x2": x + layout.side, "y": y, "y2": y + layout.side,
+        }))
+    return {GRID_DATA: pd.concat(rows, ignore_index=True)}
+
+
+def summary_frames(summed: np.ndarray, layers: tuple[int, ...], raster: bool) -> dict[str, pd.DataFrame]:
+    """Every layer sent summed up (summed (nl, T, T)), as a scrubbed panel named SUMMED holds it: one line per cell
+    and a column per layer, or above MAX_VECTOR_CELLS a picture per layer and its colour range for the legend."""
+    return panel_frames(summed[:, None], layers, (0,), "blues", raster, SUMMED)

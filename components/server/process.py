@@ -1,0 +1,41 @@
+"""The server process's settings, made by one explicit call when the page starts (streamlit_app.py), never
+as a side effect of importing a module: torch's threads, glibc's pools and Arrow's memory and threads.
+
+Every heavy thread (a slot of heavy work, a training's turn) runs on one torch thread: `one_torch_thread`
+is what each of them calls as it starts its work.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pyarrow
+import torch
+
+from components.server import process_memory
+
+# One thread per operation: the matrices of one rerun are small, many sessions share two cores, and
+# every rerun runs in a fresh thread, where a thread pool per operation costs more than it saves.
+TORCH_THREADS = 1
+# Streamlit hands every chart's DataFrame to pyarrow, which converts the columns of any frame longer than 100
+# rows on a thread pool it starts and joins for that one frame: 3 ms a heatmap instead of 0.3 ms, twelve
+# times over for the grid of heads.
+ARROW_THREADS = 1
+
+_configured = threading.Event()
+
+
+def configure() -> None:
+    """Set the process up for serving pages; once per process, however often the page's script runs."""
+    if _configured.is_set():
+        return
+    one_torch_thread()
+    pyarrow.set_cpu_count(ARROW_THREADS)
+    process_memory.return_freed_memory()  # freed tensors and chart data go back to the system after a class
+    _configured.set()
+
+
+def one_torch_thread() -> None:
+    """In the thread that calls it: OpenMP keeps the count per thread, and a rerun's fresh thread would otherwise
+    multiply matrices with one thread per core, rounding the last bit apart from one thread's result."""
+    torch.set_num_threads(TORCH_THREADS)

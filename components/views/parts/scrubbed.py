@@ -1,0 +1,195 @@
+"""Charts whose layer and head (or head and query) are picked in the browser, drawn on the page: their specs and
+datasets built once (caches.chart_spec, caches.chart_data), where their inputs start (the anchor, kept in the
+session), and what a move on them reports. The charts themselves are built in components/charts/ from numbers;
+here a stack of heads (caches.HeadStack) becomes those numbers, only when no kept dataset answers.
+
+The spec holds where the inputs start: the anchor. It stays as it was while the chart itself is what
+moves, so that those reruns leave the spec alone; it moves to the page's layer and head when the
+chart is drawn anew or something else moved them (a link, a click in the all-heads grid).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+import pyarrow as pa
+import streamlit as st
+
+from components import caches
+from components.caches.stacks import AlignedDifference, HeadStack, NeuronStack
+from components.charts import lines, neuron_chart, scrub
+from components.charts.draw import draw_spec
+from components.charts.heatmap import MAX_VECTOR_CELLS, PLOT_SIZE, READING, Lettering
+from components.charts.lines import TOKENS, window
+from components.charts.neuron_chart import QUERY
+from components.charts.scrub import HEAD, INPUT_STYLE, LAYER, ZOOM, cells_under, placed
+
+_HELD = "_scrub_anchors"  # in the session: {chart key: (identity, anchor, shown, run)}
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One heatmap of a scrubbed chart: its numbers (all the heads sent) and how to draw them."""
+
+    stack: HeadStack | AlignedDifference
+    row_labels: tuple[str, ...]
+    column_labels: tuple[str, ...]
+    title: str
+    scheme: str = "blues"
+    row_title: str = "query token"
+    column_title: str = "key token"
+    size: int = PLOT_SIZE  # px, the longer side of the plot
+    weight_scale: str = "head"  # how far each head's colours reach: heatmap.head_domains
+    second_sentence: tuple[int | None, int | None] = (None, None)  # B's first row and column: heatmap.label_axis
+    lettering: Lettering = READING  # how large its text is, and how close its labels may stand
+    zoomable: bool = False  # as a picture, a rectangle dragged across it is reported (zoom_window)
+
+    @property
+    def raster(self) -> bool:
+        return len(self.row_labels) * len(self.column_labels) > MAX_VECTOR_CELLS
+
+    def drawing(self, name: str) -> tuple:
+        """What the spec depends on (not the numbers), hashable, with the name its datasets carry."""
+        return (name, self.title, self.row_labels, self.column_labels, self.scheme, self.row_title,
+                self.column_title, self.size, self.raster, self.second_sentence, self.lettering,
+                self.zoomable and self.raster)
+
+
+def scrub_heatmap(stack: HeadStack, row_labels: list[str], column_labels: list[str], *, title: str, key: str,
+                  position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
+                  scheme: str = "blues", row_title: str = "query token", column_title: str = "key token",
+                  size: int = PLOT_SIZE, weight_scale: str = "head",
+                  second_sentence: tuple[int | None, int | None] = (None, None), lettering: Lettering = READING,
+                  zoomable: bool = False) -> None:
+    """Draw a HeadStack as one heatmap whose layer and head the reader picks in the browser.
+
+    position is the (layer, head) the page stands at, shape the (layers, heads) there are to pick from.
+    on_move(layer, head) is called, before the rerun, when the reader has moved the chart's inputs. size is the
+    longer side of the plot, in px; weight_scale, second_sentence, lettering and zoomable as Panel's.
+    """
+    panel = Panel(stack, tuple(row_labels), tuple(column_labels), title, scheme, row_title, column_title, size,
+                  weight_scale, second_sentence, lettering, zoomable)
+    scrub_panels([panel], key=key, position=position, shape=shape, on_move=on_move)
+
+
+def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], shape: tuple[int, int],
+                 on_move: Callable[[int, int], None], shared_colour: bool = False, side_by_side: bool = True) -> None:
+    """Draw heatmaps side by side (the first two, when side_by_side; else each under the one before) in one
+    chart whose one pair of layer and head inputs picks the head of all of them, in the browser.
+    shared_colour: the first two share one colour scale."""
+    stacks = tuple(panel.stack for panel in panels)
+    names = [f"p{index}" for index in range(len(panels))]
+    drawings = tuple(panel.drawing(name) for panel, name in zip(panels, names, strict=True))
+    layout = (drawings, shape, len(stacks[0].layers) > 1, len(stacks[0].heads) > 1, shared_colour, side_by_side)
+    anchor = anchor_for(key, (stacks, layout), position)
+    spec = placed(caches.chart_spec(scrub.spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]})
+    frames = {}
+    for panel, name in zip(panels, names, strict=True):
+        frames |= caches.chart_data(_panel_frames, panel.stack, panel.scheme, panel.raster, name, panel.weight_scale,
+                                     shape[1])
+    st.html(INPUT_STYLE)
+    zoom = [ZOOM] if drawings[0][-1] else []
+    draw_spec(spec, frames, key=key, lettering=panels[0].lettering, on_select=lambda: report_move(key, on_move),
+              selection_mode=[LAYER, HEAD, *zoom])
+
+
+def zoom_window(key: str, rows: int, columns: int) -> tuple[range, range] | None:
+    """The rows and columns of the rectangle last dragged across chart key's picture, ZOOM_MOST of each at most
+    (around its middle); None when there is none."""
+    dragged = st.session_state.get(key, {}).get("selection", {}).get(ZOOM)
+    if not dragged or "x" not in dragged or "y" not in dragged:
+        return None
+    return cells_under(dragged["y"], rows), cells_under(dragged["x"], columns)
+
+
+def anchor_for(key: str, identity: tuple, position: tuple[int, ...]) -> tuple[int, ...]:
+    """Where the chart's inputs start: as before while the chart drawn in the last run is what moved,
+    else position (the chart is new, shows other numbers, or something else moved the page).
+
+    identity holds what the chart shows and everything its spec is built from: a spec that changes (another
+    window size, presentation mode) is drawn anew by the browser, from where the spec says its inputs start."""
+    held = st.session_state.setdefault(_HELD, {})
+    run = caches.view_run()  # a chart drawn in the run just before still stands in the browser
+    last = held.get(key)
+    fresh = last is None or last[0] != identity or last[2] != position or last[3] != run - 1
+    anchor = position if fresh else last[1]
+    held[key] = (identity, anchor, position, run)
+    return anchor
+
+
+def report_move(key: str, on_move: Callable[..., None], names: tuple[str, ...] = (LAYER, HEAD)) -> None:
+    """The chart's selection callback: hand what it shows now (layer and head, or the selections named)
+    to on_move, and remember it."""
+    held = st.session_state.get(_HELD, {}).get(key)
+    if held is None:  # not drawn in this session yet: the page's own layer and head stand
+        return
+    selection = st.session_state[key]["selection"]
+    identity, anchor, shown, run = held
+    picked = [int(selection[name][0][name]) if selection.get(name) else at
+              for name, at in zip(names, shown, strict=True)]
+    st.session_state[_HELD][key] = (identity, anchor, tuple(picked), run)
+    on_move(*picked)
+
+
+def scrub_lines(stack: HeadStack, query_tokens: list[str], key_tokens: list[str], *, key: str,
+                position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
+                title: str, width: int, lettering: Lettering = READING, start: int = 0) -> None:
+    """Draw a weights HeadStack as lines whose layer and head the reader picks in the browser: the query
+    tokens on the left, the key tokens on the right (the same, unless a sentence pair's block is chosen), in a
+    column width px wide. Tokens are written no smaller than lettering's font, however long the text.
+    start: the first of the LINES_MOST queries and keys shown (window), on a longer text."""
+    queries, keys = window(len(query_tokens), start), window(len(key_tokens), start)
+    query_tokens, key_tokens = query_tokens[queries.start:queries.stop], key_tokens[keys.start:keys.stop]
+    rows = max(len(query_tokens), len(key_tokens))
+    between = max(80, min(lines.WIDTH, width - 2 * lines.TOKEN_PX))
+    layout = (title, rows, shape, len(stack.layers) > 1, len(stack.heads) > 1, between, lettering.smallest_text_px)
+    anchor = anchor_for(key, (stack, layout), position)
+    spec = placed(caches.chart_spec(lines.spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]})
+    tokens = pd.DataFrame({"side": ["q"] * len(query_tokens) + ["k"] * len(key_tokens),
+                           "position": [*range(len(query_tokens)), *range(len(key_tokens))],
+                           "token": [*query_tokens, *key_tokens]})
+    frames = {**caches.chart_data(_lines_frames, stack, queries.start, queries.stop, keys.start, keys.stop),
+              TOKENS: tokens}
+    st.html(INPUT_STYLE)
+    draw_spec(spec, frames, key=key, lettering=lettering, on_select=lambda: report_move(key, on_move),
+              selection_mode=[LAYER, HEAD])
+
+
+def scrub_neuron(stack: NeuronStack, labels: list[str], head_size: int, *, dot_title: str, scaled_title: str,
+                 key: str, position: tuple[int, int], shape: tuple[int, int],
+                 on_move: Callable[[int, int], None], width: int, lettering: Lettering = READING) -> None:
+    """Draw the neuron view of the stack, its head and query picked in the browser.
+
+    labels: every token's label; position: the (head, query) the page stands at; shape: (heads, tokens)
+    there are to pick from; width: the px of the column it is drawn in; lettering: how large its text is.
+    on_move(head, query) is called, before the rerun, when the reader moved them.
+    """
+    layout = (tuple(labels), head_size, shape, len(stack.heads) > 1, len(stack.queries) > 1, dot_title, scaled_title,
+              width, lettering)
+    anchor = anchor_for(key, (stack, layout), position)
+    spec = placed(caches.chart_spec(neuron_chart.spec, *layout), {HEAD: anchor[0], QUERY: anchor[1]})
+    frames = caches.chart_data(_neuron_frames, stack)
+    st.html(INPUT_STYLE)
+    draw_spec(spec, frames, key=key, lettering=lettering, on_select=lambda: report_move(key, on_move, (HEAD, QUERY)),
+              selection_mode=[HEAD, QUERY])
+
+
+def _panel_frames(stack: HeadStack | AlignedDifference, scheme: str, raster: bool, name: str,
+                  weight_scale: str = "head", heads_in_layer: int = 0) -> dict[str, pd.DataFrame]:
+    """A panel's datasets (scrub.panel_frames) from its stack's numbers, computed only when no kept dataset
+    answers. A layer's colour range is read over its every head (heads_in_layer), sent or not."""
+    whole = len(stack.heads) >= heads_in_layer or weight_scale != "layer"
+    layer_values = None if whole else stack.with_heads(tuple(range(heads_in_layer))).values()  # (nl, nh, R, K)
+    return scrub.panel_frames(stack.values(), stack.layers, stack.heads, scheme, raster, name, weight_scale,
+                              layer_values)
+
+
+def _lines_frames(stack: HeadStack, first_query: int = 0, last_query: int | None = None, first_key: int = 0,
+                  last_key: int | None = None) -> dict[str, pd.DataFrame]:
+    return lines.lines_frames(stack.values(), stack.layers, stack.heads, first_query, last_query, first_key, last_key)
+
+
+def _neuron_frames(stack: NeuronStack) -> dict[str, pa.Table]:
+    return neuron_chart.neuron_frames(stack.values(), stack.heads, stack.queries)

@@ -1,0 +1,33 @@
+"""The server process's settings (components/server/process.py) are made by one explicit call when the page
+starts, never as a side effect of importing a module: a notebook or a test that imports the caches keeps its own."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PROBE = """
+import threading, torch, pyarrow
+torch.set_num_threads(2)
+import components.caches, streamlit_app_free_imports
+print(torch.get_num_threads(), pyarrow.default_memory_pool().backend_name,
+      any(t.name == "malloc-trim" for t in threading.enumerate()))
+from components.server import process
+process.configure()
+process.configure()
+print(torch.get_num_threads(), pyarrow.default_memory_pool().backend_name,
+      sum(t.name == "malloc-trim" for t in threading.enumerate()))
+"""
+
+
+def test_importing_the_caches_changes_nothing_and_configure_sets_the_process_once():
+    code = PROBE.replace(", streamlit_app_free_imports", ", components.charts.draw, components.views")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                            env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+    assert result.returncode == 0, result.stderr
+    imported, configured = (line.split() for line in result.stdout.strip().splitlines()[-2:])
+    assert imported[0] == "2" and imported[2] == "False", f"importing set the process up: {imported}"
+    assert configured == ["1", "system", "1"], configured
