@@ -8,11 +8,9 @@ and the rest rerun.
 
 from __future__ import annotations
 
-import dataclasses
-
 import streamlit as st
 
-from components import classroom, compute, controls
+from components import compute, controls
 from components.downloads import chart_downloads
 from components.heatmap import heatmap
 from components.neuron_chart import NeuronStack, neuron_chart, send_plan
@@ -22,7 +20,7 @@ def render(context) -> None:
     state = context.state
     outline = context.outline()  # the tokens, the heads and the formulas: the numbers come from the chart's stack
     tokens = list(outline.tokens[0])
-    query = _fitted_query(state, len(tokens))
+    query = state.query  # inside the text: the page fitted it (controls.fit_query)
     similarity = "cos(q, k)" if outline.settings.similarity == "cosine" else "q · k"
     scaling = outline.formula("scaled")
 
@@ -59,16 +57,3 @@ def _follow_chart(head: int, query: int) -> None:
     """The reader moved the chart's own head or query token: the rest of the page follows in the rerun."""
     controls.request(head=head, query=query)
 
-
-def _fitted_query(state, tokens: int) -> int:
-    """The query token; a position past the text's end (from a link, or a shorter text) becomes the last token."""
-    last = tokens - 1
-    if state.query <= last:
-        for notice in controls.held("query", [], {}):
-            st.warning(notice, icon=":material/info:")
-        return state.query
-    notice = f"query={state.query} does not exist (the text has {tokens} tokens: 0 to {last}); showing query={last}."
-    st.warning(controls.held("query", [notice], {"query": last})[0], icon=":material/info:")
-    controls.request(query=last)
-    classroom.write_url(dataclasses.replace(state, query=last))
-    return last
