@@ -71,6 +71,10 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
         share = VIEW_SHARE
         with side:
             state, range_notices = controls.attention_controls(shape, view, views.ON_CHART.get(view, ()))
+        if view in views.QUERY_VIEWS and text.strip():
+            tokens = caches.encoding(model_name, text, second_text(view, text_b)).tokens[0]
+            state, query_notices = controls.fit_query(state, len(tokens))
+            range_notices = [*range_notices, *query_notices]
     classroom.sync(state)
     with main:
         classroom.status()

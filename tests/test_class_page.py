@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from components import caches
 from components.classroom import class_link
 from tests.pages import APP, assert_healthy, open_page
 
@@ -164,3 +165,37 @@ def test_a_projected_class_shows_its_code_and_link_on_the_page():
     assert teacher.main.button(key="large_qr_card")
     plain = open_teacher_at("http://192.168.1.23:8501")
     assert not plain.main.text and not [b for b in plain.main.button if b.key == "large_qr_card"]
+
+
+def published(code: str) -> dict[str, str]:
+    """The view the class's store holds for its students: what the teacher's page last sent."""
+    return caches.classes().read(code).settings
+
+
+def test_a_query_the_neuron_view_moves_to_the_texts_end_keeps_the_students_following():
+    teacher = open_page({"teach": "1", "view": "neuron", "query": "9"})  # [CLS] time flies like an arrow [SEP]: 0 to 6
+    assert_healthy(teacher)
+    code = teacher.query_params["class"]
+    assert published(code)["query"] == "6"  # never the 9 that the page did not show
+    student = open_page(**{"class": code})
+    student.run()  # a rerun of the student's page without a move of the student's
+    assert_healthy(student)
+    assert any(caption.startswith(FOLLOWING) for caption in captions(student))
+    assert student.query_params["query"] == "6"
+    teacher.text_area(key="text").set_value("hi").run()  # [CLS] hi [SEP]: the query moves to 2
+    assert published(code)["query"] == "2"
+    student.run()  # takes the teacher's new view
+    student.run()
+    assert_healthy(student)
+    assert any(caption.startswith(FOLLOWING) for caption in captions(student)), [i.value for i in student.info]
+    assert (student.text_area(key="text").value, student.query_params["query"]) == ("hi", "2")
+
+
+def test_a_student_fits_a_teachers_query_past_the_texts_end_and_keeps_following():
+    teacher, code, key = start_class()
+    caches.classes().publish(code, key, {"view": "neuron", "query": "9"})  # as a page that does not fit it would
+    student = open_page(**{"class": code})
+    student.run()  # a rerun of the student's page without a move of the student's
+    assert_healthy(student)
+    assert any(caption.startswith(FOLLOWING) for caption in captions(student)), [i.value for i in student.info]
+    assert student.query_params["query"] == "6"

@@ -17,7 +17,7 @@ from attention.head_switch import head_ranking, load_masked_lm, predict
 from components.caches import MODEL_DIRS_ENV
 from components.views.switch import DEFAULT_SENTENCE
 from tests.conftest import save_tiny_bert
-from tests.pages import TEXT, chart_title, html_table, open_page
+from tests.pages import TEXT, assert_healthy, chart_title, html_table, open_page
 from tests.test_embedding_switch import reference_embeddings
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
@@ -42,10 +42,6 @@ def open_view(**query: str) -> AppTest:
     for name, value in {"view": "switch", **query}.items():
         page.query_params[name] = value
     return page.run()
-
-
-def assert_healthy(page: AppTest) -> None:
-    assert not page.exception, [e.message for e in page.exception]
 
 
 def top5(page: AppTest):

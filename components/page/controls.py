@@ -172,6 +172,16 @@ def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] =
     return state, held("range", notices, {"layer": fitted.layer, "head": fitted.head, "head_dim": fitted.head_dim})
 
 
+def fit_query(state: PageState, tokens: int) -> tuple[PageState, list[str]]:
+    """For a view that reads one query token: the state with its query inside the text's tokens, and the notice
+    of a query moved (page_state.fit_to_text). Made with the rest of the state, before anything reads it: the
+    class's sync sends the state to the students, or compares it with the teacher's view a follower was left in."""
+    fitted, notices = page_state.fit_to_text(state, tokens)
+    if fitted.query != state.query:
+        request(query=fitted.query)
+    return fitted, held("query", notices, {"query": fitted.query})
+
+
 def weight_scale_select() -> str:
     """Where the weights' colours end (page_state.WEIGHT_SCALES), for a view that shows several heads' weights."""
     return bound_widget(st.segmented_control, "weight_scale", "Colours of the weights run from 0 to",

@@ -76,7 +76,8 @@ PARAMS = tuple(field.name for field in dataclasses.fields(PageState))
 def from_query(query: Mapping[str, Sequence[str]], models: Sequence[str]) -> tuple[PageState, list[str]]:
     """Read a PageState from query parameters (each a list of values); return it and the notices.
 
-    Ranges that depend on the model (layer, head, head_dim) are checked by fit_to_model.
+    Ranges that depend on the model (layer, head, head_dim) are checked by fit_to_model, the query token's (it
+    depends on the text) by fit_to_text.
     """
     notices: list[str] = []
     values: dict[str, object] = {}
@@ -125,6 +126,16 @@ def fit_to_model(state: PageState, shape: ModelShape) -> tuple[PageState, list[s
     num_heads = TraceSettings(source=state.source, head_dim=head_dim).num_heads(shape)
     head = clamp("head", state.head, 0, num_heads - 1, f"{state.source} gives {num_heads} heads")
     return dataclasses.replace(state, layer=layer, head=head, head_dim=head_dim), notices
+
+
+def fit_to_text(state: PageState, tokens: int) -> tuple[PageState, list[str]]:
+    """Bring the query token inside a text of this many tokens: a position past its end (from a link, or left by
+    a longer text) becomes the last token, saying so."""
+    last = tokens - 1
+    if state.query <= last:
+        return state, []
+    notice = f"query={state.query} does not exist (the text has {tokens} tokens: 0 to {last}); showing query={last}."
+    return dataclasses.replace(state, query=last), [notice]
 
 
 def to_query(state: PageState) -> dict[str, str]:

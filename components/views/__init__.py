@@ -23,6 +23,9 @@ VIEW_LABELS = dict(VIEWS)
 STANDALONE_VIEWS = ("counting",)
 # What a view's chart picks with inputs of its own, switched in the browser (components/charts/scrub.py).
 ON_CHART = {"head": ("layer", "head"), "heads": ("layer",), "neuron": ("head",), "compare": ("layer", "head")}
+# Views that read one query token of the text: the page fits it inside the text's tokens (controls.fit_query)
+# before the view or the class sees the state.
+QUERY_VIEWS = ("neuron",)
 # The views the shapes panel describes: one head's computation at the side column's layer and settings. Not the
 # compare view (two texts, run apart) nor the switch view (the masked-word predictions of the whole model).
 SHAPES_VIEWS = ("head", "heads", "neuron", "lesson", "lab")

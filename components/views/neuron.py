@@ -8,15 +8,12 @@ and the rest rerun.
 
 from __future__ import annotations
 
-import dataclasses
-
 import streamlit as st
 
 from components import caches
 from components.caches.stacks import NeuronStack
 from components.charts.heatmap import heatmap
 from components.charts.neuron_chart import send_plan
-from components.classroom import classroom
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.views.parts.scrubbed import scrub_neuron
@@ -26,7 +23,7 @@ def render(context) -> None:
     state = context.state
     outline = context.outline()  # the tokens, the heads and the formulas: the numbers come from the chart's stack
     tokens = list(outline.tokens[0])
-    query = _fitted_query(state, len(tokens))
+    query = state.query  # inside the text: the page fitted it (controls.fit_query)
     similarity = "cos(q, k)" if outline.settings.similarity == "cosine" else "q · k"
     scaling = outline.formula("scaled")
 
@@ -63,16 +60,3 @@ def _follow_chart(head: int, query: int) -> None:
     """The reader moved the chart's own head or query token: the rest of the page follows in the rerun."""
     controls.request(head=head, query=query)
 
-
-def _fitted_query(state, tokens: int) -> int:
-    """The query token; a position past the text's end (from a link, or a shorter text) becomes the last token."""
-    last = tokens - 1
-    if state.query <= last:
-        for notice in controls.held("query", [], {}):
-            st.warning(notice, icon=":material/info:")
-        return state.query
-    notice = f"query={state.query} does not exist (the text has {tokens} tokens: 0 to {last}); showing query={last}."
-    st.warning(controls.held("query", [notice], {"query": last})[0], icon=":material/info:")
-    controls.request(query=last)
-    classroom.write_url(dataclasses.replace(state, query=last))
-    return last
