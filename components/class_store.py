@@ -38,8 +38,16 @@ MAX_CLASSES = 10_000  # of one memory store: a page opened with ?teach=1 in a lo
 REDIS_TIMEOUT_S = 0.5  # Redis down: a page waits at most this long for it, then says so and goes on
 
 
+# What ATTENTION_ANATOMY_CLASS_STORE may be, for the error and the page's notice.
+STORE_SETTING_FORMS = "empty, 'memory', or a Redis URL (redis://host:6379/0)"
+
+
 class StoreUnavailable(RuntimeError):
     """The store cannot be reached (Redis down, or the memory store full): the page says so and goes on."""
+
+
+class StoreSettingError(ValueError):
+    """ATTENTION_ANATOMY_CLASS_STORE names no store (a typo in the server's setting): the class features are off."""
 
 
 @dataclass(frozen=True)
@@ -99,8 +107,11 @@ def from_setting(value: str | None) -> ClassStore:
     if value in ("", "memory"):
         return MemoryStore()
     if value.startswith(("redis://", "rediss://", "unix://")):
-        return RedisStore(value)
-    raise ValueError(f"{STORE_ENV} must be empty, 'memory', or a Redis URL (redis://host:6379/0), not {value[:40]!r}")
+        try:
+            return RedisStore(value)
+        except ValueError as error:  # redis-py's: a port that is no number, an option it does not know
+            raise StoreSettingError(f"{STORE_ENV} is not a Redis URL redis-py can read: {error}") from error
+    raise StoreSettingError(f"{STORE_ENV} must be {STORE_SETTING_FORMS}, not {value[:40]!r}")
 
 
 @dataclass

@@ -7,9 +7,11 @@ here with each run of the student's page.
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import class_link
+from components import class_link, compute
+from components.class_store import STORE_ENV
 from tests.pages import APP, assert_healthy, open_page
 
 FOLLOWING = "Following the teacher"
@@ -21,6 +23,15 @@ def warnings(page: AppTest) -> list[str]:
 
 def captions(page: AppTest) -> list[str]:
     return [caption.value for caption in page.caption]
+
+
+@pytest.fixture
+def store_setting(monkeypatch):
+    """Set the server's ATTENTION_ANATOMY_CLASS_STORE for the test's pages: its store (cached for the process)
+    is made again from the setting, and after the test from the usual one."""
+    compute.classes.clear()
+    yield lambda value: monkeypatch.setenv(STORE_ENV, value)
+    compute.classes.clear()
 
 
 def start_class() -> tuple[AppTest, str, str]:
@@ -164,3 +175,24 @@ def test_a_projected_class_shows_its_code_and_link_on_the_page():
     assert teacher.main.button(key="large_qr_card")
     plain = open_teacher_at("http://192.168.1.23:8501")
     assert not plain.main.text and not [b for b in plain.main.button if b.key == "large_qr_card"]
+
+
+def test_a_mistyped_store_setting_turns_the_classes_off_and_says_what_it_must_be(store_setting):
+    def says_what_the_setting_must_be(notices: list[str]) -> bool:
+        return any(STORE_ENV in notice and "redis://host:6379/0" in notice for notice in notices)
+
+    store_setting("redis:/localhost")
+    student = open_page(**{"class": "ABCDEF"})
+    assert_healthy(student)
+    assert says_what_the_setting_must_be(warnings(student)), warnings(student)
+    assert "class" not in student.query_params and not any(FOLLOWING in c for c in captions(student))
+    store_setting("memcached://x")
+    teacher = open_page(teach="1")
+    assert_healthy(teacher)
+    assert says_what_the_setting_must_be(warnings(teacher)), warnings(teacher)
+    assert "class" not in teacher.query_params and not [b for b in teacher.button if b.key == "end_class"]
+    store_setting("redis://localhost:6379x/0")  # a Redis URL redis-py cannot read
+    plain = open_page()
+    assert_healthy(plain)
+    assert not [b for b in plain.button if b.key == "start_class"]  # in its place, why classes are off
+    assert says_what_the_setting_must_be(captions(plain)), captions(plain)

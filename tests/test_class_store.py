@@ -21,6 +21,7 @@ from components.class_store import (
     REDIS_TIMEOUT_S,
     MemoryStore,
     RedisStore,
+    StoreSettingError,
     StoreUnavailable,
     from_setting,
     key_hash,
@@ -132,8 +133,12 @@ def test_keys_are_long_random_secrets_and_compared_by_hash():
 
 def test_the_setting_names_the_store():
     assert isinstance(from_setting(""), MemoryStore) and isinstance(from_setting("memory"), MemoryStore)
-    with pytest.raises(ValueError, match="redis://"):
-        from_setting("postgres://db")
+    assert isinstance(from_setting("redis://localhost:6379/0"), RedisStore)  # not reached before its first call
+    for mistyped in ("postgres://db", "redis:/localhost", "memcached://x"):
+        with pytest.raises(StoreSettingError, match="redis://host:6379/0"):
+            from_setting(mistyped)
+    with pytest.raises(StoreSettingError, match="Port"):  # redis-py's own words, under the setting's name
+        from_setting("redis://localhost:6379x/0")
 
 
 @pytest.mark.needs("redis-server")
