@@ -7,10 +7,12 @@ here with each run of the student's page.
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from components import caches
 from components.classroom import class_link
+from components.classroom.class_store import STORE_ENV
 from tests.pages import APP, assert_healthy, open_page
 
 FOLLOWING = "Following the teacher"
@@ -22,6 +24,15 @@ def warnings(page: AppTest) -> list[str]:
 
 def captions(page: AppTest) -> list[str]:
     return [caption.value for caption in page.caption]
+
+
+@pytest.fixture
+def store_setting(monkeypatch):
+    """Set the server's ATTENTION_ANATOMY_CLASS_STORE for the test's pages: its store (cached for the process)
+    is made again from the setting, and after the test from the usual one."""
+    caches.classes.clear()
+    yield lambda value: monkeypatch.setenv(STORE_ENV, value)
+    caches.classes.clear()
 
 
 def start_class() -> tuple[AppTest, str, str]:
@@ -199,3 +210,24 @@ def test_a_student_fits_a_teachers_query_past_the_texts_end_and_keeps_following(
     assert_healthy(student)
     assert any(caption.startswith(FOLLOWING) for caption in captions(student)), [i.value for i in student.info]
     assert student.query_params["query"] == "6"
+
+
+def test_a_mistyped_store_setting_turns_the_classes_off_and_says_what_it_must_be(store_setting):
+    def says_what_the_setting_must_be(notices: list[str]) -> bool:
+        return any(STORE_ENV in notice and "redis://host:6379/0" in notice for notice in notices)
+
+    store_setting("redis:/localhost")
+    student = open_page(**{"class": "ABCDEF"})
+    assert_healthy(student)
+    assert says_what_the_setting_must_be(warnings(student)), warnings(student)
+    assert "class" not in student.query_params and not any(FOLLOWING in c for c in captions(student))
+    store_setting("memcached://x")
+    teacher = open_page(teach="1")
+    assert_healthy(teacher)
+    assert says_what_the_setting_must_be(warnings(teacher)), warnings(teacher)
+    assert "class" not in teacher.query_params and not [b for b in teacher.button if b.key == "end_class"]
+    store_setting("redis://localhost:6379x/0")  # a Redis URL redis-py cannot read
+    plain = open_page()
+    assert_healthy(plain)
+    assert not [b for b in plain.button if b.key == "start_class"]  # in its place, why classes are off
+    assert says_what_the_setting_must_be(captions(plain)), captions(plain)

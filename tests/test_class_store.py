@@ -1,21 +1,27 @@
 """The class store (components/classroom/class_store.py): in memory and in a real redis-server, the same behaviour.
 
 What a class holds, who may change it (the key, and nothing like it), how it ends, how followers are
-counted, two teachers' tabs, and Redis that stops answering: the store says so within its timeout.
+counted, two teachers' tabs, an End or an expiry landing in the middle of a teacher's change (forced to land
+there), and Redis that stops answering: the store says so within its timeout.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
+import redis as redis_client
 
+from components.classroom import class_store
 from components.classroom.class_store import (
     CODE_ALPHABET,
     CODE_LENGTH,
     HEARTBEAT_S,
+    REDIS_TIMEOUT_S,
     MemoryStore,
     RedisStore,
+    StoreSettingError,
     StoreUnavailable,
     from_setting,
     key_hash,
@@ -27,6 +33,9 @@ from harness.redis import redis_server
 from tests.marks import NEEDS_REDIS
 
 VIEW = {"text": "time flies like an arrow", "layer": "2", "head": "5"}
+# What a shared, busy machine may add to a call that gives up after the store's timeout: a bound on giving up
+# at all, not a measure of speed.
+BUSY_MACHINE_S = 2.0
 
 
 @pytest.fixture(scope="module")
@@ -124,8 +133,12 @@ def test_keys_are_long_random_secrets_and_compared_by_hash():
 
 def test_the_setting_names_the_store():
     assert isinstance(from_setting(""), MemoryStore) and isinstance(from_setting("memory"), MemoryStore)
-    with pytest.raises(ValueError, match="redis://"):
-        from_setting("postgres://db")
+    assert isinstance(from_setting("redis://localhost:6379/0"), RedisStore)  # not reached before its first call
+    for mistyped in ("postgres://db", "redis:/localhost", "memcached://x"):
+        with pytest.raises(StoreSettingError, match="redis://host:6379/0"):
+            from_setting(mistyped)
+    with pytest.raises(StoreSettingError, match="Port"):  # redis-py's own words, under the setting's name
+        from_setting("redis://localhost:6379x/0")
 
 
 @pytest.mark.needs("redis-server")
@@ -135,14 +148,97 @@ def test_redis_that_stops_answering_is_said_within_the_timeout_and_comes_back(tm
         code, key = store.create(VIEW)
         server.pause()
         try:
-            # Without the client's timeout each call would wait for ever on the paused server: raising is the proof.
-            for call in (lambda: store.version(code, "a"), lambda: store.publish(code, key, VIEW),
-                         lambda: store.create(VIEW)):
+            # Without the client's timeout each call would wait for ever on the paused server.
+            calls = {"a follower's poll": lambda: store.version(code, "a"),
+                     "a teacher's change": lambda: store.publish(code, key, VIEW),
+                     "a new class": lambda: store.create(VIEW)}
+            for call, make in calls.items():
+                started = time.monotonic()
                 with pytest.raises(StoreUnavailable):
-                    call()
+                    make()
+                waited = time.monotonic() - started
+                assert waited < REDIS_TIMEOUT_S + BUSY_MACHINE_S, f"{call} gave up after {waited:.1f} s"
         finally:
             server.resume()
         assert store.publish(code, key, {**VIEW, "head": "7"}) and store.read(code).settings["head"] == "7"
+
+
+def between_check_and_write(monkeypatch, meanwhile) -> list:
+    """Run meanwhile once, when the store next checks a key against the class's stored key hash: after it read
+    the class and before it writes it. The list it returns is empty once meanwhile has run."""
+    check = class_store.key_matches
+    pending = [meanwhile]
+
+    def checking(key: str, stored_hash: bytes) -> bool:
+        if pending:
+            pending.pop()()
+        return check(key, stored_hash)
+
+    monkeypatch.setattr(class_store, "key_matches", checking)
+    return pending
+
+
+def expire_now(url: str, name: str) -> None:
+    """Let the record named name reach its expiry now, as Redis would LIFETIME_S after the last change."""
+    client = redis_client.Redis.from_url(url)
+    client.pexpire(name, 1)
+    while client.exists(name):
+        time.sleep(0.001)
+
+
+@pytest.mark.needs("redis-server")
+@pytest.mark.parametrize("meanwhile", ["ended in another tab", "expired"])
+def test_a_class_that_ends_while_its_teacher_publishes_stays_ended(redis, monkeypatch, meanwhile):
+    store, other_tab = RedisStore(redis.url), RedisStore(redis.url)
+    code, key = store.create(VIEW)
+    ends = {"ended in another tab": lambda: other_tab.end(code, key),
+            "expired": lambda: expire_now(redis.url, RedisStore.PREFIX + code)}
+    pending = between_check_and_write(monkeypatch, ends[meanwhile])
+    assert not store.publish(code, key, {**VIEW, "head": "6"})
+    assert not pending
+    assert store.version(code) is None and store.read(code) is None  # what followers poll: the class has ended
+
+
+@pytest.mark.needs("redis-server")
+def test_an_end_overtaken_by_another_tab_leaves_a_class_opened_since_under_its_code(redis, monkeypatch):
+    store, other_tab = RedisStore(redis.url), RedisStore(redis.url)
+    code, key = store.create(VIEW)
+
+    def end_and_reopen() -> None:
+        other_tab.end(code, key)
+        monkeypatch.setattr(class_store, "new_code", lambda: code)  # the code comes round again
+        other_tab.create({**VIEW, "head": "9"})
+
+    pending = between_check_and_write(monkeypatch, end_and_reopen)
+    assert not store.end(code, key)
+    assert not pending
+    assert store.read(code).settings["head"] == "9"
+
+
+@pytest.mark.needs("redis-server")
+def test_a_class_is_created_with_its_expiry_or_not_at_all(tmp_path, monkeypatch):
+    """Whatever the store sends after its first command is lost (the link to Redis broke): no class is left
+    that would never end."""
+    with redis_server(tmp_path) as server:
+        store, check = RedisStore(server.url), redis_client.Redis.from_url(server.url)
+        store.read("ZZZZZZ")  # the store's connection is open: only its commands for the class are counted
+        real_send = redis_client.connection.Connection.send_packed_command
+        sent = []
+
+        def link_breaks_after_one_command(connection, command, *args, **kwargs):
+            if sent:
+                raise redis_client.ConnectionError("the link to Redis broke")
+            sent.append(command)
+            return real_send(connection, command, *args, **kwargs)
+
+        with monkeypatch.context() as broken:
+            broken.setattr(redis_client.connection.Connection, "send_packed_command", link_breaks_after_one_command)
+            with contextlib.suppress(StoreUnavailable):
+                store.create(VIEW)
+        classes = check.keys(RedisStore.PREFIX + "*")
+        assert all(check.pttl(name) > 0 for name in classes), {name: check.pttl(name) for name in classes}
+        created, _ = store.create(VIEW)
+        assert check.pttl(RedisStore.PREFIX + created) > 0
 
 
 def test_redis_that_is_not_there_is_said_at_once():

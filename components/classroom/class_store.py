@@ -8,6 +8,7 @@ addresses. A class ends when its teacher ends it or LIFETIME_S after the teacher
 Two stores behind one interface: MemoryStore (the sessions of one server process) and RedisStore
 (ATTENTION_ANATOMY_CLASS_STORE=redis://…, shared by replicas behind a proxy). A follower's poll reads the
 version only (and, with Redis, leaves its heartbeat in the same round trip); the view is read when it moved.
+In Redis, each write to a class is a script that Redis runs whole, so that no End or expiry lands inside it.
 """
 
 from __future__ import annotations
@@ -37,8 +38,16 @@ MAX_CLASSES = 10_000  # of one memory store: a page opened with ?teach=1 in a lo
 REDIS_TIMEOUT_S = 0.5  # Redis down: a page waits at most this long for it, then says so and goes on
 
 
+# What ATTENTION_ANATOMY_CLASS_STORE may be, for the error and the page's notice.
+STORE_SETTING_FORMS = "empty, 'memory', or a Redis URL (redis://host:6379/0)"
+
+
 class StoreUnavailable(RuntimeError):
     """The store cannot be reached (Redis down, or the memory store full): the page says so and goes on."""
+
+
+class StoreSettingError(ValueError):
+    """ATTENTION_ANATOMY_CLASS_STORE names no store (a typo in the server's setting): the class features are off."""
 
 
 @dataclass(frozen=True)
@@ -98,8 +107,11 @@ def from_setting(value: str | None) -> ClassStore:
     if value in ("", "memory"):
         return MemoryStore()
     if value.startswith(("redis://", "rediss://", "unix://")):
-        return RedisStore(value)
-    raise ValueError(f"{STORE_ENV} must be empty, 'memory', or a Redis URL (redis://host:6379/0), not {value[:40]!r}")
+        try:
+            return RedisStore(value)
+        except ValueError as error:  # redis-py's: a port that is no number, an option it does not know
+            raise StoreSettingError(f"{STORE_ENV} is not a Redis URL redis-py can read: {error}") from error
+    raise StoreSettingError(f"{STORE_ENV} must be {STORE_SETTING_FORMS}, not {value[:40]!r}")
 
 
 @dataclass
@@ -188,6 +200,34 @@ class MemoryStore:
             self._live(code)
 
 
+# Each write to a class is one of these scripts, which Redis runs whole, with nothing in between: a class is
+# written with its expiry or not at all, and a write checked against the teacher's key goes ahead only if the
+# class still holds the key hash the store checked (in constant time, in Python). Otherwise an End from another
+# tab, or the expiry, landing between the check and the write would bring back a class without its key hash,
+# which followers poll for its whole lifetime without ever reading that it ended.
+# KEYS[1] the class's hash; ARGV key hash, settings (JSON), changed (Unix time), lifetime in ms.
+_CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'key_hash', ARGV[1], 'version', 1, 'settings', ARGV[2], 'changed', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+"""
+# KEYS[1] the class's hash; ARGV the key hash checked, settings (JSON), changed (Unix time), lifetime in ms.
+_PUBLISH = """
+if redis.call('HGET', KEYS[1], 'key_hash') ~= ARGV[1] then return 0 end
+redis.call('HINCRBY', KEYS[1], 'version', 1)
+redis.call('HSET', KEYS[1], 'settings', ARGV[2], 'changed', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+"""
+# KEYS[1] the class's hash, KEYS[2] its followers; ARGV[1] the key hash checked.
+_END = """
+if redis.call('HGET', KEYS[1], 'key_hash') ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+return 1
+"""
+
+
 class RedisStore:
     """The classes in Redis, for every replica: a hash per class (key_hash, version, settings, changed) that
     expires LIFETIME_S after the teacher's last change, and a sorted set of the followers' heartbeats."""
@@ -204,15 +244,16 @@ class RedisStore:
         # No retries: a page waits one timeout for a Redis that is down, not four.
         self._redis = redis.Redis.from_url(url, socket_timeout=REDIS_TIMEOUT_S,
                                            socket_connect_timeout=REDIS_TIMEOUT_S, retry=Retry(NoBackoff(), 0))
+        self._create_script = self._redis.register_script(_CREATE)
+        self._publish_script = self._redis.register_script(_PUBLISH)
+        self._end_script = self._redis.register_script(_END)
 
     def create(self, settings: dict[str, str]) -> tuple[str, str]:
         key = new_key()
         with self._reaching():
-            while True:
+            code = new_code()
+            while not self._create_script([self._name(code)], [key_hash(key), *self._view_arguments(settings)]):
                 code = new_code()
-                if self._redis.hsetnx(self._name(code), "key_hash", key_hash(key)):
-                    break
-            self._change(code, settings, first=True)
         return code, key
 
     def version(self, code: str, follower: str | None = None) -> int | None:
@@ -236,21 +277,21 @@ class RedisStore:
 
     def teaches(self, code: str, key: str) -> bool:
         with self._reaching():
-            return self._is_teacher(code, key)
+            return self._teachers_hash(code, key) is not None
 
     def publish(self, code: str, key: str, settings: dict[str, str]) -> bool:
         with self._reaching():
-            if not self._is_teacher(code, key):
+            checked = self._teachers_hash(code, key)
+            if checked is None:
                 return False
-            self._change(code, settings)
-        return True
+            return bool(self._publish_script([self._name(code)], [checked, *self._view_arguments(settings)]))
 
     def end(self, code: str, key: str) -> bool:
         with self._reaching():
-            if not self._is_teacher(code, key):
+            checked = self._teachers_hash(code, key)
+            if checked is None:
                 return False
-            self._redis.delete(self._name(code), self._followers(code))
-        return True
+            return bool(self._end_script([self._name(code), self._followers(code)], [checked]))
 
     def followers(self, code: str) -> int:
         with self._reaching():
@@ -259,20 +300,14 @@ class RedisStore:
             pipe.zcard(self._followers(code))
             return int(pipe.execute()[1])
 
-    def _is_teacher(self, code: str, key: str) -> bool:
+    def _teachers_hash(self, code: str, key: str) -> bytes | None:
+        """The class's stored key hash when key is its teacher's (checked here, in constant time), else None."""
         stored = self._redis.hget(self._name(code), "key_hash")
-        return stored is not None and key_matches(key, stored)
+        return stored if stored is not None and key_matches(key, stored) else None
 
-    def _change(self, code: str, settings: dict[str, str], first: bool = False) -> None:
-        """Write the teacher's view and move the version on, in one transaction: of two tabs, the later wins."""
-        pipe = self._redis.pipeline(transaction=True)
-        pipe.hset(self._name(code), mapping={"settings": json.dumps(settings), "changed": time.time()})
-        if first:
-            pipe.hset(self._name(code), "version", 1)
-        else:
-            pipe.hincrby(self._name(code), "version", 1)
-        pipe.pexpire(self._name(code), self.lifetime_ms)
-        pipe.execute()
+    def _view_arguments(self, settings: dict[str, str]) -> list[str | int | float]:
+        """The scripts' arguments after the key hash: the teacher's view, when it changed, and the lifetime."""
+        return [json.dumps(settings), time.time(), self.lifetime_ms]
 
     @contextlib.contextmanager
     def _reaching(self) -> Iterator[None]:

@@ -12,6 +12,10 @@ parameters then differ from what the teacher's view left) leaves follow mode unt
 
 Only a page whose link holds the class's key (compared in constant time, by the store) drives the class. A
 code read from a link is checked against CODE_ALPHABET before it goes anywhere, and shown only as a code span.
+
+A server whose ATTENTION_ANATOMY_CLASS_STORE names no store (a typo) has no classes: a class link or teach=1
+opens the page on its own, with a notice of what the setting must be, which the sidebar shows in place of
+Start a class. The setting's value itself is never shown (a Redis URL may hold a password).
 """
 
 from __future__ import annotations
@@ -26,7 +30,13 @@ from streamlit.delta_generator import DeltaGenerator
 
 from components import caches
 from components.classroom.class_link import CLASS_PARAM, qr_png, show_large, students_link, warn_if_unreachable
-from components.classroom.class_store import StoreUnavailable, parse_code
+from components.classroom.class_store import (
+    STORE_ENV,
+    STORE_SETTING_FORMS,
+    StoreSettingError,
+    StoreUnavailable,
+    parse_code,
+)
 from components.page import controls, page_state, url
 from components.page.page_state import PageState
 
@@ -47,6 +57,8 @@ CARD_QR_SCALE = 3
 _SEAT = "_class_seat"
 UNREACHABLE = ("The class cannot be reached right now (its store does not answer). Your page stays as it is "
                "and follows again when the class answers.")
+CLASSES_OFF = (f"Classes are off on this server: its setting `{STORE_ENV}` must be {STORE_SETTING_FORMS}. "
+               "The page works on its own.")
 
 
 @dataclass
@@ -64,6 +76,7 @@ class Seat:
     notices: list[str] = field(default_factory=list)
     follower_id: str = field(default_factory=lambda: secrets.token_hex(8))  # random: only to count followers
     beat_at: float = float("-inf")  # a follower's: when it last said it is there (time.monotonic)
+    classes_off: bool = False  # the server's class store setting names no store: no class can be opened or joined
 
 
 def start(query: dict[str, list[str]], models: Sequence[str]) -> tuple[dict[str, list[str]], list[str]]:
@@ -73,6 +86,11 @@ def start(query: dict[str, list[str]], models: Sequence[str]) -> tuple[dict[str,
         return query, _seat().notices
     seat = st.session_state[_SEAT] = Seat()
     code_given, key_given = _last(query, CLASS_PARAM), _last(query, KEY_PARAM)
+    seat.classes_off = _setting_names_no_store()
+    if seat.classes_off:
+        if code_given is not None or key_given is not None or _last(query, TEACH_PARAM) is not None:
+            seat.notices.append(CLASSES_OFF)
+        return query, seat.notices
     if code_given is None:
         if key_given is not None:
             seat.notices.append("The link has a key but no class code: the key was ignored.")
@@ -197,8 +215,11 @@ def class_card(under: DeltaGenerator) -> None:
 
 
 def start_button() -> None:
-    """Start a class, on a page that is in none."""
-    if not _seat().role:
+    """Start a class, on a page that is in none; in its place, why not when the server's setting turned them off."""
+    seat = _seat()
+    if seat.classes_off:
+        st.sidebar.caption(CLASSES_OFF)
+    elif not seat.role:
         st.sidebar.button("Start a class", key="start_class", on_click=_start_class, icon=":material/school:",
                           help="Your students open one link (or scan its QR code) and their pages follow yours.")
 
@@ -314,6 +335,15 @@ def _follow_again() -> None:
         seat.role = ""
         return
     _take(seat, snapshot.version, snapshot.settings)
+
+
+def _setting_names_no_store() -> bool:
+    """Whether ATTENTION_ANATOMY_CLASS_STORE names no store (caches.classes() makes the store from it)."""
+    try:
+        caches.classes()
+    except StoreSettingError:
+        return True
+    return False
 
 
 def _seat() -> Seat:
