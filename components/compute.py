@@ -40,7 +40,6 @@ from attention import (
     allowed_hub_ids,
     build_outline,
     build_trace,
-    check_fits,
     compare,
     context,
     counting,
@@ -62,7 +61,7 @@ from attention import (
     unknown,
     weights_path,
 )
-from components import class_store, process_memory, turns
+from components import class_store, model_room, process_memory, turns
 from components.charts import spec_and_frames
 from components.memory_budget import MemoryBudget, memory_budget
 from components.slots import ThreadSlots
@@ -204,7 +203,7 @@ def downloads() -> download.Downloads:
 
 
 def model_room_bytes() -> int:
-    """The most a model's weights may take beside the bundled model's, in this server's memory budget."""
+    """The room every loaded model's weights share beside the bundled model's, in this server's memory budget."""
     try:
         bundled = weights_path(BUNDLED_MODEL).stat().st_size
     except ModelLoadError:  # a damaged install: the bundled model cannot load, so it takes no room either
@@ -222,11 +221,14 @@ check_can_download = download.check_can_download  # raises ModelLoadError, sayin
 
 # ---- The model and the text: key (model name) and (model name, text, second text) ----
 
-@st.cache_resource(show_spinner="Loading the model (once per server)…", max_entries=CACHE_ENTRIES["model"])
+# A model the cache pushes out or is cleared of gives its room back (components/model_room.py).
+@st.cache_resource(show_spinner="Loading the model (once per server)…", max_entries=CACHE_ENTRIES["model"],
+                   on_release=lambda loaded: model_room.LOADED.forget(loaded.name))
 def model(name: str) -> LoadedModel:
-    if name != BUNDLED_MODEL:  # on disk already (a folder, or downloaded): refused before it is read
-        check_fits(name, weights_path(name).stat().st_size, model_room_bytes())
-    loaded = load_model(name)
+    # On disk already (a folder, or downloaded): refused before it is read unless it fits beside the models loaded.
+    weights_bytes = 0 if name == BUNDLED_MODEL else weights_path(name).stat().st_size  # the room is beside it
+    with model_room.LOADED.reserved(name, weights_bytes, model_room_bytes()):
+        loaded = load_model(name)
     # Nearly half a million long-lived objects (torch, transformers, the weights' wrappers): moved
     # out of the cyclic collector's sight, a full collection takes microseconds instead of 0.4 s.
     gc.freeze()
