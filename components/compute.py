@@ -79,7 +79,7 @@ MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"
 # How many entries each cache keeps, least recently used out first. Sizes are for a 512-token text.
 CACHE_ENTRIES = {
     "model": 3,  # a BERT's weights: 90 MB bundled, 440 MB bert-base
-    "masked_lm": 2,  # the masked-language-model head (a few MB) on the model's own encoder, for the switch view
+    "masked_lm": 2,  # the masked-language-model head alone (a few MB), put on model()'s encoder, for the switch view
     # Tokens, ids and masks of a text (a few kB): a class of 30, each with a text of their own.
     "encoding": 64,
     "unknown_characters": 64,  # what each [UNK] of a text stands for: a few characters
@@ -568,12 +568,19 @@ temperature_row = scaling_lab.temperature_row  # (scores (T,), τs) -> (τs, T) 
 
 @st.cache_resource(show_spinner="Loading the model with its masked-language-model head (once per server)…",
                    max_entries=CACHE_ENTRIES["masked_lm"])
-def masked_lm(name: str) -> tuple[head_switch.MaskedLM | None, str | None]:
-    """The model, or None and why: a checkpoint without the head stays without it, so that is cached too."""
+def masked_lm_head(name: str) -> tuple[head_switch.MaskedLMHead | None, str | None]:
+    """The head alone, or None and why: a checkpoint without the head stays without it, so that is cached too."""
     try:
-        return head_switch.load_masked_lm(name, encoder=model(name)), None  # the head on the loaded encoder
+        return head_switch.load_head(name, model(name)), None
     except head_switch.NoMaskedLMHead as error:
         return None, str(error)
+
+
+def masked_lm(name: str) -> tuple[head_switch.MaskedLM | None, str | None]:
+    """The model with its head, or None and why: the kept head on the encoder model(name) holds now, so that an
+    encoder the model cache lets go is not kept here as a second copy beside the one it loads again."""
+    head, why = masked_lm_head(name)
+    return (None if head is None else head_switch.MaskedLM(model(name), head)), why
 
 
 def prediction(name: str, sentence: str, heads_off: tuple[tuple[int, int], ...]) -> head_switch.Prediction:

@@ -1,4 +1,5 @@
-"""components/compute.py's models in the test's own process: the budget counts every model loaded at once.
+"""components/compute.py's models in the test's own process: the budget counts every model loaded at once, and
+the masked-language-model head keeps no copy of an encoder the model cache has let go.
 
 The models are tiny BERTs saved here, offered as local folders (compute.MODEL_DIRS_ENV); the budget is set as
 a deployer sets it (ATTENTION_ANATOMY_MEMORY_MB), just large enough for one of them beside the bundled model.
@@ -7,10 +8,12 @@ a deployer sets it (ATTENTION_ANATOMY_MEMORY_MB), just large enough for one of t
 from __future__ import annotations
 
 import itertools
+import weakref
 
 import pytest
 
 from attention import BUNDLED_MODEL, ModelLoadError, weights_path
+from attention.head_switch import load_masked_lm, predict
 from components import compute, model_room
 from components.memory_budget import MEMORY_ENV, RUNTIME_MB, memory_budget
 from tests.conftest import save_tiny_bert
@@ -74,3 +77,27 @@ def test_a_model_the_cache_pushes_out_is_no_longer_counted(offered):
     held = model_room.LOADED.held()
     assert offered[0] not in held
     assert set(offered[1:]) <= set(held)
+
+
+@pytest.fixture
+def mlm_folder(tmp_path, monkeypatch):
+    """A tiny BERT saved with its masked-language-model head, offered as a folder; after the test, not kept."""
+    folder = str(save_tiny_bert(tmp_path / "tiny-mlm", with_mlm_head=True))
+    monkeypatch.setenv(compute.MODEL_DIRS_ENV, folder)
+    yield folder
+    compute.model.clear(folder)
+    compute.masked_lm_head.clear(folder)
+
+
+def test_the_masked_lm_sits_on_the_encoder_the_model_cache_holds_now(mlm_folder):
+    sentence = "the capital of france is [MASK] ."
+    first, _ = compute.masked_lm(mlm_folder)
+    assert first.encoder is compute.model(mlm_folder)
+    let_go = weakref.ref(first.encoder.model)
+    del first
+    compute.model.clear(mlm_folder)  # the model cache lets the encoder go, as when a class's models push it out
+    encoder = compute.model(mlm_folder)
+    again, _ = compute.masked_lm(mlm_folder)
+    assert again.encoder is encoder, "the head on the encoder the model cache holds, not on the one it let go"
+    assert let_go() is None, "nothing keeps the encoder the model cache let go: one copy of the weights"
+    assert predict(again, sentence).top_ids == predict(load_masked_lm(mlm_folder), sentence).top_ids
