@@ -6,7 +6,11 @@ head_mask, and the model is shared by every session and thread of the server, so
 here registers a hook or changes the model: the encoder is run layer by layer with the
 model's own modules (embeddings, each layer's Q/K/V, output projection, feed-forward and
 the masked-language-model head), and only the step between attention and W_o is ours.
-With no head off, the result is transformers' own forward pass (parity tested).
+With no head off, the result is transformers' own BertForMaskedLM (parity tested).
+
+The head is kept apart from the encoder it sits on (MaskedLMHead, a few MB): the encoder is
+the BertModel the rest of the page loaded (attention.models.load_model), put under the head
+at each use, so that whoever keeps the head never keeps a second copy of the encoder.
 
 Letters used in shape comments: B batch, T tokens, C hidden size, nh heads, d head size,
 L layers, V vocabulary.
@@ -21,7 +25,7 @@ import numpy as np
 import torch
 
 from attention.dot_product import additive_mask, attend, merge_heads, split_heads
-from attention.models import BUNDLED_MODEL, LoadedModel, ModelLoadError, load_checkpoint, weights_path
+from attention.models import BUNDLED_MODEL, LoadedModel, ModelLoadError, load_model, weights_path
 from attention.settings import ModelShape, scaling_divisor
 
 HeadsOff = tuple[tuple[int, int], ...]  # sorted (layer, head) pairs, both counted from 0
@@ -34,17 +38,49 @@ class NoMaskedLMHead(ModelLoadError):
 
 
 @dataclass(frozen=True, eq=False)
-class MaskedLM:
-    """A BertForMaskedLM ready for inference (eval mode, eager attention, no gradients)."""
+class MaskedLMHead:
+    """BERT's masked-language-model head alone (cls.predictions), read from a checkpoint's weights.
+
+    It holds nothing of the encoder it is used on: the decoder is that encoder's word embeddings (tied,
+    as BERT's are), looked up at each use, unless the checkpoint has a decoder of its own.
+    """
 
     name: str
-    model: object  # transformers.BertForMaskedLM
-    tokenizer: object
+    transform: object  # transformers' BertPredictionHeadTransform: dense (C, C), activation, LayerNorm; eval mode
+    bias: torch.Tensor  # (V,) the decoder's bias
+    decoder_weight: torch.Tensor | None  # (V, C) the checkpoint's own decoder; None: the word embeddings
+
+
+@dataclass(frozen=True, eq=False)
+class MaskedLM:
+    """A BERT with its masked-language-model head, ready for inference: the encoder as loaded (eval mode, eager
+    attention, no gradients, shared with the rest of the page) and the head on top of it."""
+
+    encoder: LoadedModel
+    head: MaskedLMHead
+
+    @property
+    def name(self) -> str:
+        return self.encoder.name
+
+    @property
+    def tokenizer(self):
+        return self.encoder.tokenizer
 
     @property
     def shape(self) -> ModelShape:
-        config = self.model.config
-        return ModelShape(config.num_hidden_layers, config.num_attention_heads, config.hidden_size)
+        return self.encoder.shape
+
+    @property
+    def max_tokens(self) -> int:
+        return self.encoder.max_tokens
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """(..., C) the encoder's last hidden states -> (..., V) the head's score of every word."""
+        decoder = self.head.decoder_weight
+        if decoder is None:  # tied: the encoder's own word embeddings
+            decoder = self.encoder.model.embeddings.word_embeddings.weight  # (V, C)
+        return torch.nn.functional.linear(self.head.transform(hidden), decoder, self.head.bias)  # (..., V)
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,42 +134,38 @@ def load_masked_lm(name: str = SUGGESTED_MODEL, encoder: LoadedModel | None = No
     encoder: the same checkpoint's BertModel, already loaded (attention.models.load_model); then only the
     head's few weights are read and put on top of it, so the server holds one copy of the encoder.
     """
-    if encoder is not None:
-        return _head_on(name, encoder)
-    from transformers import BertForMaskedLM
-
-    model, tokenizer, info = load_checkpoint(name, BertForMaskedLM)
-    _require_head(name, [key for key in info["missing_keys"] if key.startswith(MLM_HEAD_PREFIX)])
-    _require_mask_token(name, tokenizer)
-    return MaskedLM(name=name, model=model, tokenizer=tokenizer)
+    if encoder is None:
+        encoder = load_model(name)
+    return MaskedLM(encoder, load_head(name, encoder))
 
 
-def _head_on(name: str, encoder: LoadedModel) -> MaskedLM:
-    """A BertForMaskedLM whose encoder is encoder.model itself and whose head is read from name's weights."""
-    from transformers import BertForMaskedLM
+def load_head(name: str, encoder: LoadedModel) -> MaskedLMHead:
+    """The masked-language-model head in name's weights, made to fit encoder (the same checkpoint's BertModel,
+    of which it keeps nothing); NoMaskedLMHead when the checkpoint has none."""
+    from transformers.models.bert.modeling_bert import BertPredictionHeadTransform
 
-    head = _head_weights(name)
-    _require_head(name, [key for key in MLM_HEAD_KEYS if key not in head])
+    weights = _head_weights(name)
+    _require_head(name, [key for key in MLM_HEAD_KEYS if key not in weights])
     _require_mask_token(name, encoder.tokenizer)
-    with torch.device("meta"):  # the class's own encoder is never allocated: the loaded one takes its place
-        model = BertForMaskedLM(encoder.model.config)
-    model.bert = encoder.model
-    model.cls.to_empty(device="cpu")
-    predictions = model.cls.predictions
-    state = {key.removeprefix("cls."): tensor for key, tensor in head.items()}
-    if "predictions.decoder.weight" in state:  # a checkpoint whose decoder has weights of its own
-        predictions.decoder.weight = torch.nn.Parameter(state.pop("predictions.decoder.weight"), requires_grad=False)
-    else:  # tied, as BERT's are: the word embeddings themselves
-        predictions.decoder.weight = encoder.model.embeddings.word_embeddings.weight
-    if "predictions.decoder.bias" not in state:
-        state["predictions.decoder.bias"] = state["predictions.bias"]
-    missing, unexpected = model.cls.load_state_dict(state, strict=False)
-    if [key for key in missing if key != "predictions.decoder.weight"] or unexpected:  # the decoder is set above
-        raise ModelLoadError(f"The masked-language-model head of {name!r} does not fit its encoder "
-                             f"(missing {missing}, unexpected {unexpected}).")
-    model.eval()
-    model.requires_grad_(False)
-    return MaskedLM(name=name, model=model, tokenizer=encoder.tokenizer)
+    config = encoder.model.config
+    dtype = encoder.model.embeddings.word_embeddings.weight.dtype
+    transform = BertPredictionHeadTransform(config)
+    prefix = f"{MLM_HEAD_PREFIX}transform."
+    bias = weights.get(f"{MLM_HEAD_PREFIX}decoder.bias", weights[f"{MLM_HEAD_PREFIX}bias"])  # (V,)
+    decoder_weight = weights.get(f"{MLM_HEAD_PREFIX}decoder.weight")  # (V, C), when not tied
+    try:
+        transform.load_state_dict({key.removeprefix(prefix): tensor for key, tensor in weights.items()
+                                   if key.startswith(prefix)})
+    except RuntimeError as error:  # a weight missing, left over or of another size
+        raise ModelLoadError(f"The masked-language-model head of {name!r} does not fit its encoder: {error}") from error
+    if bias.shape != (config.vocab_size,) or (decoder_weight is not None
+                                               and decoder_weight.shape != (config.vocab_size, config.hidden_size)):
+        raise ModelLoadError(f"The masked-language-model head of {name!r} does not fit its encoder: its decoder is "
+                             f"not {config.vocab_size} words of {config.hidden_size} numbers.")
+    transform.to(dtype).eval()
+    transform.requires_grad_(False)
+    return MaskedLMHead(name=name, transform=transform, bias=bias.to(dtype),
+                        decoder_weight=None if decoder_weight is None else decoder_weight.to(dtype))
 
 
 def _head_weights(name: str) -> dict[str, torch.Tensor]:
@@ -203,11 +235,11 @@ def run_encoder(masked_lm: MaskedLM, input_ids: torch.Tensor, token_type_ids: to
     keep = torch.ones(input_ids.shape[0], shape.num_layers, shape.num_heads)  # (B, L, nh)
     for layer, head in off:
         keep[:, layer, head] = 0.0
-    bert = masked_lm.model.bert
+    bert = masked_lm.encoder.model
     with torch.inference_mode():
         embeddings = bert.embeddings(input_ids=input_ids, token_type_ids=token_type_ids)  # (B, T, C)
         hidden_states, attention_outputs = encoder_layers(bert, shape, embeddings, attention_mask, keep, start=0)
-        logits = masked_lm.model.cls(hidden_states[-1])  # (B, T, V)
+        logits = masked_lm.logits(hidden_states[-1])  # (B, T, V)
     return EncoderRun(
         heads_off=off,
         hidden_states=tuple(h.numpy() for h in (embeddings, *hidden_states)),
@@ -232,14 +264,14 @@ def head_ranking(masked_lm: MaskedLM, sentence: str) -> tuple[Prediction, tuple[
     """
     shape = masked_lm.shape
     batch, mask_index = _encode(masked_lm, sentence)
-    bert = masked_lm.model.bert
+    bert = masked_lm.encoder.model
     effects: list[HeadEffect] = []
     with torch.inference_mode():
         embeddings = bert.embeddings(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"])  # (1, T, C)
         intact_keep = torch.ones(1, shape.num_layers, shape.num_heads)  # (1, L, nh)
         hidden_states, _ = encoder_layers(bert, shape, embeddings, batch["attention_mask"], intact_keep, start=0)
         intact = _prediction(masked_lm, batch, mask_index, (),
-                             masked_lm.model.cls(hidden_states[-1])[0, mask_index], top_k=5)
+                             masked_lm.logits(hidden_states[-1])[0, mask_index], top_k=5)
         top_id = intact.top_ids[0]
         layer_inputs = (embeddings, *hidden_states)  # L + 1 x (1, T, C)
         mask = batch["attention_mask"].expand(shape.num_heads, -1)  # (nh, T)
@@ -248,7 +280,7 @@ def head_ranking(masked_lm: MaskedLM, sentence: str) -> tuple[Prediction, tuple[
             keep[torch.arange(shape.num_heads), layer, torch.arange(shape.num_heads)] = 0.0
             start = layer_inputs[layer].expand(shape.num_heads, -1, -1)  # (nh, T, C)
             outputs, _ = encoder_layers(bert, shape, start, mask, keep, start=layer)
-            logits = masked_lm.model.cls(outputs[-1][:, mask_index])  # (nh, V)
+            logits = masked_lm.logits(outputs[-1][:, mask_index])  # (nh, V)
             probabilities = torch.softmax(logits, dim=-1)  # (nh, V)
             for head in range(shape.num_heads):
                 probability = float(probabilities[head, top_id])
@@ -285,7 +317,7 @@ def _encode(masked_lm: MaskedLM, sentence: str) -> tuple[dict[str, torch.Tensor]
     if not isinstance(sentence, str) or not sentence.strip():
         raise ValueError(f"Type a sentence with one {tokenizer.mask_token} in it.")
     batch = tokenizer(sentence, return_tensors="pt", truncation=True,
-                      max_length=masked_lm.model.config.max_position_embeddings)
+                      max_length=masked_lm.max_tokens)
     batch.setdefault("token_type_ids", torch.zeros_like(batch["input_ids"]))
     masks = (batch["input_ids"][0] == tokenizer.mask_token_id).nonzero().flatten().tolist()
     if len(masks) != 1:

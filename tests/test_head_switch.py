@@ -36,26 +36,38 @@ def masked(checkpoint):
 
 
 @pytest.fixture(scope="module")
+def reference(checkpoint):
+    """transformers' own BertForMaskedLM of the same checkpoint, encoder and head in one model."""
+    return _reference(checkpoint)
+
+
+def _reference(checkpoint):
+    from transformers import BertForMaskedLM
+
+    return BertForMaskedLM.from_pretrained(checkpoint, attn_implementation="eager").eval()
+
+
+@pytest.fixture(scope="module")
 def inputs(masked):
     return masked.tokenizer(SENTENCE, return_tensors="pt")
 
 
-def _own_logits(masked, inputs) -> np.ndarray:
+def _own_logits(reference, inputs) -> np.ndarray:
     with torch.inference_mode():
-        return masked.model(**inputs).logits.numpy()  # (1, T, V): transformers' BertForMaskedLM
+        return reference(**inputs).logits.numpy()  # (1, T, V): transformers' BertForMaskedLM
 
 
-def test_with_every_head_on_the_logits_are_transformers_own(masked, inputs):
+def test_with_every_head_on_the_logits_are_transformers_own(masked, reference, inputs):
     run = run_encoder(masked, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"])
-    assert np.abs(run.logits - _own_logits(masked, inputs)).max() <= TOLERANCE
+    assert np.abs(run.logits - _own_logits(reference, inputs)).max() <= TOLERANCE
     assert len(run.hidden_states) == 3 and len(run.attention_outputs) == 2
 
 
-def test_with_every_head_on_the_top_five_are_transformers_own(masked, inputs):
+def test_with_every_head_on_the_top_five_are_transformers_own(masked, reference, inputs):
     prediction = predict(masked, SENTENCE)
     mask_index = prediction.tokens.index("[MASK]")
     assert prediction.mask_index == mask_index
-    probabilities = torch.softmax(torch.from_numpy(_own_logits(masked, inputs)[0, mask_index]), dim=-1)
+    probabilities = torch.softmax(torch.from_numpy(_own_logits(reference, inputs)[0, mask_index]), dim=-1)
     top = torch.topk(probabilities, 5)
     assert list(prediction.top_ids) == top.indices.tolist()
     np.testing.assert_allclose(prediction.top_probabilities, top.values.numpy(), rtol=1e-5)
@@ -89,13 +101,16 @@ def test_several_heads_off_match_the_trace_too(checkpoint, masked, inputs):
 
 
 def test_the_model_is_left_as_it_was(masked):
-    before = {name: value.clone() for name, value in masked.model.state_dict().items()}
+    modules = (masked.encoder.model, masked.head.transform)
+    tensors = {f"{i}.{name}": value for i, module in enumerate(modules) for name, value in module.state_dict().items()}
+    tensors["bias"] = masked.head.bias
+    before = {name: value.clone() for name, value in tensors.items()}
     predict(masked, SENTENCE, [(0, 1), (1, 3)])
     head_ranking(masked, SENTENCE)
-    assert all(not m._forward_hooks and not m._forward_pre_hooks for m in masked.model.modules())
-    for name, value in masked.model.state_dict().items():
+    assert all(not m._forward_hooks and not m._forward_pre_hooks for module in modules for m in module.modules())
+    for name, value in tensors.items():
         assert torch.equal(value, before[name]), name
-    assert not masked.model.training
+    assert not any(module.training for module in modules)
 
 
 def test_two_threads_with_different_heads_off_get_what_each_gets_alone(masked):
@@ -143,13 +158,30 @@ def test_the_drop_grid_puts_each_heads_drop_at_its_layer_and_head_in_points(mask
         assert grid[effect.layer, effect.head] == pytest.approx(100 * effect.drop, rel=1e-6)
 
 
-def test_the_head_on_the_loaded_encoder_predicts_as_the_whole_checkpoint(checkpoint, masked, inputs):
+def test_the_head_on_the_loaded_encoder_predicts_as_the_whole_checkpoint(checkpoint, masked, reference, inputs):
     encoder = load_model(str(checkpoint))
     shared = load_masked_lm(str(checkpoint), encoder=encoder)
-    assert shared.model.bert is encoder.model, "one copy of the encoder's weights"
-    assert shared.model.cls.predictions.decoder.weight is encoder.model.embeddings.word_embeddings.weight
-    np.testing.assert_allclose(_own_logits(shared, inputs), _own_logits(masked, inputs), rtol=1e-5, atol=1e-6)
+    assert shared.encoder is encoder, "one copy of the encoder's weights"
+    run = run_encoder(shared, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"])
+    assert np.abs(run.logits - _own_logits(reference, inputs)).max() <= TOLERANCE
     assert predict(shared, SENTENCE).top_ids == predict(masked, SENTENCE).top_ids
+
+
+def test_the_head_keeps_nothing_of_the_encoder(masked):
+    """Whoever keeps the head (the page's cache) keeps no part of an encoder: the tied decoder, the word
+    embeddings, is looked up on the encoder the head is put on, at each use."""
+    assert masked.head.decoder_weight is None, "BERT's decoder is its word embeddings"
+    encoder_storage = {p.untyped_storage().data_ptr() for p in masked.encoder.model.parameters()}
+    head_tensors = [*masked.head.transform.parameters(), masked.head.bias]
+    assert not {t.untyped_storage().data_ptr() for t in head_tensors} & encoder_storage
+
+
+def test_a_head_with_a_decoder_of_its_own_predicts_as_its_checkpoint(tmp_path, inputs):
+    checkpoint = save_tiny_bert(tmp_path / "untied", with_mlm_head=True, tie_word_embeddings=False)
+    untied = load_masked_lm(str(checkpoint))
+    assert untied.head.decoder_weight is not None
+    run = run_encoder(untied, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"])
+    assert np.abs(run.logits - _own_logits(_reference(checkpoint), inputs)).max() <= TOLERANCE
 
 
 def test_an_encoder_without_a_head_in_its_weights_is_refused_on_the_shared_path_too(tiny_checkpoint):

@@ -13,13 +13,13 @@ from attention import (
     LoadedModel,
     ModelLoadError,
     allowed_hub_ids,
-    check_fits,
     download,
     head_switch,
     hub,
     load_model,
     weights_path,
 )
+from components.caches import model_room
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 
 # Folders of local BERT checkpoints the page may offer, separated like PATH ("a:b").
@@ -44,7 +44,7 @@ def downloads() -> download.Downloads:
 
 
 def model_room_bytes() -> int:
-    """The most a model's weights may take beside the bundled model's, in this server's memory budget."""
+    """The room every loaded model's weights share beside the bundled model's, in this server's memory budget."""
     try:
         bundled = weights_path(BUNDLED_MODEL).stat().st_size
     except ModelLoadError:  # a damaged install: the bundled model cannot load, so it takes no room either
@@ -62,11 +62,14 @@ check_can_download = download.check_can_download  # raises ModelLoadError, sayin
 
 # ---- The model and the text: key (model name) and (model name, text, second text) ----
 
-@st.cache_resource(show_spinner="Loading the model (once per server)…", max_entries=CACHE_ENTRIES["model"])
+# A model the cache pushes out or is cleared of gives its room back (caches/model_room.py).
+@st.cache_resource(show_spinner="Loading the model (once per server)…", max_entries=CACHE_ENTRIES["model"],
+                   on_release=lambda loaded: model_room.LOADED.forget(loaded.name))
 def model(name: str) -> LoadedModel:
-    if name != BUNDLED_MODEL:  # on disk already (a folder, or downloaded): refused before it is read
-        check_fits(name, weights_path(name).stat().st_size, model_room_bytes())
-    loaded = load_model(name)
+    # On disk already (a folder, or downloaded): refused before it is read unless it fits beside the models loaded.
+    weights_bytes = 0 if name == BUNDLED_MODEL else weights_path(name).stat().st_size  # the room is beside it
+    with model_room.LOADED.reserved(name, weights_bytes, model_room_bytes()):
+        loaded = load_model(name)
     # Nearly half a million long-lived objects (torch, transformers, the weights' wrappers): moved
     # out of the cyclic collector's sight, a full collection takes microseconds instead of 0.4 s.
     gc.freeze()
@@ -77,9 +80,16 @@ def model(name: str) -> LoadedModel:
 
 @st.cache_resource(show_spinner="Loading the model with its masked-language-model head (once per server)…",
                    max_entries=CACHE_ENTRIES["masked_lm"])
-def masked_lm(name: str) -> tuple[head_switch.MaskedLM | None, str | None]:
-    """The model, or None and why: a checkpoint without the head stays without it, so that is cached too."""
+def masked_lm_head(name: str) -> tuple[head_switch.MaskedLMHead | None, str | None]:
+    """The head alone, or None and why: a checkpoint without the head stays without it, so that is cached too."""
     try:
-        return head_switch.load_masked_lm(name, encoder=model(name)), None  # the head on the loaded encoder
+        return head_switch.load_head(name, model(name)), None
     except head_switch.NoMaskedLMHead as error:
         return None, str(error)
+
+
+def masked_lm(name: str) -> tuple[head_switch.MaskedLM | None, str | None]:
+    """The model with its head, or None and why: the kept head on the encoder model(name) holds now, so that an
+    encoder the model cache lets go is not kept here as a second copy beside the one it loads again."""
+    head, why = masked_lm_head(name)
+    return (None if head is None else head_switch.MaskedLM(model(name), head)), why

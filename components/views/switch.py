@@ -59,7 +59,7 @@ def render(context) -> None:
         st.session_state[SENTENCE_KEY] = context.text if usable else DEFAULT_SENTENCE
     sentence = st.text_input("Sentence", key=SENTENCE_KEY, max_chars=MAX_SENTENCE_CHARS,
                              help=f"Exactly one {mask}; the model reads at most "
-                                  f"{masked_lm.model.config.max_position_embeddings} tokens.")
+                                  f"{masked_lm.max_tokens} tokens.")
     try:
         intact, effects = caches.ranking(name, sentence)
     except ValueError as error:

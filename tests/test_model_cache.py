@@ -1,0 +1,104 @@
+"""components/caches/models.py in the test's own process: the budget counts every model loaded at once, and
+the masked-language-model head keeps no copy of an encoder the model cache has let go.
+
+The models are tiny BERTs saved here, offered as local folders (caches.MODEL_DIRS_ENV); the budget is set as
+a deployer sets it (ATTENTION_ANATOMY_MEMORY_MB), just large enough for one of them beside the bundled model.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+
+import pytest
+
+from attention import BUNDLED_MODEL, ModelLoadError, weights_path
+from attention.head_switch import load_masked_lm, predict
+from components import caches
+from components.caches import model_room, models
+from components.caches.memory_budget import MEMORY_ENV, RUNTIME_MB, memory_budget
+from tests.conftest import save_tiny_bert
+from tests.pages import open_page, warnings
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    """Four tiny BERTs of the same size, each in a folder of its own."""
+    return [str(save_tiny_bert(tmp_path_factory.mktemp(f"tiny-bert-{i}"))) for i in range(4)]
+
+
+@pytest.fixture
+def offered(folders, monkeypatch):
+    """The folders on the page's model list, none of them loaded; after the test, none of them kept."""
+    monkeypatch.setenv(caches.MODEL_DIRS_ENV, ":".join(folders))
+    for folder in folders:
+        caches.model.clear(folder)
+    yield folders
+    for folder in folders:
+        caches.model.clear(folder)
+
+
+@pytest.fixture
+def room_for_one(offered, monkeypatch):
+    """The smallest budget whose room beside the bundled model holds one tiny BERT: it holds no two."""
+    tiny = weights_path(offered[0]).stat().st_size
+    for total in itertools.count(RUNTIME_MB):
+        monkeypatch.setattr(models, "BUDGET", memory_budget({MEMORY_ENV: str(total)}, []))
+        if models.model_room_bytes() >= tiny:
+            break
+    assert models.model_room_bytes() < 2 * tiny
+    return offered
+
+
+def test_two_models_that_each_fit_alone_are_not_loaded_together(room_for_one):
+    first, second = room_for_one[:2]
+    assert caches.model(first).name == first
+    with pytest.raises(ModelLoadError, match="does not fit beside") as refused:
+        caches.model(second)
+    assert repr(first) in str(refused.value), "the notice names the model that takes the room"
+    caches.model.clear(first)  # the cache drops it: its room is free again
+    assert caches.model(second).name == second
+
+
+def test_the_page_says_why_a_model_that_does_not_fit_beside_another_is_not_shown(room_for_one):
+    first, second = room_for_one[:2]
+    page = open_page(model=first)
+    assert not page.exception, [e.message for e in page.exception]
+    assert page.selectbox(key="model").value == first
+    page.selectbox(key="model").set_value(second).run()
+    assert not page.exception, [e.message for e in page.exception]
+    assert f"{second!r} has" in warnings(page) and "Showing the bundled model instead" in warnings(page)
+    assert page.selectbox(key="model").value == BUNDLED_MODEL
+
+
+def test_a_model_the_cache_pushes_out_is_no_longer_counted(offered):
+    for folder in offered:  # four models through a cache of three: the least recently used goes
+        caches.model(folder)
+    assert caches.CACHE_ENTRIES["model"] == 3
+    held = model_room.LOADED.held()
+    assert offered[0] not in held
+    assert set(offered[1:]) <= set(held)
+
+
+@pytest.fixture
+def mlm_folder(tmp_path, monkeypatch):
+    """A tiny BERT saved with its masked-language-model head, offered as a folder; after the test, not kept."""
+    folder = str(save_tiny_bert(tmp_path / "tiny-mlm", with_mlm_head=True))
+    monkeypatch.setenv(caches.MODEL_DIRS_ENV, folder)
+    yield folder
+    caches.model.clear(folder)
+    models.masked_lm_head.clear(folder)
+
+
+def test_the_masked_lm_sits_on_the_encoder_the_model_cache_holds_now(mlm_folder):
+    sentence = "the capital of france is [MASK] ."
+    first, _ = caches.masked_lm(mlm_folder)
+    assert first.encoder is caches.model(mlm_folder)
+    let_go = weakref.ref(first.encoder.model)
+    del first
+    caches.model.clear(mlm_folder)  # the model cache lets the encoder go, as when a class's models push it out
+    encoder = caches.model(mlm_folder)
+    again, _ = caches.masked_lm(mlm_folder)
+    assert again.encoder is encoder, "the head on the encoder the model cache holds, not on the one it let go"
+    assert let_go() is None, "nothing keeps the encoder the model cache let go: one copy of the weights"
+    assert predict(again, sentence).top_ids == predict(load_masked_lm(mlm_folder), sentence).top_ids
