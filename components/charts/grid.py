@@ -37,6 +37,7 @@ from components.charts.scrub import (
     raster_layers,
     vector_cells,
 )
+from components.page.page_state import AGGREGATES
 
 GRID_COLUMNS = 4  # at most; fewer in a narrow column (grid_columns)
 # px, the side of one small heatmap: four to a row, moved right by the summary's token axis (the chart's
@@ -58,7 +59,6 @@ SUMMED = "summed"  # the summary's name: its datasets are summed-cells, or summe
 # One chart for the grid and the summary, drawn as SVG: its heads and cells are elements a screen
 # reader, and a browser test, can find. The overview (which no layer move changes) too.
 SVG = {"embedOptions": {"renderer": "svg"}}
-AGGREGATE_LABELS = {"mean": "mean of the heads", "max": "max of the heads", "rollout": "rollout up to this layer"}
 # The summary's title, read off the chart's own layer input (Vega names it layer_layer): the spec stays
 # the same from layer to layer.
 AGGREGATE_TITLES = {"mean": "'Mean of the heads of layer ' + layer_layer",
@@ -183,7 +183,7 @@ def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size:
         chart = labelled(raster_layers(SUMMED, count, count, centred(x_axis), centred(y_axis), colour, [], picks,
                                        LEGEND), tokens)
     else:
-        chart = vector_cells(SUMMED, tokens, tokens, x_axis, y_axis, colour, AGGREGATE_LABELS[how], [],
+        chart = vector_cells(SUMMED, tokens, tokens, x_axis, y_axis, colour, AGGREGATES[how], [],
                              picked_column(picks, heads_sent=1), (width / count, height / count))
     return chart.properties(title=alt.TitleParams(text=alt.ExprRef(AGGREGATE_TITLES[how]), anchor="start"),
                             width=width, height=height)

@@ -41,7 +41,6 @@ SOURCE_HELP = {
     "bert": "the trained weights of the chosen layer",
 }
 SCALING_LABELS = {"none": "none", "sqrt": "√d_k", "linear": "d_k", "temperature": "τ"}
-WEIGHT_SCALE_LABELS = {"head": "each head's own max", "layer": "the layer's max", "one": "0 to 1"}
 _SHADOW = "_page_state"
 _FIRST_RUN = "_first_run"
 _RERUN_PAGE = "_rerun_page"
@@ -185,7 +184,8 @@ def fit_query(state: PageState, tokens: int) -> tuple[PageState, list[str]]:
 def weight_scale_select() -> str:
     """Where the weights' colours end (page_state.WEIGHT_SCALES), for a view that shows several heads' weights."""
     return bound_widget(st.segmented_control, "weight_scale", "Colours of the weights run from 0 to",
-                        options=list(WEIGHT_SCALE_LABELS), format_func=WEIGHT_SCALE_LABELS.get, wrap=True,
+                        options=list(page_state.WEIGHT_SCALES), wrap=True,
+                        format_func=lambda name: page_state.WEIGHT_SCALES[name][0],
                         help="Each head's own largest weight shows every head's pattern in full colour, but the "
                              "same colour then means different weights in different heads. The layer's largest "
                              "weight, or 1, gives every head one scale, so that heads can be compared by colour.")

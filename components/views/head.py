@@ -22,6 +22,7 @@ from components.charts.lines import LINE_THRESHOLD, LINES_MOST, window
 from components.charts.scrub import send_plan
 from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
+from components.page.page_state import WEIGHT_SCALES
 from components.page.tables import head_csv
 from components.views.parts.scrubbed import scrub_heatmap, scrub_lines
 from components.views.parts.zoom import zoom_under
@@ -40,8 +41,6 @@ STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Context", "Li
 STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "context", "lines"), strict=True))
 DRAG_NOTE = ("Drag the Layer and Head sliders above the chart, or focus one and press the arrow keys: every head of "
              "this text is already in the browser.")
-COLOUR_ENDS = {"head": "each head's own largest weight", "layer": "the largest weight of the layer's heads",
-               "one": "1, the largest a weight can be"}
 PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a": "within A", "within_b": "within B"}
 # Streamlit's toolbar of a chart (show data, PNG, spec, fullscreen) hangs over the 47 px above the chart, at the
 # chart's right end: over the Lines button when the chart is narrower than the column. The chart's box as wide as
@@ -182,7 +181,7 @@ def reading_guide(name: str, head_size: int, scaling: str, divisor: float, *, la
     if name == "weights":
         return (f"**Reading it:** each row is one query token; its colours show how it spreads its attention over "
                 f"the key tokens across. {_row_sums(which, renormalise)} Colours run from 0 to "
-                f"{COLOUR_ENDS[weight_scale]}.")
+                f"{WEIGHT_SCALES[weight_scale][1]}.")
     if name == "lines":
         return (f"**Reading it:** query tokens on the left, key tokens on the right; a line's opacity is its weight "
                 f"(lines under {LINE_THRESHOLD:g} are left out). {_row_sums(which, renormalise)} Point at a token "

@@ -31,7 +31,6 @@ from components.caches.stacks import HeadStack
 from components.charts import grid
 from components.charts.draw import draw_spec, show
 from components.charts.grid import (
-    AGGREGATE_LABELS,
     GRID_SELECTION,
     SVG,
     GridLayout,
@@ -41,6 +40,7 @@ from components.charts.heatmap import MAX_VECTOR_CELLS, Lettering, fitted_size, 
 from components.charts.scrub import INPUT_STYLE, LAYER, placed
 from components.page import controls
 from components.page.downloads import chart_downloads
+from components.page.page_state import AGGREGATES, WEIGHT_SCALES
 from components.views.parts.scrubbed import anchor_for, report_move
 
 # bert-large has 16 heads; a random source with a tiny head_dim has hundreds, shown 16 at a time.
@@ -55,8 +55,6 @@ CHART_KEY = "grid"
 OVERVIEW_SELECTION = "open_cell"
 # Low entropy is a focused head: drawn darkest, as the eye reads "more" (a reversed scale; the numbers stay entropy).
 OVERVIEW_TITLE = "Mean entropy (nats): darker = more focused, lighter = more spread out"
-GRID_COLOUR_ENDS = {"head": "each head's own largest weight", "layer": "the largest weight of any head of the layer",
-                    "one": "1, the largest a weight can be"}
 
 
 def render(context) -> None:
@@ -75,7 +73,7 @@ def render(context) -> None:
     st.subheader(f"Every head of layer {state.layer}", anchor=False)
     weight_scale = controls.weight_scale_select()
     caption = ("Each small map is one head's attention weights (rows: query tokens, columns: key tokens, "
-               f"in the order of the tokens above), coloured from 0 (white) to {GRID_COLOUR_ENDS[weight_scale]} "
+               f"in the order of the tokens above), coloured from 0 (white) to {WEIGHT_SCALES[weight_scale][1]} "
                "(darkest blue). Click a head to open it in the One head view. ")
     if len(tokens) > grid_layout(context.width, len(tokens), False, context.lettering).side:
         caption += "The text has more tokens than a small map has pixels: each pixel is the largest weight of a few. "
@@ -99,7 +97,7 @@ def render(context) -> None:
         return
     # Under the chart, next to the summary it changes: the grid stays as high up the page as it can.
     how = controls.bound_widget(st.segmented_control, "aggregate", "Heads summed up by",
-                                options=list(AGGREGATE_LABELS), format_func=AGGREGATE_LABELS.get,
+                                options=list(AGGREGATES), format_func=AGGREGATES.get,
                                 wrap=True)
     st.caption(_aggregate_caption(how, state.layer, context.settings()))
     with chart:
@@ -108,7 +106,7 @@ def render(context) -> None:
 
     def summary_chart():  # for the downloads, built on click only
         summed = _summed(stack, how)[stack.layers.index(state.layer)]  # (T, T)
-        return heatmap(summed, tokens, tokens, title=f"{AGGREGATE_LABELS[how].capitalize()}, layer {state.layer}",
+        return heatmap(summed, tokens, tokens, title=f"{AGGREGATES[how].capitalize()}, layer {state.layer}",
                        second_sentence=(second, second))
 
     chart_downloads(summary_chart, "heads-summary", f"{how}-of-heads-layer-{state.layer}")
