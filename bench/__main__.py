@@ -43,7 +43,7 @@ from harness.server import streamlit_server
 
 GROUPS = ("slider", "views", "text", "cold", "memory", "trace")
 PAGE_GROUPS = {"slider", "views", "text"}
-MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"  # components/caches/caches.py: local checkpoints the page offers
+MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"  # components/caches/models.py: local checkpoints the page offers
 COLD_START_TARGET_S = 10.0
 MEMORY_TARGET_GB = 1.0
 PER_SESSION_TARGET_MB = 20.0

@@ -74,7 +74,7 @@ from harness.classroom import (
 )
 from harness.server import APP, port_of, server_pid, streamlit_server
 
-MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"  # components/caches/caches.py: local checkpoints the page offers
+MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"  # components/caches/models.py: local checkpoints the page offers
 MODELS = ("bundled", "bert-base-random")
 # Issue 16's peak resident memory for the long class, in MB.
 MEMORY_TARGET_MB = {"bundled": 800, "bert-base-random": 1500}

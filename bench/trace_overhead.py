@@ -4,7 +4,7 @@
 
 Prints medians (ms) and ratios; the reference is measured in the same run, interleaved
 with the trace, so that a busy machine slows both alike. Target: full trace ≤ 1.2×.
-torch runs on one thread by default, as the app's server does (components/caches/caches.py).
+torch runs on one thread by default, as the app's server does (components/server/process.py).
 """
 
 from __future__ import annotations
