@@ -12,7 +12,7 @@ import streamlit as st
 
 from attention import ModelLoadError, ModelShape
 from components import caches, views
-from components.charts.heatmap import page_icon
+from components.charts.style import page_icon
 from components.classroom import classroom
 from components.page import controls, model_download, page_state, viewport, welcome
 from components.page.page_head import page_head

@@ -22,7 +22,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
-from components.charts.heatmap import colour_ramp
+from components.charts.style import colour_ramp
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 TEXT = "time flies like an arrow"  # the page's default text: 7 tokens with [CLS] and [SEP]
@@ -161,12 +161,23 @@ def spec_parts(part) -> list[dict]:
     return []
 
 
+def cell_labels(spec: dict) -> tuple[list[str], list[str]]:
+    """The labels a heatmap's cells name on hover, rows and columns: the parameters its row_label and
+    column_label are read from (heatmap.vector_cells: labels are data, never expression source)."""
+    values = {part["name"]: part["value"] for part in spec_parts(spec) if "name" in part and "value" in part}
+    found = {}
+    for part in spec_parts(spec):
+        if part.get("as") in ("row_label", "column_label") and "calculate" in part:
+            found[part["as"]] = values[part["calculate"].split("[", 1)[0]]
+    return found["row_label"], found["column_label"]
+
+
 def chart_title(chart) -> str:
     return title_text(json.loads(chart.proto.spec).get("title", ""))
 
 
 def title_text(title) -> str:
-    """A spec's title as one line: a title broken into lines (heatmap.title_lines) is joined again."""
+    """A spec's title as one line: a title broken into lines (style.title_lines) is joined again."""
     if isinstance(title, dict):
         title = title.get("text", "")
     return " ".join(title) if isinstance(title, list) else str(title)

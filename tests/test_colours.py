@@ -17,8 +17,8 @@ import pytest
 
 from attention import TraceSettings, build_trace, encode
 from attention.heads import head_entropies, head_weights
-from components.charts.heatmap import SENTENCE_B_COLOUR, colour_ramp
 from components.charts.neuron_chart import PRODUCT_BOUND
+from components.charts.style import SENTENCE_B_COLOUR, colour_ramp
 from tests import rendered
 from tests.pages import assert_healthy, charts, open_page, pick_on_chart, picture_values, warnings
 

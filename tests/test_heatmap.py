@@ -9,18 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from components.charts.heatmap import (
-    LABEL_COLOUR,
-    MAX_VECTOR_CELLS,
-    SENTENCE_B_COLOUR,
-    colour_domain,
-    colour_ramp,
-    heatmap,
-    picture_url,
-    pooled,
-)
+from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap
+from components.charts.style import LABEL_COLOUR, SENTENCE_B_COLOUR, colour_domain, colour_ramp, picture_url, pooled
 from tests import rendered
-from tests.pages import picture_values
+from tests.pages import cell_labels, picture_values
 
 
 @pytest.mark.parametrize("size", [7, 70], ids=["cells", "raster"])
@@ -40,9 +32,9 @@ def test_small_matrices_send_one_row_per_cell():
     chart = heatmap(matrix, ["a", "b", "c"], ["w", "x", "y", "z"], title="t")
     cells = chart.data
     assert len(cells) == 12
-    np.testing.assert_array_equal(cells["value"].to_numpy().reshape(3, 4), matrix)
-    assert cells["row_label"].tolist()[:4] == ["a"] * 4
-    assert cells["column_label"].tolist()[:4] == ["w", "x", "y", "z"]
+    np.testing.assert_array_equal(cells["0"].to_numpy().reshape(3, 4), matrix)  # the one head's column
+    assert (cells["row"].tolist()[:4], cells["column"].tolist()[:4]) == ([0] * 4, [0, 1, 2, 3])
+    assert cell_labels(chart.to_dict()) == (["a", "b", "c"], ["w", "x", "y", "z"])  # named on hover
 
 
 @pytest.mark.parametrize(("shape", "scheme"), [((7, 7), "blues"), ((80, 80), "blues"), ((5, 384), "redblue")])

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from components.charts.heatmap import PLOT_SIZE
+from components.charts.style import PLOT_SIZE
 from components.page.page_state import presents
 from tests import pages
 

@@ -39,11 +39,7 @@ def chart_titles(page: AppTest) -> list[str]:
 def chart_cells(page: AppTest, title: str) -> np.ndarray:
     for chart in page.get("vega_lite_chart"):
         if chart_title(chart) == title:
-            frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
-            cells = max(frames, key=len)
-            matrix = np.zeros((cells["row"].max() + 1, cells["column"].max() + 1), dtype=np.float32)
-            matrix[cells["row"], cells["column"]] = cells["value"]
-            return matrix
+            return chart_matrix(chart)
     raise AssertionError(f"no chart {title!r}; there are {chart_titles(page)}")
 
 

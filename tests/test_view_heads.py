@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 from attention import TraceSettings, build_trace, encode
 from attention.heads import aggregate_heads, head_summary, head_weights, rollout
 from components.charts.grid import GRID_SIZE, grid_layout
-from components.charts.heatmap import colour_domain, pooled
+from components.charts.style import colour_domain, pooled
 from components.views.heads import ALL_LAYERS_WEIGHTS
 from tests.pages import (
     assert_healthy,
@@ -111,7 +111,7 @@ def layers_sent(page: AppTest) -> list[int]:
 
 def assert_pictures(page: AppTest, expected: np.ndarray) -> None:
     """The grid's pictures show expected (h, T, T), each head coloured from 0 to its own largest weight; a text
-    longer than a small map is wide, in blocks of tokens, each its largest weight (heatmap.pooled).
+    longer than a small map is wide, in blocks of tokens, each its largest weight (style.pooled).
 
     Each cell's colour is read back through the colour ramp: equal to within a few of its 256 steps.
     """

@@ -15,6 +15,19 @@ import numpy as np
 import pandas as pd
 
 from components.charts.heatmap import (
+    CELLS,
+    LAYER,
+    PICTURES,
+    RANGES,
+    filter_on,
+    named,
+    picked_column,
+    range_carrier,
+    raster_layers,
+    vector_cells,
+)
+from components.charts.scrub import LEGEND, panel_frames, picker
+from components.charts.style import (
     PLOT_SIZE,
     READING,
     Lettering,
@@ -26,16 +39,6 @@ from components.charts.heatmap import (
     picture_url,
     plot_size,
     pooled,
-)
-from components.charts.scrub import (
-    LAYER,
-    LEGEND,
-    filter_on,
-    panel_frames,
-    picked_column,
-    picker,
-    raster_layers,
-    vector_cells,
 )
 from components.page.page_state import AGGREGATES
 
@@ -180,11 +183,12 @@ def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size:
                         second_from=second)
     colour = colour_scale("blues")
     if raster:
-        chart = labelled(raster_layers(SUMMED, count, count, centred(x_axis), centred(y_axis), colour, [], picks,
-                                       LEGEND), tokens)
+        chart = labelled(raster_layers(named(SUMMED, PICTURES), named(SUMMED, RANGES), count, count, centred(x_axis),
+                                       centred(y_axis), colour, [], picks, LEGEND), tokens)
     else:
-        chart = vector_cells(SUMMED, tokens, tokens, x_axis, y_axis, colour, AGGREGATES[how], [],
-                             picked_column(picks, heads_sent=1), (width / count, height / count))
+        cells = vector_cells(named(SUMMED, CELLS), tokens, tokens, x_axis, y_axis, colour, AGGREGATES[how], [],
+                             picked_column(picks, heads_sent=1), (width / count, height / count), LEGEND)
+        chart = alt.layer(cells, range_carrier(named(SUMMED, RANGES), colour, picks, LEGEND))
     return chart.properties(title=alt.TitleParams(text=alt.ExprRef(AGGREGATE_TITLES[how]), anchor="start"),
                             width=width, height=height)
 

@@ -13,12 +13,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from components.charts.scrub import (
-    HEAD,
-    LAYER,
-    filter_on,
-    selections,
-)
+from components.charts.heatmap import HEAD, LAYER, filter_on
+from components.charts.scrub import selections
 
 LINE_THRESHOLD = 0.01
 LINES, TOKENS = "lines", "tokens"  # the datasets

@@ -25,15 +25,9 @@ import numpy as np
 import pyarrow as pa
 
 from attention.neuron import NeuronHeads
-from components.charts.heatmap import TOKEN_BANDS, Lettering, fitted_size, label_axis, labelled, plot_size
-from components.charts.scrub import (
-    HEAD,
-    LEGEND,
-    cell_tooltip,
-    filter_on,
-    picker,
-    tooltip_of,
-)
+from components.charts.heatmap import HEAD, cell_tooltip, filter_on, tooltip_of
+from components.charts.scrub import LEGEND, picker
+from components.charts.style import TOKEN_BANDS, Lettering, fitted_size, label_axis, labelled, plot_size
 
 # What is sent at once, in numbers: every head and query when they fit (a 32-token text on the bundled
 # model: 61,440, about 0.25 MB), else the current head's every query, else the current query alone.

@@ -36,7 +36,7 @@ VIEWS = (
 VIEW_NAMES = tuple(name for name, _ in VIEWS)
 # How the all-heads view sums up a layer: each choice's name in a link, and its label.
 AGGREGATES = {"mean": "mean of the heads", "max": "max of the heads", "rollout": "rollout up to this layer"}
-# How far a head's colours reach: its own largest weight, its layer's largest, or 1 (charts/heatmap.head_domains).
+# How far a head's colours reach: its own largest weight, its layer's largest, or 1 (charts/style.head_domains).
 # Each choice's name in a link, its label on the control, and what a caption says the colours run to.
 WEIGHT_SCALES = {"head": ("each head's own max", "each head's own largest weight"),
                  "layer": ("the layer's max", "the largest weight of any head of the layer"),

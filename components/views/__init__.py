@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from attention import Encoding, ModelShape, Outline, Trace, TraceSettings
 from components import caches
-from components.charts.heatmap import PRESENTING, READING, Lettering, fitted_size
+from components.charts.style import PRESENTING, READING, Lettering, fitted_size
 from components.page.page_state import VIEWS, PageState, to_query
 from components.page.viewport import COLUMN_GAP_PX, column_px
 

@@ -19,8 +19,9 @@ import streamlit as st
 from components import caches
 from components.caches.stacks import AlignedDifference, HeadStack
 from components.charts.draw import show
-from components.charts.heatmap import READING, Lettering, heatmap
+from components.charts.heatmap import heatmap
 from components.charts.scrub import send_plan
+from components.charts.style import READING, Lettering
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import shorten

@@ -17,9 +17,10 @@ import streamlit as st
 
 from components import caches
 from components.caches.stacks import HeadStack
-from components.charts.heatmap import MAX_VECTOR_CELLS, MIN_PLOT_PX, head_domains, heatmap, second_sentence_from
+from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap
 from components.charts.lines import LINE_THRESHOLD, LINES_MOST, window
 from components.charts.scrub import send_plan
+from components.charts.style import MIN_PLOT_PX, head_domains, second_sentence_from
 from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
 from components.page.page_state import WEIGHT_SCALES

@@ -36,8 +36,9 @@ from components.charts.grid import (
     GridLayout,
     grid_layout,
 )
-from components.charts.heatmap import MAX_VECTOR_CELLS, Lettering, fitted_size, heatmap, second_sentence_from
-from components.charts.scrub import INPUT_STYLE, LAYER, placed
+from components.charts.heatmap import LAYER, MAX_VECTOR_CELLS, heatmap
+from components.charts.scrub import INPUT_STYLE, placed
+from components.charts.style import Lettering, fitted_size, second_sentence_from
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import AGGREGATES, WEIGHT_SCALES

@@ -21,7 +21,7 @@ import streamlit as st
 
 from components import caches
 from components.charts.draw import draw_spec
-from components.charts.heatmap import READING, Lettering, labelled, title_lines, token_labels
+from components.charts.style import READING, Lettering, labelled, title_lines, token_labels
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import shorten

@@ -16,7 +16,8 @@ import streamlit as st
 from attention.lesson import NOTEBOOK_PAIR, SharedWord
 from components import caches
 from components.charts.draw import draw_spec, show
-from components.charts.heatmap import MIN_PLOT_PX, MIN_ROW_PX, heatmap, second_sentence_from
+from components.charts.heatmap import heatmap
+from components.charts.style import MIN_PLOT_PX, MIN_ROW_PX, second_sentence_from
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import LESSON_STEPS, shorten

@@ -21,10 +21,11 @@ from components import caches
 from components.caches.stacks import AlignedDifference, HeadStack, NeuronStack
 from components.charts import lines, neuron_chart, scrub
 from components.charts.draw import draw_spec
-from components.charts.heatmap import MAX_VECTOR_CELLS, PLOT_SIZE, READING, Lettering
+from components.charts.heatmap import HEAD, LAYER, MAX_VECTOR_CELLS
 from components.charts.lines import TOKENS, window
 from components.charts.neuron_chart import QUERY
-from components.charts.scrub import HEAD, INPUT_STYLE, LAYER, ZOOM, cells_under, placed
+from components.charts.scrub import INPUT_STYLE, ZOOM, cells_under, placed
+from components.charts.style import PLOT_SIZE, READING, Lettering
 
 _HELD = "_scrub_anchors"  # in the session: {chart key: (identity, anchor, shown, run)}
 
@@ -41,8 +42,8 @@ class Panel:
     row_title: str = "query token"
     column_title: str = "key token"
     size: int = PLOT_SIZE  # px, the longer side of the plot
-    weight_scale: str = "head"  # how far each head's colours reach: heatmap.head_domains
-    second_sentence: tuple[int | None, int | None] = (None, None)  # B's first row and column: heatmap.label_axis
+    weight_scale: str = "head"  # how far each head's colours reach: style.head_domains
+    second_sentence: tuple[int | None, int | None] = (None, None)  # B's first row and column: style.label_axis
     lettering: Lettering = READING  # how large its text is, and how close its labels may stand
     zoomable: bool = False  # as a picture, a rectangle dragged across it is reported (zoom_window)
 

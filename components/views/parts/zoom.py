@@ -12,8 +12,9 @@ import numpy as np
 import streamlit as st
 
 from components.charts.draw import show
-from components.charts.heatmap import READING, Lettering, heatmap
+from components.charts.heatmap import heatmap
 from components.charts.scrub import ZOOM_MOST
+from components.charts.style import READING, Lettering
 from components.views.parts.scrubbed import zoom_window
 
 

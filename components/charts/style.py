@@ -1,0 +1,292 @@
+"""How every chart of the page looks: sizes and lettering, colours and their ranges, axes and their token labels,
+and the pictures that stand in for a large matrix's cells. No chart is built here (charts/heatmap.py builds them).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+from PIL import Image
+
+# The colour ramps, stop by stop, interpolated linearly in RGB by Vega (cells) and by colour_ramp (pictures) alike.
+# "blues" is Vega's own scheme from white: Vega's starts at a pale blue (207, 225, 242), and no attention looked
+# like some. "redblue" is Vega's, white at its middle.
+SCHEMES = {
+    "blues": "ffffffcfe1f2bed8eca8cee58fc1de74b2d75ba3cf4592c63181bd206fb2125ca40a4a90",
+    "redblue": "8c0d25bf363adf745ef4ae91fbdbc9f2efeed2e5ef9dcae15da2cb2f78b3134b85",
+}
+
+
+PLOT_SIZE = 420  # px, the longer side of a chart
+
+
+LABEL_PX = 110  # px beside a heatmap's plot for its row labels and their title (labels are cut at 90 px)
+
+
+MIN_PLOT_PX = 160  # px: below this a phone scrolls the chart rather than shrink its cells further
+
+
+MIN_ROW_PX = 16  # a short, wide matrix (7 tokens × 384 dimensions) keeps readable rows
+
+
+TITLE_CHAR_PX = 8  # px a character of a chart's title takes, at most (the theme's 17-px bold sans-serif)
+
+
+THEME_LABEL_PX = 12.75  # Streamlit's theme draws axis labels at 0.75 of its 17-px font
+
+
+@dataclass(frozen=True)
+class Lettering:
+    """How large a chart's text is, and what follows from it: how close its axis labels may stand, the room
+    beside a plot for its row labels, and how large a plot may grow."""
+
+    font_px: float  # axis labels and the numbers drawn in a chart
+    smallest_text_px: float  # where room is short (the tokens of a long text's lines): no smaller than this
+    label_spacing_px: int  # between two axis labels at least: closer, their text runs together
+    label_room_px: int  # beside a plot for its row labels (cut at 90 px) and their title
+    largest_plot_px: int  # the longer side of a plot, at most
+    legend_beside: bool = False  # the colour legend right of the plot, upright, rather than under it
+    projected: bool = False  # for a projector: small pictures (the all-heads view's maps) as large as their row allows
+
+    def vega_config(self) -> dict:
+        """A Vega-Lite config that draws a chart's text at font_px, where Streamlit's theme draws it smaller
+        (its axis and header labels; its titles and legends are 15 px or more); none for the theme's own size.
+        A mark that sets a size of its own keeps it: those take font_px from the view."""
+        if self.font_px <= THEME_LABEL_PX:
+            return {}
+        return {"axis": {"labelFontSize": self.font_px}, "header": {"labelFontSize": self.font_px},
+                "text": {"fontSize": self.font_px}}
+
+
+READING = Lettering(font_px=THEME_LABEL_PX, smallest_text_px=8, label_spacing_px=13, label_room_px=LABEL_PX,
+                    largest_plot_px=PLOT_SIZE)
+
+
+# Presentation mode, for a projector: labels and numbers at 15 px, plots as large as their column allows, and the
+# legend beside the plot, where a 1280×720 projector has room to spare, not under it, below the screen's edge.
+PRESENTING = Lettering(font_px=15, smallest_text_px=15, label_spacing_px=17, label_room_px=130, largest_plot_px=800,
+                       legend_beside=True, projected=True)
+
+
+LEGEND_BESIDE_PX = 64  # px right of a plot that an upright legend takes, with its numbers at 15 px
+
+
+# The cells' bands along an axis of tokens. Vega leaves out an axis value its scale puts at 0 px when the axis
+# lists its values (every other token, on a small heatmap): the first token, [CLS], the darkest row and column,
+# lost its label. A thousandth of a band's padding before the first keeps every cell where it was.
+TOKEN_BANDS = alt.Scale(paddingOuter=0.001)
+
+
+SENTENCE_B_COLOUR = "#b35806"  # a sentence pair's B on the axes: orange, apart from both colour schemes
+
+
+LABEL_COLOUR = "#4c4c4c"  # Vega's own for axis labels
+
+
+def title_lines(title: str, width: float) -> list[str]:
+    """title broken into lines no wider than width px (at TITLE_CHAR_PX a character): Vega does not wrap a
+    title, and one longer than its chart widened the chart past its column."""
+    per_line = max(12, int(width / TITLE_CHAR_PX))
+    lines: list[str] = []
+    for word in title.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= per_line:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def legend(plot_width: float, plot_height: float = 0, beside: bool = False) -> alt.Legend:
+    """The colour legend, under the plot and no wider than it (beside it, it ran into the next column); or, beside,
+    right of the plot and no taller than it (fitted_size leaves it the room)."""
+    if beside:
+        return alt.Legend(orient="right", direction="vertical", gradientLength=max(80, min(400, int(plot_height))),
+                          offset=8)
+    return alt.Legend(orient="bottom", direction="horizontal", gradientLength=max(80, min(240, int(plot_width))),
+                      offset=4)
+
+
+def fitted_size(width: int, cap: int | None = None, lettering: Lettering = READING) -> int:
+    """The longer side of a heatmap's plot in a column width px wide: what its labels leave, at most cap (by
+    default the largest plot the lettering allows)."""
+    beside = LEGEND_BESIDE_PX if lettering.legend_beside else 0
+    return max(MIN_PLOT_PX, min(cap or lettering.largest_plot_px, width - lettering.label_room_px - beside))
+
+
+def colour_scale(scheme: str, reverse: bool = False) -> alt.Scale:
+    """The scale of a chart's colours. Its ends are the data's, carried with them (_scale_carrier and
+    colour_domain): white at zero for "redblue", 0 at the light end of "blues" (the dark end, reversed)."""
+    if scheme == "redblue":
+        return alt.Scale(scheme=scheme, domainMid=0)
+    return alt.Scale(range=colour_stops(scheme), interpolate="rgb", zero=True, reverse=reverse)
+
+
+def colour_stops(scheme: str) -> list[str]:
+    """The scheme's stops as CSS colours, "#rrggbb"."""
+    stops = SCHEMES[scheme]
+    return [f"#{stops[i:i + 6]}" for i in range(0, len(stops), 6)]
+
+
+def label_axis(labels: list[str], title: str, count: int, angle: int, length_px: float | None = None,
+               spacing_px: int = READING.label_spacing_px, second_from: int | None = None) -> alt.Axis:
+    """An axis whose tick at index i reads labels[i]; at most ~40 ticks on long texts, and no closer than
+    spacing_px when the axis is length_px long (a small heatmap labels every other token or fewer).
+    The axis reads its labels from a parameter that the chart must carry: labelled(chart, labels).
+    second_from: the index of a sentence pair's first token of sentence B, whose labels from there on are
+    in SENTENCE_B_COLOUR and bold, as the title then says (None: no B on this axis)."""
+    step = max(1, int(np.ceil(count / 40)))
+    if length_px:
+        step = max(step, int(np.ceil(count * spacing_px / length_px)))
+    marks = {}
+    if second_from is not None:
+        in_b = f"floor(datum.value) >= {int(second_from)}"
+        title = f"{title} ({'all ' if second_from == 0 else ''}sentence B in orange)"
+        marks = {"labelColor": alt.ExprRef(f"{in_b} ? '{SENTENCE_B_COLOUR}' : '{LABEL_COLOUR}'"),
+                 "labelFontWeight": alt.ExprRef(f"{in_b} ? 'bold' : 'normal'")}
+    return alt.Axis(
+        title=title,
+        values=list(range(0, count, step)),
+        labelExpr=f"{token_labels(labels).name}[floor(datum.value)]",
+        labelAngle=angle,
+        labelOverlap=False,
+        labelFlush=False,  # Streamlit's theme pushes the first and last labels inward, onto their neighbours
+        labelLimit=90,
+        **marks,
+    )
+
+
+def token_labels(labels: list[str]) -> alt.Parameter:
+    """The labels of an axis as a parameter: data, which Vega never parses. Written into the axis's expression,
+    a token such as "if" stopped Vega's parser ("Unrecognized signal name") and the chart was not drawn.
+    Named by its contents, so that two charts side by side with the same tokens share one parameter."""
+    digest = hashlib.blake2b(json.dumps(list(labels)).encode(), digest_size=6).hexdigest()
+    return alt.param(name=f"labels_{digest}", value=list(labels))
+
+
+def labelled(chart: alt.TopLevelMixin, *label_lists: list[str]) -> alt.TopLevelMixin:
+    """The chart carrying the parameters its label_axis axes read their labels from."""
+    params = {param.name: param for param in map(token_labels, label_lists)}
+    return chart.add_params(*params.values())
+
+
+def second_sentence_from(segments: list[int]) -> int | None:
+    """The index of the first token of sentence B (segment id 1) among the tokens of an axis, in their order;
+    None when none of them is B's."""
+    return next((index for index, segment in enumerate(segments) if segment == 1), None)
+
+
+def centred(axis: alt.Axis) -> alt.Axis:
+    """The same axis on a continuous scale: ticks in the middle of each cell."""
+    return alt.Axis(**{**axis.to_dict(), "values": [v + 0.5 for v in axis.values]})
+
+
+def colour_domain(matrix: np.ndarray, scheme: str, covering: list[float] | None = None) -> list[float]:
+    """The colour scale's [low, high] for matrix (and covering, a range it must reach across too), the same
+    for a picture and for cells: from 0 (or below) to the largest value; for "redblue" from -m to m, m the
+    largest |value|, so that white is zero and -11 is as pale as +11, never as deep as +130."""
+    low, high = _finite_range(matrix)
+    if covering:
+        low, high = min(low, *covering), max(high, *covering)
+    if low > high:  # nothing finite to colour
+        return [0.0, 1.0]
+    if scheme == "redblue":
+        bound = max(abs(low), abs(high)) or 1.0
+        return [-bound, bound]
+    return [min(low, 0.0), high if high > low else low + 1.0]
+
+
+def _finite_range(matrix: np.ndarray) -> tuple[float, float]:
+    """The smallest and largest finite value of matrix; (inf, -inf) when none is. Read without a copy when
+    every value is finite (the rule: a head of a 474-token text is 0.9 MB, and every head is read)."""
+    if matrix.size:
+        low, high = float(matrix.min()), float(matrix.max())  # nan or ±inf as soon as one value is
+        if np.isfinite(low) and np.isfinite(high):
+            return low, high
+    finite = matrix[np.isfinite(matrix)]  # (n,)
+    return (float(finite.min()), float(finite.max())) if finite.size else (np.inf, -np.inf)
+
+
+def head_domains(values: np.ndarray, scheme: str, weight_scale: str = "head",
+                 layer_values: np.ndarray | None = None) -> np.ndarray:
+    """values (nl, h, R, K) of some heads of some layers -> (nl, h, 2): each head's colour domain under the
+    weight scale: "head" its own (colour_domain), "layer" its layer's, read over layer_values (nl, every
+    head, R, K; values when omitted), "one" at least 0 to 1 (±1 for "redblue": a difference of weights).
+    Carried as data, so that another scale swaps numbers and leaves a chart's spec alone."""
+    layer_values = values if layer_values is None else layer_values
+    covering = [0.0, 1.0] if weight_scale == "one" else None
+    domains = np.empty((*values.shape[:2], 2), dtype=np.float32)  # (nl, h, 2)
+    for layer, heads in enumerate(values):  # (h, R, K)
+        shared = colour_domain(layer_values[layer], scheme) if weight_scale == "layer" else None
+        for head, matrix in enumerate(heads):  # (R, K)
+            domains[layer, head] = shared or colour_domain(matrix, scheme, covering)
+    return domains
+
+
+def plot_size(rows: int, columns: int, size: int) -> tuple[int, int]:
+    cell = size / max(rows, columns)
+    height = min(size, round(rows * max(cell, MIN_ROW_PX)))
+    return max(80, round(columns * cell)), max(80, height)
+
+
+Z_RLE = 3  # zlib's strategy of runs of one byte: a heatmap's rows are long runs of near-equal colours
+
+
+def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int = PLOT_SIZE,
+                reverse: bool = False) -> str:
+    """matrix (rows, columns) as a PNG data URL, one block of pixels per cell, coloured over domain.
+
+    A small matrix is scaled up with hard edges to about side pixels, so the browser shrinks the
+    image rather than blurring it. The PNG is paletted (one byte per pixel: the colour's step on the
+    ramp) and compressed by runs of equal pixels: a head of a 474-token text encodes in 1.6 ms into 71 kB,
+    against 2 ms and 87 kB with zlib's fastest general compression, 12 ms and 78 kB with its default.
+    """
+    low, high = domain
+    steps = np.subtract(matrix, low)  # (rows, columns); the one array made, worked on in place
+    np.nan_to_num(steps, copy=False, nan=0.0)  # a missing value is drawn as low
+    steps /= high - low
+    np.clip(steps, 0.0, 1.0, out=steps)  # its place on the scale, in [0, 1]
+    steps *= 255
+    picture = Image.fromarray(np.round(steps, out=steps).astype(np.uint8))  # (rows, columns): steps on the ramp
+    ramp = colour_ramp(scheme)[::-1] if reverse else colour_ramp(scheme)  # (256, 3)
+    picture.putpalette(ramp.ravel().tolist())  # step i is drawn in the ramp's colour i
+    factor = max(1, int(np.ceil(side / max(matrix.shape))))  # about as many pixels as the plot has
+    picture = picture.resize((matrix.shape[1] * factor, matrix.shape[0] * factor), Image.NEAREST)
+    buffer = io.BytesIO()
+    picture.save(buffer, format="PNG", compress_level=1, compress_type=Z_RLE)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def pooled(matrix: np.ndarray, side: int) -> np.ndarray:
+    """matrix (R, K) in blocks of k × k cells, each block its largest value, so that neither side exceeds side by
+    more than a block: a 512-token head shrunk by the browser into a 110-px map blurred its sharpest weights
+    (a one-token diagonal) into the pale mean of their neighbours, and every head looked alike."""
+    k = int(np.ceil(max(matrix.shape) / side))
+    if k <= 1:
+        return matrix
+    rows, columns = -(-matrix.shape[0] // k), -(-matrix.shape[1] // k)  # ceil
+    padded = np.full((rows * k, columns * k), -np.inf, dtype=np.float32)  # (R', K'): the edge's blocks are short
+    padded[: matrix.shape[0], : matrix.shape[1]] = matrix
+    return padded.reshape(rows, k, columns, k).max(axis=(1, 3))  # (R' / k, K' / k)
+
+
+def colour_ramp(scheme: str) -> np.ndarray:
+    """256 RGB colours interpolated linearly between the scheme's stops, as Vega does."""
+    stops = np.array([[int(stop[j:j + 2], 16) for j in (1, 3, 5)] for stop in colour_stops(scheme)],
+                     dtype=np.float64)  # (n, 3)
+    where = np.linspace(0, len(stops) - 1, 256)
+    ramp = np.stack([np.interp(where, np.arange(len(stops)), stops[:, c]) for c in range(3)], axis=1)
+    return np.round(ramp).astype(np.uint8)  # (256, 3)
+
+
+def page_icon() -> Image.Image:
+    """The browser tab's icon: a small attention pattern in the page's blues, drawn here so that
+    the page asks no font or image server for it (an icon name would, and classrooms go offline)."""
+    pattern = np.array([[0.9, 0.2, 0.1, 0.1], [0.3, 0.8, 0.2, 0.1], [0.1, 0.4, 0.7, 0.2], [0.1, 0.1, 0.5, 0.9]])
+    pixels = colour_ramp("blues")[np.round(pattern * 255).astype(np.uint8)]  # (4, 4, 3)
+    return Image.fromarray(pixels).resize((64, 64), Image.NEAREST)
