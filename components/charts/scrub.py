@@ -8,11 +8,10 @@ Streamlit then reports the selection, and a rerun brings the rest of the page (t
 the proof, the downloads) up to it; the chart arrives again unchanged (same spec, same data, so Streamlit
 sends only its hash) and is not rebuilt.
 
-The spec holds where the inputs start: the anchor. It stays as it was while the chart itself is what
-moves, so that those reruns leave the spec alone; it moves to the page's layer and head when the
-chart is drawn anew or something else moved them (a link, a click in the all-heads grid). The spec is
-built and kept without it, its inputs at 0, and `placed` sets the anchor into a copy: a new anchor
-costs a few dicts, not Altair's building again (300 ms for the neuron chart of a 472-token text).
+The spec holds where the inputs start: the anchor, which views/parts/scrubbed.anchor_for decides. The spec is
+built and kept without it, its inputs at 0, and `placed` sets the anchor into a copy: a new anchor costs a
+few dicts, not Altair's building again (300 ms for the neuron chart of a 472-token text). The cells and
+pictures are charts/heatmap.py's, as every heatmap's.
 """
 
 from __future__ import annotations
@@ -57,7 +56,8 @@ ALL_LAYERS_CELLS = {"vector": 2**17, "raster": 2**21}
 ONE_LAYER_CELLS = {"vector": 2**18, "raster": 2**22}
 # Under the plot: beside it, the legend ran into the side column on a 1280-px screen.
 LEGEND = legend(PLOT_SIZE)
-ZOOM = "zoom"  # a long text's picture: the rectangle dragged across it, drawn in cells under it (zoom_window)
+# A long text's picture: the rectangle dragged across it, drawn in cells under it (views/parts/scrubbed.zoom_window).
+ZOOM = "zoom"
 ZOOM_MOST = 48  # tokens a side of a zoom, at most: a cell of 8 px or more in a 420-px plot, each named on hover
 ZOOM_TOOLTIP = "Drag a rectangle across the picture: its cells are drawn larger under it, each named"
 # The chart's own inputs above it, in a row, readable from the back of a room.

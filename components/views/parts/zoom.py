@@ -1,7 +1,7 @@
 """A long text's heatmap, zoomed: the rectangle a reader drags across its picture, drawn in cells under it.
 
 Above 64 tokens a head is one picture (components/charts/heatmap.py), a pixel or less a token, and a picture cannot
-name the cell under the pointer. Dragging a rectangle across it (scrub.zoom_window) draws those queries and
+name the cell under the pointer. Dragging a rectangle across it (scrubbed.zoom_window) draws those queries and
 keys as a heatmap of their own, ZOOM_MOST tokens a side at most, each cell named on hover and coloured on the
 same scale as the picture.
 """
