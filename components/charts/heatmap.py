@@ -69,21 +69,22 @@ def _column_names(count: int) -> list[str]:
 
 
 def vector_cells(cells: Data, row_labels, column_labels, x_axis, y_axis, colour, value_title, params, column: str,
-                 cell: tuple[float, float], key: alt.Legend) -> alt.Chart:
+                 cell: tuple[float, float], key: alt.Legend, aria: bool = False) -> alt.Chart:
     """A rect per cell of cells (cells_by_head's lines), coloured by the picked head's value (column:
     picked_column), with its tokens and value in the tooltip.
 
     A move re-evaluates every mark's encoding, expression by expression (Streamlit runs Vega's interpreter,
     not compiled code), so the marks carry as little as they can: cell (px) is a fixed width and height,
     not a bandwidth worked out for each mark; the tooltip is one object, not Vega-Lite's checks on each
-    field; and no ARIA description per cell, which is a long string formatted for every mark of a canvas
-    no screen reader can enter (the chart keeps its own description).
+    field; and no ARIA description per cell (unless aria), which is a long string formatted for every mark of a
+    canvas no screen reader can enter (the chart keeps its own description). A heatmap that stands still takes
+    aria: its cells, drawn as SVG, are elements a screen reader and a browser test can find.
     """
     # The labels as parameters (the axes' own): an array written into the expression would be built anew for
     # every cell, and a token such as "if" would stop Vega's parser. Vega lists the inputs of a chart's
     # parameters last first: head is added first so that Layer leads.
     chart = alt.Chart(cells).mark_rect(
-        aria=False, width=cell[0], height=cell[1]).add_params(*reversed(params))
+        aria=aria, width=cell[0], height=cell[1]).add_params(*reversed(params))
     chart = labelled(chart, row_labels, column_labels)
     return chart.transform_calculate(
         row_label=f"{token_labels(row_labels).name}[datum.row]",
@@ -129,10 +130,11 @@ def range_carrier(ranges: Data, colour: alt.Scale, picks: list, key: alt.Legend)
     """An invisible layer of the picked head's colour range (a "value" per end): the colour scale, which the
     cells or the picture share with it, then reaches from the range's low end to its high end. Filled points,
     so that they colour the fill as the cells do: points' strokes made a second legend."""
-    carrier = alt.Chart(ranges).mark_point(filled=True, opacity=0)
+    # Of no size and no tooltip: unseen in the middle of the plot, a point took the pointer from the cells under it.
+    carrier = alt.Chart(ranges).mark_point(filled=True, opacity=0, size=0, aria=False)
     for pick in picks:
         carrier = carrier.transform_filter(filter_on(pick))
-    return carrier.encode(color=alt.Color("value:Q", scale=colour, title=None, legend=key))
+    return carrier.encode(color=alt.Color("value:Q", scale=colour, title=None, legend=key), tooltip=alt.value(None))
 
 
 def filter_on(selection: alt.Parameter) -> str:
@@ -192,7 +194,7 @@ def heatmap(
     ends = pd.DataFrame({"value": colour_domain(matrix, scheme, domain)})
     if rows * columns <= MAX_VECTOR_CELLS:  # one head's cells, labelled by vector_cells itself
         chart = vector_cells(cells_by_head(matrix[None, None]), row_labels, column_labels, x_axis, y_axis, colour,
-                             title, [], picked_column([], 1), (width / columns, height / rows), key)
+                             title, [], picked_column([], 1), (width / columns, height / rows), key, aria=True)
         if domain is not None or scheme == "redblue":  # Vega's own domain would be the data's, lopsided
             chart = alt.layer(chart, range_carrier(ends, colour, [], key))
     else:
