@@ -14,12 +14,11 @@ equal inputs share an entry across sessions; how many entries each keeps is set 
 - shared: what every session meets: the class store, the line of trainings
 """
 
-from components.caches.budget import BUDGET, CACHE_ENTRIES
+from components.caches.budget import CACHE_ENTRIES
 from components.caches.chart_memos import chart_data, chart_spec, drawn_chart, new_run, view_run
 from components.caches.experiments import (
     DEFAULT_SECOND,
     TRAINING_LIMIT_S,
-    aligned_difference,
     aligned_positions,
     alignment_keys,
     diagonal_wins,
@@ -35,7 +34,6 @@ from components.caches.experiments import (
     letter_counts,
     moved_grid,
     prediction,
-    random_scores,
     random_softmax_statistics,
     ranking,
     row_sum_error,
@@ -54,7 +52,6 @@ from components.caches.layers import (
     aggregate_heads,
     entropy_by_layer,
     head_summary,
-    layer_weights,
     proof,
     rollout_by_layer,
     settings_for,
@@ -64,7 +61,6 @@ from components.caches.models import (
     MODEL_DIRS_ENV,
     check_can_download,
     downloads,
-    is_hub_model,
     masked_lm,
     model,
     model_names,
@@ -74,7 +70,6 @@ from components.caches.shared import classes, training_turns
 from components.caches.stacks import AlignedDifference, HeadStack, NeuronStack, head_stack, neuron_heads, neuron_view
 from components.caches.texts import (
     encoding,
-    layer_encoding,
     outline,
     unknown_characters,
     visible_tokens,

@@ -27,7 +27,6 @@ from components.caches.work import heavy_work
 
 aligned_positions = compare.aligned_positions  # (tokens_a, tokens_b) -> positions (K,) of the shared tokens
 alignment_keys = unknown.alignment_keys  # (tokens, unknown_characters) -> what aligned_positions compares
-aligned_difference = compare.aligned_difference  # (weights_a, weights_b, positions_a, positions_b) -> (K, K)
 
 
 def head_change(name: str, text_a: str, text_b: str, settings: TraceSettings,

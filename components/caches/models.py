@@ -32,10 +32,6 @@ def model_names() -> tuple[str, ...]:
     return (BUNDLED_MODEL, *allowed_hub_ids(), *folders)
 
 
-def is_hub_model(name: str) -> bool:
-    return name in allowed_hub_ids()
-
-
 # ---- Hub models: one download per model per server process, shared by every session ----
 
 @st.cache_resource(show_spinner=False)

@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from components import caches
-from components.caches.stacks import AlignedDifference, HeadStack
+from components.caches import AlignedDifference, HeadStack
 from components.charts.draw import show
 from components.charts.heatmap import heatmap
 from components.charts.scrub import send_plan

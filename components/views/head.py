@@ -16,7 +16,7 @@ import numpy as np
 import streamlit as st
 
 from components import caches
-from components.caches.stacks import HeadStack
+from components.caches import HeadStack
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap
 from components.charts.lines import LINE_THRESHOLD, LINES_MOST, window
 from components.charts.scrub import send_plan

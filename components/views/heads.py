@@ -27,7 +27,7 @@ import pandas as pd
 import streamlit as st
 
 from components import caches
-from components.caches.stacks import HeadStack
+from components.caches import HeadStack
 from components.charts import grid
 from components.charts.draw import draw_spec, show
 from components.charts.grid import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from components import caches
-from components.caches.stacks import NeuronStack
+from components.caches import NeuronStack
 from components.charts.heatmap import heatmap
 from components.charts.neuron_chart import send_plan
 from components.page import controls

@@ -18,7 +18,7 @@ import pyarrow as pa
 import streamlit as st
 
 from components import caches
-from components.caches.stacks import AlignedDifference, HeadStack, NeuronStack
+from components.caches import AlignedDifference, HeadStack, NeuronStack
 from components.charts import lines, neuron_chart, scrub
 from components.charts.draw import draw_spec
 from components.charts.heatmap import HEAD, LAYER, MAX_VECTOR_CELLS
