@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROBE = """
 import threading, torch, pyarrow
 torch.set_num_threads(2)
-import components.caches, streamlit_app_free_imports
+import components.caches, components.charts.draw, components.views
 print(torch.get_num_threads(), pyarrow.default_memory_pool().backend_name,
       any(t.name == "malloc-trim" for t in threading.enumerate()))
 from components.server import process
@@ -24,8 +24,7 @@ print(torch.get_num_threads(), pyarrow.default_memory_pool().backend_name,
 
 
 def test_importing_the_caches_changes_nothing_and_configure_sets_the_process_once():
-    code = PROBE.replace(", streamlit_app_free_imports", ", components.charts.draw, components.views")
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+    result = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=300,
                             env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
     assert result.returncode == 0, result.stderr
     imported, configured = (line.split() for line in result.stdout.strip().splitlines()[-2:])

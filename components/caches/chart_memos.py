@@ -15,7 +15,6 @@ from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.work import heavy_work
 from components.charts.draw import spec_and_frames
 
-# ---- Drawing: specs and datasets built once per set of arguments ----
 
 @functools.lru_cache(maxsize=CACHE_ENTRIES["chart_spec"])
 def chart_spec(build: Callable[..., dict], *arguments) -> dict:

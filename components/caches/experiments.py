@@ -162,10 +162,10 @@ shared_word = lesson.shared_word
 shared_words = lesson.shared_words  # (encoding, encoding) -> every whole word the two share, once each
 telling_word = lesson.telling_word  # shared words -> the first that is not a stop word
 
+
 # ---- Counting letters: trained in the session that asked (the models are tiny and nobody else's) ----
 
 TRAINING_LIMIT_S = 120.0  # a training still running after this long stops where it is, and says so
-
 
 train_counting = counting.train  # (config, on_step) -> TrainingResult, reporting every step
 untrained_counting = counting.untrained  # config -> TrainingResult at step 0: the weights training starts from

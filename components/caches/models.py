@@ -56,7 +56,7 @@ def needs_download(name: str) -> bool:
 check_can_download = download.check_can_download  # raises ModelLoadError, saying why, when no download may start
 
 
-# ---- The model and the text: key (model name) and (model name, text, second text) ----
+# ---- The model: key (model name) ----
 
 # A model the cache pushes out or is cleared of gives its room back (caches/model_room.py).
 @st.cache_resource(show_spinner="Loading the model (once per server)…", max_entries=CACHE_ENTRIES["model"],
@@ -72,7 +72,7 @@ def model(name: str) -> LoadedModel:
     return loaded
 
 
-# ---- Switching heads off: keys (model name) and (model name, sentence[, heads off]) ----
+# ---- The masked-language-model head, for switching heads off: key (model name) ----
 
 @st.cache_resource(show_spinner="Loading the model with its masked-language-model head (once per server)…",
                    max_entries=CACHE_ENTRIES["masked_lm"])

@@ -118,8 +118,8 @@ class HeadStack:
 
     def values(self) -> np.ndarray:
         """(len(layers), len(heads), R, K)"""
-        return head_stack(self.model, self.text, self.text_b, self.settings, self.stage, self.layers,
-                                  self.heads, self.pair, self.hide_special)
+        return head_stack(self.model, self.text, self.text_b, self.settings, self.stage, self.layers, self.heads,
+                          self.pair, self.hide_special)
 
 
 @dataclass(frozen=True)
