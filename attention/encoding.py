@@ -29,7 +29,9 @@ class Encoding:
     token_type_ids: np.ndarray  # (B, T) int64: 0 for sentence A, 1 for sentence B
     attention_mask: np.ndarray  # (B, T) int64: 1 for a real token, 0 for padding
     special_tokens_mask: np.ndarray  # (B, T) bool: [CLS], [SEP], [PAD]
-    # L + 1 arrays of (B, T, C): embeddings, then each layer's output; None for a layer not kept
+    sinks: np.ndarray  # (B, T) bool: where the family's heads park spare attention ([CLS] and [SEP]; GPT-2's first)
+    # L + 1 arrays of (B, T, C): embeddings, then each layer's output (element ℓ < L is layer ℓ's input, which is
+    # all that is read; GPT-2's last has ln_f applied); None for a layer not kept
     hidden_states: tuple[np.ndarray | None, ...]
     dropped_tokens: tuple[int, ...]  # per batch row: tokens cut off beyond the model's limit
 
@@ -70,6 +72,10 @@ def encode_batch(loaded: LoadedModel, pairs: list[tuple[str, str | None]], layer
         raise ValueError("encode_batch needs at least one (text, text_b) pair")
     texts = [_require_text(a, "text") for a, _ in pairs]
     texts_b = [None if not b or not b.strip() else b for _, b in pairs]
+    family = loaded.family
+    if not family.reads_pairs and any(b is not None for b in texts_b):
+        raise ValueError(f"{family.label} reads one text: a sentence pair (A [SEP] B, with segment ids) is BERT's. "
+                         "Leave the second sentence empty.")
     tokenizer = loaded.tokenizer
     batch = _tokenize(tokenizer, texts, texts_b, loaded.max_tokens)
     # Only a row that reached the limit can have lost tokens; only then is it tokenized again, uncut.
@@ -81,20 +87,19 @@ def encode_batch(loaded: LoadedModel, pairs: list[tuple[str, str | None]], layer
     hidden_states = [None] * (loaded.shape.num_layers + 1)
     if kept:
         with torch.inference_mode():
-            outputs = loaded.model(
-                input_ids=batch["input_ids"],
-                token_type_ids=batch["token_type_ids"],
-                attention_mask=batch["attention_mask"],
-                output_hidden_states=True,
-            )
+            outputs = family.forward(loaded.model, batch["input_ids"], batch["token_type_ids"],
+                                     batch["attention_mask"])  # L + 1 x (B, T, C)
         for layer in kept:
-            hidden_states[layer] = outputs.hidden_states[layer].numpy()  # (B, T, C)
+            hidden_states[layer] = outputs[layer].numpy()  # (B, T, C)
+    special = batch["special_tokens_mask"].numpy().astype(bool)  # (B, T)
+    attention_mask = batch["attention_mask"].numpy()  # (B, T)
     return Encoding(
-        tokens=tuple(tuple(tokenizer.convert_ids_to_tokens(row)) for row in batch["input_ids"].tolist()),
+        tokens=tuple(family.readable(tokenizer.convert_ids_to_tokens(row)) for row in batch["input_ids"].tolist()),
         input_ids=batch["input_ids"].numpy(),
         token_type_ids=batch["token_type_ids"].numpy(),
-        attention_mask=batch["attention_mask"].numpy(),
-        special_tokens_mask=batch["special_tokens_mask"].numpy().astype(bool),
+        attention_mask=attention_mask,
+        special_tokens_mask=special,
+        sinks=family.sinks(special, attention_mask),
         hidden_states=tuple(hidden_states),  # L + 1 x (B, T, C) or None
         dropped_tokens=dropped,
     )

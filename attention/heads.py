@@ -12,7 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from attention.dot_product import CHUNK_ELEMENTS, additive_mask, attend
+from attention import masks
+from attention.dot_product import CHUNK_ELEMENTS, attend
 from attention.trace import LayerAttention, Trace
 
 AGGREGATES = ("mean", "max")
@@ -30,7 +31,7 @@ def head_weights(source: Trace | LayerAttention, heads: Sequence[int] | None = N
 def head_stage(source: Trace | LayerAttention, stage: str, heads: Sequence[int] | None = None,
                max_elements: int = CHUNK_ELEMENTS) -> np.ndarray:
     """One stage of the given heads (all by default) of the layer: the raw scores, the scaled scores
-    (masked: with the padding's keys at MASKED_SCORE) or the weights (B, h, T, T), or the context
+    (masked: with the masked keys at MASKED_SCORE) or the weights (B, h, T, T), or the context
     (B, h, T, d), as the trace computes them for its head.
 
     The weights a LayerAttention kept are taken as they are: every head's, the kept array itself (read-only,
@@ -54,7 +55,8 @@ def head_stage(source: Trace | LayerAttention, stage: str, heads: Sequence[int] 
     out = np.empty((batch, len(chosen), tokens, width), dtype=np.float32)  # (B, h, T, T or d)
     step = max(1, max_elements // (batch * tokens * tokens))
     with torch.inference_mode():
-        mask = additive_mask(torch.from_numpy(_attention_mask(source)))[:, None]  # (B, 1, 1, T)
+        mask = masks.additive(source.mask_kind, torch.from_numpy(_attention_mask(source)),
+                              source.settings.window)[:, None]  # (B, 1, 1 or T, T)
         for start in range(0, len(chosen), step):
             some = chosen[start:start + step]
             stages = attend(*(torch.from_numpy(tensor[:, some]) for tensor in (queries, keys, values)),

@@ -1,4 +1,4 @@
-"""A layer's input made from the layer before it: one BertLayer run on what is at hand, not the whole model.
+"""A layer's input made from the layer before it: one layer run on what is at hand, not the whole model.
 
 A page on layer L of a long text keeps that layer's input only (a student of a class moves from layer to
 layer, and every layer's input of every text would not fit). A move to layer L + 1 then runs layer L on it,
@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 
 import torch
-from transformers.masking_utils import create_bidirectional_mask
 
 from attention.encoding import Encoding
 from attention.models import LoadedModel
@@ -24,18 +23,18 @@ def next_layer_input(loaded: LoadedModel, encoding: Encoding, layer: int) -> Enc
     num_layers = loaded.shape.num_layers
     if not 0 <= layer <= num_layers:
         raise ValueError(f"layer must be from 0 to {num_layers}; got {layer}")
-    model = loaded.model
+    model, family = loaded.model, loaded.family
     with torch.inference_mode():
         if layer == 0:
-            hidden = model.embeddings(input_ids=torch.from_numpy(encoding.input_ids),
-                                      token_type_ids=torch.from_numpy(encoding.token_type_ids))  # (B, T, C)
+            hidden = family.embed(model, torch.from_numpy(encoding.input_ids),
+                                  torch.from_numpy(encoding.token_type_ids), _unrecorded)  # (B, T, C)
         else:
-            before = torch.from_numpy(encoding.layer_input(layer - 1))  # (B, T, C)
-            # What BertModel.forward hands every layer: None when no token is padding, else an additive mask.
-            mask = create_bidirectional_mask(config=model.config, inputs_embeds=before,
-                                             attention_mask=torch.from_numpy(encoding.attention_mask))
-            hidden = model.encoder.layer[layer - 1](before, attention_mask=mask)  # (B, T, C)
-            hidden = hidden[0] if isinstance(hidden, tuple) else hidden
+            hidden = family.run_layer(model, layer - 1, torch.from_numpy(encoding.layer_input(layer - 1)),
+                                      torch.from_numpy(encoding.attention_mask))  # (B, T, C)
     kept = [None] * (num_layers + 1)
     kept[layer] = hidden.numpy()
     return dataclasses.replace(encoding, hidden_states=tuple(kept))
+
+
+def _unrecorded(name: str, stage: str, formula: str, value: torch.Tensor) -> torch.Tensor:
+    return value

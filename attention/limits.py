@@ -82,6 +82,8 @@ def _because(why: str) -> str:
 SEED = IntRange(0, 2**63 - 1)  # what torch.Generator.manual_seed takes
 # Beyond these, softmax of scores / τ overflows to NaN or is indistinguishable from uniform.
 TEMPERATURE = RealRange(1e-3, 1e3)
+WINDOW = IntRange(1)  # a sliding window sees itself and at least one token back
+
 
 # The page's, inside the core's.
 # A browser's number input and a link's number hold integers exactly up to 2^53 − 1 (JavaScript's
@@ -91,4 +93,6 @@ PAGE_SEED = SEED.narrowed(0, 2**53 - 1)
 # that a hand can still pick one by one. The page needs no more of the core's range to show the effect.
 PAGE_TEMPERATURE = TEMPERATURE.narrowed(0.05, 20.0)
 PAGE_TEMPERATURE_STEP = 0.05
+# A window on a slider: from one token back to 32, past which it looks like the causal mask on most texts.
+PAGE_WINDOW = WINDOW.narrowed(1, 32)
 

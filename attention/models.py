@@ -1,4 +1,5 @@
-"""Finding and loading a BERT: the bundled one, an allowed Hub id, or a local folder.
+"""Finding and loading a model: the bundled BERT, an allowed Hub id, or a local folder, of any family the core
+dissects (attention.families: BERT and GPT-2).
 
 Models are loaded for inference only (eval mode, no gradients) so that one
 instance can serve many threads at once.
@@ -12,13 +13,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from attention.families import FAMILIES, Family
 from attention.hub import WEIGHTS, is_cached
 from attention.settings import ModelShape
 
 log = logging.getLogger(__name__)
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
-DEFAULT_ALLOWED_HUB_IDS = ("bert-base-uncased", "bert-base-cased", "bert-large-uncased")
+DEFAULT_ALLOWED_HUB_IDS = ("bert-base-uncased", "bert-base-cased", "bert-large-uncased", "gpt2", "distilgpt2")
 # Comma-separated Hub ids a deployer adds to the allow-list; an id written with a leading "-" is taken off it.
 ALLOWED_MODELS_ENV = "ATTENTION_ANATOMY_ALLOWED_MODELS"
 
@@ -29,20 +31,19 @@ class ModelLoadError(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class LoadedModel:
-    """A BERT ready for inference, with its tokenizer and the name it was asked for."""
+    """A model ready for inference, with its tokenizer and the name it was asked for."""
 
     name: str
-    model: object  # transformers.BertModel, in eval mode with eager attention
-    tokenizer: object  # a fast BERT tokenizer
+    model: object  # the family's transformers model without a head (BertModel, GPT2Model), eval mode, eager attention
+    tokenizer: object  # its fast tokenizer, able to pad a batch
+
+    @property
+    def family(self) -> Family:
+        return FAMILIES[self.model.config.model_type]
 
     @property
     def shape(self) -> ModelShape:
-        config = self.model.config
-        return ModelShape(
-            num_layers=config.num_hidden_layers,
-            num_heads=config.num_attention_heads,
-            hidden_size=config.hidden_size,
-        )
+        return self.family.shape(self.model.config)
 
     @property
     def max_tokens(self) -> int:
@@ -88,12 +89,12 @@ def resolve(name: str) -> str | Path:
         return name
     path = Path(name).expanduser()
     if path.is_dir():
-        _require_bert_checkpoint(path)
+        _require_known_checkpoint(path)
         return path
     raise ModelLoadError(
         f"Unknown model {name!r}. Use {BUNDLED_MODEL!r} (bundled, works offline), one of the "
         f"allowed Hub models ({', '.join(allowed_hub_ids())}; a deployer adds more through "
-        f"the {ALLOWED_MODELS_ENV} environment variable), or a folder holding a BERT checkpoint."
+        f"the {ALLOWED_MODELS_ENV} environment variable), or a folder holding a BERT or GPT-2 checkpoint."
     )
 
 
@@ -114,7 +115,7 @@ def weights_path(name: str) -> Path:
     return Path(cached)
 
 
-def _require_bert_checkpoint(path: Path) -> None:
+def _require_known_checkpoint(path: Path) -> None:
     config_file = path / "config.json"
     if not config_file.is_file():
         raise ModelLoadError(f"The folder {str(path)!r} holds no config.json, so it is no checkpoint.")
@@ -122,26 +123,23 @@ def _require_bert_checkpoint(path: Path) -> None:
         model_type = json.loads(config_file.read_text()).get("model_type")
     except (OSError, ValueError, AttributeError) as error:
         raise ModelLoadError(f"The config.json in {str(path)!r} cannot be read: {error}") from error
-    if model_type != "bert":
+    if model_type not in FAMILIES:
         raise ModelLoadError(
-            f"The checkpoint in {str(path)!r} is a {model_type!r} model, not BERT; "
-            "this tool dissects BERT self-attention only."
+            f"The checkpoint in {str(path)!r} is a {model_type!r} model; this tool dissects the self-attention "
+            f"of {' and '.join(family.label for family in FAMILIES.values())} only."
         )
 
 
 def load_model(name: str = BUNDLED_MODEL) -> LoadedModel:
-    """Load a BERT and its tokenizer for inference, with attention weights available."""
-    from transformers import BertModel
-
-    model, tokenizer, _ = load_checkpoint(name, BertModel, add_pooling_layer=False)
+    """Load a model of a known family and its tokenizer for inference, with attention weights available."""
+    model, tokenizer, _ = load_checkpoint(name)
     return LoadedModel(name=name, model=model, tokenizer=tokenizer)
 
 
-def load_checkpoint(name: str, model_class, **kwargs):
-    """(model, tokenizer, loading info) of an allowed BERT, in eval mode; ModelLoadError saying what to do.
-
-    model_class is BertModel or one with a head (BertForMaskedLM); kwargs go to its from_pretrained.
-    """
+def load_checkpoint(name: str):
+    """(model, tokenizer, loading info) of an allowed model, its family's model without a head, in eval mode;
+    ModelLoadError saying what to do."""
+    import transformers
     from safetensors import SafetensorError
     from transformers import AutoConfig, AutoTokenizer
 
@@ -149,21 +147,32 @@ def load_checkpoint(name: str, model_class, **kwargs):
     # A Hub model already downloaded is read from the cache alone: asking the Hub for updates first
     # costs minutes of retries when it cannot be reached.
     cache_only = isinstance(source, str) and is_cached(source)
+    family = None
     try:
         config = AutoConfig.from_pretrained(source, local_files_only=cache_only)
-        if config.model_type != "bert":
-            raise ModelLoadError(f"{name!r} is a {config.model_type!r} model, not BERT.")
+        family = FAMILIES.get(config.model_type)
+        if family is None:
+            raise ModelLoadError(f"{name!r} is a {config.model_type!r} model; this tool dissects "
+                                 f"{' and '.join(f.label for f in FAMILIES.values())} only.")
+        try:
+            family.check_config(config)
+        except ValueError as error:
+            raise ModelLoadError(f"{name!r}: {error}.") from error
+        model_class = getattr(transformers, family.model_class_name)
         # Eager attention: transformers 5's default (sdpa) returns no attention weights.
         model, info = model_class.from_pretrained(source, attn_implementation="eager", output_loading_info=True,
-                                                  local_files_only=cache_only, **kwargs)
+                                                  local_files_only=cache_only, **family.load_kwargs)
         tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=cache_only)
+        if len(tokenizer.get_vocab()) < 2:  # transformers 5 makes an empty tokenizer when the files are missing
+            raise OSError("it holds no tokenizer files (vocab.txt, vocab.json and merges.txt, or tokenizer.json)")
+        family.prepare_tokenizer(tokenizer)
     except ModelLoadError:
         raise
     except (OSError, ValueError, SafetensorError) as error:  # SafetensorError: a weights file cut short or damaged
-        log.warning("loading %s as %s failed: %s", name, model_class.__name__, error)
+        log.warning("loading %s failed: %s", name, error)
         if isinstance(source, Path):
             raise ModelLoadError(
-                f"The folder {str(source)!r} could not be loaded as a BERT checkpoint for {model_class.__name__} "
+                f"The folder {str(source)!r} could not be loaded as a {family.label if family else 'model'} checkpoint "
                 f"({type(error).__name__}: {error}). It needs config.json, the weights and the tokenizer files."
             ) from error
         raise ModelLoadError(

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attention.encoding import Encoding
+from attention.families import family_named
+from attention.masks import masked_where
 from attention.settings import ModelShape, TraceSettings
 
 
@@ -38,6 +40,7 @@ class Outline:
     num_heads: int  # nh
     head_size: int  # d
     divisor: float  # what the raw scores are divided by
+    mask_kind: str  # the mask on the scores: "none", "causal" or "window" (attention.masks)
     dropped_tokens: tuple[int, ...]
     steps: tuple[OutlineStep, ...]
 
@@ -63,6 +66,7 @@ def build_outline(shape: ModelShape, encoding: Encoding, settings: TraceSettings
         num_heads=settings.num_heads(shape),
         head_size=settings.head_size(shape),
         divisor=settings.divisor(shape),
+        mask_kind=settings.mask_kind(shape),
         dropped_tokens=encoding.dropped_tokens,
         steps=outline_steps(shape, settings, batch, tokens),
     )
@@ -79,18 +83,10 @@ def outline_steps(shape: ModelShape, settings: TraceSettings, batch: int, tokens
     split = (batch, num_heads, tokens, head_size)  # (B, nh, T, d)
     one_head = (batch, tokens, head_size)  # (B, T, d)
     pairs = (batch, tokens, tokens)  # (B, T, T)
-    layer = settings.layer
-    steps = [
-        OutlineStep("input_ids", "inputs", "tokenizer(text)", ids),
-        OutlineStep("token_type_ids", "inputs", "0 for sentence A, 1 for sentence B", ids),
-        OutlineStep("attention_mask", "inputs", "1 for a token, 0 for padding", ids),
-        OutlineStep("token embeddings", "embeddings", "E_token[input_ids]", vectors),
-        OutlineStep("segment embeddings", "embeddings", "E_segment[token_type_ids]", vectors),
-        OutlineStep("position embeddings", "embeddings", "E_position[0 … T−1]", vectors),
-        OutlineStep("embeddings", "embeddings", "LayerNorm(token + segment + position)", vectors),
-        OutlineStep("layer_input", "embeddings", "X = embeddings" if layer == 0 else f"X = output of layer {layer - 1}",
-                    vectors),
-    ]
+    family = family_named(shape.family)
+    steps = [OutlineStep(name, "inputs", formula, ids) for name, formula in family.input_steps]
+    steps += [OutlineStep(name, "embeddings", formula, vectors) for name, formula in family.embedding_steps]
+    steps.append(OutlineStep("layer_input", "embeddings", family.layer_input_formula(settings.layer), vectors))
     for letter in "QKV":
         w = letter.lower()
         steps += [
@@ -102,7 +98,7 @@ def outline_steps(shape: ModelShape, settings: TraceSettings, batch: int, tokens
     steps += [
         OutlineStep("scores", "head", scores_formula(settings), pairs),
         OutlineStep("scaled", "head", scaled_formula(settings, head_size), pairs),
-        OutlineStep("masked", "head", "scaled + (−∞ at padding keys)", pairs),
+        OutlineStep("masked", "head", masked_formula(settings.mask_kind(shape), settings.window), pairs),
         OutlineStep("weights", "head", "softmax(masked, dim=-1)", pairs),
         OutlineStep("context", "head", "weights · V", one_head),
         OutlineStep("context (all heads)", "heads", "softmax(mask(Q Kᵀ / s)) · V for every head", split),
@@ -111,13 +107,18 @@ def outline_steps(shape: ModelShape, settings: TraceSettings, batch: int, tokens
         OutlineStep("output", "heads", "concat · W_oᵀ + b_o", vectors),
     ]
     if settings.source == "bert":
-        steps.append(OutlineStep("attention output", "heads", "LayerNorm(output + X)", vectors))
+        steps.append(OutlineStep("attention output", "heads", family.attention_output_formula, vectors))
     return tuple(steps)
 
 
 def scores_formula(settings: TraceSettings) -> str:
     """How the raw scores are made: the dot product, or the cosine of the query and the key."""
     return "cos(Q, K)" if settings.similarity == "cosine" else "Q · Kᵀ"
+
+
+def masked_formula(kind: str, window: int) -> str:
+    """The mask added to the scaled scores, as the reader sees it: "scaled + M (−∞ at padding keys)"."""
+    return f"scaled + M (−∞ at {masked_where(kind, window)})"
 
 
 def scaled_formula(settings: TraceSettings, head_size: int) -> str:

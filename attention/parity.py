@@ -1,8 +1,9 @@
 """The from-scratch trace measured against code nobody here wrote.
 
-Two references for the same layer: transformers' own BertSelfAttention module, and
-the layer's weights loaded into torch.nn.MultiheadAttention and run through
-torch.nn.functional.scaled_dot_product_attention. Differences are returned as
+Two references for the same layer: transformers' own attention code (BertSelfAttention and BertAttention for
+BERT; GPT-2's eager_attention_forward and GPT2Attention, with the causal mask GPT2Model makes), and the
+layer's trained weights loaded into torch.nn.MultiheadAttention and run through
+torch.nn.functional.scaled_dot_product_attention, with the model's own mask. Differences are returned as
 numbers (largest absolute difference), so that a page can show them.
 Shapes: B batch, T tokens, C hidden size, nh heads, d head size.
 """
@@ -15,7 +16,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from attention.dot_product import additive_mask, merge_heads, split_heads
+from attention import masks
+from attention.dot_product import merge_heads, split_heads
 from attention.encoding import Encoding
 from attention.models import LoadedModel
 from attention.trace import Trace
@@ -25,9 +27,9 @@ from attention.trace import Trace
 class LayerReference:
     """What the references compute for one layer, all heads."""
 
-    transformers_weights: np.ndarray  # (B, nh, T, T) BertSelfAttention's attention probabilities
-    transformers_context: np.ndarray  # (B, T, nh·d) its attention output before the dense
-    transformers_attention_output: np.ndarray  # (B, T, C) BertAttention: LayerNorm(dense(context) + X)
+    transformers_weights: np.ndarray  # (B, nh, T, T) transformers' attention probabilities
+    transformers_context: np.ndarray  # (B, T, nh·d) its heads' context side by side, before W_O
+    transformers_attention_output: np.ndarray  # (B, T, C) its attention block's output (BERT: LayerNorm(W_O·c + X))
     torch_weights: np.ndarray  # (B, nh, T, T) nn.MultiheadAttention, per head
     torch_output: np.ndarray  # (B, T, C) nn.MultiheadAttention: out_proj(concat)
     sdpa_context: np.ndarray  # (B, T, nh·d) F.scaled_dot_product_attention, heads concatenated
@@ -35,38 +37,37 @@ class LayerReference:
 
 def transformers_weights(loaded: LoadedModel, encoding: Encoding, layer: int) -> np.ndarray:
     """(B, nh, T, T): the attention probabilities transformers itself computes for this layer."""
-    attention = loaded.model.encoder.layer[layer].attention
     with torch.inference_mode():
-        hidden = torch.from_numpy(encoding.layer_input(layer))  # (B, T, C)
-        mask = additive_mask(torch.from_numpy(encoding.attention_mask))[:, None]  # (B, 1, 1, T)
-        _, weights = attention.self(hidden, attention_mask=mask)  # (B, nh, T, T)
-    return weights.numpy()
+        reference = loaded.family.reference(loaded.model, layer, torch.from_numpy(encoding.layer_input(layer)),
+                                            torch.from_numpy(encoding.attention_mask))
+    return reference.weights.numpy()
 
 
 def layer_reference(loaded: LoadedModel, encoding: Encoding, layer: int) -> LayerReference:
     """Run one layer's trained attention through transformers and through plain PyTorch."""
-    attention = loaded.model.encoder.layer[layer].attention
-    shape = loaded.shape
+    family, shape = loaded.family, loaded.shape
+    projections = family.projections(loaded.model, layer)
     with torch.inference_mode():
-        hidden = torch.from_numpy(encoding.layer_input(layer))  # (B, T, C)
-        keep = torch.from_numpy(encoding.attention_mask).to(torch.bool)  # (B, T)
-        mask = additive_mask(keep)[:, None]  # (B, 1, 1, T)
+        residual = torch.from_numpy(encoding.layer_input(layer))  # (B, T, C)
+        attention_mask = torch.from_numpy(encoding.attention_mask)  # (B, T)
+        theirs = family.reference(loaded.model, layer, residual, attention_mask)
+        hidden = family.attention_input(loaded.model, layer, residual)  # (B, T, C): X
+        batch, tokens, _ = hidden.shape
+        allowed = masks.allowed_keys(shape.own_mask, attention_mask).expand(batch, tokens, tokens)  # (B, T, T)
 
-        context, weights = attention.self(hidden, attention_mask=mask)  # (B, T, nh·d), (B, nh, T, T)
-        attention_output = attention(hidden, attention_mask=mask)[0]  # (B, T, C)
-
-        mha = _as_multihead_attention(attention, shape.hidden_size, shape.num_heads)
-        torch_output, torch_weights = mha(hidden, hidden, hidden, key_padding_mask=~keep,
+        mha = _as_multihead_attention(projections, shape.hidden_size, shape.num_heads)
+        blocked = ~allowed.repeat_interleave(shape.num_heads, dim=0)  # (B·nh, T, T): True where not looked at
+        torch_output, torch_weights = mha(hidden, hidden, hidden, attn_mask=blocked,
                                           need_weights=True, average_attn_weights=False)  # (B, T, C), (B, nh, T, T)
 
         query, key, value = (split_heads(linear(hidden), shape.num_heads)  # (B, nh, T, d)
-                             for linear in (attention.self.query, attention.self.key, attention.self.value))
-        sdpa = F.scaled_dot_product_attention(query, key, value, attn_mask=keep[:, None, None, :])  # (B, nh, T, d)
+                             for linear in (projections.query, projections.key, projections.value))
+        sdpa = F.scaled_dot_product_attention(query, key, value, attn_mask=allowed[:, None])  # (B, nh, T, d)
 
     return LayerReference(
-        transformers_weights=weights.numpy(),
-        transformers_context=context.numpy(),
-        transformers_attention_output=attention_output.numpy(),
+        transformers_weights=theirs.weights.numpy(),
+        transformers_context=theirs.context.numpy(),
+        transformers_attention_output=theirs.attention_output.numpy(),
         torch_weights=torch_weights.numpy(),
         torch_output=torch_output.numpy(),
         sdpa_context=merge_heads(sdpa).numpy(),  # (B, T, nh·d)
@@ -74,14 +75,16 @@ def layer_reference(loaded: LoadedModel, encoding: Encoding, layer: int) -> Laye
 
 
 def parity_report(trace: Trace, reference: LayerReference) -> dict[str, float]:
-    """Largest absolute differences between a bert-source, √d_k trace and both references.
+    """Largest absolute differences between a trace of the trained weights as the model runs them and both references.
 
     Padding rows are left out: the references disagree with each other about
     queries that are themselves padding, and nothing reads them.
     """
     settings = trace.settings
-    if settings.source != "bert" or settings.scaling != "sqrt" or settings.similarity != "dot" or settings.heads_off:
-        raise ValueError("parity is defined for the trained weights with √d_k scaling, dot product, all heads on")
+    if (settings.source != "bert" or settings.scaling != "sqrt" or settings.similarity != "dot" or settings.heads_off
+            or settings.mask != "model"):
+        raise ValueError("parity is defined for the trained weights with √d_k scaling, dot product, the model's own "
+                         "mask, all heads on")
     real = trace["attention_mask"].astype(bool)  # (B, T)
     head = settings.head
 
@@ -99,14 +102,14 @@ def parity_report(trace: Trace, reference: LayerReference) -> dict[str, float]:
     }
 
 
-def _as_multihead_attention(attention, hidden_size: int, num_heads: int) -> torch.nn.MultiheadAttention:
+def _as_multihead_attention(projections, hidden_size: int, num_heads: int) -> torch.nn.MultiheadAttention:
     """The same trained weights inside torch.nn.MultiheadAttention (packed in_proj, out_proj)."""
     mha = torch.nn.MultiheadAttention(hidden_size, num_heads, bias=True, batch_first=True)
     mha.eval()
     with torch.no_grad():
-        projections = (attention.self.query, attention.self.key, attention.self.value)
-        mha.in_proj_weight.copy_(torch.cat([p.weight for p in projections]))  # (3·C, C)
-        mha.in_proj_bias.copy_(torch.cat([p.bias for p in projections]))  # (3·C,)
-        mha.out_proj.weight.copy_(attention.output.dense.weight)  # (C, C)
-        mha.out_proj.bias.copy_(attention.output.dense.bias)  # (C,)
+        linears = (projections.query, projections.key, projections.value)
+        mha.in_proj_weight.copy_(torch.cat([linear.weight for linear in linears]))  # (3·C, C)
+        mha.in_proj_bias.copy_(torch.cat([linear.bias for linear in linears]))  # (3·C,)
+        mha.out_proj.weight.copy_(projections.output.weight)  # (C, C)
+        mha.out_proj.bias.copy_(projections.output.bias)  # (C,)
     return mha

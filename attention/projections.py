@@ -2,7 +2,9 @@
 
 Three sources, the three ways the seed notebooks build Q, K and V:
 identity (Q = K = V = E), random (fresh nn.Linear-style layers from a seed),
-bert (the trained weights of one layer). Shapes: C hidden size, nh heads, d head size.
+bert (the trained weights of one layer, of whichever family the model is: attention.families);
+attention.trace.projections_for chooses among them.
+Shapes: C hidden size, nh heads, d head size.
 """
 
 from __future__ import annotations
@@ -11,9 +13,6 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
-
-from attention.models import LoadedModel
-from attention.settings import TraceSettings
 
 
 @dataclass(frozen=True)
@@ -37,26 +36,6 @@ class Projections:
     output: Linear | None
 
 
-def projections_for(loaded: LoadedModel, settings: TraceSettings) -> Projections:
-    if settings.source == "identity":
-        return Projections(None, None, None, None)
-    if settings.source == "random":
-        return random_projections(loaded.shape.hidden_size, settings.head_size(loaded.shape),
-                                  settings.num_heads(loaded.shape), settings.seed)
-    return bert_projections(loaded, settings.layer)
-
-
-def bert_projections(loaded: LoadedModel, layer: int) -> Projections:
-    """The trained weights of one layer: self.query/key/value and output.dense."""
-    attention = loaded.model.encoder.layer[layer].attention
-    return Projections(
-        query=_from_module(attention.self.query),  # (nh·d, C)
-        key=_from_module(attention.self.key),  # (nh·d, C)
-        value=_from_module(attention.self.value),  # (nh·d, C)
-        output=_from_module(attention.output.dense),  # (C, nh·d)
-    )
-
-
 def random_projections(hidden_size: int, head_size: int, num_heads: int, seed: int) -> Projections:
     """Fresh layers initialised as torch.nn.Linear does, reproducible from the seed.
 
@@ -78,7 +57,3 @@ def random_projections(hidden_size: int, head_size: int, num_heads: int, seed: i
         value=linear(hidden_size, width),  # (nh·d, C)
         output=linear(width, hidden_size),  # (C, nh·d)
     )
-
-
-def _from_module(module: torch.nn.Linear) -> Linear:
-    return Linear(module.weight.detach(), module.bias.detach())

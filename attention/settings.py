@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attention.limits import SEED, TEMPERATURE, IntRange, require_choice
+from attention.limits import SEED, TEMPERATURE, WINDOW, IntRange, require_choice
+from attention.masks import MASKS, mask_kind
 
 SOURCES = ("identity", "random", "bert")
 SCALINGS = ("none", "sqrt", "linear", "temperature")
@@ -16,11 +17,13 @@ SIMILARITIES = ("dot", "cosine")
 
 @dataclass(frozen=True)
 class ModelShape:
-    """The few numbers of a BERT config the settings depend on."""
+    """The few facts of a model's config the settings depend on."""
 
     num_layers: int
     num_heads: int
     hidden_size: int  # C
+    family: str = "bert"  # the config's model_type (attention.families)
+    own_mask: str = "none"  # the mask it was trained with: "none" (padding only) or "causal" (attention.masks)
 
     @property
     def head_size(self) -> int:  # d of a trained head
@@ -49,6 +52,10 @@ class TraceSettings:
     seed: int = 0
     # Heads whose context is set to zero before the output projection.
     heads_off: tuple[int, ...] = field(default=())
+    # Which keys a query may look at (attention.masks): the model's own, or a what-if on any model.
+    mask: str = "model"
+    # How many tokens back a query sees under mask="window", besides itself.
+    window: int = 4
 
     def head_size(self, shape: ModelShape) -> int:
         """d_k for these settings: C for identity, head_dim for random, the model's for bert."""
@@ -70,11 +77,17 @@ class TraceSettings:
         """What the raw scores are divided by."""
         return scaling_divisor(self.scaling, self.head_size(shape), self.temperature)
 
+    def mask_kind(self, shape: ModelShape) -> str:
+        """The mask these settings put on the model: "none", "causal" or "window" (attention.masks)."""
+        return mask_kind(self.mask, shape.own_mask)
+
     def validate(self, shape: ModelShape) -> TraceSettings:
         """Raise ValueError naming the valid values; return self when all is well."""
         require_choice("source", self.source, SOURCES)
         require_choice("scaling", self.scaling, SCALINGS)
         require_choice("similarity", self.similarity, SIMILARITIES)
+        require_choice("mask", self.mask, MASKS)
+        WINDOW.require("window", self.window, "how many tokens back a query sees")
         IntRange(0, shape.num_layers - 1).require("layer", self.layer, f"the model has {shape.num_layers} layers")
         if self.head_dim is not None:
             if self.source == "bert" and self.head_dim != shape.head_size:

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from attention.dot_product import additive_mask, attend, attend_every_head, merge_heads, split_heads
+from attention import masks
+from attention.dot_product import attend, attend_every_head, merge_heads, split_heads
 from attention.encoding import Encoding
 from attention.models import LoadedModel
-from attention.outline import scaled_formula, scores_formula
-from attention.projections import Linear, projections_for
+from attention.outline import masked_formula, scaled_formula, scores_formula
+from attention.projections import Linear, Projections, random_projections
 from attention.settings import TraceSettings
 
 
@@ -44,6 +45,7 @@ class Trace:
     num_heads: int  # nh
     head_size: int  # d
     divisor: float  # what the raw scores were divided by
+    mask_kind: str  # the mask on the scores: "none", "causal" or "window" (attention.masks)
     dropped_tokens: tuple[int, ...]
     steps: tuple[Step, ...]
 
@@ -73,6 +75,7 @@ class LayerAttention:
     num_heads: int  # nh
     head_size: int  # d
     divisor: float
+    mask_kind: str  # the mask on the scores: "none", "causal" or "window" (attention.masks)
     attention_mask: np.ndarray  # (B, T)
     projected: dict[str, np.ndarray] | None  # "Q", "K", "V": (B, T, nh·d) each, or None when not kept
     concat: np.ndarray | None  # (B, T, nh·d) every head's context side by side, switched-off heads at 0; None
@@ -109,7 +112,8 @@ def layer_attention(loaded: LoadedModel, encoding: Encoding, settings: TraceSett
     with torch.inference_mode():
         projected = _project(loaded, encoding, settings)  # (B, T, nh·d) each
         heads = {letter: split_heads(value, num_heads) for letter, value in projected.items()}  # (B, nh, T, d)
-        mask = additive_mask(torch.from_numpy(encoding.attention_mask))  # (B, 1, T)
+        kind = settings.mask_kind(shape)
+        mask = masks.additive(kind, torch.from_numpy(encoding.attention_mask), settings.window)  # (B, 1 or T, T)
         contexts, weights = attend_every_head(heads["Q"], heads["K"], heads["V"], mask, divisor,
                                               settings.similarity, keep_weights)  # (B, nh, T, d), (B, nh, T, T)
         if settings.heads_off:
@@ -121,6 +125,7 @@ def layer_attention(loaded: LoadedModel, encoding: Encoding, settings: TraceSett
             num_heads=num_heads,
             head_size=settings.head_size(shape),
             divisor=divisor,
+            mask_kind=kind,
             attention_mask=encoding.attention_mask,
             projected=_as_numpy(projected),
             concat=merge_heads(contexts).numpy(),  # (B, T, nh·d)
@@ -137,7 +142,8 @@ def layer_projections(loaded: LoadedModel, encoding: Encoding, settings: TraceSe
     with torch.inference_mode():
         projected = _as_numpy(_project(loaded, encoding, settings))  # (B, T, nh·d) each
     return LayerAttention(settings=settings, num_heads=settings.num_heads(shape), head_size=settings.head_size(shape),
-                          divisor=settings.divisor(shape), attention_mask=encoding.attention_mask,
+                          divisor=settings.divisor(shape), mask_kind=settings.mask_kind(shape),
+                          attention_mask=encoding.attention_mask,
                           projected=projected, concat=None, weights=None)
 
 
@@ -165,6 +171,7 @@ def build_trace(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings
         num_heads=layer.num_heads,
         head_size=layer.head_size,
         divisor=layer.divisor,
+        mask_kind=layer.mask_kind,
         dropped_tokens=encoding.dropped_tokens,
         steps=(*steps[:first_of_heads], *_head_steps(encoding, layer, settings, split), *steps[first_of_heads:]),
     )
@@ -186,11 +193,12 @@ def _head_steps(encoding: Encoding, layer: LayerAttention, settings: TraceSettin
                    torch.from_numpy(split[letter])[:, head])  # (B, T, d)
             for letter in "QKV"
         )
-        mask = additive_mask(torch.from_numpy(encoding.attention_mask))  # (B, 1, T)
+        mask = masks.additive(layer.mask_kind, torch.from_numpy(encoding.attention_mask),
+                              settings.window)  # (B, 1 or T, T)
         stages = attend(query, key, value, mask, layer.divisor, settings.similarity)
         record("scores", scores_formula(settings), stages.scores)  # (B, T, T)
         record("scaled", scaled_formula(settings, layer.head_size), stages.scaled)  # (B, T, T)
-        record("masked", "scaled + (−∞ at padding keys)", stages.masked)  # (B, T, T)
+        record("masked", masked_formula(layer.mask_kind, settings.window), stages.masked)  # (B, T, T)
         record("weights", "softmax(masked, dim=-1)", stages.weights)  # (B, T, T)
         record("context", "weights · V", stages.context)  # (B, T, d)
     return steps
@@ -208,15 +216,17 @@ def _shared_steps(loaded: LoadedModel, encoding: Encoding, layer: LayerAttention
         steps.append(Step(name, stage, formula, value if isinstance(value, np.ndarray) else value.numpy()))
         return torch.from_numpy(value) if isinstance(value, np.ndarray) else value
 
+    family, model = loaded.family, loaded.model
+    inputs = {"input_ids": encoding.input_ids, "token_type_ids": encoding.token_type_ids,
+              "attention_mask": encoding.attention_mask}  # (B, T) each
     with torch.inference_mode():
-        input_ids = record("input_ids", "inputs", "tokenizer(text)", encoding.input_ids)  # (B, T)
-        token_type_ids = record("token_type_ids", "inputs", "0 for sentence A, 1 for sentence B",
-                                encoding.token_type_ids)  # (B, T)
-        record("attention_mask", "inputs", "1 for a token, 0 for padding", encoding.attention_mask)  # (B, T)
-        _record_embeddings(loaded, input_ids, token_type_ids, record)
-        layer_input = record("layer_input", "embeddings",
-                             "X = embeddings" if settings.layer == 0 else f"X = output of layer {settings.layer - 1}",
-                             encoding.layer_input(settings.layer))  # (B, T, C)
+        for name, formula in family.input_steps:
+            record(name, "inputs", formula, inputs[name])  # (B, T)
+        family.embed(model, torch.from_numpy(encoding.input_ids), torch.from_numpy(encoding.token_type_ids),
+                     record)  # (B, T, C)
+        residual = torch.from_numpy(encoding.layer_input(settings.layer))  # (B, T, C)
+        record("layer_input", "embeddings", family.layer_input_formula(settings.layer),
+               family.attention_input(model, settings.layer, residual))  # (B, T, C): X, what Q, K and V read
         for letter in "QKV":
             w = letter.lower()
             record(f"{letter} (all heads)", "projections", f"X · W_{w}ᵀ + b_{w}", projected[letter])  # (B, T, nh·d)
@@ -228,18 +238,28 @@ def _shared_steps(loaded: LoadedModel, encoding: Encoding, layer: LayerAttention
         projections = projections_for(loaded, settings)
         projected = record("output", "heads", "concat · W_oᵀ + b_o", _apply(projections.output, concat))  # (B, T, C)
         if settings.source == "bert":
-            self_output = loaded.model.encoder.layer[settings.layer].attention.output
-            record("attention output", "heads", "LayerNorm(output + X)",
-                   self_output.LayerNorm(projected + layer_input))  # (B, T, C)
+            record("attention output", "heads", family.attention_output_formula,
+                   family.attention_output(model, settings.layer, projected, residual))  # (B, T, C)
     return tuple(steps)
 
 
 def _project(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings) -> dict[str, torch.Tensor]:
     """"Q", "K", "V": the layer's input projected, (B, T, nh·d) each (the input itself for identity)."""
     projections = projections_for(loaded, settings)
-    layer_input = torch.from_numpy(encoding.layer_input(settings.layer))  # (B, T, C)
+    residual = torch.from_numpy(encoding.layer_input(settings.layer))  # (B, T, C)
+    layer_input = loaded.family.attention_input(loaded.model, settings.layer, residual)  # (B, T, C): X
     return {letter: _apply(linear, layer_input)  # (B, T, nh·d)
             for letter, linear in (("Q", projections.query), ("K", projections.key), ("V", projections.value))}
+
+
+def projections_for(loaded: LoadedModel, settings: TraceSettings) -> Projections:
+    """The weights of settings.source: none (identity), drawn from the seed (random), or the model's trained ones."""
+    if settings.source == "identity":
+        return Projections(None, None, None, None)
+    if settings.source == "random":
+        return random_projections(loaded.shape.hidden_size, settings.head_size(loaded.shape),
+                                  settings.num_heads(loaded.shape), settings.seed)
+    return loaded.family.projections(loaded.model, settings.layer)
 
 
 def _as_numpy(tensors: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:
@@ -253,20 +273,6 @@ def _heads_of(side_by_side: np.ndarray, num_heads: int) -> np.ndarray:
     """(B, T, nh·d) -> (B, nh, T, d), a view: split_heads for numpy."""
     batch, tokens, width = side_by_side.shape
     return side_by_side.reshape(batch, tokens, num_heads, width // num_heads).transpose(0, 2, 1, 3)
-
-
-def _record_embeddings(loaded: LoadedModel, input_ids, token_type_ids, record) -> None:
-    embeddings = loaded.model.embeddings
-    positions = torch.arange(input_ids.shape[1])[None, :]  # (1, T)
-    words = record("token embeddings", "embeddings", "E_token[input_ids]",
-                   embeddings.word_embeddings(input_ids))  # (B, T, C)
-    segments = record("segment embeddings", "embeddings", "E_segment[token_type_ids]",
-                      embeddings.token_type_embeddings(token_type_ids))  # (B, T, C)
-    places = record("position embeddings", "embeddings", "E_position[0 … T−1]",
-                    embeddings.position_embeddings(positions).expand_as(words))  # (B, T, C)
-    # Summed in transformers' order, so that the float32 result is bit for bit the model's.
-    record("embeddings", "embeddings", "LayerNorm(token + segment + position)",
-           embeddings.LayerNorm(words + segments + places))  # (B, T, C)
 
 
 def _apply(linear: Linear | None, inputs: torch.Tensor) -> torch.Tensor:

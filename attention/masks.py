@@ -1,0 +1,51 @@
+"""Which keys each query may look at: the mask added to the scaled scores before the softmax.
+
+Every model masks its padding. On top of that an encoder (BERT) lets every token look both ways, and a
+decoder (GPT-2) lets a token look back only: the causal mask, with which it was trained to predict the next
+token. A user may put any of these on any model as a what-if, and a sliding window, which lets a token look
+at itself and the `window` tokens before it (as Longformer's and Mistral's local attention do).
+
+Kinds, as the core names them: "none" (padding only), "causal", "window". "model" stands for the model's own.
+Shapes: B batch, T tokens.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from attention.dot_product import MASKED_SCORE
+
+MASKS = ("model", "causal", "none", "window")  # what a user may choose; "model": the model's own
+KINDS = ("none", "causal", "window")
+
+
+def mask_kind(mask: str, own_mask: str) -> str:
+    """The mask a choice stands for: the model's own for "model", else the choice itself."""
+    return own_mask if mask == "model" else mask
+
+
+def allowed_keys(kind: str, attention_mask: torch.Tensor, window: int = 1) -> torch.Tensor:
+    """(B, 1, T) for "none", else (B, T, T): True where query i may look at key j. attention_mask (B, T): 1 = token."""
+    if kind not in KINDS:
+        raise ValueError(f"mask must be one of {', '.join(KINDS)}; got {kind!r}")
+    real = attention_mask.to(torch.bool)[:, None, :]  # (B, 1, T): a padding key is never looked at
+    if kind == "none":
+        return real
+    tokens = attention_mask.shape[-1]
+    behind = torch.arange(tokens)[:, None] - torch.arange(tokens)[None, :]  # (T, T): i − j, how far back key j is
+    allowed = behind >= 0 if kind == "causal" else (behind >= 0) & (behind <= window)  # (T, T)
+    return real & allowed  # (B, T, T)
+
+
+def additive(kind: str, attention_mask: torch.Tensor, window: int = 1) -> torch.Tensor:
+    """allowed_keys as scores to add: 0 where a key is kept, MASKED_SCORE where it is masked."""
+    return torch.where(allowed_keys(kind, attention_mask, window), 0.0, MASKED_SCORE)
+
+
+def masked_where(kind: str, window: int = 1) -> str:
+    """Which keys a mask sets to −∞, in the words of a formula: "padding keys", "keys after the query"…"""
+    return {
+        "none": "padding keys",
+        "causal": "padding and keys after the query",
+        "window": f"padding, keys after the query and keys more than {window} back",
+    }[kind]

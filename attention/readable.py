@@ -1,0 +1,2 @@
+def readable_tokens(tokens, byte_level):
+    return tuple(tokens)
