@@ -115,13 +115,20 @@ try:
     loaded = caches.model(model_name)
 except ModelLoadError as error:
     model_download.fall_back(chosen_model, error)
+family = loaded.family
+pair_notices = []
+if text_b.strip() and not family.reads_pairs:  # the sentence pair is BERT's: segment ids, [SEP] between
+    pair_notices.append(f"{family.label} reads one text, so the second sentence is left out here: sentence pairs "
+                        "(A [SEP] B, with segment ids) are BERT's.")
+    text_b = ""
 
 # On a projector the model's line gives way to the charts: the sidebar, closed there, names the model too.
-model_line = (f"{model_name}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} heads, hidden size "
-              f"{loaded.shape.hidden_size}. Every number below is computed live from this text.")
+model_line = (f"{model_name}, a {family.label} ({family.reads}): {loaded.shape.num_layers} layers × "
+              f"{loaded.shape.num_heads} heads, hidden size {loaded.shape.hidden_size}. Every number below is computed "
+              "live from this text.")
 page_head(views.VIEW_LABELS[view], views.OWN_HEAD_LINES.get(views.VIEW_LABELS[view], "" if present else model_line),
           beside=classroom.class_card if present and classroom.teaching() else None, present=present)
-notices([*url_notices, *class_notices, *model_download.fallback_notices(chosen_model)])
+notices([*url_notices, *class_notices, *model_download.fallback_notices(chosen_model), *pair_notices])
 welcome.welcome(model_name, text, controls.current_state(), loaded.shape.num_layers, loaded.shape.num_heads)
 classroom.follow()
 
@@ -136,7 +143,7 @@ if view in views.STANDALONE_VIEWS:
 if text.strip():
     encoding = caches.encoding(model_name, text, second_text(view, text_b))
     if encoding.dropped_tokens[0]:
-        st.warning(f"The text is longer than the {loaded.max_tokens} tokens BERT reads: the last "
+        st.warning(f"The text is longer than the {loaded.max_tokens} tokens this page reads: the last "
                    f"{encoding.dropped_tokens[0]} tokens were dropped.", icon=":material/content_cut:")
     if view not in views.OWN_TOKENS_VIEWS:
         token_chips(list(encoding.tokens[0]), encoding.special_tokens_mask[0].tolist())

@@ -21,6 +21,10 @@ log = logging.getLogger(__name__)
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_ALLOWED_HUB_IDS = ("bert-base-uncased", "bert-base-cased", "bert-large-uncased", "gpt2", "distilgpt2")
+# The longest text the core reads, in tokens: BERT's own limit. GPT-2 could read 1,024, but every size here (the
+# caches, the memory budget, what the page sends to a browser) is planned for 512, and a layer's weights at
+# 1,024 tokens take four times the room.
+MAX_TOKENS = 512
 # Comma-separated Hub ids a deployer adds to the allow-list; an id written with a leading "-" is taken off it.
 ALLOWED_MODELS_ENV = "ATTENTION_ANATOMY_ALLOWED_MODELS"
 
@@ -47,7 +51,7 @@ class LoadedModel:
 
     @property
     def max_tokens(self) -> int:
-        return self.model.config.max_position_embeddings
+        return min(self.model.config.max_position_embeddings, MAX_TOKENS)
 
 
 def allowed_hub_ids() -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from attention.projections import Linear, Projections
 class BertFamily(Family):
     name = "bert"
     label = "BERT"
+    reads = "an encoder: every token looks both ways"
     own_mask = "none"
     reads_pairs = True
     byte_level = False

@@ -20,6 +20,7 @@ from attention.projections import Linear, Projections
 class GPT2Family(Family):
     name = "gpt2"
     label = "GPT-2"
+    reads = "a decoder: every token looks back only"
     own_mask = "causal"
     reads_pairs = False
     byte_level = True
