@@ -1,4 +1,4 @@
-"""Shared fixtures: the bundled real BERT for numbers, tiny random BERTs for shape logic.
+"""Shared fixtures: the bundled real BERT for numbers, tiny random BERTs and GPT-2s for shape logic.
 
 Tests never touch the network: HF_HUB_OFFLINE is set before transformers is imported.
 """
@@ -15,6 +15,7 @@ import torch  # noqa: E402
 
 from attention import load_model  # noqa: E402
 from components.server import process  # noqa: E402
+from harness.checkpoints import tiny_gpt2  # noqa: E402
 from tests.marks import skip_or_fail_without_needs  # noqa: E402
 
 # As the app does (components/server/process.py): the same thread count gives the same order of float32
@@ -63,3 +64,10 @@ def tiny_checkpoint(tmp_path_factory):
 @pytest.fixture(scope="session")
 def tiny(tiny_checkpoint):
     return load_model(str(tiny_checkpoint))
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2_checkpoint(tmp_path_factory):
+    """Folder of a tiny GPT-2 (n_embd 32, 4 heads, 2 layers, at most 128 positions) with an LM head, and a
+    byte-level BPE tokenizer of 400 tokens trained on a few sentences (harness/checkpoints.py)."""
+    return tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))
