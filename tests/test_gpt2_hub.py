@@ -1,4 +1,4 @@
-"""gpt2 and distilgpt2 from the Hub: the files fetched.
+"""gpt2 and distilgpt2 from the Hub: the files fetched, and whether their weights fit beside the bundled model.
 
 Against a fake Hub on loopback (tests/fake_hub.py) serving the tiny GPT-2 (harness/checkpoints.py) as the Hub's
 gpt2 repository holds it, with the copies the page must never fetch beside it: no network.
@@ -10,9 +10,11 @@ import shutil
 
 import pytest
 
-from attention.download import download
-from attention.hub import WEIGHTS, in_cache, is_cached
+from attention.download import Downloads, download
+from attention.hub import FILES, WEIGHTS, in_cache, is_cached
 from attention.models import ALLOWED_MODELS_ENV
+from components.caches import models
+from components.caches.memory_budget import MEMORY_ENV, memory_budget
 from tests.fake_hub import FakeHub
 
 REPO = "tiny-org/tiny-gpt2"
@@ -22,6 +24,9 @@ NEEDED = {"config.json", "tokenizer_config.json", "tokenizer.json", "vocab.json"
 # TFLite exports, the generation settings (the page never generates), the model card
 NEVER = ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack", "rust_model.ot", "64.tflite", "64-8bits.tflite",
          "64-fp16.tflite", "model.onnx", "generation_config.json", "README.md")
+# The size of model.safetensors in the Hub's gpt2 repository (openai-community/gpt2), in bytes. It holds every
+# layer's causal mask as a buffer besides the 124 M parameters (50 MB of the 548).
+GPT2_WEIGHTS_BYTES = 548_105_171
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +106,36 @@ def test_vocab_json_without_its_merges_is_no_tokenizer(repository, online, tmp_p
     with FakeHub(REPO, folder) as hub, pytest.raises(ModelLoadError, match="has no tokenizer: none of tokenizer"):
         download(REPO, endpoint=hub.url, cache_dir=online)
     assert fetched_files(hub) == set()
+
+
+def room_bytes(monkeypatch, budget) -> int:
+    """What the page's own computation leaves for a model beside the bundled one, under budget."""
+    monkeypatch.setattr(models, "BUDGET", budget)
+    return models.model_room_bytes()
+
+
+@pytest.mark.parametrize(("setting", "container_bytes"), [("2700", None), ("", 2_700_000_000)],
+                         ids=["2700 MB set", "a 2.7 GB container without a setting"])
+def test_gpt2_fits_beside_the_bundled_model_on_a_2_7_gb_deploy(monkeypatch, tmp_path, setting, container_bytes):
+    """Streamlit Community Cloud's largest allowance, 2.7 GB: set by the deployer, or read off the container's
+    limit, which is what the page does by default (2.7e9 bytes: 2574 MB of 2**20)."""
+    limit = tmp_path / "memory.max"
+    if container_bytes:
+        limit.write_text(f"{container_bytes}\n")
+    budget = memory_budget({MEMORY_ENV: setting} if setting else {}, [limit])
+    assert budget.total_mb in (2700, 2574)
+    assert room_bytes(monkeypatch, budget) >= GPT2_WEIGHTS_BYTES
+
+
+def test_on_a_1_gb_budget_gpt2_is_refused_before_any_download_with_what_fits(repository, online, monkeypatch):
+    room = room_bytes(monkeypatch, memory_budget({MEMORY_ENV: "1024"}, []))
+    assert room < GPT2_WEIGHTS_BYTES
+    with FakeHub(REPO, repository, claimed_sizes={WEIGHTS: GPT2_WEIGHTS_BYTES}) as hub:
+        manager = Downloads(endpoint=hub.url, cache_dir=str(online), max_weights_bytes=room)  # as the page makes it
+        job = manager.start(REPO)
+        assert job.wait(60)
+        assert fetched_files(hub) == set(), "a file was fetched for a model that cannot load"
+    assert job.failed
+    assert f"{REPO!r} has 523 MB of weights, more than the {room / 2**20:,.0f} MB" in job.error
+    assert "Models up to that size fit" in job.error
+    assert not any(in_cache(REPO, file, cache_dir=online) for file in FILES)
