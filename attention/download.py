@@ -1,7 +1,7 @@
 """Fetching an allowed Hub model into the local Hugging Face cache, with byte-level progress.
 
-Only what a BertModel and its tokenizer need is fetched (attention.hub.FILES): the config, the
-safetensors weights and the tokenizer files. One `snapshot_download` fetches them, several at once,
+Only what a BertModel or a GPT2Model and its tokenizer need is fetched (attention.hub.FILES): the config,
+the safetensors weights and the tokenizer files. One `snapshot_download` fetches them, several at once,
 into the ordinary Hugging Face cache, so `load_model(name)` finds them there afterwards. No Streamlit
 here: `Downloads` runs `download` in a thread per model, and the page reads the progress it reports.
 """
@@ -130,8 +130,9 @@ def _wanted_files(name: str, endpoint: str | None) -> tuple[str, dict[str, int]]
                 f"The Hub repository {name!r} has no {file}, so it cannot be loaded here "
                 "(the weights are read from model.safetensors only)."
             )
-    if not any(file in sizes for file in VOCABULARIES):
-        raise ModelLoadError(f"The Hub repository {name!r} has neither vocab.txt nor tokenizer.json: no tokenizer.")
+    if not any(all(file in sizes for file in vocabulary) for vocabulary in VOCABULARIES):
+        ways = ", ".join(" with ".join(vocabulary) for vocabulary in VOCABULARIES)
+        raise ModelLoadError(f"The Hub repository {name!r} has no tokenizer: none of {ways}.")
     return info.sha, sizes
 
 

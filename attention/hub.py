@@ -10,11 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 
 WEIGHTS = "model.safetensors"
-# All a BertModel and its tokenizer read, and nothing else: never pytorch_model.bin, TensorFlow, Flax or
-# ONNX copies, which would double or triple the download. A file the repository lacks is skipped unless required.
-FILES = ("config.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "tokenizer.json", WEIGHTS)
+# The ways a tokenizer is written down; it needs all the files of one of them. tokenizer.json is the whole
+# tokenizer; the older forms are BERT's WordPiece vocab.txt and GPT-2's byte-level BPE in vocab.json and merges.txt.
+VOCABULARIES = (("tokenizer.json",), ("vocab.txt",), ("vocab.json", "merges.txt"))
+# All a BertModel or GPT2Model and its tokenizer read, and nothing else: never pytorch_model.bin, TensorFlow,
+# Flax, Rust, ONNX or TFLite copies, which would double or triple the download, nor generation_config.json
+# (the page never generates). A file the repository lacks is skipped unless required.
+FILES = ("config.json", "tokenizer_config.json", "special_tokens_map.json",
+         *(file for vocabulary in VOCABULARIES for file in vocabulary), WEIGHTS)
 REQUIRED = ("config.json", WEIGHTS)
-VOCABULARIES = ("vocab.txt", "tokenizer.json")  # the tokenizer needs one of them
 
 
 def in_cache(name: str, file: str, *, cache_dir: str | Path | None = None, revision: str | None = None) -> bool:
@@ -27,4 +31,5 @@ def in_cache(name: str, file: str, *, cache_dir: str | Path | None = None, revis
 def is_cached(name: str, *, cache_dir: str | Path | None = None) -> bool:
     """Whether the cache already holds a Hub model's config, weights and vocabulary, so nothing must be fetched."""
     return (all(in_cache(name, file, cache_dir=cache_dir) for file in REQUIRED)
-            and any(in_cache(name, file, cache_dir=cache_dir) for file in VOCABULARIES))
+            and any(all(in_cache(name, file, cache_dir=cache_dir) for file in vocabulary)
+                    for vocabulary in VOCABULARIES))

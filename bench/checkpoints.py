@@ -5,6 +5,10 @@
 - bundled_with_mlm_head: the bundled all-MiniLM-L6-v2 encoder under a masked-language-model head
   with random weights, so that the "switching heads off" view (which needs that head) has toggles to
   move at the bundled model's size. Its guesses are nonsense; its cost is the real one.
+- tiny_gpt2 (harness/checkpoints.py, which the tests share): a tiny random GPT-2 with a byte-level BPE
+  tokenizer trained offline on a few sentences, for the decoder's page figures.
+- gpt2_small_random: gpt2's size (12 layers, 12 heads, 768, 1024 positions, vocabulary 50257, about 500 MB)
+  with random weights and that tokenizer, for the server's memory.
 """
 
 from __future__ import annotations
@@ -12,6 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from attention.models import bundled_model_path
+from harness.checkpoints import gpt2_tokenizer, save_gpt2, tiny_gpt2
+
+__all__ = ["bert_base_random", "bundled_with_mlm_head", "gpt2_small_random", "tiny_gpt2"]
 
 
 def bert_base_random(folder: Path) -> Path:
@@ -33,3 +40,17 @@ def bundled_with_mlm_head(folder: Path) -> Path:
     BertForMaskedLM.from_pretrained(source).save_pretrained(folder)  # the head: missing, so initialised afresh
     AutoTokenizer.from_pretrained(source).save_pretrained(folder)
     return folder
+
+
+def gpt2_small_random(folder: Path) -> Path:
+    """Save a GPT2LMHeadModel of gpt2's shape with random weights, and the tokenizer trained offline, in folder.
+
+    The vocabulary is gpt2's 50257 rows, so the embedding (and the LM head tied to it) weigh what gpt2's do; the
+    tokenizer knows its first few hundred only, which is all a memory figure needs.
+    """
+    from transformers import GPT2Config
+
+    tokenizer = gpt2_tokenizer()
+    config = GPT2Config(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12,
+                        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    return save_gpt2(folder, config, tokenizer)

@@ -1,52 +1,98 @@
-"""Checkpoints the tests and the benchmarks build for themselves, offline: the Hugging Face Hub cannot be reached.
+"""GPT-2 checkpoints built offline: a byte-level BPE tokenizer trained here on a few sentences, random weights.
 
-tiny_gpt2 is a real GPT-2 checkpoint in every way but its size and training: a GPT2LMHeadModel with random
-weights (its LM head tied to the word embeddings, as gpt2's is) and a byte-level BPE tokenizer trained here, on
-the sentences below, with the `tokenizers` package. Folders saved by it load as `gpt2` from the Hub would.
+The Hub cannot be reached where the tests run, and no GPT-2 ships in a package as the bundled BERT does, so
+the tests (tiny, for shape logic and downloads) and the benchmarks (tiny for page speed, gpt2's real size for
+memory, bench/checkpoints.py) build their own. The tokenizer is GPT-2's kind: bytes mapped to printable
+characters ("Ġ" for a space), then merges learnt from SENTENCES; any text encodes, since every byte is in
+its alphabet. Its words are few, so most text splits into short pieces: the shapes are GPT-2's, the
+numbers meaningless.
+
+Here rather than in bench/ or tests/, which may not import each other (tests/test_architecture.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-END_OF_TEXT = "<|endoftext|>"
-# What the tokenizer learns its merges from: the page's examples and a few more, so that their common words are
-# one token each and the rest falls apart into pieces, down to single bytes, as a real vocabulary does with rare words.
+END_OF_TEXT = "<|endoftext|>"  # GPT-2's one special token: beginning, end and unknown alike
+VOCABULARY_SIZE = 400  # 256 bytes, the special token, and the merges the sentences give (fewer than asked)
 SENTENCES = (
-    "time flies like an arrow",
-    "fruit flies like a banana",
-    "the cat sat on the mat",
-    "the animal didn't cross the street because it was too tired",
-    "the animal didn't cross the street because it was too wide",
-    "I am looking for a hot job",
-    "let's tokenize something?",
-    "what if it rains tomorrow",
-    "the quick brown fox jumps over the lazy dog",
-    "a head that copies the token after the last time it saw this one",
-    "Harry Potter and Hermione Granger went to the library, and Harry Potter read a book",
+    "The cat sat on the mat.",
+    "The dog sat on the rug, and the cat watched it.",
+    "A zebra ran across the field at dawn.",
+    "The animal did not cross the street because it was too tired.",
+    "Time flies like an arrow; fruit flies like a banana.",
+    "She poured the milk into the cup and drank it.",
+    "The river bank was muddy after the rain.",
+    "He went to the bank to open an account.",
+    "Attention lets every token look at the tokens before it.",
+    "The model reads the text one token at a time.",
+    "A small bird sang in the old oak tree.",
+    "We walked home through the quiet streets at night.",
+    "The teacher wrote the answer on the board.",
+    "Students asked why the first token gets so much attention.",
+    "The kettle boiled, and the kitchen filled with steam.",
+    "My sister likes green tea with honey.",
+    "The train to the city leaves at seven.",
+    "Cats chase mice; dogs chase cats.",
+    "The sun rose over the hills, and the fog lifted.",
+    "Read the question twice before you write.",
+    "The library opens at nine and closes at five.",
+    "A new line starts here.\nAnother line follows it.",
+    "Numbers like 12, 345 and 2024 are split into pieces.",
+    "The café on the corner sells croissants.",
+    "He said: \"Look back, never ahead.\"",
+    "The children built a castle out of sand.",
+    "It was the best of times, it was the worst of times.",
+    "The quick brown fox jumps over the lazy dog.",
+    "Rain fell all day, so we stayed inside and read.",
+    "The word that comes next depends on the words before it.",
+    "Two heads are better than one.",
+    "The robot counted the tokens in the sentence.",
+    "Open the window; the room is too warm.",
+    "The old man and the sea.",
+    "A cat, a dog and a zebra walked into a bar.",
+    "Every layer mixes what the tokens have seen so far.",
 )
 
 
-def tiny_gpt2(folder: str | Path, *, n_layer: int = 2, n_head: int = 4, n_embd: int = 32, n_positions: int = 128,
-              seed: int = 0) -> Path:
-    """Save a small GPT-2 with random weights and a byte-level BPE tokenizer trained on SENTENCES in folder."""
-    import torch
+def gpt2_tokenizer():
+    """A transformers GPT2TokenizerFast whose byte-level BPE is trained on SENTENCES (the same every time)."""
     from tokenizers import ByteLevelBPETokenizer
-    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+    from transformers import GPT2TokenizerFast
 
-    trained = ByteLevelBPETokenizer()
-    trained.train_from_iterator(list(SENTENCES) * 4, vocab_size=400, min_frequency=2, special_tokens=[END_OF_TEXT],
-                                show_progress=False)
-    # Wrapped as the tokenizer object itself: built from a saved vocab.json and merges.txt instead, the fast
-    # tokenizer encoded every text to nothing.
-    tokenizer = GPT2TokenizerFast(tokenizer_object=trained._tokenizer, bos_token=END_OF_TEXT, eos_token=END_OF_TEXT,
-                                  unk_token=END_OF_TEXT)
-    config = GPT2Config(vocab_size=len(tokenizer), n_positions=n_positions, n_embd=n_embd, n_layer=n_layer,
-                        n_head=n_head, bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id)
-    with torch.random.fork_rng():  # the weights come from the seed, and the caller's random state is left as it was
+    byte_level = ByteLevelBPETokenizer()
+    byte_level.train_from_iterator(SENTENCES, vocab_size=VOCABULARY_SIZE, min_frequency=2,
+                                   special_tokens=[END_OF_TEXT], show_progress=False)
+    # tokenizer_object: the trained vocabulary and merges themselves (a GPT2TokenizerFast made from the
+    # vocab.json and merges.txt that save_model writes encoded every text to nothing)
+    return GPT2TokenizerFast(tokenizer_object=byte_level._tokenizer, bos_token=END_OF_TEXT, eos_token=END_OF_TEXT,
+                             unk_token=END_OF_TEXT)
+
+
+def save_gpt2(folder: Path, config, tokenizer, *, seed: int = 0) -> Path:
+    """Save a GPT2LMHeadModel of config with random weights (seeded) and tokenizer in folder, as the Hub's gpt2
+    repository holds them: config.json, model.safetensors, tokenizer.json, and vocab.json with merges.txt."""
+    import torch
+    from transformers import GPT2LMHeadModel
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with torch.random.fork_rng(devices=[]):  # the caller's random numbers go on as if nothing had been drawn
         torch.manual_seed(seed)
         model = GPT2LMHeadModel(config)
-    folder = Path(folder)
     model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)  # tokenizer.json and tokenizer_config.json
+    tokenizer.backend_tokenizer.model.save(str(folder))  # vocab.json and merges.txt, the older form of the same
     return folder
+
+
+def tiny_gpt2(folder: Path, *, n_layer: int = 2, n_head: int = 4, n_embd: int = 32, n_positions: int = 128,
+              seed: int = 0) -> Path:
+    """Save a tiny random GPT-2 (by default 2 layers, 4 heads of 8, at most 128 positions) in folder."""
+    from transformers import GPT2Config
+
+    tokenizer = gpt2_tokenizer()
+    config = GPT2Config(vocab_size=len(tokenizer), n_positions=n_positions, n_embd=n_embd, n_layer=n_layer,
+                        n_head=n_head, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    return save_gpt2(folder, config, tokenizer, seed=seed)

@@ -1,4 +1,4 @@
-"""Shared fixtures: the bundled real BERT for numbers, tiny random BERTs for shape logic.
+"""Shared fixtures: the bundled real BERT for numbers, tiny random BERTs and GPT-2s for shape logic.
 
 Tests never touch the network: HF_HUB_OFFLINE is set before transformers is imported.
 """
@@ -68,7 +68,8 @@ def tiny(tiny_checkpoint):
 
 @pytest.fixture(scope="session")
 def tiny_gpt2_checkpoint(tmp_path_factory):
-    """Folder of a tiny GPT-2 (hidden 32, 4 heads, 2 layers, 128 positions) with a byte-level BPE trained offline."""
+    """Folder of a tiny GPT-2 (n_embd 32, 4 heads, 2 layers, at most 128 positions) with an LM head, and a
+    byte-level BPE tokenizer of 400 tokens trained on a few sentences (harness/checkpoints.py)."""
     return tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))
 
 

@@ -9,7 +9,8 @@ size and blob id, as the Hub adds them) and its file tree (``.../tree/{revision}
 are served as plain git blobs, not LFS or Xet, so huggingface_hub fetches them over plain HTTP.
 For the tests of progress and failure, the weights can be served slowly (bytes_per_second), held
 part-way until the test releases them (hold_at), or cut off mid-file, after which the Hub answers
-503 until healed (interrupt_after).
+503 until healed (interrupt_after). For the tests of what fits, the API can tell sizes other than the
+files' own (claimed_sizes): gpt2's 548 MB of weights, refused before a byte of them is asked for.
 
     with FakeHub("tiny-org/tiny-bert", save_hub_bert(folder), bytes_per_second=8e6) as hub:
         ...  # HF_ENDPOINT=hub.url, or endpoint=hub.url per call
@@ -36,9 +37,10 @@ class FakeHub:
     """Serves the files of `folder` as the Hub repository `repo_id` at `url` while in a `with` block."""
 
     def __init__(self, repo_id: str, folder: str | Path, *, bytes_per_second: float | None = None,
-                 hold_at: int | None = None):
+                 hold_at: int | None = None, claimed_sizes: dict[str, int] | None = None):
         self.repo_id = repo_id
         self.files = {path.name: path.read_bytes() for path in Path(folder).iterdir() if path.is_file()}
+        self.claimed_sizes = claimed_sizes or {}  # {file: bytes} the API tells instead of the file's own size
         self.bytes_per_second = bytes_per_second
         self.hold_at = hold_at  # a slow file's download waits at this byte until release()
         self.requests: list[tuple[str, str]] = []  # (method, path) of every request, in order
@@ -62,7 +64,7 @@ class FakeHub:
 
     def info(self, blobs: bool = False) -> dict:
         """What GET /api/models/{repo} answers; with blobs (?blobs=true) the files' sizes and blob ids too."""
-        siblings = [{"rfilename": file, **({"blobId": _etag(content), "size": len(content)} if blobs else {})}
+        siblings = [{"rfilename": file, **({"blobId": _etag(content), "size": self._told_size(file)} if blobs else {})}
                     for file, content in self.files.items()]
         return {"id": self.repo_id, "modelId": self.repo_id, "sha": COMMIT, "private": False, "gated": False,
                 "disabled": False, "library_name": "transformers", "tags": ["transformers", "bert"],
@@ -70,11 +72,14 @@ class FakeHub:
 
     def tree(self) -> list[dict]:
         """What GET /api/models/{repo}/tree/{revision} answers: the files, all at the top level."""
-        return [{"type": "file", "path": file, "size": len(content), "oid": _etag(content)}
+        return [{"type": "file", "path": file, "size": self._told_size(file), "oid": _etag(content)}
                 for file, content in self.files.items()]
 
     def size(self, file: str) -> int:
         return len(self.files[file])
+
+    def _told_size(self, file: str) -> int:
+        return self.claimed_sizes.get(file, len(self.files[file]))
 
     def release(self) -> None:
         """Let a held download go on to the end."""
