@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention.dot_product import MASKED_SCORE
 from attention.encoding import Encoding
 
 # The notebooks' homonym example: "flies" is a verb in one sentence and a noun in the other.
@@ -26,7 +27,7 @@ STOP_WORDS = frozenset((
     "must", "shall", "s", "t", "don",
 ))
 # What a row's largest weight can land on, checked in this order (the first that fits wins).
-STRONGEST_KEY_KINDS = ("special", "self", "previous", "next", "other")
+STRONGEST_KEY_KINDS = ("sink", "self", "previous", "next", "other")
 
 
 @dataclass(frozen=True)
@@ -92,16 +93,22 @@ def twin_wins(scores: np.ndarray, tokens: tuple[str, ...]) -> tuple[int, int]:
     return len(rows), int(sum(same_token[row, best[row]] for row in rows))
 
 
+def masked_cells(masked: np.ndarray) -> np.ndarray:
+    """(..., T, T) masked scores -> bool: where the mask set the score to −∞ (MASKED_SCORE), so its weight is 0."""
+    return masked <= MASKED_SCORE
+
+
 def row_sum_error(weights: np.ndarray) -> float:
     """Largest |row sum − 1| of a (T, T) weights matrix."""
     return float(np.abs(weights.sum(axis=-1, dtype=np.float64) - 1.0).max())
 
 
-def strongest_keys(weights: np.ndarray, special: np.ndarray) -> dict[str, int]:
-    """How many rows put their largest weight on a special token, on themselves, the previous or next token."""
+def strongest_keys(weights: np.ndarray, sinks: np.ndarray) -> dict[str, int]:
+    """How many rows put their largest weight on a sink token (Encoding.sinks: [CLS] and [SEP], or GPT-2's first
+    token), on themselves, the previous or next token."""
     counts = dict.fromkeys(STRONGEST_KEY_KINDS, 0)
     for row, key in enumerate(weights.argmax(axis=-1)):
-        kind = ("special" if special[key] else "self" if key == row else "previous" if key == row - 1
+        kind = ("sink" if sinks[key] else "self" if key == row else "previous" if key == row - 1
                 else "next" if key == row + 1 else "other")
         counts[kind] += 1
     return counts

@@ -84,7 +84,7 @@ def test_strongest_keys_sorts_each_rows_largest_weight():
         [0.1, 0.1, 0.6, 0.1, 0.1],  # on the previous token
         [0.1, 0.6, 0.1, 0.1, 0.1],  # on a token further away
     ])
-    assert strongest_keys(weights, special) == {"special": 1, "self": 1, "previous": 1, "next": 1, "other": 1}
+    assert strongest_keys(weights, special) == {"sink": 1, "self": 1, "previous": 1, "next": 1, "other": 1}
 
 
 def test_head_block_is_the_heads_slice_of_the_concatenation():

@@ -19,10 +19,11 @@ STEP_CHARTS = {
     1: ["Token embeddings", "One token, two sentences"],
     2: ["Scores E·Eᵀ"],
     3: ["Q, layer", "K, layer", "V, layer"],
-    4: ["Scaled scores", "Weights = softmax"],
-    5: ["Weights, layer", "Context = weights · V"],
-    6: ["Concatenated contexts", "Output = concat"],
-    7: ["Cosine similarity of “time”"],  # the text's first word that is not a stop word
+    4: ["Mask: 1 = may look", "Weights = softmax(scaled + M)"],
+    5: ["Scaled scores", "Weights = softmax(scaled)"],
+    6: ["Weights, layer", "Context = weights · V"],
+    7: ["Concatenated contexts", "Output = concat"],
+    8: ["Cosine similarity of “time”"],  # the text's first word that is not a stop word
 }
 
 
@@ -46,7 +47,7 @@ def prose(page: AppTest) -> str:
 
 def step_shown(page: AppTest) -> int:
     heading = page.subheader[0].value
-    assert heading.startswith("Step ") and " of 7: " in heading, heading
+    assert heading.startswith("Step ") and " of 8: " in heading, heading
     return int(heading.split()[1])
 
 
@@ -54,7 +55,7 @@ def trace_of(bundled, text: str = TEXT, **settings):
     return build_trace(bundled, encode(bundled, text), TraceSettings(**settings))
 
 
-@pytest.mark.parametrize("step", range(1, 8))
+@pytest.mark.parametrize("step", range(1, 9))
 def test_every_step_opens_from_its_link_and_draws_its_charts(step):
     page = run_lesson(step=str(step))
     assert_healthy(page)
@@ -68,14 +69,14 @@ def test_every_step_opens_from_its_link_and_draws_its_charts(step):
 
 
 def test_next_and_previous_move_the_step_and_the_url():
-    page = run_lesson(step="6")
+    page = run_lesson(step="7")
     page.button(key="lesson_next").click().run()
     assert_healthy(page)
-    assert (step_shown(page), page.query_params["step"]) == (7, "7")
+    assert (step_shown(page), page.query_params["step"]) == (8, "8")
     assert page.button(key="lesson_next").disabled
     page.button(key="lesson_prev").click().run()
     page.button(key="lesson_prev").click().run()
-    assert (step_shown(page), page.query_params["step"]) == (5, "5")
+    assert (step_shown(page), page.query_params["step"]) == (6, "6")
     page.segmented_control(key="step").set_value(2).run()
     page.button(key="lesson_prev").click().run()
     assert step_shown(page) == 1
@@ -86,7 +87,7 @@ def test_next_and_previous_move_the_step_and_the_url():
 def test_a_step_beyond_the_lesson_falls_back_to_the_first_with_a_notice():
     page = run_lesson(step="9")
     assert_healthy(page)
-    assert "step=`9` was ignored: it must be from 1 to 7" in "\n".join(w.value for w in page.warning)
+    assert "step=`9` was ignored: it must be from 1 to 8" in "\n".join(w.value for w in page.warning)
     assert step_shown(page) == 1
 
 
@@ -122,26 +123,26 @@ def test_step_3_shows_this_heads_projections(bundled):
 
 
 @pytest.mark.parametrize("scaling", ["sqrt", "none"])
-def test_step_4_rows_of_weights_sum_to_one(scaling, bundled):
-    page = run_lesson(step="4", head="3", scaling=scaling)
+def test_step_5_rows_of_weights_sum_to_one(scaling, bundled):
+    page = run_lesson(step="5", head="3", scaling=scaling)
     assert_healthy(page)
     table = html_table(page, "lesson-row-sums")
     np.testing.assert_allclose(table["row sum"], 1.0, atol=1e-6)
     weights = trace_of(bundled, head=3, scaling=scaling)["weights"][0]
     np.testing.assert_allclose(table["largest weight"], weights.max(axis=1), atol=1e-6)
-    np.testing.assert_allclose(matrix_on_screen(page, "Weights = softmax"), weights, atol=1e-6)
+    np.testing.assert_allclose(matrix_on_screen(page, "Weights = softmax(scaled)"), weights, atol=1e-6)
     assert ("Scaling divides the scores by 5.657" in prose(page)) == (scaling == "sqrt")
 
 
-def test_step_5_weights_are_the_traced_heads(bundled):
-    page = run_lesson(step="5", layer="3", head="7")
+def test_step_6_weights_are_the_traced_heads(bundled):
+    page = run_lesson(step="6", layer="3", head="7")
     trace = trace_of(bundled, layer=3, head=7)
     np.testing.assert_allclose(matrix_on_screen(page, "Weights, layer 3, head 7"), trace["weights"][0], atol=1e-6)
     np.testing.assert_allclose(matrix_on_screen(page, "Context = weights · V"), trace["context"][0], atol=1e-6)
 
 
-def test_step_6_concatenates_all_heads_and_projects_them_back(bundled):
-    page = run_lesson(step="6", head="4")
+def test_step_7_concatenates_all_heads_and_projects_them_back(bundled):
+    page = run_lesson(step="7", head="4")
     trace = trace_of(bundled, head=4)
     np.testing.assert_allclose(matrix_on_screen(page, "Concatenated contexts"), trace["concat"][0], atol=1e-6)
     np.testing.assert_allclose(matrix_on_screen(page, "Output = concat"), trace["output"][0], atol=1e-6)
@@ -149,8 +150,8 @@ def test_step_6_concatenates_all_heads_and_projects_them_back(bundled):
     assert "Columns 128 to 159 are head 4's context" in prose(page)
 
 
-def test_step_7_similarity_of_flies_falls_layer_by_layer(bundled):
-    page = run_lesson(step="7", text_b="fruit flies like a banana")
+def test_step_8_similarity_of_flies_falls_layer_by_layer(bundled):
+    page = run_lesson(step="8", text_b="fruit flies like a banana")
     assert page.selectbox(key="lesson_word").value == "flies"
     shown = chart_values(chart(page, "Cosine similarity of “flies”")).sort_values("layer")
     first, second = encode(bundled, "time flies like an arrow"), encode(bundled, "fruit flies like a banana")
@@ -263,3 +264,36 @@ def test_step_7_ends_with_links_onward_that_keep_the_text():
         assert query.get("view", ["head"]) == [view], "one head is the page's default view"
         assert (query["text"], query["layer"]) == (["what if (it) [rains]"], ["2"])
         assert "step" not in query, "the lesson's step stays behind"
+
+
+def test_step_4_bert_looks_both_ways_and_a_causal_what_if_zeroes_the_upper_triangle(bundled):
+    page = run_lesson(step="4", layer="1", head="3")
+    assert_healthy(page)
+    assert not matrix_on_screen(page, "Mask: 1 = may look").min() < 1, "BERT's own mask hides padding only"
+    assert "BERT's own mask hides padding only" in prose(page)
+    causal = run_lesson(step="4", layer="1", head="3", mask="causal")
+    assert_healthy(causal)
+    weights = matrix_on_screen(causal, "Weights = softmax(scaled + M)")
+    expected = trace_of(bundled, layer=1, head=3, mask="causal")["weights"][0]
+    np.testing.assert_allclose(weights, expected, atol=1e-6)
+    assert np.triu(weights, 1).max() == 0.0
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-5)
+    assert "(a what-if)" in prose(causal) and "21 of 49 cells are −∞" in prose(causal)
+
+
+def test_step_4_on_gpt2_the_first_token_looks_at_itself_only(tiny_gpt2_checkpoint, monkeypatch):
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))
+    page = run_lesson(step="4", model=str(tiny_gpt2_checkpoint))
+    assert_healthy(page)
+    mask = matrix_on_screen(page, "Mask: 1 = may look")
+    np.testing.assert_array_equal(mask, np.tril(np.ones_like(mask)))
+    assert "GPT-2's own mask hides every key after its query" in prose(page)
+    assert "the attention sink" in prose(page)
+
+
+@pytest.mark.parametrize("step", range(1, 9))
+def test_every_step_draws_on_gpt2(step, tiny_gpt2_checkpoint, monkeypatch):
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))
+    page = run_lesson(step=str(step), model=str(tiny_gpt2_checkpoint))
+    assert_healthy(page)
+    assert step_shown(page) == step

@@ -166,3 +166,17 @@ def test_the_caption_says_its_q_dot_k_is_the_raw_sum_that_bertviz_writes_scaled(
     pages.assert_healthy(page)
     assert "q · k is the raw sum, before scaling: bertviz's neuron view writes q · k for the scaled score" in \
         page.caption[1].value
+
+
+def test_on_gpt2_the_keys_after_the_query_have_no_numbers(tiny_gpt2_checkpoint, tiny_gpt2_model, monkeypatch):
+    """As bertviz's neuron view does for GPT-2: a query's row holds its own key and those before it only."""
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))
+    text = "what if it rains tomorrow"
+    page = run_page({"view": "neuron", "model": str(tiny_gpt2_checkpoint), "text": text, "query": "2", "head": "1"})
+    numbers = shown(page)
+    trace = build_trace(tiny_gpt2_model, encode(tiny_gpt2_model, text), TraceSettings(head=1))
+    for name in ("dots", "scaled", "weights"):
+        assert np.isnan(numbers[name][3:]).all(), name
+        assert not np.isnan(numbers[name][:3]).any(), name
+    np.testing.assert_allclose(numbers["weights"][:3], trace["weights"][0, 2, :3], atol=1e-6)
+    assert numbers["weights"][:3].sum() == pytest.approx(1.0, abs=1e-5)

@@ -39,6 +39,7 @@ class Family:
     name: str  # the config's model_type: "bert", "gpt2"
     label: str  # as a reader calls it: "BERT", "GPT-2"
     reads: str  # how its tokens look at each other, in a few words for the page: "a decoder: …"
+    sink_words: str  # its sink tokens (sinks()), as a sentence names them: "[CLS] and [SEP]", "the first token"
     own_mask: str  # the mask it was trained with, as attention.masks names it: "none" (padding only) or "causal"
     reads_pairs: bool  # whether it reads a sentence pair (segment ids): BERT does, GPT-2 reads one text
     byte_level: bool  # whether its tokens are byte-level BPE (shown with a mark for a leading space)

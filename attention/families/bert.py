@@ -19,6 +19,7 @@ class BertFamily(Family):
     name = "bert"
     label = "BERT"
     reads = "an encoder: every token looks both ways"
+    sink_words = "[CLS] and [SEP]"
     own_mask = "none"
     reads_pairs = True
     byte_level = False

@@ -21,6 +21,7 @@ class GPT2Family(Family):
     name = "gpt2"
     label = "GPT-2"
     reads = "a decoder: every token looks back only"
+    sink_words = "the first token"
     own_mask = "causal"
     reads_pairs = False
     byte_level = True

@@ -32,6 +32,7 @@ from components.caches.experiments import (
     head_softmax_statistics,
     inspect_counting,
     letter_counts,
+    masked_cells,
     moved_grid,
     prediction,
     random_softmax_statistics,

@@ -155,6 +155,7 @@ moved_grid = embedding_switch.moved_grid  # (effects, L, nh) -> (L, nh) how far 
 diagonal_wins = lesson.diagonal_wins
 twin_wins = lesson.twin_wins
 row_sum_error = lesson.row_sum_error
+masked_cells = lesson.masked_cells
 strongest_keys = lesson.strongest_keys
 head_block = lesson.head_block
 falling_layers = lesson.falling_layers

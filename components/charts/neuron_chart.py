@@ -24,6 +24,7 @@ import altair as alt
 import numpy as np
 import pyarrow as pa
 
+from attention.dot_product import MASKED_SCORE
 from attention.neuron import NeuronHeads
 from components.charts.heatmap import HEAD, cell_tooltip, filter_on, tooltip_of
 from components.charts.scrub import LEGEND, picker
@@ -46,6 +47,9 @@ BAR_PX = (60, 120)
 NARROW_PX = 480  # a column narrower than this gets the narrow numbers and bars
 QUERY_PX = 24  # q is one row, a strip above K
 DIMENSIONS = "dimension of the head"
+HIDDEN_KEY = "masked: this query may not look at this key"
+# Whether the picked query may look at a line's key: its scaled score is a number, not NaN (neuron_frames).
+_SEEN = f"({ROW_PICKED} && isValid({ROW_PICKED}['m' + datum.key]))"
 
 
 def send_plan(num_heads: int, tokens: int, head_size: int, head: int, query: int
@@ -82,12 +86,19 @@ def neuron_frames(numbers: NeuronHeads, heads: tuple[int, ...], queries: tuple[i
         lines = values.reshape(-1, values.shape[-1]).astype(np.float32)
         return {f"{prefix}{j}": lines[:, j] for j in range(lines.shape[1])}
 
+    # A key the mask hides from a query (after it, under a causal mask) has no numbers in its row: NaN, not shown,
+    # as bertviz's neuron view leaves GPT-2's later keys out.
+    hidden = numbers.scaled[:, queries] <= MASKED_SCORE  # (h, Q, T)
+
+    def shown(values: np.ndarray) -> np.ndarray:
+        return np.where(hidden, np.float32("nan"), values[:, queries])  # (h, Q, T)
+
     return {
         QUERIES: pa.table({**per_query, **columns(numbers.queries[:, queries])}),  # (h·Q, 2 + d)
         KEYS: pa.table({**per_key, **columns(numbers.keys)}),  # (h·T, 3 + d)
         ROWS: pa.table({**per_query, PRODUCT_BOUND: product_bounds(numbers.queries[:, queries], numbers.keys).ravel(),
-                        **columns(numbers.dots[:, queries], "s"),
-                        **columns(numbers.scaled[:, queries], "m"), **columns(numbers.weights[:, queries], "w")}),
+                        **columns(shown(numbers.dots), "s"), **columns(shown(numbers.scaled), "m"),
+                        **columns(shown(numbers.weights), "w")}),
     }
 
 
@@ -152,7 +163,8 @@ def _numbers(labels, query_at, dot_title, scaled_title, params: list, number_px:
     table = alt.Chart(alt.sequence(0, tokens, as_="key")).transform_fold(list(NUMBERS), as_=["number", "value"])
     table = table.transform_calculate(
         column=f"{json.dumps(prefixes)}[datum.number] + datum.key", key_label=f"{LABELS}[datum.key]",
-    ).transform_calculate(value=f"{ROW_PICKED} ? {ROW_PICKED}[datum.column] : null")
+    ).transform_calculate(value=f"{ROW_PICKED} ? {ROW_PICKED}[datum.column] : null").transform_calculate(
+        shown="isValid(datum.value) ? format(datum.value, '.4f') : ''")
     titles = dict(zip(NUMBERS, (dot_title, scaled_title, "softmax weight"), strict=True))
     height = row_px * tokens
     key_axis = label_axis(list(labels), "key token", tokens, angle=0, length_px=height, spacing_px=spacing_px)
@@ -162,9 +174,9 @@ def _numbers(labels, query_at, dot_title, scaled_title, params: list, number_px:
                 axis=alt.Axis(orient="top", labelAngle=0, labelExpr=f"{json.dumps(titles)}[datum.value]",
                               labelFontSize=font_px, ticks=False, domain=False)),
         y=rows,
-        text=alt.Text("value:Q", format=".4f"),
+        text=alt.Text("shown:N"),
         tooltip=tooltip_of({"key token": "datum.key_label", "number": "datum.number",
-                            "value": "format(datum.value, '.9g')"}),
+                            "value": f"isValid(datum.value) ? format(datum.value, '.9g') : '{HIDDEN_KEY}'"}),
     ).add_params(*params).properties(width=number_px * len(NUMBERS), height=height)
     table = labelled(table, list(labels))
     bars = alt.Chart(alt.sequence(0, tokens, as_="key")).transform_calculate(
@@ -244,7 +256,7 @@ def _products(labels, head_size, filters, title: str, size: int, spacing_px: int
     tokens = len(labels)
     # Before the data of a query sent alone arrive, there is no q: nothing is drawn, nothing throws.
     chart = _folded_keys(head_size, filters, "k").transform_calculate(
-        value=f"{Q_PICKED} ? datum.k * {Q_PICKED}[datum.dimension] : null")
+        value=f"{Q_PICKED} && {_SEEN} ? datum.k * {Q_PICKED}[datum.dimension] : null")
     cells = plot_size(tokens, head_size, size)
     axis = label_axis(list(labels), "key token", tokens, angle=0, length_px=cells[1], spacing_px=spacing_px)
     return labelled(_vector_cells(chart, head_size, tokens, "key", axis, title, cells, _product_colours(),

@@ -11,6 +11,7 @@ import urllib.parse
 from dataclasses import dataclass
 
 from attention import Encoding, ModelShape, Outline, Trace, TraceSettings
+from attention.families import Family
 from components import caches
 from components.charts.style import PRESENTING, READING, Lettering, fitted_size
 from components.page.page_state import VIEWS, PageState, to_query
@@ -78,6 +79,11 @@ class ViewContext:
         """A link to this page with some controls changed (view="lab"): the same text and settings, every value
         percent-encoded, so that a reader's text cannot end a Markdown link or start an HTML tag."""
         return "?" + urllib.parse.urlencode(to_query(dataclasses.replace(self.state, **changes)))
+
+    @property
+    def family(self) -> Family:
+        """The model's family (attention.families): what its tokens are called, how they look at each other."""
+        return caches.model(self.model_name).family
 
     def settings(self, **changes) -> TraceSettings:
         """The core's settings for the controls, with some of them changed (e.g. layer=3)."""

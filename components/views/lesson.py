@@ -2,7 +2,7 @@
 
 Each step shows a formula, live charts, the shapes involved and a few sentences whose every
 number is computed (attention.lesson), so the text never claims what the charts do not show.
-The step lives in the URL (step=1..7), so a teacher can project one step from a link.
+The step lives in the URL (step=1..8), so a teacher can project one step from a link.
 Tokens and texts typed by the user reach the page only inside charts, tables or code spans.
 """
 
@@ -15,28 +15,36 @@ import streamlit as st
 
 from attention.lesson import NOTEBOOK_PAIR, SharedWord
 from components import caches
-from components.charts.draw import draw_spec, show
-from components.charts.heatmap import heatmap
-from components.charts.style import MIN_PLOT_PX, MIN_ROW_PX, second_sentence_from
+from components.charts.draw import show
+from components.charts.style import MIN_PLOT_PX, MIN_ROW_PX
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import LESSON_STEPS, shorten
-from components.page.shapes_panel import shape_rows
 from components.page.tables import numbers_html
 from components.page.viewport import COLUMN_GAP_PX
 from components.views import VIEW_LABELS
+from components.views.parts.lesson_kit import (
+    explain,
+    formula,
+    heatmap_in,
+    numbers,
+    pair_starts,
+    shapes_table,
+    trained,
+)
 
 STEP_TITLES = {
     1: "Tokens, ids and token embeddings",
     2: "Simplified self-attention: E·Eᵀ",
     3: "Query, key and value projections",
-    4: "Scaling and softmax",
-    5: "One trained head",
-    6: "All heads: concatenation and output projection",
-    7: "Contextual representations",
+    4: "Masking: which keys a query may look at",
+    5: "Scaling and softmax",
+    6: "One trained head",
+    7: "All heads: concatenation and output projection",
+    8: "Contextual representations",
 }
-STEP_LABELS = {1: "1 Tokens", 2: "2 E·Eᵀ", 3: "3 Q, K, V", 4: "4 Softmax", 5: "5 One head", 6: "6 All heads",
-               7: "7 Context"}
+STEP_LABELS = {1: "1 Tokens", 2: "2 E·Eᵀ", 3: "3 Q, K, V", 4: "4 Mask", 5: "5 Softmax", 6: "6 One head",
+               7: "7 All heads", 8: "8 Context"}
 WORD_KEY = "lesson_word"  # the token steps 1 and 7 compare in sentences A and B
 SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperature": r"/\tau"}
 
@@ -61,7 +69,7 @@ def render(context) -> None:
 
 def _navigation() -> int:
     """The step selector, then Previous and Next; the step is a URL parameter, so a link opens it. The steps
-    wrap onto a second row where one row is too narrow: cut off, step 7 could not be reached."""
+    wrap onto a second row where one row is too narrow: cut off, the last step could not be reached."""
     step = controls.bound_widget(st.segmented_control, "step", "Step", options=list(STEP_TITLES),
                                  format_func=STEP_LABELS.get, label_visibility="collapsed", wrap=True)
     _step_buttons(step)
@@ -87,33 +95,33 @@ def _onward(context) -> None:
 def _tokens_step(context) -> None:
     trace = context.trace()
     tokens = list(trace.tokens[0])
-    _formula(context, r"\text{text} \xrightarrow{\text{tokenizer}} \text{input\_ids}",
+    formula(context, r"\text{text} \xrightarrow{\text{tokenizer}} \text{input\_ids}",
              r"\xrightarrow{\;E_{\text{token}}[\,\cdot\,]\;} \text{token embeddings}", between="")
-    st.html(numbers_html(pd.DataFrame({"token": tokens, "id": trace["input_ids"][0],
-                                       "segment": trace["token_type_ids"][0]}), "lesson-ids"))
-    _heatmap(context, trace["token embeddings"][0], tokens, _numbers(context.shape.hidden_size),
+    segments = {"segment": trace["token_type_ids"][0]} if "token_type_ids" in trace.names else {}  # BERT's pairs
+    st.html(numbers_html(pd.DataFrame({"token": tokens, "id": trace["input_ids"][0], **segments}), "lesson-ids"))
+    heatmap_in(context, trace["token embeddings"][0], tokens, numbers(context.shape.hidden_size),
              "Token embeddings E_token[input_ids]", "token-embeddings", row_title="token", column_title="dimension",
-             scheme="redblue", second_sentence=_pair(trace, columns_too=False), download=True)
-    _shapes(trace, ["input_ids", "token embeddings"])
+             scheme="redblue", second_sentence=pair_starts(trace, columns_too=False), download=True)
+    shapes_table(trace, ["input_ids", "token embeddings"])
     what = "the sentence pair" if context.text_b.strip() else "the text"
-    _explain(f"The tokenizer cut {what} into {len(tokens)} tokens, special ones included; each id picks "
+    explain(f"The tokenizer cut {what} into {len(tokens)} tokens, special ones included; each id picks "
              f"one row of the token-embedding table, {context.shape.hidden_size} numbers per token.")
 
-    first, second, found, why = _homonym_pair(context)
+    first, second, found, why = _homonympair_starts(context)
     vectors = [context.trace(text=text, text_b="")["token embeddings"][0, index]  # (C,)
                for text, index in ((first, found.first_index), (second, found.second_index))]
     difference = vectors[0] - vectors[1]  # (C,)
     largest = float(np.abs(difference).max())
     word = shorten(found.word)
     st.caption(why)
-    _heatmap(context, np.stack([*vectors, difference]), [f"{found.word} in A", f"{found.word} in B", "A − B"],
-             _numbers(context.shape.hidden_size), "One token, two sentences: token embeddings and their difference",
+    heatmap_in(context, np.stack([*vectors, difference]), [f"{found.word} in A", f"{found.word} in B", "A − B"],
+             numbers(context.shape.hidden_size), "One token, two sentences: token embeddings and their difference",
              "homonym", row_title="vector", column_title="dimension", scheme="redblue")
     st.metric("Largest |A − B| over the dimensions", f"{largest:g}")
     ids = [context.encoding(text=text, text_b="").input_ids[0, index]
            for text, index in ((first, found.first_index), (second, found.second_index))]
     verdict = "exactly 0" if largest == 0 else f"{largest:g}"
-    _explain(f"A is {shorten(first, 60)} and B is {shorten(second, 60)}. {word} has id {ids[0]} in A and "
+    explain(f"A is {shorten(first, 60)} and B is {shorten(second, 60)}. {word} has id {ids[0]} in A and "
              f"{ids[1]} in B, and the largest difference between its two token embeddings is {verdict}: "
              "before attention, a token embedding does not depend on the sentence around it.")
 
@@ -122,10 +130,10 @@ def _identity_step(context) -> None:
     trace = context.trace(source="identity", scaling="none", head=0)
     tokens = trace.tokens[0]
     scores = trace["scores"][0]  # (T, T)
-    _formula(context, "Q = K = V = E", r"S = E\,E^{\top}, \quad s_{ij} = \vec e_i \cdot \vec e_j")
-    _heatmap(context, scores, list(tokens), list(tokens), "Scores E·Eᵀ (no projection, no scaling)",
-             "identity-scores", scheme="redblue", second_sentence=_pair(trace), download=True)
-    _shapes(trace, ["layer_input", "Q", "scores"])
+    formula(context, "Q = K = V = E", r"S = E\,E^{\top}, \quad s_{ij} = \vec e_i \cdot \vec e_j")
+    heatmap_in(context, scores, list(tokens), list(tokens), "Scores E·Eᵀ (no projection, no scaling)",
+             "identity-scores", scheme="redblue", second_sentence=pair_starts(trace), download=True)
+    shapes_table(trace, ["layer_input", "Q", "scores"])
     layer_input = next(step.formula for step in trace.steps if step.name == "layer_input")
     wins = caches.diagonal_wins(scores)
     sentences = [f"Here E is the input of layer {context.state.layer} ({layer_input}), used as query, key and value "
@@ -135,38 +143,90 @@ def _identity_step(context) -> None:
     if repeated:
         sentences.append(f"{repeated} rows belong to a token that occurs more than once; in {on_copy} of them the "
                          "next-largest score is on another copy of the same token.")
-    trained, head = _trained(context, quiet=True)
-    trained_wins = caches.diagonal_wins(trained["scores"][0])
+    projected, head = trained(context, quiet=True)
+    trained_wins = caches.diagonal_wins(projected["scores"][0])
     sentences.append(f"With the trained projections of layer {context.state.layer}, head {head} (step 3), the "
                      f"diagonal holds the largest score in {trained_wins} of {len(tokens)} rows"
                      + (": projections let a token look for something other than itself." if trained_wins < wins
                         else "."))
-    _explain(*sentences)
+    explain(*sentences)
 
 
 def _projections_step(context) -> None:
-    trace, head = _trained(context)
+    trace, head = trained(context)
     tokens = list(trace.tokens[0])
-    _formula(context, r"Q = X W_q^{\top} + b_q", r"K = X W_k^{\top} + b_k", r"V = X W_v^{\top} + b_v")
-    dims = _numbers(trace.head_size)
+    formula(context, r"Q = X W_q^{\top} + b_q", r"K = X W_k^{\top} + b_k", r"V = X W_v^{\top} + b_v")
+    dims = numbers(trace.head_size)
     for letter in "QKV":
-        _heatmap(context, trace[letter][0], tokens, dims, f"{letter}, layer {context.state.layer}, head {head}",
+        heatmap_in(context, trace[letter][0], tokens, dims, f"{letter}, layer {context.state.layer}, head {head}",
                  f"projection-{letter.lower()}", row_title="token", column_title="dimension of the head",
-                 scheme="redblue", second_sentence=_pair(trace, columns_too=False), download=letter == "Q")
-    _shapes(trace, ["layer_input", "Q (all heads)", "Q split", "Q", "K", "V"])
+                 scheme="redblue", second_sentence=pair_starts(trace, columns_too=False), download=letter == "Q")
+    shapes_table(trace, ["layer_input", "Q (all heads)", "Q split", "Q", "K", "V"])
     gap = float(np.abs(trace["Q"][0] - trace["K"][0]).max())
-    _explain(f"All {trace.num_heads} heads are projected at once from X, {context.shape.hidden_size} numbers per "
+    explain(f"All {trace.num_heads} heads are projected at once from X, {context.shape.hidden_size} numbers per "
              f"token, then split; head {head} keeps d = {trace.head_size} numbers per token for each of Q, K and V. "
              f"Q and K come from different weights (their largest difference here is {gap:.3g}), so in Q·Kᵀ "
              f"the diagonal holds a row's largest score in {caches.diagonal_wins(trace['scores'][0])} of "
              f"{len(tokens)} rows.")
 
 
+def _masking_step(context) -> None:
+    trace, head = trained(context)
+    tokens = list(trace.tokens[0])
+    scaling = SCALING_LATEX[context.state.scaling]
+    formula(context, rf"\tilde S = Q K^{{\top}}{scaling} + M,",
+            r"M_{ij} = 0 \text{ where query } i \text{ may look at key } j, \; -\infty \text{ elsewhere}",
+            between=r"\quad")
+    masked, weights = caches.masked_cells(trace["masked"][0]), trace["weights"][0]  # (T, T) each
+    beside = context.width >= 2 * (max(MIN_PLOT_PX, MIN_ROW_PX * len(tokens)) + context.lettering.label_room_px) + \
+        COLUMN_GAP_PX
+    left, right = st.columns(2, gap="medium") if beside else (st.container(), st.container())
+    width = (context.width - COLUMN_GAP_PX) // 2 if beside else context.width
+    with left:
+        heatmap_in(context, (~masked).astype(np.float32), tokens, tokens, "Mask: 1 = may look, 0 = masked (−∞)",
+                   "mask", second_sentence=pair_starts(trace), width=width)
+    with right:
+        heatmap_in(context, weights, tokens, tokens, "Weights = softmax(scaled + M)", "masked-weights",
+                   second_sentence=pair_starts(trace), width=width, download=True)
+    shapes_table(trace, ["scaled", "masked", "weights"])
+    explain(*_masking_sentences(context, trace, head, masked, weights))
+
+
+def _masking_sentences(context, trace, head: int, masked: np.ndarray, weights: np.ndarray) -> list[str]:
+    """What the mask hides here, and what the weights would do under the other mask: every number computed."""
+    family, state, cells = context.family, context.state, masked.size
+    own = trace.mask_kind == context.shape.own_mask and state.mask == "model"
+    whose = f"{family.label}'s own mask" if own else "The mask chosen beside this view (a what-if)"
+    hides = {"none": "padding only, so every token looks both ways",
+             "causal": "every key after its query, so every token looks back only",
+             "window": f"every key after its query and more than {state.window} tokens back"}[trace.mask_kind]
+    sentences = [f"{whose} hides {hides}: {int(masked.sum())} of {cells} cells are −∞ here, and their weights are "
+                 f"exactly 0. Softmax spreads each row over the keys left, and the rows still sum to 1 (largest "
+                 f"deviation {caches.row_sum_error(weights):.1e})."]
+    if trace.mask_kind == "causal":
+        sentences.append(f"The first token can only look at itself: its whole weight, {weights[0, 0]:.3f}, stays on "
+                         f"it. Trained this way, {family.label}'s heads park the weight they spend nowhere else on "
+                         "that first token: the attention sink.")
+    other = "none" if trace.mask_kind != "none" else "causal"
+    changed = context.trace(source="bert", head=head, mask=other)["weights"][0]  # (T, T)
+    ahead = float(np.triu(changed, 1).sum(axis=-1).mean())  # share of a row's weight on keys after its query
+    if other == "none":
+        sentences.append(f"With no mask (mask=none, a what-if), this head's queries would put {ahead:.0%} of their "
+                         "weight on keys after them, on average: a decoder trained to predict the next token never "
+                         "learnt what those keys mean.")
+    else:
+        later = float(np.triu(weights, 1).sum(axis=-1).mean())  # what this head puts on later keys, per row
+        sentences.append(f"Under a causal mask (mask=causal, as GPT-2's), the {later:.0%} of each row's weight "
+                         "this head puts on later keys, on average, would go to the keys "
+                         "before: every weight above the diagonal 0, every row still summing to 1.")
+    return sentences
+
+
 def _softmax_step(context) -> None:
-    trace, head = _trained(context)
+    trace, head = trained(context)
     tokens = list(trace.tokens[0])
     scaling = context.state.scaling
-    _formula(context, rf"A = \mathrm{{softmax}}\!\left(Q K^{{\top}}{SCALING_LATEX[scaling]}\right),",
+    formula(context, rf"A = \mathrm{{softmax}}\!\left(Q K^{{\top}}{SCALING_LATEX[scaling]}\right),",
              r"\sum_j a_{ij} = 1", between=r"\quad")
     scaled, weights = trace["scaled"][0], trace["weights"][0]  # (T, T) each
     # Side by side where both fit with readable rows, else one under the other (a phone, a projector).
@@ -176,15 +236,15 @@ def _softmax_step(context) -> None:
     width = (context.width - COLUMN_GAP_PX) // 2 if beside else context.width
     with left:
         scaled_formula = next(step.formula for step in trace.steps if step.name == "scaled")
-        _heatmap(context, scaled, tokens, tokens, f"Scaled scores = {scaled_formula}", "scaled", scheme="redblue",
-                 second_sentence=_pair(trace), width=width)
+        heatmap_in(context, scaled, tokens, tokens, f"Scaled scores = {scaled_formula}", "scaled", scheme="redblue",
+                 second_sentence=pair_starts(trace), width=width)
     with right:
-        _heatmap(context, weights, tokens, tokens, "Weights = softmax(scaled)", "softmax", second_sentence=_pair(trace),
-                 width=width, download=True)
+        heatmap_in(context, weights, tokens, tokens, "Weights = softmax(scaled)", "softmax",
+                   second_sentence=pair_starts(trace), width=width, download=True)
     sums = weights.sum(axis=-1, dtype=np.float64)  # (T,)
     st.html(numbers_html(pd.DataFrame({"query token": tokens, "row sum": sums, "largest weight": weights.max(axis=-1)}),
                          "lesson-row-sums", formats={"row sum": "{:.7f}".format}))
-    _shapes(trace, ["scores", "scaled", "weights"])
+    shapes_table(trace, ["scores", "scaled", "weights"])
     raw = trace["scores"][0]
     sentences = [f"Scaling divides the scores by {trace.divisor:.4g}: their range goes from "
                  f"{raw.min():.2f} … {raw.max():.2f} to {scaled.min():.2f} … {scaled.max():.2f}."
@@ -197,54 +257,54 @@ def _softmax_step(context) -> None:
         sentences.append(f"A row's largest weight averages {weights.max(axis=-1).mean():.2f} here and would average "
                          f"{unscaled.max(axis=-1).mean():.2f} without scaling: the larger the scores, the more "
                          "softmax piles the weight onto one key.")
-    _explain(*sentences)
+    explain(*sentences)
 
 
 def _head_step(context) -> None:
-    trace, head = _trained(context)
+    trace, head = trained(context)
     tokens = list(trace.tokens[0])
     st.latex(rf"\mathrm{{head}}(X) = \mathrm{{softmax}}\!\left(Q K^{{\top}}{SCALING_LATEX[context.state.scaling]}"
              r"\right) V")
-    _heatmap(context, trace["weights"][0], tokens, tokens,
-             f"Weights, layer {context.state.layer}, head {head}", "head-weights", second_sentence=_pair(trace),
+    heatmap_in(context, trace["weights"][0], tokens, tokens,
+             f"Weights, layer {context.state.layer}, head {head}", "head-weights", second_sentence=pair_starts(trace),
              download=True)
-    _heatmap(context, trace["context"][0], tokens, _numbers(trace.head_size), "Context = weights · V",
+    heatmap_in(context, trace["context"][0], tokens, numbers(trace.head_size), "Context = weights · V",
              "head-context", column_title="dimension of the head", scheme="redblue",
-             second_sentence=_pair(trace, columns_too=False))
-    _shapes(trace, ["weights", "V", "context"])
-    counts = caches.strongest_keys(trace["weights"][0], context.encoding().special_tokens_mask[0])
-    where = {"special": "a special token (`[CLS]` or `[SEP]`)", "self": "the token itself",
+             second_sentence=pair_starts(trace, columns_too=False))
+    shapes_table(trace, ["weights", "V", "context"])
+    counts = caches.strongest_keys(trace["weights"][0], context.encoding().sinks[0])
+    where = {"sink": f"a sink ({context.family.sink_words})", "self": "the token itself",
              "previous": "the previous token", "next": "the next token", "other": "some other token"}
     parts = [f"on {where[kind]} in {count}" for kind, count in counts.items() if count]
-    _explain(f"Each row shows where one query token looks. Its largest weight falls {', '.join(parts)} "
+    explain(f"Each row shows where one query token looks. Its largest weight falls {', '.join(parts)} "
              f"of the {len(tokens)} rows.",
              f"The context of a token is the weighted mix of the value vectors: ({len(tokens)} × {len(tokens)}) · "
              f"({len(tokens)} × {trace.head_size}) gives {len(tokens)} vectors of {trace.head_size} numbers.")
 
 
 def _all_heads_step(context) -> None:
-    trace, head = _trained(context)
+    trace, head = trained(context)
     tokens = list(trace.tokens[0])
-    _formula(context, r"\mathrm{MultiHead}(X)",
+    formula(context, r"\mathrm{MultiHead}(X)",
              r"= \mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{n_h-1})\,W_o^{\top}", "+ b_o", between="")
     size, width = trace.head_size, trace["concat"].shape[-1]
     columns = [f"h{h}.{i}" for h in range(trace.num_heads) for i in range(size)]
-    _heatmap(context, trace["concat"][0], tokens, columns, "Concatenated contexts of all heads", "concat",
-             column_title="head.dimension", scheme="redblue", second_sentence=_pair(trace, columns_too=False))
-    _heatmap(context, trace["output"][0], tokens, _numbers(context.shape.hidden_size),
+    heatmap_in(context, trace["concat"][0], tokens, columns, "Concatenated contexts of all heads", "concat",
+             column_title="head.dimension", scheme="redblue", second_sentence=pair_starts(trace, columns_too=False))
+    heatmap_in(context, trace["output"][0], tokens, numbers(context.shape.hidden_size),
              "Output = concat · W_oᵀ + b_o", "output", column_title="dimension", scheme="redblue",
-             second_sentence=_pair(trace, columns_too=False), download=True)
-    _shapes(trace, ["context (all heads)", "concat", "output", "attention output"])
+             second_sentence=pair_starts(trace, columns_too=False), download=True)
+    shapes_table(trace, ["context (all heads)", "concat", "output", "attention output"])
     block_gap = float(np.abs(caches.head_block(trace["concat"][0], head, size) - trace["context"][0]).max())
-    _explain(f"The {trace.num_heads} heads' contexts, {size} numbers per token each, are put side by side: "
+    explain(f"The {trace.num_heads} heads' contexts, {size} numbers per token each, are put side by side: "
              f"{width} numbers per token. Columns {head * size} to {(head + 1) * size - 1} are head {head}'s "
-             f"context from step 5 (largest difference {block_gap:.1e}).",
+             f"context from step 6 (largest difference {block_gap:.1e}).",
              f"The output projection mixes the heads and maps {width} numbers back to "
              f"C = {context.shape.hidden_size}: {trace['concat'].shape} → {trace['output'].shape}.")
 
 
 def _contextual_step(context) -> None:
-    first, second, found, why = _homonym_pair(context)
+    first, second, found, why = _homonympair_starts(context)
     similarities = caches.word_similarity_by_layer(context.model_name, first, found.first_index, second,
                                                     found.second_index)
     token_counts = [caches.encoding(context.model_name, text, "").num_tokens for text in (first, second)]
@@ -259,7 +319,7 @@ def _contextual_step(context) -> None:
         f"| `hidden_states[ℓ]` of {name} | `{(1, tokens, hidden_size)}` |"
         for name, tokens in zip("AB", token_counts, strict=True))
         + f"\n| one token's vector | `{(hidden_size,)}` |")
-    _explain(f"A is {shorten(first, 60)}, B is {shorten(second, 60)}; the chart compares the vector of "
+    explain(f"A is {shorten(first, 60)}, B is {shorten(second, 60)}; the chart compares the vector of "
              f"{shorten(found.word)} (token {found.first_index} in A, {found.second_index} in B) after each layer.",
              f"The cosine similarity is {similarities[0]:.3f} at the embeddings and {similarities[-1]:.3f} after "
              f"layer {layers}; it goes down in {caches.falling_layers(similarities)} of the {layers} layers.",
@@ -282,7 +342,7 @@ def similarity_chart(similarities: np.ndarray, word: str, width: int) -> alt.Cha
                  width=max(160, min(480, width - 90)))
 
 
-def _homonym_pair(context) -> tuple[str, str, SharedWord, str]:
+def _homonympair_starts(context) -> tuple[str, str, SharedWord, str]:
     """Sentence A, sentence B, the token compared in both (picked by the reader) and a caption saying which.
 
     A is always the sidebar's text. B is its second sentence when the two share a whole word; else the picked
@@ -320,66 +380,13 @@ def _word_picker(words: list[SharedWord]) -> SharedWord:
     return words[options.index(chosen)]
 
 
-def _trained(context, quiet: bool = False):
-    """The trace with the model's trained projections (source bert), whatever the source chosen beside this view."""
-    head = min(context.state.head, context.shape.num_heads - 1)
-    if context.state.source != "bert" and not quiet:
-        st.caption(f"This step shows the model's trained weights (source bert), layer {context.state.layer}, "
-                   f"head {head}, whatever the source chosen beside this view.")
-    return context.trace(source="bert", head=head), head
-
-
-def _heatmap(context, matrix, rows, columns, title, key, *, row_title="query token", column_title="key token",
-             scheme="blues", second_sentence=(None, None), width: int | None = None, download: bool = False) -> None:
-    """A heatmap sized to a column width px wide (the view's, by default), with its axes and legend around the
-    plot, its text as large as the view's lettering; second_sentence: sentence B's first row and column
-    (heatmap's); download: PNG and SVG buttons under it (for the step's main chart)."""
-    options = dict(title=title, row_title=row_title, column_title=column_title, scheme=scheme, canvas=True,
-                   size=context.plot_px(width), second_sentence=second_sentence, lettering=context.lettering)
-    spec, frames = caches.drawn_chart(heatmap, matrix, rows, columns, **options)
-    draw_spec(spec, frames, key=f"lesson-{key}", lettering=context.lettering)
-    if download:  # built again on a click only
-        chart_downloads(lambda: heatmap(matrix, rows, columns, **options), f"lesson-{key}", f"lesson-{key}")
-
-
-def _pair(trace, columns_too: bool = True) -> tuple[int | None, int | None]:
-    """Where sentence B starts among the trace's tokens (None: not a pair), for rows and, if they are tokens
-    too, for columns."""
-    second = second_sentence_from(trace["token_type_ids"][0].tolist())
-    return second, second if columns_too else None
-
-
-def _shapes(trace, names: list[str]) -> None:
-    """The shapes of the named steps, as Python prints them, with the core's formulas."""
-    rows = [row for row in shape_rows(trace.steps) if row[1] in names]
-    lines = [f"| `{name}` | `{shape}` | `{formula}` |" for _, name, shape, formula in rows]
-    st.markdown("| step | shape | formula |\n|---|---|---|\n" + "\n".join(lines))
-
-
-def _formula(context, *parts: str, between: str = r"\qquad") -> None:
-    """A formula of several parts: in a row, with between, or one under the other on a phone, where the row ran
-    up to 150 px past the screen and KaTeX cut it there (the reader saw "token e" and no more). Spaces go round
-    between: joined bare, "\\qquad" and the next part's "K" read as one unknown command."""
-    if context.stacked:
-        st.latex(r"\begin{gathered}" + r" \\ ".join(parts) + r"\end{gathered}")
-    else:
-        st.latex(f" {between} ".join(parts))
-
-
-def _explain(*sentences: str) -> None:
-    st.markdown(" ".join(sentences))
-
-
-def _numbers(count: int) -> list[str]:
-    return [str(i) for i in range(count)]
-
-
 STEP_RENDERERS = {
     1: _tokens_step,
     2: _identity_step,
     3: _projections_step,
-    4: _softmax_step,
-    5: _head_step,
-    6: _all_heads_step,
-    7: _contextual_step,
+    4: _masking_step,
+    5: _softmax_step,
+    6: _head_step,
+    7: _all_heads_step,
+    8: _contextual_step,
 }

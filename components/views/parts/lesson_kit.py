@@ -1,0 +1,69 @@
+"""The guided lesson's pieces that every step uses: a step's heatmaps, formula, shapes table and prose, and the
+trained trace most steps read (components/views/lesson.py draws the steps with them)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components import caches
+from components.charts.draw import draw_spec
+from components.charts.heatmap import heatmap
+from components.charts.style import second_sentence_from
+from components.page.downloads import chart_downloads
+from components.page.shapes_panel import shape_rows
+
+
+def trained(context, quiet: bool = False):
+    """The trace with the model's trained projections (source bert), whatever the source chosen beside this view."""
+    head = min(context.state.head, context.shape.num_heads - 1)
+    if context.state.source != "bert" and not quiet:
+        st.caption(f"This step shows the model's trained weights (source bert), layer {context.state.layer}, "
+                   f"head {head}, whatever the source chosen beside this view.")
+    return context.trace(source="bert", head=head), head
+
+
+def heatmap_in(context, matrix, rows, columns, title, key, *, row_title="query token", column_title="key token",
+             scheme="blues", second_sentence=(None, None), width: int | None = None, download: bool = False) -> None:
+    """A heatmap sized to a column width px wide (the view's, by default), with its axes and legend around the
+    plot, its text as large as the view's lettering; second_sentence: sentence B's first row and column
+    (heatmap's); download: PNG and SVG buttons under it (for the step's main chart)."""
+    options = dict(title=title, row_title=row_title, column_title=column_title, scheme=scheme, canvas=True,
+                   size=context.plot_px(width), second_sentence=second_sentence, lettering=context.lettering)
+    spec, frames = caches.drawn_chart(heatmap, matrix, rows, columns, **options)
+    draw_spec(spec, frames, key=f"lesson-{key}", lettering=context.lettering)
+    if download:  # built again on a click only
+        chart_downloads(lambda: heatmap(matrix, rows, columns, **options), f"lesson-{key}", f"lesson-{key}")
+
+
+def pair_starts(trace, columns_too: bool = True) -> tuple[int | None, int | None]:
+    """Where sentence B starts among the trace's tokens (None: not a pair), for rows and, if they are tokens
+    too, for columns."""
+    if "token_type_ids" not in trace.names:  # a family that reads one text (GPT-2) has no segments
+        return None, None
+    second = second_sentence_from(trace["token_type_ids"][0].tolist())
+    return second, second if columns_too else None
+
+
+def shapes_table(trace, names: list[str]) -> None:
+    """The shapes of the named steps, as Python prints them, with the core's formulas."""
+    rows = [row for row in shape_rows(trace.steps) if row[1] in names]
+    lines = [f"| `{name}` | `{shape}` | `{formula}` |" for _, name, shape, formula in rows]
+    st.markdown("| step | shape | formula |\n|---|---|---|\n" + "\n".join(lines))
+
+
+def formula(context, *parts: str, between: str = r"\qquad") -> None:
+    """A formula of several parts: in a row, with between, or one under the other on a phone, where the row ran
+    up to 150 px past the screen and KaTeX cut it there (the reader saw "token e" and no more). Spaces go round
+    between: joined bare, "\\qquad" and the next part's "K" read as one unknown command."""
+    if context.stacked:
+        st.latex(r"\begin{gathered}" + r" \\ ".join(parts) + r"\end{gathered}")
+    else:
+        st.latex(f" {between} ".join(parts))
+
+
+def explain(*sentences: str) -> None:
+    st.markdown(" ".join(sentences))
+
+
+def numbers(count: int) -> list[str]:
+    return [str(i) for i in range(count)]
