@@ -117,7 +117,8 @@ except ModelLoadError as error:
     model_download.fall_back(chosen_model, error)
 family = loaded.family
 pair_notices = []
-if text_b.strip() and not family.reads_pairs:  # the sentence pair is BERT's: segment ids, [SEP] between
+# The sentence pair is BERT's (segment ids, [SEP] between); the compare view runs its two texts apart, any model.
+if text_b.strip() and not family.reads_pairs and view != "compare":
     pair_notices.append(f"{family.label} reads one text, so the second sentence is left out here: sentence pairs "
                         "(A [SEP] B, with segment ids) are BERT's.")
     text_b = ""

@@ -171,7 +171,8 @@ def test_the_largest_change_is_between_words_unless_the_special_tokens_are_count
     assert_healthy(page)
     assert page.text[0].value.startswith("query it → key animal"), "the change the pair was written for"
     assert float(page.metric[0].value) == pytest.approx(0.374, abs=5e-4)
-    assert any("[CLS] and [SEP] are left out" in caption.value for caption in page.caption), "the page says so"
+    left_out = "The sinks ([CLS] and [SEP]) are left out"
+    assert any(left_out in caption.value for caption in page.caption), "the page says so"
 
     page.toggle(key="compare_special").set_value(True).run()
     assert_healthy(page)
@@ -205,4 +206,4 @@ def test_each_query_tokens_largest_change_is_a_bar_that_names_its_key(bundled):
 def test_texts_that_share_only_special_tokens_say_so():
     page = run_compare(text="alpha beta", text_b="gamma delta")
     assert_healthy(page)
-    assert any("share no token but [CLS] and [SEP]" in info.value for info in page.info)
+    assert any("share no token but the sinks ([CLS] and [SEP])" in info.value for info in page.info)

@@ -47,7 +47,7 @@ def _head_changes(name: str, text_a: str, text_b: str, settings: TraceSettings,
     keys_a, keys_b = (unknown.alignment_keys(list(encoded.tokens[0]), unknown_characters(name, text, ""))
                       for encoded, text in zip(encodings, (text_a, text_b), strict=True))
     positions_a, positions_b = compare.aligned_positions(keys_a, keys_b)  # (K,) each
-    leave_out = None if count_special else encodings[0].special_tokens_mask[0][positions_a]  # (K,)
+    leave_out = None if count_special else encodings[0].sinks[0][positions_a]  # (K,): [CLS] and [SEP], or GPT-2's first
     weights_a, weights_b = (heads.head_weights(layer_weights(name, text, "", settings))[0]  # (nh, T, T) each
                             for text in (text_a, text_b))
     return compare.largest_changes(weights_a, weights_b, positions_a, positions_b, leave_out)

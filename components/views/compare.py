@@ -47,7 +47,7 @@ def render(context) -> None:
         st.info("No second text in the sidebar, so the text is compared with the notebooks' "
                 "“fruit flies like a banana”. Type another under *Second sentence* to compare your own.",
                 icon=":material/compare_arrows:")
-    st.caption("The two texts run separately here, each as its own [CLS] … [SEP], not as a sentence pair; "
+    st.caption("The two texts run separately here, each on its own, not as a sentence pair; "
                "the source and scaling apply to both, one pair of Layer and Head sliders moves both, and both "
                "heatmaps share one colour scale.")
     # The tokens alone, and the weights from the chart's own numbers: a move builds no trace (the trace
@@ -104,15 +104,17 @@ def render(context) -> None:
     if positions_a.size == 0:
         st.info("The two texts share no token, so there is nothing to subtract.")
         return
-    count_special = st.toggle("Count [CLS] and [SEP]", key="compare_special",
-                              help="They take up whatever weight a head spends on no word, so their weights change "
-                                   "with anything; left out, the changes ranked are those between words.")
+    sinks = context.family.sink_words
+    count_special = st.toggle("Count the sink tokens", key="compare_special",
+                              help=f"The sinks ({sinks}) take up whatever weight a head spends on no word, so their "
+                                   "weights change with anything; left out, the changes ranked are those between "
+                                   "words.")
     found = caches.head_change(context.model_name, text_a, text_b, context.settings(), count_special)
     if found is None:
-        st.info("The two texts share no token but [CLS] and [SEP]: switch on *Count [CLS] and [SEP]* to rank "
+        st.info(f"The two texts share no token but the sinks ({sinks}): switch on *Count the sink tokens* to rank "
                 "their changes.")
     else:
-        _largest_change(found, shared, count_special)
+        _largest_change(found, shared, count_special, sinks)
         if found.change.difference != 0.0:
             show(by_query_chart(found, shared, context.width, lettering), key="chart-compare-queries",
                  lettering=lettering)
@@ -167,9 +169,9 @@ def _follow_chart(layer: int, head: int) -> None:
     controls.request(layer=layer, head=head)
 
 
-def _largest_change(found, shared, count_special: bool) -> None:
+def _largest_change(found, shared, count_special: bool, sinks: str) -> None:
     change = found.change
-    among = "the shared tokens" if count_special else "the shared words, [CLS] and [SEP] left out"
+    among = "the shared tokens" if count_special else f"the shared words, the sinks ({sinks}) left out"
     st.metric("Largest change, A − B", f"{change.difference:+.3f}",
               help=f"The aligned (query, key) pair whose weight differs most between the two texts, among {among}.")
     if change.difference == 0.0:
@@ -180,6 +182,6 @@ def _largest_change(found, shared, count_special: bool) -> None:
             f"A: {found.weight_a:.3f} (positions {a_row} → {a_column})\n"
             f"B: {found.weight_b:.3f} (positions {b_row} → {b_column})")
     if not count_special:
-        st.caption("[CLS] and [SEP] are left out, as queries and as keys: they take up whatever weight a head "
+        st.caption(f"The sinks ({sinks}) are left out, as queries and as keys: they take up whatever weight a head "
                    "spends on no word. The bars below give each query token's own largest change; point at one "
                    "for both weights.")

@@ -1,0 +1,50 @@
+"""The page on a GPT-2 checkpoint folder opened by a link (model=<folder>): every view draws, with GPT-2's tokens
+readable, its family named, and what it cannot read said in words. The tiny GPT-2 is built by the tests
+(harness/checkpoints.py): random weights, a byte-level BPE trained offline."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.page.page_state import VIEW_NAMES
+from tests.pages import assert_healthy, open_page, warnings
+
+TEXT = "what if it rains tomorrow"
+
+
+@pytest.fixture
+def gpt2_link(tiny_gpt2_checkpoint, monkeypatch):
+    """The query parameters of a link to the tiny GPT-2, which the page offers as a configured folder."""
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))
+    return {"model": str(tiny_gpt2_checkpoint), "text": TEXT}
+
+
+@pytest.mark.parametrize("view", VIEW_NAMES)
+def test_every_view_draws_on_gpt2(view, gpt2_link):
+    page = open_page({**gpt2_link, "view": view})
+    assert_healthy(page)
+    if view != "counting":  # the toy trains its own head and names no model
+        assert any("GPT-2" in caption.value and "looks back only" in caption.value for caption in page.caption)
+
+
+def test_gpt2s_tokens_read_with_a_mark_for_a_space_never_g_breve(gpt2_link):
+    page = open_page({**gpt2_link, "view": "head"})
+    assert_healthy(page)
+    chips = "".join(block.proto.body for block in page.get("html"))
+    assert "␣it" in chips and "Ġ" not in chips
+    specs = [chart.proto.spec for chart in page.get("vega_lite_chart")]
+    assert specs and all("Ġ" not in spec for spec in specs)
+    assert any("␣it" in spec for spec in specs), "the heatmap's token labels"
+
+
+def test_a_second_sentence_is_left_out_for_gpt2_with_a_notice(gpt2_link):
+    page = open_page({**gpt2_link, "view": "head", "text_b": "fruit flies like a banana"})
+    assert_healthy(page)
+    assert "GPT-2 reads one text" in warnings(page)
+
+
+def test_the_compare_view_runs_two_texts_on_gpt2(gpt2_link):
+    page = open_page({**gpt2_link, "view": "compare", "text_b": "what if it snows tomorrow"})
+    assert_healthy(page)
+    assert "GPT-2 reads one text" not in warnings(page)
+    assert any("The sinks (the first token) are left out" in caption.value for caption in page.caption)
