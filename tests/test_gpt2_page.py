@@ -4,6 +4,8 @@ readable, its family named, and what it cannot read said in words. The tiny GPT-
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from components.page.page_state import VIEW_NAMES
@@ -32,7 +34,7 @@ def test_gpt2s_tokens_read_with_a_mark_for_a_space_never_g_breve(gpt2_link):
     assert_healthy(page)
     chips = "".join(block.proto.body for block in page.get("html"))
     assert "␣it" in chips and "Ġ" not in chips
-    specs = [chart.proto.spec for chart in page.get("vega_lite_chart")]
+    specs = [json.dumps(json.loads(chart.proto.spec), ensure_ascii=False) for chart in page.get("vega_lite_chart")]
     assert specs and all("Ġ" not in spec for spec in specs)
     assert any("␣it" in spec for spec in specs), "the heatmap's token labels"
 
