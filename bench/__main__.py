@@ -4,7 +4,7 @@
 
 Groups (all by default, about 5 minutes on 2 cores):
   slider  the one-head view at 32 tokens (the chart's head and layer) and 512 tokens (its head, and its
-          layer, which reruns: one layer is sent)
+          layer, which reruns: one layer is sent); and at 32 tokens on a GPT-2 of the bundled model's shape
   views   every other view, the control a student moves most there, 32 tokens
   text    a new 32-token text typed, against transformers' bare forward pass plus the floor
   cold    launching the server to the first heatmap drawn, bundled model
@@ -113,17 +113,23 @@ def main() -> None:
 def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, figures: Figures) -> None:
     """The cold start (the app server's first page), then the page cases of the groups whose name holds
     named, each move followed by the floor's."""
-    switch_model = ""
+    switch_model = gpt2_model = gpt2_text = ""
     if "views" in groups:  # the switching-heads-off view needs a masked-language-model head
         switch_model = str(checkpoints.bundled_with_mlm_head(scratch / "minilm-mlm"))
-    cases = [case for case in page_speed.app_cases(switch_model) if case.group in groups and named in case.name]
+    if "slider" in groups:  # a GPT-2 of the bundled model's shape, random weights, its tokenizer trained offline
+        folder = checkpoints.tiny_gpt2(scratch / "gpt2-minilm-shape", n_layer=6, n_head=12, n_embd=384,
+                                       n_positions=512)
+        gpt2_model, gpt2_text = str(folder), page_speed.text_of_tokens(checkpoints.gpt2_tokenizer(), 32)
+    cases = [case for case in page_speed.app_cases(switch_model, gpt2_model, gpt2_text)
+             if case.group in groups and named in case.name]
     with ExitStack() as servers:
         # In the repository's folder, the floor reads the app's .streamlit/config.toml.
         floor_url = servers.enter_context(streamlit_server(FLOOR_APP, log_path=work / "floor.log",
                                                            cwd=page_speed.ROOT)) if cases else ""
         progress("cold start: launching the app's server")
         launched = time.monotonic()
-        app_url = servers.enter_context(streamlit_server(APP, env={MODEL_DIRS_ENV: switch_model},
+        models = os.pathsep.join(folder for folder in (switch_model, gpt2_model) if folder)
+        app_url = servers.enter_context(streamlit_server(APP, env={MODEL_DIRS_ENV: models},
                                                          log_path=work / "app.log"))
         figures.healthy_s = time.monotonic() - launched
         figures.drawn_s = page_speed.first_heatmap(browser, app_url) - launched

@@ -47,6 +47,11 @@ TEXT_512 = ("the quick brown fox jumps over the lazy dog while the students read
             "about a small town by the sea. ") * 30
 
 
+def text_of_tokens(tokenizer, tokens: int, source: str = TEXT_512) -> str:
+    """The start of source that tokenizer cuts into `tokens` tokens (GPT-2's adds no special tokens)."""
+    return tokenizer.decode(tokenizer(source)["input_ids"][:tokens])
+
+
 def new_texts(count: int) -> list[str]:
     """Texts of 32 tokens that the page has not seen: TEXT_32's words rotated by 1, 2, … places."""
     return [" ".join(WORDS_32[shift:] + WORDS_32[:shift]) for shift in range(1, count + 1)]
@@ -97,9 +102,11 @@ FLOOR_MOVES = slider("x", ["ArrowRight", "ArrowLeft"])
 FLOOR_READY = ".st-key-x"
 
 
-def app_cases(switch_model: str) -> list[Case]:
-    """The app's cases; switch_model is a local checkpoint with a masked-language-model head."""
+def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> list[Case]:
+    """The app's cases; switch_model is a local checkpoint with a masked-language-model head, gpt2_model a GPT-2 of
+    the bundled model's shape (6 layers, 12 heads) and gpt2_text a text of 32 tokens for its tokenizer."""
     text = {"text": TEXT_32}
+    gpt2 = {"text": gpt2_text, "model": gpt2_model}
     lesson_next = Move(".st-key-lesson_next button", "Enter")
     lesson_prev = Move(".st-key-lesson_prev button", "Enter")
     return [
@@ -112,6 +119,10 @@ def app_cases(switch_model: str) -> list[Case]:
         # One layer of a 512-token text is sent (scrub.send_plan's budgets): its layer input asks for a rerun.
         Case("layer change, 512 tokens, one head (a rerun)", "slider", "the chart's `layer` input 0 → 5 → 0",
              {"text": TEXT_512}, chart_input("layer", THERE_AND_BACK), None),
+        Case("head change, 32 tokens, one head, GPT-2", "slider", "the chart's `head` input 0 → 11", gpt2,
+             chart_input("head", RIGHT), 1.2, in_browser=True),
+        Case("layer change, 32 tokens, one head, GPT-2", "slider", "the chart's `layer` input 0 → 5 → 0", gpt2,
+             chart_input("layer", THERE_AND_BACK), 1.2, in_browser=True),
         Case("head change, 128 tokens, drawn as lines", "slider", "the chart's `head` input 0 → 11",
              {"text": TEXT_128}, chart_input("head", RIGHT), None, in_browser=True,
              open_with=".st-key-head_stage button >> text=Lines"),
