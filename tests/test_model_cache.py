@@ -13,7 +13,8 @@ import weakref
 import pytest
 
 from attention import BUNDLED_MODEL, ModelLoadError, weights_path
-from attention.head_switch import load_masked_lm, predict
+from attention.head_switch import predict
+from attention.lm_heads import load_language_model
 from components import caches
 from components.caches import model_room, models
 from components.caches.memory_budget import MEMORY_ENV, RUNTIME_MB, memory_budget
@@ -87,18 +88,18 @@ def mlm_folder(tmp_path, monkeypatch):
     monkeypatch.setenv(caches.MODEL_DIRS_ENV, folder)
     yield folder
     caches.model.clear(folder)
-    models.masked_lm_head.clear(folder)
+    models.lm_head.clear(folder)
 
 
 def test_the_masked_lm_sits_on_the_encoder_the_model_cache_holds_now(mlm_folder):
     sentence = "the capital of france is [MASK] ."
-    first, _ = caches.masked_lm(mlm_folder)
-    assert first.encoder is caches.model(mlm_folder)
-    let_go = weakref.ref(first.encoder.model)
+    first, _ = caches.language_model(mlm_folder)
+    assert first.model is caches.model(mlm_folder)
+    let_go = weakref.ref(first.model.model)
     del first
     caches.model.clear(mlm_folder)  # the model cache lets the encoder go, as when a class's models push it out
     encoder = caches.model(mlm_folder)
-    again, _ = caches.masked_lm(mlm_folder)
-    assert again.encoder is encoder, "the head on the encoder the model cache holds, not on the one it let go"
+    again, _ = caches.language_model(mlm_folder)
+    assert again.model is encoder, "the head on the encoder the model cache holds, not on the one it let go"
     assert let_go() is None, "nothing keeps the encoder the model cache let go: one copy of the weights"
-    assert predict(again, sentence).top_ids == predict(load_masked_lm(mlm_folder), sentence).top_ids
+    assert predict(again, sentence).top_ids == predict(load_language_model(mlm_folder), sentence).top_ids

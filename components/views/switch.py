@@ -38,7 +38,7 @@ LARGE_GAP_PX = 51  # st.columns(gap="large"): 3rem at the theme's 17-px font
 def render(context) -> None:
     name = context.model_name
     try:
-        masked_lm, _ = caches.masked_lm(name)
+        masked_lm, _ = caches.language_model(name)
     except ModelLoadError as error:
         st.error(str(error), icon=":material/error:")
         return
@@ -65,8 +65,7 @@ def render(context) -> None:
     except ValueError as error:
         st.warning(str(error), icon=":material/info:")
         return
-    special = set(masked_lm.tokenizer.all_special_tokens) - {mask}
-    token_chips(list(intact.tokens), [token in special for token in intact.tokens])
+    token_chips(list(intact.tokens), list(intact.special))
     guesses = st.container()  # drawn above the toggles, filled once they are read
     heads_off = head_toggles(shape.num_layers, shape.num_heads)
     with guesses:
@@ -101,7 +100,7 @@ def _guesses(intact: Prediction, current: Prediction, switched_off: int) -> None
     probabilities = tuple(name for name in columns if name.startswith("P ("))
     table_column.html(numbers_html(pd.DataFrame(columns), "switch-top5", bars=probabilities,
                                    formats=dict.fromkeys(probabilities, percent)))
-    st.caption(f"The guesses for {intact.tokens[intact.mask_index]} at token {intact.mask_index} of "
+    st.caption(f"The guesses for {intact.tokens[intact.position]} at token {intact.position} of "
                f"{' '.join(intact.tokens)}.")
 
 
