@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from attention.head_switch import HeadsOff, encoder_layers, normalise_heads_off
+from attention.head_switch import HeadsOff, embed, layers_with_heads_off, normalise_heads_off
 from attention.models import LoadedModel
 
 # sentence-transformers' max_seq_length for all-MiniLM-L6-v2 (sentence_bert_config.json): it cuts longer texts here.
@@ -56,9 +56,8 @@ def sentence_embeddings(loaded: LoadedModel, sentences: Iterable[str],
     off = normalise_heads_off(heads_off, loaded.shape)
     keep = _keep(batch["input_ids"].shape[0], loaded.shape, off)  # (B, L, nh)
     with torch.inference_mode():
-        embeddings = loaded.model.embeddings(input_ids=batch["input_ids"],
-                                             token_type_ids=batch["token_type_ids"])  # (B, T, C)
-        outputs, _ = encoder_layers(loaded.model, loaded.shape, embeddings, batch["attention_mask"], keep, start=0)
+        embeddings = embed(loaded, batch["input_ids"], batch["token_type_ids"])  # (B, T, C)
+        outputs, _ = layers_with_heads_off(loaded, embeddings, batch["attention_mask"], keep, start=0)
         return mean_pooled(outputs[-1], batch["attention_mask"]).numpy()  # (B, C)
 
 
@@ -80,10 +79,9 @@ def head_ranking(loaded: LoadedModel, text: str, second: str) -> tuple[Embedding
     batch = _encode(loaded, (text, second))
     effects = []
     with torch.inference_mode():
-        embeddings = loaded.model.embeddings(input_ids=batch["input_ids"],
-                                             token_type_ids=batch["token_type_ids"])  # (2, T, C)
-        hidden_states, _ = encoder_layers(loaded.model, shape, embeddings, batch["attention_mask"],
-                                          _keep(2, shape, ()), start=0)
+        embeddings = embed(loaded, batch["input_ids"], batch["token_type_ids"])  # (2, T, C)
+        hidden_states, _ = layers_with_heads_off(loaded, embeddings, batch["attention_mask"], _keep(2, shape, ()),
+                                                 start=0)
         layer_inputs = (embeddings, *hidden_states)  # L + 1 x (2, T, C)
         mask = batch["attention_mask"].repeat(shape.num_heads, 1)  # (nh·2, T): rows 2h, 2h + 1 are A, B
         intact_a = torch.from_numpy(intact.embeddings[0])  # (C,)
@@ -91,7 +89,7 @@ def head_ranking(loaded: LoadedModel, text: str, second: str) -> tuple[Embedding
             keep = torch.ones(shape.num_heads, 2, shape.num_layers, shape.num_heads)  # (nh, 2, L, nh)
             keep[torch.arange(shape.num_heads), :, layer, torch.arange(shape.num_heads)] = 0.0  # copy h: head h off
             start = layer_inputs[layer].repeat(shape.num_heads, 1, 1)  # (nh·2, T, C)
-            outputs, _ = encoder_layers(loaded.model, shape, start, mask, keep.flatten(0, 1), start=layer)
+            outputs, _ = layers_with_heads_off(loaded, start, mask, keep.flatten(0, 1), start=layer)
             pooled = mean_pooled(outputs[-1], mask).view(shape.num_heads, 2, -1)  # (nh, 2, C)
             similarities = (pooled[:, 0] * pooled[:, 1]).sum(-1)  # (nh,)
             moved = 1.0 - pooled[:, 0] @ intact_a  # (nh,)

@@ -169,7 +169,7 @@ def test_every_module_of_the_components_fits_in_one_screen_of_thought(path):
 
 
 # the caches' functions that build or load something large
-HEAVY = {"trace", "encoding", "model", "masked_lm", "masked_lm_head"}
+HEAVY = {"trace", "encoding", "model", "language_model", "lm_head"}
 
 
 def test_heavy_caches_are_entered_only_holding_a_slot():

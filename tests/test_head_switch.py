@@ -9,15 +9,8 @@ import pytest
 import torch
 
 from attention import BUNDLED_MODEL, ModelLoadError, TraceSettings, build_trace, encode, load_model
-from attention.head_switch import (
-    NoMaskedLMHead,
-    drop_grid,
-    head_ranking,
-    load_masked_lm,
-    normalise_heads_off,
-    predict,
-    run_encoder,
-)
+from attention.head_switch import drop_grid, head_ranking, normalise_heads_off, predict, run_model
+from attention.lm_heads import NoLanguageModelHead, load_language_model
 from tests.conftest import save_tiny_bert
 
 SENTENCE = "the capital of france is [MASK] ."
@@ -32,7 +25,7 @@ def checkpoint(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def masked(checkpoint):
-    return load_masked_lm(str(checkpoint))
+    return load_language_model(str(checkpoint))
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +51,7 @@ def _own_logits(reference, inputs) -> np.ndarray:
 
 
 def test_with_every_head_on_the_logits_are_transformers_own(masked, reference, inputs):
-    run = run_encoder(masked, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"])
+    run = run_model(masked, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"])
     assert np.abs(run.logits - _own_logits(reference, inputs)).max() <= TOLERANCE
     assert len(run.hidden_states) == 3 and len(run.attention_outputs) == 2
 
@@ -66,7 +59,7 @@ def test_with_every_head_on_the_logits_are_transformers_own(masked, reference, i
 def test_with_every_head_on_the_top_five_are_transformers_own(masked, reference, inputs):
     prediction = predict(masked, SENTENCE)
     mask_index = prediction.tokens.index("[MASK]")
-    assert prediction.mask_index == mask_index
+    assert prediction.position == mask_index
     probabilities = torch.softmax(torch.from_numpy(_own_logits(reference, inputs)[0, mask_index]), dim=-1)
     top = torch.topk(probabilities, 5)
     assert list(prediction.top_ids) == top.indices.tolist()
@@ -81,8 +74,8 @@ def test_a_head_off_changes_its_layer_exactly_as_the_trace_zeroes_it(checkpoint,
     encoder_only = load_model(str(checkpoint))  # BertModel from the same weights, as the rest of the page loads it
     encoding = encode(encoder_only, SENTENCE)
     trace = build_trace(encoder_only, encoding, TraceSettings(layer=layer, head=head, heads_off=(head,)))
-    intact = run_encoder(masked, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"])
-    switched = run_encoder(masked, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"],
+    intact = run_model(masked, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"])
+    switched = run_model(masked, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"],
                            [(layer, head)])
     assert np.abs(switched.attention_outputs[layer] - trace["attention output"]).max() <= TOLERANCE
     for earlier in range(layer + 1):  # the layer's input is untouched
@@ -94,14 +87,14 @@ def test_a_head_off_changes_its_layer_exactly_as_the_trace_zeroes_it(checkpoint,
 def test_several_heads_off_match_the_trace_too(checkpoint, masked, inputs):
     encoder_only = load_model(str(checkpoint))
     trace = build_trace(encoder_only, encode(encoder_only, SENTENCE), TraceSettings(layer=0, heads_off=(1, 2)))
-    run = run_encoder(masked, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"],
+    run = run_model(masked, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"],
                       [(0, 2), (0, 1)])
     assert run.heads_off == ((0, 1), (0, 2))
     assert np.abs(run.attention_outputs[0] - trace["attention output"]).max() <= TOLERANCE
 
 
 def test_the_model_is_left_as_it_was(masked):
-    modules = (masked.encoder.model, masked.head.transform)
+    modules = (masked.model.model, masked.head.transform)
     tensors = {f"{i}.{name}": value for i, module in enumerate(modules) for name, value in module.state_dict().items()}
     tensors["bias"] = masked.head.bias
     before = {name: value.clone() for name, value in tensors.items()}
@@ -160,9 +153,9 @@ def test_the_drop_grid_puts_each_heads_drop_at_its_layer_and_head_in_points(mask
 
 def test_the_head_on_the_loaded_encoder_predicts_as_the_whole_checkpoint(checkpoint, masked, reference, inputs):
     encoder = load_model(str(checkpoint))
-    shared = load_masked_lm(str(checkpoint), encoder=encoder)
-    assert shared.encoder is encoder, "one copy of the encoder's weights"
-    run = run_encoder(shared, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"])
+    shared = load_language_model(str(checkpoint), encoder)
+    assert shared.model is encoder, "one copy of the encoder's weights"
+    run = run_model(shared, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"])
     assert np.abs(run.logits - _own_logits(reference, inputs)).max() <= TOLERANCE
     assert predict(shared, SENTENCE).top_ids == predict(masked, SENTENCE).top_ids
 
@@ -171,29 +164,29 @@ def test_the_head_keeps_nothing_of_the_encoder(masked):
     """Whoever keeps the head (the page's cache) keeps no part of an encoder: the tied decoder, the word
     embeddings, is looked up on the encoder the head is put on, at each use."""
     assert masked.head.decoder_weight is None, "BERT's decoder is its word embeddings"
-    encoder_storage = {p.untyped_storage().data_ptr() for p in masked.encoder.model.parameters()}
+    encoder_storage = {p.untyped_storage().data_ptr() for p in masked.model.model.parameters()}
     head_tensors = [*masked.head.transform.parameters(), masked.head.bias]
     assert not {t.untyped_storage().data_ptr() for t in head_tensors} & encoder_storage
 
 
 def test_a_head_with_a_decoder_of_its_own_predicts_as_its_checkpoint(tmp_path, inputs):
     checkpoint = save_tiny_bert(tmp_path / "untied", with_mlm_head=True, tie_word_embeddings=False)
-    untied = load_masked_lm(str(checkpoint))
+    untied = load_language_model(str(checkpoint))
     assert untied.head.decoder_weight is not None
-    run = run_encoder(untied, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"])
+    run = run_model(untied, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"])
     assert np.abs(run.logits - _own_logits(_reference(checkpoint), inputs)).max() <= TOLERANCE
 
 
 def test_an_encoder_without_a_head_in_its_weights_is_refused_on_the_shared_path_too(tiny_checkpoint):
-    with pytest.raises(NoMaskedLMHead, match="no masked-language-model head"):
-        load_masked_lm(str(tiny_checkpoint), encoder=load_model(str(tiny_checkpoint)))
-    with pytest.raises(NoMaskedLMHead, match="no masked-language-model head"):
-        load_masked_lm(BUNDLED_MODEL, encoder=load_model())
+    with pytest.raises(NoLanguageModelHead, match="no masked-language-model head"):
+        load_language_model(str(tiny_checkpoint), load_model(str(tiny_checkpoint)))
+    with pytest.raises(NoLanguageModelHead, match="no masked-language-model head"):
+        load_language_model(BUNDLED_MODEL, load_model())
 
 
 def test_the_bundled_model_has_no_mlm_head_and_says_what_to_do():
-    with pytest.raises(NoMaskedLMHead) as caught:
-        load_masked_lm(BUNDLED_MODEL)
+    with pytest.raises(NoLanguageModelHead) as caught:
+        load_language_model(BUNDLED_MODEL)
     message = str(caught.value)
     assert "no masked-language-model head" in message
     assert "bert-base-uncased" in message and "local checkpoint" in message
@@ -201,15 +194,15 @@ def test_the_bundled_model_has_no_mlm_head_and_says_what_to_do():
 
 
 def test_an_encoder_only_checkpoint_is_refused_the_same_way(tiny_checkpoint):
-    with pytest.raises(NoMaskedLMHead, match="no masked-language-model head"):
-        load_masked_lm(str(tiny_checkpoint))
+    with pytest.raises(NoLanguageModelHead, match="no masked-language-model head"):
+        load_language_model(str(tiny_checkpoint))
 
 
 def test_names_outside_the_allow_list_are_refused(tmp_path):
     with pytest.raises(ModelLoadError, match="Unknown model"):
-        load_masked_lm("someone/bert-with-a-surprise")
+        load_language_model("someone/bert-with-a-surprise")
     with pytest.raises(ModelLoadError, match="no config.json"):
-        load_masked_lm(str(tmp_path))
+        load_language_model(str(tmp_path))
 
 
 @pytest.mark.parametrize(("sentence", "message"), [

@@ -1,8 +1,10 @@
 """components/caches/models.py in the test's own process: the budget counts every model loaded at once, and
-the masked-language-model head keeps no copy of an encoder the model cache has let go.
+the language-model head (BERT's masked-language-model head, GPT-2's next-token head) keeps no copy of a model
+the model cache has let go.
 
-The models are tiny BERTs saved here, offered as local folders (caches.MODEL_DIRS_ENV); the budget is set as
-a deployer sets it (ATTENTION_ANATOMY_MEMORY_MB), just large enough for one of them beside the bundled model.
+The models are tiny BERTs (and a tiny GPT-2) saved here, offered as local folders (caches.MODEL_DIRS_ENV); the
+budget is set as a deployer sets it (ATTENTION_ANATOMY_MEMORY_MB), just large enough for one of them beside the
+bundled model.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ import weakref
 import pytest
 
 from attention import BUNDLED_MODEL, ModelLoadError, weights_path
-from attention.head_switch import load_masked_lm, predict
+from attention.head_switch import predict
+from attention.lm_heads import load_language_model
 from components import caches
 from components.caches import model_room, models
 from components.caches.memory_budget import MEMORY_ENV, RUNTIME_MB, memory_budget
+from harness.checkpoints import tiny_gpt2
 from tests.conftest import save_tiny_bert
 from tests.pages import open_page, warnings
 
@@ -87,18 +91,40 @@ def mlm_folder(tmp_path, monkeypatch):
     monkeypatch.setenv(caches.MODEL_DIRS_ENV, folder)
     yield folder
     caches.model.clear(folder)
-    models.masked_lm_head.clear(folder)
+    models.lm_head.clear(folder)
 
 
 def test_the_masked_lm_sits_on_the_encoder_the_model_cache_holds_now(mlm_folder):
     sentence = "the capital of france is [MASK] ."
-    first, _ = caches.masked_lm(mlm_folder)
-    assert first.encoder is caches.model(mlm_folder)
-    let_go = weakref.ref(first.encoder.model)
+    first, _ = caches.language_model(mlm_folder)
+    assert first.model is caches.model(mlm_folder)
+    let_go = weakref.ref(first.model.model)
     del first
     caches.model.clear(mlm_folder)  # the model cache lets the encoder go, as when a class's models push it out
     encoder = caches.model(mlm_folder)
-    again, _ = caches.masked_lm(mlm_folder)
-    assert again.encoder is encoder, "the head on the encoder the model cache holds, not on the one it let go"
+    again, _ = caches.language_model(mlm_folder)
+    assert again.model is encoder, "the head on the encoder the model cache holds, not on the one it let go"
     assert let_go() is None, "nothing keeps the encoder the model cache let go: one copy of the weights"
-    assert predict(again, sentence).top_ids == predict(load_masked_lm(mlm_folder), sentence).top_ids
+    assert predict(again, sentence).top_ids == predict(load_language_model(mlm_folder), sentence).top_ids
+
+
+@pytest.fixture
+def gpt2_folder(tmp_path, monkeypatch):
+    """A tiny GPT-2 (its LM head tied to the word embeddings), offered as a folder; after the test, not kept."""
+    folder = str(tiny_gpt2(tmp_path / "tiny-gpt2"))
+    monkeypatch.setenv(caches.MODEL_DIRS_ENV, folder)
+    yield folder
+    caches.model.clear(folder)
+    models.lm_head.clear(folder)
+
+
+def test_gpt2s_next_token_head_sits_on_the_model_the_model_cache_holds_now(gpt2_folder):
+    first, _ = caches.language_model(gpt2_folder)
+    assert first.head.objective == "next"
+    assert first.model is caches.model(gpt2_folder)
+    let_go = weakref.ref(first.model.model)
+    del first
+    caches.model.clear(gpt2_folder)
+    again, _ = caches.language_model(gpt2_folder)
+    assert again.model is caches.model(gpt2_folder), "the head on the model the model cache holds, not the one let go"
+    assert let_go() is None, "nothing keeps the model the model cache let go: one copy of the weights"

@@ -13,7 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 from attention.embedding_switch import DEFAULT_SECOND
 from attention.embedding_switch import head_ranking as embedding_ranking
-from attention.head_switch import head_ranking, load_masked_lm, predict
+from attention.head_switch import head_ranking, predict
+from attention.lm_heads import load_language_model
 from components.caches import MODEL_DIRS_ENV
 from components.views.switch import DEFAULT_SENTENCE
 from tests.conftest import save_tiny_bert
@@ -34,7 +35,7 @@ def checkpoint(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def masked(checkpoint):
-    return load_masked_lm(checkpoint)
+    return load_language_model(checkpoint)
 
 
 def open_view(**query: str) -> AppTest:

@@ -9,7 +9,7 @@ ask it and never test which family they hold.
 
 from __future__ import annotations
 
-from attention.families.base import Family, ReferenceAttention
+from attention.families.base import Family, LanguageModelHead, MissingHead, ReferenceAttention
 from attention.families.bert import BERT
 from attention.families.gpt2 import GPT2
 
@@ -24,4 +24,5 @@ def family_named(name: str) -> Family:
         raise KeyError(f"no model family {name!r}; the families are {', '.join(FAMILIES)}") from None
 
 
-__all__ = ["BERT", "FAMILIES", "GPT2", "Family", "ReferenceAttention", "family_named"]
+__all__ = ["BERT", "FAMILIES", "GPT2", "Family", "LanguageModelHead", "MissingHead", "ReferenceAttention",
+           "family_named"]

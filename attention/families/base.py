@@ -3,7 +3,8 @@
 A family is a set of answers about one kind of checkpoint, read off the transformers model it loaded: how
 text becomes the stream of vectors the layers read, what one layer's attention reads from that stream, its
 trained W_Q, W_K, W_V and W_O, the mask it was trained with, what transformers itself computes for the
-layer (the proof's reference), and how its tokens read. Nothing here holds a model: every method takes it.
+layer (the proof's reference), how its tokens read, one layer run with some heads switched off, and the
+language-model head its checkpoint was trained with. Nothing here holds a model: every method takes it.
 
 Letters used in shape comments: B batch, T tokens, C hidden size, nh heads, d head size, L layers.
 """
@@ -33,6 +34,30 @@ class ReferenceAttention:
     attention_output: torch.Tensor  # (B, T, C) what the layer's attention block hands on (residual included)
 
 
+class MissingHead(ValueError):
+    """A checkpoint holds no language-model head: the message says what it lacks and what to load instead."""
+
+
+class LanguageModelHead:
+    """A checkpoint's language-model head, apart from the model it sits on: the last layer's output (..., C) ->
+    a score for every token of the vocabulary (..., V), read at one position of the text.
+
+    It keeps nothing of the model: what it shares with it (tied word embeddings, GPT-2's final LayerNorm) is
+    looked up on the model at each use, so whoever keeps the head keeps no second copy of the model.
+    """
+
+    objective: str  # what it guesses: "masked", the token behind the text's one mask; "next", the token after the text
+    prompt: str  # what a text must be for it to guess anything, as a notice asks for one
+
+    def logits(self, model, hidden: torch.Tensor) -> torch.Tensor:
+        """(..., C) the last layer's output -> (..., V) the head's score of every token."""
+        raise NotImplementedError
+
+    def position(self, input_ids: list[int]) -> int:
+        """Where in the text's tokens the guess is read; ValueError, saying what the text lacks, when nowhere."""
+        raise NotImplementedError
+
+
 class Family:
     """One kind of transformer: the answers the core asks of a checkpoint of it. Subclasses answer them."""
 
@@ -48,6 +73,7 @@ class Family:
     input_steps: tuple[tuple[str, str], ...]  # (name, formula) of the inputs a trace records, in order
     embedding_steps: tuple[tuple[str, str], ...]  # (name, formula) of the embeddings, the last "embeddings"
     attention_output_formula: str  # how the attention block's output is made of W_O's and the residual
+    lm_head_prefix: str  # what the keys of its language-model head start with in a checkpoint's weights
 
     def check_config(self, config) -> None:
         """ValueError, saying why, for a checkpoint of this family whose attention the core does not compute."""
@@ -102,4 +128,18 @@ class Family:
 
     def reference(self, model, layer: int, residual: torch.Tensor, attention_mask: torch.Tensor) -> ReferenceAttention:
         """What transformers' own attention code computes for the layer, given its input and the (B, T) mask."""
+        raise NotImplementedError
+
+    def layer_with_heads_off(self, model, layer: int, hidden: torch.Tensor, attention_mask: torch.Tensor,
+                             keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """One whole layer run on its input hidden (B, T, C) with the mask the family was trained with (padding
+        from attention_mask (B, T)), every head's context multiplied by keep (B, nh) before W_O: 0 switches a
+        head off. Returns the attention block's output and the layer's output, (B, T, C) each. The model's own
+        modules are run and nothing in the model is changed (no hook: it is shared by every thread)."""
+        raise NotImplementedError
+
+    def language_model_head(self, model, tokenizer, weights: dict[str, torch.Tensor]) -> LanguageModelHead:
+        """The checkpoint's language-model head, made of weights (its tensors whose keys start with lm_head_prefix,
+        read apart from the model) to fit model; MissingHead when the checkpoint has none, ValueError (saying
+        why) when it does not fit."""
         raise NotImplementedError

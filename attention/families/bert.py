@@ -2,17 +2,63 @@
 
 A layer's attention reads the layer's input X itself; W_Q, W_K, W_V and W_O are torch.nn.Linear modules;
 the attention block hands on LayerNorm(W_O · concat + X). [CLS] and [SEP] take up whatever weight a head
-spends nowhere else. Shapes: B batch, T tokens, C hidden size, nh heads, d head size.
+spends nowhere else. Its language-model head (BertForMaskedLM's cls.predictions) guesses the word behind a
+[MASK]. Shapes: B batch, T tokens, C hidden size, nh heads, d head size, V vocabulary.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
-from attention.dot_product import additive_mask
-from attention.families.base import Family, ReferenceAttention
+from attention.dot_product import additive_mask, attend, merge_heads, split_heads
+from attention.families.base import Family, LanguageModelHead, MissingHead, ReferenceAttention
+from attention.masks import additive
 from attention.projections import Linear, Projections
+from attention.settings import scaling_divisor
+
+SUGGESTED_MODEL = "bert-base-uncased"  # a BERT saved with its masked-language-model head, on the Hub's allow-list
+MLM_HEAD_PREFIX = "cls.predictions."  # BertForMaskedLM's head; missing from encoder-only checkpoints
+# What a checkpoint must hold of the head; its decoder's weight and bias are the word embeddings and
+# predictions.bias (tied), unless the checkpoint has its own.
+MLM_HEAD_KEYS = tuple(f"{MLM_HEAD_PREFIX}{key}" for key in (
+    "bias", "transform.dense.weight", "transform.dense.bias", "transform.LayerNorm.weight",
+    "transform.LayerNorm.bias"))
+
+
+@dataclass(frozen=True, eq=False)
+class MaskedLMHead(LanguageModelHead):
+    """BERT's masked-language-model head alone (cls.predictions): it guesses the word behind the text's [MASK].
+
+    Its decoder is the word embeddings of the model it is used on (tied, as BERT's are), looked up at each
+    use, unless the checkpoint has a decoder of its own.
+    """
+
+    transform: object  # transformers' BertPredictionHeadTransform: dense (C, C), activation, LayerNorm; eval mode
+    bias: torch.Tensor  # (V,) the decoder's bias
+    decoder_weight: torch.Tensor | None  # (V, C) the checkpoint's own decoder; None: the word embeddings
+    mask_token: str  # "[MASK]"
+    mask_token_id: int
+    objective = "masked"
+
+    @property
+    def prompt(self) -> str:
+        return f"Type a sentence with one {self.mask_token} in it."
+
+    def logits(self, model, hidden):
+        decoder = self.decoder_weight
+        if decoder is None:  # tied: the model's own word embeddings
+            decoder = model.embeddings.word_embeddings.weight  # (V, C)
+        return torch.nn.functional.linear(self.transform(hidden), decoder, self.bias)  # (..., V)
+
+    def position(self, input_ids):
+        masks = [index for index, token in enumerate(input_ids) if token == self.mask_token_id]
+        if len(masks) != 1:
+            raise ValueError(f"The sentence needs exactly one {self.mask_token} for the model to fill in; "
+                             f"it has {len(masks) or 'none'}.")
+        return masks[0]
 
 
 class BertFamily(Family):
@@ -37,6 +83,7 @@ class BertFamily(Family):
         ("embeddings", "LayerNorm(token + segment + position)"),
     )
     attention_output_formula = "LayerNorm(output + X)"
+    lm_head_prefix = MLM_HEAD_PREFIX
 
     def sinks(self, special_tokens_mask: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
         return special_tokens_mask & attention_mask.astype(bool)  # (B, T): [CLS] and [SEP], not [PAD]
@@ -91,6 +138,51 @@ class BertFamily(Family):
         context, weights = attention.self(residual, attention_mask=mask)  # (B, T, nh·d), (B, nh, T, T)
         return ReferenceAttention(weights=weights, context=context,
                                   attention_output=attention(residual, attention_mask=mask)[0])  # (B, T, C)
+
+    def layer_with_heads_off(self, model, layer, hidden, attention_mask, keep):
+        block = model.encoder.layer[layer]
+        shape = self.shape(model.config)
+        projections = block.attention.self
+        query, key, value = (split_heads(linear(hidden), shape.num_heads)  # (B, nh, T, d)
+                             for linear in (projections.query, projections.key, projections.value))
+        mask = additive(self.own_mask, attention_mask)[:, None]  # (B, 1, 1, T): padding, over heads and queries
+        context = attend(query, key, value, mask, scaling_divisor("sqrt", shape.head_size)).context  # (B, nh, T, d)
+        context = context * keep[:, :, None, None]  # (B, nh, T, d): switched-off heads at 0
+        attention_output = block.attention.output(merge_heads(context), hidden)  # (B, T, C) LayerNorm(W_O·concat + X)
+        return attention_output, block.output(block.intermediate(attention_output), attention_output)  # (B, T, C)
+
+    def language_model_head(self, model, tokenizer, weights):
+        from transformers.models.bert.modeling_bert import BertPredictionHeadTransform
+
+        missing = sorted(key for key in MLM_HEAD_KEYS if key not in weights)
+        if missing:
+            raise MissingHead(
+                f"has no masked-language-model head (its checkpoint lacks {', '.join(missing[:3])}…): it was saved "
+                "as an encoder only, so it cannot guess the word behind [MASK]. "
+                f"Load {SUGGESTED_MODEL} (downloaded from the Hugging Face Hub on first use, about 440 MB) "
+                "or a local checkpoint saved from BertForMaskedLM.")
+        if tokenizer.mask_token_id is None:
+            raise ValueError("its tokenizer has no [MASK] token")
+        config = model.config
+        dtype = model.embeddings.word_embeddings.weight.dtype
+        prefix = f"{MLM_HEAD_PREFIX}transform."
+        bias = weights.get(f"{MLM_HEAD_PREFIX}decoder.bias", weights[f"{MLM_HEAD_PREFIX}bias"])  # (V,)
+        decoder_weight = weights.get(f"{MLM_HEAD_PREFIX}decoder.weight")  # (V, C), when not tied
+        transform = BertPredictionHeadTransform(config)
+        try:
+            transform.load_state_dict({key.removeprefix(prefix): tensor for key, tensor in weights.items()
+                                       if key.startswith(prefix)})
+        except RuntimeError as error:  # a weight missing, left over or of another size
+            raise ValueError(f"its masked-language-model head does not fit the encoder: {error}") from error
+        if bias.shape != (config.vocab_size,) or (decoder_weight is not None
+                                                   and decoder_weight.shape != (config.vocab_size, config.hidden_size)):
+            raise ValueError(f"its masked-language-model head does not fit the encoder: its decoder is not "
+                             f"{config.vocab_size} words of {config.hidden_size} numbers")
+        transform.to(dtype).eval()
+        transform.requires_grad_(False)
+        return MaskedLMHead(transform=transform, bias=bias.to(dtype),
+                            decoder_weight=None if decoder_weight is None else decoder_weight.to(dtype),
+                            mask_token=tokenizer.mask_token, mask_token_id=tokenizer.mask_token_id)
 
 
 def _linear(module: torch.nn.Linear) -> Linear:

@@ -5,16 +5,47 @@ output plus that input (the residual stream), with no LayerNorm after. Q, K and 
 Conv1D, c_attn, that stores its weight as (in, out): y = x · W + b, the transpose of torch.nn.Linear's
 (out, in), so W_Q, W_K and W_V are its columns, transposed (nanoGPT's from_pretrained names the same
 transposition). With nothing to look back at, the first token takes whatever weight a head spends nowhere
-else: the attention sink. Shapes: B batch, T tokens, C hidden size, nh heads, d head size.
+else: the attention sink. Its language-model head guesses the token after the text: the last layer's output
+through the final LayerNorm ln_f, then scored against the word embeddings wte (tied, as gpt2's are; a checkpoint
+saved untied keeps its own lm_head.weight). Shapes: B batch, T tokens, C hidden size, nh heads, d head size,
+V vocabulary.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
-from attention.families.base import Family, ReferenceAttention
+from attention.dot_product import attend, merge_heads, split_heads
+from attention.families.base import Family, LanguageModelHead, MissingHead, ReferenceAttention
+from attention.masks import additive
 from attention.projections import Linear, Projections
+from attention.settings import scaling_divisor
+
+LM_HEAD_WEIGHT = "lm_head.weight"  # GPT2LMHeadModel's decoder (V, C), in a checkpoint only when it is not tied
+
+
+@dataclass(frozen=True, eq=False)
+class NextTokenHead(LanguageModelHead):
+    """GPT-2's language-model head alone: ln_f of the last layer's output, scored against the word embeddings.
+
+    ln_f and, when tied, the word embeddings are the model's (GPT2Model keeps both), looked up at each use.
+    """
+
+    decoder_weight: torch.Tensor | None  # (V, C) the checkpoint's own lm_head.weight; None: tied to wte
+    objective = "next"
+    prompt = "Type a text for the model to continue."
+
+    def logits(self, model, hidden):
+        decoder = model.wte.weight if self.decoder_weight is None else self.decoder_weight  # (V, C)
+        return torch.nn.functional.linear(model.ln_f(hidden), decoder)  # (..., V): lm_head has no bias
+
+    def position(self, input_ids):
+        if not input_ids:
+            raise ValueError(self.prompt)
+        return len(input_ids) - 1  # the last token's output is the guess of the one after it
 
 
 class GPT2Family(Family):
@@ -37,6 +68,7 @@ class GPT2Family(Family):
         ("embeddings", "token + position"),
     )
     attention_output_formula = "output + layer input (the residual stream)"
+    lm_head_prefix = "lm_head."
 
     def check_config(self, config) -> None:
         if not config.scale_attn_weights or config.scale_attn_by_inverse_layer_idx or config.add_cross_attention:
@@ -103,6 +135,31 @@ class GPT2Family(Family):
         output, _ = attention(hidden, attention_mask=mask)  # (B, T, C): c_proj of the context
         return ReferenceAttention(weights=weights, context=context.reshape(batch, tokens, -1),
                                   attention_output=output + residual)
+
+    def layer_with_heads_off(self, model, layer, hidden, attention_mask, keep):
+        block = model.h[layer]
+        shape = self.shape(model.config)
+        attention_input = block.ln_1(hidden)  # (B, T, C): X, pre-LayerNorm
+        query, key, value = (split_heads(projected, shape.num_heads)  # (B, nh, T, d)
+                             for projected in block.attn.c_attn(attention_input).split(block.attn.split_size, dim=2))
+        mask = additive(self.own_mask, attention_mask)[:, None]  # (B, 1, T, T): causal, padding keys masked too
+        context = attend(query, key, value, mask, scaling_divisor("sqrt", shape.head_size)).context  # (B, nh, T, d)
+        context = context * keep[:, :, None, None]  # (B, nh, T, d): switched-off heads at 0
+        attention_output = block.attn.c_proj(merge_heads(context)) + hidden  # (B, T, C): W_O·concat + residual
+        return attention_output, attention_output + block.mlp(block.ln_2(attention_output))  # (B, T, C)
+
+    def language_model_head(self, model, tokenizer, weights):
+        config = model.config
+        if config.tie_word_embeddings:  # as GPT2LMHeadModel ties them, whatever lm_head.weight the file holds
+            return NextTokenHead(decoder_weight=None)
+        if LM_HEAD_WEIGHT not in weights:
+            raise MissingHead(f"has no language-model head: its word embeddings are not tied to one and its "
+                              f"checkpoint lacks {LM_HEAD_WEIGHT}, so it cannot guess the next token. Load a "
+                              "GPT-2 saved from GPT2LMHeadModel (gpt2, distilgpt2).")
+        decoder_weight = weights[LM_HEAD_WEIGHT]
+        if decoder_weight.shape != (config.vocab_size, config.hidden_size):
+            raise ValueError(f"its {LM_HEAD_WEIGHT} is not {config.vocab_size} tokens of {config.hidden_size} numbers")
+        return NextTokenHead(decoder_weight=decoder_weight.to(model.wte.weight.dtype))
 
 
 def _causal_mask(model, hidden: torch.Tensor, attention_mask: torch.Tensor):

@@ -62,7 +62,7 @@ from components.caches.models import (
     MODEL_DIRS_ENV,
     check_can_download,
     downloads,
-    masked_lm,
+    language_model,
     model,
     model_names,
     needs_download,

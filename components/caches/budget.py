@@ -11,7 +11,9 @@ log = logging.getLogger(__name__)
 # How many entries each cache keeps, least recently used out first. Sizes are for a 512-token text.
 CACHE_ENTRIES = {
     "model": 3,  # a BERT's weights: 90 MB bundled, 440 MB bert-base
-    "masked_lm": 2,  # the masked-language-model head alone (a few MB), put on model()'s encoder, for the switch view
+    # The language-model head alone (BERT's: a few MB; GPT-2's tied one: nothing), put on model()'s model at each
+    # use, for the switch view.
+    "lm_head": 2,
     # Tokens, ids and masks of a text (a few kB): a class of 30, each with a text of their own.
     "encoding": 64,
     "unknown_characters": 64,  # what each [UNK] of a text stands for: a few characters

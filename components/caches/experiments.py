@@ -19,7 +19,7 @@ from attention import (
 )
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.layers import layer_weights, trace, whole_layer
-from components.caches.models import masked_lm, model
+from components.caches.models import language_model, model
 from components.caches.texts import encoding, unknown_characters
 from components.caches.work import heavy_work
 
@@ -100,7 +100,7 @@ def prediction(name: str, sentence: str, heads_off: tuple[tuple[int, int], ...])
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["switch_prediction"])
 def _prediction(name: str, sentence: str, heads_off: tuple[tuple[int, int], ...]) -> head_switch.Prediction:
-    return head_switch.predict(masked_lm(name)[0], sentence, heads_off)
+    return head_switch.predict(language_model(name)[0], sentence, heads_off)
 
 
 def ranking(name: str, sentence: str) -> tuple[head_switch.Prediction, tuple[head_switch.HeadEffect, ...]]:
@@ -110,7 +110,7 @@ def ranking(name: str, sentence: str) -> tuple[head_switch.Prediction, tuple[hea
 
 @st.cache_data(show_spinner="Switching every head off in turn…", max_entries=CACHE_ENTRIES["switch_ranking"])
 def _ranking(name: str, sentence: str) -> tuple[head_switch.Prediction, tuple[head_switch.HeadEffect, ...]]:
-    return head_switch.head_ranking(masked_lm(name)[0], sentence)
+    return head_switch.head_ranking(language_model(name)[0], sentence)
 
 
 drop_grid = head_switch.drop_grid  # (effects, shape) -> (L, nh) drop in the top word's probability, in points

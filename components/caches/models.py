@@ -14,8 +14,8 @@ from attention import (
     ModelLoadError,
     allowed_hub_ids,
     download,
-    head_switch,
     hub,
+    lm_heads,
     load_model,
     weights_path,
 )
@@ -72,20 +72,21 @@ def model(name: str) -> LoadedModel:
     return loaded
 
 
-# ---- The masked-language-model head, for switching heads off: key (model name) ----
+# ---- The language-model head, for switching heads off: key (model name) ----
 
-@st.cache_resource(show_spinner="Loading the model with its masked-language-model head (once per server)…",
-                   max_entries=CACHE_ENTRIES["masked_lm"])
-def masked_lm_head(name: str) -> tuple[head_switch.MaskedLMHead | None, str | None]:
-    """The head alone, or None and why: a checkpoint without the head stays without it, so that is cached too."""
+@st.cache_resource(show_spinner="Loading the model's language-model head (once per server)…",
+                   max_entries=CACHE_ENTRIES["lm_head"])
+def lm_head(name: str) -> tuple[lm_heads.LanguageModelHead | None, str | None]:
+    """The head alone (BERT's masked-language-model head, GPT-2's next-token head), or None and why: a checkpoint
+    without the head stays without it, so that is cached too."""
     try:
-        return head_switch.load_head(name, model(name)), None
-    except head_switch.NoMaskedLMHead as error:
+        return lm_heads.load_head(name, model(name)), None
+    except lm_heads.NoLanguageModelHead as error:
         return None, str(error)
 
 
-def masked_lm(name: str) -> tuple[head_switch.MaskedLM | None, str | None]:
-    """The model with its head, or None and why: the kept head on the encoder model(name) holds now, so that an
-    encoder the model cache lets go is not kept here as a second copy beside the one it loads again."""
-    head, why = masked_lm_head(name)
-    return (None if head is None else head_switch.MaskedLM(model(name), head)), why
+def language_model(name: str) -> tuple[lm_heads.LanguageModel | None, str | None]:
+    """The model with its head, or None and why: the kept head on the model model(name) holds now, so that a
+    model the model cache lets go is not kept here as a second copy beside the one it loads again."""
+    head, why = lm_head(name)
+    return (None if head is None else lm_heads.LanguageModel(model(name), head)), why

@@ -1,15 +1,17 @@
 """Switching heads off: what each head carries of the model's own job, one layer of toggles per row.
 
-With a masked-language-model head (bert-base-uncased), BERT guesses the word behind [MASK] and the
-view shows what each head carries of the guess. Without one (the bundled all-MiniLM-L6-v2, a
-sentence-embedding model), the same toggles move the sentence's embedding and the cosine similarity
-of two sentences (components/views/parts/embedding_switch.py). Either way the view shows the tokens it works on
-(the page's chips are left out for it: they show the sidebar's text read as one pair).
-The model is cached once per server and shared (components/caches/models.py); results are cached per
-sentence and set of heads off, and the head ranking per sentence.
+With a language-model head, the model guesses a token and the view shows what each head carries of the
+guess: BERT (bert-base-uncased) the word behind the [MASK] of a sentence, GPT-2 the token after a text.
+Without one (the bundled all-MiniLM-L6-v2, a sentence-embedding model), the same toggles move the
+sentence's embedding and the cosine similarity of two sentences (components/views/parts/embedding_switch.py).
+Either way the view shows the tokens it works on (the page's chips are left out for it: they show the
+sidebar's text read as one pair). The model is cached once per server and shared (components/caches/models.py);
+results are cached per sentence and set of heads off, and the head ranking per sentence.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
@@ -27,7 +29,9 @@ from components.views.parts import embedding_switch
 from components.views.parts.head_toggles import forget_toggles_of_other_models, head_toggles, set_heads_off
 
 DEFAULT_SENTENCE = "the capital of france is [MASK] ."
+DEFAULT_TEXT = "the capital of france is"  # for a model that guesses the next token, when the page's text will not do
 SENTENCE_KEY = "switch_sentence"
+OBJECTIVE_KEY = "_switch_objective"  # what the sentence in SENTENCE_KEY was typed for: a masked word or the next token
 MAX_SENTENCE_CHARS = 500  # a sentence or two; the ranking runs the model once per layer
 RANKED = 10  # heads listed in the ranking table
 TOP_HEADS = 3  # heads the "switch off the strongest" button silences
@@ -35,64 +39,101 @@ RANKING_SHARE = 0.4  # of the view's width for the ranking's heatmap; its table 
 LARGE_GAP_PX = 51  # st.columns(gap="large"): 3rem at the theme's 17-px font
 
 
+@dataclass(frozen=True)
+class Task:
+    """How the view words what the model guesses, by its head's objective (attention.families.LanguageModelHead)."""
+
+    trained: str  # what the family was trained to do, after its name
+    asks: str  # what the reader types, and what the five guesses are of
+    label: str  # the text input's
+    help: str  # the text input's help, before how many tokens the model reads
+    noun: str  # what the head guesses: "word" or "token"
+    guessed: str  # what the guesses are for, said of the token the guess is read at
+    default: str  # the text when the page's will not do
+    needs_mask: bool  # whether the page's text is usable only with the mask token in it
+
+
+TASKS = {
+    "masked": Task(trained="was trained to guess hidden words",
+                   asks="Type a sentence with one {mask}; below are the model's five best guesses for it",
+                   label="Sentence", help="Exactly one {mask}", noun="word", guessed="{token}",
+                   default=DEFAULT_SENTENCE, needs_mask=True),
+    "next": Task(trained="was trained to guess the next token of a text",
+                 asks="Type a text to continue; below are the model's five best guesses for the token after it",
+                 label="The text to continue",
+                 help="The model guesses the token after its last one (a [MASK] here is just text)", noun="token",
+                 guessed="the token after “{token}”", default=DEFAULT_TEXT, needs_mask=False),
+}
+
+
 def render(context) -> None:
     name = context.model_name
     try:
-        masked_lm, _ = caches.masked_lm(name)
+        language_model, _ = caches.language_model(name)
     except ModelLoadError as error:
         st.error(str(error), icon=":material/error:")
         return
     forget_toggles_of_other_models(name)
-    if masked_lm is None:
+    if language_model is None:
         embedding_switch.render(context, context.shape)
         _other_models(name)
         return
-    shape = masked_lm.shape
-    mask = masked_lm.tokenizer.mask_token
+    shape = language_model.shape
+    task = TASKS[language_model.head.objective]
+    mask = language_model.tokenizer.mask_token
     st.markdown(
-        f"BERT was trained to guess hidden words. Type a sentence with one {mask}; below are the model's five "
-        "best guesses. Switch heads off (their context is set to zero before the layer's output projection) "
-        "and watch how much of the guess each one carried."
+        f"{language_model.family.label} {task.trained}. {task.asks.format(mask=mask)}. Switch heads off (their "
+        "context is set to zero before the layer's output projection) and watch how much of the guess each "
+        "one carried."
     )
-    if SENTENCE_KEY not in st.session_state:  # the page's text if it has a mask to fill in
-        usable = mask in context.text and len(context.text) <= MAX_SENTENCE_CHARS
-        st.session_state[SENTENCE_KEY] = context.text if usable else DEFAULT_SENTENCE
-    sentence = st.text_input("Sentence", key=SENTENCE_KEY, max_chars=MAX_SENTENCE_CHARS,
-                             help=f"Exactly one {mask}; the model reads at most "
-                                  f"{masked_lm.max_tokens} tokens.")
+    _first_sentence(task, language_model.head.objective, context.text, mask)
+    sentence = st.text_input(task.label, key=SENTENCE_KEY, max_chars=MAX_SENTENCE_CHARS,
+                             help=f"{task.help.format(mask=mask)}; the model reads at most "
+                                  f"{language_model.max_tokens} tokens.")
     try:
         intact, effects = caches.ranking(name, sentence)
     except ValueError as error:
         st.warning(str(error), icon=":material/info:")
         return
-    special = set(masked_lm.tokenizer.all_special_tokens) - {mask}
-    token_chips(list(intact.tokens), [token in special for token in intact.tokens])
+    token_chips(list(intact.tokens), list(intact.special))
     guesses = st.container()  # drawn above the toggles, filled once they are read
     heads_off = head_toggles(shape.num_layers, shape.num_heads)
     with guesses:
-        _guesses(intact, caches.prediction(name, sentence, heads_off), len(heads_off))
-    _ranking(intact, effects, shape, context, context.column_px(RANKING_SHARE, LARGE_GAP_PX))
+        _guesses(intact, caches.prediction(name, sentence, heads_off), len(heads_off), task)
+    _ranking(intact, effects, shape, context, context.column_px(RANKING_SHARE, LARGE_GAP_PX), task)
 
 
-def ranking_table(effects: tuple[HeadEffect, ...], top_word: str, limit: int = RANKED) -> pd.DataFrame:
+def _first_sentence(task: Task, objective: str, text: str, mask: str | None) -> None:
+    """The sentence box starts from the page's text if the model can guess from it, else from the task's
+    default; a sentence typed for another objective (a [MASK] sentence, when GPT-2 is loaded) starts over."""
+    if st.session_state.get(OBJECTIVE_KEY) != objective:
+        st.session_state.pop(SENTENCE_KEY, None)
+        st.session_state[OBJECTIVE_KEY] = objective
+    if SENTENCE_KEY not in st.session_state:
+        usable = text.strip() and len(text) <= MAX_SENTENCE_CHARS and (not task.needs_mask or mask in text)
+        st.session_state[SENTENCE_KEY] = text if usable else task.default
+
+
+def ranking_table(effects: tuple[HeadEffect, ...], top_word: str, limit: int = RANKED,
+                  noun: str = "word") -> pd.DataFrame:
     """The heads whose removal costs the top word most, with the probability left and the new top word."""
     return pd.DataFrame([{
         "layer": e.layer,
         "head": e.head,
         f"P({top_word}) without it": e.probability,
         "drop (points)": 100 * e.drop,
-        "top word without it": e.top_word,
+        f"top {noun} without it": e.top_word,
     } for e in effects[:limit]])
 
 
-def _guesses(intact: Prediction, current: Prediction, switched_off: int) -> None:
+def _guesses(intact: Prediction, current: Prediction, switched_off: int, task: Task) -> None:
     top_id, top_word = intact.top_ids[0], intact.top_words[0]
     before, after = intact.top_probabilities[0], current.probability_of(top_id)
     label = "all heads on" if not switched_off else f"{switched_off} head{'s' * (switched_off > 1)} off"
     metric_column, table_column = st.columns([1, 3], gap="medium")
     metric_column.metric(f"P({top_word}), {label}", percent(after),
                          delta=f"{points(after - before)} points" if switched_off else None,
-                         help=f"“{top_word}” is the intact model's top word; the arrow is the change since all "
+                         help=f"“{top_word}” is the intact model's top {task.noun}; the arrow is the change since all "
                               "heads were on.")
     columns = {"rank": range(1, len(intact.top_words) + 1), "all heads on": intact.top_words,
                "P (all on)": intact.top_probabilities}
@@ -101,8 +142,8 @@ def _guesses(intact: Prediction, current: Prediction, switched_off: int) -> None
     probabilities = tuple(name for name in columns if name.startswith("P ("))
     table_column.html(numbers_html(pd.DataFrame(columns), "switch-top5", bars=probabilities,
                                    formats=dict.fromkeys(probabilities, percent)))
-    st.caption(f"The guesses for {intact.tokens[intact.mask_index]} at token {intact.mask_index} of "
-               f"{' '.join(intact.tokens)}.")
+    guessed = task.guessed.format(token=intact.tokens[intact.position])
+    st.caption(f"The guesses for {guessed} at token {intact.position} of {' '.join(intact.tokens)}.")
 
 
 def percent(probability: float) -> str:
@@ -115,7 +156,8 @@ def points(change: float) -> str:
     return f"{change * 100:+.1f}" if abs(change) >= 5e-4 else f"{change * 100:+.1e}"
 
 
-def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, context, chart_width: int) -> None:
+def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, context, chart_width: int,
+             task: Task) -> None:
     top_word = intact.top_words[0]
     num_layers, num_heads = shape.num_layers, shape.num_heads
     st.subheader(f"Which heads carry “{top_word}”?")
@@ -129,7 +171,7 @@ def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, context
         st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-switch-drops")
         chart_downloads(lambda: chart, "switch-drops", "switch-drops-by-head")
     with right:
-        st.html(numbers_html(ranking_table(effects, top_word), "switch-ranking",
+        st.html(numbers_html(ranking_table(effects, top_word, noun=task.noun), "switch-ranking",
                              formats={f"P({top_word}) without it": percent, "drop (points)": "{:+.2f}".format}))
         strongest = tuple((e.layer, e.head) for e in effects[:TOP_HEADS])
         st.button(f"Switch off the {TOP_HEADS} heads with the largest drop", key="switch_strongest",
@@ -137,17 +179,19 @@ def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, context
     changed = [e for e in effects if e.top_word != top_word]
     st.caption(
         f"Each head switched off alone, all others on. Blue: the head helped (P({top_word}) falls without it); "
-        f"red: it worked against the word. {len(changed)} of {len(effects)} heads change the top word on their "
-        "own; heads often stand in for each other, so switching several off can do more than the sum of each."
+        f"red: it worked against the {task.noun}. {len(changed)} of {len(effects)} heads change the top "
+        f"{task.noun} on their own; heads often stand in for each other, so switching several off can do more "
+        "than the sum of each."
     )
 
 
 def _other_models(name: str) -> None:
-    """Where the [MASK] experiment is: models this server can load now (a local folder, a Hub model already
+    """Where the guessing experiment is: models this server can load now (a local folder, a Hub model already
     downloaded) get a button; the others are named, since a download may not be possible here."""
-    st.caption(f"{name} has no masked-language-model head, so it cannot guess the word behind [MASK]. A BERT "
-               "saved with that head (bert-base-uncased, or a local BertForMaskedLM checkpoint) shows what each "
-               "head carries of the guess; pick one in the sidebar's model list.")
+    st.caption(f"{name} has no language-model head, so it cannot guess the word behind [MASK] or the next token. "
+               "A BERT saved with its masked-language-model head (bert-base-uncased, or a local BertForMaskedLM "
+               "checkpoint) or a GPT-2 (gpt2, distilgpt2, or a local GPT-2 folder) shows what each head carries "
+               "of its guess; pick one in the sidebar's model list.")
     ready = [m for m in caches.model_names() if m not in (name, BUNDLED_MODEL) and not caches.needs_download(m)]
     for model in ready:
         st.button(f"Load {model}", key=f"switch_load_{model}", on_click=_use_model, args=(model,))

@@ -1,0 +1,113 @@
+"""The switch view on a GPT-2 through AppTest (as ?view=switch&model=<folder>): it guesses the token after the
+text with GPT-2's own LM head, ranks the heads by what each carries of that guess, and toggles switch them off.
+
+The model is a tiny GPT-2 with peaked guesses (tests/test_next_token.py says why), offered as a local folder.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention.head_switch import head_ranking, predict
+from attention.lm_heads import load_language_model
+from components.caches import MODEL_DIRS_ENV
+from components.views.switch import OBJECTIVE_KEY, SENTENCE_KEY, percent
+from tests.pages import APP, TEXT, assert_healthy, html_table
+from tests.test_next_token import save_peaked_gpt2
+from tests.test_view_switch import chip_rows, heads_off, open_view
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    """A tiny GPT-2 in a folder the page offers (through the model-folders variable)."""
+    folder = str(save_peaked_gpt2(tmp_path_factory.mktemp("peaked-gpt2-page")))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(MODEL_DIRS_ENV, folder)
+        yield folder
+
+
+@pytest.fixture(scope="module")
+def language_model(checkpoint):
+    return load_language_model(checkpoint)
+
+
+@pytest.fixture(scope="module")
+def page(checkpoint) -> AppTest:
+    page = open_view(model=checkpoint)
+    assert_healthy(page)
+    return page
+
+
+def test_the_view_guesses_the_token_after_the_page_s_text(page, language_model):
+    box = page.text_input(key=SENTENCE_KEY)
+    assert box.label == "The text to continue"
+    assert box.value == TEXT, "the page's text, with no [MASK] needed"
+    assert not page.warning
+    expected = predict(language_model, TEXT)
+    table = html_table(page, "switch-top5")
+    assert table["all heads on"].tolist() == list(expected.top_words)
+    np.testing.assert_allclose(table["P (all on)"], expected.top_probabilities, rtol=1e-6)
+    metric = page.metric[0]
+    assert metric.label == f"P({expected.top_words[0]}), all heads on"
+    assert metric.value == percent(expected.top_probabilities[0])
+    assert any(f"The guesses for the token after “{expected.tokens[-1]}”" in c.value for c in page.caption)
+
+
+def test_tokens_and_guesses_read_as_letters_with_a_mark_for_a_space(page, language_model):
+    [chips] = chip_rows(page)
+    tokenizer = language_model.tokenizer
+    assert chips == list(language_model.family.readable(tokenizer.convert_ids_to_tokens(tokenizer(TEXT)["input_ids"])))
+    assert "␣flies" in chips
+    shown = chips + html_table(page, "switch-top5")["all heads on"].tolist()
+    shown += html_table(page, "switch-ranking")["top token without it"].tolist()
+    assert not [token for token in shown if "Ġ" in token], shown
+
+
+def test_the_heads_are_ranked_by_the_drop_of_the_top_next_token(page, language_model):
+    _, effects = head_ranking(language_model, TEXT)
+    table = html_table(page, "switch-ranking")
+    assert list(zip(table["layer"], table["head"], strict=True)) == [(e.layer, e.head) for e in effects]
+    np.testing.assert_allclose(table["drop (points)"], [100 * e.drop for e in effects], atol=1e-4)
+    assert [p.key for p in page.pills] == ["switch_off_0", "switch_off_1"]
+
+
+def test_switching_the_top_ranked_head_off_changes_the_shown_probability(checkpoint, language_model):
+    page = open_view(model=checkpoint)
+    intact, effects = head_ranking(language_model, TEXT)
+    strongest = effects[0]
+    before = page.metric[0].value
+    page.pills(key=f"switch_off_{strongest.layer}").set_value([strongest.head]).run()
+    assert_healthy(page)
+    assert heads_off(page) == [(strongest.layer, strongest.head)]
+    metric = page.metric[0]
+    alone = predict(language_model, TEXT, [(strongest.layer, strongest.head)])
+    assert metric.label == f"P({intact.top_words[0]}), 1 head off"
+    assert metric.value == percent(alone.probability_of(intact.top_ids[0])) != before
+    assert html_table(page, "switch-top5")["with 1 head off"].tolist() == list(alone.top_words)
+
+    page.button(key="switch_reset").click().run()
+    assert_healthy(page)
+    assert heads_off(page) == [] and page.metric[0].value == before
+
+
+def test_a_mask_in_a_gpt2_text_is_just_text(checkpoint, language_model):
+    page = open_view(model=checkpoint)
+    page.text_input(key=SENTENCE_KEY).input("the capital of france is [MASK]").run()
+    assert_healthy(page)
+    assert not page.warning
+    expected = predict(language_model, "the capital of france is [MASK]")
+    assert html_table(page, "switch-top5")["all heads on"].tolist() == list(expected.top_words)
+    page.text_input(key=SENTENCE_KEY).input("   ").run()
+    assert any("Type a text for the model to continue" in w.value for w in page.warning)
+
+
+def test_a_sentence_typed_for_bert_s_mask_starts_over_with_gpt2(checkpoint):
+    page = AppTest.from_file(APP, default_timeout=120)
+    page.query_params["view"], page.query_params["model"] = "switch", checkpoint
+    page.session_state[SENTENCE_KEY] = "the capital of france is [MASK] ."  # as BERT's view left it
+    page.session_state[OBJECTIVE_KEY] = "masked"
+    page.run()
+    assert_healthy(page)
+    assert page.text_input(key=SENTENCE_KEY).value == TEXT
