@@ -52,7 +52,8 @@ def test_default_page_draws_one_head_of_the_bundled_model(bundled):
     page = run_page()
     assert_healthy(page)
     assert not page.warning
-    assert "all-MiniLM-L6-v2, a BERT (an encoder: every token looks both ways): 6 layers × 12 heads" in page.caption[0].value
+    model_line = "all-MiniLM-L6-v2, a BERT (an encoder: every token looks both ways): 6 layers × 12 heads"
+    assert model_line in page.caption[0].value
     encoding = encode(bundled, "time flies like an arrow")
     expected = build_trace(bundled, encoding, TraceSettings(layer=0, head=0))["weights"][0]
     np.testing.assert_allclose(weights_on_screen(page), expected, atol=1e-6)
