@@ -52,7 +52,7 @@ SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperat
 # Where the lesson leads once it is done: the views that let a reader look for themselves, and what each is for.
 ONWARD = {
     "head": "every stage of one head (weights, scores, context, lines) at any layer and head, picked on the chart",
-    "heads": "every head of a layer side by side, to find those that look at the next token, at a sink token, or all over",
+    "heads": "every head of a layer side by side, to find those that look at the next token, at a sink, or all over",
     "lab": "why the scores are divided by √d_k, measured on random vectors and on this model's heads",
     "counting": "train one attention head yourself, in seconds, and watch where it learns to look",
 }
