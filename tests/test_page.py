@@ -320,7 +320,7 @@ def test_hiding_special_tokens_renormalises_the_rest(bundled):
     page.toggle(key="hide_special").set_value(True).run()
     assert_healthy(page)
     assert page.query_params["hide_special"] == "1"
-    assert "renormalised without [CLS]/[SEP]" in chart_title(charts(page)[0])
+    assert "renormalised without [CLS] and [SEP]" in chart_title(charts(page)[0])
     shown = weights_on_screen(page)
     assert shown.shape == (5, 5), "time flies like an arrow, without [CLS] and [SEP]"
     np.testing.assert_allclose(shown.sum(axis=1), 1.0, atol=1e-5)

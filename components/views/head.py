@@ -3,8 +3,8 @@
 The layer and the head are picked on the chart itself (components/charts/scrub.py): every head of the
 text is in the browser, which draws the one picked as the reader drags or presses an arrow key;
 the rest of the view follows after a short rerun. With a sentence pair, the weights can be narrowed
-to one block (A to B, B to A, within A, within B: bertviz's sentence-pair view); [CLS] and [SEP]
-can be hidden, the remaining weights renormalised.
+to one block (A to B, B to A, within A, within B: bertviz's sentence-pair view); the sink tokens ([CLS] and
+[SEP] for BERT, the first token for GPT-2) can be hidden, the remaining weights renormalised.
 """
 
 from __future__ import annotations
@@ -58,12 +58,14 @@ def render(context) -> None:
     tokens = list(outline.tokens[0])
     stem = re.sub(r"\W+", "-", f"layer {state.layer}, head {state.head}")  # "layer-2-head-5"
 
-    which, renormalise = _filters(f"Layer {state.layer}, head {state.head}", bool(context.text_b.strip()))
     encoding = context.encoding()
+    sinks = caches.sink_names(encoding)  # "[CLS] and [SEP]", "the first token"
+    which, renormalise = _filters(f"Layer {state.layer}, head {state.head}", bool(context.text_b.strip()), sinks)
     rows, keys = caches.visible_tokens(encoding, which, renormalise)  # (R,), (K,)
     segments = encoding.token_type_ids[0]  # (T,): 1 for sentence B's tokens
     second = (second_sentence_from([segments[i] for i in rows]), second_sentence_from([segments[i] for i in keys]))
-    _stage(context, outline, [tokens[i] for i in rows], [tokens[i] for i in keys], which, renormalise, stem, second)
+    _stage(context, outline, [tokens[i] for i in rows], [tokens[i] for i in keys], which, renormalise, sinks, stem,
+           second)
     proof_column, about_column = st.columns(2, gap="medium")
     with proof_column:
         _proof(context)
@@ -74,10 +76,10 @@ def render(context) -> None:
                    "and the weight after it.")
 
 
-def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bool, stem: str,
+def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bool, sinks: str, stem: str,
            second: tuple[int | None, int | None]) -> None:
-    """The weights, or a stage before or after them: one chart, chosen with a row of buttons. second: sentence B's
-    first row and first key, marked on the axes.
+    """The weights, or a stage before or after them: one chart, chosen with a row of buttons. sinks: the sink
+    tokens' names; second: sentence B's first row and first key, marked on the axes.
 
     Only the chosen stage is computed and drawn. Buttons and not tabs: on every slider move the
     browser redrew the tabs for about 20 ms, a row of buttons for next to nothing.
@@ -91,11 +93,11 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     st.html(TOOLBAR_AT_COLUMN_END)
     name = STAGE_NAMES[stage]
     if name == "lines":
-        _lines(context, outline, row_tokens, key_tokens, which, renormalise)
+        _lines(context, outline, row_tokens, key_tokens, which, renormalise, sinks)
         return
     columns = key_tokens if name != "context" else [str(i) for i in range(outline.head_size)]
     if name == "weights":
-        title = stage + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
+        title = stage + (f" (renormalised without {sinks})" if renormalise else "")
     elif name == "scaled":
         title = f"Scaled scores = {outline.formula('scaled')}"
     else:
@@ -129,7 +131,7 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
                           weight_scale=weight_scale, lettering=context.lettering, zoomable=True, **options)
         beside.markdown(reading_guide(name, outline.head_size, state.scaling, outline.divisor, largest=largest,
                                       which=which, renormalise=renormalise, weight_scale=weight_scale,
-                                      lab_link=context.link(view="lab")))
+                                      lab_link=context.link(view="lab"), sinks=sinks))
     st.caption(DRAG_NOTE)
 
     def current_head():  # (R, K) of the page's layer and head, and its colours' range as the chart draws it
@@ -150,13 +152,13 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     chart_downloads(current_chart, name, f"{name}-{stem}", title=f"{title} — {stem.replace('-', ' ')}")
 
 
-def _lines(context, outline, row_tokens, key_tokens, which: str, renormalise: bool) -> None:
+def _lines(context, outline, row_tokens, key_tokens, which: str, renormalise: bool, sinks: str) -> None:
     """The weights as bertviz draws them: a line from each query to each key, as opaque as its weight."""
     state, shape = context.state, (context.shape.num_layers, outline.num_heads)
     layers, heads = send_plan(*shape, len(row_tokens), len(key_tokens), state.layer, state.head, drawn_as="lines")
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0),
                       "weights", layers, heads, which, renormalise)
-    title = "Attention weights as lines" + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
+    title = "Attention weights as lines" + (f" (renormalised without {sinks})" if renormalise else "")
     start = 0
     longest = max(len(row_tokens), len(key_tokens))
     if longest > LINES_MOST:  # a window of the text: all of it would be thousands of px tall, its tokens unreadable
@@ -169,24 +171,25 @@ def _lines(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     scrub_lines(stack, row_tokens, key_tokens, key="chart-lines", position=(state.layer, state.head), shape=shape,
                 on_move=_follow_chart, title=title, width=context.width, lettering=context.lettering, start=start)
     st.markdown(reading_guide("lines", outline.head_size, state.scaling, outline.divisor, which=which,
-                              renormalise=renormalise))
+                              renormalise=renormalise, sinks=sinks))
     st.caption(DRAG_NOTE)
 
 
 def reading_guide(name: str, head_size: int, scaling: str, divisor: float, *, largest: float | None = None,
                   which: str = "all", renormalise: bool = False, weight_scale: str = "head",
-                  lab_link: str = "?view=lab") -> str:
+                  lab_link: str = "?view=lab", sinks: str = "the sink tokens") -> str:
     """How to read the chart of one stage (a STAGE_NAMES value), in Markdown, true for that stage alone: what its
     rows, columns and colours are, and whether a row sums to 1. largest: the head's largest |value| as shown, the
-    end of the legend (scores and scaled scores); lab_link: the scaling lab with the page's text and settings."""
+    end of the legend (scores and scaled scores); lab_link: the scaling lab with the page's text and settings;
+    sinks: the sink tokens' names."""
     if name == "weights":
         return (f"**Reading it:** each row is one query token; its colours show how it spreads its attention over "
-                f"the key tokens across. {_row_sums(which, renormalise)} Colours run from 0 to "
+                f"the key tokens across. {_row_sums(which, renormalise, sinks)} Colours run from 0 to "
                 f"{WEIGHT_SCALES[weight_scale][1]}.")
     if name == "lines":
         return (f"**Reading it:** query tokens on the left, key tokens on the right; a line's opacity is its weight "
-                f"(lines under {LINE_THRESHOLD:g} are left out). {_row_sums(which, renormalise)} Point at a token "
-                "to see only its lines.")
+                f"(lines under {LINE_THRESHOLD:g} are left out). {_row_sums(which, renormalise, sinks)} Point at a "
+                "token to see only its lines.")
     if name == "context":
         return (f"**Reading it:** each row is one query token's context vector, $\\sum_j a_{{ij}}\\,v_j$: the value "
                 f"vectors of the keys, each weighted by this query's attention weight to that key. Its {head_size} "
@@ -212,11 +215,11 @@ def reading_guide(name: str, head_size: int, scaling: str, divisor: float, *, la
             f"weights: [the scaling lab]({lab_link}) shows how.")
 
 
-def _row_sums(which: str, renormalise: bool) -> str:
+def _row_sums(which: str, renormalise: bool, sinks: str) -> str:
     """Whether a query's weights, as shown, sum to 1: they do, unless a block of a sentence pair is cut out."""
     if renormalise:
         over = "" if which == "all" else " over the keys shown"
-        return f"Without [CLS] and [SEP], each query's remaining weights are rescaled to sum to 1{over}."
+        return f"Without {sinks}, each query's remaining weights are rescaled to sum to 1{over}."
     if which == "all":
         return "Softmax makes each query's weights sum to 1."
     return (f"Only the {PAIR_LABELS[which]} block is shown: a query's weights here are the share of its attention "
@@ -235,20 +238,23 @@ def _follow_chart(layer: int, head: int) -> None:
     controls.request(layer=layer, head=head)
 
 
-def _filters(heading: str, has_pair: bool) -> tuple[str, bool]:
-    """The heading with the special-token toggle beside it (one row: the chart starts higher on a projector),
-    and the pair filter under them; returns which block to show and whether to hide the special tokens."""
+def _filters(heading: str, has_pair: bool, sinks: str) -> tuple[str, bool]:
+    """The heading with the sink-token toggle beside it (one row: the chart starts higher on a projector), and
+    the pair filter under them; returns which block to show and whether to hide the sink tokens (named: sinks).
+    The toggle keeps the link name hide_special, which older links hold."""
     heading_column, special_column = st.columns([3, 2], vertical_alignment="center")
     heading_column.subheader(heading, anchor=False)
-    hide = controls.bound_widget(special_column.toggle, "hide_special", "Hide [CLS] and [SEP]",
-                                 help="Drops the special tokens and rescales each row over the remaining keys, "
-                                      "so that it sums to 1 again.")
+    hide = controls.bound_widget(special_column.toggle, "hide_special", "Hide the sink tokens",
+                                 help=f"A sink is a token where heads park the attention they spend nowhere else; "
+                                      f"this model's are {sinks}. Hiding them drops them and rescales each row "
+                                      "over the remaining keys, so that it sums to 1 again.")
+    special_column.caption(f"Sinks: {sinks}, where heads park the attention they spend nowhere else.")
     which = "all"
     if has_pair:
         which = controls.bound_widget(st.segmented_control, "pair", "Sentence pair: queries → keys",
                                       options=list(PAIR_LABELS), format_func=PAIR_LABELS.get, wrap=True)
     if hide:
-        st.caption("[CLS] and [SEP] hidden: each row's remaining weights are rescaled to sum to 1.")
+        st.caption(f"Sinks hidden ({sinks}): each row's remaining weights are rescaled to sum to 1.")
     return which, hide
 
 
