@@ -264,7 +264,8 @@ def test_csv_download_holds_the_current_head(bundled):
     assert_healthy(page)
     assert "Download CSV" in [button.proto.label for button in page.get("download_button")]
     table = pd.read_csv(io.StringIO(made["attention-layer-1-head-3.csv"]()), keep_default_na=False)
-    assert list(table.columns) == ["query_index", "query_token", "key_index", "key_token", "score", "weight"]
+    assert list(table.columns) == ["query_index", "query_token", "key_index", "key_token", "score", "masked_score",
+                                   "weight"]
     trace = build_trace(bundled, encode(bundled, "time flies like an arrow"),
                         TraceSettings(layer=1, head=3, scaling="linear"))
     tokens = trace.tokens[0]
@@ -272,15 +273,16 @@ def test_csv_download_holds_the_current_head(bundled):
     assert table["query_token"].tolist() == [t for t in tokens for _ in tokens]
     assert table["key_token"].tolist() == list(tokens) * len(tokens)
     np.testing.assert_allclose(table["score"].to_numpy(np.float32), trace["scaled"][0].ravel(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(table["masked_score"], table["score"], "BERT's own mask hides padding only")
     np.testing.assert_allclose(table["weight"].to_numpy(np.float32), trace["weights"][0].ravel(), rtol=1e-5, atol=1e-6)
 
 
 def test_every_chart_downloads_as_png_and_svg():
     made = {}
-    for stage in ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors"):
-        page, files = run_keeping_downloads({"head": "2"}, stage=stage)
+    for stage in ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Masked scores", "Context vectors"):
+        page, files = run_keeping_downloads({"head": "2", "mask": "causal"}, stage=stage)
         made.update(files)
-    for chart in ("weights", "scores", "scaled", "context"):
+    for chart in ("weights", "scores", "scaled", "masked", "context"):
         assert made[f"{chart}-layer-0-head-2.png"]().startswith(b"\x89PNG\r\n")
         svg = made[f"{chart}-layer-0-head-2.svg"]()
         assert svg.lstrip().startswith("<svg") and "[CLS]" in svg and "layer 0 head 2" in svg
