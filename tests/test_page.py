@@ -160,6 +160,12 @@ def test_new_text_runs_the_model_and_redraws(bundled):
     assert shapes(page)["input_ids"] == "(1, 9)"
 
 
+def test_the_text_help_holds_for_any_model():
+    page = run_page()
+    assert "BERT" not in page.text_area(key="text").help and "512" not in page.text_area(key="text").help, (
+        "the limit is the model's own: 512 tokens for BERT, 1,024 for GPT-2")
+
+
 def test_model_selector_loads_a_local_checkpoint(tiny_checkpoint, monkeypatch):
     monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_checkpoint))
     page = run_page()

@@ -112,7 +112,8 @@ def text_inputs() -> tuple[str, str]:
     st.sidebar.selectbox("Example", list(PRESETS), index=None, placeholder="Pick an example from the notebooks…",
                          key="preset", on_change=_apply_preset)
     text = bound_widget(st.sidebar.text_area, "text", "Text", height=90, max_chars=page_state.MAX_TEXT_CHARS,
-                        help="Any text; BERT reads at most 512 tokens, and the rest is cut off with a notice.")
+                        help="Any text; the model reads at most so many tokens (its own limit), and the rest is "
+                             "cut off with a notice that says how many.")
     text_b = bound_widget(st.sidebar.text_input, "text_b", "Second sentence (optional)",
                           max_chars=page_state.MAX_TEXT_CHARS,
                           help="Makes a sentence pair: [CLS] A [SEP] B [SEP], with segment ids 0 and 1.")
