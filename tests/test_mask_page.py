@@ -13,10 +13,11 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention import TraceSettings, build_trace, encode
+from attention import ModelShape, TraceSettings, build_trace, encode
+from attention.models import BUNDLED_MODEL
 from components.caches import MODEL_DIRS_ENV, settings_for
 from components.charts.style import MASKED_COLOUR
-from components.page.page_state import PageState
+from components.page.page_state import PageState, from_query
 from tests import rendered
 from tests.pages import (
     TEXT,
@@ -188,3 +189,13 @@ def test_hiding_gpt2_s_sink_drops_its_first_token_and_renormalises(gpt2, tiny_gp
     shown = chart_matrix(chart)
     np.testing.assert_allclose(shown.sum(axis=1), 1.0, atol=1e-5)
     assert (shown[np.triu_indices(len(shown), 1)] == 0).all(), "still causal"
+
+
+def test_a_window_a_link_may_give_is_one_the_core_takes():
+    accepted = []
+    for raw in ("0", "1", "4", "32", "33", "2.5", "-1"):
+        state, notices = from_query({"mask": ["window"], "window": [raw]}, [BUNDLED_MODEL])
+        if not notices:
+            settings_for(state).validate(ModelShape(num_layers=6, num_heads=12, hidden_size=384))
+            accepted.append(raw)
+    assert accepted == ["1", "4", "32"]
