@@ -7,10 +7,21 @@ so they are checked against the Vega-Lite schema here, once.
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
+from attention.dot_product import MASKED_SCORE
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap
-from components.charts.style import LABEL_COLOUR, SENTENCE_B_COLOUR, colour_domain, colour_ramp, picture_url, pooled
+from components.charts.scrub import panel_frames
+from components.charts.style import (
+    LABEL_COLOUR,
+    MASKED_COLOUR,
+    SENTENCE_B_COLOUR,
+    colour_domain,
+    colour_ramp,
+    picture_url,
+    pooled,
+)
 from tests import rendered
 from tests.pages import cell_labels, picture_values
 
@@ -129,3 +140,42 @@ def test_a_long_heads_picture_is_pooled_to_its_largest_weights():
     assert (np.diag(small) == 1.0).all(), "the diagonal stays at its full weight, not a fifth of it"
     assert small.max() == weights.max() and pooled(weights[:100, :100], 110) is not None
     np.testing.assert_array_equal(pooled(weights[:100, :100], 110), weights[:100, :100])
+
+
+@pytest.mark.parametrize("side", [4, 70], ids=["cells", "picture"])
+def test_a_masked_cell_is_grey_and_left_out_of_the_colour_range(side):
+    """The core's −∞ (float32's lowest number) or no number at all: drawn grey, in cells and pictures alike, and
+    never the end of the legend, which it would stretch to ±3.4e38 and wash every other cell out."""
+    scores = np.random.default_rng(0).normal(size=(side, side)).astype(np.float32)
+    scores[np.triu_indices(side, 1)] = MASKED_SCORE  # a causal mask
+    scores[-1, 0] = np.nan
+    masked = np.triu(np.ones((side, side), dtype=bool), 1)
+    masked[-1, 0] = True
+    largest = np.abs(scores[~masked]).max()
+    assert colour_domain(scores, "redblue") == [-largest, largest]
+    labels = [str(i) for i in range(side)]
+    chart = heatmap(scores, labels, labels, title="t", scheme="redblue")
+    drawn = rendered.svg(chart.to_dict())  # validates, too
+    grey = [int(MASKED_COLOUR[i:i + 2], 16) for i in (1, 3, 5)]
+    if side == 4:
+        assert drawn.count(f'fill="{MASKED_COLOUR}"') == masked.sum()
+        assert np.isnan(chart.layer[0].data["0"].to_numpy()[masked.ravel()]).all(), "sent as no number"
+    else:
+        colours = rendered.picture_colours(drawn, scores.shape)
+        assert (colours[masked] == grey).all() and not (colours[~masked] == grey).all(axis=-1).any()
+        shown = picture_values(picture_url(scores, [-largest, largest], "redblue"), scores.shape,
+                               [-largest, largest], "redblue")
+        np.testing.assert_allclose(shown[~masked], scores[~masked], atol=3 * 2 * largest / 255)
+
+
+def test_masked_cells_reach_every_sent_head_as_no_number_with_finite_ranges():
+    values = np.random.default_rng(1).normal(size=(2, 3, 5, 5)).astype(np.float32)  # (nl, h, R, K)
+    values[..., np.triu_indices(5, 1)[0], np.triu_indices(5, 1)[1]] = MASKED_SCORE
+    frames = panel_frames(values, (0, 1), (0, 1, 2), "redblue", raster=False, name="p0")
+    cells, ranges = frames["p0-cells"], frames["p0-ranges"]
+    above = (cells["column"] > cells["row"]).to_numpy()
+    heads = [str(place) for place in range(6)]
+    assert cells.loc[above, heads].isna().all().all() and cells.loc[~above, heads].notna().all().all()
+    assert np.isfinite(ranges["value"]).all() and ranges["value"].abs().max() < 10
+    table = pa.Table.from_pandas(cells)  # as the page sends it: Arrow, where NaN stays no number
+    assert np.isnan(table.column("0").to_numpy(zero_copy_only=False)[above]).all()

@@ -161,6 +161,12 @@ def test_new_text_runs_the_model_and_redraws(bundled):
     assert shapes(page)["input_ids"] == "(1, 9)"
 
 
+def test_the_text_help_holds_for_any_model():
+    page = run_page()
+    assert "BERT" not in page.text_area(key="text").help and "512" not in page.text_area(key="text").help, (
+        "the limit is the model's own: 512 tokens for BERT, 1,024 for GPT-2")
+
+
 def test_model_selector_loads_a_local_checkpoint(tiny_checkpoint, monkeypatch):
     monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_checkpoint))
     page = run_page()
@@ -265,7 +271,8 @@ def test_csv_download_holds_the_current_head(bundled):
     assert_healthy(page)
     assert "Download CSV" in [button.proto.label for button in page.get("download_button")]
     table = pd.read_csv(io.StringIO(made["attention-layer-1-head-3.csv"]()), keep_default_na=False)
-    assert list(table.columns) == ["query_index", "query_token", "key_index", "key_token", "score", "weight"]
+    assert list(table.columns) == ["query_index", "query_token", "key_index", "key_token", "score", "masked_score",
+                                   "weight"]
     trace = build_trace(bundled, encode(bundled, "time flies like an arrow"),
                         TraceSettings(layer=1, head=3, scaling="linear"))
     tokens = trace.tokens[0]
@@ -273,15 +280,16 @@ def test_csv_download_holds_the_current_head(bundled):
     assert table["query_token"].tolist() == [t for t in tokens for _ in tokens]
     assert table["key_token"].tolist() == list(tokens) * len(tokens)
     np.testing.assert_allclose(table["score"].to_numpy(np.float32), trace["scaled"][0].ravel(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(table["masked_score"], table["score"], "BERT's own mask hides padding only")
     np.testing.assert_allclose(table["weight"].to_numpy(np.float32), trace["weights"][0].ravel(), rtol=1e-5, atol=1e-6)
 
 
 def test_every_chart_downloads_as_png_and_svg():
     made = {}
-    for stage in ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors"):
-        page, files = run_keeping_downloads({"head": "2"}, stage=stage)
+    for stage in ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Masked scores", "Context vectors"):
+        page, files = run_keeping_downloads({"head": "2", "mask": "causal"}, stage=stage)
         made.update(files)
-    for chart in ("weights", "scores", "scaled", "context"):
+    for chart in ("weights", "scores", "scaled", "masked", "context"):
         assert made[f"{chart}-layer-0-head-2.png"]().startswith(b"\x89PNG\r\n")
         svg = made[f"{chart}-layer-0-head-2.svg"]()
         assert svg.lstrip().startswith("<svg") and "[CLS]" in svg and "layer 0 head 2" in svg
@@ -321,7 +329,7 @@ def test_hiding_special_tokens_renormalises_the_rest(bundled):
     page.toggle(key="hide_special").set_value(True).run()
     assert_healthy(page)
     assert page.query_params["hide_special"] == "1"
-    assert "renormalised without [CLS]/[SEP]" in chart_title(charts(page)[0])
+    assert "renormalised without [CLS] and [SEP]" in chart_title(charts(page)[0])
     shown = weights_on_screen(page)
     assert shown.shape == (5, 5), "time flies like an arrow, without [CLS] and [SEP]"
     np.testing.assert_allclose(shown.sum(axis=1), 1.0, atol=1e-5)

@@ -20,7 +20,7 @@ from tests.pages import assert_healthy, chart_picks, chart_title, charts, open_p
 
 TEXT = "time flies like an arrow"
 STAGES = {"Attention weights": "weights", "Raw scores Q·Kᵀ": "scores", "Scaled scores": "scaled",
-          "Context vectors": "context"}
+          "Masked scores": "masked", "Context vectors": "context"}
 
 
 def datasets(chart) -> dict[str, pd.DataFrame]:

@@ -82,7 +82,8 @@ def _layer_proof(name: str, text: str, text_b: str, layer: int) -> np.ndarray:
 
 
 def settings_for(state) -> TraceSettings:
-    """The core's settings for a page state (head_dim only matters for random projections)."""
+    """The core's settings for a page state (head_dim only matters for random projections, window only for the
+    window mask)."""
     return TraceSettings(
         layer=state.layer,
         head=state.head,
@@ -92,6 +93,8 @@ def settings_for(state) -> TraceSettings:
         # Values a choice does not use are left at their defaults, so equal settings share a cache entry.
         temperature=state.temperature if state.scaling == "temperature" else 1.0,
         seed=state.seed if state.source == "random" else 0,
+        mask=state.mask,
+        window=state.window if state.mask == "window" else TraceSettings.window,
     )
 
 

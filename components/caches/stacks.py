@@ -30,9 +30,9 @@ from components.caches.work import heavy_work
 
 def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage: str, layers: tuple[int, ...],
                heads_sent: tuple[int, ...], pair: str = "all", hide_special: bool = False) -> np.ndarray:
-    """(len(layers), len(heads_sent), R, K): one stage (scores, scaled, weights; the context is (…, R, d)) of
-    the given heads of the given layers, cut to the rows and keys the pair filter leaves; the weights
-    renormalised over the kept keys when the special tokens are hidden. The key leaves out the head.
+    """(len(layers), len(heads_sent), R, K): one stage (scores, scaled, masked, weights; the context is
+    (…, R, d)) of the given heads of the given layers, cut to the rows and keys the pair filter leaves; the weights
+    renormalised over the kept keys when the sink tokens are hidden. The key leaves out the head.
 
     The weights are read off layer_weights, which holds them already, and are not kept a second time: a whole
     layer's, uncut, is layer_weights' own array, read-only, not a copy."""
@@ -52,7 +52,7 @@ def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage
 def _head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage: str, layers: tuple[int, ...],
                 heads_sent: tuple[int, ...], pair: str, hide_special: bool) -> np.ndarray:
     """A stage other than the weights, computed from the layer's projections for the heads sent (hidden
-    special tokens are left out, never renormalised: these are not weights)."""
+    sink tokens are left out, never renormalised: these are not weights)."""
     rows, keys = visible_tokens(encoding(name, text, text_b), pair, hide_special)  # (R,), (K,)
     stacks = []
     for layer in layers:
@@ -107,7 +107,7 @@ class HeadStack:
     text: str
     text_b: str
     settings: TraceSettings  # layer and head at 0: the stack covers them
-    stage: str  # scores, scaled, weights or context
+    stage: str  # scores, scaled, masked, weights or context
     layers: tuple[int, ...]
     heads: tuple[int, ...]
     pair: str = "all"

@@ -2,7 +2,9 @@
 heads) is drawn with these cells and pictures, whether it stands still (heatmap) or its layer and head are
 picked in the browser (charts/scrub.py, charts/grid.py: several heads in one dataset, the picked one shown).
 
-Small matrices are drawn as one rect mark per cell, with a tooltip. Large ones (a 512-token text has 262,144
+A masked cell (a key its query may not look at: −∞ in the masked scores) is drawn grey, in cells and pictures
+alike, and left out of the colour range (style.unmasked). Small matrices are drawn as one rect mark per cell, with a
+tooltip. Large ones (a 512-token text has 262,144
 cells) are drawn as a single raster image under the same axes, which the browser paints in milliseconds
 instead of seconds. Plain functions of numbers -> Altair charts, testable without a server.
 """
@@ -16,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from components.charts.style import (
+    MASKED_COLOUR,
     PLOT_SIZE,
     READING,
     TOKEN_BANDS,
@@ -26,6 +29,7 @@ from components.charts.style import (
     label_axis,
     labelled,
     legend,
+    masked_as_missing,
     picture_url,
     plot_size,
     title_lines,
@@ -35,6 +39,11 @@ from components.charts.style import (
 # Above this many cells a chart becomes a raster image (one mark instead of one per cell).
 MAX_VECTOR_CELLS = 64 * 64
 PICTURE_TOOLTIP = "Too many cells to name one by one at this size"
+# A cell holds no number to colour: masked (cells_by_head sends it as NaN).
+MASKED = "!isValid(datum.value) || !isFinite(datum.value)"
+# What a masked cell's tooltip gives as its value; the chart's title, the tooltip's name of the value, says which keys
+# the mask hides (the outline's formula: "scaled + M (−∞ at padding and keys after the query)").
+MASKED_VALUE = "masked: −∞, so its weight is 0"
 Data = alt.NamedData | pd.DataFrame  # a dataset sent by name beside the spec (named), or held in the chart
 
 LAYER, HEAD = "layer", "head"  # the selections that pick a head in the browser, and the fields they pick
@@ -46,11 +55,11 @@ def cells_by_head(values: np.ndarray) -> pd.DataFrame:
     head, in columns "0", "1", … in (layer, head) order. The browser copies the picked head's column into the
     line's value (picked_column): the lines, and the marks drawn from them, stay from move to move and
     only their colours change, where filtering and unfolding rows made every mark anew (a 32-token text on
-    the bundled model: 1,024 lines of 72 heads)."""
+    the bundled model: 1,024 lines of 72 heads). A masked cell is NaN (style.masked_as_missing): null in Arrow."""
     layers, heads, rows, columns = values.shape
     row_index, column_index = np.indices((rows, columns))  # each (R, K)
     lines = pd.DataFrame({"row": row_index.ravel().astype(np.uint16), "column": column_index.ravel().astype(np.uint16)})
-    by_head = values.reshape(layers * heads, rows * columns).T.astype(np.float32)  # (R·K, nl·h)
+    by_head = masked_as_missing(values.reshape(layers * heads, rows * columns).T.astype(np.float32))  # (R·K, nl·h)
     return pd.concat([lines, pd.DataFrame(by_head, columns=_column_names(layers * heads))], axis=1)  # (R·K, 2 + nl·h)
 
 
@@ -71,7 +80,7 @@ def _column_names(count: int) -> list[str]:
 def vector_cells(cells: Data, row_labels, column_labels, x_axis, y_axis, colour, value_title, params, column: str,
                  cell: tuple[float, float], key: alt.Legend, aria: bool = False) -> alt.Chart:
     """A rect per cell of cells (cells_by_head's lines), coloured by the picked head's value (column:
-    picked_column), with its tokens and value in the tooltip.
+    picked_column), with its tokens and value in the tooltip; a masked cell grey, and named masked.
 
     A move re-evaluates every mark's encoding, expression by expression (Streamlit runs Vega's interpreter,
     not compiled code), so the marks carry as little as they can: cell (px) is a fixed width and height,
@@ -83,8 +92,9 @@ def vector_cells(cells: Data, row_labels, column_labels, x_axis, y_axis, colour,
     # The labels as parameters (the axes' own): an array written into the expression would be built anew for
     # every cell, and a token such as "if" would stop Vega's parser. Vega lists the inputs of a chart's
     # parameters last first: head is added first so that Layer leads.
+    # invalid=None: Vega-Lite would leave a cell without a number out (a hole in the plot); it is drawn grey instead.
     chart = alt.Chart(cells).mark_rect(
-        aria=aria, width=cell[0], height=cell[1]).add_params(*reversed(params))
+        aria=aria, width=cell[0], height=cell[1], invalid=None).add_params(*reversed(params))
     chart = labelled(chart, row_labels, column_labels)
     return chart.transform_calculate(
         row_label=f"{token_labels(row_labels).name}[datum.row]",
@@ -92,16 +102,17 @@ def vector_cells(cells: Data, row_labels, column_labels, x_axis, y_axis, colour,
     ).transform_calculate(value=column).encode(
         x=alt.X("column:O", axis=x_axis, scale=TOKEN_BANDS),
         y=alt.Y("row:O", axis=y_axis, scale=TOKEN_BANDS),
-        color=alt.Color("value:Q", scale=colour, title=None, legend=key),
+        color=alt.condition(MASKED, alt.value(MASKED_COLOUR), alt.Color("value:Q", scale=colour, title=None,
+                                                                          legend=key)),
         tooltip=cell_tooltip(y_axis.title, x_axis.title, value_title),
     )
 
 
 def cell_tooltip(row_title: str, column_title: str, value_title: str, column: str = "datum.column_label") -> dict:
     """A heatmap cell's tooltip: its row and column labels (column: the expression of the latter) and its
-    value, as one expression."""
+    value (masked, for a masked cell), as one expression."""
     return tooltip_of({row_title: "datum.row_label", column_title: column,
-                       value_title: "format(datum.value, '.4f')"})
+                       value_title: f"{MASKED} ? {json.dumps(MASKED_VALUE)} : format(datum.value, '.4f')"})
 
 
 def tooltip_of(entries: dict[str, str]) -> dict:

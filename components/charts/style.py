@@ -14,6 +14,8 @@ import altair as alt
 import numpy as np
 from PIL import Image
 
+from attention.dot_product import MASKED_SCORE
+
 # The colour ramps, stop by stop, interpolated linearly in RGB by Vega (cells) and by colour_ramp (pictures) alike.
 # "blues" is Vega's own scheme from white: Vega's starts at a pale blue (207, 225, 242), and no attention looked
 # like some. "redblue" is Vega's, white at its middle.
@@ -87,6 +89,34 @@ SENTENCE_B_COLOUR = "#b35806"  # a sentence pair's B on the axes: orange, apart 
 
 
 LABEL_COLOUR = "#4c4c4c"  # Vega's own for axis labels
+
+
+# A masked cell: a key its query may not look at, −∞ before the softmax. No colour of either scale, so that it
+# never reads as a very negative score; and left out of every colour range, whose end float32's lowest number
+# (the core's −∞, MASKED_SCORE) would otherwise be.
+MASKED_COLOUR = "#c8c8c8"
+
+
+def unmasked(values: np.ndarray) -> np.ndarray:
+    """values' shape, True where a cell holds a number to colour; False where it is masked: the core's −∞
+    (MASKED_SCORE, float32's lowest), or no finite number at all (NaN, ±∞)."""
+    return np.isfinite(values) & (values > MASKED_SCORE)
+
+
+def masked_cells(values: np.ndarray) -> np.ndarray | None:
+    """values' shape, True where a cell is masked (not unmasked); None when none is, found in one pass over the
+    values (a layer of 512-token heads is 12 MB, and most stages have no masked cell)."""
+    low, high = (float(values.min()), float(values.max())) if values.size else (0.0, 0.0)
+    if low > MASKED_SCORE and np.isfinite(high):  # False for a NaN as well
+        return None
+    return ~unmasked(values)
+
+
+def masked_as_missing(values: np.ndarray) -> np.ndarray:
+    """values with every masked cell as NaN, which Vega reads as no number (isValid is false): a copy when a cell
+    is masked, else values itself."""
+    masked = masked_cells(values)
+    return values if masked is None else np.where(masked, np.float32(np.nan), values).astype(values.dtype)
 
 
 def title_lines(title: str, width: float) -> list[str]:
@@ -202,14 +232,14 @@ def colour_domain(matrix: np.ndarray, scheme: str, covering: list[float] | None 
 
 
 def _finite_range(matrix: np.ndarray) -> tuple[float, float]:
-    """The smallest and largest finite value of matrix; (inf, -inf) when none is. Read without a copy when
-    every value is finite (the rule: a head of a 474-token text is 0.9 MB, and every head is read)."""
+    """The smallest and largest value of matrix's unmasked cells; (inf, -inf) when none is. Read without a copy
+    when none is masked (the rule: a head of a 474-token text is 0.9 MB, and every head is read)."""
     if matrix.size:
         low, high = float(matrix.min()), float(matrix.max())  # nan or ±inf as soon as one value is
-        if np.isfinite(low) and np.isfinite(high):
+        if low > MASKED_SCORE and np.isfinite(high):  # no NaN, no ±∞, no −∞ of a mask
             return low, high
-    finite = matrix[np.isfinite(matrix)]  # (n,)
-    return (float(finite.min()), float(finite.max())) if finite.size else (np.inf, -np.inf)
+    shown = matrix[unmasked(matrix)]  # (n,)
+    return (float(shown.min()), float(shown.max())) if shown.size else (np.inf, -np.inf)
 
 
 def head_domains(values: np.ndarray, scheme: str, weight_scale: str = "head",
@@ -239,7 +269,8 @@ Z_RLE = 3  # zlib's strategy of runs of one byte: a heatmap's rows are long runs
 
 def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int = PLOT_SIZE,
                 reverse: bool = False) -> str:
-    """matrix (rows, columns) as a PNG data URL, one block of pixels per cell, coloured over domain.
+    """matrix (rows, columns) as a PNG data URL, one block of pixels per cell, coloured over domain; a masked
+    cell (unmasked) in MASKED_COLOUR.
 
     A small matrix is scaled up with hard edges to about side pixels, so the browser shrinks the
     image rather than blurring it. The PNG is paletted (one byte per pixel: the colour's step on the
@@ -247,14 +278,22 @@ def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int 
     against 2 ms and 87 kB with zlib's fastest general compression, 12 ms and 78 kB with its default.
     """
     low, high = domain
+    masked = masked_cells(matrix)  # (rows, columns) or None
     steps = np.subtract(matrix, low)  # (rows, columns); the one array made, worked on in place
-    np.nan_to_num(steps, copy=False, nan=0.0)  # a missing value is drawn as low
+    if masked is not None:
+        steps[masked] = 0.0  # drawn in MASKED_COLOUR below, not on the ramp
     steps /= high - low
     np.clip(steps, 0.0, 1.0, out=steps)  # its place on the scale, in [0, 1]
     steps *= 255
-    picture = Image.fromarray(np.round(steps, out=steps).astype(np.uint8))  # (rows, columns): steps on the ramp
+    steps = np.round(steps, out=steps).astype(np.uint8)  # (rows, columns): steps on the ramp
     ramp = colour_ramp(scheme)[::-1] if reverse else colour_ramp(scheme)  # (256, 3)
-    picture.putpalette(ramp.ravel().tolist())  # step i is drawn in the ramp's colour i
+    if masked is None:
+        picture = Image.fromarray(steps)
+        picture.putpalette(ramp.ravel().tolist())  # step i is drawn in the ramp's colour i
+    else:  # the ramp takes all 256 colours of a palette: a picture with masked cells is drawn in RGB
+        pixels = ramp[steps]  # (rows, columns, 3)
+        pixels[masked] = [int(MASKED_COLOUR[i:i + 2], 16) for i in (1, 3, 5)]
+        picture = Image.fromarray(pixels)
     factor = max(1, int(np.ceil(side / max(matrix.shape))))  # about as many pixels as the plot has
     picture = picture.resize((matrix.shape[1] * factor, matrix.shape[0] * factor), Image.NEAREST)
     buffer = io.BytesIO()

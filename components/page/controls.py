@@ -1,5 +1,5 @@
 """The controls: what to read (view, text, model; in the sidebar) and how to look at it (source,
-layer, head, head_dim, scaling, τ, seed; next to the view). Draws widgets and returns the choice.
+layer, head, head_dim, scaling, τ, mask, window, seed; next to the view). Draws widgets and returns the choice.
 
 Every widget's key is a query parameter's name. Values live in a shadow copy in the
 session as well as in the widgets, because Streamlit forgets a widget's value when the
@@ -25,7 +25,8 @@ import dataclasses
 import streamlit as st
 
 from attention import SCALINGS, SOURCES, ModelShape, TraceSettings
-from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
+from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP, PAGE_WINDOW
+from attention.masks import MASKS
 from components.page import page_state
 from components.page.page_state import PageState
 
@@ -41,6 +42,13 @@ SOURCE_HELP = {
     "bert": "the trained weights of the chosen layer",
 }
 SCALING_LABELS = {"none": "none", "sqrt": "√d_k", "linear": "d_k", "temperature": "τ"}
+# Each kind of mask (attention.masks): its word on the control, its name in a sentence, what it lets a query see.
+MASK_WORDS = {"none": ("padding only", "no mask but its padding", "every token looks both ways"),
+              "causal": ("causal", "the causal mask", "a token looks back only, never ahead"),
+              "window": ("window", "a window of {window} tokens back", "a token looks at itself and the window's "
+                                                                       "tokens before it")}
+MASK_HELP = ("Added to the scaled scores before the softmax: −∞ where a query may not look, so that its weight there "
+             "is 0. " + " · ".join(f"{word}: {sees}" for word, _, sees in MASK_WORDS.values()))
 _SHADOW = "_page_state"
 _FIRST_RUN = "_first_run"
 _RERUN_PAGE = "_rerun_page"
@@ -104,7 +112,8 @@ def text_inputs() -> tuple[str, str]:
     st.sidebar.selectbox("Example", list(PRESETS), index=None, placeholder="Pick an example from the notebooks…",
                          key="preset", on_change=_apply_preset)
     text = bound_widget(st.sidebar.text_area, "text", "Text", height=90, max_chars=page_state.MAX_TEXT_CHARS,
-                        help="Any text; BERT reads at most 512 tokens, and the rest is cut off with a notice.")
+                        help="Any text; the model reads at most so many tokens (its own limit), and the rest is "
+                             "cut off with a notice that says how many.")
     text_b = bound_widget(st.sidebar.text_input, "text_b", "Second sentence (optional)",
                           max_chars=page_state.MAX_TEXT_CHARS,
                           help="Makes a sentence pair: [CLS] A [SEP] B [SEP], with segment ids 0 and 1.")
@@ -123,8 +132,8 @@ def presentation_toggle() -> bool:
 
 
 def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] = ()) -> tuple[PageState, list[str]]:
-    """Source, layer, head, head_dim, scaling, τ and seed, within the ranges this model allows; layer and head
-    have no slider when the view's chart picks them (on_chart).
+    """Source, layer, head, head_dim, scaling, τ, mask, window and seed, within the ranges this model allows; layer
+    and head have no slider when the view's chart picks them (on_chart).
 
     Drawn in whatever container is current (the side column next to the view).
     """
@@ -160,15 +169,35 @@ def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] =
     if scaling == "temperature" or view == "lab":  # the lab compares every scaling with this τ
         temperature = bound_widget(st.slider, "temperature", "τ", min_value=PAGE_TEMPERATURE.low,
                                    max_value=PAGE_TEMPERATURE.high, step=PAGE_TEMPERATURE_STEP)
+    mask, window = mask_controls(shape)
     seed = shadow["seed"]
     if source == "random":
         seed = bound_widget(st.number_input, "seed", "Seed", min_value=PAGE_SEED.low, max_value=PAGE_SEED.high,
                             step=1)
     state = dataclasses.replace(
         fitted, source=source, layer=layer, head=head, head_dim=head_dim,
-        scaling=scaling, temperature=temperature, seed=seed,
+        scaling=scaling, temperature=temperature, mask=mask, window=window, seed=seed,
     )
     return state, held("range", notices, {"layer": fitted.layer, "head": fitted.head, "head_dim": fitted.head_dim})
+
+
+def mask_controls(shape: ModelShape) -> tuple[str, int]:
+    """The mask a query's keys go through, and the window's size (its slider drawn for the window mask only).
+    Any mask but the one the model was trained with is a what-if, and the caption under the control says so."""
+    own = MASK_WORDS[shape.own_mask]
+    mask = bound_widget(st.segmented_control, "mask", "Mask: the keys a query may look at", options=MASKS,
+                        format_func=lambda name: f"model's own ({own[0]})" if name == "model" else name, wrap=True,
+                        help=MASK_HELP)
+    window = st.session_state[_SHADOW]["window"]
+    if mask == "window":
+        window = bound_widget(st.slider, "window", "Window: tokens a query sees before itself",
+                              min_value=PAGE_WINDOW.low, max_value=PAGE_WINDOW.high)
+    kind = TraceSettings(mask=mask).mask_kind(shape)
+    if kind != shape.own_mask:
+        _, chosen, sees = MASK_WORDS[kind]
+        st.caption(f"What-if: this model was trained with {own[1]} ({own[2]}); its heads are shown here under "
+                   f"{chosen.format(window=window)} ({sees}), numbers the model itself never computes.")
+    return mask, window
 
 
 def fit_query(state: PageState, tokens: int) -> tuple[PageState, list[str]]:

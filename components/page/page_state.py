@@ -13,13 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from attention import SCALINGS, SOURCES, ModelShape, TraceSettings
-from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, IntRange
+from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_WINDOW, IntRange
+from attention.masks import MASKS
 from attention.models import BUNDLED_MODEL
 from attention.segments import PAIR_FILTERS
 
 # The model a page opens with when its link names none (one the page offers; else the bundled one).
 DEFAULT_MODEL_ENV = "ATTENTION_ANATOMY_DEFAULT_MODEL"
-MAX_TEXT_CHARS = 10_000  # about 2,000 words: far beyond the 512 tokens BERT reads
+MAX_TEXT_CHARS = 10_000  # about 2,000 words: far beyond the 512 or 1,024 tokens a model reads
 DEFAULT_TEXT = "time flies like an arrow"
 # Every view of the page, with its label: the one list the link parser, the view selector and the views' modules
 # (components/views/<name>.py) follow.
@@ -62,12 +63,14 @@ class PageState:
     head_dim: int = 32  # used by the random source only
     scaling: str = "sqrt"
     temperature: float = 1.0
+    mask: str = "model"  # which keys a query may look at: the model's own mask, or a what-if (attention.masks)
+    window: int = 4  # how many tokens back a query sees, besides itself, under mask="window"
     seed: int = 0
     view: str = "head"
     step: int = 1  # lesson step, 1 to LESSON_STEPS
     query: int = 1  # the neuron view's query token (0 is [CLS])
     pair: str = "all"  # which block of a sentence pair's weights to show
-    hide_special: bool = False  # drop [CLS]/[SEP] and renormalise the rest
+    hide_special: bool = False  # drop the sink tokens ([CLS] and [SEP]; GPT-2's first) and renormalise the rest
     aggregate: str = "mean"  # how the all-heads view sums up a layer
     grid_tokens: bool = False  # the all-heads view's small maps with the tokens written beside them
     weight_scale: str = "head"  # the weights' colours: each head to its own max, to its layer's, or 0 to 1
@@ -228,6 +231,8 @@ _PARSERS = {
     "head_dim": _integer(IntRange(1)),
     "scaling": _choice(SCALINGS),
     "temperature": _temperature,
+    "mask": _choice(MASKS),
+    "window": _integer(PAGE_WINDOW),
     "seed": _integer(PAGE_SEED),
     "view": _choice(VIEW_NAMES),
     "step": _integer(IntRange(1, LESSON_STEPS)),

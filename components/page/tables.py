@@ -1,5 +1,5 @@
-"""Tables: the current head as one row per (query, key) pair for the CSV download, and small tables of
-numbers drawn on the page."""
+"""Tables: the current head as one row per (query, key) pair for the CSV download (under the mask shown), and
+small tables of numbers drawn on the page."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-CSV_COLUMNS = ["query_index", "query_token", "key_index", "key_token", "score", "weight"]
+from attention.dot_product import MASKED_SCORE
+
+CSV_COLUMNS = ["query_index", "query_token", "key_index", "key_token", "score", "masked_score", "weight"]
 _TABLE_STYLE = (
     "<style>.aa-table{max-height:26rem;overflow-y:auto;margin:.3rem 0 .8rem}"
     ".aa-table table{border-collapse:collapse;font-size:.85rem}"
@@ -19,24 +21,29 @@ _TABLE_STYLE = (
 )
 
 
-def head_table(tokens: list[str], scaled: np.ndarray, weights: np.ndarray) -> pd.DataFrame:
-    """scaled and weights are (T, T): the score before softmax (after scaling) and after it."""
+def head_table(tokens: list[str], scaled: np.ndarray, masked: np.ndarray, weights: np.ndarray) -> pd.DataFrame:
+    """scaled, masked and weights are (T, T): the score after scaling, the score softmax reads (the mask added:
+    -inf where a query may not look at a key) and the weight after softmax."""
     count = len(tokens)
     query_index, key_index = np.indices((count, count))  # (T, T) each
     names = np.asarray(tokens, dtype=object)
+    masked = np.asarray(masked, dtype=np.float32)
     return pd.DataFrame({
         "query_index": query_index.ravel(),
         "query_token": names[query_index.ravel()],
         "key_index": key_index.ravel(),
         "key_token": names[key_index.ravel()],
         "score": np.asarray(scaled, dtype=np.float32).ravel(),
+        # The core's −∞ is float32's lowest number (MASKED_SCORE): written as -inf, which a spreadsheet or
+        # pandas reads as what it stands for.
+        "masked_score": np.where(masked > MASKED_SCORE, masked, -np.inf).astype(np.float32).ravel(),
         "weight": np.asarray(weights, dtype=np.float32).ravel(),
     }, columns=CSV_COLUMNS)
 
 
-def head_csv(tokens: list[str], scaled: np.ndarray, weights: np.ndarray) -> str:
+def head_csv(tokens: list[str], scaled: np.ndarray, masked: np.ndarray, weights: np.ndarray) -> str:
     # float32 written with 9 significant digits reads back to exactly the same float32.
-    return head_table(tokens, scaled, weights).to_csv(index=False, float_format="%.9g")
+    return head_table(tokens, scaled, masked, weights).to_csv(index=False, float_format="%.9g")
 
 
 def numbers_html(frame: pd.DataFrame, testid: str, bars: tuple[str, ...] = (),

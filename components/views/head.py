@@ -3,8 +3,9 @@
 The layer and the head are picked on the chart itself (components/charts/scrub.py): every head of the
 text is in the browser, which draws the one picked as the reader drags or presses an arrow key;
 the rest of the view follows after a short rerun. With a sentence pair, the weights can be narrowed
-to one block (A to B, B to A, within A, within B: bertviz's sentence-pair view); [CLS] and [SEP]
-can be hidden, the remaining weights renormalised.
+to one block (A to B, B to A, within A, within B: bertviz's sentence-pair view); the sink tokens ([CLS] and
+[SEP] for BERT, the first token for GPT-2) can be hidden, the remaining weights renormalised. The masked scores,
+a stage of their own, show the mask chosen beside the scaling: −∞ (grey) where a query may not look.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from components.caches import HeadStack
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap
 from components.charts.lines import LINE_THRESHOLD, LINES_MOST, window
 from components.charts.scrub import send_plan
-from components.charts.style import MIN_PLOT_PX, head_domains, second_sentence_from
+from components.charts.style import MIN_PLOT_PX, head_domains, second_sentence_from, unmasked
 from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
 from components.page.page_state import WEIGHT_SCALES
@@ -36,10 +37,16 @@ FIRST_SCREEN_ROOM_PX = 460
 # The same in presentation mode, where the model's line is left out and the legend stands beside the plot.
 PRESENTED_FIRST_SCREEN_ROOM_PX = 450
 GUIDE_BESIDE_SHARE = 0.68  # of the view's column, for the chart, when its reading guide stands beside it
-STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors", "Weights as lines")
-STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Context", "Lines"), strict=True))  # short: one row
+STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Masked scores", "Context vectors",
+          "Weights as lines")
+STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Masked", "Context", "Lines"), strict=True))  # one row
 # The core's name of what each stage draws; the lines draw the weights as bertviz does.
-STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "context", "lines"), strict=True))
+STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "masked", "context", "lines"), strict=True))
+# The keys each kind of mask sets to −∞ (attention.masks), for a reading guide.
+MASKED_KEYS = {"none": "none here: it masks padding only, and one text has none",
+               "causal": "the keys after the query",
+               "window": "the keys after the query and those more than {window} tokens before it"}
+SCORE_STAGES = ("scores", "scaled", "masked")  # any number: signed colours, and the legend's end named
 DRAG_NOTE = ("Drag the Layer and Head sliders above the chart, or focus one and press the arrow keys: every head of "
              "this text is already in the browser.")
 PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a": "within A", "within_b": "within B"}
@@ -58,26 +65,28 @@ def render(context) -> None:
     tokens = list(outline.tokens[0])
     stem = re.sub(r"\W+", "-", f"layer {state.layer}, head {state.head}")  # "layer-2-head-5"
 
-    which, renormalise = _filters(f"Layer {state.layer}, head {state.head}", bool(context.text_b.strip()))
     encoding = context.encoding()
+    sinks = caches.sink_names(encoding)  # "[CLS] and [SEP]", "the first token"
+    which, renormalise = _filters(f"Layer {state.layer}, head {state.head}", bool(context.text_b.strip()), sinks)
     rows, keys = caches.visible_tokens(encoding, which, renormalise)  # (R,), (K,)
     segments = encoding.token_type_ids[0]  # (T,): 1 for sentence B's tokens
     second = (second_sentence_from([segments[i] for i in rows]), second_sentence_from([segments[i] for i in keys]))
-    _stage(context, outline, [tokens[i] for i in rows], [tokens[i] for i in keys], which, renormalise, stem, second)
+    _stage(context, outline, [tokens[i] for i in rows], [tokens[i] for i in keys], which, renormalise, sinks, stem,
+           second)
     proof_column, about_column = st.columns(2, gap="medium")
     with proof_column:
         _proof(context)
     with about_column:
         csv_download(functools.partial(_head_csv, context.model_name, context.text, context.text_b,
                                        context.settings()), f"attention-{stem}")
-        st.caption("The whole head, one row per (query, key) pair: the scaled score before softmax "
-                   "and the weight after it.")
+        st.caption("The whole head, one row per (query, key) pair: the scaled score, the masked score softmax "
+                   "reads (-inf where the mask hides the key) and the weight after it.")
 
 
-def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bool, stem: str,
+def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bool, sinks: str, stem: str,
            second: tuple[int | None, int | None]) -> None:
-    """The weights, or a stage before or after them: one chart, chosen with a row of buttons. second: sentence B's
-    first row and first key, marked on the axes.
+    """The weights, or a stage before or after them: one chart, chosen with a row of buttons. sinks: the sink
+    tokens' names; second: sentence B's first row and first key, marked on the axes.
 
     Only the chosen stage is computed and drawn. Buttons and not tabs: on every slider move the
     browser redrew the tabs for about 20 ms, a row of buttons for next to nothing.
@@ -91,13 +100,13 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     st.html(TOOLBAR_AT_COLUMN_END)
     name = STAGE_NAMES[stage]
     if name == "lines":
-        _lines(context, outline, row_tokens, key_tokens, which, renormalise)
+        _lines(context, outline, row_tokens, key_tokens, which, renormalise, sinks)
         return
     columns = key_tokens if name != "context" else [str(i) for i in range(outline.head_size)]
     if name == "weights":
-        title = stage + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
-    elif name == "scaled":
-        title = f"Scaled scores = {outline.formula('scaled')}"
+        title = stage + (f" (renormalised without {sinks})" if renormalise else "")
+    elif name in ("scaled", "masked"):
+        title = f"{stage} = {outline.formula(name)}"  # masked: "scaled + M (−∞ at padding and keys after the query)"
     else:
         title = "Context = weights · V" if name == "context" else stage
     state, shape = context.state, (context.shape.num_layers, outline.num_heads)
@@ -119,7 +128,11 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     column_plot = context.plot_px(context.column_px(GUIDE_BESIDE_SHARE) if guide_beside else None)
     size = min(column_plot, max(MIN_PLOT_PX, context.height - room, every_label_px))
     at = layers.index(state.layer), heads.index(state.head)
-    largest = float(np.abs(stack.values()[at]).max()) if name in ("scores", "scaled") else None  # the legend's end
+    largest = None
+    if name in SCORE_STAGES:  # the legend's end: the largest |score| the mask leaves
+        matrix = stack.values()[at]  # (R, K)
+        largest = float(np.abs(matrix[unmasked(matrix)]).max(initial=0.0))
+    settings = context.settings()
     with chart:
         picture, beside = (st.columns([GUIDE_BESIDE_SHARE, 1 - GUIDE_BESIDE_SHARE], gap="medium") if guide_beside
                            else (st.container(), st.container()))
@@ -129,7 +142,8 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
                           weight_scale=weight_scale, lettering=context.lettering, zoomable=True, **options)
         beside.markdown(reading_guide(name, outline.head_size, state.scaling, outline.divisor, largest=largest,
                                       which=which, renormalise=renormalise, weight_scale=weight_scale,
-                                      lab_link=context.link(view="lab")))
+                                      lab_link=context.link(view="lab"), sinks=sinks,
+                                      mask=settings.mask_kind(context.shape), window=settings.window))
     st.caption(DRAG_NOTE)
 
     def current_head():  # (R, K) of the page's layer and head, and its colours' range as the chart draws it
@@ -150,13 +164,13 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     chart_downloads(current_chart, name, f"{name}-{stem}", title=f"{title} — {stem.replace('-', ' ')}")
 
 
-def _lines(context, outline, row_tokens, key_tokens, which: str, renormalise: bool) -> None:
+def _lines(context, outline, row_tokens, key_tokens, which: str, renormalise: bool, sinks: str) -> None:
     """The weights as bertviz draws them: a line from each query to each key, as opaque as its weight."""
     state, shape = context.state, (context.shape.num_layers, outline.num_heads)
     layers, heads = send_plan(*shape, len(row_tokens), len(key_tokens), state.layer, state.head, drawn_as="lines")
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0),
                       "weights", layers, heads, which, renormalise)
-    title = "Attention weights as lines" + (" (renormalised without [CLS]/[SEP])" if renormalise else "")
+    title = "Attention weights as lines" + (f" (renormalised without {sinks})" if renormalise else "")
     start = 0
     longest = max(len(row_tokens), len(key_tokens))
     if longest > LINES_MOST:  # a window of the text: all of it would be thousands of px tall, its tokens unreadable
@@ -169,30 +183,40 @@ def _lines(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     scrub_lines(stack, row_tokens, key_tokens, key="chart-lines", position=(state.layer, state.head), shape=shape,
                 on_move=_follow_chart, title=title, width=context.width, lettering=context.lettering, start=start)
     st.markdown(reading_guide("lines", outline.head_size, state.scaling, outline.divisor, which=which,
-                              renormalise=renormalise))
+                              renormalise=renormalise, sinks=sinks))
     st.caption(DRAG_NOTE)
 
 
 def reading_guide(name: str, head_size: int, scaling: str, divisor: float, *, largest: float | None = None,
                   which: str = "all", renormalise: bool = False, weight_scale: str = "head",
-                  lab_link: str = "?view=lab") -> str:
+                  lab_link: str = "?view=lab", sinks: str = "the sink tokens", mask: str = "none",
+                  window: int = 4) -> str:
     """How to read the chart of one stage (a STAGE_NAMES value), in Markdown, true for that stage alone: what its
     rows, columns and colours are, and whether a row sums to 1. largest: the head's largest |value| as shown, the
-    end of the legend (scores and scaled scores); lab_link: the scaling lab with the page's text and settings."""
+    end of the legend (scores, scaled and masked scores); lab_link: the scaling lab with the page's text and
+    settings; sinks: the sink tokens' names; mask, window: the kind of mask (attention.masks) and its window."""
+    hidden = MASKED_KEYS[mask].format(window=window)
     if name == "weights":
+        zeros = f" The keys the mask hides ({hidden}) have a weight of exactly 0." if mask != "none" else ""
         return (f"**Reading it:** each row is one query token; its colours show how it spreads its attention over "
-                f"the key tokens across. {_row_sums(which, renormalise)} Colours run from 0 to "
+                f"the key tokens across. {_row_sums(which, renormalise, sinks)}{zeros} Colours run from 0 to "
                 f"{WEIGHT_SCALES[weight_scale][1]}.")
     if name == "lines":
         return (f"**Reading it:** query tokens on the left, key tokens on the right; a line's opacity is its weight "
-                f"(lines under {LINE_THRESHOLD:g} are left out). {_row_sums(which, renormalise)} Point at a token "
-                "to see only its lines.")
+                f"(lines under {LINE_THRESHOLD:g} are left out). {_row_sums(which, renormalise, sinks)} Point at a "
+                "token to see only its lines.")
     if name == "context":
         return (f"**Reading it:** each row is one query token's context vector, $\\sum_j a_{{ij}}\\,v_j$: the value "
                 f"vectors of the keys, each weighted by this query's attention weight to that key. Its {head_size} "
                 f"columns are the head's {head_size} dimensions, not tokens. Red below 0, blue above, as deep for −x "
                 "as for +x.")
     symmetric = "Red below 0, blue above, as deep for −x as for +x."
+    if name == "masked":
+        return (f"**Reading it:** each cell is a scaled score plus the mask M: the score itself where the query may "
+                f"look at the key, −∞ where it may not, drawn grey (the keys the mask hides: {hidden}). Softmax "
+                f"turns −∞ into a weight of exactly 0, so each row's weights are shared among the keys it may see. "
+                f"{symmetric} The colours run over the cells the mask leaves, whose largest |score| is "
+                f"{largest:.3g}.")
     raw = (f"one query token's raw score with one key token, q·k over the head's {head_size} dimensions, before "
            "scaling and softmax")
     if scaling == "none":
@@ -204,19 +228,19 @@ def reading_guide(name: str, head_size: int, scaling: str, divisor: float, *, la
     if name == "scores":
         what, other, ends = raw, "Scaled", (largest, largest / divisor)
     else:
-        what, other, ends = f"a raw score q·k divided by {by}, the number softmax turns into a weight", "Q·Kᵀ", (
-            largest * divisor, largest)
+        what = f"a raw score q·k divided by {by}, the number softmax turns into a weight once the mask is added"
+        other, ends = "Q·Kᵀ", (largest * divisor, largest)
     return (f"**Reading it:** each cell is {what}: any number, and no row sums to 1. {symmetric} {other} looks the "
             f"same because each stage has its own colour scale: dividing by {by} takes this head's largest |score| "
             f"from {ends[0]:.3g} to {ends[1]:.3g} and changes only the legend. What it changes is softmax's "
             f"weights: [the scaling lab]({lab_link}) shows how.")
 
 
-def _row_sums(which: str, renormalise: bool) -> str:
+def _row_sums(which: str, renormalise: bool, sinks: str) -> str:
     """Whether a query's weights, as shown, sum to 1: they do, unless a block of a sentence pair is cut out."""
     if renormalise:
         over = "" if which == "all" else " over the keys shown"
-        return f"Without [CLS] and [SEP], each query's remaining weights are rescaled to sum to 1{over}."
+        return f"Without {sinks}, each query's remaining weights are rescaled to sum to 1{over}."
     if which == "all":
         return "Softmax makes each query's weights sum to 1."
     return (f"Only the {PAIR_LABELS[which]} block is shown: a query's weights here are the share of its attention "
@@ -227,7 +251,7 @@ def _head_csv(model: str, text: str, text_b: str, settings) -> str:
     """The head as CSV, made on click from the cached trace: the button keeps these few plain values
     until then, not a copy of the trace (28 MB at 512 tokens on bert-base) for every open page."""
     trace = caches.trace(model, text, text_b, settings)
-    return head_csv(list(trace.tokens[0]), trace["scaled"][0], trace["weights"][0])
+    return head_csv(list(trace.tokens[0]), trace["scaled"][0], trace["masked"][0], trace["weights"][0])
 
 
 def _follow_chart(layer: int, head: int) -> None:
@@ -235,20 +259,23 @@ def _follow_chart(layer: int, head: int) -> None:
     controls.request(layer=layer, head=head)
 
 
-def _filters(heading: str, has_pair: bool) -> tuple[str, bool]:
-    """The heading with the special-token toggle beside it (one row: the chart starts higher on a projector),
-    and the pair filter under them; returns which block to show and whether to hide the special tokens."""
+def _filters(heading: str, has_pair: bool, sinks: str) -> tuple[str, bool]:
+    """The heading with the sink-token toggle beside it (one row: the chart starts higher on a projector), and
+    the pair filter under them; returns which block to show and whether to hide the sink tokens (named: sinks).
+    The toggle keeps the link name hide_special, which older links hold."""
     heading_column, special_column = st.columns([3, 2], vertical_alignment="center")
     heading_column.subheader(heading, anchor=False)
-    hide = controls.bound_widget(special_column.toggle, "hide_special", "Hide [CLS] and [SEP]",
-                                 help="Drops the special tokens and rescales each row over the remaining keys, "
-                                      "so that it sums to 1 again.")
+    hide = controls.bound_widget(special_column.toggle, "hide_special", "Hide the sink tokens",
+                                 help=f"A sink is a token where heads park the attention they spend nowhere else; "
+                                      f"this model's are {sinks}. Hiding them drops them and rescales each row "
+                                      "over the remaining keys, so that it sums to 1 again.")
+    special_column.caption(f"Sinks: {sinks}, where heads park the attention they spend nowhere else.")
     which = "all"
     if has_pair:
         which = controls.bound_widget(st.segmented_control, "pair", "Sentence pair: queries → keys",
                                       options=list(PAIR_LABELS), format_func=PAIR_LABELS.get, wrap=True)
     if hide:
-        st.caption("[CLS] and [SEP] hidden: each row's remaining weights are rescaled to sum to 1.")
+        st.caption(f"Sinks hidden ({sinks}): each row's remaining weights are rescaled to sum to 1.")
     return which, hide
 
 
@@ -259,9 +286,12 @@ def _proof(context) -> None:
         return
     proof = caches.proof(context.model_name, context.text, context.text_b, state.layer, state.head)
     verdict = "equal to float32 precision" if proof <= PROOF_TOLERANCE else "NOT equal"
-    note = ("The same head computed here from scratch against transformers' BertSelfAttention."
-            if state.scaling == "sqrt" else
-            "Measured with √d_k, the scaling BERT was trained with; the heatmaps use your choice instead.")
+    settings, shape = context.settings(), context.shape
+    what_ifs = [trained for trained, chosen in (
+        ("√d_k, the scaling the model was trained with", state.scaling != "sqrt"),
+        ("the mask it was trained with", settings.mask_kind(shape) != shape.own_mask)) if chosen]
+    note = ("The same head computed here from scratch against transformers' own attention code for this model."
+            if not what_ifs else f"Measured with {' and '.join(what_ifs)}; the heatmaps show your what-if instead.")
     st.metric("Largest difference from transformers' own attention", f"{proof:.1e}",
               help="max |from-scratch weights − transformers' attention weights| over this head's matrix")
     st.caption(f"{verdict}. {note}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from components.views.head import STAGES
 from harness.browser import act_and_measure, load_page
 from tests.marks import BROWSER_TESTS
 
@@ -47,7 +48,8 @@ def test_pointing_at_the_chart_leaves_every_stage_button_clickable(page, base_ur
     for label in TOOLBAR_BUTTONS:
         expect(toolbar.get_by_role("button", name=label)).to_be_visible()
     buttons = page.locator(STAGE_BUTTONS)
-    assert buttons.count() == 5
+    assert buttons.count() == len(STAGES)
     covering = resting_box(page, toolbar)
-    covered = [buttons.nth(i).inner_text() for i in range(5) if overlap(buttons.nth(i).bounding_box(), covering)]
+    covered = [buttons.nth(i).inner_text() for i in range(len(STAGES))
+               if overlap(buttons.nth(i).bounding_box(), covering)]
     assert not covered, f"the chart's toolbar lies over {covered}"
