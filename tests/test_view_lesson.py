@@ -162,8 +162,8 @@ def test_step_8_similarity_of_flies_falls_layer_by_layer(bundled):
     assert "the sidebar's two texts" in "\n".join(c.value for c in page.caption)
 
 
-def test_step_7_picks_the_shared_word_that_is_not_a_stop_word_and_the_reader_can_pick_another(bundled):
-    page = run_lesson(step="7", text="the bank of the river", text_b="the bank raised rates")
+def test_step_8_picks_the_shared_word_that_is_not_a_stop_word_and_the_reader_can_pick_another(bundled):
+    page = run_lesson(step="8", text="the bank of the river", text_b="the bank raised rates")
     assert_healthy(page)
     picker = page.selectbox(key="lesson_word")
     assert picker.options == ["the", "bank"] and picker.value == "bank"
@@ -176,8 +176,8 @@ def test_step_7_picks_the_shared_word_that_is_not_a_stop_word_and_the_reader_can
     np.testing.assert_allclose(shown["similarity"], similarity_by_layer(first, 1, second, 1), atol=1e-6)
 
 
-@pytest.mark.parametrize("step", ["1", "7"])
-def test_with_no_second_sentence_steps_1_and_7_work_on_the_students_own_text(step, bundled):
+@pytest.mark.parametrize("step", ["1", "8"])
+def test_with_no_second_sentence_steps_1_and_8_work_on_the_students_own_text(step, bundled):
     page = run_lesson(step=step, text="the bank of the river")
     assert_healthy(page)
     picker = page.selectbox(key="lesson_word")
@@ -202,7 +202,7 @@ def test_with_no_second_sentence_steps_1_and_7_work_on_the_students_own_text(ste
 
 
 def test_a_text_with_no_whole_word_falls_back_to_the_notebooks_pair():
-    page = run_lesson(step="7", text="?!")
+    page = run_lesson(step="8", text="?!")
     assert_healthy(page)
     chart(page, "Cosine similarity of “flies”")
     assert "no whole word to compare" in "\n".join(c.value for c in page.caption)
@@ -229,7 +229,7 @@ def in_page_order(page: AppTest) -> list:
     return [node for node in page.main if not hasattr(node, "children") or not node.children]
 
 
-@pytest.mark.parametrize("step", [1, 4, 7])
+@pytest.mark.parametrize("step", [1, 4, 8])
 def test_previous_and_next_stand_at_the_foot_of_the_step_too_after_its_explanation(step):
     page = run_lesson(step=str(step))
     assert_healthy(page)
@@ -240,7 +240,7 @@ def test_previous_and_next_stand_at_the_foot_of_the_step_too_after_its_explanati
                                                                                          "lesson_next_foot")]
     assert len(foot) == 2 and min(foot) > explanation, "both buttons, under the step's last words"
     assert page.button(key="lesson_prev_foot").disabled == (step == 1)
-    assert page.button(key="lesson_next_foot").disabled == (step == 7)
+    assert page.button(key="lesson_next_foot").disabled == (step == 8)
 
 
 def test_the_buttons_at_the_foot_move_the_step_and_the_url():
@@ -253,8 +253,8 @@ def test_the_buttons_at_the_foot_move_the_step_and_the_url():
     assert step_shown(page) == 2
 
 
-def test_step_7_ends_with_links_onward_that_keep_the_text():
-    page = run_lesson(step="7", text="what if (it) [rains]", layer="2")
+def test_step_8_ends_with_links_onward_that_keep_the_text():
+    page = run_lesson(step="8", text="what if (it) [rains]", layer="2")
     assert_healthy(page)
     last = page.markdown[-1].value
     links = dict(re.findall(r"\[([^\]]+)\]\((\?[^)]*)\)", last))
