@@ -174,9 +174,9 @@ def _masking_step(context) -> None:
     trace, head = trained(context)
     tokens = list(trace.tokens[0])
     scaling = SCALING_LATEX[context.state.scaling]
-    formula(context, rf"\tilde S = Q K^{{\top}}{scaling} + M,",
-            r"M_{ij} = 0 \text{ where query } i \text{ may look at key } j, \; -\infty \text{ elsewhere}",
-            between=r"\quad")
+    formula(context, rf"\tilde S = Q K^{{\top}}{scaling} + M,", r"M_{ij} \in \{0, -\infty\}", between=r"\quad")
+    st.caption("M is 0 where query i may look at key j and −∞ where it may not: softmax turns −∞ into a weight of "
+               "exactly 0.")
     masked, weights = caches.masked_cells(trace["masked"][0]), trace["weights"][0]  # (T, T) each
     beside = context.width >= 2 * (max(MIN_PLOT_PX, MIN_ROW_PX * len(tokens)) + context.lettering.label_room_px) + \
         COLUMN_GAP_PX

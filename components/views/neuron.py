@@ -50,6 +50,9 @@ def render(context) -> None:
                        title=f"q ⊙ k_j of query {query} ({tokens[query]}), layer {state.layer}, head {state.head}: "
                              f"each row sums to {similarity}")
 
+    if outline.mask_kind != "none":
+        st.caption(f"The mask ({outline.formula('masked')}) hides some keys from the query: they have no numbers "
+                   "here and no products, as in bertviz's neuron view of GPT-2, and their weight is 0.")
     chart_downloads(products_chart, "neuron", f"neuron-layer-{state.layer}-head-{state.head}-query-{query}")
     if outline.settings.similarity == "cosine":
         st.caption("Cosine similarity: q and every k_j are scaled to length 1 first, so the products sum to "
