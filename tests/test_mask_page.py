@@ -185,7 +185,7 @@ def test_hiding_gpt2_s_sink_drops_its_first_token_and_renormalises(gpt2, tiny_gp
     tokens = list(encode(tiny_gpt2_model, TEXT).tokens[0])
     assert rows == keys == tokens[1:], "the first token hidden, and only it"
     assert chart_title(chart) == "Attention weights (renormalised without the first token)"
-    assert "Sinks: the first token" in captions(page)
+    assert "Sinks hidden (the first token: tokens where heads park the attention" in captions(page)
     shown = chart_matrix(chart)
     np.testing.assert_allclose(shown.sum(axis=1), 1.0, atol=1e-5)
     assert (shown[np.triu_indices(len(shown), 1)] == 0).all(), "still causal"

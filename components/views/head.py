@@ -269,13 +269,13 @@ def _filters(heading: str, has_pair: bool, sinks: str) -> tuple[str, bool]:
                                  help=f"A sink is a token where heads park the attention they spend nowhere else; "
                                       f"this model's are {sinks}. Hiding them drops them and rescales each row "
                                       "over the remaining keys, so that it sums to 1 again.")
-    special_column.caption(f"Sinks: {sinks}, where heads park the attention they spend nowhere else.")
     which = "all"
     if has_pair:
         which = controls.bound_widget(st.segmented_control, "pair", "Sentence pair: queries → keys",
                                       options=list(PAIR_LABELS), format_func=PAIR_LABELS.get, wrap=True)
     if hide:
-        st.caption(f"Sinks hidden ({sinks}): each row's remaining weights are rescaled to sum to 1.")
+        st.caption(f"Sinks hidden ({sinks}: tokens where heads park the attention they spend nowhere else): each "
+                   "row's remaining weights are rescaled to sum to 1.")
     return which, hide
 
 
