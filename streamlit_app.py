@@ -124,9 +124,9 @@ if text_b.strip() and not family.reads_pairs and view != "compare":
     text_b = ""
 
 # On a projector the model's line gives way to the charts: the sidebar, closed there, names the model too.
-model_line = (f"{model_name}, a {family.label} ({family.reads}): {loaded.shape.num_layers} layers × "
-              f"{loaded.shape.num_heads} heads, hidden size {loaded.shape.hidden_size}. Every number below is computed "
-              "live from this text.")
+model_line = (f"{model_name}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} heads, hidden size "
+              f"{loaded.shape.hidden_size}, a {family.label} ({family.reads}). Every number below is computed live "
+              "from this text.")
 page_head(views.VIEW_LABELS[view], views.OWN_HEAD_LINES.get(views.VIEW_LABELS[view], "" if present else model_line),
           beside=classroom.class_card if present and classroom.teaching() else None, present=present)
 notices([*url_notices, *class_notices, *model_download.fallback_notices(chosen_model), *pair_notices])

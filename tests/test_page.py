@@ -52,7 +52,7 @@ def test_default_page_draws_one_head_of_the_bundled_model(bundled):
     page = run_page()
     assert_healthy(page)
     assert not page.warning
-    model_line = "all-MiniLM-L6-v2, a BERT (an encoder: every token looks both ways): 6 layers × 12 heads"
+    model_line = "all-MiniLM-L6-v2: 6 layers × 12 heads, hidden size 384, a BERT (an encoder: every token looks both"
     assert model_line in page.caption[0].value
     encoding = encode(bundled, "time flies like an arrow")
     expected = build_trace(bundled, encoding, TraceSettings(layer=0, head=0))["weights"][0]
