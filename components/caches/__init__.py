@@ -72,7 +72,6 @@ from components.caches.stacks import AlignedDifference, HeadStack, NeuronStack, 
 from components.caches.texts import (
     encoding,
     outline,
-    sink_names,
     unknown_characters,
     visible_tokens,
     word_similarity_by_layer,

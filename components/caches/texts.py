@@ -92,15 +92,3 @@ def visible_tokens(encoding: Encoding, pair: str, hide_special: bool) -> tuple[n
     """The query rows (R,) and keys (K,) that a sentence-pair filter and the sink-token toggle leave (the sinks:
     [CLS] and [SEP] for BERT, the first token for GPT-2; hide_special is the toggle's name in a link)."""
     return segments.visible_tokens(encoding.token_type_ids[0], encoding.sinks[0], pair, hide_special)
-
-
-def sink_names(encoding: Encoding) -> str:
-    """The text's sink tokens as a reader calls them: a special token by its name ("[CLS] and [SEP]"), a token of
-    the text that is a sink by its place as "the first token" (GPT-2's); "no token" when there is none."""
-    tokens, special = encoding.tokens[0], encoding.special_tokens_mask[0]
-    names = [tokens[i] if special[i] else "the first token" if i == 0 else f"“{tokens[i]}”"
-             for i in np.flatnonzero(encoding.sinks[0])]
-    names = list(dict.fromkeys(names))  # [CLS], [SEP], [SEP] of a pair: each name once, in order
-    if len(names) <= 1:
-        return names[0] if names else "no token"
-    return ", ".join(names[:-1]) + " and " + names[-1]

@@ -66,7 +66,7 @@ def render(context) -> None:
     stem = re.sub(r"\W+", "-", f"layer {state.layer}, head {state.head}")  # "layer-2-head-5"
 
     encoding = context.encoding()
-    sinks = caches.sink_names(encoding)  # "[CLS] and [SEP]", "the first token"
+    sinks = context.family.sink_words  # "[CLS] and [SEP]", "the first token"
     which, renormalise = _filters(f"Layer {state.layer}, head {state.head}", bool(context.text_b.strip()), sinks)
     rows, keys = caches.visible_tokens(encoding, which, renormalise)  # (R,), (K,)
     segments = encoding.token_type_ids[0]  # (T,): 1 for sentence B's tokens
