@@ -16,8 +16,9 @@ DOWNLOADS = {
     "compare": ({"view": "compare", "layer": "1", "head": "4", **PAIR}, "compare-layer-1-head-4",
                 ("Layer 1, head 4", "banana")),
     "lab": ({"view": "lab"}, "temperature", ("attention weight", "flies")),
-    "lesson": ({"view": "lesson", "step": "4"}, "lesson-softmax", ("Weights = softmax(scaled)", "flies")),
-    "lesson-7": ({"view": "lesson", "step": "7"}, "lesson-similarity-time", ("Cosine similarity of “time”",)),
+    "lesson": ({"view": "lesson", "step": "5"}, "lesson-softmax", ("Weights = softmax(scaled)", "flies")),
+    "lesson-4": ({"view": "lesson", "step": "4"}, "lesson-masked-weights", ("Weights = softmax(scaled + M)", "flies")),
+    "lesson-8": ({"view": "lesson", "step": "8"}, "lesson-similarity-time", ("Cosine similarity of “time”",)),
     "counting": ({"view": "counting"}, "counting-window-attention", ("Attention weights",)),
     "switch": ({"view": "switch"}, "switch-embedding-moves-by-head", ("A moved (1 − cos), one head off",)),
 }
