@@ -12,6 +12,7 @@ import numpy as np
 
 from attention.dot_product import MASKED_SCORE
 from attention.encoding import Encoding
+from attention.readable import SPACE
 
 # The notebooks' homonym example: "flies" is a verb in one sentence and a noun in the other.
 NOTEBOOK_PAIR = ("time flies like an arrow", "fruit flies like a banana")
@@ -40,16 +41,31 @@ class SharedWord:
 
 
 def whole_word_positions(encoding: Encoding) -> list[int]:
-    """Positions of tokens that are whole words: not special, not a "##" piece, not followed by one."""
+    """Positions of tokens that are whole words: not special, not a piece of a word, not followed by one.
+
+    A piece is a WordPiece "##…" (BERT's) or, in a byte-level text (GPT-2's, whose words start with a space,
+    read "␣"), a token that goes on from the letter or digit before it with no space between: "s" of "␣rain"+"s".
+    """
     tokens = encoding.tokens[0]
     special = encoding.special_tokens_mask[0]
+    byte_level = any(token.startswith(SPACE) for token in tokens)
+
+    def piece(position: int) -> bool:
+        token = tokens[position]
+        return token.startswith("##") or (byte_level and position > 0 and token[:1].isalnum()
+                                          and tokens[position - 1][-1:].isalnum())
+
     positions = []
     for position, token in enumerate(tokens):
-        continued = position + 1 < len(tokens) and tokens[position + 1].startswith("##")
-        if not special[position] and not token.startswith("##") and not continued and any(
-                ch.isalnum() for ch in token):
+        continued = position + 1 < len(tokens) and piece(position + 1)
+        if not special[position] and not piece(position) and not continued and any(ch.isalnum() for ch in token):
             positions.append(position)
     return positions
+
+
+def word_text(word: str) -> str:
+    """The text that a whole-word token is read from on its own: "␣bank" (a byte-level token) is " bank"."""
+    return word.replace(SPACE, " ")
 
 
 def shared_word(first: Encoding, second: Encoding) -> SharedWord | None:
@@ -74,7 +90,7 @@ def shared_words(first: Encoding, second: Encoding) -> list[SharedWord]:
 
 def telling_word(words: list[SharedWord]) -> SharedWord | None:
     """The word to compare unless the reader picks another: the first that is not a stop word, else the first."""
-    return next((w for w in words if w.word.lower() not in STOP_WORDS), words[0] if words else None)
+    return next((w for w in words if word_text(w.word).strip().lower() not in STOP_WORDS), words[0] if words else None)
 
 
 def diagonal_wins(scores: np.ndarray) -> int:

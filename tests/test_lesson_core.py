@@ -95,3 +95,25 @@ def test_head_block_is_the_heads_slice_of_the_concatenation():
 
 def test_falling_layers_counts_drops_only():
     assert falling_layers(np.array([1.0, 0.9, 0.95, 0.8, 0.8])) == 2
+
+
+def test_a_byte_level_texts_whole_words_start_with_a_space_and_no_piece_follows_them(tiny_gpt2_model):
+    """GPT-2's "␣m"+"at" is one word in two pieces, and "t"+"he" too: neither is offered as a whole word."""
+    from attention import encode
+    from attention.lesson import whole_word_positions, word_text
+
+    encoding = encode(tiny_gpt2_model, "the cat sat on the mat")
+    tokens = encoding.tokens[0]
+    assert tokens == ("t", "he", "␣cat", "␣sat", "␣on", "␣the", "␣m", "at")
+    assert [tokens[position] for position in whole_word_positions(encoding)] == ["␣cat", "␣sat", "␣on", "␣the"]
+    assert encode(tiny_gpt2_model, word_text("␣cat")).tokens[0] == ("␣cat",), "the word read on its own"
+
+
+def test_a_wordpiece_texts_whole_words_are_as_before(bundled):
+    from attention import encode
+    from attention.lesson import whole_word_positions
+
+    encoding = encode(bundled, "the tokenizer splits unbelievable words")
+    words = [encoding.tokens[0][position] for position in whole_word_positions(encoding)]
+    assert "the" in words and "words" in words
+    assert not any(word.startswith("##") for word in words)

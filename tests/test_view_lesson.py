@@ -297,3 +297,13 @@ def test_every_step_draws_on_gpt2(step, tiny_gpt2_checkpoint, monkeypatch):
     page = run_lesson(step=str(step), model=str(tiny_gpt2_checkpoint))
     assert_healthy(page)
     assert step_shown(page) == step
+
+
+def test_step_1_on_gpt2_compares_a_whole_word_with_itself_read_alone(tiny_gpt2_checkpoint, monkeypatch):
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))
+    page = run_lesson(step="1", model=str(tiny_gpt2_checkpoint), text="the cat sat on the mat")
+    assert_healthy(page)
+    picker = page.selectbox(key="lesson_word")
+    assert picker.options == ["␣cat", "␣sat", "␣on", "␣the"] and picker.value == "␣cat"
+    assert page.metric[0].value == "0"
+    assert "exactly 0" in prose(page)

@@ -48,6 +48,7 @@ from components.caches.experiments import (
     twin_wins,
     untrained_counting,
     variance_by_head_size,
+    word_text,
 )
 from components.caches.layers import (
     aggregate_heads,

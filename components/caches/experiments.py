@@ -156,6 +156,7 @@ diagonal_wins = lesson.diagonal_wins
 twin_wins = lesson.twin_wins
 row_sum_error = lesson.row_sum_error
 masked_cells = lesson.masked_cells
+word_text = lesson.word_text
 strongest_keys = lesson.strongest_keys
 head_block = lesson.head_block
 falling_layers = lesson.falling_layers

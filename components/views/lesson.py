@@ -359,10 +359,11 @@ def _homonympair_starts(context) -> tuple[str, str, SharedWord, str]:
     words = caches.shared_words(own, own)
     if words:
         picked = _word_picker(words)
-        alone = caches.shared_words(own, context.encoding(text=picked.word, text_b=""))
+        alone_text = caches.word_text(picked.word)  # GPT-2's "␣bank" is read from " bank"
+        alone = caches.shared_words(own, context.encoding(text=alone_text, text_b=""))
         found = next((w for w in alone if w.word == picked.word), None)
         if found is not None:
-            return text, picked.word, SharedWord(picked.word, picked.first_index, found.second_index), (
+            return text, alone_text, SharedWord(picked.word, picked.first_index, found.second_index), (
                 f"{why} To compare it with its use in another sentence, type that sentence in the sidebar's "
                 "“Second sentence (optional)” box, or pick the notebooks' pair in its Example list.")
     first, second = NOTEBOOK_PAIR
