@@ -153,7 +153,7 @@ def head_ranking(language_model: LanguageModel, sentence: str) -> tuple[Predicti
 
 def embed(loaded: LoadedModel, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
     """(B, T) -> (B, T, C): the embeddings the first layer reads, as the model's family makes them."""
-    return loaded.family.embed(loaded.model, input_ids, token_type_ids, _unrecorded)
+    return loaded.family.embed(loaded.model, input_ids, token_type_ids)
 
 
 def layers_with_heads_off(loaded: LoadedModel, hidden: torch.Tensor, attention_mask: torch.Tensor,
@@ -169,10 +169,6 @@ def layers_with_heads_off(loaded: LoadedModel, hidden: torch.Tensor, attention_m
         attention_outputs.append(attention_output)
         outputs.append(hidden)
     return outputs, attention_outputs
-
-
-def _unrecorded(name: str, stage: str, formula: str, value: torch.Tensor) -> torch.Tensor:
-    return value  # the embeddings' steps, which a trace records, are not kept here
 
 
 def _encode(language_model: LanguageModel, sentence: str) -> tuple[dict[str, torch.Tensor], int]:

@@ -27,14 +27,10 @@ def next_layer_input(loaded: LoadedModel, encoding: Encoding, layer: int) -> Enc
     with torch.inference_mode():
         if layer == 0:
             hidden = family.embed(model, torch.from_numpy(encoding.input_ids),
-                                  torch.from_numpy(encoding.token_type_ids), _unrecorded)  # (B, T, C)
+                                  torch.from_numpy(encoding.token_type_ids))  # (B, T, C)
         else:
             hidden = family.run_layer(model, layer - 1, torch.from_numpy(encoding.layer_input(layer - 1)),
                                       torch.from_numpy(encoding.attention_mask))  # (B, T, C)
     kept = [None] * (num_layers + 1)
     kept[layer] = hidden.numpy()
     return dataclasses.replace(encoding, hidden_states=tuple(kept))
-
-
-def _unrecorded(name: str, stage: str, formula: str, value: torch.Tensor) -> torch.Tensor:
-    return value

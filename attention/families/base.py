@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 Record = Callable[[str, str, str, "torch.Tensor | np.ndarray"], torch.Tensor]  # (name, stage, formula, value)
 
 
+def unrecorded(name: str, stage: str, formula: str, value: torch.Tensor) -> torch.Tensor:
+    """A Record that keeps nothing: the embeddings alone, for whoever needs no step of them (a layer's input)."""
+    return value
+
+
 @dataclass(frozen=True)
 class ReferenceAttention:
     """What transformers' own modules compute for one layer's attention, all heads."""
@@ -102,8 +107,9 @@ class Family:
         """The model run once: L + 1 x (B, T, C), where element ℓ < L is the input of layer ℓ."""
         raise NotImplementedError
 
-    def embed(self, model, input_ids: torch.Tensor, token_type_ids: torch.Tensor, record: Record) -> torch.Tensor:
-        """(B, T, C) the embeddings, each of embedding_steps recorded as it is made."""
+    def embed(self, model, input_ids: torch.Tensor, token_type_ids: torch.Tensor,
+              record: Record = unrecorded) -> torch.Tensor:
+        """(B, T, C) the embeddings, each of embedding_steps recorded as it is made (by default, kept by no one)."""
         raise NotImplementedError
 
     def layer_input_formula(self, layer: int) -> str:

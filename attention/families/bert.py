@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from attention.dot_product import additive_mask, attend, merge_heads, split_heads
-from attention.families.base import Family, LanguageModelHead, MissingHead, ReferenceAttention
+from attention.families.base import Family, LanguageModelHead, MissingHead, ReferenceAttention, unrecorded
 from attention.masks import additive
 from attention.projections import Linear, Projections
 from attention.settings import scaling_divisor
@@ -93,7 +93,7 @@ class BertFamily(Family):
                         output_hidden_states=True)
         return outputs.hidden_states  # L + 1 x (B, T, C): embeddings, then each layer's output
 
-    def embed(self, model, input_ids, token_type_ids, record):
+    def embed(self, model, input_ids, token_type_ids, record=unrecorded):
         embeddings = model.embeddings
         positions = torch.arange(input_ids.shape[1])[None, :]  # (1, T)
         words = record("token embeddings", "embeddings", self.embedding_steps[0][1],

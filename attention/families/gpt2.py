@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from attention.dot_product import attend, merge_heads, split_heads
-from attention.families.base import Family, LanguageModelHead, MissingHead, ReferenceAttention
+from attention.families.base import Family, LanguageModelHead, MissingHead, ReferenceAttention, unrecorded
 from attention.masks import additive
 from attention.projections import Linear, Projections
 from attention.settings import scaling_divisor
@@ -91,7 +91,7 @@ class GPT2Family(Family):
         # L + 1 x (B, T, C): the embeddings, then each layer's output; the last has ln_f applied, and no layer reads it.
         return outputs.hidden_states
 
-    def embed(self, model, input_ids, token_type_ids, record):
+    def embed(self, model, input_ids, token_type_ids, record=unrecorded):
         positions = torch.arange(input_ids.shape[1])[None, :]  # (1, T)
         words = record("token embeddings", "embeddings", self.embedding_steps[0][1], model.wte(input_ids))  # (B, T, C)
         places = record("position embeddings", "embeddings", self.embedding_steps[1][1],
