@@ -56,6 +56,7 @@ LAYER_COUNTS = (1, 2)  # the two models, trained side by side
 SEED_OFFSETS = {1: 1_000_003, 2: 2_000_003, "held_out": 3_000_017, "probe": 4_000_037}
 KEPT_CHECKPOINTS = 20  # about this many kept attention snapshots per run, and the one before training
 MEASUREMENTS = 40  # about this many measurements per run, and the one before training
+MEASURE_EVERY_LEAST = 5  # steps between two measurements at least: a short run is not measured more than it trains
 EMBEDDING_STD = 0.1  # embeddings start small beside what attention adds, as GPT-2's do (0.02 at its width)
 
 
@@ -75,8 +76,10 @@ class InductionConfig:
     batch_size: int = 64  # fresh random sequences every step: the task never runs out of data
     learning_rate: float = 3e-3  # AdamW; constant, so that the phase change is the data's, not a schedule's
     weight_decay: float = 0.01
-    held_out: int = 256  # held-out sequences for the loss on the repeated part, drawn once per run
-    probes: int = 64  # probe sequences (n random tokens repeated once) for the heads' scores
+    # Measuring costs as much as a few steps: 128 held-out sequences hold about 2,000 targets of the repeated part,
+    # and 32 probes 384 queries in their second half, for every head's scores.
+    held_out: int = 128  # held-out sequences for the loss on the repeated part, drawn once per run
+    probes: int = 32  # probe sequences (n random tokens repeated once) for the heads' scores
 
     @property
     def probe_half(self) -> int:
@@ -85,7 +88,7 @@ class InductionConfig:
 
     @property
     def measure_every(self) -> int:
-        return max(1, math.ceil(self.steps / MEASUREMENTS))
+        return max(MEASURE_EVERY_LEAST, math.ceil(self.steps / MEASUREMENTS))
 
     @property
     def keep_every(self) -> int:
@@ -198,6 +201,8 @@ class ModelHistory:
     previous_token: np.ndarray  # (M, L, nh) every head's previous-token score
     induction: np.ndarray  # (M, L, nh) every head's induction score
     kept: np.ndarray  # (K, L, nh, P, P) every head's attention on the example probe, at each kept step
+    kept_previous_token: np.ndarray  # (K, L, nh) every head's previous-token score on the example alone
+    kept_induction: np.ndarray  # (K, L, nh) and its induction score there
 
     def events(self, steps: np.ndarray) -> list[head_scores.HeadEvent]:
         """Heads that became previous-token or induction heads, and when (steps: the run's measured steps)."""
@@ -374,11 +379,19 @@ class _Recorder:
                          np.array([loss for loss, _, _ in scores], dtype=np.float32),
                          np.stack([previous for _, previous, _ in scores]).astype(np.float32),
                          np.stack([induction for _, _, induction in scores]).astype(np.float32),
-                         np.stack(attention).astype(np.float32))
+                         *_kept_arrays(attention))
             for model, losses, scores, attention in zip(self.models, self.losses, self.scores, self.attention,
                                                         strict=True))
         return InductionRun(self.config, self.steps_run, np.array(self.measured), np.array(self.kept),
                             self.probes[0].numpy(), histories, time.perf_counter() - self.started)
+
+
+def _kept_arrays(attention: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kept attention (K, L, nh, P, P), and each head's scores on it (K, L, nh) twice: what a reader scrubbing
+    through training sees, in numbers."""
+    kept = torch.from_numpy(np.stack(attention).astype(np.float32))  # (K, L, nh, P, P)
+    return (kept.numpy(), head_scores.previous_token_score(kept).numpy(),
+            head_scores.induction_score(kept).numpy())
 
 
 def _offset(seed: int, what: int | str) -> int:

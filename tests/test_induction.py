@@ -126,18 +126,19 @@ def test_a_bad_config_raises_naming_the_valid_range(change, message):
 
 
 def test_a_run_records_measurements_and_checkpoints_from_step_0_to_the_last():
-    config = replace(TINY, steps=30)  # measured every ceil(30 / 40) = 1 step, kept every 2
+    config = replace(TINY, steps=30)  # measured every 5 steps (no more often), kept every ceil(30 / 20) = 2
     run = train(config)
     assert run.finished and run.steps_run == 30
-    assert run.measured_steps.tolist() == list(range(31))
+    assert run.measured_steps.tolist() == list(range(0, 31, 5))
     assert run.kept_steps.tolist() == list(range(0, 31, 2))
     assert run.example.shape == (10,) and np.array_equal(run.example[:5], run.example[5:])
     for layers, history in zip(LAYER_COUNTS, run.models, strict=True):
         assert history.layers == layers and run.model(layers) is history
         assert history.losses.shape == (30,)
-        assert history.repeated_loss.shape == (31,)
-        assert history.previous_token.shape == history.induction.shape == (31, layers, 3)
+        assert history.repeated_loss.shape == (7,)
+        assert history.previous_token.shape == history.induction.shape == (7, layers, 3)
         assert history.kept.shape == (16, layers, 3, 10, 10)
+        assert history.kept_induction.shape == history.kept_previous_token.shape == (16, layers, 3)
         assert np.all((history.induction >= 0) & (history.induction <= 1))
     assert untrained(config).models[1].previous_token[0].tolist() == run.models[1].previous_token[0].tolist()
 
@@ -151,7 +152,7 @@ def test_the_same_config_trains_the_same_run_and_another_seed_another():
 
 
 def test_stopping_ends_the_run_measured_and_kept_at_its_last_step():
-    config = replace(TINY, steps=100)  # measured every 3 steps, kept every 5
+    config = replace(TINY, steps=100)  # measured every 5 steps, kept every 5
     stopped = train(config, on_step=lambda progress: progress.step < 7)
     assert stopped.steps_run == 7 and not stopped.finished
     assert stopped.measured_steps[-1] == 7 and stopped.kept_steps[-1] == 7
@@ -162,7 +163,7 @@ def test_stopping_ends_the_run_measured_and_kept_at_its_last_step():
         if progress.step == 4:
             snapshot = progress.snapshot()
             break
-    assert iterated == [1, 2, 3, 4] and snapshot.steps_run == 4 and snapshot.measured_steps.tolist() == [0, 3]
+    assert iterated == [1, 2, 3, 4] and snapshot.steps_run == 4 and snapshot.measured_steps.tolist() == [0]
 
 
 def test_the_csv_rows_are_every_model_step_layer_and_head_with_that_models_loss():
