@@ -1,0 +1,169 @@
+"""Watch an induction head form: two tiny attention-only decoders, one layer and two, trained side by side on random
+tokens that repeat, the two-layer one growing a previous-token head and an induction head, and the step it did.
+
+The controls are the page's (page_state: periods, vocab, heads, steps, seed; in the link). Train waits for a free
+place on the server and trains both models, or follows the page that trains the same settings already; a finished
+run is every session's (parts/induction_training.py). After it: in words which head became what, and when; the loss
+and every head's scores over training; every head's attention at the kept steps, scrubbed in the browser.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attention.head_scores import INDUCTION_THRESHOLD
+from attention.induction import InductionConfig, InductionRun
+from attention.limits import (
+    PAGE_INDUCTION_HEADS,
+    PAGE_INDUCTION_PERIOD,
+    PAGE_INDUCTION_STEPS,
+    PAGE_INDUCTION_STEPS_STEP,
+    PAGE_INDUCTION_TOKENS,
+    PAGE_INDUCTION_VOCAB,
+    PAGE_SEED,
+)
+from components import caches
+from components.charts import induction as charts
+from components.charts.draw import draw_spec
+from components.page import controls
+from components.page.downloads import csv_download
+from components.views.parts.induction_training import draw_curves, session_run, status, train_or_watch
+
+CSV_COLUMNS = ["layers", "step", "layer", "head", "previous_token", "induction", "loss"]
+ONE_LAYER_LIMIT = 0.3  # a one-layer head above this would be doing induction by some other road: said if it happens
+
+
+def render(context) -> None:
+    st.markdown(
+        "Random tokens that repeat: **7 3 9 7 3 9 7 3 …**, with a period drawn anew for every sequence. Once a "
+        "period has gone by, every next token can be known, by a model that finds where the current token occurred "
+        "before and copies what came after it. Two tiny transformers (attention only, no MLP) learn it side by "
+        "side: one with **one layer**, one with **two**. The two-layer one can compose two heads, a "
+        "*previous-token head* in layer 0 and an *induction head* in layer 1 that looks at the token after the "
+        "current token's last occurrence; the one-layer one cannot (Olsson et al. 2022). Layers and heads count "
+        "from 0.")
+    config = config_controls()
+    train_column, stop_column, note_column = st.columns([1, 1, 4], vertical_alignment="center")
+    run = session_run(config)
+    finished = run is not None and run.finished
+    pressed = train_column.button("Train", key="induction_train", type="primary", icon=":material/play_arrow:",
+                                  disabled=finished, help="These settings are trained: every page shows the same "
+                                                          "run." if finished else None)
+    if pressed:
+        stop_slot = stop_column.empty()
+        stop_slot.button("Stop", key="induction_stop", icon=":material/stop:",
+                         help="Stops the training where it is; what both models learned so far stays on the page.")
+        run = train_or_watch(config, context.width, context.lettering) or session_run(config)
+        stop_slot.empty()
+    if run is None:
+        note_column.caption(f"Press Train: {config.steps} steps for each model, batches of {config.batch_size} "
+                            "sequences, about half a minute with the defaults.")
+        _before_training(config, context)
+        return
+    if not pressed:
+        note_column.caption(status(run))
+    _results(run, context)
+
+
+def config_controls() -> InductionConfig:
+    """The data's, the models' and the training's settings, in three columns; each in the page's link."""
+    data, model, training = st.columns(3, gap="medium")
+    with data:
+        periods = controls.bound_widget(
+            st.slider, "periods", "Periods (tokens before a sequence repeats)", min_value=PAGE_INDUCTION_PERIOD.low,
+            max_value=PAGE_INDUCTION_PERIOD.high,
+            help=f"Each sequence's period is drawn from this range. A single period would let one layer cheat: "
+                 f"it would look that many tokens back by position. Sequences are {PAGE_INDUCTION_TOKENS} tokens.")
+        vocab = controls.bound_widget(st.slider, "vocab", "Vocabulary (tokens)", min_value=PAGE_INDUCTION_VOCAB.low,
+                                      max_value=PAGE_INDUCTION_VOCAB.high)
+    with model:
+        heads = controls.bound_widget(st.slider, "heads", "Heads per layer", min_value=PAGE_INDUCTION_HEADS.low,
+                                      max_value=PAGE_INDUCTION_HEADS.high,
+                                      help="The same in both models; each head is 16 wide.")
+    with training:
+        steps = controls.bound_widget(st.slider, "steps", "Training steps", min_value=PAGE_INDUCTION_STEPS.low,
+                                      max_value=PAGE_INDUCTION_STEPS.high, step=PAGE_INDUCTION_STEPS_STEP)
+        seed = controls.bound_widget(st.number_input, "seed", "Seed", min_value=PAGE_SEED.low,
+                                     max_value=PAGE_SEED.high, step=1,
+                                     help="The same seed gives the same weights, sequences and curves.")
+    return InductionConfig(vocab_size=int(vocab), period_low=int(periods[0]), period_high=int(periods[1]),
+                           heads=int(heads), steps=int(steps), seed=int(seed))
+
+
+def _before_training(config: InductionConfig, context) -> None:
+    """Both models as training will find them: every head's attention on the sequence, by chance."""
+    run = caches.untrained_induction(config)
+    st.subheader("Before training")
+    _maps(run, context)
+    st.caption("Random weights: every head spreads its attention over the tokens before it (the causal mask hides "
+               "the later ones, white above the diagonal). Press Train and watch two stripes appear in the "
+               "two-layer model: one just under the diagonal in layer 0, one a period back in layer 1.")
+
+
+def _results(run: InductionRun, context) -> None:
+    if run.steps_run == 0:
+        return
+    _in_words(run)
+    one, two = run.models
+    columns = st.columns(4)
+    columns[0].metric("Loss on the repeated part, 1 layer", f"{one.repeated_loss[-1]:.2f}")
+    columns[1].metric("Loss on the repeated part, 2 layers", f"{two.repeated_loss[-1]:.2f}")
+    columns[2].metric("Best induction head, 1 layer", f"{one.induction[-1].max():.2f}")
+    columns[3].metric("Best induction head, 2 layers", f"{two.induction[-1].max():.2f}")
+    rows = caches.history_rows(run)
+    draw_curves(rows, run.config.steps, context.width, context.lettering, key="chart-induction-curves")
+    st.caption("Loss: the cross-entropy of the next token where it can be known (a period or more in), on held-out "
+               "sequences. Scores, per head, on n random tokens repeated once (n = "
+               f"{run.config.probe_half}): previous-token, the mean weight on the token just before; induction, the "
+               "mean weight of the second half's tokens on the token after their first occurrence.")
+    _maps(run, context)
+    csv_download(lambda: pd.DataFrame(rows, columns=CSV_COLUMNS).to_csv(index=False, float_format="%.9g"),
+                 f"induction-{run.config.seed}")
+
+
+def _in_words(run: InductionRun) -> None:
+    """What happened, as sentences: which head of which model became what, and when."""
+    events = run.events()
+    two = [event for event in events if event.layers == 2]
+    one = [event for event in events if event.layers == 1]
+    inducing = [event for event in two if event.kind == "induction"]
+    if inducing:
+        first = inducing[0]
+        loss = run.model(2).repeated_loss
+        before = float(loss[run.measured_steps <= first.step][0])
+        st.success(f"With two layers, **{first}** (its induction score {first.score:.2f}); the loss on the repeated "
+                   f"part went from {before:.2f} at the start to {loss[-1]:.2f}.", icon=":material/bolt:")
+    else:
+        best = run.model(2).induction[-1]
+        layer, head = np.unravel_index(int(best.argmax()), best.shape)
+        st.info(f"No head of the two-layer model has become an induction head yet (score "
+                f"{INDUCTION_THRESHOLD} or more; its best: layer {layer}, head {head} at {best.max():.2f}). More "
+                "steps, or another seed.", icon=":material/hourglass:")
+    if two:
+        st.markdown("Two layers, in order: " + "; ".join(str(event) for event in two) + ".")
+    best_one = float(run.model(1).induction[-1].max())
+    if best_one > ONE_LAYER_LIMIT or any(event.kind == "induction" for event in one):
+        st.warning(f"A head of the one-layer model scores {best_one:.2f} as an induction head: with these "
+                   "periods it can find the answer by position alone.", icon=":material/warning:")
+    else:
+        st.markdown(f"One layer: no head above {best_one:.2f} as an induction head; it cannot compose two heads.")
+
+
+def _maps(run: InductionRun, context) -> None:
+    """Every head's attention at every kept step, the step picked in the browser by the chart's own Step input."""
+    layout = charts.maps_layout(run.config.heads, context.width)
+    one, two = run.models
+    scores = (one.kept_previous_token, two.kept_previous_token, one.kept_induction, two.kept_induction)
+    key = (run.config, run.steps_run, tuple(run.kept_steps.tolist()), layout)  # a run is its config's, to the step
+    frames = caches.chart_data_by_key(charts.maps_frames, key, one.kept, two.kept, scores, run.kept_steps, layout)
+    spec = caches.chart_spec(charts.maps_spec, layout, int(run.kept_steps[-1]), run.config.keep_every,
+                             context.lettering)
+    draw_spec(spec, frames, key="chart-induction-maps", lettering=context.lettering)
+    half = run.config.probe_half
+    tokens = " ".join(str(token) for token in run.example[:half])
+    st.caption(f"The sequence: {tokens} | {tokens} ({half} random tokens, then the same again). Rows are the tokens "
+               "asking (queries), columns the tokens looked at (keys), from 0 (white) to 1 (dark blue) in every map. "
+               "A previous-token head is a stripe just under the diagonal; an induction head, in the second half, a "
+               f"stripe {half - 1} tokens back. Drag the Step input above the maps: the page holds every kept step.")
