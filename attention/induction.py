@@ -8,15 +8,16 @@ head in the second matches the current token A against it, looks at the position
 and copies its token. One layer cannot compose two heads, and its loss on the repeated part stays high.
 
 The period varies from sequence to sequence: with one fixed period p, a single layer solves the task by
-position alone (look p − 1 tokens back), and every one of its heads scored as an induction head.
+position alone (look p − 1 tokens back). Measured on the defaults with every period 12: the one-layer model's
+loss on the repeated part fell to 0.00 and its best head scored 0.85 as an induction head.
 
-Both models train on the same batches, step by step, on the loss of the targets that can be known: those of the
-repeated part. A period's first tokens are random, their loss stays log V whatever a model does, and their
-gradient only adds noise: with it the first induction head formed after 500 steps or more (or not within 1,000),
-without it at step 260 to 280, on four seeds of the defaults. Every `measure_every` steps both are measured: their loss
-on the repeated part of held-out sequences, and every head's scores (head_scores.py) on a probe of n random
-tokens repeated once. Every `keep_every` steps the attention of every head on one probe sequence is kept, for a
-reader to scrub through training.
+Both models train on the same batches, step by step, on the loss of the targets that can be known: those of
+the repeated part. A period's first tokens are random, their loss stays log V whatever a model does, and their
+gradient only adds noise: with it the first induction head formed after 500 steps or more (or not within
+1,000), without it at step 260 to 280, on four seeds (in batches of 64). Every `measure_every` steps both are
+measured: their loss on the repeated part of held-out sequences, and every head's scores (head_scores.py) on a
+probe of n random tokens repeated once. Every `keep_every` steps the attention of every head on one probe
+sequence is kept, for a reader to scrub through training.
 
 Letters used in shape comments: B batch, T tokens, C width (the residual stream), nh heads, d head size,
 V vocabulary, L layers, M measurements, K kept checkpoints, P the probe's tokens (2n).
@@ -68,12 +69,14 @@ class InductionConfig:
     period_low: int = 4  # each sequence's period is drawn from period_low to period_high, all equally likely
     period_high: int = 12
     heads: int = 4  # nh per layer: room for a previous-token head and a spare or two
-    steps: int = 600  # the two-layer model's first induction head forms around step 260 to 280 with these
+    steps: int = 600  # the two-layer model's first induction head forms around step 315 to 345 with these
     seed: int = 0
     tokens: int = 24  # T: two periods of the longest, so that every sequence repeats
     width: int = 64  # C, the residual stream
     head_size: int = 16  # d: the heads' own width, whatever their number
-    batch_size: int = 64  # fresh random sequences every step: the task never runs out of data
+    # Fresh random sequences every step: the task never runs out of data. 64 formed the first induction head about 60
+    # steps sooner (step 255) but took a third longer to train, on four seeds.
+    batch_size: int = 32
     learning_rate: float = 3e-3  # AdamW; constant, so that the phase change is the data's, not a schedule's
     weight_decay: float = 0.01
     # Measuring costs as much as a few steps: 128 held-out sequences hold about 2,000 targets of the repeated part,

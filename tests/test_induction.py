@@ -208,3 +208,11 @@ def test_the_induction_head_comes_after_a_previous_token_head_in_the_first_layer
     induction = min(e.step for e in small_run.events() if e.kind == "induction")
     loss_before = two.repeated_loss[small_run.measured_steps < induction].min()
     assert two.repeated_loss[-1] < 0.5 * loss_before, "the loss on the repeated part drops as it forms"
+
+
+def test_with_one_fixed_period_one_layer_cheats_by_position():
+    """Why the period varies: with every sequence of period 10, one layer looks 9 tokens back by position alone,
+    scores as an induction head and predicts the repeated part: the contrast needs periods that vary."""
+    fixed = replace(SMALL, period_low=10, period_high=10, steps=300)
+    one = train(fixed).model(1)
+    assert one.induction[-1].max() > 0.5 and one.repeated_loss[-1] < 0.1
