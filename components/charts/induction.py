@@ -19,7 +19,10 @@ import pandas as pd
 
 from components.charts.style import READING, Lettering, colour_stops, picture_url
 
-STEP = "step"  # the selection that picks the kept step, and the field it picks
+# The selection that picks the kept step, and the field it picks (Vega names its input kept_kept). Not "step": Vega-Lite
+# reads a key of a binding named after a selection's field as that field's own binding, and the range input's
+# "step" was taken for one (a text input came instead).
+STEP = "kept"
 MAPS = "maps"  # the maps' dataset: one row per kept step, model, layer and head
 SHOWN = "shown_steps"  # one row per kept step: the title over the maps
 WEIGHTS = [0.0, 1.0]  # every map's colours: the same colour is the same weight at every step and in every head
@@ -27,7 +30,7 @@ THRESHOLD = 0.5  # where a head becomes one (attention.head_scores), drawn dashe
 # The maps' groups, top to bottom: (the model's layers, the layer), each a row of heads.
 GROUPS = ((1, 0), (2, 0), (2, 1))
 GROUP_COLOURS = {"1 layer: layer 0": "#7f7f7f", "2 layers: layer 0": "#e6842a", "2 layers: layer 1": "#1f4e9c"}
-MAP_MOST, MAP_LEAST, MAP_GAP = 130, 64, 10  # px: a map's side, and between two
+MAP_MOST, MAP_LEAST, MAP_GAP = 160, 64, 10  # px: a map's side, and between two
 HEAD_LABEL, GROUP_LABEL = 18, 26  # px above each map for "head h", above each row of maps for its model and layer
 CURVE_HEIGHT = 170
 CURVE_PLOT = 220  # px, a curve's plot, at most
@@ -100,10 +103,11 @@ def maps_spec(layout: MapsLayout, last_step: int, every: int, lettering: Letteri
     group of heads under its model and layer, and a title naming the step shown."""
     width, height = layout.size()
     top = -(-last_step // every) * every  # a run stopped between kept steps: its last map from there on
+    step = alt.selection_point(name=STEP, fields=[STEP], value=[{STEP: top}], clear=False,
+                               bind=alt.binding_range(min=0, max=top, step=every, name="Step"))
     # Before training there is one step to show, and no input to move.
-    bind = {"bind": alt.binding_range(min=0, max=top, step=every, name="Step")} if top > 0 else {}
-    step = alt.selection_point(name=STEP, fields=[STEP], value=[{STEP: top}], clear=False, **bind)
-    shown = f"datum.{STEP} <= {STEP}_{STEP} && {STEP}_{STEP} < datum.until"
+    params = [step] if top > 0 else []
+    shown = f"datum.{STEP} <= {STEP}_{STEP} && {STEP}_{STEP} < datum.until" if params else "true"
     x = alt.Scale(domain=[0, width], nice=False, zero=False)
     y = alt.Scale(domain=[0, height], nice=False, zero=False, reverse=True)
     base = alt.Chart(alt.NamedData(name=MAPS))
@@ -112,10 +116,10 @@ def maps_spec(layout: MapsLayout, last_step: int, every: int, lettering: Letteri
         x=alt.X("x:Q", axis=None, scale=x), x2="right", y=alt.Y("y:Q", axis=None, scale=y), y2="y2",
         url="picture:N",
         tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("head:O"),
-                 alt.Tooltip("step:Q", title="step"),
+                 alt.Tooltip(f"{STEP}:Q", title="step"),
                  alt.Tooltip("previous_token:Q", title="previous-token score on this sequence", format=".2f"),
                  alt.Tooltip("induction:Q", title="induction score on this sequence", format=".2f")],
-    ).add_params(step)
+    ).add_params(*params)
     font = max(12, lettering.font_px)
     first_step = base.transform_filter(f"datum.{STEP} == 0")
     heads = first_step.transform_calculate(label="'head ' + datum.head").mark_text(
@@ -130,7 +134,7 @@ def maps_spec(layout: MapsLayout, last_step: int, every: int, lettering: Letteri
         label=f"'Every head\\'s attention on the sequence below, at step ' + datum.{STEP}").mark_text(
         align="left", baseline="top", fontSize=font + 2, fontWeight="bold").encode(
         x=alt.value(0), y=alt.value(0), text="label:N").properties(width=width, height=font + 8)
-    return alt.vconcat(title, chart, spacing=4).properties(
+    return alt.vconcat(title, chart, spacing=4).configure_view(strokeWidth=0).properties(
         autosize=alt.AutoSizeParams(type="pad"), usermeta={"embedOptions": {"renderer": "canvas"}},
         description="Every head's attention at the step picked: the first layer's previous-token stripe and the "
                     "second layer's induction stripe appear as training goes").to_dict(validate=False)
