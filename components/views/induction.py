@@ -27,6 +27,7 @@ from attention.limits import (
 from components import caches
 from components.charts import induction as charts
 from components.charts.draw import draw_spec
+from components.charts.scrub import INPUT_STYLE
 from components.page import controls
 from components.page.downloads import csv_download
 from components.views.parts.induction_training import draw_curves, session_run, status, train_or_watch
@@ -37,13 +38,12 @@ ONE_LAYER_LIMIT = 0.3  # a one-layer head above this would be doing induction by
 
 def render(context) -> None:
     st.markdown(
-        "Random tokens that repeat: **7 3 9 7 3 9 7 3 …**, with a period drawn anew for every sequence. Once a "
-        "period has gone by, every next token can be known, by a model that finds where the current token occurred "
-        "before and copies what came after it. Two tiny transformers (attention only, no MLP) learn it side by "
-        "side: one with **one layer**, one with **two**. The two-layer one can compose two heads, a "
-        "*previous-token head* in layer 0 and an *induction head* in layer 1 that looks at the token after the "
-        "current token's last occurrence; the one-layer one cannot (Olsson et al. 2022). Layers and heads count "
-        "from 0.")
+        "Random tokens that repeat, **7 3 9 7 3 9 7 …**, with a period drawn anew for every sequence: after one "
+        "period every next token can be known, by finding where the current token came before and copying what "
+        "followed it. Two tiny attention-only transformers learn it side by side, with **one layer** and with "
+        "**two**. Only two layers can compose a *previous-token head* (layer 0) with an *induction head* (layer 1), "
+        "which looks at the token after the current token's last occurrence (Olsson et al. 2022). Layers and heads "
+        "count from 0.")
     config = config_controls()
     train_column, stop_column, note_column = st.columns([1, 1, 4], vertical_alignment="center")
     run = session_run(config)
@@ -57,6 +57,8 @@ def render(context) -> None:
                          help="Stops the training where it is; what both models learned so far stays on the page.")
         run = train_or_watch(config, context.width, context.lettering) or session_run(config)
         stop_slot.empty()
+        if run is not None and run.finished:
+            st.rerun()  # drawn again as every page shows a finished run: Train off, the charts under their keys
     if run is None:
         note_column.caption(f"Press Train: {config.steps} steps for each model, batches of {config.batch_size} "
                             "sequences, about half a minute with the defaults.")
@@ -108,10 +110,12 @@ def _results(run: InductionRun, context) -> None:
     _in_words(run)
     one, two = run.models
     columns = st.columns(4)
-    columns[0].metric("Loss on the repeated part, 1 layer", f"{one.repeated_loss[-1]:.2f}")
-    columns[1].metric("Loss on the repeated part, 2 layers", f"{two.repeated_loss[-1]:.2f}")
-    columns[2].metric("Best induction head, 1 layer", f"{one.induction[-1].max():.2f}")
-    columns[3].metric("Best induction head, 2 layers", f"{two.induction[-1].max():.2f}")
+    loss = "The cross-entropy of the next token where it can be known, on held-out sequences"
+    best = "The best induction score of the model's heads"
+    columns[0].metric("Loss, 1 layer", f"{one.repeated_loss[-1]:.2f}", help=loss)
+    columns[1].metric("Loss, 2 layers", f"{two.repeated_loss[-1]:.2f}", help=loss)
+    columns[2].metric("Induction, 1 layer", f"{one.induction[-1].max():.2f}", help=best)
+    columns[3].metric("Induction, 2 layers", f"{two.induction[-1].max():.2f}", help=best)
     rows = caches.history_rows(run)
     draw_curves(rows, run.config.steps, context.width, context.lettering, key="chart-induction-curves")
     st.caption("Loss: the cross-entropy of the next token where it can be known (a period or more in), on held-out "
@@ -124,31 +128,35 @@ def _results(run: InductionRun, context) -> None:
 
 
 def _in_words(run: InductionRun) -> None:
-    """What happened, as sentences: which head of which model became what, and when."""
-    events = run.events()
-    two = [event for event in events if event.layers == 2]
-    one = [event for event in events if event.layers == 1]
-    inducing = [event for event in two if event.kind == "induction"]
+    """What happened, as sentences: which head of the two-layer model became an induction head and when, the
+    previous-token head it reads, and what the one-layer model reached."""
+    one, two = run.models
+    inducing = [event for event in run.events() if event.layers == 2 and event.kind == "induction"]
     if inducing:
         first = inducing[0]
-        loss = run.model(2).repeated_loss
-        before = float(loss[run.measured_steps <= first.step][0])
-        st.success(f"With two layers, **{first}** (its induction score {first.score:.2f}); the loss on the repeated "
-                   f"part went from {before:.2f} at the start to {loss[-1]:.2f}.", icon=":material/bolt:")
+        st.success(f"With two layers, **{first}** (its induction score {first.score:.2f} then, "
+                   f"{two.induction[-1, first.layer, first.head]:.2f} now); the loss on the repeated part went from "
+                   f"{two.repeated_loss[0]:.2f} at the start to {two.repeated_loss[-1]:.2f}.", icon=":material/bolt:")
     else:
-        best = run.model(2).induction[-1]
-        layer, head = np.unravel_index(int(best.argmax()), best.shape)
-        st.info(f"No head of the two-layer model has become an induction head yet (score "
-                f"{INDUCTION_THRESHOLD} or more; its best: layer {layer}, head {head} at {best.max():.2f}). More "
-                "steps, or another seed.", icon=":material/hourglass:")
-    if two:
-        st.markdown("Two layers, in order: " + "; ".join(str(event) for event in two) + ".")
-    best_one = float(run.model(1).induction[-1].max())
-    if best_one > ONE_LAYER_LIMIT or any(event.kind == "induction" for event in one):
-        st.warning(f"A head of the one-layer model scores {best_one:.2f} as an induction head: with these "
-                   "periods it can find the answer by position alone.", icon=":material/warning:")
-    else:
-        st.markdown(f"One layer: no head above {best_one:.2f} as an induction head; it cannot compose two heads.")
+        layer, head = np.unravel_index(int(two.induction[-1].argmax()), two.induction[-1].shape)
+        st.info(f"No head of the two-layer model has become an induction head yet (a score of "
+                f"{INDUCTION_THRESHOLD} or more; its best: layer {layer}, head {head} at "
+                f"{two.induction[-1].max():.2f}). More steps, or another seed.", icon=":material/hourglass:")
+    previous = two.previous_token[:, 0]  # (M, nh): the first layer's heads
+    head = int(previous[-1].argmax())
+    lines = [f"Its layer 0 holds the previous-token head it reads: layer 0, head {head} puts "
+             f"{previous[-1, head]:.2f} of its attention on the token just before ({previous[0, head]:.2f} before "
+             "training)."]
+    if len(inducing) > 1:
+        lines.append("Then " + "; ".join(f"layer {e.layer}, head {e.head} at step {e.step}" for e in inducing[1:])
+                     + ".")
+    best_one = float(one.induction[-1].max())
+    lines.append(f"One layer: no head above {best_one:.2f} as an induction head, and its loss on the repeated part "
+                 f"stays at {one.repeated_loss[-1]:.2f}: one layer cannot compose two heads.")
+    st.markdown(" ".join(lines[:-1]) + "\n\n" + lines[-1])
+    if best_one > ONE_LAYER_LIMIT:
+        st.warning(f"A head of the one-layer model scores {best_one:.2f} as an induction head: with these periods it "
+                   "can find part of the answer by position alone.", icon=":material/warning:")
 
 
 def _maps(run: InductionRun, context) -> None:
@@ -160,6 +168,7 @@ def _maps(run: InductionRun, context) -> None:
     frames = caches.chart_data_by_key(charts.maps_frames, key, one.kept, two.kept, scores, run.kept_steps, layout)
     spec = caches.chart_spec(charts.maps_spec, layout, int(run.kept_steps[-1]), run.config.keep_every,
                              context.lettering)
+    st.html(INPUT_STYLE)  # the chart's Step input above it, as the one-head view's Layer and Head
     draw_spec(spec, frames, key="chart-induction-maps", lettering=context.lettering)
     half = run.config.probe_half
     tokens = " ".join(str(token) for token in run.example[:half])
