@@ -27,10 +27,12 @@ MAPS = "maps"  # the maps' dataset: one row per kept step, model, layer and head
 SHOWN = "shown_steps"  # one row per kept step: the title over the maps
 WEIGHTS = [0.0, 1.0]  # every map's colours: the same colour is the same weight at every step and in every head
 THRESHOLD = 0.5  # where a head becomes one (attention.head_scores), drawn dashed
-# The maps' groups, top to bottom: (the model's layers, the layer), each a row of heads.
+# The maps' groups, in reading order: (the model's layers, the layer), each a row of heads.
 GROUPS = ((1, 0), (2, 0), (2, 1))
 GROUP_COLOURS = {"1 layer: layer 0": "#7f7f7f", "2 layers: layer 0": "#e6842a", "2 layers: layer 1": "#1f4e9c"}
 MAP_MOST, MAP_LEAST, MAP_GAP = 160, 64, 10  # px: a map's side, and between two
+MAP_MOST_PROJECTED = 200  # px: a map's side at most in presentation mode, for the back of a room
+GROUP_GAP = 28  # px between two groups side by side
 HEAD_LABEL, GROUP_LABEL = 18, 26  # px above each map for "head h", above each row of maps for its model and layer
 CURVE_HEIGHT = 170
 CURVE_PLOT = 220  # px, a curve's plot, at most
@@ -45,34 +47,44 @@ def group_name(layers: int, layer: int) -> str:
 
 @dataclass(frozen=True)
 class MapsLayout:
-    """Where the maps stand: side px each, `columns` to a row, rows of a group wrapping when its heads are more."""
+    """Where the maps stand: side px each, `columns` to a row within a group (its heads wrap onto more rows), and
+    `across` groups side by side (a model's layer each), the next groups under them."""
 
     heads: int
     side: int = MAP_MOST
     columns: int = 4
+    across: int = 1
 
     def rows(self) -> int:  # rows of maps per group
         return math.ceil(self.heads / self.columns)
+
+    def group_width(self) -> int:
+        return min(self.heads, self.columns) * (self.side + MAP_GAP) - MAP_GAP
 
     def group_height(self) -> int:
         return GROUP_LABEL + self.rows() * (HEAD_LABEL + self.side + MAP_GAP)
 
     def place(self, group: int, head: int) -> tuple[int, int]:
         """The x and y (px, from the top left) of a map."""
+        group_row, group_column = divmod(group, self.across)
         row, column = divmod(head, self.columns)
-        return (column * (self.side + MAP_GAP),
-                group * self.group_height() + GROUP_LABEL + row * (HEAD_LABEL + self.side + MAP_GAP) + HEAD_LABEL)
+        return (group_column * (self.group_width() + GROUP_GAP) + column * (self.side + MAP_GAP),
+                group_row * self.group_height() + GROUP_LABEL + row * (HEAD_LABEL + self.side + MAP_GAP) + HEAD_LABEL)
 
     def size(self) -> tuple[int, int]:
-        columns = min(self.heads, self.columns)
-        return columns * (self.side + MAP_GAP) - MAP_GAP, len(GROUPS) * self.group_height()
+        return (self.across * (self.group_width() + GROUP_GAP) - GROUP_GAP,
+                math.ceil(len(GROUPS) / self.across) * self.group_height())
 
 
-def maps_layout(heads: int, width: int) -> MapsLayout:
-    """As many maps to a row as a column width px wide holds (at least MAP_LEAST px each), as large as they may."""
+def maps_layout(heads: int, width: int, projected: bool = False) -> MapsLayout:
+    """As many maps to a row as a column width px wide holds (at least MAP_LEAST px each), as large as they may be
+    (larger on a projector), and as many groups side by side as fit."""
     columns = max(1, min(heads, (width + MAP_GAP) // (MAP_LEAST + MAP_GAP)))
-    side = max(MAP_LEAST, min(MAP_MOST, (width + MAP_GAP) // columns - MAP_GAP))
-    return MapsLayout(heads, side, columns)
+    most = MAP_MOST_PROJECTED if projected else MAP_MOST
+    side = max(MAP_LEAST, min(most, (width + MAP_GAP) // columns - MAP_GAP))
+    group_width = min(heads, columns) * (side + MAP_GAP) - MAP_GAP
+    across = max(1, min(len(GROUPS), (width + GROUP_GAP) // (group_width + GROUP_GAP)))
+    return MapsLayout(heads, side, columns, across)
 
 
 def maps_frames(kept_one: np.ndarray, kept_two: np.ndarray, scores: tuple[np.ndarray, ...], kept_steps: np.ndarray,
@@ -128,11 +140,11 @@ def maps_spec(layout: MapsLayout, last_step: int, every: int, lettering: Letteri
     groups = first_step.transform_filter("datum.head == 0").transform_calculate(
         top=f"datum.y - {HEAD_LABEL}").mark_text(align="left", baseline="bottom", dy=-4, fontSize=font + 1,
                                                  fontWeight="bold").encode(
-        x=alt.value(0), y=alt.Y("top:Q", axis=None, scale=y), text="model:N")
+        x=alt.X("x:Q", axis=None, scale=x), y=alt.Y("top:Q", axis=None, scale=y), text="model:N")
     chart = alt.layer(pictures, heads, groups).properties(width=width, height=height)
     title = alt.Chart(alt.NamedData(name=SHOWN)).transform_filter(shown).transform_calculate(
-        label=f"'Every head\\'s attention on the sequence below, at step ' + datum.{STEP}").mark_text(
-        align="left", baseline="top", fontSize=font + 2, fontWeight="bold").encode(
+        label=f"'Every head\\'s attention at step ' + datum.{STEP}").mark_text(
+        align="left", baseline="top", fontSize=font + 2, fontWeight="bold", limit=width).encode(
         x=alt.value(0), y=alt.value(0), text="label:N").properties(width=width, height=font + 8)
     return alt.vconcat(title, chart, spacing=4).configure_view(strokeWidth=0).properties(
         autosize=alt.AutoSizeParams(type="pad"), usermeta={"embedOptions": {"renderer": "canvas"}},
