@@ -57,10 +57,10 @@ def page_seconds(config: InductionConfig) -> tuple[float, str]:
         browser = launch_chromium(playwright)
         page = open_tab(browser)
         page.goto(base_url + "/" + query)
-        page.locator(".st-key-induction_train button").first.wait_for()
+        page.locator(".st-key-induction_train button:visible").first.wait_for()
         wait_until_settled(page)
         started = time.perf_counter()
-        page.locator(".st-key-induction_train button").first.click()
+        page.locator(".st-key-induction_train button:visible").first.click()
         done = page.get_by_text(f"Trained {config.steps} steps in").first
         done.wait_for(timeout=600_000)
         seconds = time.perf_counter() - started

@@ -30,6 +30,13 @@ def test_the_maps_fit_their_column_and_never_overlap(heads, width, projected):
     assert all(x + layout.side <= layout.size()[0] and y + layout.side <= layout.size()[1] for x, y in boxes)
 
 
+@pytest.mark.parametrize(("heads", "width", "height"), [(4, 900, 720), (4, 1200, 720), (8, 350, 844), (2, 1000, 768)])
+def test_every_map_of_a_step_is_in_sight_at_once(heads, width, height):
+    layout = charts.maps_layout(heads, width, True, height)
+    assert layout.size()[1] <= height - charts.MAPS_CHROME_PX
+    assert layout.side >= charts.MAP_LEAST
+
+
 def test_few_heads_put_the_groups_side_by_side_and_many_wrap():
     assert charts.maps_layout(1, 900).across == 3
     assert charts.maps_layout(4, 900).across == 1

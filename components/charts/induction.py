@@ -31,9 +31,11 @@ THRESHOLD = 0.5  # where a head becomes one (attention.head_scores), drawn dashe
 GROUPS = ((1, 0), (2, 0), (2, 1))
 GROUP_COLOURS = {"1 layer: layer 0": "#7f7f7f", "2 layers: layer 0": "#e6842a", "2 layers: layer 1": "#1f4e9c"}
 MAP_MOST, MAP_LEAST, MAP_GAP = 160, 64, 10  # px: a map's side, and between two
-MAP_MOST_PROJECTED = 200  # px: a map's side at most in presentation mode, for the back of a room
+MAP_PROJECTED = 200  # px: a map's side at most in presentation mode, for the back of a room
+# px of a window the maps leave to the rest: the page's header, the Step input and the title above them
+MAPS_CHROME_PX = 150
 GROUP_GAP = 28  # px between two groups side by side
-HEAD_LABEL, GROUP_LABEL = 18, 26  # px above each map for "head h", above each row of maps for its model and layer
+HEAD_LABEL, GROUP_LABEL = 16, 24  # px above each map for "head h", above each row of maps for its model and layer
 CURVE_HEIGHT = 170
 CURVE_PLOT = 220  # px, a curve's plot, at most
 CURVE_AXIS_PX = 70  # px left of a curve's plot for its axis
@@ -76,14 +78,18 @@ class MapsLayout:
                 math.ceil(len(GROUPS) / self.across) * self.group_height())
 
 
-def maps_layout(heads: int, width: int, projected: bool = False) -> MapsLayout:
-    """As many maps to a row as a column width px wide holds (at least MAP_LEAST px each), as large as they may be
-    (larger on a projector), and as many groups side by side as fit."""
+def maps_layout(heads: int, width: int, projected: bool = False, height: int | None = None) -> MapsLayout:
+    """As many maps to a row as a column width px wide holds (at least MAP_LEAST px each), as many groups side by
+    side as fit, the maps as large as they may be (larger on a projector) but no taller together than a window
+    height px high leaves them: every head of every model in sight while the reader drags the Step input."""
     columns = max(1, min(heads, (width + MAP_GAP) // (MAP_LEAST + MAP_GAP)))
-    most = MAP_MOST_PROJECTED if projected else MAP_MOST
-    side = max(MAP_LEAST, min(most, (width + MAP_GAP) // columns - MAP_GAP))
-    group_width = min(heads, columns) * (side + MAP_GAP) - MAP_GAP
-    across = max(1, min(len(GROUPS), (width + GROUP_GAP) // (group_width + GROUP_GAP)))
+    side = max(MAP_LEAST, min(MAP_PROJECTED if projected else MAP_MOST, (width + MAP_GAP) // columns - MAP_GAP))
+    rows = math.ceil(heads / columns)
+    for _ in range(2):  # smaller maps may let more groups stand side by side, which leaves them more height
+        across = max(1, min(len(GROUPS), (width + GROUP_GAP) // (columns * (side + MAP_GAP) - MAP_GAP + GROUP_GAP)))
+        if height is not None:
+            per_group = (height - MAPS_CHROME_PX) // math.ceil(len(GROUPS) / across)
+            side = max(MAP_LEAST, min(side, (per_group - GROUP_LABEL) // rows - HEAD_LABEL - MAP_GAP))
     return MapsLayout(heads, side, columns, across)
 
 
@@ -175,7 +181,7 @@ def curves_spec(total_steps: int, width: int, lettering: Lettering = READING) ->
     models = alt.Color("model:N", title=None, legend=alt.Legend(orient="bottom", direction="vertical"),
                        scale=alt.Scale(domain=list(LOSS_COLOURS), range=list(LOSS_COLOURS.values())))
     loss = alt.Chart(alt.NamedData(name=LOSSES)).mark_line().encode(
-        x=x, y=alt.Y("loss:Q", title="loss on the repeated part", scale=alt.Scale(zero=True)), color=models,
+        x=x, y=alt.Y("loss:Q", title="cross-entropy", scale=alt.Scale(zero=True)), color=models,
         tooltip=["model:N", "step:Q", alt.Tooltip("loss:Q", format=".3f")],
     ).properties(title="Loss on the repeated part", width=plot, height=CURVE_HEIGHT)
     groups = alt.Color("model:N", title=None, legend=alt.Legend(orient="bottom", direction="vertical"),
@@ -185,12 +191,11 @@ def curves_spec(total_steps: int, width: int, lettering: Lettering = READING) ->
 
     def scores(field: str, title: str) -> alt.LayerChart:
         lines = alt.Chart(alt.NamedData(name=SCORES)).mark_line(strokeWidth=1.5).encode(
-            x=x, y=alt.Y(f"{field}:Q", title="score", scale=alt.Scale(domain=[0, 1])), color=groups,
+            x=x, y=alt.Y(f"{field}:Q", title="score (dashed: 0.5)", scale=alt.Scale(domain=[0, 1])), color=groups,
             detail="line:N", tooltip=["line:N", "step:Q", alt.Tooltip(f"{field}:Q", format=".2f")])
         return alt.layer(lines, rule).properties(title=title, width=plot, height=CURVE_HEIGHT)
 
-    parts = [loss, scores("previous_token", "Previous-token score of each head"),
-             scores("induction", "Induction score of each head (dashed: 0.5)")]
+    parts = [loss, scores("previous_token", "Previous-token scores"), scores("induction", "Induction scores")]
     chart = (alt.hconcat if beside else alt.vconcat)(*parts).resolve_scale(color="independent")
     return chart.properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"),
                             description="The loss on the repeated part and every head's scores over training"

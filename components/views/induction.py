@@ -161,7 +161,7 @@ def _in_words(run: InductionRun) -> None:
 
 def _maps(run: InductionRun, context) -> None:
     """Every head's attention at every kept step, the step picked in the browser by the chart's own Step input."""
-    layout = charts.maps_layout(run.config.heads, context.width, context.lettering.projected)
+    layout = charts.maps_layout(run.config.heads, context.width, context.lettering.projected, context.height)
     one, two = run.models
     scores = (one.kept_previous_token, two.kept_previous_token, one.kept_induction, two.kept_induction)
     key = (run.config, run.steps_run, tuple(run.kept_steps.tolist()), layout)  # a run is its config's, to the step

@@ -23,8 +23,8 @@ def step_input(page):
 
 
 def train_button(page):
-    """The Train button (with its help, a finished run's, Streamlit draws the button twice: one for the tooltip)."""
-    return page.locator(".st-key-induction_train button").first
+    """The Train button (with its help, a finished run's, Streamlit draws the button twice: one of them hidden)."""
+    return page.locator(".st-key-induction_train button:visible").first
 
 
 def sent(page) -> int:
