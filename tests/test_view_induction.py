@@ -303,3 +303,21 @@ def test_the_page_says_when_no_head_has_formed_and_when_one_layer_passes_0_3():
     assert not page.success
     assert "No head of the two-layer model has become an induction head yet" in page.info[0].value
     assert "A head of the one-layer model scores 0.40 as an induction head" in page.warning[0].value
+
+
+def test_a_class_follows_the_teachers_settings_and_sees_the_teachers_run_without_training():
+    teacher = open_page(teach="1", view="induction")
+    assert_healthy(teacher)
+    code = teacher.query_params["class"]
+    teacher.slider(key="heads").set_value(2).run()
+    teacher.slider(key="steps").set_value(100).run()
+    teacher.slider(key="vocab").set_value(16).run()
+    teacher.number_input(key="seed").set_value(17).run()
+    teacher.button(key="induction_train").click().run()
+    assert_healthy(teacher)
+    student = open_page(**{"class": code})
+    assert_healthy(student)
+    assert (student.slider(key="heads").value, student.slider(key="steps").value) == (2, 100)
+    assert (student.slider(key="vocab").value, student.number_input(key="seed").value) == (16, 17)
+    assert student.button(key="induction_train").disabled and not student.get("progress")
+    assert {m.label: m.value for m in student.metric} == {m.label: m.value for m in teacher.metric}

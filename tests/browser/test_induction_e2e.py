@@ -4,6 +4,8 @@ the server). What the maps show is read as their canvas's pixels (harness.browse
 
 from __future__ import annotations
 
+import re
+
 from harness.browser import chart_pixels, load_page, wait_for_change, wait_until_settled
 from tests.marks import BROWSER_TESTS
 
@@ -92,3 +94,21 @@ def test_a_second_page_with_the_same_link_shows_the_run_at_once(page, base_url, 
         assert chart_pixels(other, maps(other)) == chart_pixels(page, maps(page))
     finally:
         other.context.close()
+
+
+def test_stop_ends_a_training_where_it_is_and_keeps_what_it_learned(page, base_url):
+    from playwright.sync_api import expect
+
+    load_page(page, base_url + "/?view=induction&steps=2000&heads=1&vocab=8&periods=2-6&seed=23",
+              drawn=train_button)
+    train_button(page).click()
+    # Past the first kept step after 0 (every 100 of 2,000), so that the stopped run has steps to scrub.
+    expect(page.locator('[data-testid="stProgress"]').first).to_contain_text(re.compile(r"Step [1-9]\d{2,} of"),
+                                                                             timeout=120_000)
+    page.locator(".st-key-induction_stop button:visible").first.click()
+    expect(page.get_by_text("Stopped at step").first).to_be_visible(timeout=60_000)
+    wait_until_settled(page)
+    expect(train_button(page)).to_be_enabled()  # an unfinished run is this page's, and can be trained again
+    expect(step_input(page)).to_be_attached()
+    assert int(step_input(page).get_attribute("max")) >= 100
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
