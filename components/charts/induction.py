@@ -17,7 +17,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from components.charts.style import READING, Lettering, colour_stops, picture_url
+from attention.head_scores import INDUCTION_THRESHOLD
+from components.charts.style import READING, Lettering, picture_url
 
 # The selection that picks the kept step, and the field it picks (Vega names its input kept_kept). Not "step": Vega-Lite
 # reads a key of a binding named after a selection's field as that field's own binding, and the range input's
@@ -26,7 +27,6 @@ STEP = "kept"
 MAPS = "maps"  # the maps' dataset: one row per kept step, model, layer and head
 SHOWN = "shown_steps"  # one row per kept step: the title over the maps
 WEIGHTS = [0.0, 1.0]  # every map's colours: the same colour is the same weight at every step and in every head
-THRESHOLD = 0.5  # where a head becomes one (attention.head_scores), drawn dashed
 # The maps' groups, in reading order: (the model's layers, the layer), each a row of heads.
 GROUPS = ((1, 0), (2, 0), (2, 1))
 GROUP_COLOURS = {"1 layer: layer 0": "#7f7f7f", "2 layers: layer 0": "#e6842a", "2 layers: layer 1": "#1f4e9c"}
@@ -186,13 +186,14 @@ def curves_spec(total_steps: int, width: int, lettering: Lettering = READING) ->
     ).properties(title="Loss on the repeated part", width=plot, height=CURVE_HEIGHT)
     groups = alt.Color("model:N", title=None, legend=alt.Legend(orient="bottom", direction="vertical"),
                        scale=alt.Scale(domain=list(GROUP_COLOURS), range=list(GROUP_COLOURS.values())))
-    rule = alt.Chart(alt.Data(values=[{"score": THRESHOLD}])).mark_rule(strokeDash=[4, 4], color="gray").encode(
-        y="score:Q")
+    # Where a head becomes one (attention.head_scores), the same for both kinds.
+    rule = alt.Chart(alt.Data(values=[{"score": INDUCTION_THRESHOLD}])).mark_rule(
+        strokeDash=[4, 4], color="gray").encode(y="score:Q")
 
     def scores(field: str, title: str) -> alt.LayerChart:
         lines = alt.Chart(alt.NamedData(name=SCORES)).mark_line(strokeWidth=1.5).encode(
-            x=x, y=alt.Y(f"{field}:Q", title="score (dashed: 0.5)", scale=alt.Scale(domain=[0, 1])), color=groups,
-            detail="line:N", tooltip=["line:N", "step:Q", alt.Tooltip(f"{field}:Q", format=".2f")])
+            x=x, y=alt.Y(f"{field}:Q", title=f"score (dashed: {INDUCTION_THRESHOLD})", scale=alt.Scale(domain=[0, 1])),
+            color=groups, detail="line:N", tooltip=["line:N", "step:Q", alt.Tooltip(f"{field}:Q", format=".2f")])
         return alt.layer(lines, rule).properties(title=title, width=plot, height=CURVE_HEIGHT)
 
     parts = [loss, scores("previous_token", "Previous-token scores"), scores("induction", "Induction scores")]
@@ -200,9 +201,3 @@ def curves_spec(total_steps: int, width: int, lettering: Lettering = READING) ->
     return chart.properties(autosize=alt.AutoSizeParams(type="pad", contains="padding"),
                             description="The loss on the repeated part and every head's scores over training"
                             ).to_dict(validate=False)
-
-
-def colour_ends() -> list[str]:
-    """The maps' colours from 0 to 1, for a caption to name."""
-    stops = colour_stops("blues")
-    return [stops[0], stops[-1]]

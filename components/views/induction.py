@@ -61,7 +61,7 @@ def render(context) -> None:
             st.rerun()  # drawn again as every page shows a finished run: Train off, the charts under their keys
     if run is None:
         note_column.caption(f"Press Train: {config.steps} steps for each model, batches of {config.batch_size} "
-                            "sequences, about half a minute with the defaults.")
+                            "sequences, about 15 s with the defaults on a quiet server.")
         _before_training(config, context)
         return
     if not pressed:
