@@ -134,7 +134,7 @@ welcome.welcome(model_name, text, controls.current_state(), loaded.shape.num_lay
 classroom.follow()
 
 if view in views.STANDALONE_VIEWS:
-    state = controls.current_state()
+    state = controls.pending_state()
     classroom.sync(state)
     classroom.status()
     draw(view, views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=loaded.shape,

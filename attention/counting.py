@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import math
 import string
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +31,7 @@ from torch import nn
 from attention.dot_product import attend
 from attention.limits import SEED, TEMPERATURE, IntRange, RealRange, require_choice
 from attention.settings import SCALINGS, scaling_divisor
+from attention.threads import one_thread
 
 BLANK = "·"  # how a blank position is shown; symbol 0
 SYMBOLS = BLANK + string.ascii_uppercase  # symbol i > 0 is the i-th letter
@@ -237,7 +236,7 @@ def train(config: CountingConfig = CountingConfig(),
         return TrainingResult(config, np.array(losses, dtype=np.float32), np.array(steps, dtype=np.int64),
                               np.array(accuracies, dtype=np.float32), time.perf_counter() - started, model)
 
-    with _one_thread(), torch.enable_grad():
+    with one_thread(), torch.enable_grad():
         for step in range(1, config.steps + 1):
             windows = sample_windows(config, config.batch_size, generator)  # (B, W)
             logits, _ = model(windows)  # (B, S, N)
@@ -358,30 +357,6 @@ def equal_letters(trace: CountingTrace, index: int = 0) -> EqualLetters | None:
 def example_windows(config: CountingConfig, count: int = 1, seed: int = 0) -> np.ndarray:
     """(count, W) windows to look at, reproducible from a seed of their own."""
     return sample_windows(config, count, torch.Generator().manual_seed(seed)).numpy()
-
-
-_thread_limit_lock = threading.Lock()
-_thread_limit = {"runs": 0, "restore": 1}  # trainings under way; the thread count to go back to
-
-
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    """Train on one CPU thread: this model's matrices are tiny, and two threads spend their time
-    waiting for each other (on a busy 2-core machine 300 steps took 1 s on one thread, 8 to 95 s
-    on two). torch.set_num_threads also sets the default of threads that start meanwhile, so the
-    previous count comes back when the last training under way ends."""
-    with _thread_limit_lock:
-        if _thread_limit["runs"] == 0:
-            _thread_limit["restore"] = torch.get_num_threads()
-        _thread_limit["runs"] += 1
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        with _thread_limit_lock:
-            _thread_limit["runs"] -= 1
-            if _thread_limit["runs"] == 0:
-                torch.set_num_threads(_thread_limit["restore"])
 
 
 def _uniform(shape: tuple[int, ...], fan_in: int, generator: torch.Generator) -> nn.Parameter:

@@ -96,3 +96,22 @@ PAGE_TEMPERATURE_STEP = 0.05
 # A window on a slider: from one token back to 32, past which it looks like the causal mask on most texts.
 PAGE_WINDOW = WINDOW.narrowed(1, 32)
 
+
+
+# The induction lab's (attention/induction.py): the core's, then the page's inside them.
+INDUCTION_VOCAB = IntRange(2, 4_096)  # random tokens 0 to V − 1
+INDUCTION_TOKENS = IntRange(4, 512)  # T, a sequence's length: the position embeddings' count
+INDUCTION_PERIOD = IntRange(1, INDUCTION_TOKENS.high - 1)  # and shorter than the sequence: config.validate
+INDUCTION_HEADS = IntRange(1, 16)
+INDUCTION_STEPS = IntRange(1, 20_000)
+INDUCTION_LEARNING_RATE = RealRange(1e-5, 1.0)
+# On the page, for its 24-token sequences: a period of 2 to 12 repeats at least twice in them, and the probe's
+# 12 tokens repeated once (head_scores.py) is of a period the models have seen. 4 tokens and more, so that a
+# period's tokens are not all alike; up to 64 (more is no harder once a copy is learned). Up to 8 heads a layer
+# and 2,000 steps: both models within a couple of minutes on a shared 2-core server, at most.
+PAGE_INDUCTION_TOKENS = 24
+PAGE_INDUCTION_PERIOD = INDUCTION_PERIOD.narrowed(2, PAGE_INDUCTION_TOKENS // 2)
+PAGE_INDUCTION_VOCAB = INDUCTION_VOCAB.narrowed(4, 64)
+PAGE_INDUCTION_HEADS = INDUCTION_HEADS.narrowed(1, 8)
+PAGE_INDUCTION_STEPS = INDUCTION_STEPS.narrowed(100, 2_000)
+PAGE_INDUCTION_STEPS_STEP = 100  # the steps slider moves by this many

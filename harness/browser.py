@@ -150,10 +150,12 @@ _CHART_PIXELS_JS = """chart => {
 }"""
 
 
-def chart_pixels(page) -> str:
-    """What the weights heatmap shows now, once it is drawn (compare two calls to see a change)."""
-    weights_chart(page).locator("canvas, svg.marks").first.wait_for()
-    return weights_chart(page).evaluate(_CHART_PIXELS_JS)
+def chart_pixels(page, chart=None) -> str:
+    """What a chart (a locator; by default the weights heatmap) shows now, once it is drawn (compare two calls to
+    see a change)."""
+    chart = weights_chart(page) if chart is None else chart
+    chart.locator("canvas, svg.marks").first.wait_for()
+    return chart.evaluate(_CHART_PIXELS_JS)
 
 
 def launch_chromium(playwright, **options):

@@ -9,13 +9,21 @@ equal inputs share an entry across sessions; how many entries each keeps is set 
 - texts: a text's tokens and each layer's input
 - layers: every head of a layer computed once, one head's trace made from it, the proof
 - stacks: heads sent to the browser at once (HeadStack, NeuronStack: what a chart's datasets are made of)
-- experiments: two texts side by side, the scaling lab, switching heads off, the lesson, the counting toy
+- experiments: two texts side by side, the scaling lab, switching heads off, the lesson, the counting toy, the
+  induction lab
 - chart_memos: chart specs and datasets built once, a student's last charts kept in their session
-- shared: what every session meets: the class store, the line of trainings
+- shared: what every session meets: the class store, the line of trainings, the induction lab's runs
 """
 
 from components.caches.budget import CACHE_ENTRIES
-from components.caches.chart_memos import chart_data, chart_spec, drawn_chart, new_run, view_run
+from components.caches.chart_memos import (
+    chart_data,
+    chart_data_by_key,
+    chart_spec,
+    drawn_chart,
+    new_run,
+    view_run,
+)
 from components.caches.experiments import (
     DEFAULT_SECOND,
     TRAINING_LIMIT_S,
@@ -30,6 +38,8 @@ from components.caches.experiments import (
     head_block,
     head_change,
     head_softmax_statistics,
+    history_rows,
+    induction_training,
     inspect_counting,
     letter_counts,
     masked_cells,
@@ -47,6 +57,7 @@ from components.caches.experiments import (
     train_counting,
     twin_wins,
     untrained_counting,
+    untrained_induction,
     variance_by_head_size,
     word_text,
 )
@@ -68,7 +79,7 @@ from components.caches.models import (
     model_names,
     needs_download,
 )
-from components.caches.shared import classes, training_turns
+from components.caches.shared import classes, induction_runs, training_turns
 from components.caches.stacks import AlignedDifference, HeadStack, NeuronStack, head_stack, neuron_heads, neuron_view
 from components.caches.texts import (
     encoding,

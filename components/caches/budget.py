@@ -52,6 +52,11 @@ CACHE_ENTRIES = {
     # A scrubbed chart's datasets, a class's worth: up to two per view and student (the heads grid and its
     # summary), about 0.3 MB at 32 tokens, 1.6 MB for a layer of pictures at 512 (scrub.send_plan's budgets).
     "chart_data": 96,
+    # The induction lab's models before training, measured: a few hundred kB of kept attention, per setting.
+    "untrained_induction": 16,
+    # The induction lab's finished runs, shared by their settings across sessions (server/shared_runs.py): about
+    # 0.5 MB each with the defaults (kept attention of 21 steps × 12 heads × 24 × 24), up to 4 MB at 8 heads.
+    "induction_runs": 16,
 }
 
 

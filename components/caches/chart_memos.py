@@ -69,6 +69,18 @@ def chart_data(build: Callable[..., dict], *arguments) -> dict[str, bytes]:
     return datasets
 
 
+def chart_data_by_key(build: Callable[..., dict], key: tuple, *arguments) -> dict[str, bytes]:
+    """build(*arguments), a chart's datasets, kept as chart_data keeps them but under key, for arguments too large
+    to hash on every rerun or unhashable (a training run's kept attention): key must name all they hold."""
+    with heavy_work():
+        return _chart_data_by_key(_builder_name(build), key, build, arguments)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["chart_data"], max_size=BUDGET.cache_bytes("chart_data"))
+def _chart_data_by_key(builder: str, key: tuple, _build: Callable[..., dict], _arguments: tuple) -> dict[str, bytes]:
+    return _arrow_bytes(_build(*_arguments))
+
+
 def _bytes(kept: Iterable[tuple[int, dict[str, bytes]]]) -> int:
     return sum(len(data) for _, datasets in kept for data in datasets.values())
 

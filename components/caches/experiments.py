@@ -1,5 +1,5 @@
-"""The labs and the comparisons: two texts side by side, the scaling lab, switching heads off, the lesson's facts
-and the counting toy."""
+"""The labs and the comparisons: two texts side by side, the scaling lab, switching heads off, the lesson's facts,
+the counting toy and the induction lab."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from attention import (
     embedding_switch,
     head_switch,
     heads,
+    induction,
     lesson,
     scaling_lab,
     unknown,
@@ -175,3 +176,20 @@ inspect_counting = counting.inspect  # (result, windows) -> CountingTrace: atten
 example_windows = counting.example_windows  # (config, count, seed) -> (count, W) windows to look at
 letter_counts = counting.letter_counts  # (trace, index) -> per letter: counts and own-letter attention
 equal_letters = counting.equal_letters  # (trace, index) -> how rows of a repeated letter compare
+
+
+# ---- The induction lab: two tiny decoders trained side by side; runs shared by their settings (shared.py) ----
+
+induction_training = induction.training  # config -> InductionProgress after every step, the run so far in each
+history_rows = induction.history_rows  # run -> the scores over training as the CSV's columns
+
+
+def untrained_induction(config: induction.InductionConfig) -> induction.InductionRun:
+    """Both models as training starts them, measured: what their heads do by chance."""
+    with heavy_work():
+        return _untrained_induction(config)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["untrained_induction"])
+def _untrained_induction(config: induction.InductionConfig) -> induction.InductionRun:
+    return induction.untrained(config)

@@ -1,4 +1,4 @@
-"""What every session of the server meets: the class store and the line of trainings."""
+"""What every session of the server meets: the class store, the line of trainings and the induction lab's runs."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ import os
 
 import streamlit as st
 
+from components.caches.budget import CACHE_ENTRIES
 from components.classroom import class_store
 from components.server import turns
 from components.server.process import one_torch_thread
+from components.server.shared_runs import SharedRuns
 
 log = logging.getLogger(__name__)
 
@@ -31,3 +33,10 @@ def classes() -> class_store.ClassStore:
     """Where the classes live (classroom/class_store.py): one store per server process, which every session meets;
     in Redis when ATTENTION_ANATOMY_CLASS_STORE names one, so that replicas meet there too."""
     return class_store.from_setting(os.environ.get(class_store.STORE_ENV))
+
+
+@st.cache_resource(show_spinner=False)
+def induction_runs() -> SharedRuns:
+    """The induction lab's runs by their settings, one trainer each and finished ones kept for every session: a
+    class that follows its teacher trains nothing twice (server/shared_runs.py)."""
+    return SharedRuns(keep=CACHE_ENTRIES["induction_runs"])

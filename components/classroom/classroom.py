@@ -42,7 +42,7 @@ from components.page.page_state import PageState
 
 KEY_PARAM, TEACH_PARAM = "key", "teach"
 FOLLOWED = ("view", "text", "text_b", "model", "source", "layer", "head", "head_dim", "scaling", "temperature",
-            "seed", "step", "query")
+            "seed", "step", "query", "periods", "vocab", "heads", "steps")
 # A follower's page asks for the class's version this often. Each ask is a run of a fragment, which costs
 # Streamlit about 1.9 ms of the server's CPU however little it does (bench/class_follow.py): 30 followers at
 # 0.75 s are about 8 % of a core (the target is 10 %), and a teacher's change shows within 0.75 s and a rerun.

@@ -89,6 +89,13 @@ def current_state() -> PageState:
     return PageState(**st.session_state[_SHADOW])
 
 
+def pending_state() -> PageState:
+    """The state as the widgets hold it at the start of a run, before they are drawn again: the shadow with what
+    the reader has just moved. For a view that draws its own controls after the page has written its link and
+    sent it to the class (the induction lab's), which the shadow alone would leave one move behind."""
+    return PageState(**{**st.session_state[_SHADOW], **_widget_values()})
+
+
 def request(**values) -> None:
     """Change controls from code: takes effect when the widgets are next drawn (after a rerun)."""
     st.session_state[_SHADOW].update(values)

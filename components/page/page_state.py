@@ -13,7 +13,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from attention import SCALINGS, SOURCES, ModelShape, TraceSettings
-from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_WINDOW, IntRange
+from attention.induction import InductionConfig
+from attention.limits import (
+    PAGE_INDUCTION_HEADS,
+    PAGE_INDUCTION_PERIOD,
+    PAGE_INDUCTION_STEPS,
+    PAGE_INDUCTION_STEPS_STEP,
+    PAGE_INDUCTION_VOCAB,
+    PAGE_SEED,
+    PAGE_TEMPERATURE,
+    PAGE_WINDOW,
+    IntRange,
+)
 from attention.masks import MASKS
 from attention.models import BUNDLED_MODEL
 from attention.segments import PAIR_FILTERS
@@ -33,6 +44,7 @@ VIEWS = (
     ("compare", "Two texts side by side"),
     ("counting", "Counting letters: train a head"),
     ("switch", "Switching heads off"),
+    ("induction", "Watch an induction head form"),
 )
 VIEW_NAMES = tuple(name for name, _ in VIEWS)
 # How the all-heads view sums up a layer: each choice's name in a link, and its label.
@@ -43,6 +55,7 @@ WEIGHT_SCALES = {"head": ("each head's own max", "each head's own largest weight
                  "layer": ("the layer's max", "the largest weight of any head of the layer"),
                  "one": ("0 to 1", "1, the largest a weight can be")}
 LESSON_STEPS = 8
+INDUCTION = InductionConfig()  # the induction lab's defaults, which its controls start from
 
 
 def default_model() -> str:
@@ -75,6 +88,11 @@ class PageState:
     grid_tokens: bool = False  # the all-heads view's small maps with the tokens written beside them
     weight_scale: str = "head"  # the weights' colours: each head to its own max, to its layer's, or 0 to 1
     present: bool = False  # presentation mode: chart text legible from the back of a room, charts as large as fit
+    # The induction lab's own (its seed is seed=): the range of periods, the vocabulary, heads a layer, steps.
+    periods: tuple[int, int] = (INDUCTION.period_low, INDUCTION.period_high)  # periods=4-12 in a link
+    vocab: int = INDUCTION.vocab_size
+    heads: int = INDUCTION.heads
+    steps: int = INDUCTION.steps
 
 
 PARAMS = tuple(field.name for field in dataclasses.fields(PageState))
@@ -99,7 +117,8 @@ def from_query(query: Mapping[str, Sequence[str]], models: Sequence[str]) -> tup
             values[name] = _PARSERS[name](raw, models)
         except ValueError as reason:
             default = getattr(PageState(), name)
-            notices.append(f"The link's {name}={shorten(raw)} was ignored: {reason}. Showing {name}={default!r}.")
+            shown = _format(default) if isinstance(default, tuple) else repr(default)
+            notices.append(f"The link's {name}={shorten(raw)} was ignored: {reason}. Showing {name}={shown}.")
     state = PageState(**values)
     if state.model not in models:  # only a deployer's default can be missing: links are checked above
         notices.append(f"This server's default model {shorten(state.model)} ({DEFAULT_MODEL_ENV}) is not one it "
@@ -164,6 +183,8 @@ def shorten(text: str, limit: int = 40) -> str:
 
 
 def _format(value: object) -> str:
+    if isinstance(value, tuple):  # a range: periods=4-12
+        return "-".join(str(end) for end in value)
     if isinstance(value, bool):
         return "1" if value else "0"
     return f"{value:g}" if isinstance(value, float) else str(value)
@@ -213,6 +234,25 @@ def _temperature(raw: str, _models) -> float:
     return value
 
 
+def _multiple(valid: IntRange, step: int):
+    def parse(raw: str, models) -> int:
+        value = _integer(valid)(raw, models)
+        if value % step:
+            raise ValueError(f"it must be a multiple of {step} {valid}")
+        return value
+    return parse
+
+
+def _periods(raw: str, models) -> tuple[int, int]:
+    low, separator, high = raw.strip().partition("-")
+    if not separator:
+        raise ValueError("it must be two whole numbers with a dash between them, as 4-12")
+    ends = tuple(_integer(PAGE_INDUCTION_PERIOD)(end, models) for end in (low, high))
+    if ends[0] > ends[1]:
+        raise ValueError("its first period must not be above its last")
+    return ends
+
+
 def _flag(raw: str, _models) -> bool:
     if raw.strip().lower() in ("1", "true", "yes", "on"):
         return True
@@ -243,4 +283,8 @@ _PARSERS = {
     "grid_tokens": _flag,
     "weight_scale": _choice(WEIGHT_SCALES),
     "present": _flag,
+    "periods": _periods,
+    "vocab": _integer(PAGE_INDUCTION_VOCAB),
+    "heads": _integer(PAGE_INDUCTION_HEADS),
+    "steps": _multiple(PAGE_INDUCTION_STEPS, PAGE_INDUCTION_STEPS_STEP),
 }

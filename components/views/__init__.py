@@ -21,7 +21,7 @@ from components.page.viewport import COLUMN_GAP_PX, column_px
 # too; each view is the module of its name in this package (render).
 VIEW_LABELS = dict(VIEWS)
 # Views that train their own toy model and read nothing of the text or the trace.
-STANDALONE_VIEWS = ("counting",)
+STANDALONE_VIEWS = ("counting", "induction")
 # What a view's chart picks with inputs of its own, switched in the browser (components/charts/scrub.py).
 ON_CHART = {"head": ("layer", "head"), "heads": ("layer",), "neuron": ("head",), "compare": ("layer", "head")}
 # Views that read one query token of the text: the page fits it inside the text's tokens (controls.fit_query)
@@ -37,10 +37,13 @@ OWN_TOKENS_VIEWS = ("switch",)
 # and the scaling beside the other views do not apply, and are not drawn.
 WHOLE_MODEL_VIEWS = ("switch",)
 # The line under a view's title, by the title, where the page's own line (its model, "this text") is not true:
-# the counting lab trains a toy head of its own on random letters (streamlit_app.py draws it).
+# the counting and induction labs train toys of their own on random symbols (streamlit_app.py draws it).
 OWN_HEAD_LINES = {
     VIEW_LABELS["counting"]: "A toy trained here from random weights: one attention head counting letters in windows "
                              "of random letters. It reads neither the sidebar's text nor its model.",
+    VIEW_LABELS["induction"]: "Toys trained here from random weights: two attention-only transformers of one and two "
+                              "layers, on random tokens that repeat. They read neither the sidebar's text nor its "
+                              "model.",
 }
 PRESENTED_CHART_ROOM_PX = 240  # px of a window's height a heatmap's title, key-token axis and legend take
 

@@ -71,6 +71,7 @@ def test_clicking_an_overview_cell_opens_that_layer_and_head(page, base_url):
     ("?view=compare&text_b=fruit+flies+like+a+banana", 1),  # text A, text B and A − B: panels of one chart
     ("?view=counting", 2),  # the untrained head: the window attending to itself, each letter's question (a tab)
     ("?view=switch", 2),  # the bundled model's sentence embedding and the heads ranked by how far they move it
+    ("?view=induction", 1),  # both untrained models' heads, on the sequence the maps are drawn for
 ])
 def test_every_view_opens_from_its_link_and_draws_its_charts(page, base_url, query, charts_at_least):
     from playwright.sync_api import expect
