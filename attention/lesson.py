@@ -138,3 +138,25 @@ def head_block(concat: np.ndarray, head: int, head_size: int) -> np.ndarray:
 def falling_layers(similarities: np.ndarray) -> int:
     """In how many layers the similarity went down from the one before."""
     return int((np.diff(similarities) < 0).sum())
+
+
+@dataclass(frozen=True)
+class SinkShare:
+    """How much of some heads' attention one kind of sink token takes, as weight and as what it moves."""
+
+    token: str  # as the text reads it: "[CLS]", "[SEP]", or GPT-2's first token
+    weight: float  # its share of the heads' weights, 0 to 1
+    moved: float  # its share of what the heads move, Σ α_ij·‖f(x_j)‖ over its keys against over all keys
+
+
+def sink_shares(weights: np.ndarray, amounts: np.ndarray, tokens: tuple[str, ...],
+                sinks: np.ndarray) -> list[SinkShare]:
+    """(h, T, T) weights and amounts α·‖f(x)‖ of some heads, the (T,) tokens and (T,) sink flags -> one SinkShare
+    per distinct sink token, in the order they first occur (a pair's two [SEP] count as one)."""
+    positions: dict[str, list[int]] = {}
+    for position in np.flatnonzero(sinks):
+        positions.setdefault(tokens[position], []).append(int(position))
+    weight_total, moved_total = float(weights.sum(dtype=np.float64)), float(amounts.sum(dtype=np.float64))
+    return [SinkShare(token, float(weights[..., keys].sum(dtype=np.float64)) / weight_total,
+                      float(amounts[..., keys].sum(dtype=np.float64)) / moved_total if moved_total else 0.0)
+            for token, keys in positions.items()]

@@ -38,7 +38,7 @@ WAIT_AFTER_S = 10.0
 SAMPLE_EVERY_S = 0.25
 LATE_S = 0.05  # a move that starts this much after its time waited for the one before
 CHART = "chart-weights"  # the one-head view's heatmap, whose own inputs pick the layer and head
-LESSON_STEPS = 8  # components/page/page_state.py
+LESSON_STEPS = 9  # components/page/page_state.py
 QUERIES = 64  # the neuron view's query tokens a student walks through: within any long text
 # What the URL leaves out, being components/page/page_state.PageState's defaults.
 DEFAULTS = {"layer": 0, "head": 0, "query": 1, "step": 1}

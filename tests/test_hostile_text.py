@@ -26,7 +26,7 @@ VIEWS = [
     ("neuron", {}),
     ("compare", {"text_b": PAIR}),
     ("lab", {}),
-    *[("lesson", {"step": str(step)}) for step in range(1, 8)],
+    *[("lesson", {"step": str(step)}) for step in range(1, 9)],
 ]
 
 

@@ -18,7 +18,7 @@ PAIR = {"text_b": "the bank raised its rates"}
 VIEWS = {**{view: {"view": view} for view in ("head", "heads", "neuron", "lab", "counting", "switch",
                                                             "induction")},
          "compare": {"view": "compare", **PAIR},
-         **{f"lesson-{step}": {"view": "lesson", "step": str(step), **PAIR} for step in range(1, 8)}}
+         **{f"lesson-{step}": {"view": "lesson", "step": str(step), **PAIR} for step in range(1, 9)}}
 
 
 def specs(page) -> list[dict]:

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from attention import TraceSettings, build_trace, encode
 from attention.context import similarity_by_layer
 from tests.pages import assert_healthy, chart_matrix, chart_title, chart_values, html_table, open_page
+from tests.test_value_norms import bert_reference
 
 TEXT = "time flies like an arrow"
 # Charts each step draws, by their titles' beginnings.
@@ -22,8 +23,9 @@ STEP_CHARTS = {
     4: ["Mask: 1 = may look", "Weights = softmax(scaled + M)"],
     5: ["Scaled scores", "Weights = softmax(scaled)"],
     6: ["Weights, layer", "Context = weights · V"],
-    7: ["Concatenated contexts", "Output = concat"],
-    8: ["Cosine similarity of “time”"],  # the text's first word that is not a stop word
+    7: ["Weights α, layer", "What moves α·‖f(x)‖", "What each key offers"],
+    8: ["Concatenated contexts", "Output = concat"],
+    9: ["Cosine similarity of “time”"],  # the text's first word that is not a stop word
 }
 
 
@@ -47,7 +49,7 @@ def prose(page: AppTest) -> str:
 
 def step_shown(page: AppTest) -> int:
     heading = page.subheader[0].value
-    assert heading.startswith("Step ") and " of 8: " in heading, heading
+    assert heading.startswith("Step ") and " of 9: " in heading, heading
     return int(heading.split()[1])
 
 
@@ -55,7 +57,7 @@ def trace_of(bundled, text: str = TEXT, **settings):
     return build_trace(bundled, encode(bundled, text), TraceSettings(**settings))
 
 
-@pytest.mark.parametrize("step", range(1, 9))
+@pytest.mark.parametrize("step", range(1, 10))
 def test_every_step_opens_from_its_link_and_draws_its_charts(step):
     page = run_lesson(step=str(step))
     assert_healthy(page)
@@ -69,14 +71,14 @@ def test_every_step_opens_from_its_link_and_draws_its_charts(step):
 
 
 def test_next_and_previous_move_the_step_and_the_url():
-    page = run_lesson(step="7")
+    page = run_lesson(step="8")
     page.button(key="lesson_next").click().run()
     assert_healthy(page)
-    assert (step_shown(page), page.query_params["step"]) == (8, "8")
+    assert (step_shown(page), page.query_params["step"]) == (9, "9")
     assert page.button(key="lesson_next").disabled
     page.button(key="lesson_prev").click().run()
     page.button(key="lesson_prev").click().run()
-    assert (step_shown(page), page.query_params["step"]) == (6, "6")
+    assert (step_shown(page), page.query_params["step"]) == (7, "7")
     page.segmented_control(key="step").set_value(2).run()
     page.button(key="lesson_prev").click().run()
     assert step_shown(page) == 1
@@ -85,9 +87,9 @@ def test_next_and_previous_move_the_step_and_the_url():
 
 
 def test_a_step_beyond_the_lesson_falls_back_to_the_first_with_a_notice():
-    page = run_lesson(step="9")
+    page = run_lesson(step="10")
     assert_healthy(page)
-    assert "step=`9` was ignored: it must be from 1 to 8" in "\n".join(w.value for w in page.warning)
+    assert "step=`10` was ignored: it must be from 1 to 9" in "\n".join(w.value for w in page.warning)
     assert step_shown(page) == 1
 
 
@@ -141,8 +143,35 @@ def test_step_6_weights_are_the_traced_heads(bundled):
     np.testing.assert_allclose(matrix_on_screen(page, "Context = weights · V"), trace["context"][0], atol=1e-6)
 
 
-def test_step_7_concatenates_all_heads_and_projects_them_back(bundled):
-    page = run_lesson(step="7", head="4")
+def test_step_7_what_moves_is_each_weight_times_what_its_key_offers(bundled):
+    """α·‖f(x)‖ on the screen equals the same from transformers' own modules, and the words' shares are the
+    screen's numbers: [CLS] takes much of layer 3's weight and little of what it moves."""
+    page = run_lesson(step="7", layer="3", head="2")
+    assert_healthy(page)
+    weights = trace_of(bundled, layer=3, head=2)["weights"][0]  # (T, T)
+    amounts = bert_reference(bundled, TEXT, 3)[2]  # (T, T)
+    np.testing.assert_allclose(matrix_on_screen(page, "Weights α, layer 3, head 2"), weights, atol=1e-6)
+    np.testing.assert_allclose(matrix_on_screen(page, "What moves α·‖f(x)‖"), amounts, rtol=1e-4, atol=1e-5)
+    offered = matrix_on_screen(page, "What each key offers")[0]  # (T,)
+    np.testing.assert_allclose(offered * weights[0], amounts[0], rtol=1e-4, atol=1e-5)
+    weight_share, moved_share = weights[:, 0].sum() / weights.sum(), amounts[:, 0].sum() / amounts.sum()
+    assert moved_share < weight_share / 2
+    assert (f"This head puts {weight_share:.0%} of its weight on `[CLS]` and takes {moved_share:.0%} of what it "
+            "moves from it") in prose(page)
+    assert "over half of their attention on [SEP]" in prose(page)
+
+
+def test_step_7_on_gpt2_names_the_first_token_as_its_sink(tiny_gpt2_checkpoint, tiny_gpt2_model, monkeypatch):
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))
+    page = run_lesson(step="7", model=str(tiny_gpt2_checkpoint), text="the cat sat on the mat")
+    assert_healthy(page)
+    first = encode(tiny_gpt2_model, "the cat sat on the mat").tokens[0][0]
+    assert prose(page).count("of its weight on `") == 1, "one sink: the first token"
+    assert f"of its weight on `{first}`" in prose(page)
+
+
+def test_step_8_concatenates_all_heads_and_projects_them_back(bundled):
+    page = run_lesson(step="8", head="4")
     trace = trace_of(bundled, head=4)
     np.testing.assert_allclose(matrix_on_screen(page, "Concatenated contexts"), trace["concat"][0], atol=1e-6)
     np.testing.assert_allclose(matrix_on_screen(page, "Output = concat"), trace["output"][0], atol=1e-6)
@@ -150,8 +179,8 @@ def test_step_7_concatenates_all_heads_and_projects_them_back(bundled):
     assert "Columns 128 to 159 are head 4's context" in prose(page)
 
 
-def test_step_8_similarity_of_flies_falls_layer_by_layer(bundled):
-    page = run_lesson(step="8", text_b="fruit flies like a banana")
+def test_step_9_similarity_of_flies_falls_layer_by_layer(bundled):
+    page = run_lesson(step="9", text_b="fruit flies like a banana")
     assert page.selectbox(key="lesson_word").value == "flies"
     shown = chart_values(chart(page, "Cosine similarity of “flies”")).sort_values("layer")
     first, second = encode(bundled, "time flies like an arrow"), encode(bundled, "fruit flies like a banana")
@@ -162,8 +191,8 @@ def test_step_8_similarity_of_flies_falls_layer_by_layer(bundled):
     assert "the sidebar's two texts" in "\n".join(c.value for c in page.caption)
 
 
-def test_step_8_picks_the_shared_word_that_is_not_a_stop_word_and_the_reader_can_pick_another(bundled):
-    page = run_lesson(step="8", text="the bank of the river", text_b="the bank raised rates")
+def test_step_9_picks_the_shared_word_that_is_not_a_stop_word_and_the_reader_can_pick_another(bundled):
+    page = run_lesson(step="9", text="the bank of the river", text_b="the bank raised rates")
     assert_healthy(page)
     picker = page.selectbox(key="lesson_word")
     assert picker.options == ["the", "bank"] and picker.value == "bank"
@@ -176,8 +205,8 @@ def test_step_8_picks_the_shared_word_that_is_not_a_stop_word_and_the_reader_can
     np.testing.assert_allclose(shown["similarity"], similarity_by_layer(first, 1, second, 1), atol=1e-6)
 
 
-@pytest.mark.parametrize("step", ["1", "8"])
-def test_with_no_second_sentence_steps_1_and_8_work_on_the_students_own_text(step, bundled):
+@pytest.mark.parametrize("step", ["1", "9"])
+def test_with_no_second_sentence_steps_1_and_9_work_on_the_students_own_text(step, bundled):
     page = run_lesson(step=step, text="the bank of the river")
     assert_healthy(page)
     picker = page.selectbox(key="lesson_word")
@@ -202,7 +231,7 @@ def test_with_no_second_sentence_steps_1_and_8_work_on_the_students_own_text(ste
 
 
 def test_a_text_with_no_whole_word_falls_back_to_the_notebooks_pair():
-    page = run_lesson(step="8", text="?!")
+    page = run_lesson(step="9", text="?!")
     assert_healthy(page)
     chart(page, "Cosine similarity of “flies”")
     assert "no whole word to compare" in "\n".join(c.value for c in page.caption)
@@ -229,7 +258,7 @@ def in_page_order(page: AppTest) -> list:
     return [node for node in page.main if not hasattr(node, "children") or not node.children]
 
 
-@pytest.mark.parametrize("step", [1, 4, 8])
+@pytest.mark.parametrize("step", [1, 4, 9])
 def test_previous_and_next_stand_at_the_foot_of_the_step_too_after_its_explanation(step):
     page = run_lesson(step=str(step))
     assert_healthy(page)
@@ -240,7 +269,7 @@ def test_previous_and_next_stand_at_the_foot_of_the_step_too_after_its_explanati
                                                                                          "lesson_next_foot")]
     assert len(foot) == 2 and min(foot) > explanation, "both buttons, under the step's last words"
     assert page.button(key="lesson_prev_foot").disabled == (step == 1)
-    assert page.button(key="lesson_next_foot").disabled == (step == 8)
+    assert page.button(key="lesson_next_foot").disabled == (step == 9)
 
 
 def test_the_buttons_at_the_foot_move_the_step_and_the_url():
@@ -253,8 +282,8 @@ def test_the_buttons_at_the_foot_move_the_step_and_the_url():
     assert step_shown(page) == 2
 
 
-def test_step_8_ends_with_links_onward_that_keep_the_text():
-    page = run_lesson(step="8", text="what if (it) [rains]", layer="2")
+def test_step_9_ends_with_links_onward_that_keep_the_text():
+    page = run_lesson(step="9", text="what if (it) [rains]", layer="2")
     assert_healthy(page)
     last = page.markdown[-1].value
     links = dict(re.findall(r"\[([^\]]+)\]\((\?[^)]*)\)", last))
@@ -291,7 +320,7 @@ def test_step_4_on_gpt2_the_first_token_looks_at_itself_only(tiny_gpt2_checkpoin
     assert "the attention sink" in prose(page)
 
 
-@pytest.mark.parametrize("step", range(1, 9))
+@pytest.mark.parametrize("step", range(1, 10))
 def test_every_step_draws_on_gpt2(step, tiny_gpt2_checkpoint, monkeypatch):
     monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))
     page = run_lesson(step=str(step), model=str(tiny_gpt2_checkpoint))

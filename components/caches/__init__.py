@@ -43,6 +43,7 @@ from components.caches.experiments import (
     inspect_counting,
     letter_counts,
     masked_cells,
+    moved,
     moved_grid,
     prediction,
     random_softmax_statistics,
@@ -51,6 +52,7 @@ from components.caches.experiments import (
     sentence_pair,
     shared_word,
     shared_words,
+    sink_shares,
     strongest_keys,
     telling_word,
     temperature_row,
@@ -69,6 +71,7 @@ from components.caches.layers import (
     rollout_by_layer,
     settings_for,
     trace,
+    value_norms,
 )
 from components.caches.models import (
     MODEL_DIRS_ENV,

@@ -33,6 +33,7 @@ CACHE_ENTRIES = {
     # tokens. A long text's students move the query most: one entry each.
     "neuron_heads": 32,
     "layer_proof": 512,  # (nh,) floats: every layer of a class's texts
+    "value_norms": 256,  # (nh, T) floats, 24 kB at 512 tokens: a class's texts, a few layers each
     "entropy_by_layer": 16,  # (L, nh) floats
     # (model, text, second text, settings, layers): (len(layers), T, T) floats, 0.1 MB for 6 layers at 64 tokens
     "rollout_by_layer": 16,

@@ -17,6 +17,7 @@ from attention import (
     lesson,
     scaling_lab,
     unknown,
+    value_norms,
 )
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.layers import layer_weights, trace, whole_layer
@@ -164,6 +165,8 @@ falling_layers = lesson.falling_layers
 shared_word = lesson.shared_word
 shared_words = lesson.shared_words  # (encoding, encoding) -> every whole word the two share, once each
 telling_word = lesson.telling_word  # shared words -> the first that is not a stop word
+sink_shares = lesson.sink_shares  # (weights, amounts, tokens, sinks) -> each sink's share of weight and of what moves
+moved = value_norms.moved  # (weights, norms) -> α_ij·‖f(x_j)‖
 
 
 # ---- Counting letters: trained in the session that asked (the models are tiny and nobody else's) ----

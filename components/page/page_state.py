@@ -54,7 +54,7 @@ AGGREGATES = {"mean": "mean of the heads", "max": "max of the heads", "rollout":
 WEIGHT_SCALES = {"head": ("each head's own max", "each head's own largest weight"),
                  "layer": ("the layer's max", "the largest weight of any head of the layer"),
                  "one": ("0 to 1", "1, the largest a weight can be")}
-LESSON_STEPS = 8
+LESSON_STEPS = 9
 INDUCTION = InductionConfig()  # the induction lab's defaults, which its controls start from
 
 

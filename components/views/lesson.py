@@ -2,7 +2,7 @@
 
 Each step shows a formula, live charts, the shapes involved and a few sentences whose every
 number is computed (attention.lesson), so the text never claims what the charts do not show.
-The step lives in the URL (step=1..8), so a teacher can project one step from a link.
+The step lives in the URL (step=1..9), so a teacher can project one step from a link.
 Tokens and texts typed by the user reach the page only inside charts, tables or code spans.
 """
 
@@ -32,6 +32,7 @@ from components.views.parts.lesson_kit import (
     shapes_table,
     trained,
 )
+from components.views.parts.lesson_moves import moves_step
 
 STEP_TITLES = {
     1: "Tokens, ids and token embeddings",
@@ -40,12 +41,13 @@ STEP_TITLES = {
     4: "Masking: which keys a query may look at",
     5: "Scaling and softmax",
     6: "One trained head",
-    7: "All heads: concatenation and output projection",
-    8: "Contextual representations",
+    7: "What a head moves, not only what it weighs",
+    8: "All heads: concatenation and output projection",
+    9: "Contextual representations",
 }
 STEP_LABELS = {1: "1 Tokens", 2: "2 E·Eᵀ", 3: "3 Q, K, V", 4: "4 Mask", 5: "5 Softmax", 6: "6 One head",
-               7: "7 All heads", 8: "8 Context"}
-WORD_KEY = "lesson_word"  # the token steps 1 and 7 compare in sentences A and B
+               7: "7 What moves", 8: "8 All heads", 9: "9 Context"}
+WORD_KEY = "lesson_word"  # the token steps 1 and 9 compare in sentences A and B
 SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperature": r"/\tau"}
 
 
@@ -388,6 +390,7 @@ STEP_RENDERERS = {
     4: _masking_step,
     5: _softmax_step,
     6: _head_step,
-    7: _all_heads_step,
-    8: _contextual_step,
+    7: moves_step,
+    8: _all_heads_step,
+    9: _contextual_step,
 }

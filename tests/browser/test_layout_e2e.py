@@ -91,7 +91,7 @@ PAGES = {
     "neuron": "?view=neuron", "lab": "?view=lab",
     "compare": "?view=compare" + PAIR, "counting": "?view=counting", "switch": "?view=switch",
     "induction": "?view=induction",
-    **{f"lesson-{step}": f"?view=lesson&step={step}" + PAIR for step in range(1, 8)},
+    **{f"lesson-{step}": f"?view=lesson&step={step}" + PAIR for step in range(1, 9)},
 }
 MODES = {"normal": "", "present": "&present=1"}  # presentation mode: larger text and charts, the sidebar closed
 # What a chart draws (Vega's canvas or SVG), and what it must not lie on: controls, tables, text, the shapes panel.

@@ -66,7 +66,8 @@ def test_clicking_an_overview_cell_opens_that_layer_and_head(page, base_url):
     ("?view=heads", 2),  # the grid with the heads summed up under it, the overview
     ("?view=neuron", 1),  # the numbers, q, K and q ⊙ K: views of one chart
     ("?view=lesson&step=3", 3),
-    ("?view=lesson&step=8", 1),
+    ("?view=lesson&step=7", 3),
+    ("?view=lesson&step=9", 1),
     ("?view=lab", 4),
     ("?view=compare&text_b=fruit+flies+like+a+banana", 1),  # text A, text B and A − B: panels of one chart
     ("?view=counting", 2),  # the untrained head: the window attending to itself, each letter's question (a tab)

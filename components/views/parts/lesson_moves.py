@@ -1,0 +1,80 @@
+"""The guided lesson's step "What a head moves": the weights, then what they move (Kobayashi et al. 2020), and
+the sinks that take much weight and move little (Clark et al. 2019's [SEP]), on the student's own text."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from components import caches
+from components.caches import HeadStack
+from components.charts.style import MIN_PLOT_PX, MIN_ROW_PX
+from components.page.page_state import shorten
+from components.page.viewport import COLUMN_GAP_PX
+from components.views.parts.lesson_kit import explain, formula, heatmap_in, pair_starts, shapes_table, trained
+
+CLARK = ("Clark et al. (2019) found that bert-base's heads in its middle layers put over half of their attention on "
+         "[SEP], and that the attention barely changes what they compute: a head with nothing to look for parks "
+         "its weight there, a no-op. Kobayashi et al. (2020) measured what the weights move, α·‖f(x)‖, and the "
+         "heavy weights on [CLS], [SEP] and punctuation moved little.")
+
+
+def moves_step(context) -> None:
+    trace, head = trained(context)
+    tokens = list(trace.tokens[0])
+    layer = context.state.layer
+    formula(context, r"\mathrm{head}_i = \sum_j \alpha_{ij}\, f(x_j),",
+            r"f(x_j) = (x_j W_V + b_V)\, W_O^{h}", between=r"\quad")
+    st.caption("f(x_j) is what key j offers the head: its value vector taken through the head's columns of the "
+               "output projection W_O. A large weight on a key whose f is short moves little.")
+    settings = context.settings(source="bert", head=head)
+    norms = caches.value_norms(context.model_name, context.text, context.text_b, settings)  # (nh, T)
+    weights = trace["weights"][0]  # (T, T)
+    amounts = caches.moved(weights, norms[head])  # (T, T): α_ij·‖f(x_j)‖
+    width = (context.width - COLUMN_GAP_PX) // 2 if _beside(context, len(tokens)) else context.width
+    left, right = st.columns(2, gap="medium") if width < context.width else (st.container(), st.container())
+    with left:
+        heatmap_in(context, weights, tokens, tokens, f"Weights α, layer {layer}, head {head}", "moves-weights",
+                   second_sentence=pair_starts(trace), width=width)
+    with right:
+        heatmap_in(context, amounts, tokens, tokens, f"What moves α·‖f(x)‖, layer {layer}, head {head}",
+                   "moves-amounts", second_sentence=pair_starts(trace), width=width, download=True)
+    heatmap_in(context, norms[head][None], ["‖f(x_j)‖"], tokens, f"What each key offers, ‖f(x_j)‖, head {head}",
+               "moves-norms", row_title="", second_sentence=(None, pair_starts(trace)[1]))
+    shapes_table(trace, ["V", "weights"])
+    explain(*_sentences(context, trace, head, weights, amounts, norms))
+
+
+def _beside(context, tokens: int) -> bool:
+    """Whether the two heatmaps fit side by side with readable rows (not on a phone, nor a long text)."""
+    return context.width >= 2 * (max(MIN_PLOT_PX, MIN_ROW_PX * tokens) + context.lettering.label_room_px) + \
+        COLUMN_GAP_PX
+
+
+def _sentences(context, trace, head: int, weights: np.ndarray, amounts: np.ndarray, norms: np.ndarray) -> list[str]:
+    """What the weights and what they move say here: every number computed."""
+    tokens, layer = trace.tokens[0], context.state.layer
+    offered = norms[head]  # (T,)
+    longest, shortest = int(offered.argmax()), int(offered.argmin())
+    sentences = [f"In head {head}, ‖f(x_j)‖ runs from {offered[shortest]:.3g} ({shorten(tokens[shortest])}) to "
+                 f"{offered[longest]:.3g} ({shorten(tokens[longest])}): a key's weight says how much a query looks "
+                 "at it, its ‖f‖ how much that look can bring."]
+    sinks = context.encoding().sinks[0]  # (T,)
+    head_shares = caches.sink_shares(weights[None], amounts[None], tokens, sinks)
+    every_head = HeadStack(context.model_name, context.text, context.text_b,
+                           context.settings(source="bert", layer=0, head=0), "weights", (layer,),
+                           tuple(range(len(norms)))).values()[0]  # (nh, T, T)
+    layer_shares = caches.sink_shares(every_head, caches.moved(every_head, norms), tokens, sinks)
+    for here, whole in zip(head_shares, layer_shares, strict=True):
+        sentences.append(f"This head puts {here.weight:.0%} of its weight on {shorten(here.token)} and takes "
+                         f"{here.moved:.0%} of what it moves from it; the {len(norms)} heads of layer {layer} "
+                         f"together: {whole.weight:.0%} of their weight, {whole.moved:.0%} of what they move.")
+    sentences.append(CLARK)
+    if layer_shares:
+        parked = max(layer_shares, key=lambda share: share.weight)
+        verdict = ("moves far less than it is weighted: much of that weight is parked" if parked.moved < parked.weight
+                   / 2 else "moves about as much as it is weighted here")
+        sentences.append(f"In this layer, on this text, the heads weigh {shorten(parked.token)} most of the sinks "
+                         f"({parked.weight:.0%}), and it {verdict}.")
+    return sentences
+
