@@ -23,7 +23,7 @@ STEP_CHARTS = {
     4: ["Mask: 1 = may look", "Weights = softmax(scaled + M)"],
     5: ["Scaled scores", "Weights = softmax(scaled)"],
     6: ["Weights, layer", "Context = weights · V"],
-    7: ["Weights α, layer", "What moves α·‖f(x)‖", "What each key offers"],
+    7: ["Weights α, head", "What moves α·‖f(x)‖", "What each key offers"],
     8: ["Concatenated contexts", "Output = concat"],
     9: ["Cosine similarity of “time”"],  # the text's first word that is not a stop word
 }
@@ -150,7 +150,7 @@ def test_step_7_what_moves_is_each_weight_times_what_its_key_offers(bundled):
     assert_healthy(page)
     weights = trace_of(bundled, layer=3, head=2)["weights"][0]  # (T, T)
     amounts = bert_reference(bundled, TEXT, 3)[2]  # (T, T)
-    np.testing.assert_allclose(matrix_on_screen(page, "Weights α, layer 3, head 2"), weights, atol=1e-6)
+    np.testing.assert_allclose(matrix_on_screen(page, "Weights α, head 2"), weights, atol=1e-6)
     np.testing.assert_allclose(matrix_on_screen(page, "What moves α·‖f(x)‖"), amounts, rtol=1e-4, atol=1e-5)
     offered = matrix_on_screen(page, "What each key offers")[0]  # (T,)
     np.testing.assert_allclose(offered * weights[0], amounts[0], rtol=1e-4, atol=1e-5)

@@ -22,7 +22,6 @@ CLARK = ("Clark et al. (2019) found that bert-base's heads in its middle layers 
 def moves_step(context) -> None:
     trace, head = trained(context)
     tokens = list(trace.tokens[0])
-    layer = context.state.layer
     formula(context, r"\mathrm{head}_i = \sum_j \alpha_{ij}\, f(x_j),",
             r"f(x_j) = (x_j W_V + b_V)\, W_O^{h}", between=r"\quad")
     st.caption("f(x_j) is what key j offers the head: its value vector taken through the head's columns of the "
@@ -34,10 +33,10 @@ def moves_step(context) -> None:
     width = (context.width - COLUMN_GAP_PX) // 2 if _beside(context, len(tokens)) else context.width
     left, right = st.columns(2, gap="medium") if width < context.width else (st.container(), st.container())
     with left:
-        heatmap_in(context, weights, tokens, tokens, f"Weights α, layer {layer}, head {head}", "moves-weights",
+        heatmap_in(context, weights, tokens, tokens, f"Weights α, head {head}", "moves-weights",
                    second_sentence=pair_starts(trace), width=width)
     with right:
-        heatmap_in(context, amounts, tokens, tokens, f"What moves α·‖f(x)‖, layer {layer}, head {head}",
+        heatmap_in(context, amounts, tokens, tokens, f"What moves α·‖f(x)‖, head {head}",
                    "moves-amounts", second_sentence=pair_starts(trace), width=width, download=True)
     heatmap_in(context, norms[head][None], ["‖f(x_j)‖"], tokens, f"What each key offers, ‖f(x_j)‖, head {head}",
                "moves-norms", row_title="", second_sentence=(None, pair_starts(trace)[1]))
