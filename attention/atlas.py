@@ -25,8 +25,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+import torch
 
 from attention.encoding import Encoding, encode_batch
 from attention.models import LoadedModel
@@ -44,6 +46,9 @@ PUNCTUATION = frozenset({".", ","})
 # left out, and the atlas has no plane.
 MAX_DIVERGENCE_WORK = 2**29
 BATCH_SENTENCES = 32  # sentences run through the model at once, sorted by length so that few are padding
+# A few hundred sentences of varied English written for this project (CC0): short and long, questions, lists
+# with commas, dialogue. One a line; "#" starts a comment.
+CORPUS = Path(__file__).parent / "data" / "atlas_corpus.txt"
 MODEL_OWN = TraceSettings()  # the trained heads as the model runs them: Clark et al. measured those
 
 
@@ -142,20 +147,29 @@ def divergence_sums(weights: np.ndarray, attention_mask: np.ndarray) -> np.ndarr
     """(H, H): for every two heads, the Jensen–Shannon divergence (nats) of their rows, averaged over each
     sentence's queries and summed over the sentences. weights (B, H, T, T), attention_mask (B, T).
 
-    JS(p, q) = H((p + q) / 2) − (H(p) + H(q)) / 2, with H the entropy: the heads' own entropies once, then the
-    mixtures of each head with the heads after it."""
-    real = attention_mask.astype(bool)  # (B, T)
-    counts = real.sum(axis=1).astype(np.float32)[:, None]  # (B, 1)
-    weights = _without_padding(weights, real).astype(np.float32)  # (B, H, T, T)
-    own = _row_entropy(weights)  # (B, H, T); padded rows are all 0, entropy 0
+    JS(p, q) = H(m) − (H(p) + H(q)) / 2 with m = (p + q) / 2 and H the entropy; with s = p + q,
+    H(m) = ln 2 − ½ Σ s ln s on a real row. The heads' own entropies once, then each head summed with the heads
+    after it, in torch (its log is several times numpy's on one thread)."""
+    real = torch.from_numpy(attention_mask.astype(bool))  # (B, T)
+    counts = real.sum(dim=1, keepdim=True).to(torch.float32)  # (B, 1)
     heads = weights.shape[1]
     sums = np.zeros((heads, heads))
-    for head in range(heads - 1):
-        mixed = (weights[:, head:head + 1] + weights[:, head + 1:]) * 0.5  # (B, H − head − 1, T, T)
-        divergence = _row_entropy(mixed) - (own[:, head:head + 1] + own[:, head + 1:]) * 0.5  # (B, ·, T)
-        per_sentence = divergence.sum(axis=-1) / counts  # (B, ·): the mean over the real queries
-        sums[head, head + 1:] = per_sentence.sum(axis=0)
-    return sums + sums.T
+    with torch.inference_mode():
+        weights = torch.from_numpy(_without_padding(weights, attention_mask.astype(bool)).astype(np.float32))
+        own = _x_log_x(weights)  # (B, H, T): −H(p) of each row, 0 on padded rows
+        for head in range(heads - 1):
+            summed = weights[:, head:head + 1] + weights[:, head + 1:]  # (B, H − head − 1, T, T): s = p + q
+            # JS = ln 2 − ½ Σ s ln s + ½ (Σ p ln p + Σ q ln q), on the real rows
+            divergence = (own[:, head:head + 1] + own[:, head + 1:] - _x_log_x(summed)) * 0.5  # (B, ·, T)
+            divergence += np.log(2.0) * real[:, None, :]
+            per_sentence = divergence.sum(dim=-1) / counts  # (B, ·): the mean over the real queries
+            sums[head, head + 1:] = per_sentence.sum(dim=0).numpy()
+    return np.clip(sums + sums.T, 0.0, None)  # float32 rounding can leave −1e-7 where two heads are alike
+
+
+def _x_log_x(weights: torch.Tensor) -> torch.Tensor:
+    """(..., T, T) -> (..., T): Σ_j α_ij ln α_ij of each row, 0·ln 0 as 0."""
+    return (weights * torch.log(weights.clamp_min(1e-30))).sum(dim=-1)
 
 
 def classical_mds(distances: np.ndarray, dimensions: int = 2) -> np.ndarray:
@@ -168,6 +182,12 @@ def classical_mds(distances: np.ndarray, dimensions: int = 2) -> np.ndarray:
     order = np.argsort(values)[::-1][:dimensions]
     points = vectors[:, order] * np.sqrt(np.clip(values[order], 0.0, None))  # (N, dimensions)
     return points * np.where(points.sum(axis=0) < 0, -1.0, 1.0)  # a fixed orientation, the same on every run
+
+
+def corpus_sentences(path: Path = CORPUS) -> tuple[str, ...]:
+    """The corpus's sentences, in the file's order."""
+    lines = (line.strip() for line in path.read_text(encoding="utf-8").splitlines())
+    return tuple(line for line in lines if line and not line.startswith("#"))
 
 
 def punctuation_mask(tokens: Sequence[Sequence[str]]) -> np.ndarray:
