@@ -4,6 +4,7 @@ that opens the head; over the corpus and over the text (atlas=text)."""
 from __future__ import annotations
 
 import io
+import json
 
 import numpy as np
 import pandas as pd
@@ -77,3 +78,21 @@ def test_a_malformed_atlas_in_a_link_falls_back_with_a_notice():
     page = open_page(view="atlas", atlas="everything")
     assert_healthy(page)
     assert "atlas=`everything` was ignored" in warnings(page)
+
+
+def test_on_gpt2_the_first_token_stands_for_cls_and_there_is_no_sep(tiny_gpt2_checkpoint, tiny_gpt2_model,
+                                                                     monkeypatch):
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))
+    text = "the cat sat, and the dog ran."
+    page, made = open_keeping_downloads({"view": "atlas", "atlas": "text", "model": str(tiny_gpt2_checkpoint),
+                                         "text": text})
+    assert_healthy(page)
+    grid = atlas_charts(page)[0]
+    heads = chart_rows(grid).sort_values(["layer", "head"])
+    want = head_atlas(tiny_gpt2_model, [(text, None)])
+    np.testing.assert_allclose(heads["cls"].to_numpy().reshape(2, 4), want.column("cls"), rtol=1e-5)
+    tooltips = [tip.get("title", tip["field"]) for tip in json.loads(grid.proto.spec)["encoding"]["tooltip"]]
+    assert "first token" in tooltips and "[SEP]" not in tooltips and "sep" not in tooltips
+    frame = pd.read_csv(io.StringIO(made["head-atlas-text.csv"]()))
+    assert list(frame.columns) == CSV_COLUMNS and frame["sep"].isna().all()
+    assert "the first token" in " ".join(c.value for c in page.caption)

@@ -73,6 +73,7 @@ def test_clicking_an_overview_cell_opens_that_layer_and_head(page, base_url):
     ("?view=counting", 2),  # the untrained head: the window attending to itself, each letter's question (a tab)
     ("?view=switch", 2),  # the bundled model's sentence embedding and the heads ranked by how far they move it
     ("?view=induction", 1),  # both untrained models' heads, on the sequence the maps are drawn for
+    ("?view=atlas", 2),  # every head's glyph on the layer × head grid, and the plane of heads that attend alike
 ])
 def test_every_view_opens_from_its_link_and_draws_its_charts(page, base_url, query, charts_at_least):
     from playwright.sync_api import expect
