@@ -16,8 +16,11 @@ OPEN_HEAD = "open_head"  # the selection a click on a glyph fills: {"layer": …
 # Each label's colour, in the order of attention.atlas.LABELS: the four looks at a neighbour or itself in hues
 # apart, the sinks in browns, punctuation purple, broad a pale blue-grey and mixed grey.
 LABEL_COLOURS = ("#1f77b4", "#17becf", "#2ca02c", "#8c564b", "#d4a373", "#9467bd", "#aec7e8", "#9a9a9a")
+# The plot as large as asked, its axes and legend around it: Streamlit's "fit" would squeeze a legend under the
+# grid into the grid's own height.
+PAD = alt.AutoSizeParams(type="pad", contains="padding")
 GLYPH_PX = 30  # px a head's glyph may take at most, across
-WIDE_PX = 560  # a column at least this wide has the legend beside the grid, else under it
+WIDE_PX = 480  # a column at least this wide has the legend beside the grid, else under it
 MIN_GLYPH_AREA = 12  # px² of a glyph whose share is 0: still seen, and clicked
 
 
@@ -33,7 +36,7 @@ def atlas_grid(heads: pd.DataFrame, names: list[str], numbers: list[tuple[str, s
     columns its hover shows, with their titles. At most width px wide."""
     beside = 170 if width >= WIDE_PX else 50  # px the legend (beside) and the layer axis take
     cell = max(12, min(GLYPH_PX + 8, (width - beside) // max(num_heads, 1)))  # px a head's column takes
-    largest = (cell - 4) ** 2
+    largest = int(0.6 * cell * cell)  # px² of a share of 1: a circle a little narrower than its column
     return alt.Chart(heads).mark_point(filled=True, opacity=0.9, shape="circle").encode(
         x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0, orient="top")),
         y=alt.Y("layer:O", title="layer"),
@@ -45,7 +48,7 @@ def atlas_grid(heads: pd.DataFrame, names: list[str], numbers: list[tuple[str, s
         tooltip=_tooltip(numbers),
     ).add_params(
         alt.selection_point(name=OPEN_HEAD, fields=["layer", "head"], on="click"),
-    ).properties(width=cell * num_heads, height=cell * num_layers)
+    ).properties(width=cell * num_heads, height=cell * num_layers, autosize=PAD)
 
 
 def alike_plane(heads: pd.DataFrame, numbers: list[tuple[str, str]], num_layers: int, size: int,
@@ -59,4 +62,4 @@ def alike_plane(heads: pd.DataFrame, numbers: list[tuple[str, str]], num_layers:
         tooltip=_tooltip(numbers),
     ).add_params(
         alt.selection_point(name=OPEN_HEAD, fields=["layer", "head"], on="click"),
-    ).properties(width=size, height=size)
+    ).properties(width=size, height=size, autosize=PAD)

@@ -21,32 +21,39 @@ from components.page.page_state import ATLASES
 
 CSV_COLUMNS = ["layer", "head", *COLUMNS, "label"]
 GRID_KEY, PLANE_KEY = "atlas_grid", "atlas_plane"
+SIDE_BY_SIDE_PX = 900  # a view at least this wide has the words beside the grid, else under it
+GRID_SHARE = 0.6
 
 
 def render(context) -> None:
     family = context.family
     names = _label_names(family)
+    over = controls.bound_widget(st.segmented_control, "atlas", "Measured over", options=list(ATLASES),
+                                 format_func=ATLASES.get)
+    atlas = _corpus_atlas(context.model_name) if over == "corpus" else caches.text_atlas(
+        context.model_name, context.text, context.text_b)
+    heads = _table(atlas, names)
+    numbers = [(name, _column_title(name, family)) for name in COLUMNS if name != "sep" or family.separator]
+    side_by_side = not context.stacked and context.width >= SIDE_BY_SIDE_PX
+    grid_column, words_column = st.columns([GRID_SHARE, 1 - GRID_SHARE]) if side_by_side else (st.container(),) * 2
+    with grid_column:
+        show(atlas_grid(heads, list(names.values()), numbers, atlas.num_layers, atlas.num_heads,
+                        context.column_px(GRID_SHARE) if side_by_side else context.width, context.lettering),
+             key=GRID_KEY, lettering=context.lettering, on_select=lambda: _open(GRID_KEY), selection_mode=OPEN_HEAD)
+    with words_column:
+        st.markdown(_in_words(heads, names))
+        st.caption((f"Averaged over the {atlas.sentences} sentences of the page's corpus, varied English written for "
+                    "it (attention/data/atlas_corpus.txt, CC0). " if over == "corpus" else
+                    "Measured on the sidebar's text alone. ") + "Point at a head for its numbers; click it to open "
+                   "it in the One head view.")
+        csv_download(lambda: heads[CSV_COLUMNS].to_csv(index=False, float_format="%.6g"), f"head-atlas-{over}")
     st.caption("What each head does, in the numbers Clark et al. (2019, \"What does BERT look at?\") measured: the "
                "share of its attention on the token before (previous), after (next), on itself (self), on "
                f"{family.first_token}, " + (f"on {family.separator}, " if family.separator else "") +
                "on \".\" and \",\" (punct), each averaged over the queries, and how spread out its rows are "
                "(entropy ÷ ln T: 1 is a uniform row). A head is named by its strongest behaviour above "
                f"{THRESHOLDS['previous']:.1f} (previous, next, self) or {THRESHOLDS['cls']:.1f} (the others), else "
-               "broad (entropy above 0.8), else mixed. Click a head to open it in the One head view.")
-    over = controls.bound_widget(st.segmented_control, "atlas", "Measured over", options=list(ATLASES),
-                                 format_func=ATLASES.get)
-    atlas = _corpus_atlas(context.model_name) if over == "corpus" else caches.text_atlas(
-        context.model_name, context.text, context.text_b)
-    if over == "corpus":
-        st.caption(f"Averaged over {atlas.sentences} sentences of varied English written for this page "
-                   "(attention/data/atlas_corpus.txt, CC0): short and long, questions, lists, dialogue.")
-    heads = _table(atlas, names)
-    numbers = [(name, _column_title(name, family)) for name in COLUMNS if name != "sep" or family.separator]
-    st.markdown(_in_words(heads, names))
-    show(atlas_grid(heads, list(names.values()), numbers, atlas.num_layers, atlas.num_heads, context.width,
-                    context.lettering),
-         key=GRID_KEY, lettering=context.lettering, on_select=lambda: _open(GRID_KEY), selection_mode=OPEN_HEAD)
-    csv_download(lambda: heads[CSV_COLUMNS].to_csv(index=False, float_format="%.6g"), f"head-atlas-{over}")
+               "broad (entropy above 0.8), else mixed; its glyph is as large as that share.")
     _plane(context, atlas, heads, numbers, over)
 
 
