@@ -54,10 +54,16 @@ def atlas_grid(heads: pd.DataFrame, names: list[str], numbers: list[tuple[str, s
 def alike_plane(heads: pd.DataFrame, numbers: list[tuple[str, str]], num_layers: int, size: int,
                 lettering: Lettering) -> alt.Chart:
     """Every head at its place (x, y) on the plane of how alike the heads attend, coloured by its layer; size px
-    square. numbers: the columns its hover shows, with their titles."""
+    square, one unit as long across as up (only distances mean anything). numbers: the columns its hover shows,
+    with their titles."""
+    low, high = heads[["x", "y"]].min(), heads[["x", "y"]].max()
+    half = float((high - low).max()) / 2 * 1.05 or 1.0
+    x_domain, y_domain = ([float(centre) - half, float(centre) + half] for centre in (low + high) / 2)
     return alt.Chart(heads).mark_point(filled=True, size=70, opacity=0.85, stroke="white", strokeWidth=0.5).encode(
-        x=alt.X("x:Q", title=None, axis=alt.Axis(labels=False, ticks=False, grid=False)),
-        y=alt.Y("y:Q", title=None, axis=alt.Axis(labels=False, ticks=False, grid=False)),
+        x=alt.X("x:Q", title=None, scale=alt.Scale(domain=x_domain, nice=False),
+                axis=alt.Axis(labels=False, ticks=False, grid=False)),
+        y=alt.Y("y:Q", title=None, scale=alt.Scale(domain=y_domain, nice=False),
+                axis=alt.Axis(labels=False, ticks=False, grid=False)),
         color=alt.Color("layer:O", title="layer", scale=alt.Scale(scheme="viridis", domain=list(range(num_layers)))),
         tooltip=_tooltip(numbers),
     ).add_params(
