@@ -160,16 +160,20 @@ def divergence_sums(weights: np.ndarray, attention_mask: np.ndarray) -> np.ndarr
         for head in range(heads - 1):
             summed = weights[:, head:head + 1] + weights[:, head + 1:]  # (B, H − head − 1, T, T): s = p + q
             # JS = ln 2 − ½ Σ s ln s + ½ (Σ p ln p + Σ q ln q), on the real rows
-            divergence = (own[:, head:head + 1] + own[:, head + 1:] - _x_log_x(summed)) * 0.5  # (B, ·, T)
+            divergence = (own[:, head:head + 1] + own[:, head + 1:] - _x_log_x(summed, in_place=True)) * 0.5
             divergence += np.log(2.0) * real[:, None, :]
             per_sentence = divergence.sum(dim=-1) / counts  # (B, ·): the mean over the real queries
             sums[head, head + 1:] = per_sentence.sum(dim=0).numpy()
     return np.clip(sums + sums.T, 0.0, None)  # float32 rounding can leave −1e-7 where two heads are alike
 
 
-def _x_log_x(weights: torch.Tensor) -> torch.Tensor:
-    """(..., T, T) -> (..., T): Σ_j α_ij ln α_ij of each row, 0·ln 0 as 0."""
-    return (weights * torch.log(weights.clamp_min(1e-30))).sum(dim=-1)
+def _x_log_x(weights: torch.Tensor, in_place: bool = False) -> torch.Tensor:
+    """(..., T, T) -> (..., T): Σ_j α_ij ln α_ij of each row, 0·ln 0 as 0; in_place spends weights on it (a
+    temporary of the caller's: one pass over memory fewer)."""
+    kept = weights.clamp_min_(1e-30) if in_place else weights.clamp_min(1e-30)
+    terms = torch.log(kept)
+    terms.mul_(kept if in_place else weights)
+    return terms.sum(dim=-1)
 
 
 def classical_mds(distances: np.ndarray, dimensions: int = 2) -> np.ndarray:
