@@ -20,6 +20,7 @@ LABEL_COLOURS = ("#1f77b4", "#17becf", "#2ca02c", "#8c564b", "#d4a373", "#9467bd
 # grid into the grid's own height.
 PAD = alt.AutoSizeParams(type="pad", contains="padding")
 GLYPH_PX = 30  # px a head's glyph may take at most, across
+PROJECTED_GLYPH_PX = 48  # on a projector, seen from the back of a room
 WIDE_PX = 480  # a column at least this wide has the legend beside the grid, else under it
 MIN_GLYPH_AREA = 12  # px² of a glyph whose share is 0: still seen, and clicked
 
@@ -34,8 +35,9 @@ def atlas_grid(heads: pd.DataFrame, names: list[str], numbers: list[tuple[str, s
     """One glyph per head, at its layer (rows) and head (columns), coloured by its label (names: the labels as the
     page calls them, in attention.atlas.LABELS's order) and as large as its strength (0 to 1). numbers: the
     columns its hover shows, with their titles. At most width px wide."""
-    beside = 170 if width >= WIDE_PX else 50  # px the legend (beside) and the layer axis take
-    cell = max(12, min(GLYPH_PX + 8, (width - beside) // max(num_heads, 1)))  # px a head's column takes
+    beside = 240 if width >= WIDE_PX else 60  # px the layer axis and the legend (beside) take, with room to spare
+    widest = (PROJECTED_GLYPH_PX if lettering.projected else GLYPH_PX) + 8
+    cell = max(12, min(widest, (width - beside) // max(num_heads, 1)))  # px a head's column takes
     largest = int(0.6 * cell * cell)  # px² of a share of 1: a circle a little narrower than its column
     return alt.Chart(heads).mark_point(filled=True, opacity=0.9, shape="circle").encode(
         x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0, orient="top")),
