@@ -43,7 +43,8 @@ def render(context) -> None:
     with words_column:
         st.markdown(_in_words(heads, names))
         st.caption((f"Averaged over the {atlas.sentences} sentences of the page's corpus, varied English written for "
-                    "it (attention/data/atlas_corpus.txt, CC0). " if over == "corpus" else
+                    "it (attention/data/atlas_corpus.txt, CC0), not over the sidebar's text: \"this text\" measures "
+                    "that alone. " if over == "corpus" else
                     "Measured on the sidebar's text alone. ") + "Point at a head for its numbers; click it to open "
                    "it in the One head view.")
         csv_download(lambda: heads[CSV_COLUMNS].to_csv(index=False, float_format="%.6g"), f"head-atlas-{over}")
