@@ -171,14 +171,19 @@ def reference_scores(attentions, tokens: list[str], first_is_cls: bool) -> np.nd
     return out
 
 
-def test_the_atlas_of_a_text_is_the_definitions_on_transformers_attention(bundled):
-    text = "The cat sat on the mat, and then, quite suddenly, it left."
-    atlas = head_atlas(bundled, [(text, None)])
-    encoding = encode(bundled, text)
+def atlas_against_transformers(model, text: str, first_is_cls: bool):
+    """The atlas of one text, and the same from the definitions on transformers' own output_attentions."""
+    encoding = encode(model, text)
     with torch.inference_mode():
-        output = bundled.model(input_ids=torch.from_numpy(encoding.input_ids),
-                               attention_mask=torch.from_numpy(encoding.attention_mask), output_attentions=True)
-    want = reference_scores(output.attentions, list(encoding.tokens[0]), first_is_cls=True)
+        output = model.model(input_ids=torch.from_numpy(encoding.input_ids),
+                             attention_mask=torch.from_numpy(encoding.attention_mask), output_attentions=True)
+    return head_atlas(model, [(text, None)]), reference_scores(output.attentions, list(encoding.tokens[0]),
+                                                              first_is_cls)
+
+
+def test_the_atlas_of_a_text_is_the_definitions_on_transformers_attention(bundled):
+    atlas, want = atlas_against_transformers(bundled, "The cat sat on the mat, and then, quite suddenly, it left.",
+                                             first_is_cls=True)
     np.testing.assert_allclose(atlas.scores, want, rtol=1e-4, atol=1e-5)
     assert atlas.labels()[0, 2] == "previous" and atlas.column("previous")[0, 2] > 0.9  # the issue's head
     assert atlas.divergence.shape == (72, 72) and np.allclose(atlas.divergence, atlas.divergence.T)
@@ -186,14 +191,7 @@ def test_the_atlas_of_a_text_is_the_definitions_on_transformers_attention(bundle
 
 
 def test_the_atlas_of_a_gpt2_text_reads_the_first_token_and_has_no_sep(tiny_gpt2_model):
-    text = "the cat sat, and the dog ran."
-    atlas = head_atlas(tiny_gpt2_model, [(text, None)])
-    encoding = encode(tiny_gpt2_model, text)
-    with torch.inference_mode():
-        output = tiny_gpt2_model.model(input_ids=torch.from_numpy(encoding.input_ids),
-                                       attention_mask=torch.from_numpy(encoding.attention_mask),
-                                       output_attentions=True)
-    want = reference_scores(output.attentions, list(encoding.tokens[0]), first_is_cls=False)
+    atlas, want = atlas_against_transformers(tiny_gpt2_model, "the cat sat, and the dog ran.", first_is_cls=False)
     np.testing.assert_allclose(atlas.scores, want, rtol=1e-4, atol=1e-5)
     assert np.isnan(atlas.column("sep")).all()
     assert "sep" not in atlas.labels()
