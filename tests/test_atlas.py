@@ -197,11 +197,13 @@ def test_the_atlas_of_a_gpt2_text_reads_the_first_token_and_has_no_sep(tiny_gpt2
     assert "sep" not in atlas.labels()
 
 
-def test_a_batch_with_padding_gives_each_sentence_its_own_atlas(bundled):
+@pytest.mark.parametrize("family", ["bert", "gpt2"])
+def test_a_batch_with_padding_gives_each_sentence_its_own_atlas(family, request):
     """Two sentences of different lengths run as one padded batch: their atlas is the mean of each alone."""
+    model = request.getfixturevalue("bundled" if family == "bert" else "tiny_gpt2_model")
     texts = ["Where are you going?", "The long road north runs past the river, the mill and the old school."]
-    together = head_atlas(bundled, [(text, None) for text in texts])
-    alone = [head_atlas(bundled, [(text, None)]) for text in texts]
+    together = head_atlas(model, [(text, None) for text in texts])
+    alone = [head_atlas(model, [(text, None)]) for text in texts]
     np.testing.assert_allclose(together.scores, (alone[0].scores + alone[1].scores) / 2, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(together.divergence, (alone[0].divergence + alone[1].divergence) / 2,
                                rtol=1e-3, atol=1e-5)
