@@ -96,3 +96,29 @@ def test_on_gpt2_the_first_token_stands_for_cls_and_there_is_no_sep(tiny_gpt2_ch
     frame = pd.read_csv(io.StringIO(made["head-atlas-text.csv"]()))
     assert list(frame.columns) == CSV_COLUMNS and frame["sep"].isna().all()
     assert "the first token" in " ".join(c.value for c in page.caption)
+
+
+def test_pages_asking_for_a_corpus_atlas_at_once_compute_it_once(monkeypatch):
+    """The second page waits for the first one's atlas (before taking a heavy slot) and reads it."""
+    import threading
+    import time
+
+    from components.caches import atlas as kept
+
+    computed = []
+
+    def slow_atlas(model, pairs, settings, on_batch):
+        computed.append(len(pairs))
+        time.sleep(0.3)
+        return f"the atlas of {len(pairs)} sentences"
+
+    monkeypatch.setattr(kept.atlas, "head_atlas", slow_atlas)
+    monkeypatch.setattr(kept, "model", lambda name: None)
+    got = []
+    pages = [threading.Thread(target=lambda: got.append(kept.corpus_atlas("a model no test loads"))) for _ in range(3)]
+    for page in pages:
+        page.start()
+    for page in pages:
+        page.join()
+    assert computed == [len(corpus_sentences())] and len(set(got)) == 1 and len(got) == 3
+    assert kept.corpus_atlas_kept("a model no test loads") == got[0]

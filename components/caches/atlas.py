@@ -39,11 +39,12 @@ def corpus_atlas(name: str, on_batch: Callable[[int, int], None] | None = None) 
     kept = _corpus_atlases().finished(key)
     if kept is not None:
         return kept
-    with heavy_work(), _computing:
+    with _computing:  # before the slot: a page waiting here holds none of the slots other work needs
         kept = _corpus_atlases().finished(key)
         if kept is None:
-            kept = atlas.head_atlas(model(name), [(sentence, None) for sentence in atlas.corpus_sentences()],
-                                    atlas.MODEL_OWN, on_batch)
+            with heavy_work():
+                kept = atlas.head_atlas(model(name), [(sentence, None) for sentence in atlas.corpus_sentences()],
+                                        atlas.MODEL_OWN, on_batch)
             _corpus_atlases().keep_finished(key, kept)
     return kept
 
