@@ -27,6 +27,7 @@ VIEWS = [
     ("compare", {"text_b": PAIR}),
     ("lab", {}),
     *[("lesson", {"step": str(step)}) for step in range(1, 9)],
+    ("atlas", {"atlas": "text"}),
 ]
 
 

@@ -16,7 +16,7 @@ from tests import pages
 LEGIBLE_PX = 14  # the least size for labels and numbers on a projector
 PAIR = {"text_b": "the bank raised its rates"}
 VIEWS = {**{view: {"view": view} for view in ("head", "heads", "neuron", "lab", "counting", "switch",
-                                                            "induction")},
+                                                            "induction", "atlas")},
          "compare": {"view": "compare", **PAIR},
          **{f"lesson-{step}": {"view": "lesson", "step": str(step), **PAIR} for step in range(1, 9)}}
 

@@ -70,6 +70,8 @@ class Family:
     label: str  # as a reader calls it: "BERT", "GPT-2"
     reads: str  # how its tokens look at each other, in a few words for the page: "a decoder: …"
     sink_words: str  # its sink tokens (sinks()), as a sentence names them: "[CLS] and [SEP]", "the first token"
+    first_token: str  # its first token, as a sentence names it: "[CLS]", "the first token"
+    separator: str | None  # the token that ends a sentence, if it has one: "[SEP]"; GPT-2 none
     own_mask: str  # the mask it was trained with, as attention.masks names it: "none" (padding only) or "causal"
     reads_pairs: bool  # whether it reads a sentence pair (segment ids): BERT does, GPT-2 reads one text
     byte_level: bool  # whether its tokens are byte-level BPE (shown with a mark for a leading space)

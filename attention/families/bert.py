@@ -66,6 +66,8 @@ class BertFamily(Family):
     label = "BERT"
     reads = "an encoder: every token looks both ways"
     sink_words = "[CLS] and [SEP]"
+    first_token = "[CLS]"
+    separator = "[SEP]"
     own_mask = "none"
     reads_pairs = True
     byte_level = False

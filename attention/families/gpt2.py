@@ -53,6 +53,8 @@ class GPT2Family(Family):
     label = "GPT-2"
     reads = "a decoder: every token looks back only"
     sink_words = "the first token"
+    first_token = "the first token"
+    separator = None
     own_mask = "causal"
     reads_pairs = False
     byte_level = True

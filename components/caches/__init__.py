@@ -12,9 +12,11 @@ equal inputs share an entry across sessions; how many entries each keeps is set 
 - experiments: two texts side by side, the scaling lab, switching heads off, the lesson, the counting toy, the
   induction lab
 - chart_memos: chart specs and datasets built once, a student's last charts kept in their session
+- atlas: what every head does, over the corpus (kept for every session) and over one text
 - shared: what every session meets: the class store, the line of trainings, the induction lab's runs
 """
 
+from components.caches.atlas import CORPUS_SENTENCES, corpus_atlas, corpus_atlas_kept, text_atlas
 from components.caches.budget import CACHE_ENTRIES
 from components.caches.chart_memos import (
     chart_data,

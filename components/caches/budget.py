@@ -58,6 +58,10 @@ CACHE_ENTRIES = {
     # The induction lab's finished runs, shared by their settings across sessions (server/shared_runs.py): about
     # 0.5 MB each with the defaults (kept attention of 21 steps × 12 heads × 24 × 24), up to 4 MB at 8 heads.
     "induction_runs": 16,
+    # The head atlas: every head's seven numbers and the divergences between heads, (L·nh)² floats: 41 kB on the
+    # bundled model, 166 kB on bert-base. Over the corpus, one per model the server offers; over a text, a class's.
+    "corpus_atlas": 8,
+    "text_atlas": 64,
 }
 
 

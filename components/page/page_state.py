@@ -45,6 +45,7 @@ VIEWS = (
     ("counting", "Counting letters: train a head"),
     ("switch", "Switching heads off"),
     ("induction", "Watch an induction head form"),
+    ("atlas", "Head atlas: what every head does"),
 )
 VIEW_NAMES = tuple(name for name, _ in VIEWS)
 # How the all-heads view sums up a layer: each choice's name in a link, and its label.
@@ -55,6 +56,8 @@ WEIGHT_SCALES = {"head": ("each head's own max", "each head's own largest weight
                  "layer": ("the layer's max", "the largest weight of any head of the layer"),
                  "one": ("0 to 1", "1, the largest a weight can be")}
 LESSON_STEPS = 9
+# What the head atlas measures its heads over: each choice's name in a link (atlas=), and its label.
+ATLASES = {"corpus": "the corpus", "text": "this text"}
 INDUCTION = InductionConfig()  # the induction lab's defaults, which its controls start from
 
 
@@ -93,6 +96,7 @@ class PageState:
     vocab: int = INDUCTION.vocab_size
     heads: int = INDUCTION.heads
     steps: int = INDUCTION.steps
+    atlas: str = "corpus"  # the head atlas over the bundled corpus, or over the text alone
 
 
 PARAMS = tuple(field.name for field in dataclasses.fields(PageState))
@@ -287,4 +291,5 @@ _PARSERS = {
     "vocab": _integer(PAGE_INDUCTION_VOCAB),
     "heads": _integer(PAGE_INDUCTION_HEADS),
     "steps": _multiple(PAGE_INDUCTION_STEPS, PAGE_INDUCTION_STEPS_STEP),
+    "atlas": _choice(tuple(ATLASES)),
 }

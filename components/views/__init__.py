@@ -33,9 +33,9 @@ SHAPES_VIEWS = ("head", "heads", "neuron", "lesson", "lab")
 # Views that show the tokens of the sentences they work on themselves: the page's chips (the sidebar's text,
 # read as one pair) would show something else. The switch view reads its own sentence, or each text alone.
 OWN_TOKENS_VIEWS = ("switch",)
-# Views that run the whole model as trained, with heads switched off: the projection source, the layer, the head
-# and the scaling beside the other views do not apply, and are not drawn.
-WHOLE_MODEL_VIEWS = ("switch",)
+# Views that run the whole model as trained (with heads switched off; every head as it is, for the atlas): the
+# projection source, the layer, the head and the scaling beside the other views do not apply, and are not drawn.
+WHOLE_MODEL_VIEWS = ("switch", "atlas")
 # The line under a view's title, by the title, where the page's own line (its model, "this text") is not true:
 # the counting and induction labs train toys of their own on random symbols (streamlit_app.py draws it).
 OWN_HEAD_LINES = {

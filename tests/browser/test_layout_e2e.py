@@ -90,7 +90,7 @@ PAGES = {
     "head": "?view=head", "heads": "?view=heads", "heads-tokens": "?view=heads&grid_tokens=1" + PAIR,
     "neuron": "?view=neuron", "lab": "?view=lab",
     "compare": "?view=compare" + PAIR, "counting": "?view=counting", "switch": "?view=switch",
-    "induction": "?view=induction",
+    "induction": "?view=induction", "atlas": "?view=atlas",
     **{f"lesson-{step}": f"?view=lesson&step={step}" + PAIR for step in range(1, 9)},
 }
 MODES = {"normal": "", "present": "&present=1"}  # presentation mode: larger text and charts, the sidebar closed

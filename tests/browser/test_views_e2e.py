@@ -61,6 +61,15 @@ def test_clicking_an_overview_cell_opens_that_layer_and_head(page, base_url):
     assert_one_head_view(page, layer=4, head=3)
 
 
+def test_clicking_a_glyph_of_the_head_atlas_opens_that_head(page, base_url):
+    """The atlas's grid: one glyph per head (a Vega symbol, described as "head: 2; layer: 0; label: …")."""
+    open_page(page, base_url, "?view=atlas&atlas=text")
+    glyph = charts(page).first.locator('path[aria-label^="head: 7; layer: 3;"]')
+    glyph.scroll_into_view_if_needed()
+    act_and_measure(page, glyph.click)
+    assert_one_head_view(page, layer=3, head=7)
+
+
 @pytest.mark.parametrize(("query", "charts_at_least"), [
     ("?view=head", 1),  # the open tab's chart: the weights
     ("?view=heads", 2),  # the grid with the heads summed up under it, the overview
@@ -73,6 +82,7 @@ def test_clicking_an_overview_cell_opens_that_layer_and_head(page, base_url):
     ("?view=counting", 2),  # the untrained head: the window attending to itself, each letter's question (a tab)
     ("?view=switch", 2),  # the bundled model's sentence embedding and the heads ranked by how far they move it
     ("?view=induction", 1),  # both untrained models' heads, on the sequence the maps are drawn for
+    ("?view=atlas", 2),  # every head's glyph on the layer × head grid, and the plane of heads that attend alike
 ])
 def test_every_view_opens_from_its_link_and_draws_its_charts(page, base_url, query, charts_at_least):
     from playwright.sync_api import expect

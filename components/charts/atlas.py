@@ -1,0 +1,73 @@
+"""The head atlas's charts, built from a table of heads (one row each: layer, head, the behaviours, label, ...):
+the layer × head grid of glyphs, and the plane of heads that attend alike. Both carry a point selection a click
+fills with the head's layer and head, for the view to open it.
+
+Every text on them is data or ours: a behaviour's name reaches the chart as a column's value, never as part of
+a Vega expression."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from components.charts.style import Lettering
+
+OPEN_HEAD = "open_head"  # the selection a click on a glyph fills: {"layer": …, "head": …}
+# Each label's colour, in the order of attention.atlas.LABELS: the four looks at a neighbour or itself in hues
+# apart, the sinks in browns, punctuation purple, broad a pale blue-grey and mixed grey.
+LABEL_COLOURS = ("#1f77b4", "#17becf", "#2ca02c", "#8c564b", "#d4a373", "#9467bd", "#aec7e8", "#9a9a9a")
+# The plot as large as asked, its axes and legend around it: Streamlit's "fit" would squeeze a legend under the
+# grid into the grid's own height.
+PAD = alt.AutoSizeParams(type="pad", contains="padding")
+GLYPH_PX = 30  # px a head's glyph may take at most, across
+PROJECTED_GLYPH_PX = 48  # on a projector, seen from the back of a room
+WIDE_PX = 480  # a column at least this wide has the legend beside the grid, else under it
+MIN_GLYPH_AREA = 12  # px² of a glyph whose share is 0: still seen, and clicked
+
+
+def _tooltip(numbers: list[str]) -> list[alt.Tooltip]:
+    return [alt.Tooltip("layer:O"), alt.Tooltip("head:O"), alt.Tooltip("behaviour:N", title="label"),
+            *(alt.Tooltip(f"{name}:Q", format=".3f", title=title) for name, title in numbers)]
+
+
+def atlas_grid(heads: pd.DataFrame, names: list[str], numbers: list[tuple[str, str]], num_layers: int,
+               num_heads: int, width: int, lettering: Lettering) -> alt.Chart:
+    """One glyph per head, at its layer (rows) and head (columns), coloured by its label (names: the labels as the
+    page calls them, in attention.atlas.LABELS's order) and as large as its strength (0 to 1). numbers: the
+    columns its hover shows, with their titles. At most width px wide."""
+    beside = 240 if width >= WIDE_PX else 60  # px the layer axis and the legend (beside) take, with room to spare
+    widest = (PROJECTED_GLYPH_PX if lettering.projected else GLYPH_PX) + 8
+    cell = max(12, min(widest, (width - beside) // max(num_heads, 1)))  # px a head's column takes
+    largest = int(0.6 * cell * cell)  # px² of a share of 1: a circle a little narrower than its column
+    return alt.Chart(heads).mark_point(filled=True, opacity=0.9, shape="circle").encode(
+        x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0, orient="top")),
+        y=alt.Y("layer:O", title="layer"),
+        color=alt.Color("behaviour:N", title="label", scale=alt.Scale(domain=names, range=list(LABEL_COLOURS)),
+                        legend=alt.Legend(orient="right" if width >= WIDE_PX else "bottom", labelLimit=160,
+                                          columns=1 if width >= WIDE_PX else 2)),
+        size=alt.Size("strength:Q", title="share", scale=alt.Scale(domain=[0, 1], range=[MIN_GLYPH_AREA, largest]),
+                      legend=None),
+        tooltip=_tooltip(numbers),
+    ).add_params(
+        alt.selection_point(name=OPEN_HEAD, fields=["layer", "head"], on="click"),
+    ).properties(width=cell * num_heads, height=cell * num_layers, autosize=PAD)
+
+
+def alike_plane(heads: pd.DataFrame, numbers: list[tuple[str, str]], num_layers: int, size: int,
+                lettering: Lettering) -> alt.Chart:
+    """Every head at its place (x, y) on the plane of how alike the heads attend, coloured by its layer; size px
+    square, one unit as long across as up (only distances mean anything). numbers: the columns its hover shows,
+    with their titles."""
+    low, high = heads[["x", "y"]].min(), heads[["x", "y"]].max()
+    half = float((high - low).max()) / 2 * 1.05 or 1.0
+    x_domain, y_domain = ([float(centre) - half, float(centre) + half] for centre in (low + high) / 2)
+    return alt.Chart(heads).mark_point(filled=True, size=70, opacity=0.85, stroke="white", strokeWidth=0.5).encode(
+        x=alt.X("x:Q", title=None, scale=alt.Scale(domain=x_domain, nice=False),
+                axis=alt.Axis(labels=False, ticks=False, grid=False)),
+        y=alt.Y("y:Q", title=None, scale=alt.Scale(domain=y_domain, nice=False),
+                axis=alt.Axis(labels=False, ticks=False, grid=False)),
+        color=alt.Color("layer:O", title="layer", scale=alt.Scale(scheme="viridis", domain=list(range(num_layers)))),
+        tooltip=_tooltip(numbers),
+    ).add_params(
+        alt.selection_point(name=OPEN_HEAD, fields=["layer", "head"], on="click"),
+    ).properties(width=size, height=size, autosize=PAD)
