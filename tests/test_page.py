@@ -272,7 +272,7 @@ def test_csv_download_holds_the_current_head(bundled):
     assert "Download CSV" in [button.proto.label for button in page.get("download_button")]
     table = pd.read_csv(io.StringIO(made["attention-layer-1-head-3.csv"]()), keep_default_na=False)
     assert list(table.columns) == ["query_index", "query_token", "key_index", "key_token", "score", "masked_score",
-                                   "weight"]
+                                   "weight", "alpha_fx_norm"]
     trace = build_trace(bundled, encode(bundled, "time flies like an arrow"),
                         TraceSettings(layer=1, head=3, scaling="linear"))
     tokens = trace.tokens[0]

@@ -80,7 +80,8 @@ def render(context) -> None:
         csv_download(functools.partial(_head_csv, context.model_name, context.text, context.text_b,
                                        context.settings()), f"attention-{stem}")
         st.caption("The whole head, one row per (query, key) pair: the scaled score, the masked score softmax "
-                   "reads (-inf where the mask hides the key) and the weight after it.")
+                   "reads (-inf where the mask hides the key), the weight after it and what the key moves to the "
+                   "query, α·‖f(x)‖ (alpha_fx_norm).")
 
 
 def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bool, sinks: str, stem: str,
@@ -251,7 +252,8 @@ def _head_csv(model: str, text: str, text_b: str, settings) -> str:
     """The head as CSV, made on click from the cached trace: the button keeps these few plain values
     until then, not a copy of the trace (28 MB at 512 tokens on bert-base) for every open page."""
     trace = caches.trace(model, text, text_b, settings)
-    return head_csv(list(trace.tokens[0]), trace["scaled"][0], trace["masked"][0], trace["weights"][0])
+    return head_csv(list(trace.tokens[0]), trace["scaled"][0], trace["masked"][0], trace["weights"][0],
+                    caches.head_moved(model, text, text_b, settings))
 
 
 def _follow_chart(layer: int, head: int) -> None:
