@@ -1,4 +1,5 @@
-"""What a head moves on the page, through AppTest: the one-head CSV's alpha_fx_norm against transformers' own
+"""What a head moves on the page, through AppTest: the one-head view's Moves stage and its ‖f(x_j)‖ bars, the
+"Weight by value norm" toggle (with the sinks hidden too), and the CSV's alpha_fx_norm, against transformers' own
 modules (tests/test_value_norms.py's references), for BERT and GPT-2."""
 
 from __future__ import annotations
@@ -7,9 +8,27 @@ import io
 
 import numpy as np
 import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
 
-from tests.pages import TEXT, assert_healthy, open_keeping_downloads
+from attention import TraceSettings, encode, layer_attention, segments
+from attention.heads import head_value_norms
+from attention.trace import projections_for
+from attention.value_norms import weighted_by_value_norm
+from tests.pages import (
+    TEXT,
+    assert_healthy,
+    chart_matrix,
+    chart_title,
+    chart_values,
+    charts,
+    open_keeping_downloads,
+    open_page,
+    pick_on_chart,
+)
+from tests.test_scrub import datasets, matrix_of
 from tests.test_value_norms import bert_reference, gpt2_reference
+from tests.test_view_head import guide
 
 
 def head_csv(query: dict[str, str]) -> pd.DataFrame:
@@ -37,3 +56,76 @@ def test_the_csv_says_what_each_key_moves_as_transformers_computes_it_for_gpt2(t
     table = head_csv({"model": str(tiny_gpt2_checkpoint), "text": text, "layer": "1", "head": "2"})
     np.testing.assert_allclose(as_matrix(table, "alpha_fx_norm"), gpt2_reference(tiny_gpt2_model, text, 1)[2],
                                rtol=1e-4, atol=1e-5)
+
+
+def moved_reference(bundled, layer: int) -> np.ndarray:
+    """(nh, T, T) what every head of a layer moves, for the page's default text, from transformers alone."""
+    return bert_reference(bundled, TEXT, layer)
+
+
+def weighted_reference(bundled, layer: int, head: int, hide_special: bool = False) -> np.ndarray:
+    """(R, K) one head's weights weighted by value norm, rows renormalised, then (hide_special) the sinks dropped
+    and the rows renormalised again: value weighting first, the page's own filter after it."""
+    settings = TraceSettings(layer=layer)
+    encoding = encode(bundled, TEXT)
+    computed = layer_attention(bundled, encoding, settings)
+    norms = head_value_norms(computed, [head], projections_for(bundled, settings).output)[0]  # (1, T)
+    weighted = weighted_by_value_norm(computed.weights[0, [head]], norms)[0]  # (T, T)
+    rows, keys = segments.visible_tokens(encoding.token_type_ids[0], encoding.sinks[0], "all", hide_special)
+    return segments.visible_weights(weighted, rows, keys, hide_special)
+
+
+def on_moves(**query: str) -> AppTest:
+    page = open_page({"layer": "2", "head": "5", **query})
+    page.segmented_control(key="head_stage").set_value("What moves α·‖f(x)‖").run()
+    assert_healthy(page)
+    return page
+
+
+def test_the_moves_stage_holds_what_every_head_moves_and_each_is_transformers(bundled):
+    page = on_moves()
+    [chart, bars] = charts(page)
+    assert chart_title(chart) == "What moves α·‖f(x)‖"
+    cells = datasets(chart)["p0-cells"]
+    for layer, head in ((0, 0), (2, 5), (5, 11)):
+        np.testing.assert_allclose(matrix_of(cells, layer * 12 + head), moved_reference(bundled, layer)[head],
+                                   rtol=1e-4, atol=1e-5)
+    assert chart_title(bars) == "‖f(x_j)‖ of each key, layer 2, head 5"
+    weights = layer_attention(bundled, encode(bundled, TEXT), TraceSettings(layer=2)).weights[0, 5]  # (T, T)
+    norms = chart_values(bars)["norm"].to_numpy()
+    np.testing.assert_allclose(weights * norms[None, :], moved_reference(bundled, 2)[5], rtol=1e-4, atol=1e-5)
+
+
+def test_the_moves_guide_says_rows_do_not_sum_to_one_and_names_kobayashi():
+    text = guide(on_moves())
+    assert "Rows do not sum to 1" in text and "Kobayashi et al. (2020)" in text and "‖f(x_j)‖" in text
+    assert "spreads its attention" not in text
+
+
+def test_the_moves_bars_follow_a_head_picked_on_the_chart():
+    page = pick_on_chart(on_moves(), "chart-moved", layer=4, head=1)
+    assert_healthy(page)
+    assert chart_title(charts(page)[1]) == "‖f(x_j)‖ of each key, layer 4, head 1"
+
+
+@pytest.mark.parametrize("hide_special", [False, True])
+def test_weight_by_value_norm_draws_the_weights_times_their_value_norm_rows_renormalised(bundled, hide_special):
+    page = open_page({"layer": "2", "head": "5", "value_norm": "1", **({"hide_special": "1"} if hide_special else {})})
+    assert_healthy(page)
+    assert page.toggle(key="value_norm").value
+    [chart] = charts(page)
+    assert "× ‖f(x)‖, rows renormalised" in chart_title(chart)
+    shown = chart_matrix(chart)
+    np.testing.assert_allclose(shown, weighted_reference(bundled, 2, 5, hide_special), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(shown.sum(axis=1), 1.0, rtol=1e-5)
+    assert "Weighted by value norm" in guide(page)
+
+
+def test_the_value_norm_toggle_changes_the_weights_and_the_link():
+    page = open_page({"layer": "3", "head": "0"})
+    before = chart_matrix(charts(page)[0])
+    page.toggle(key="value_norm").set_value(True).run()
+    assert_healthy(page)
+    after = chart_matrix(charts(page)[0])
+    assert before[:, 0].mean() > 3 * after[:, 0].mean(), "[CLS] takes much weight and moves little"
+    assert page.query_params["value_norm"] == "1"
