@@ -129,3 +129,55 @@ def test_the_value_norm_toggle_changes_the_weights_and_the_link():
     after = chart_matrix(charts(page)[0])
     assert before[:, 0].mean() > 3 * after[:, 0].mean(), "[CLS] takes much weight and moves little"
     assert page.query_params["value_norm"] == "1"
+
+
+def park_values(page: AppTest) -> pd.DataFrame:
+    """The rows of the "Where attention parks" chart: measure, layer, place, share."""
+    [shares] = [values for values in map(chart_values, charts(page)) if "place" in values]
+    return shares
+
+
+def test_the_all_heads_view_weights_its_maps_by_value_norm_and_says_so(bundled):
+    page = open_page({"view": "heads", "layer": "3", "value_norm": "1"})
+    assert_healthy(page)
+    assert page.toggle(key="value_norm").value
+    assert [h.value for h in page.subheader][0] == "Every head of layer 3, weighted by value norm"
+    assert any("Weighted by value norm" in caption.value for caption in page.caption)
+    plain = open_page({"view": "heads", "layer": "3"})
+    grid, weighted = charts(plain)[0], charts(page)[0]
+    assert datasets(grid).keys() == datasets(weighted).keys()
+    assert any(not datasets(grid)[name].equals(datasets(weighted)[name]) for name in datasets(grid))
+
+
+def test_where_attention_parks_says_what_this_model_does_from_its_numbers(bundled):
+    page = open_page({"view": "heads"})
+    assert_healthy(page)
+    shares = park_values(page)
+    assert set(shares["place"]) == {"[CLS]", "[SEP]", "“.” and “,”"}
+    assert set(shares["layer"]) == set(range(6))
+    by = shares.pivot_table(index=["layer", "place"], columns="measure", values="share")
+    cls = by.xs("[CLS]", level="place")
+    layer = int(cls["by weight α"].idxmax())
+    [caption] = [c.value for c in page.caption if c.value.startswith("A sink is a token")]
+    assert "Clark et al. (2019)" in caption and "Kobayashi et al. (2020)" in caption
+    assert (f"layer {layer} puts {cls['by weight α'][layer]:.0%} of its weight on [CLS] but "
+            f"{cls['by what moves α·‖f(x)‖'][layer]:.0%} of what moves") in caption
+    assert cls["by what moves α·‖f(x)‖"][layer] < cls["by weight α"][layer] / 4
+
+
+def test_where_gpt2s_attention_parks_is_its_first_token_and_punctuation(tiny_gpt2_checkpoint, monkeypatch):
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))
+    page = open_page({"model": str(tiny_gpt2_checkpoint), "text": "what if it rains, then.", "view": "heads"})
+    assert_healthy(page)
+    assert set(park_values(page)["place"]) == {"the first token", "“.” and “,”"}
+    assert any("this model's are the first token" in c.value for c in page.caption)
+
+
+def test_the_moves_stage_draws_on_gpt2(tiny_gpt2_checkpoint, tiny_gpt2_model, monkeypatch):
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))
+    text = "what if it rains, then."
+    page = open_page({"model": str(tiny_gpt2_checkpoint), "text": text, "layer": "1", "head": "2"})
+    page.segmented_control(key="head_stage").set_value("What moves α·‖f(x)‖").run()
+    assert_healthy(page)
+    np.testing.assert_allclose(chart_matrix(charts(page)[0]), gpt2_reference(tiny_gpt2_model, text, 1)[2],
+                               rtol=1e-4, atol=1e-5)
