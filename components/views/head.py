@@ -148,13 +148,13 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
             scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}",
                           position=(state.layer, state.head), shape=shape, on_move=_follow_chart, size=size,
                           weight_scale=weight_scale, lettering=context.lettering, zoomable=True, **options)
+            if name == "moved":
+                _value_norm_bars(context, which, renormalise, key_tokens, size)
         beside.markdown(reading_guide(name, outline.head_size, state.scaling, outline.divisor, largest=largest,
                                       which=which, renormalise=renormalise, weight_scale=weight_scale,
                                       lab_link=context.link(view="lab"), sinks=sinks,
                                       mask=settings.mask_kind(context.shape), window=settings.window,
                                       value_norm=by_value))
-        if name == "moved":
-            _value_norm_bars(context, which, renormalise, key_tokens, size)
     st.caption(DRAG_NOTE)
 
     def current_head():  # (R, K) of the page's layer and head, and its colours' range as the chart draws it
