@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, encode, layer_attention, segments
-from attention.heads import head_value_norms
+from attention.heads import head_stage, head_value_norms
 from attention.trace import projections_for
 from attention.value_norms import weighted_by_value_norm
 from tests.pages import (
@@ -167,3 +167,21 @@ def test_the_moves_stage_draws_on_gpt2(tiny_gpt2_checkpoint, tiny_gpt2_model, mo
     assert_healthy(page)
     np.testing.assert_allclose(chart_matrix(charts(page)[0]), gpt2_reference(tiny_gpt2_model, text, 1)[2],
                                rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("source", ["identity", "random"])
+def test_what_moves_follows_the_projection_source(bundled, source):
+    """The identity source has no W_O (what moves is α·‖x_j‖); the random one moves through its own W_O."""
+    page = on_moves(source=source, head="0", **({"head_dim": "48"} if source == "random" else {}))
+    settings = TraceSettings(layer=2, source=source, **({"head_dim": 48} if source == "random" else {}))
+    computed = layer_attention(bundled, encode(bundled, TEXT), settings)
+    expected = head_stage(computed, "moved", [0], output=projections_for(bundled, settings).output)[0, 0]
+    np.testing.assert_allclose(chart_matrix(charts(page)[0]), expected, rtol=1e-4, atol=1e-5)
+    page.segmented_control(key="head_stage").set_value("Attention weights").run()
+    page.toggle(key="value_norm").set_value(True).run()
+    assert_healthy(page)
+
+
+def test_the_moves_stage_stands_in_presentation_mode():
+    page = on_moves(present="1")
+    assert chart_title(charts(page)[1]) == "‖f(x_j)‖ of each key, layer 2, head 5"
