@@ -57,11 +57,15 @@ DRAG_NOTE = ("Drag the Layer and Head sliders above the chart, or focus one and 
 PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a": "within A", "within_b": "within B"}
 # Streamlit's toolbar of a chart (show data, PNG, spec, fullscreen) hangs over the 47 px above the chart, at the
 # chart's right end: over the Lines button when the chart is narrower than the column. The chart's box as wide as
-# the column puts the toolbar at the column's right end, past the row of stage buttons, and keeps all its buttons.
+# the column puts the toolbar at the column's right end, and keeps all its buttons; with seven stages the row of
+# buttons reaches that end on a laptop, so the toolbar comes down into the chart's own top row, right of its Layer
+# and Head inputs, where nothing stands.
 TOOLBAR_AT_COLUMN_END = "<style>" + ",".join(
     f".st-key-chart-{name}, .st-key-chart-{name} > [data-testid='stFullScreenFrame'], "
     f".st-key-chart-{name} > [data-testid='stFullScreenFrame'] > div" for name in STAGE_NAMES.values()
-) + "{width:100% !important}</style>"
+) + "{width:100% !important}" + ",".join(
+    f".st-key-chart-{name} [data-testid='stElementToolbar']" for name in STAGE_NAMES.values()
+) + "{top:0 !important}</style>"
 
 
 def render(context) -> None:
