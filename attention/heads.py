@@ -14,12 +14,16 @@ import torch
 
 from attention import masks
 from attention.dot_product import CHUNK_ELEMENTS, attend
+from attention.projections import Linear
 from attention.trace import LayerAttention, Trace
+from attention.value_norms import moved, value_norms
 
 AGGREGATES = ("mean", "max")
 
 
-HEAD_STAGES = ("scores", "scaled", "masked", "weights", "context")  # what head_stage computes for every head
+# What head_stage computes for every head; "moved" is α_ij·‖f(x_j)‖, what each key's value hands each query
+# (attention/value_norms.py).
+HEAD_STAGES = ("scores", "scaled", "masked", "weights", "context", "moved")
 
 
 def head_weights(source: Trace | LayerAttention, heads: Sequence[int] | None = None,
@@ -29,10 +33,11 @@ def head_weights(source: Trace | LayerAttention, heads: Sequence[int] | None = N
 
 
 def head_stage(source: Trace | LayerAttention, stage: str, heads: Sequence[int] | None = None,
-               max_elements: int = CHUNK_ELEMENTS) -> np.ndarray:
+               max_elements: int = CHUNK_ELEMENTS, output: Linear | None = None) -> np.ndarray:
     """One stage of the given heads (all by default) of the layer: the raw scores, the scaled scores
-    (masked: with the masked keys at MASKED_SCORE) or the weights (B, h, T, T), or the context
-    (B, h, T, d), as the trace computes them for its head.
+    (masked: with the masked keys at MASKED_SCORE), the weights or what moves, α_ij·‖f(x_j)‖ (B, h, T, T), or
+    the context (B, h, T, d), as the trace computes them for its head. output: the layer's output projection
+    W_O, which what moves is measured through (None passes the heads through: the identity source only).
 
     The weights a LayerAttention kept are taken as they are: every head's, the kept array itself (read-only,
     not a copy of megabytes); some heads', a copy of theirs. Anything else is computed a few heads at a
@@ -45,6 +50,9 @@ def head_stage(source: Trace | LayerAttention, stage: str, heads: Sequence[int] 
     for head in chosen:
         if not 0 <= head < source.num_heads:
             raise ValueError(f"head must be from 0 to {source.num_heads - 1}; got {head}")
+    if stage == "moved":
+        return moved(head_stage(source, "weights", chosen, max_elements),
+                     head_value_norms(source, chosen, output))  # (B, h, T, T)
     if stage == "weights" and isinstance(source, LayerAttention) and source.weights is not None:
         if chosen == list(range(source.num_heads)):
             return read_only(source.weights)  # (B, nh, T, T)
@@ -64,6 +72,17 @@ def head_stage(source: Trace | LayerAttention, stage: str, heads: Sequence[int] 
             out[:, start:start + len(some)] = getattr(stages, stage).numpy()
             del stages  # before the next chunk's stages are made: one chunk's at a time
     return out
+
+
+def head_value_norms(source: Trace | LayerAttention, heads: Sequence[int] | None = None,
+                     output: Linear | None = None) -> np.ndarray:
+    """(B, h, T): ‖f(x_j)‖ of the given heads (all by default), the length of what each key offers each head
+    through the output projection W_O (output; None only for the identity source, whose heads pass through)."""
+    if output is None and source.settings.source != "identity":
+        raise ValueError(f"what a head moves is measured through the layer's output projection W_O; the "
+                         f"{source.settings.source} source has one: pass it as output")
+    chosen = list(range(source.num_heads)) if heads is None else [int(h) for h in heads]
+    return value_norms(_split_heads(source)[2], output)[:, chosen]  # (B, h, T)
 
 
 def read_only(array: np.ndarray) -> np.ndarray:

@@ -123,6 +123,11 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
              chart_input("head", RIGHT), 1.2, in_browser=True),
         Case("layer change, 32 tokens, one head, GPT-2", "slider", "the chart's `layer` input 0 → 5 → 0", gpt2,
              chart_input("layer", THERE_AND_BACK), 1.2, in_browser=True),
+        # What a head moves, α·‖f(x)‖ (issue 34): the Moves stage, and the weights weighted by value norm.
+        Case("head change, 32 tokens, one head, what moves", "slider", "the chart's `head` input 0 → 11", text,
+             chart_input("head", RIGHT), 1.2, in_browser=True, open_with=".st-key-head_stage button >> text=Moves"),
+        Case("head change, 32 tokens, one head, weighted by value norm", "slider", "the chart's `head` input 0 → 11",
+             {**text, "value_norm": "1"}, chart_input("head", RIGHT), 1.2, in_browser=True),
         Case("head change, 128 tokens, drawn as lines", "slider", "the chart's `head` input 0 → 11",
              {"text": TEXT_128}, chart_input("head", RIGHT), None, in_browser=True,
              open_with=".st-key-head_stage button >> text=Lines"),

@@ -200,5 +200,6 @@ def test_every_stage_of_every_head_is_each_heads_trace(stage, tiny, encoding):
     for head in range(settings.num_heads(tiny.shape)):
         one = build_trace(tiny, encoding, dataclasses.replace(settings, head=head))
         np.testing.assert_allclose(every_head[:, head], one[stage], atol=1e-6)
-    with pytest.raises(ValueError, match="stage must be one of scores, scaled, masked, weights, context; got 'V'"):
+    with pytest.raises(ValueError, match="stage must be one of scores, scaled, masked, weights, context, moved; "
+                                         "got 'V'"):
         head_stage(build_trace(tiny, encoding, settings), "V")

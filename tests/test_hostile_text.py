@@ -48,7 +48,7 @@ def test_every_chart_of_a_view_is_drawn_whatever_the_text_holds(view, query):
 
 
 @pytest.mark.parametrize("stage", ["Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Context vectors",
-                                   "Weights as lines"])
+                                   "Weights as lines", "What moves α·‖f(x)‖"])
 def test_every_stage_of_one_head_is_drawn_whatever_the_text_holds(stage):
     page = open_page(text=HOSTILE, text_b=PAIR)
     page.segmented_control(key="head_stage").set_value(stage).run()

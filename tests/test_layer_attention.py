@@ -23,6 +23,7 @@ from attention import (
 )
 from attention.dot_product import additive_mask, attend, attend_in_chunks
 from attention.heads import HEAD_STAGES, head_stage, head_weights
+from attention.trace import projections_for
 
 TOLERANCE = 1e-5  # float32 against transformers, as tests/test_parity.py
 SETTINGS = {
@@ -91,9 +92,11 @@ def test_every_stage_read_off_the_layer_is_the_one_read_off_a_trace(tiny, padded
     layer = layer_attention(tiny, padded, settings)
     without_weights = layer_attention(tiny, padded, settings, keep_weights=False)
     trace = build_trace(tiny, padded, settings, layer)
+    output = projections_for(tiny, settings).output  # W_O, which what moves is measured through
     for heads in (None, [3, 1]):
-        np.testing.assert_array_equal(head_stage(layer, stage, heads), head_stage(trace, stage, heads))
-        np.testing.assert_array_equal(head_stage(without_weights, stage, heads), head_stage(trace, stage, heads))
+        from_trace = head_stage(trace, stage, heads, output=output)
+        np.testing.assert_array_equal(head_stage(layer, stage, heads, output=output), from_trace)
+        np.testing.assert_array_equal(head_stage(without_weights, stage, heads, output=output), from_trace)
 
 
 @pytest.mark.parametrize("settings", SETTINGS.values(), ids=SETTINGS.keys())
@@ -102,9 +105,11 @@ def test_a_few_heads_from_the_projections_alone_are_those_of_the_whole_layer(tin
     assert projections.weights is None and projections.concat is None, "no head attended"
     for letter in "QKV":
         np.testing.assert_array_equal(projections.projected[letter], layer.projected[letter])
+    output = projections_for(tiny, settings).output
     for stage in HEAD_STAGES:
         for heads in ([layer.num_heads - 1], [3 % layer.num_heads, 1 % layer.num_heads], None):
-            np.testing.assert_array_equal(head_stage(projections, stage, heads), head_stage(layer, stage, heads),
+            np.testing.assert_array_equal(head_stage(projections, stage, heads, output=output),
+                                          head_stage(layer, stage, heads, output=output),
                                           err_msg=f"{stage} of heads {heads}")
 
 

@@ -272,7 +272,7 @@ def test_csv_download_holds_the_current_head(bundled):
     assert "Download CSV" in [button.proto.label for button in page.get("download_button")]
     table = pd.read_csv(io.StringIO(made["attention-layer-1-head-3.csv"]()), keep_default_na=False)
     assert list(table.columns) == ["query_index", "query_token", "key_index", "key_token", "score", "masked_score",
-                                   "weight"]
+                                   "weight", "alpha_fx_norm"]
     trace = build_trace(bundled, encode(bundled, "time flies like an arrow"),
                         TraceSettings(layer=1, head=3, scaling="linear"))
     tokens = trace.tokens[0]
@@ -286,10 +286,11 @@ def test_csv_download_holds_the_current_head(bundled):
 
 def test_every_chart_downloads_as_png_and_svg():
     made = {}
-    for stage in ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Masked scores", "Context vectors"):
+    for stage in ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Masked scores", "Context vectors",
+                  "What moves α·‖f(x)‖"):
         page, files = run_keeping_downloads({"head": "2", "mask": "causal"}, stage=stage)
         made.update(files)
-    for chart in ("weights", "scores", "scaled", "masked", "context"):
+    for chart in ("weights", "scores", "scaled", "masked", "context", "moved"):
         assert made[f"{chart}-layer-0-head-2.png"]().startswith(b"\x89PNG\r\n")
         svg = made[f"{chart}-layer-0-head-2.svg"]()
         assert svg.lstrip().startswith("<svg") and "[CLS]" in svg and "layer 0 head 2" in svg

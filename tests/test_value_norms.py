@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from attention import TraceSettings, encode, layer_attention
+from attention.heads import head_stage
 from attention.trace import projections_for
 from attention.value_norms import moved, value_norms, weighted_by_value_norm
 
@@ -71,6 +72,14 @@ def test_what_a_bert_head_moves_equals_transformers(bundled, layer):
 def test_what_a_gpt2_head_moves_equals_transformers(tiny_gpt2_model, layer):
     np.testing.assert_allclose(ours(tiny_gpt2_model, TEXT, layer), gpt2_reference(tiny_gpt2_model, TEXT, layer),
                                rtol=1e-4, atol=1e-5)
+
+
+def test_the_moved_stage_of_some_heads_is_those_heads_of_transformers(bundled):
+    """heads.head_stage(…, "moved"), what the one-head view's stage draws, for a few heads out of the layer."""
+    settings = TraceSettings(layer=3)
+    computed = layer_attention(bundled, encode(bundled, TEXT), settings)
+    some = head_stage(computed, "moved", [5, 0], output=projections_for(bundled, settings).output)[0]  # (2, T, T)
+    np.testing.assert_allclose(some, bert_reference(bundled, TEXT, 3)[[5, 0]], rtol=1e-4, atol=1e-5)
 
 
 def test_the_bundled_bert_parks_on_cls_but_moves_little_from_it(bundled):

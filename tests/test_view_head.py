@@ -17,7 +17,8 @@ from attention import TraceSettings, build_trace, encode
 from tests.pages import TEXT, assert_healthy, open_page
 
 STAGES = {"weights": "Attention weights", "scores": "Raw scores Q·Kᵀ", "scaled": "Scaled scores",
-          "masked": "Masked scores", "context": "Context vectors", "lines": "Weights as lines"}
+          "masked": "Masked scores", "context": "Context vectors", "lines": "Weights as lines",
+          "moved": "What moves α·‖f(x)‖"}
 
 
 def on_stage(stage: str, **query: str) -> AppTest:
@@ -48,7 +49,7 @@ def test_the_weights_guide_says_rows_sum_to_one():
     assert "each row is one query token" in text and "sum to 1" in text
 
 
-@pytest.mark.parametrize("stage", ["scores", "scaled", "masked", "context", "lines"])
+@pytest.mark.parametrize("stage", ["scores", "scaled", "masked", "context", "lines", "moved"])
 def test_no_stage_but_the_weights_is_read_as_rows_of_weights_over_key_tokens(stage):
     said = everything_said(on_stage(stage))
     assert "spreads its attention over the key tokens" not in said

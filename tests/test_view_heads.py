@@ -126,7 +126,7 @@ def assert_pictures(page: AppTest, expected: np.ndarray) -> None:
 
 def test_grid_draws_each_head_as_the_one_head_view_does(bundled):
     page = run_page({"view": "heads", "layer": "1"})
-    assert len(charts(page)) == 2, "the grid with the heads summed up under it, and the overview"
+    assert len(charts(page)) == 3, "the grid with the heads summed up under it, the overview, where attention parks"
     assert grid_heads(page) == list(range(12))
     expected = [trace(bundled, TraceSettings(layer=1, head=head))["weights"][0] for head in range(12)]
     assert_pictures(page, np.stack(expected))

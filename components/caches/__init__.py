@@ -8,6 +8,7 @@ equal inputs share an entry across sessions; how many entries each keeps is set 
 - models: the models, loaded once per server process, and Hub downloads
 - texts: a text's tokens and each layer's input
 - layers: every head of a layer computed once, one head's trace made from it, the proof
+- moves: what the heads move, α·‖f(x)‖, and where a layer's attention parks
 - stacks: heads sent to the browser at once (HeadStack, NeuronStack: what a chart's datasets are made of)
 - experiments: two texts side by side, the scaling lab, switching heads off, the lesson, the counting toy, the
   induction lab
@@ -84,6 +85,7 @@ from components.caches.models import (
     model_names,
     needs_download,
 )
+from components.caches.moves import head_moved, head_value_norms, park_shares
 from components.caches.shared import classes, induction_runs, training_turns
 from components.caches.stacks import AlignedDifference, HeadStack, NeuronStack, head_stack, neuron_heads, neuron_view
 from components.caches.texts import (

@@ -35,6 +35,8 @@ CACHE_ENTRIES = {
     "layer_proof": 512,  # (nh,) floats: every layer of a class's texts
     "value_norms": 256,  # (nh, T) floats, 24 kB at 512 tokens: a class's texts, a few layers each
     "entropy_by_layer": 16,  # (L, nh) floats
+    "layer_value_norms": 128,  # ‖f(x_j)‖ of every head of a layer, (nh, T) floats: 24 kB at 512 tokens
+    "park_shares": 64,  # (L, P) floats twice: where a text's attention parks, by weight and by what moves
     # (model, text, second text, settings, layers): (len(layers), T, T) floats, 0.1 MB for 6 layers at 64 tokens
     "rollout_by_layer": 16,
     "lab_variance": 1,  # a few dozen floats; the samples never change

@@ -19,30 +19,33 @@ from attention import (
     layer_projections,
     neuron,
     segments,
+    value_norms,
 )
 from attention.neuron import NeuronHeads
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.layers import layer_weights, trace, whole_layer
 from components.caches.models import model
+from components.caches.moves import output_projection
 from components.caches.texts import encoding, layer_encoding, visible_tokens
 from components.caches.work import heavy_work
 
 
 def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage: str, layers: tuple[int, ...],
-               heads_sent: tuple[int, ...], pair: str = "all", hide_special: bool = False) -> np.ndarray:
-    """(len(layers), len(heads_sent), R, K): one stage (scores, scaled, masked, weights; the context is
+               heads_sent: tuple[int, ...], pair: str = "all", hide_special: bool = False,
+               value_norm: bool = False) -> np.ndarray:
+    """(len(layers), len(heads_sent), R, K): one stage (scores, scaled, masked, weights, moved; the context is
     (…, R, d)) of the given heads of the given layers, cut to the rows and keys the pair filter leaves; the weights
-    renormalised over the kept keys when the sink tokens are hidden. The key leaves out the head.
+    renormalised over the kept keys when the sink tokens are hidden. value_norm: the weights weighted by ‖f(x_j)‖,
+    rows summing to 1 again (AttentionViz), before the sinks are hidden. The key leaves out the head.
 
     The weights are read off layer_weights, which holds them already, and are not kept a second time: a whole
     layer's, uncut, is layer_weights' own array, read-only, not a copy."""
     with heavy_work():
         if stage == "weights":
             rows, keys = visible_tokens(encoding(name, text, text_b), pair, hide_special)  # (R,), (K,)
-            stacks = [segments.visible_weights(
-                heads.head_weights(_heads_source(name, text, text_b, whole_layer(settings, layer=layer), heads_sent),
-                                   heads_sent)[0], rows, keys, hide_special)  # (h, R, K)
-                for layer in layers]
+            stacks = [segments.visible_weights(_weights(name, text, text_b, whole_layer(settings, layer=layer),
+                                                        heads_sent, value_norm), rows, keys, hide_special)  # (h, R, K)
+                      for layer in layers]
             return stacks[0][None] if len(stacks) == 1 else np.stack(stacks)  # (len(layers), h, R, K)
         return _head_stack(name, text, text_b, whole_layer(settings, layer=0), stage, layers, heads_sent, pair,
                            hide_special)
@@ -52,17 +55,29 @@ def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage
 def _head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage: str, layers: tuple[int, ...],
                 heads_sent: tuple[int, ...], pair: str, hide_special: bool) -> np.ndarray:
     """A stage other than the weights, computed from the layer's projections for the heads sent (hidden
-    sink tokens are left out, never renormalised: these are not weights)."""
+    sink tokens are left out, never renormalised: these are not weights; nor is what moves)."""
     rows, keys = visible_tokens(encoding(name, text, text_b), pair, hide_special)  # (R,), (K,)
     stacks = []
     for layer in layers:
-        some_heads = heads.head_stage(_heads_source(name, text, text_b, dataclasses.replace(settings, layer=layer),
-                                                    heads_sent, weights=False), stage, heads_sent)[0]  # (h, T, T|d)
+        at = dataclasses.replace(settings, layer=layer)
+        some_heads = heads.head_stage(_heads_source(name, text, text_b, at, heads_sent, weights=False), stage,
+                                      heads_sent, output=output_projection(name, at))[0]  # (h, T, T|d)
         if stage == "context":
             stacks.append(some_heads[:, rows])  # (h, R, d)
         else:
             stacks.append(segments.visible_weights(some_heads, rows, keys, False))  # (h, R, K)
     return np.stack(stacks)  # (len(layers), h, R, K or d)
+
+
+def _weights(name: str, text: str, text_b: str, settings: TraceSettings, heads_sent: tuple[int, ...],
+             value_norm: bool) -> np.ndarray:
+    """(h, T, T) the weights of the heads sent, or (value_norm) the same weighted by ‖f(x_j)‖, rows summing to 1."""
+    source = _heads_source(name, text, text_b, settings, heads_sent)
+    weights = heads.head_weights(source, heads_sent)[0]  # (h, T, T)
+    if not value_norm:
+        return weights
+    norms = heads.head_value_norms(source, heads_sent, output_projection(name, settings))[0]  # (h, T)
+    return value_norms.weighted_by_value_norm(weights, norms)  # (h, T, T)
 
 
 def _heads_source(name: str, text: str, text_b: str, settings: TraceSettings, heads_sent: tuple[int, ...],
@@ -107,11 +122,12 @@ class HeadStack:
     text: str
     text_b: str
     settings: TraceSettings  # layer and head at 0: the stack covers them
-    stage: str  # scores, scaled, masked, weights or context
+    stage: str  # scores, scaled, masked, weights, context or moved
     layers: tuple[int, ...]
     heads: tuple[int, ...]
     pair: str = "all"
     hide_special: bool = False
+    value_norm: bool = False  # the weights weighted by ‖f(x_j)‖, rows summing to 1
 
     def with_heads(self, heads: tuple[int, ...]) -> HeadStack:
         return dataclasses.replace(self, heads=heads)
@@ -119,7 +135,7 @@ class HeadStack:
     def values(self) -> np.ndarray:
         """(len(layers), len(heads), R, K)"""
         return head_stack(self.model, self.text, self.text_b, self.settings, self.stage, self.layers, self.heads,
-                          self.pair, self.hide_special)
+                          self.pair, self.hide_special, self.value_norm)
 
 
 @dataclass(frozen=True)

@@ -227,6 +227,15 @@ def weight_scale_select() -> str:
                              "weight, or 1, gives every head one scale, so that heads can be compared by colour.")
 
 
+def value_norm_toggle() -> bool:
+    """Whether the weights are drawn weighted by value norm, as AttentionViz does: each α_ij times ‖f(x_j)‖, the
+    length of what key j hands on, and each row rescaled to sum to 1."""
+    return bound_widget(st.toggle, "value_norm", "Weight by value norm",
+                        help="A weight on a key whose value is short moves little (Kobayashi et al. 2020). On: "
+                             "each weight α is multiplied by ‖f(x)‖, the length of what its key hands on through "
+                             "W_V and W_O, and each row is rescaled to sum to 1 again.")
+
+
 def _range_slider(key: str, label: str, count: int) -> int:
     if count == 1:
         st.caption(f"{label}: 0 (the only one)")

@@ -87,6 +87,7 @@ class PageState:
     query: int = 1  # the neuron view's query token (0 is [CLS])
     pair: str = "all"  # which block of a sentence pair's weights to show
     hide_special: bool = False  # drop the sink tokens ([CLS] and [SEP]; GPT-2's first) and renormalise the rest
+    value_norm: bool = False  # the weights times ‖f(x_j)‖, rows rescaled to sum to 1 (AttentionViz)
     aggregate: str = "mean"  # how the all-heads view sums up a layer
     grid_tokens: bool = False  # the all-heads view's small maps with the tokens written beside them
     weight_scale: str = "head"  # the weights' colours: each head to its own max, to its layer's, or 0 to 1
@@ -283,6 +284,7 @@ _PARSERS = {
     "query": _integer(IntRange(0)),
     "pair": _choice(tuple(PAIR_FILTERS)),
     "hide_special": _flag,
+    "value_norm": _flag,
     "aggregate": _choice(AGGREGATES),
     "grid_tokens": _flag,
     "weight_scale": _choice(WEIGHT_SCALES),

@@ -1,5 +1,5 @@
-"""Tables: the current head as one row per (query, key) pair for the CSV download (under the mask shown), and
-small tables of numbers drawn on the page."""
+"""Tables: the current head as one row per (query, key) pair for the CSV download (under the mask shown, with what
+each key moves), and small tables of numbers drawn on the page."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pandas as pd
 
 from attention.dot_product import MASKED_SCORE
 
-CSV_COLUMNS = ["query_index", "query_token", "key_index", "key_token", "score", "masked_score", "weight"]
+CSV_COLUMNS = ["query_index", "query_token", "key_index", "key_token", "score", "masked_score", "weight",
+               "alpha_fx_norm"]
 _TABLE_STYLE = (
     "<style>.aa-table{max-height:26rem;overflow-y:auto;margin:.3rem 0 .8rem}"
     ".aa-table table{border-collapse:collapse;font-size:.85rem}"
@@ -21,9 +22,11 @@ _TABLE_STYLE = (
 )
 
 
-def head_table(tokens: list[str], scaled: np.ndarray, masked: np.ndarray, weights: np.ndarray) -> pd.DataFrame:
-    """scaled, masked and weights are (T, T): the score after scaling, the score softmax reads (the mask added:
-    -inf where a query may not look at a key) and the weight after softmax."""
+def head_table(tokens: list[str], scaled: np.ndarray, masked: np.ndarray, weights: np.ndarray,
+               moved: np.ndarray) -> pd.DataFrame:
+    """scaled, masked, weights and moved are (T, T): the score after scaling, the score softmax reads (the mask
+    added: -inf where a query may not look at a key), the weight after softmax and what the key hands the query,
+    α_ij·‖f(x_j)‖ (Kobayashi et al. 2020)."""
     count = len(tokens)
     query_index, key_index = np.indices((count, count))  # (T, T) each
     names = np.asarray(tokens, dtype=object)
@@ -38,12 +41,14 @@ def head_table(tokens: list[str], scaled: np.ndarray, masked: np.ndarray, weight
         # pandas reads as what it stands for.
         "masked_score": np.where(masked > MASKED_SCORE, masked, -np.inf).astype(np.float32).ravel(),
         "weight": np.asarray(weights, dtype=np.float32).ravel(),
+        "alpha_fx_norm": np.asarray(moved, dtype=np.float32).ravel(),
     }, columns=CSV_COLUMNS)
 
 
-def head_csv(tokens: list[str], scaled: np.ndarray, masked: np.ndarray, weights: np.ndarray) -> str:
+def head_csv(tokens: list[str], scaled: np.ndarray, masked: np.ndarray, weights: np.ndarray,
+             moved: np.ndarray) -> str:
     # float32 written with 9 significant digits reads back to exactly the same float32.
-    return head_table(tokens, scaled, masked, weights).to_csv(index=False, float_format="%.9g")
+    return head_table(tokens, scaled, masked, weights, moved).to_csv(index=False, float_format="%.9g")
 
 
 def numbers_html(frame: pd.DataFrame, testid: str, bars: tuple[str, ...] = (),

@@ -5,7 +5,9 @@ text is in the browser, which draws the one picked as the reader drags or presse
 the rest of the view follows after a short rerun. With a sentence pair, the weights can be narrowed
 to one block (A to B, B to A, within A, within B: bertviz's sentence-pair view); the sink tokens ([CLS] and
 [SEP] for BERT, the first token for GPT-2) can be hidden, the remaining weights renormalised. The masked scores,
-a stage of their own, show the mask chosen beside the scaling: −∞ (grey) where a query may not look.
+a stage of their own, show the mask chosen beside the scaling: −∞ (grey) where a query may not look. What moves,
+α_ij·‖f(x_j)‖ (Kobayashi et al. 2020), is a stage too, with ‖f(x_j)‖ of each key as bars under it; the weights can
+be weighted by it, rows renormalised (AttentionViz's "weight by value norm").
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ import streamlit as st
 
 from components import caches
 from components.caches import HeadStack
+from components.charts.draw import show
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap
 from components.charts.lines import LINE_THRESHOLD, LINES_MOST, window
+from components.charts.moves import value_norm_bars
 from components.charts.scrub import send_plan
 from components.charts.style import MIN_PLOT_PX, head_domains, second_sentence_from, unmasked
 from components.page import controls
@@ -38,10 +42,11 @@ FIRST_SCREEN_ROOM_PX = 460
 PRESENTED_FIRST_SCREEN_ROOM_PX = 450
 GUIDE_BESIDE_SHARE = 0.68  # of the view's column, for the chart, when its reading guide stands beside it
 STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Masked scores", "Context vectors",
-          "Weights as lines")
-STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Masked", "Context", "Lines"), strict=True))  # one row
+          "Weights as lines", "What moves α·‖f(x)‖")
+STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Masked", "Context", "Lines", "Moves"),
+                         strict=True))  # one row
 # The core's name of what each stage draws; the lines draw the weights as bertviz does.
-STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "masked", "context", "lines"), strict=True))
+STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "masked", "context", "lines", "moved"), strict=True))
 # The keys each kind of mask sets to −∞ (attention.masks), for a reading guide.
 MASKED_KEYS = {"none": "none here: it masks padding only, and one text has none",
                "causal": "the keys after the query",
@@ -52,11 +57,15 @@ DRAG_NOTE = ("Drag the Layer and Head sliders above the chart, or focus one and 
 PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a": "within A", "within_b": "within B"}
 # Streamlit's toolbar of a chart (show data, PNG, spec, fullscreen) hangs over the 47 px above the chart, at the
 # chart's right end: over the Lines button when the chart is narrower than the column. The chart's box as wide as
-# the column puts the toolbar at the column's right end, past the row of stage buttons, and keeps all its buttons.
+# the column puts the toolbar at the column's right end, and keeps all its buttons; with seven stages the row of
+# buttons reaches that end on a laptop, so the toolbar comes down into the chart's own top row, right of its Layer
+# and Head inputs, where nothing stands.
 TOOLBAR_AT_COLUMN_END = "<style>" + ",".join(
     f".st-key-chart-{name}, .st-key-chart-{name} > [data-testid='stFullScreenFrame'], "
     f".st-key-chart-{name} > [data-testid='stFullScreenFrame'] > div" for name in STAGE_NAMES.values()
-) + "{width:100% !important}</style>"
+) + "{width:100% !important}" + ",".join(
+    f".st-key-chart-{name} [data-testid='stElementToolbar']" for name in STAGE_NAMES.values()
+) + "{top:0 !important}</style>"
 
 
 def render(context) -> None:
@@ -80,7 +89,8 @@ def render(context) -> None:
         csv_download(functools.partial(_head_csv, context.model_name, context.text, context.text_b,
                                        context.settings()), f"attention-{stem}")
         st.caption("The whole head, one row per (query, key) pair: the scaled score, the masked score softmax "
-                   "reads (-inf where the mask hides the key) and the weight after it.")
+                   "reads (-inf where the mask hides the key), the weight after it and what the key moves to the "
+                   "query, α·‖f(x)‖ (alpha_fx_norm).")
 
 
 def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bool, sinks: str, stem: str,
@@ -103,8 +113,12 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
         _lines(context, outline, row_tokens, key_tokens, which, renormalise, sinks)
         return
     columns = key_tokens if name != "context" else [str(i) for i in range(outline.head_size)]
+    chart = st.container()  # drawn once the controls under it are chosen: the chart stays as high as it can
+    weight_scale, by_value = (controls.weight_scale_select(), controls.value_norm_toggle()) if name == "weights" \
+        else ("head", False)
     if name == "weights":
-        title = stage + (f" (renormalised without {sinks})" if renormalise else "")
+        title = stage + (" × ‖f(x)‖, rows renormalised" if by_value else "") + (
+            f" (renormalised without {sinks})" if renormalise else "")
     elif name in ("scaled", "masked"):
         title = f"{stage} = {outline.formula(name)}"  # masked: "scaled + M (−∞ at padding and keys after the query)"
     else:
@@ -112,12 +126,10 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     state, shape = context.state, (context.shape.num_layers, outline.num_heads)
     layers, heads = send_plan(*shape, len(row_tokens), len(columns), state.layer, state.head)
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), name,
-                      layers, heads, which, renormalise)
-    options = dict(scheme="blues" if name == "weights" else "redblue",
+                      layers, heads, which, renormalise, by_value)
+    options = dict(scheme="blues" if name in ("weights", "moved") else "redblue",
                    column_title="dimension of the head" if name == "context" else "key token",
                    second_sentence=(second[0], None if name == "context" else second[1]))
-    chart = st.container()  # drawn once the weight scale under it is chosen: the chart stays as high as it can
-    weight_scale = controls.weight_scale_select() if name == "weights" else "head"
     # As much of the chart on the first screen as the window's height allows, unless its tokens need more room
     # for every label: then as large as the column allows (a pair whose sentences differ in one word, labelled).
     labelled = len(row_tokens) if name == "context" else max(len(row_tokens), len(columns))
@@ -140,10 +152,13 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
             scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}",
                           position=(state.layer, state.head), shape=shape, on_move=_follow_chart, size=size,
                           weight_scale=weight_scale, lettering=context.lettering, zoomable=True, **options)
+            if name == "moved":
+                _value_norm_bars(context, which, renormalise, key_tokens, size)
         beside.markdown(reading_guide(name, outline.head_size, state.scaling, outline.divisor, largest=largest,
                                       which=which, renormalise=renormalise, weight_scale=weight_scale,
                                       lab_link=context.link(view="lab"), sinks=sinks,
-                                      mask=settings.mask_kind(context.shape), window=settings.window))
+                                      mask=settings.mask_kind(context.shape), window=settings.window,
+                                      value_norm=by_value))
     st.caption(DRAG_NOTE)
 
     def current_head():  # (R, K) of the page's layer and head, and its colours' range as the chart draws it
@@ -190,17 +205,28 @@ def _lines(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
 def reading_guide(name: str, head_size: int, scaling: str, divisor: float, *, largest: float | None = None,
                   which: str = "all", renormalise: bool = False, weight_scale: str = "head",
                   lab_link: str = "?view=lab", sinks: str = "the sink tokens", mask: str = "none",
-                  window: int = 4) -> str:
+                  window: int = 4, value_norm: bool = False) -> str:
     """How to read the chart of one stage (a STAGE_NAMES value), in Markdown, true for that stage alone: what its
     rows, columns and colours are, and whether a row sums to 1. largest: the head's largest |value| as shown, the
     end of the legend (scores, scaled and masked scores); lab_link: the scaling lab with the page's text and
-    settings; sinks: the sink tokens' names; mask, window: the kind of mask (attention.masks) and its window."""
+    settings; sinks: the sink tokens' names; mask, window: the kind of mask (attention.masks) and its window;
+    value_norm: the weights are weighted by ‖f(x_j)‖, rows renormalised."""
     hidden = MASKED_KEYS[mask].format(window=window)
     if name == "weights":
         zeros = f" The keys the mask hides ({hidden}) have a weight of exactly 0." if mask != "none" else ""
+        weighted = (" Weighted by value norm: each weight is multiplied by ‖f(x_j)‖, the length of what its key hands "
+                    "on, and each row rescaled to sum to 1 before anything else is cut out, as AttentionViz draws "
+                    "it." if value_norm else "")
         return (f"**Reading it:** each row is one query token; its colours show how it spreads its attention over "
-                f"the key tokens across. {_row_sums(which, renormalise, sinks)}{zeros} Colours run from 0 to "
-                f"{WEIGHT_SCALES[weight_scale][1]}.")
+                f"the key tokens across.{weighted} {_row_sums(which, renormalise, sinks)}{zeros} Colours run from "
+                f"0 to {WEIGHT_SCALES[weight_scale][1]}.")
+    if name == "moved":
+        return ("**Reading it:** each cell is α_ij·‖f(x_j)‖, the weight times the length of what key j hands query "
+                "i, f(x_j) = (x_j W_V + b_V) W_O: how much of the key reaches the query, not how much the query looks. "
+                "Rows do not sum to 1: a row's sum is the most its query could receive. Colours run from 0 (white) "
+                "to this head's largest cell; the bars under it are ‖f(x_j)‖ of each key. Kobayashi et al. (2020) "
+                "found that the weight BERT's heads park on [CLS], [SEP] and punctuation moves little: what those "
+                "keys offer is short.")
     if name == "lines":
         return (f"**Reading it:** query tokens on the left, key tokens on the right; a line's opacity is its weight "
                 f"(lines under {LINE_THRESHOLD:g} are left out). {_row_sums(which, renormalise, sinks)} Point at a "
@@ -247,11 +273,22 @@ def _row_sums(which: str, renormalise: bool, sinks: str) -> str:
             "that goes to these keys, at most 1 together.")
 
 
+def _value_norm_bars(context, which: str, renormalise: bool, key_tokens: list[str], size: int) -> None:
+    """‖f(x_j)‖ of each key shown, in the page's head: what the weights of the chart above are multiplied by."""
+    state = context.state
+    _, keys = caches.visible_tokens(context.encoding(), which, renormalise)  # (K,)
+    norms = caches.head_value_norms(context.model_name, context.text, context.text_b, context.settings())[keys]
+    bars = value_norm_bars(norms, key_tokens, title=f"‖f(x_j)‖ of each key, layer {state.layer}, head {state.head}",
+                           width=size, lettering=context.lettering)
+    show(bars, key="value-norm-bars", lettering=context.lettering)
+
+
 def _head_csv(model: str, text: str, text_b: str, settings) -> str:
     """The head as CSV, made on click from the cached trace: the button keeps these few plain values
     until then, not a copy of the trace (28 MB at 512 tokens on bert-base) for every open page."""
     trace = caches.trace(model, text, text_b, settings)
-    return head_csv(list(trace.tokens[0]), trace["scaled"][0], trace["masked"][0], trace["weights"][0])
+    return head_csv(list(trace.tokens[0]), trace["scaled"][0], trace["masked"][0], trace["weights"][0],
+                    caches.head_moved(model, text, text_b, settings))
 
 
 def _follow_chart(layer: int, head: int) -> None:

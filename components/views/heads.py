@@ -11,6 +11,10 @@ Clicking a head in the grid, or a cell of the overview, opens that head in the "
 each chart carries an Altair point selection, and its on_select callback asks the controls for the
 new view, layer and head before the page reruns.
 
+The weights can be weighted by value norm (α·‖f(x)‖, rows renormalised, as AttentionViz does), and under the
+overview a small chart says where each layer's attention parks (the sink tokens, punctuation), by weight and by
+what moves (Clark et al. 2019, Kobayashi et al. 2020).
+
 The grid is one view of a dozen pictures, placed by their data, not a facet per head: a chart per head
 (12 views of 1,024 cells each) cost the browser 20-25 ms a head. Every layer's pictures stay in it and a
 move only widens the picked layer's (the others are 0 px wide), and the summary's cells stay and take the
@@ -37,6 +41,7 @@ from components.charts.grid import (
     grid_layout,
 )
 from components.charts.heatmap import LAYER, MAX_VECTOR_CELLS, heatmap
+from components.charts.moves import park_chart
 from components.charts.scrub import INPUT_STYLE, placed
 from components.charts.style import Lettering, fitted_size, second_sentence_from
 from components.page import controls
@@ -69,9 +74,9 @@ def render(context) -> None:
     shown = _head_window(num_heads, state.head)
     summed = num_heads * pairs <= MAX_LAYER_WEIGHTS
     layers = tuple(range(num_layers)) if num_layers * num_heads * pairs <= ALL_LAYERS_WEIGHTS else (state.layer,)
-    stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), "weights",
-                      layers, tuple(range(num_heads)) if summed else tuple(shown))
-    st.subheader(f"Every head of layer {state.layer}", anchor=False)
+    by_value = state.value_norm  # the toggle stands under the caption; the state holds its value already
+    st.subheader(f"Every head of layer {state.layer}" + (", weighted by value norm" if by_value else ""),
+                 anchor=False)
     weight_scale = controls.weight_scale_select()
     caption = ("Each small map is one head's attention weights (rows: query tokens, columns: key tokens, "
                f"in the order of the tokens above), coloured from 0 (white) to {WEIGHT_SCALES[weight_scale][1]} "
@@ -84,10 +89,16 @@ def render(context) -> None:
     caption += ("Drag the Layer slider above the grid, or focus it and press the arrow keys: "
                 + ("every layer is already in the browser." if len(layers) > 1 else
                    "this text is too long to send every layer at once, so each move fetches its layer."))
+    if by_value:
+        caption += (" Weighted by value norm: each weight times ‖f(x_j)‖, the length of what its key hands on, "
+                    "each row rescaled to sum to 1; the rollout and the overview read the weights themselves.")
     st.caption(caption)
     labelled = controls.bound_widget(st.toggle, "grid_tokens", "Tokens beside the small maps",
                                      help="Each small map grows to write its query tokens on the left and its key "
                                           "tokens under it (every other one, or fewer, on a long text).")
+    by_value = controls.value_norm_toggle()
+    stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), "weights",
+                      layers, tuple(range(num_heads)) if summed else tuple(shown), value_norm=by_value)
     chart = st.container()  # drawn once the aggregate below it is chosen
     if not summed:
         with chart:
@@ -112,6 +123,7 @@ def render(context) -> None:
 
     chart_downloads(summary_chart, "heads-summary", f"{how}-of-heads-layer-{state.layer}")
     _overview(context, num_heads)
+    _parks(context)
 
 
 def _grid_and_summary(stack: HeadStack, shown: range, how: str | None, tokens: list[str], num_layers: int,
@@ -210,6 +222,24 @@ def _overview(context, num_heads: int) -> None:
     else:
         show(chart, key="overview", lettering=context.lettering)
         st.caption("Too many cells to click one: choose the layer and head with the sliders.")
+
+
+def _parks(context) -> None:
+    """Every layer's share of its heads' attention on the sink tokens and on punctuation, by weight and by what
+    moves, and what that says of this model and text."""
+    shares = caches.park_shares(context.model_name, context.text, context.text_b, context.settings(),
+                                context.shape.num_layers)
+    st.subheader("Where attention parks", anchor=False)
+    show(park_chart(shares.places, shares.weight, shares.moved, width=context.width, lettering=context.lettering),
+         key="parks", lettering=context.lettering)
+    layer, place = shares.busiest()
+    st.caption(f"A sink is a token where heads park the attention they have no use for elsewhere: this model's are "
+               f"{context.family.sink_words}. Clark et al. (2019) found that bert-base's middle layers put over half "
+               "of their attention on [SEP] and read it as a no-op; Kobayashi et al. (2020) weighted each weight by "
+               "‖f(x)‖, the length of what its key hands on, and found that the sinks move little. Here, for this "
+               f"text, layer {layer} puts {shares.weight[layer, place]:.0%} of its weight on {shares.places[place]} "
+               f"but {shares.moved[layer, place]:.0%} of what moves. Each bar is a share of all the layer's heads' "
+               "attention, summed over every query.")
 
 
 def _on_grid() -> None:

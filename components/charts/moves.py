@@ -1,0 +1,68 @@
+"""What a head moves, beside how much it looks: the length ‖f(x_j)‖ of what each key offers, as bars under the
+key tokens, and where a layer's attention parks (the sink tokens, punctuation), by weight and by what moves.
+Built from numbers; the tokens and places reach the chart as data (style.label_axis reads a parameter, never a
+token written into an expression).
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from components.charts.style import LABEL_PX, READING, Lettering, label_axis, labelled
+
+BAR_HEIGHT_PX = 90  # the bars under a heatmap: a strip, not a second chart to read
+PARK_MEASURES = ("by weight α", "by what moves α·‖f(x)‖")  # the park chart's two panels, in this order
+PARK_HEIGHT_PX = 160
+# The plot as large as width and height say, its axes and title around it: Streamlit's default fits the whole chart,
+# axes and all, into them, and left a strip of bars 0 px high.
+PAD = alt.AutoSizeParams(type="pad")
+
+
+def value_norm_bars(norms: np.ndarray, tokens: list[str], *, title: str, width: int,
+                    lettering: Lettering = READING) -> alt.Chart:
+    """(K,) ‖f(x_j)‖ of the key tokens shown -> one bar a key, in the tokens' order, width px wide (the plot's),
+    a token named on hover with its ‖f‖."""
+    frame = pd.DataFrame({"key": np.arange(len(tokens)), "token": list(tokens),
+                          "norm": np.asarray(norms, dtype=np.float32)})
+    x_axis = label_axis(list(tokens), "key token", len(tokens), angle=-60, length_px=width,
+                        spacing_px=lettering.label_spacing_px)
+    chart = alt.Chart(frame, title=title).mark_bar(color="#4592c6").encode(
+        x=alt.X("key:O", axis=x_axis, scale=alt.Scale(paddingInner=0.15)),
+        y=alt.Y("norm:Q", title="‖f(x_j)‖", axis=alt.Axis(tickCount=3)),
+        tooltip=[alt.Tooltip("token:N", title="key token"), alt.Tooltip("norm:Q", title="‖f(x_j)‖", format=".3f")],
+    ).properties(width=width, height=BAR_HEIGHT_PX, autosize=PAD)
+    return labelled(chart, list(tokens))
+
+
+def park_frame(places: tuple[str, ...], weight: np.ndarray, moved: np.ndarray) -> pd.DataFrame:
+    """(L, P) shares by weight and by what moves -> one row per (measure, layer, place)."""
+    rows = [{"measure": measure, "layer": layer, "place": place, "share": float(shares[layer, index])}
+            for measure, shares in zip(PARK_MEASURES, (weight, moved), strict=True)
+            for layer in range(shares.shape[0]) for index, place in enumerate(places)]
+    return pd.DataFrame(rows, columns=["measure", "layer", "place", "share"])
+
+
+def park_chart(places: tuple[str, ...], weight: np.ndarray, moved: np.ndarray, *, width: int,
+               lettering: Lettering = READING) -> alt.FacetChart:
+    """Every layer's share of all its heads' attention on each place (bars side by side), by weight and by what
+    moves: two panels on one share axis, side by side in a column width px wide (one under the other when it is
+    narrow). places: their names, as data."""
+    side_by_side = width >= LABEL_PX + 2 * 220
+    panel_px = max(140, (width - LABEL_PX) // 2 - 40 if side_by_side else width - LABEL_PX)
+    top = max(0.1, float(np.max(weight, initial=0)), float(np.max(moved, initial=0)))  # one axis for both panels
+    base = alt.Chart(park_frame(places, weight, moved)).mark_bar().encode(
+        x=alt.X("layer:O", title="layer", axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("place:N", sort=list(places)),
+        y=alt.Y("share:Q", title="share", axis=alt.Axis(format="%", tickCount=4),
+                scale=alt.Scale(domain=[0, top])),
+        color=alt.Color("place:N", sort=list(places), title="parked on", legend=alt.Legend(orient="bottom")),
+        tooltip=[alt.Tooltip("measure:N"), alt.Tooltip("layer:O"), alt.Tooltip("place:N", title="parked on"),
+                 alt.Tooltip("share:Q", format=".1%")],
+    ).properties(width=panel_px, height=PARK_HEIGHT_PX)
+    facet = alt.Facet("measure:N", sort=list(PARK_MEASURES), title=None,
+                      header=alt.Header(labelFontSize=max(13, lettering.font_px), labelFontWeight="bold",
+                                        labelAngle=0, labelOrient="top", labelAnchor="start"))
+    faceted = base.facet(column=facet) if side_by_side else base.facet(row=facet)
+    return faceted.properties(autosize=PAD)
