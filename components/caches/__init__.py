@@ -74,7 +74,6 @@ from components.caches.layers import (
     rollout_by_layer,
     settings_for,
     trace,
-    value_norms,
 )
 from components.caches.models import (
     MODEL_DIRS_ENV,
@@ -85,7 +84,7 @@ from components.caches.models import (
     model_names,
     needs_download,
 )
-from components.caches.moves import head_moved, head_value_norms, park_shares
+from components.caches.moves import head_moved, head_value_norms, layer_value_norms, park_shares
 from components.caches.shared import classes, induction_runs, training_turns
 from components.caches.stacks import AlignedDifference, HeadStack, NeuronStack, head_stack, neuron_heads, neuron_view
 from components.caches.texts import (

@@ -33,7 +33,6 @@ CACHE_ENTRIES = {
     # tokens. A long text's students move the query most: one entry each.
     "neuron_heads": 32,
     "layer_proof": 512,  # (nh,) floats: every layer of a class's texts
-    "value_norms": 256,  # (nh, T) floats, 24 kB at 512 tokens: a class's texts, a few layers each
     "entropy_by_layer": 16,  # (L, nh) floats
     "layer_value_norms": 128,  # ‖f(x_j)‖ of every head of a layer, (nh, T) floats: 24 kB at 512 tokens
     "park_shares": 64,  # (L, P) floats twice: where a text's attention parks, by weight and by what moves

@@ -17,8 +17,6 @@ from attention import (
     layer_attention,
     transformers_weights,
 )
-from attention.trace import projections_for
-from attention.value_norms import value_norms as offered_norms
 from components.caches.budget import BUDGET, CACHE_ENTRIES, LAYER_ENTRIES
 from components.caches.models import model
 from components.caches.texts import encoding, layer_encoding
@@ -81,19 +79,6 @@ def _layer_proof(name: str, text: str, text_b: str, layer: int) -> np.ndarray:
     theirs = transformers_weights(model(name), layer_encoding(name, text, text_b, layer), layer)  # (1, nh, T, T)
     difference = np.abs(np.subtract(theirs, ours, out=theirs), out=theirs)  # in place: no layer-sized temporary
     return difference.max(axis=(0, 2, 3))
-
-
-def value_norms(name: str, text: str, text_b: str, settings: TraceSettings) -> np.ndarray:
-    """(nh, T): ‖f(x_j)‖, the length of what each key offers each head of settings.layer (attention.value_norms),
-    read off the cached layer's values and the layer's W_O."""
-    with heavy_work():
-        return _value_norms(name, text, text_b, whole_layer(settings))
-
-
-@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["value_norms"])
-def _value_norms(name: str, text: str, text_b: str, settings: TraceSettings) -> np.ndarray:
-    layer = _layer(name, text, text_b, settings)
-    return offered_norms(layer.split("V"), projections_for(model(name), settings).output)[0]  # (nh, T)
 
 
 def settings_for(state) -> TraceSettings:

@@ -34,8 +34,13 @@ def head_moved(name: str, text: str, text_b: str, settings: TraceSettings) -> np
 
 def head_value_norms(name: str, text: str, text_b: str, settings: TraceSettings) -> np.ndarray:
     """(T,) ‖f(x_j)‖ of every key token in settings' head: the bars beside what it moves."""
+    return layer_value_norms(name, text, text_b, settings)[settings.head]
+
+
+def layer_value_norms(name: str, text: str, text_b: str, settings: TraceSettings) -> np.ndarray:
+    """(nh, T) ‖f(x_j)‖ of every key token in every head of settings' layer: the lesson's shares of a layer."""
     with heavy_work():
-        return _layer_value_norms(name, text, text_b, whole_layer(settings))[settings.head]
+        return _layer_value_norms(name, text, text_b, whole_layer(settings))
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_value_norms"])

@@ -27,7 +27,7 @@ def moves_step(context) -> None:
     st.caption("f(x_j) is what key j offers the head: its value vector taken through the head's columns of the "
                "output projection W_O. A large weight on a key whose f is short moves little.")
     settings = context.settings(source="bert", head=head)
-    norms = caches.value_norms(context.model_name, context.text, context.text_b, settings)  # (nh, T)
+    norms = caches.layer_value_norms(context.model_name, context.text, context.text_b, settings)  # (nh, T)
     weights = trace["weights"][0]  # (T, T)
     amounts = caches.moved(weights, norms[head])  # (T, T): α_ij·‖f(x_j)‖
     width = (context.width - COLUMN_GAP_PX) // 2 if _beside(context, len(tokens)) else context.width
