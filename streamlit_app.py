@@ -126,7 +126,7 @@ if text_b.strip() and not family.reads_pairs and view != "compare":
 # On a projector the model's line gives way to the charts: the sidebar, closed there, names the model too.
 model_line = (f"{model_name}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} heads, hidden size "
               f"{loaded.shape.hidden_size}, a {family.label} ({family.reads}). Every number below is computed live "
-              "from this text.")
+              f"from {views.NUMBERS_FROM.get(view, 'this text')}.")
 page_head(views.VIEW_LABELS[view], views.OWN_HEAD_LINES.get(views.VIEW_LABELS[view], "" if present else model_line),
           beside=classroom.class_card if present and classroom.teaching() else None, present=present)
 notices([*url_notices, *class_notices, *model_download.fallback_notices(chosen_model), *pair_notices])

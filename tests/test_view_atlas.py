@@ -44,6 +44,7 @@ def test_the_corpus_atlas_draws_every_head_and_names_the_previous_token_head(cor
     words = " ".join(m.value for m in page.markdown)
     assert f"**previous token**: layer 0, head 2 gives {head['previous']:.0%}" in words
     assert f"{len(corpus_sentences())} sentences" in " ".join(c.value for c in page.caption)
+    assert "computed live from the page's corpus of sentences, or this text alone" in page.caption[0].value
 
 
 def test_the_csv_has_the_issues_columns_one_row_a_head(corpus_page):

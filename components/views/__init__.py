@@ -45,6 +45,8 @@ OWN_HEAD_LINES = {
                               "layers, on random tokens that repeat. They read neither the sidebar's text nor its "
                               "model.",
 }
+# What the numbers of a view are computed from, where it is not the text alone (the page's line says so).
+NUMBERS_FROM = {"atlas": "the page's corpus of sentences, or this text alone, as chosen under the title"}
 PRESENTED_CHART_ROOM_PX = 240  # px of a window's height a heatmap's title, key-token axis and legend take
 
 
