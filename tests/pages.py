@@ -22,6 +22,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
+from components.charts.scrub import STRIP
 from components.charts.style import colour_ramp
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
@@ -68,9 +69,10 @@ def charts(page: AppTest) -> list:
 def chart_values(chart, panel: str | None = None) -> pd.DataFrame:
     """The rows a chart shows: its largest dataset, named or not, or the cells of one panel of a chart of
     several ("p0", "p1", …). A chart that holds many heads (components/charts/scrub.py) shows the rows of the
-    layer and head its own inputs start at. The colour ranges that every scrubbed panel carries are not its rows."""
+    layer and head its own inputs start at. The colour ranges that every scrubbed panel carries are not its rows,
+    nor the bars of a strip under it (scrub.STRIP)."""
     blobs = [d.data.data for d in chart.proto.datasets
-             if (panel is None and not d.name.endswith("ranges")) or d.name == f"{panel}-cells"]
+             if (panel is None and not d.name.endswith("ranges") and d.name != STRIP) or d.name == f"{panel}-cells"]
     if panel is None and chart.proto.HasField("data") and chart.proto.data.data:
         blobs.append(chart.proto.data.data)
     frames = [pa.ipc.open_stream(blob).read_all().to_pandas() for blob in blobs]

@@ -4,6 +4,8 @@ modules (tests/test_value_norms.py's references), for BERT and GPT-2."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,11 +19,13 @@ from tests.pages import (
     TEXT,
     assert_healthy,
     chart_matrix,
+    chart_picks,
     chart_title,
     chart_values,
     charts,
     open_page,
     pick_on_chart,
+    title_text,
 )
 from tests.test_mask_page import as_matrix, csv_of
 from tests.test_scrub import datasets, matrix_of
@@ -70,16 +74,26 @@ def on_moves(**query: str) -> AppTest:
 
 def test_the_moves_stage_holds_what_every_head_moves_and_each_is_transformers(bundled):
     page = on_moves()
-    [chart, bars] = charts(page)
-    assert chart_title(chart) == "What moves α·‖f(x)‖"
+    [chart] = charts(page)  # the bars are drawn in the heatmap's own chart, under it: picked by the same inputs
+    [heatmap, bars] = json.loads(chart.proto.spec)["vconcat"]
+    assert title_text(heatmap["title"]) == "What moves α·‖f(x)‖"
     cells = datasets(chart)["p0-cells"]
     for layer, head in ((0, 0), (2, 5), (5, 11)):
         np.testing.assert_allclose(matrix_of(cells, layer * 12 + head), moved_reference(bundled, layer)[head],
                                    rtol=1e-4, atol=1e-5)
-    assert chart_title(bars) == "‖f(x_j)‖ of each key, layer 2, head 5"
+    assert bars["title"]["text"]["expr"] == "'‖f(x_j)‖ of each key, layer ' + layer_layer + ', head ' + head_head"
+    assert chart_picks(chart) == {"layer": 2, "head": 5}, "the title's layer and head start at the page's"
     weights = layer_attention(bundled, encode(bundled, TEXT), TraceSettings(layer=2)).weights[0, 5]  # (T, T)
-    norms = chart_values(bars)["norm"].to_numpy()
+    strip = datasets(chart)["strip"]
+    assert len(strip) == 6 * 12 * weights.shape[1], "every head's bars, sent once"
+    norms = bars_of(chart, 2, 5)
     np.testing.assert_allclose(weights * norms[None, :], moved_reference(bundled, 2)[5], rtol=1e-4, atol=1e-5)
+
+
+def bars_of(chart, layer: int, head: int) -> np.ndarray:
+    """(K,) the ‖f(x_j)‖ bars of one head, from the Moves chart's strip of every head sent."""
+    strip = datasets(chart)["strip"]
+    return strip[(strip["layer"] == layer) & (strip["head"] == head)].sort_values("key")["norm"].to_numpy()
 
 
 def test_the_moves_guide_says_rows_do_not_sum_to_one_and_names_kobayashi():
@@ -89,9 +103,15 @@ def test_the_moves_guide_says_rows_do_not_sum_to_one_and_names_kobayashi():
 
 
 def test_the_moves_bars_follow_a_head_picked_on_the_chart():
-    page = pick_on_chart(on_moves(), "chart-moved", layer=4, head=1)
+    page = on_moves()
+    [before] = charts(page)
+    page = pick_on_chart(page, "chart-moved", layer=4, head=1)
     assert_healthy(page)
-    assert chart_title(charts(page)[1]) == "‖f(x_j)‖ of each key, layer 4, head 1"
+    [chart] = charts(page)
+    assert chart_picks(chart) == {"layer": 4, "head": 1}, "the bars are filtered by the chart's own inputs"
+    assert chart.proto.spec == before.proto.spec, "the rerun leaves the chart, bars and all, as the browser drew it"
+    assert [d.data.data for d in chart.proto.datasets] == [d.data.data for d in before.proto.datasets]
+    assert not np.allclose(bars_of(chart, 4, 1), bars_of(chart, 2, 5))
 
 
 @pytest.mark.parametrize("hide_special", [False, True])
@@ -184,4 +204,6 @@ def test_what_moves_follows_the_projection_source(bundled, source):
 
 def test_the_moves_stage_stands_in_presentation_mode():
     page = on_moves(present="1")
-    assert chart_title(charts(page)[1]) == "‖f(x_j)‖ of each key, layer 2, head 5"
+    [chart] = charts(page)
+    assert json.loads(chart.proto.spec)["vconcat"][1]["title"]["text"]["expr"].startswith("'‖f(x_j)‖ of each key")
+    assert len(bars_of(chart, 2, 5)) > 0

@@ -1,6 +1,6 @@
-"""What a head moves, beside how much it looks: the length ‖f(x_j)‖ of what each key offers, as bars under the
-key tokens, and where a layer's attention parks (the sink tokens, punctuation), by weight and by what moves.
-Built from numbers; the tokens and places reach the chart as data (style.label_axis reads a parameter, never a
+"""What a head moves, beside how much it looks: where a layer's attention parks (the sink tokens, punctuation), by
+weight and by what moves. (The ‖f(x_j)‖ bars under the Moves heatmap are part of its own chart: scrub.spec's
+strip.) Built from numbers; the tokens and places reach the chart as data (style.label_axis reads a parameter, never a
 token written into an expression).
 """
 
@@ -10,30 +10,13 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from components.charts.style import LABEL_PX, READING, Lettering, label_axis, labelled
+from components.charts.style import LABEL_PX, READING, Lettering
 
-BAR_HEIGHT_PX = 90  # the bars under a heatmap: a strip, not a second chart to read
 PARK_MEASURES = ("by weight α", "by what moves α·‖f(x)‖")  # the park chart's two panels, in this order
 PARK_HEIGHT_PX = 160
 # The plot as large as width and height say, its axes and title around it: Streamlit's default fits the whole chart,
 # axes and all, into them, and left a strip of bars 0 px high.
 PAD = alt.AutoSizeParams(type="pad")
-
-
-def value_norm_bars(norms: np.ndarray, tokens: list[str], *, title: str, width: int,
-                    lettering: Lettering = READING) -> alt.Chart:
-    """(K,) ‖f(x_j)‖ of the key tokens shown -> one bar a key, in the tokens' order, width px wide (the plot's),
-    a token named on hover with its ‖f‖."""
-    frame = pd.DataFrame({"key": np.arange(len(tokens)), "token": list(tokens),
-                          "norm": np.asarray(norms, dtype=np.float32)})
-    x_axis = label_axis(list(tokens), "key token", len(tokens), angle=-60, length_px=width,
-                        spacing_px=lettering.label_spacing_px)
-    chart = alt.Chart(frame, title=title).mark_bar(color="#4592c6").encode(
-        x=alt.X("key:O", axis=x_axis, scale=alt.Scale(paddingInner=0.15)),
-        y=alt.Y("norm:Q", title="‖f(x_j)‖", axis=alt.Axis(tickCount=3)),
-        tooltip=[alt.Tooltip("token:N", title="key token"), alt.Tooltip("norm:Q", title="‖f(x_j)‖", format=".3f")],
-    ).properties(width=width, height=BAR_HEIGHT_PX, autosize=PAD)
-    return labelled(chart, list(tokens))
 
 
 def park_frame(places: tuple[str, ...], weight: np.ndarray, moved: np.ndarray) -> pd.DataFrame:

@@ -29,6 +29,7 @@ from components.charts.heatmap import (
     PICTURES,
     RANGES,
     cells_by_head,
+    filter_on,
     named,
     picked_column,
     range_carrier,
@@ -46,7 +47,11 @@ from components.charts.style import (
     picture_url,
     plot_size,
     title_lines,
+    token_labels,
 )
+
+STRIP = "strip"  # the bars under the panels (spec's strip): their dataset's name
+STRIP_HEIGHT_PX = 90  # a strip, not a second chart to read
 
 # What is sent at once, in cells (R·K per head). Every layer, when all their heads fit the first budget
 # (a 32-token text on the bundled model: 73,728 cells, about 0.7 MB); else the current layer's heads, when
@@ -123,13 +128,17 @@ def _pictures(layers: tuple[int, ...], heads: tuple[int, ...], values: np.ndarra
 
 
 def spec(drawings: tuple[tuple, ...], shape: tuple[int, int], many_layers: bool, many_heads: bool,
-          shared_colour: bool, side_by_side: bool = True) -> dict:
+          shared_colour: bool, side_by_side: bool = True, strip: tuple | None = None) -> dict:
     """The chart without its data: the selections bound to inputs (on the first panel), the filters, axes
-    and colours of every panel."""
+    and colours of every panel. strip: (title, labels, width, lettering) of bars under the panels, one a label,
+    picked by the same inputs (strip_frame's dataset): drawn by another chart, they were redrawn by every rerun."""
     layer, head, picks = selections(shape, many_layers, many_heads)
     heads_sent = shape[1] if many_heads else 1
     charts = [_panel(drawing, [layer, head] if index == 0 else [], picks, heads_sent)
               for index, drawing in enumerate(drawings)]
+    if strip is not None:
+        charts.append(_strip(*strip, picks))
+        side_by_side = side_by_side and len(drawings) > 1
     if len(charts) == 1:
         chart = charts[0]
     else:
@@ -138,6 +147,31 @@ def spec(drawings: tuple[tuple, ...], shape: tuple[int, int], many_layers: bool,
         chart = alt.vconcat(pair, *charts[2:], spacing=24).resolve_scale(color="independent") if charts[2:] else pair
     return chart.properties(autosize=alt.AutoSizeParams(type="pad"),
                             usermeta={"embedOptions": {"renderer": "canvas"}}).to_dict(validate=False)
+
+
+def strip_frame(values: np.ndarray, layers: tuple[int, ...], heads: tuple[int, ...]) -> pd.DataFrame:
+    """values (nl, h, K), one number a label of each head sent -> one row a (layer, head, label): the strip's
+    dataset, STRIP."""
+    nl, h, count = values.shape
+    layer, head, key = np.meshgrid(np.asarray(layers), np.asarray(heads), np.arange(count), indexing="ij")
+    return pd.DataFrame({LAYER: layer.ravel().astype(np.uint8), HEAD: head.ravel().astype(np.uint8),
+                         "key": key.ravel().astype(np.uint16), "norm": values.astype(np.float32).ravel()})
+
+
+def _strip(title: str, labels: tuple[str, ...], width: int, lettering, picks: list) -> alt.Chart:
+    """The picked head's bars, one a label: its title names the layer and head the inputs hold."""
+    bars = alt.Chart(alt.NamedData(name=STRIP)).mark_bar(color="#4592c6")
+    for pick in picks:
+        bars = bars.transform_filter(filter_on(pick))
+    axis = label_axis(list(labels), "key token", len(labels), angle=-60, length_px=width,
+                      spacing_px=lettering.label_spacing_px)
+    heading = alt.ExprRef(f"'{title}, layer ' + {LAYER}_{LAYER} + ', head ' + {HEAD}_{HEAD}")
+    chart = bars.transform_calculate(token=f"{token_labels(list(labels)).name}[datum.key]").encode(
+        x=alt.X("key:O", axis=axis, scale=alt.Scale(paddingInner=0.15)),
+        y=alt.Y("norm:Q", title="‖f(x_j)‖", axis=alt.Axis(tickCount=3)),
+        tooltip=[alt.Tooltip("token:N", title="key token"), alt.Tooltip("norm:Q", title="‖f(x_j)‖", format=".3f")],
+    ).properties(title=alt.TitleParams(text=heading), width=width, height=STRIP_HEIGHT_PX)
+    return labelled(chart, list(labels))
 
 
 def _panel(drawing: tuple, params: list, picks: list, heads_sent: int) -> alt.TopLevelMixin:

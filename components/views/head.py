@@ -12,25 +12,25 @@ be weighted by it, rows renormalised (AttentionViz's "weight by value norm").
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from components import caches
 from components.caches import HeadStack
-from components.charts.draw import show
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap
 from components.charts.lines import LINE_THRESHOLD, LINES_MOST, window
-from components.charts.moves import value_norm_bars
-from components.charts.scrub import send_plan
+from components.charts.scrub import STRIP, send_plan, strip_frame
 from components.charts.style import MIN_PLOT_PX, head_domains, second_sentence_from, unmasked
 from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
 from components.page.page_state import WEIGHT_SCALES
 from components.page.tables import head_csv
-from components.views.parts.scrubbed import scrub_heatmap, scrub_lines
+from components.views.parts.scrubbed import Strip, scrub_heatmap, scrub_lines
 from components.views.parts.zoom import zoom_under
 
 # Below this the from-scratch weights agree with transformers to float32 precision.
@@ -151,9 +151,9 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
         with picture:
             scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}",
                           position=(state.layer, state.head), shape=shape, on_move=_follow_chart, size=size,
-                          weight_scale=weight_scale, lettering=context.lettering, zoomable=True, **options)
-            if name == "moved":
-                _value_norm_bars(context, which, renormalise, key_tokens, size)
+                          weight_scale=weight_scale, lettering=context.lettering, zoomable=True,
+                          strip=_value_norm_strip(context, which, renormalise, key_tokens, layers, heads)
+                          if name == "moved" else None, **options)
         beside.markdown(reading_guide(name, outline.head_size, state.scaling, outline.divisor, largest=largest,
                                       which=which, renormalise=renormalise, weight_scale=weight_scale,
                                       lab_link=context.link(view="lab"), sinks=sinks,
@@ -273,14 +273,22 @@ def _row_sums(which: str, renormalise: bool, sinks: str) -> str:
             "that goes to these keys, at most 1 together.")
 
 
-def _value_norm_bars(context, which: str, renormalise: bool, key_tokens: list[str], size: int) -> None:
-    """‖f(x_j)‖ of each key shown, in the page's head: what the weights of the chart above are multiplied by."""
-    state = context.state
+def _value_norm_strip(context, which: str, renormalise: bool, key_tokens: list[str], layers: tuple[int, ...],
+                      heads: tuple[int, ...]) -> Strip:
+    """‖f(x_j)‖ of each key shown, in every head the Moves chart sends: the bars under it, picked with it in the
+    browser (drawn apart, they were drawn anew by the rerun after every head move)."""
     _, keys = caches.visible_tokens(context.encoding(), which, renormalise)  # (K,)
-    norms = caches.head_value_norms(context.model_name, context.text, context.text_b, context.settings())[keys]
-    bars = value_norm_bars(norms, key_tokens, title=f"‖f(x_j)‖ of each key, layer {state.layer}, head {state.head}",
-                           width=size, lettering=context.lettering)
-    show(bars, key="value-norm-bars", lettering=context.lettering)
+    return Strip("‖f(x_j)‖ of each key", tuple(key_tokens), _value_norm_frames,
+                 (context.model_name, context.text, context.text_b, context.settings(layer=0, head=0),
+                  tuple(int(key) for key in keys), layers, heads))
+
+
+def _value_norm_frames(model: str, text: str, text_b: str, settings, keys: tuple[int, ...], layers: tuple[int, ...],
+                       heads: tuple[int, ...]) -> dict[str, pd.DataFrame]:
+    """The strip's dataset: ‖f(x_j)‖ of the keys shown, (nl, h, K) over the layers and heads sent."""
+    norms = np.stack([caches.layer_value_norms(model, text, text_b, dataclasses.replace(settings, layer=layer))
+                      for layer in layers])[:, list(heads)][:, :, list(keys)]  # (nl, h, K)
+    return {STRIP: strip_frame(norms, layers, heads)}
 
 
 def _head_csv(model: str, text: str, text_b: str, settings) -> str:

@@ -13,6 +13,16 @@ pytestmark = BROWSER_TESTS
 
 QUERY = "?text=the+cat+sat+on+the+mat,+and+then+it+slept.&layer=3"
 STAGE_BUTTONS = ".st-key-head_stage button"
+# The bottom fifth of the Moves chart's canvas: the ‖f(x_j)‖ bars drawn in it, under the heatmap (and its title,
+# which names the layer and head its inputs hold).
+BARS_PIXELS_JS = """chart => {
+  const canvas = chart.querySelector('canvas');
+  const strip = Math.round(canvas.height / 5);
+  const pixels = canvas.getContext('2d').getImageData(0, canvas.height - strip, canvas.width, strip).data;
+  let hash = 0;
+  for (let i = 0; i < pixels.length; i++) hash = (hash * 31 + pixels[i]) | 0;
+  return hash;
+}"""
 
 
 def moves_chart(page):
@@ -26,12 +36,13 @@ def test_the_moves_stage_scrubs_through_the_heads(page, base_url):
     act_and_measure(page, page.locator(STAGE_BUTTONS).filter(has_text="Moves").click)
     chart = moves_chart(page)
     expect(chart).to_be_visible()
-    expect(page.get_by_text("‖f(x_j)‖ of each key, layer 3, head 0").first).to_be_attached()
-    pictures = [chart_pixels(page, chart)]
+    pictures, bars = [chart_pixels(page, chart)], [chart.evaluate(BARS_PIXELS_JS)]
     for head in (1, 2):
         press_chart_key(page, "head", "ArrowRight")
         pictures.append(chart_pixels(page, chart))
+        bars.append(chart.evaluate(BARS_PIXELS_JS))
         assert pictures[-1] != pictures[-2], f"what head {head} moves was not drawn"
+        assert bars[-1] != bars[-2], f"the ‖f(x_j)‖ bars of head {head} were not drawn under it"
     expect(page.get_by_role("heading", name="Layer 3, head 2", exact=True)).to_be_visible()
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 

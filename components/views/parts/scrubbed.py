@@ -25,7 +25,7 @@ from components.charts.heatmap import HEAD, LAYER, MAX_VECTOR_CELLS
 from components.charts.lines import TOKENS, window
 from components.charts.neuron_chart import QUERY
 from components.charts.scrub import INPUT_STYLE, ZOOM, cells_under, placed
-from components.charts.style import PLOT_SIZE, READING, Lettering
+from components.charts.style import PLOT_SIZE, READING, Lettering, plot_size
 
 _HELD = "_scrub_anchors"  # in the session: {chart key: (identity, anchor, shown, run)}
 
@@ -58,38 +58,58 @@ class Panel:
                 self.zoomable and self.raster)
 
 
+@dataclass(frozen=True)
+class Strip:
+    """Bars under a scrubbed heatmap, one a column label, picked by its inputs: build(*arguments) gives their
+    dataset, scrub.strip_frame's of every head the heatmap sends, by the name scrub.STRIP (kept: caches.chart_data)."""
+
+    title: str  # the layer and head picked follow it
+    labels: tuple[str, ...]
+    build: Callable[..., dict[str, pd.DataFrame]]
+    arguments: tuple
+
+
 def scrub_heatmap(stack: HeadStack, row_labels: list[str], column_labels: list[str], *, title: str, key: str,
                   position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
                   scheme: str = "blues", row_title: str = "query token", column_title: str = "key token",
                   size: int = PLOT_SIZE, weight_scale: str = "head",
                   second_sentence: tuple[int | None, int | None] = (None, None), lettering: Lettering = READING,
-                  zoomable: bool = False) -> None:
+                  zoomable: bool = False, strip: Strip | None = None) -> None:
     """Draw a HeadStack as one heatmap whose layer and head the reader picks in the browser.
 
     position is the (layer, head) the page stands at, shape the (layers, heads) there are to pick from.
     on_move(layer, head) is called, before the rerun, when the reader has moved the chart's inputs. size is the
     longer side of the plot, in px; weight_scale, second_sentence, lettering and zoomable as Panel's.
+    strip: bars under the plot, as wide, picked in the browser too.
     """
     panel = Panel(stack, tuple(row_labels), tuple(column_labels), title, scheme, row_title, column_title, size,
                   weight_scale, second_sentence, lettering, zoomable)
-    scrub_panels([panel], key=key, position=position, shape=shape, on_move=on_move)
+    scrub_panels([panel], key=key, position=position, shape=shape, on_move=on_move, strip=strip)
 
 
 def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], shape: tuple[int, int],
-                 on_move: Callable[[int, int], None], shared_colour: bool = False, side_by_side: bool = True) -> None:
+                 on_move: Callable[[int, int], None], shared_colour: bool = False, side_by_side: bool = True,
+                 strip: Strip | None = None) -> None:
     """Draw heatmaps side by side (the first two, when side_by_side; else each under the one before) in one
     chart whose one pair of layer and head inputs picks the head of all of them, in the browser.
-    shared_colour: the first two share one colour scale."""
+    shared_colour: the first two share one colour scale. strip: bars under them, as wide as the first's plot."""
     stacks = tuple(panel.stack for panel in panels)
     names = [f"p{index}" for index in range(len(panels))]
     drawings = tuple(panel.drawing(name) for panel, name in zip(panels, names, strict=True))
-    layout = (drawings, shape, len(stacks[0].layers) > 1, len(stacks[0].heads) > 1, shared_colour, side_by_side)
+    first = panels[0]
+    strip_drawing = None if strip is None else (
+        strip.title, strip.labels, plot_size(len(first.row_labels), len(first.column_labels), first.size)[0],
+        first.lettering)
+    layout = (drawings, shape, len(stacks[0].layers) > 1, len(stacks[0].heads) > 1, shared_colour, side_by_side,
+              strip_drawing)
     anchor = anchor_for(key, (stacks, layout), position)
     spec = placed(caches.chart_spec(scrub.spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]})
     frames = {}
     for panel, name in zip(panels, names, strict=True):
         frames |= caches.chart_data(_panel_frames, panel.stack, panel.scheme, panel.raster, name, panel.weight_scale,
                                      shape[1])
+    if strip is not None:
+        frames |= caches.chart_data(strip.build, *strip.arguments)
     st.html(INPUT_STYLE)
     zoom = [ZOOM] if drawings[0][-1] else []
     draw_spec(spec, frames, key=key, lettering=panels[0].lettering, on_select=lambda: report_move(key, on_move),
