@@ -6,12 +6,18 @@ the rest of the view follows after a short rerun. With a sentence pair, the weig
 to one block (A to B, B to A, within A, within B: bertviz's sentence-pair view); the sink tokens ([CLS] and
 [SEP] for BERT, the first token for GPT-2) can be hidden, the remaining weights renormalised. The masked scores,
 a stage of their own, show the mask chosen beside the scaling: −∞ (grey) where a query may not look.
+
+Whole words (words=1) merge a word's pieces in the weights and the lines (attention/words.py): merged first, then
+the pair filter and the sink toggle cut and renormalise the words. The scores and the context stay between
+tokens, and say so: a sum or a mean of scores is no score softmax reads.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import streamlit as st
@@ -42,6 +48,8 @@ STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Masked sc
 STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Masked", "Context", "Lines"), strict=True))  # one row
 # The core's name of what each stage draws; the lines draw the weights as bertviz does.
 STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "masked", "context", "lines"), strict=True))
+# The stages whose weights merge into whole words (the others' numbers are no weights: they stay tokens).
+WORD_STAGES = ("weights", "lines")
 # The keys each kind of mask sets to −∞ (attention.masks), for a reading guide.
 MASKED_KEYS = {"none": "none here: it masks padding only, and one text has none",
                "causal": "the keys after the query",
@@ -62,17 +70,21 @@ TOOLBAR_AT_COLUMN_END = "<style>" + ",".join(
 def render(context) -> None:
     state = context.state
     outline = context.outline()  # the tokens, the heads and the scaling's formula: no number of the trace
-    tokens = list(outline.tokens[0])
     stem = re.sub(r"\W+", "-", f"layer {state.layer}, head {state.head}")  # "layer-2-head-5"
 
-    encoding = context.encoding()
     sinks = context.family.sink_words  # "[CLS] and [SEP]", "the first token"
-    which, renormalise = _filters(f"Layer {state.layer}, head {state.head}", bool(context.text_b.strip()), sinks)
-    rows, keys = caches.visible_tokens(encoding, which, renormalise)  # (R,), (K,)
-    segments = encoding.token_type_ids[0]  # (T,): 1 for sentence B's tokens
-    second = (second_sentence_from([segments[i] for i in rows]), second_sentence_from([segments[i] for i in keys]))
-    _stage(context, outline, [tokens[i] for i in rows], [tokens[i] for i in keys], which, renormalise, sinks, stem,
-           second)
+    which, renormalise, whole = _filters(f"Layer {state.layer}, head {state.head}", bool(context.text_b.strip()),
+                                         sinks)
+
+    def shown(merged: bool) -> Shown:  # the rows and keys left by the filters, in words or in tokens
+        units = caches.text_words(context.model_name, context.text, context.text_b, merged)
+        rows, keys = caches.visible_words(units, which, renormalise)  # (R,), (K,)
+        segments = units.token_type_ids  # 1 for sentence B's words (or tokens)
+        return Shown([units.labels[i] for i in rows], [units.labels[i] for i in keys],
+                     (second_sentence_from([segments[i] for i in rows]),
+                      second_sentence_from([segments[i] for i in keys])), merged)
+
+    _stage(context, outline, shown, whole, which, renormalise, sinks, stem)
     proof_column, about_column = st.columns(2, gap="medium")
     with proof_column:
         _proof(context)
@@ -83,10 +95,19 @@ def render(context) -> None:
                    "reads (-inf where the mask hides the key) and the weight after it.")
 
 
-def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bool, sinks: str, stem: str,
-           second: tuple[int | None, int | None]) -> None:
-    """The weights, or a stage before or after them: one chart, chosen with a row of buttons. sinks: the sink
-    tokens' names; second: sentence B's first row and first key, marked on the axes.
+class Shown(NamedTuple):
+    """What a chart's rows and columns are: their labels, sentence B's first row and key, and whether in words."""
+
+    rows: list[str]
+    keys: list[str]
+    second: tuple[int | None, int | None]
+    words: bool
+
+
+def _stage(context, outline, shown: Callable[[bool], Shown], whole: bool, which: str, renormalise: bool, sinks: str,
+           stem: str) -> None:
+    """The weights, or a stage before or after them: one chart, chosen with a row of buttons. shown: the rows and
+    keys, in whole words (merged) or tokens; whole: whether words were asked for; sinks: the sink tokens' names.
 
     Only the chosen stage is computed and drawn. Buttons and not tabs: on every slider move the
     browser redrew the tabs for about 20 ms, a row of buttons for next to nothing.
@@ -94,17 +115,23 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     stage = st.segmented_control("Stage", STAGES, default=STAGES[0], required=True, key="head_stage",
                                  format_func=STAGE_BUTTONS.get,
                                  label_visibility="collapsed", wrap=True)
+    name = STAGE_NAMES[stage]
+    words = whole and name in WORD_STAGES
+    row_tokens, key_tokens, second, _ = labels = shown(words)
+    if whole and not words:
+        st.caption("This stage shows tokens, not whole words: a sum or a mean of scores or of context vectors is no "
+                   "number the head computes. Whole words merge the weights and the lines.")
     if not row_tokens or not key_tokens:
         st.info("This filter leaves no tokens to show.")
         return
     st.html(TOOLBAR_AT_COLUMN_END)
-    name = STAGE_NAMES[stage]
     if name == "lines":
-        _lines(context, outline, row_tokens, key_tokens, which, renormalise, sinks)
+        _lines(context, outline, labels, which, renormalise, sinks)
         return
     columns = key_tokens if name != "context" else [str(i) for i in range(outline.head_size)]
     if name == "weights":
-        title = stage + (f" (renormalised without {sinks})" if renormalise else "")
+        title = stage + (" between whole words" if words else "") + (
+            f" (renormalised without {sinks})" if renormalise else "")
     elif name in ("scaled", "masked"):
         title = f"{stage} = {outline.formula(name)}"  # masked: "scaled + M (−∞ at padding and keys after the query)"
     else:
@@ -112,9 +139,10 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     state, shape = context.state, (context.shape.num_layers, outline.num_heads)
     layers, heads = send_plan(*shape, len(row_tokens), len(columns), state.layer, state.head)
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), name,
-                      layers, heads, which, renormalise)
-    options = dict(scheme="blues" if name == "weights" else "redblue",
-                   column_title="dimension of the head" if name == "context" else "key token",
+                      layers, heads, which, renormalise, words)
+    unit = "word" if words else "token"
+    options = dict(scheme="blues" if name == "weights" else "redblue", row_title=f"query {unit}",
+                   column_title="dimension of the head" if name == "context" else f"key {unit}",
                    second_sentence=(second[0], None if name == "context" else second[1]))
     chart = st.container()  # drawn once the weight scale under it is chosen: the chart stays as high as it can
     weight_scale = controls.weight_scale_select() if name == "weights" else "head"
@@ -143,7 +171,7 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
         beside.markdown(reading_guide(name, outline.head_size, state.scaling, outline.divisor, largest=largest,
                                       which=which, renormalise=renormalise, weight_scale=weight_scale,
                                       lab_link=context.link(view="lab"), sinks=sinks,
-                                      mask=settings.mask_kind(context.shape), window=settings.window))
+                                      mask=settings.mask_kind(context.shape), window=settings.window, words=words))
     st.caption(DRAG_NOTE)
 
     def current_head():  # (R, K) of the page's layer and head, and its colours' range as the chart draws it
@@ -159,18 +187,20 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     if len(row_tokens) * len(columns) > MAX_VECTOR_CELLS:  # a picture: its cells are named in a zoom under it
         matrix, domain = current_head()
         zoom_under(f"chart-{name}", matrix, row_tokens, columns, title=title, domain=domain,
-                   scheme=options["scheme"], column_title=options["column_title"], size=size,
-                   lettering=context.lettering)
+                   scheme=options["scheme"], row_title=options["row_title"], column_title=options["column_title"],
+                   size=size, lettering=context.lettering)
     chart_downloads(current_chart, name, f"{name}-{stem}", title=f"{title} — {stem.replace('-', ' ')}")
 
 
-def _lines(context, outline, row_tokens, key_tokens, which: str, renormalise: bool, sinks: str) -> None:
+def _lines(context, outline, shown: Shown, which: str, renormalise: bool, sinks: str) -> None:
     """The weights as bertviz draws them: a line from each query to each key, as opaque as its weight."""
     state, shape = context.state, (context.shape.num_layers, outline.num_heads)
+    row_tokens, key_tokens, words = shown.rows, shown.keys, shown.words
     layers, heads = send_plan(*shape, len(row_tokens), len(key_tokens), state.layer, state.head, drawn_as="lines")
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0),
-                      "weights", layers, heads, which, renormalise)
-    title = "Attention weights as lines" + (f" (renormalised without {sinks})" if renormalise else "")
+                      "weights", layers, heads, which, renormalise, words)
+    title = "Attention weights as lines" + (" between whole words" if words else "") + (
+        f" (renormalised without {sinks})" if renormalise else "")
     start = 0
     longest = max(len(row_tokens), len(key_tokens))
     if longest > LINES_MOST:  # a window of the text: all of it would be thousands of px tall, its tokens unreadable
@@ -183,28 +213,31 @@ def _lines(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     scrub_lines(stack, row_tokens, key_tokens, key="chart-lines", position=(state.layer, state.head), shape=shape,
                 on_move=_follow_chart, title=title, width=context.width, lettering=context.lettering, start=start)
     st.markdown(reading_guide("lines", outline.head_size, state.scaling, outline.divisor, which=which,
-                              renormalise=renormalise, sinks=sinks))
+                              renormalise=renormalise, sinks=sinks, words=words))
     st.caption(DRAG_NOTE)
 
 
 def reading_guide(name: str, head_size: int, scaling: str, divisor: float, *, largest: float | None = None,
                   which: str = "all", renormalise: bool = False, weight_scale: str = "head",
                   lab_link: str = "?view=lab", sinks: str = "the sink tokens", mask: str = "none",
-                  window: int = 4) -> str:
+                  window: int = 4, words: bool = False) -> str:
     """How to read the chart of one stage (a STAGE_NAMES value), in Markdown, true for that stage alone: what its
     rows, columns and colours are, and whether a row sums to 1. largest: the head's largest |value| as shown, the
     end of the legend (scores, scaled and masked scores); lab_link: the scaling lab with the page's text and
-    settings; sinks: the sink tokens' names; mask, window: the kind of mask (attention.masks) and its window."""
+    settings; sinks: the sink tokens' names; mask, window: the kind of mask (attention.masks) and its window;
+    words: the weights (or lines) are between whole words."""
     hidden = MASKED_KEYS[mask].format(window=window)
+    merged = (" A word the tokenizer split is one row and one column: its weight as a key is the sum over its "
+              "pieces, its row the mean of its pieces' rows." if words else "")
     if name == "weights":
         zeros = f" The keys the mask hides ({hidden}) have a weight of exactly 0." if mask != "none" else ""
         return (f"**Reading it:** each row is one query token; its colours show how it spreads its attention over "
-                f"the key tokens across. {_row_sums(which, renormalise, sinks)}{zeros} Colours run from 0 to "
-                f"{WEIGHT_SCALES[weight_scale][1]}.")
+                f"the key tokens across. {_row_sums(which, renormalise, sinks)}{zeros}{merged} Colours run from 0 "
+                f"to {WEIGHT_SCALES[weight_scale][1]}.")
     if name == "lines":
         return (f"**Reading it:** query tokens on the left, key tokens on the right; a line's opacity is its weight "
-                f"(lines under {LINE_THRESHOLD:g} are left out). {_row_sums(which, renormalise, sinks)} Point at a "
-                "token to see only its lines.")
+                f"(lines under {LINE_THRESHOLD:g} are left out). {_row_sums(which, renormalise, sinks)}{merged} "
+                "Point at a token to see only its lines.")
     if name == "context":
         return (f"**Reading it:** each row is one query token's context vector, $\\sum_j a_{{ij}}\\,v_j$: the value "
                 f"vectors of the keys, each weighted by this query's attention weight to that key. Its {head_size} "
@@ -259,12 +292,13 @@ def _follow_chart(layer: int, head: int) -> None:
     controls.request(layer=layer, head=head)
 
 
-def _filters(heading: str, has_pair: bool, sinks: str) -> tuple[str, bool]:
-    """The heading with the sink-token toggle beside it (one row: the chart starts higher on a projector), and
-    the pair filter under them; returns which block to show and whether to hide the sink tokens (named: sinks).
-    The toggle keeps the link name hide_special, which older links hold."""
-    heading_column, special_column = st.columns([3, 2], vertical_alignment="center")
+def _filters(heading: str, has_pair: bool, sinks: str) -> tuple[str, bool, bool]:
+    """The heading with the sink-token and whole-word toggles beside it (one row: the chart starts higher on a
+    projector), and the pair filter under them; returns which block to show, whether to hide the sink tokens
+    (named: sinks) and whether to merge words. The toggle keeps the link name hide_special, which older links hold."""
+    heading_column, special_column, words_column = st.columns([5, 4, 3], vertical_alignment="center")
     heading_column.subheader(heading, anchor=False)
+    whole = controls.words_toggle(words_column)
     hide = controls.bound_widget(special_column.toggle, "hide_special", "Hide the sink tokens",
                                  help=f"A sink is a token where heads park the attention they spend nowhere else; "
                                       f"this model's are {sinks}. Hiding them drops them and rescales each row "
@@ -276,7 +310,7 @@ def _filters(heading: str, has_pair: bool, sinks: str) -> tuple[str, bool]:
     if hide:
         st.caption(f"Sinks hidden ({sinks}: tokens where heads park the attention they spend nowhere else): each "
                    "row's remaining weights are rescaled to sum to 1.")
-    return which, hide
+    return which, hide, whole
 
 
 def _proof(context) -> None:
