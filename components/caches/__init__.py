@@ -28,7 +28,7 @@ from components.caches.experiments import (
     DEFAULT_SECOND,
     TRAINING_LIMIT_S,
     aligned_positions,
-    alignment_keys,
+    alignment_words,
     diagonal_wins,
     drop_grid,
     embedding_ranking,

@@ -11,6 +11,9 @@ Clicking a head in the grid, or a cell of the overview, opens that head in the "
 each chart carries an Altair point selection, and its on_select callback asks the controls for the
 new view, layer and head before the page reruns.
 
+Whole words (words=1) merge each word's pieces in the grid and the summaries (attention/words.py: to a word summed,
+from it averaged); the rollout is computed between tokens, as the model mixes them, and merged after.
+
 The grid is one view of a dozen pictures, placed by their data, not a facet per head: a chart per head
 (12 views of 1,024 cells each) cost the browser 20-25 ms a head. Every layer's pictures stay in it and a
 move only widens the picked layer's (the others are 0 px wide), and the summary's cells stay and take the
@@ -61,21 +64,28 @@ OVERVIEW_TITLE = "Mean entropy (nats): darker = more focused, lighter = more spr
 def render(context) -> None:
     state = context.state
     outline = context.outline()  # the tokens and the heads: the weights come from the chart's stack
-    tokens = list(outline.tokens[0])
-    encoding = context.encoding()
-    attention_mask = encoding.attention_mask  # (B, T)
-    second = second_sentence_from(encoding.token_type_ids[0].tolist())  # sentence B's first token, if a pair
-    num_layers, num_heads, pairs = context.shape.num_layers, outline.num_heads, len(tokens) ** 2
+    pairs = len(outline.tokens[0]) ** 2  # the weights computed are between tokens, merged or not
+    st.subheader(f"Every head of layer {state.layer}", anchor=False)
+    weight_scale = controls.weight_scale_select()
+    words = caches.text_words(context.model_name, context.text, context.text_b, controls.words_toggle())
+    tokens = list(words.labels)  # each word (or token) as it reads
+    # (1, W): whether each word is text, not padding (a word's tokens are all text or all padding)
+    attention_mask = context.encoding().attention_mask[:, [start for start, _ in words.spans]]
+    second = second_sentence_from(list(words.token_type_ids))  # sentence B's first word, if a pair
+    num_layers, num_heads = context.shape.num_layers, outline.num_heads
     shown = _head_window(num_heads, state.head)
     summed = num_heads * pairs <= MAX_LAYER_WEIGHTS
     layers = tuple(range(num_layers)) if num_layers * num_heads * pairs <= ALL_LAYERS_WEIGHTS else (state.layer,)
+    merged = len(words) < len(outline.tokens[0])
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), "weights",
-                      layers, tuple(range(num_heads)) if summed else tuple(shown))
-    st.subheader(f"Every head of layer {state.layer}", anchor=False)
-    weight_scale = controls.weight_scale_select()
-    caption = ("Each small map is one head's attention weights (rows: query tokens, columns: key tokens, "
+                      layers, tuple(range(num_heads)) if summed else tuple(shown), words=merged)
+    unit = "words" if merged else "tokens"
+    caption = (f"Each small map is one head's attention weights (rows: query {unit}, columns: key {unit}, "
                f"in the order of the tokens above), coloured from 0 (white) to {WEIGHT_SCALES[weight_scale][1]} "
                "(darkest blue). Click a head to open it in the One head view. ")
+    if merged:
+        caption += ("A word the tokenizer split is one row and one column: its weight as a key is the sum over its "
+                    "pieces, its row the mean of its pieces' rows. ")
     if len(tokens) > grid_layout(context.width, len(tokens), False, context.lettering).side:
         caption += "The text has more tokens than a small map has pixels: each pixel is the largest weight of a few. "
     if len(shown) < num_heads:
@@ -159,7 +169,8 @@ def _summary_frames(stack: HeadStack, how: str, raster: bool) -> dict[str, pd.Da
 def _summed(stack: HeadStack, how: str) -> np.ndarray:
     """(nl, T, T): every layer of the stack, its heads summed up by how."""
     if how == "rollout":
-        return caches.rollout_by_layer(stack.model, stack.text, stack.text_b, stack.settings, stack.layers)
+        rollout = caches.rollout_by_layer(stack.model, stack.text, stack.text_b, stack.settings, stack.layers)
+        return caches.merged_words(rollout, stack.model, stack.text, stack.text_b) if stack.words else rollout
     return caches.aggregate_heads(stack.values(), how)
 
 
