@@ -29,6 +29,10 @@ PLOT_SIZE = 420  # px, the longer side of a chart
 
 
 LABEL_PX = 110  # px beside a heatmap's plot for its row labels and their title (labels are cut at 90 px)
+LABEL_LIMIT_PX = 90  # px: an axis label longer than this is cut (label_axis)
+# px left of a plot's row labels and between them and the plot: the axis title, its padding, the ticks (Chromium's)
+ROW_TITLE_ROOM_PX = 48
+LABEL_CHARACTER_EM = 0.55  # an axis label's average character, in em of its font (the theme's sans-serif)
 
 
 MIN_PLOT_PX = 160  # px: below this a phone scrolls the chart rather than shrink its cells further
@@ -142,6 +146,15 @@ def legend(plot_width: float, plot_height: float = 0, beside: bool = False) -> a
                       offset=4)
 
 
+def label_overflow_px(labels, lettering: Lettering = READING) -> int:
+    """How much more room than lettering.label_room_px a plot's row labels take, the longest cut at LABEL_LIMIT_PX,
+    with their title: what the plot gives up to stay in its column. Whole words ("ophthalmologist") are longer
+    than most tokens, for which label_room_px has room."""
+    characters = max((len(label) for label in labels), default=0)
+    longest = min(LABEL_LIMIT_PX, characters * lettering.font_px * LABEL_CHARACTER_EM)
+    return max(0, int(np.ceil(longest + ROW_TITLE_ROOM_PX - lettering.label_room_px)))
+
+
 def fitted_size(width: int, cap: int | None = None, lettering: Lettering = READING) -> int:
     """The longer side of a heatmap's plot in a column width px wide: what its labels leave, at most cap (by
     default the largest plot the lettering allows)."""
@@ -186,7 +199,7 @@ def label_axis(labels: list[str], title: str, count: int, angle: int, length_px:
         labelAngle=angle,
         labelOverlap=False,
         labelFlush=False,  # Streamlit's theme pushes the first and last labels inward, onto their neighbours
-        labelLimit=90,
+        labelLimit=LABEL_LIMIT_PX,
         **marks,
     )
 

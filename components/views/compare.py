@@ -22,7 +22,7 @@ from components.caches import AlignedDifference, HeadStack
 from components.charts.draw import show
 from components.charts.heatmap import heatmap
 from components.charts.scrub import send_plan
-from components.charts.style import READING, Lettering
+from components.charts.style import MIN_PLOT_PX, READING, Lettering, label_overflow_px
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import shorten
@@ -72,10 +72,11 @@ def render(context) -> None:
     stack_b = HeadStack(context.model_name, text_b, "", settings, "weights", layers, heads, words=whole)
     lettering, unit = context.lettering, "word" if whole else "token"
     titles = dict(row_title=f"query {unit}", column_title=f"key {unit}")
-    beside = (context.width - PANEL_SPACING) // 2 - lettering.label_room_px  # each text's plot, side by side
+    overflow = label_overflow_px([*tokens_a, *tokens_b], lettering)  # long words' labels
+    beside = (context.width - PANEL_SPACING) // 2 - lettering.label_room_px - overflow  # each text's plot, side by side
     side_by_side = beside >= SIDE_BY_SIDE_SIZE[0]
     largest = context.plot_px() if context.state.present else SIDE_BY_SIDE_SIZE[1]
-    size = min(beside, largest) if side_by_side else context.plot_px()
+    size = min(beside, largest) if side_by_side else max(MIN_PLOT_PX, context.plot_px() - overflow)
     weight_scale = controls.weight_scale_select()
     panels = [Panel(stack_a, tokens_a, tokens_a, "Text A: weights", size=size, weight_scale=weight_scale,
                     lettering=lettering, **titles),
@@ -116,7 +117,7 @@ def render(context) -> None:
         st.info(f"The two texts share no token but the sinks ({sinks}): switch on *Count the sink tokens* to rank "
                 "their changes.")
     else:
-        _largest_change(found, shared, count_special, sinks)
+        _largest_change(found, shared, count_special, sinks, "word positions" if whole else "positions")
         if found.change.difference != 0.0:
             show(by_query_chart(found, shared, context.width, lettering), key="chart-compare-queries",
                  lettering=lettering)
@@ -173,7 +174,7 @@ def _follow_chart(layer: int, head: int) -> None:
     controls.request(layer=layer, head=head)
 
 
-def _largest_change(found, shared, count_special: bool, sinks: str) -> None:
+def _largest_change(found, shared, count_special: bool, sinks: str, positions: str = "positions") -> None:
     change = found.change
     among = "the shared tokens" if count_special else f"the shared words, the sinks ({sinks}) left out"
     st.metric("Largest change, A − B", f"{change.difference:+.3f}",
@@ -183,8 +184,8 @@ def _largest_change(found, shared, count_special: bool, sinks: str) -> None:
         return
     (a_row, a_column), (b_row, b_column) = change.position_a, change.position_b
     st.text(f"query {shared[change.row]} → key {shared[change.column]}\n"
-            f"A: {found.weight_a:.3f} (positions {a_row} → {a_column})\n"
-            f"B: {found.weight_b:.3f} (positions {b_row} → {b_column})")
+            f"A: {found.weight_a:.3f} ({positions} {a_row} → {a_column})\n"
+            f"B: {found.weight_b:.3f} ({positions} {b_row} → {b_column})")
     if not count_special:
         st.caption(f"The sinks ({sinks}) are left out, as queries and as keys: they take up whatever weight a head "
                    "spends on no word. The bars below give each query token's own largest change; point at one "

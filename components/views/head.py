@@ -27,7 +27,7 @@ from components.caches import HeadStack
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap
 from components.charts.lines import LINE_THRESHOLD, LINES_MOST, window
 from components.charts.scrub import send_plan
-from components.charts.style import MIN_PLOT_PX, head_domains, second_sentence_from, unmasked
+from components.charts.style import MIN_PLOT_PX, head_domains, label_overflow_px, second_sentence_from, unmasked
 from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
 from components.page.page_state import WEIGHT_SCALES
@@ -153,7 +153,8 @@ def _stage(context, outline, shown: Callable[[bool], Shown], whole: bool, which:
     # On a projector the reading guide stands beside the chart, in the room its column has to spare.
     guide_beside = state.present and not context.stacked
     room = PRESENTED_FIRST_SCREEN_ROOM_PX if state.present else FIRST_SCREEN_ROOM_PX
-    column_plot = context.plot_px(context.column_px(GUIDE_BESIDE_SHARE) if guide_beside else None)
+    column_plot = max(MIN_PLOT_PX, context.plot_px(context.column_px(GUIDE_BESIDE_SHARE) if guide_beside else None)
+                      - label_overflow_px(row_tokens, context.lettering))
     size = min(column_plot, max(MIN_PLOT_PX, context.height - room, every_label_px))
     at = layers.index(state.layer), heads.index(state.head)
     largest = None
@@ -227,17 +228,18 @@ def reading_guide(name: str, head_size: int, scaling: str, divisor: float, *, la
     settings; sinks: the sink tokens' names; mask, window: the kind of mask (attention.masks) and its window;
     words: the weights (or lines) are between whole words."""
     hidden = MASKED_KEYS[mask].format(window=window)
+    unit = "word" if words else "token"
     merged = (" A word the tokenizer split is one row and one column: its weight as a key is the sum over its "
               "pieces, its row the mean of its pieces' rows." if words else "")
     if name == "weights":
         zeros = f" The keys the mask hides ({hidden}) have a weight of exactly 0." if mask != "none" else ""
-        return (f"**Reading it:** each row is one query token; its colours show how it spreads its attention over "
-                f"the key tokens across. {_row_sums(which, renormalise, sinks)}{zeros}{merged} Colours run from 0 "
+        return (f"**Reading it:** each row is one query {unit}; its colours show how it spreads its attention over "
+                f"the key {unit}s across. {_row_sums(which, renormalise, sinks)}{zeros}{merged} Colours run from 0 "
                 f"to {WEIGHT_SCALES[weight_scale][1]}.")
     if name == "lines":
-        return (f"**Reading it:** query tokens on the left, key tokens on the right; a line's opacity is its weight "
-                f"(lines under {LINE_THRESHOLD:g} are left out). {_row_sums(which, renormalise, sinks)}{merged} "
-                "Point at a token to see only its lines.")
+        return (f"**Reading it:** query {unit}s on the left, key {unit}s on the right; a line's opacity is its "
+                f"weight (lines under {LINE_THRESHOLD:g} are left out). {_row_sums(which, renormalise, sinks)}"
+                f"{merged} Point at a {unit} to see only its lines.")
     if name == "context":
         return (f"**Reading it:** each row is one query token's context vector, $\\sum_j a_{{ij}}\\,v_j$: the value "
                 f"vectors of the keys, each weighted by this query's attention weight to that key. Its {head_size} "
@@ -293,16 +295,17 @@ def _follow_chart(layer: int, head: int) -> None:
 
 
 def _filters(heading: str, has_pair: bool, sinks: str) -> tuple[str, bool, bool]:
-    """The heading with the sink-token and whole-word toggles beside it (one row: the chart starts higher on a
-    projector), and the pair filter under them; returns which block to show, whether to hide the sink tokens
-    (named: sinks) and whether to merge words. The toggle keeps the link name hide_special, which older links hold."""
-    heading_column, special_column, words_column = st.columns([5, 4, 3], vertical_alignment="center")
+    """The heading with the sink-token and whole-word toggles beside it, one above the other (one row: the chart
+    starts higher on a projector), and the pair filter under them; returns which block to show, whether to hide
+    the sink tokens (named: sinks) and whether to merge words. The toggle keeps the link name hide_special, which
+    older links hold."""
+    heading_column, toggles = st.columns([3, 2], vertical_alignment="center")
     heading_column.subheader(heading, anchor=False)
-    whole = controls.words_toggle(words_column)
-    hide = controls.bound_widget(special_column.toggle, "hide_special", "Hide the sink tokens",
+    hide = controls.bound_widget(toggles.toggle, "hide_special", "Hide the sink tokens",
                                  help=f"A sink is a token where heads park the attention they spend nowhere else; "
                                       f"this model's are {sinks}. Hiding them drops them and rescales each row "
                                       "over the remaining keys, so that it sums to 1 again.")
+    whole = controls.words_toggle(toggles)  # under it: the two labels beside the heading were cut short
     which = "all"
     if has_pair:
         which = controls.bound_widget(st.segmented_control, "pair", "Sentence pair: queries → keys",

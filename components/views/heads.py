@@ -41,7 +41,7 @@ from components.charts.grid import (
 )
 from components.charts.heatmap import LAYER, MAX_VECTOR_CELLS, heatmap
 from components.charts.scrub import INPUT_STYLE, placed
-from components.charts.style import Lettering, fitted_size, second_sentence_from
+from components.charts.style import Lettering, fitted_size, label_overflow_px, second_sentence_from
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import AGGREGATES, WEIGHT_SCALES
@@ -79,14 +79,15 @@ def render(context) -> None:
     merged = len(words) < len(outline.tokens[0])
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), "weights",
                       layers, tuple(range(num_heads)) if summed else tuple(shown), words=merged)
-    unit = "words" if merged else "tokens"
-    caption = (f"Each small map is one head's attention weights (rows: query {unit}, columns: key {unit}, "
+    unit = "word" if merged else "token"
+    caption = (f"Each small map is one head's attention weights (rows: query {unit}s, columns: key {unit}s, "
                f"in the order of the tokens above), coloured from 0 (white) to {WEIGHT_SCALES[weight_scale][1]} "
                "(darkest blue). Click a head to open it in the One head view. ")
     if merged:
         caption += ("A word the tokenizer split is one row and one column: its weight as a key is the sum over its "
                     "pieces, its row the mean of its pieces' rows. ")
-    if len(tokens) > grid_layout(context.width, len(tokens), False, context.lettering).side:
+    width = context.width - label_overflow_px(tokens, context.lettering)  # the summary's long words take room
+    if len(tokens) > grid_layout(width, len(tokens), False, context.lettering).side:
         caption += "The text has more tokens than a small map has pixels: each pixel is the largest weight of a few. "
     if len(shown) < num_heads:
         caption += (f"Showing heads {shown.start} to {shown.stop - 1} of {num_heads}; "
@@ -102,7 +103,7 @@ def render(context) -> None:
     if not summed:
         with chart:
             _grid_and_summary(stack, shown, None, tokens, num_layers, state.layer, attention_mask,
-                              context.width, weight_scale, num_heads, second, context.lettering, labelled)
+                              width, weight_scale, num_heads, second, context.lettering, labelled)
         st.info(f"{num_heads} heads × {len(tokens)}² token pairs are too many weights to sum up here: "
                 "choose a larger head_dim or a shorter text for the overview and the aggregate.")
         return
@@ -113,12 +114,12 @@ def render(context) -> None:
     st.caption(_aggregate_caption(how, state.layer, context.settings()))
     with chart:
         _grid_and_summary(stack, shown, how, tokens, num_layers, state.layer, attention_mask,
-                          context.width, weight_scale, num_heads, second, context.lettering, labelled)
+                          width, weight_scale, num_heads, second, context.lettering, labelled)
 
     def summary_chart():  # for the downloads, built on click only
         summed = _summed(stack, how)[stack.layers.index(state.layer)]  # (T, T)
         return heatmap(summed, tokens, tokens, title=f"{AGGREGATES[how].capitalize()}, layer {state.layer}",
-                       second_sentence=(second, second))
+                       second_sentence=(second, second), row_title=f"query {unit}", column_title=f"key {unit}")
 
     chart_downloads(summary_chart, "heads-summary", f"{how}-of-heads-layer-{state.layer}")
     _overview(context, num_heads)
@@ -134,7 +135,7 @@ def _grid_and_summary(stack: HeadStack, shown: range, how: str | None, tokens: l
     raster = how is not None and len(tokens) ** 2 > MAX_VECTOR_CELLS
     layout = grid_layout(width, len(tokens), labelled, lettering)
     drawing = (num_layers, len(shown), len(stack.layers) > 1, how, tuple(tokens), raster, layout,
-               fitted_size(width, lettering=lettering), second, lettering)
+               fitted_size(width, lettering=lettering), second, lettering, "word" if stack.words else "token")
     identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown), how,
                 drawing)
     anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
