@@ -10,6 +10,9 @@ else it is read off the tokens, as the lesson reads them (attention/lesson.py): 
 token before, and so does a byte-level token that begins with a letter or digit right after one. A special token
 ([CLS], [SEP], padding) is always a word of its own, and no word crosses from sentence A into sentence B.
 
+The page merges first and filters after: a sentence-pair block or hidden sink tokens (attention/segments.py) are
+cut from the words' weights (Words.token_type_ids, Words.sinks), and the rows renormalised over the words kept.
+
 Shapes: T tokens, W words (W ≤ T); spans are (start, stop) token positions, in order, covering every token.
 """
 

@@ -14,8 +14,17 @@ from attention.compare import aligned_difference, aligned_positions
 from attention.heads import head_weights, rollout
 from attention.words import merge_weights, text_words
 from components.charts.lines import LINE_THRESHOLD
-from tests.pages import assert_healthy, cell_labels, chart_matrix, chart_title, charts, open_page, weights_of
-from tests.test_scrub import datasets
+from tests.pages import (
+    assert_healthy,
+    cell_labels,
+    chart_matrix,
+    chart_title,
+    charts,
+    open_page,
+    pick_on_chart,
+    weights_of,
+)
+from tests.test_scrub import datasets, matrix_of
 from tests.test_view_compare import difference_labels, heatmaps
 from tests.test_view_heads import assert_pictures, grid, summary
 
@@ -49,6 +58,19 @@ def test_a_link_with_words_merges_the_one_head_weights(bundled):
     np.testing.assert_allclose(shown.sum(axis=1), 1.0, atol=1e-5)
     np.testing.assert_allclose(shown, merged(bundled, layer=2, head=5), atol=1e-6)
     assert page.toggle(key="words").value
+
+
+def test_every_head_the_chart_holds_is_merged_so_scrubbing_shows_words(bundled):
+    page = head_page(words="1")
+    cells = datasets(charts(page)[0])["p0-cells"]  # every head of every layer sent: a column each, "0" … "71"
+    for layer, head in ((0, 0), (2, 5), (5, 11)):
+        np.testing.assert_allclose(matrix_of(cells, layer * 12 + head), merged(bundled, layer=layer, head=head),
+                                   atol=1e-6, err_msg=f"layer {layer}, head {head}")
+    pick_on_chart(page, "chart-weights", layer=4, head=9)
+    assert_healthy(page)
+    assert (page.query_params["layer"], page.query_params["head"]) == ("4", "9")
+    np.testing.assert_allclose(chart_matrix(charts(page)[0]), merged(bundled, layer=4, head=9), atol=1e-6)
+    assert labels(charts(page)[0]) == (WORDS, WORDS)
 
 
 def test_the_toggle_merges_and_writes_the_link():
@@ -136,3 +158,17 @@ def test_the_compare_view_merges_each_text_then_aligns_their_words(bundled):
     counted = np.abs(expected)
     counted[[0, -1], :] = counted[:, [0, -1]] = -1  # [CLS] and [SEP] left out, as queries and as keys
     assert float(page.metric[0].value) == pytest.approx(expected.flat[counted.argmax()], abs=5e-4)
+
+
+def test_gpt2s_byte_level_pieces_merge_into_words_on_the_page(tiny_gpt2_checkpoint, tiny_gpt2_model, monkeypatch):
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))  # the page offers the folder
+    page = open_page({"model": str(tiny_gpt2_checkpoint), "text": "the cat sat on the mat", "words": "1",
+                      "hide_special": "1", "layer": "1", "head": "2"})
+    assert_healthy(page)
+    [chart] = charts(page)
+    # "t he" is GPT-2's first word, and its sink: hidden with it; "␣m at" is one word
+    assert labels(chart) == (["␣cat", "␣sat", "␣on", "␣the", "␣mat"],) * 2
+    encoding = encode(tiny_gpt2_model, "the cat sat on the mat")
+    whole = merge_weights(weights_of(tiny_gpt2_model, "the cat sat on the mat", layer=1, head=2),
+                          text_words(encoding, True).spans)[1:, 1:]
+    np.testing.assert_allclose(chart_matrix(charts(page)[0]), whole / whole.sum(axis=1, keepdims=True), atol=1e-6)

@@ -30,8 +30,9 @@ PLOT_SIZE = 420  # px, the longer side of a chart
 
 LABEL_PX = 110  # px beside a heatmap's plot for its row labels and their title (labels are cut at 90 px)
 LABEL_LIMIT_PX = 90  # px: an axis label longer than this is cut (label_axis)
-# px left of a plot's row labels and between them and the plot: the axis title, its padding, the ticks (Chromium's)
-ROW_TITLE_ROOM_PX = 48
+# px a plot's row labels need besides their own length: the axis title, its padding and the ticks left of the plot
+# (48 in Chromium), and the legend under the plot, which runs a little past its right end
+ROW_TITLE_ROOM_PX = 64
 LABEL_CHARACTER_EM = 0.55  # an axis label's average character, in em of its font (the theme's sans-serif)
 
 
@@ -150,9 +151,13 @@ def label_overflow_px(labels, lettering: Lettering = READING) -> int:
     """How much more room than lettering.label_room_px a plot's row labels take, the longest cut at LABEL_LIMIT_PX,
     with their title: what the plot gives up to stay in its column. Whole words ("ophthalmologist") are longer
     than most tokens, for which label_room_px has room."""
-    characters = max((len(label) for label in labels), default=0)
-    longest = min(LABEL_LIMIT_PX, characters * lettering.font_px * LABEL_CHARACTER_EM)
+    longest = min(LABEL_LIMIT_PX, text_px(labels, lettering))
     return max(0, int(np.ceil(longest + ROW_TITLE_ROOM_PX - lettering.label_room_px)))
+
+
+def text_px(texts, lettering: Lettering = READING) -> float:
+    """About how wide the longest of some texts is written at the lettering's font (an average character's width)."""
+    return max((len(text) for text in texts), default=0) * lettering.font_px * LABEL_CHARACTER_EM
 
 
 def fitted_size(width: int, cap: int | None = None, lettering: Lettering = READING) -> int:

@@ -22,7 +22,7 @@ from components.caches import AlignedDifference, HeadStack
 from components.charts.draw import show
 from components.charts.heatmap import heatmap
 from components.charts.scrub import send_plan
-from components.charts.style import MIN_PLOT_PX, READING, Lettering, label_overflow_px
+from components.charts.style import READING, Lettering, label_overflow_px, text_px
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import shorten
@@ -72,11 +72,13 @@ def render(context) -> None:
     stack_b = HeadStack(context.model_name, text_b, "", settings, "weights", layers, heads, words=whole)
     lettering, unit = context.lettering, "word" if whole else "token"
     titles = dict(row_title=f"query {unit}", column_title=f"key {unit}")
-    overflow = label_overflow_px([*tokens_a, *tokens_b], lettering)  # long words' labels
+    # Long words' labels take their room off the plots, below MIN_PLOT_PX if need be (at most 44 px): on a phone,
+    # a plot of a few words stays on the screen.
+    overflow = label_overflow_px([*tokens_a, *tokens_b], lettering)
     beside = (context.width - PANEL_SPACING) // 2 - lettering.label_room_px - overflow  # each text's plot, side by side
     side_by_side = beside >= SIDE_BY_SIDE_SIZE[0]
     largest = context.plot_px() if context.state.present else SIDE_BY_SIDE_SIZE[1]
-    size = min(beside, largest) if side_by_side else max(MIN_PLOT_PX, context.plot_px() - overflow)
+    size = min(beside, largest) if side_by_side else context.plot_px() - overflow
     weight_scale = controls.weight_scale_select()
     panels = [Panel(stack_a, tokens_a, tokens_a, "Text A: weights", size=size, weight_scale=weight_scale,
                     lettering=lettering, **titles),
@@ -86,7 +88,8 @@ def render(context) -> None:
     if positions_a.size:
         difference = AlignedDifference(stack_a, stack_b, tuple(positions_a.tolist()), tuple(positions_b.tolist()))
         panels.append(Panel(difference, shared, shared, "weights A − weights B", scheme="redblue",
-                            size=context.plot_px(cap=DIFFERENCE_SIZE), weight_scale=weight_scale,
+                            size=context.plot_px(cap=DIFFERENCE_SIZE) - overflow,
+                            weight_scale=weight_scale,
                             lettering=lettering, **titles))
     scrub_panels(panels, key="chart-compare", position=(state.layer, state.head), shape=shape,
                  on_move=_follow_chart, shared_colour=True, side_by_side=side_by_side)
@@ -144,7 +147,9 @@ def by_query_chart(found, shared: tuple[str, ...], width: int, lettering: Letter
         "weight in B": [query.weight_b for query in found.by_query],
     })
     frame["to key"] = "→ " + frame["key"]
-    plot = min(BY_QUERY_PX[1], max(BY_QUERY_PX[0], width - 2 * TOKEN_COLUMN_PX))
+    # long words' text runs past the columns beside the bars (on the left for the queries, right for the keys)
+    past = sum(max(0, text_px(frame[column], lettering) - TOKEN_COLUMN_PX) for column in ("query", "to key"))
+    plot = min(BY_QUERY_PX[1], max(BY_QUERY_PX[0], width - 2 * TOKEN_COLUMN_PX - int(past)))
     reach = max(float(frame["change"].abs().max()), 1e-6)  # symmetric: as long a bar for −x as for +x
     height = round(max(BAR_PX, 1.6 * lettering.font_px) * len(frame))
     base = alt.Chart().encode(y=alt.Y("order:O", axis=None)).properties(height=height)

@@ -39,9 +39,9 @@ from components.views.parts.zoom import zoom_under
 PROOF_TOLERANCE = 1e-5
 # px of the window's height that the page head, the controls above the heatmap and its axes and legend take:
 # what is left is the plot's, so that a 1280×720 projector shows three quarters of the heatmap unscrolled.
-FIRST_SCREEN_ROOM_PX = 460
+FIRST_SCREEN_ROOM_PX = 490
 # The same in presentation mode, where the model's line is left out and the legend stands beside the plot.
-PRESENTED_FIRST_SCREEN_ROOM_PX = 450
+PRESENTED_FIRST_SCREEN_ROOM_PX = 467
 GUIDE_BESIDE_SHARE = 0.68  # of the view's column, for the chart, when its reading guide stands beside it
 STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Masked scores", "Context vectors",
           "Weights as lines")
@@ -153,8 +153,10 @@ def _stage(context, outline, shown: Callable[[bool], Shown], whole: bool, which:
     # On a projector the reading guide stands beside the chart, in the room its column has to spare.
     guide_beside = state.present and not context.stacked
     room = PRESENTED_FIRST_SCREEN_ROOM_PX if state.present else FIRST_SCREEN_ROOM_PX
-    column_plot = max(MIN_PLOT_PX, context.plot_px(context.column_px(GUIDE_BESIDE_SHARE) if guide_beside else None)
-                      - label_overflow_px(row_tokens, context.lettering))
+    # Long words' labels take their room off the plot, below MIN_PLOT_PX if need be (44 px at most): on a phone,
+    # the chart stays on the screen.
+    column_plot = (context.plot_px(context.column_px(GUIDE_BESIDE_SHARE) if guide_beside else None)
+                   - label_overflow_px(row_tokens, context.lettering))
     size = min(column_plot, max(MIN_PLOT_PX, context.height - room, every_label_px))
     at = layers.index(state.layer), heads.index(state.head)
     largest = None
