@@ -34,6 +34,9 @@ class Encoding:
     # all that is read; GPT-2's last has ln_f applied); None for a layer not kept
     hidden_states: tuple[np.ndarray | None, ...]
     dropped_tokens: tuple[int, ...]  # per batch row: tokens cut off beyond the model's limit
+    # (B, T) int64: the tokenizer's own word of each token (counted anew in sentence B), -1 for a special token or
+    # padding; None when the tokenizer tells no words (a slow one): attention/words.py then reads them off the tokens
+    word_ids: np.ndarray | None = None
 
     @property
     def num_tokens(self) -> int:
@@ -77,7 +80,7 @@ def encode_batch(loaded: LoadedModel, pairs: list[tuple[str, str | None]], layer
         raise ValueError(f"{family.label} reads one text: a sentence pair (A [SEP] B, with segment ids) is BERT's. "
                          "Leave the second sentence empty.")
     tokenizer = loaded.tokenizer
-    batch = _tokenize(tokenizer, texts, texts_b, loaded.max_tokens)
+    batch, row_encodings = _tokenize(tokenizer, texts, texts_b, loaded.max_tokens)
     # Only a row that reached the limit can have lost tokens; only then is it tokenized again, uncut.
     dropped = tuple(
         max(0, _untruncated_length(tokenizer, a, b) - int(kept)) if int(kept) >= loaded.max_tokens else 0
@@ -102,6 +105,7 @@ def encode_batch(loaded: LoadedModel, pairs: list[tuple[str, str | None]], layer
         sinks=family.sinks(special, attention_mask),
         hidden_states=tuple(hidden_states),  # L + 1 x (B, T, C) or None
         dropped_tokens=dropped,
+        word_ids=_word_ids(row_encodings, tuple(batch["input_ids"].shape)),
     )
 
 
@@ -112,6 +116,7 @@ def _require_text(text: object, name: str) -> str:
 
 
 def _tokenize(tokenizer, texts, texts_b, max_tokens):
+    """The padded batch, and each row's tokenizers.Encoding (its word ids), None for a row without one."""
     has_pair = any(b is not None for b in texts_b)
     kwargs = dict(
         padding=True,
@@ -122,12 +127,26 @@ def _tokenize(tokenizer, texts, texts_b, max_tokens):
         return_token_type_ids=True,
     )
     if not has_pair:
-        return tokenizer(texts, **kwargs)
+        batch = tokenizer(texts, **kwargs)
+        return batch, batch.encodings or [None] * len(texts)
     # A batch mixing single texts and pairs: tokenize row by row, then pad together.
     rows = [tokenizer(a, b, truncation=kwargs["truncation"], max_length=max_tokens,
                       return_special_tokens_mask=True, return_token_type_ids=True)
             for a, b in zip(texts, texts_b, strict=True)]
-    return tokenizer.pad(rows, padding=True, return_tensors="pt")
+    encodings = [(row.encodings or [None])[0] for row in rows]
+    return tokenizer.pad(rows, padding=True, return_tensors="pt"), encodings
+
+
+def _word_ids(rows: list, shape: tuple[int, int]) -> np.ndarray | None:
+    """(B, T) the fast tokenizer's word ids of each row (padded on the right), -1 for none; None when a row has
+    none to give (a slow tokenizer keeps no encodings)."""
+    word_ids = np.full(shape, -1, dtype=np.int64)  # (B, T)
+    for row, encoded in enumerate(rows):
+        if encoded is None:
+            return None
+        ids = [-1 if word is None else word for word in encoded.word_ids][:shape[1]]
+        word_ids[row, :len(ids)] = ids
+    return word_ids
 
 
 def _untruncated_length(tokenizer, text: str, text_b: str | None) -> int:

@@ -31,7 +31,7 @@ from components.caches.experiments import (
     DEFAULT_SECOND,
     TRAINING_LIMIT_S,
     aligned_positions,
-    alignment_keys,
+    alignment_words,
     diagonal_wins,
     drop_grid,
     embedding_ranking,
@@ -89,9 +89,12 @@ from components.caches.shared import classes, induction_runs, training_turns
 from components.caches.stacks import AlignedDifference, HeadStack, NeuronStack, head_stack, neuron_heads, neuron_view
 from components.caches.texts import (
     encoding,
+    merged_words,
     outline,
+    text_words,
     unknown_characters,
     visible_tokens,
+    visible_words,
     word_similarity_by_layer,
 )
 from components.caches.work import HEAVY_SLOTS, PAGE_SLOTS, heavy_work, page_work

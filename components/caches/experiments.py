@@ -19,39 +19,45 @@ from attention import (
     unknown,
     value_norms,
 )
+from attention.words import merge_weights
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.layers import layer_weights, trace, whole_layer
 from components.caches.models import language_model, model
-from components.caches.texts import encoding, unknown_characters
+from components.caches.texts import encoding, text_words, unknown_characters
 from components.caches.work import heavy_work
 
 # ---- Two texts side by side ----
 
 aligned_positions = compare.aligned_positions  # (tokens_a, tokens_b) -> positions (K,) of the shared tokens
-alignment_keys = unknown.alignment_keys  # (tokens, unknown_characters) -> what aligned_positions compares
+
+
+def alignment_words(name: str, text: str, whole: bool = False) -> list[str]:
+    """What aligned_positions compares of one text run alone: its tokens, or with whole its words (text_words),
+    each [UNK] written with the characters it stands for, so that it pairs only with an [UNK] of the same ones."""
+    keys = unknown.alignment_keys(list(encoding(name, text, "").tokens[0]), unknown_characters(name, text, ""))
+    return [" ".join(keys[start:stop]) for start, stop in text_words(name, text, "", whole).spans]
 
 
 def head_change(name: str, text_a: str, text_b: str, settings: TraceSettings,
-                count_special: bool = False) -> compare.HeadChange | None:
+                count_special: bool = False, words: bool = False) -> compare.HeadChange | None:
     """The aligned pair whose weight differs most between two texts, each run alone, in settings' layer and head,
-    and each query token's: [CLS] and [SEP] left out unless count_special (None: the texts share no other token)."""
+    and each query token's (word's, with words): [CLS] and [SEP] left out unless count_special (None: the texts
+    share no other token)."""
     with heavy_work():
-        return _head_changes(name, text_a, text_b, whole_layer(settings), count_special)[settings.head]
+        return _head_changes(name, text_a, text_b, whole_layer(settings), count_special, words)[settings.head]
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["head_changes"])
 def _head_changes(name: str, text_a: str, text_b: str, settings: TraceSettings,
-                  count_special: bool) -> tuple[compare.HeadChange | None, ...]:
+                  count_special: bool, words: bool) -> tuple[compare.HeadChange | None, ...]:
     """Every head's largest change, found once per layer: a head move then reads a few numbers, where it read
     both texts' every head (whose layers a class's texts push out of _layer: two layers computed a move)."""
-    encodings = [encoding(name, text, "") for text in (text_a, text_b)]
-    # An [UNK] pairs only with an [UNK] of the same characters, as the view aligns them (attention/unknown.py).
-    keys_a, keys_b = (unknown.alignment_keys(list(encoded.tokens[0]), unknown_characters(name, text, ""))
-                      for encoded, text in zip(encodings, (text_a, text_b), strict=True))
-    positions_a, positions_b = compare.aligned_positions(keys_a, keys_b)  # (K,) each
-    leave_out = None if count_special else encodings[0].sinks[0][positions_a]  # (K,): [CLS] and [SEP], or GPT-2's first
-    weights_a, weights_b = (heads.head_weights(layer_weights(name, text, "", settings))[0]  # (nh, T, T) each
-                            for text in (text_a, text_b))
+    positions_a, positions_b = aligned_positions(*(alignment_words(name, text, words) for text in (text_a, text_b)))
+    shown_a, shown_b = (text_words(name, text, "", words) for text in (text_a, text_b))
+    # (K,): [CLS] and [SEP], or GPT-2's first token (its word, with words)
+    leave_out = None if count_special else np.asarray(shown_a.sinks, dtype=bool)[positions_a]
+    weights_a, weights_b = (merge_weights(heads.head_weights(layer_weights(name, text, "", settings))[0], shown.spans)
+                            for text, shown in ((text_a, shown_a), (text_b, shown_b)))  # (nh, W, W) each
     return compare.largest_changes(weights_a, weights_b, positions_a, positions_b, leave_out)
 
 

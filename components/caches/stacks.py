@@ -22,30 +22,35 @@ from attention import (
     value_norms,
 )
 from attention.neuron import NeuronHeads
+from attention.words import merge_weights
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.layers import layer_weights, trace, whole_layer
 from components.caches.models import model
 from components.caches.moves import output_projection
-from components.caches.texts import encoding, layer_encoding, visible_tokens
+from components.caches.texts import encoding, layer_encoding, text_words, visible_tokens, visible_words
 from components.caches.work import heavy_work
 
 
 def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage: str, layers: tuple[int, ...],
                heads_sent: tuple[int, ...], pair: str = "all", hide_special: bool = False,
-               value_norm: bool = False) -> np.ndarray:
+               value_norm: bool = False, words: bool = False) -> np.ndarray:
     """(len(layers), len(heads_sent), R, K): one stage (scores, scaled, masked, weights, moved; the context is
     (…, R, d)) of the given heads of the given layers, cut to the rows and keys the pair filter leaves; the weights
     renormalised over the kept keys when the sink tokens are hidden. value_norm: the weights weighted by ‖f(x_j)‖,
-    rows summing to 1 again (AttentionViz), before the sinks are hidden. The key leaves out the head.
+    rows summing to 1 again (AttentionViz), before anything else. With words, the weights are between whole words
+    (attention/words.py), merged after the value weighting and before they are cut and renormalised; the other
+    stages stay between tokens. The key leaves out the head.
 
     The weights are read off layer_weights, which holds them already, and are not kept a second time: a whole
     layer's, uncut, is layer_weights' own array, read-only, not a copy."""
     with heavy_work():
         if stage == "weights":
-            rows, keys = visible_tokens(encoding(name, text, text_b), pair, hide_special)  # (R,), (K,)
-            stacks = [segments.visible_weights(_weights(name, text, text_b, whole_layer(settings, layer=layer),
-                                                        heads_sent, value_norm), rows, keys, hide_special)  # (h, R, K)
-                      for layer in layers]
+            shown = text_words(name, text, text_b, words)
+            rows, keys = visible_words(shown, pair, hide_special)  # (R,), (K,) of the words (or tokens)
+            stacks = [segments.visible_weights(merge_weights(
+                _weights(name, text, text_b, whole_layer(settings, layer=layer), heads_sent, value_norm),
+                shown.spans), rows, keys, hide_special)  # (h, R, K)
+                for layer in layers]
             return stacks[0][None] if len(stacks) == 1 else np.stack(stacks)  # (len(layers), h, R, K)
         return _head_stack(name, text, text_b, whole_layer(settings, layer=0), stage, layers, heads_sent, pair,
                            hide_special)
@@ -128,6 +133,7 @@ class HeadStack:
     pair: str = "all"
     hide_special: bool = False
     value_norm: bool = False  # the weights weighted by ‖f(x_j)‖, rows summing to 1
+    words: bool = False  # the weights between whole words; the other stages ignore it
 
     def with_heads(self, heads: tuple[int, ...]) -> HeadStack:
         return dataclasses.replace(self, heads=heads)
@@ -135,7 +141,7 @@ class HeadStack:
     def values(self) -> np.ndarray:
         """(len(layers), len(heads), R, K)"""
         return head_stack(self.model, self.text, self.text_b, self.settings, self.stage, self.layers, self.heads,
-                          self.pair, self.hide_special, self.value_norm)
+                          self.pair, self.hide_special, self.value_norm, self.words)
 
 
 @dataclass(frozen=True)

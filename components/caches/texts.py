@@ -16,6 +16,7 @@ from attention import (
     next_layer_input,
     segments,
     unknown,
+    words,
 )
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.models import model
@@ -92,3 +93,20 @@ def visible_tokens(encoding: Encoding, pair: str, hide_special: bool) -> tuple[n
     """The query rows (R,) and keys (K,) that a sentence-pair filter and the sink-token toggle leave (the sinks:
     [CLS] and [SEP] for BERT, the first token for GPT-2; hide_special is the toggle's name in a link)."""
     return segments.visible_tokens(encoding.token_type_ids[0], encoding.sinks[0], pair, hide_special)
+
+
+def text_words(name: str, text: str, text_b: str, whole: bool) -> words.Words:
+    """The text's words (attention/words.py), or with whole=False each token a word of its own: the labels, sentences
+    and sinks of a chart's rows and columns. Made from the cached tokens in microseconds, as outline() is."""
+    return words.text_words(encoding(name, text, text_b), model(name).family.byte_level, whole)
+
+
+def visible_words(shown: words.Words, pair: str, hide_special: bool) -> tuple[np.ndarray, np.ndarray]:
+    """visible_tokens for the words of text_words: the query rows (R,) and keys (K,) left, counted in words.
+    Words are merged first and filtered after: a word is a sink where one of its tokens is."""
+    return segments.visible_tokens(shown.token_type_ids, shown.sinks, pair, hide_special)
+
+
+def merged_words(values: np.ndarray, name: str, text: str, text_b: str) -> np.ndarray:
+    """(..., T, T) weights of the text (a rollout, a stack) -> (..., W, W) between its whole words."""
+    return words.merge_weights(values, text_words(name, text, text_b, True).spans)

@@ -107,16 +107,16 @@ def grid_layout(width: int, tokens: int, labelled: bool, lettering: Lettering = 
 
 def spec(num_layers: int, slots: int, many_layers: bool, how: str | None, tokens: tuple[str, ...],
           raster: bool, layout: GridLayout = GridLayout(), size: int = PLOT_SIZE, second: int | None = None,
-          lettering: Lettering = READING) -> dict:
+          lettering: Lettering = READING, unit: str = "token") -> dict:
     """The grid of `slots` heads as layout places them (the tokens beside each, when it has room for them), and,
     with how, their summary (its plot size px, sentence B marked from token `second` on) under it; the layer
-    picked by an input."""
+    picked by an input. unit: what the summary's rows and columns are, a token or a (whole) word."""
     layer = picker(LAYER, "Layer", num_layers)
     picks = [layer] if many_layers else []  # one layer sent: no filter, the input asks for a rerun
     parts = [_grid(slots, layer, picks, layout, max(GRID_LABEL_FONT_PX, lettering.font_px),
                    tokens if layout.band else (), max(11, lettering.font_px))]
     if how is not None:
-        parts.append(_summary(tokens, how, raster, picks, size, lettering.label_spacing_px, second))
+        parts.append(_summary(tokens, how, raster, picks, size, lettering.label_spacing_px, second, unit))
     chart = alt.vconcat(*parts, spacing=28) if len(parts) > 1 else parts[0]
     # Altair lifts the selections to the top, naming the view they belong to: the grid's pictures.
     return chart.properties(description="Attention weights of every head of the layer, and the heads summed up",
@@ -171,15 +171,15 @@ def _grid_tokens(slots: int, layout: GridLayout, tokens: tuple[str, ...], font_p
 
 
 def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size: int, spacing_px: int,
-             second: int | None = None) -> alt.Chart | alt.LayerChart:
+             second: int | None = None, unit: str = "token") -> alt.Chart | alt.LayerChart:
     """Every layer's heads summed up, drawn as a scrubbed panel named SUMMED is (summary_frames), the picked layer
     shown, with its tokens on both axes (labels no
     closer than spacing_px)."""
     count = len(tokens)
     width, height = plot_size(count, count, size)
-    x_axis = label_axis(list(tokens), "key token", count, angle=-60, length_px=width, spacing_px=spacing_px,
+    x_axis = label_axis(list(tokens), f"key {unit}", count, angle=-60, length_px=width, spacing_px=spacing_px,
                         second_from=second)
-    y_axis = label_axis(list(tokens), "query token", count, angle=0, length_px=height, spacing_px=spacing_px,
+    y_axis = label_axis(list(tokens), f"query {unit}", count, angle=0, length_px=height, spacing_px=spacing_px,
                         second_from=second)
     colour = colour_scale("blues")
     if raster:

@@ -29,6 +29,11 @@ PLOT_SIZE = 420  # px, the longer side of a chart
 
 
 LABEL_PX = 110  # px beside a heatmap's plot for its row labels and their title (labels are cut at 90 px)
+LABEL_LIMIT_PX = 90  # px: an axis label longer than this is cut (label_axis)
+# px a plot's row labels need besides their own length: the axis title, its padding and the ticks left of the plot
+# (48 in Chromium), and the legend under the plot, which runs a little past its right end
+ROW_TITLE_ROOM_PX = 64
+LABEL_CHARACTER_EM = 0.55  # an axis label's average character, in em of its font (the theme's sans-serif)
 
 
 MIN_PLOT_PX = 160  # px: below this a phone scrolls the chart rather than shrink its cells further
@@ -142,6 +147,19 @@ def legend(plot_width: float, plot_height: float = 0, beside: bool = False) -> a
                       offset=4)
 
 
+def label_overflow_px(labels, lettering: Lettering = READING) -> int:
+    """How much more room than lettering.label_room_px a plot's row labels take, the longest cut at LABEL_LIMIT_PX,
+    with their title: what the plot gives up to stay in its column. Whole words ("ophthalmologist") are longer
+    than most tokens, for which label_room_px has room."""
+    longest = min(LABEL_LIMIT_PX, text_px(labels, lettering))
+    return max(0, int(np.ceil(longest + ROW_TITLE_ROOM_PX - lettering.label_room_px)))
+
+
+def text_px(texts, lettering: Lettering = READING) -> float:
+    """About how wide the longest of some texts is written at the lettering's font (an average character's width)."""
+    return max((len(text) for text in texts), default=0) * lettering.font_px * LABEL_CHARACTER_EM
+
+
 def fitted_size(width: int, cap: int | None = None, lettering: Lettering = READING) -> int:
     """The longer side of a heatmap's plot in a column width px wide: what its labels leave, at most cap (by
     default the largest plot the lettering allows)."""
@@ -186,7 +204,7 @@ def label_axis(labels: list[str], title: str, count: int, angle: int, length_px:
         labelAngle=angle,
         labelOverlap=False,
         labelFlush=False,  # Streamlit's theme pushes the first and last labels inward, onto their neighbours
-        labelLimit=90,
+        labelLimit=LABEL_LIMIT_PX,
         **marks,
     )
 

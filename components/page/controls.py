@@ -236,6 +236,15 @@ def value_norm_toggle() -> bool:
                              "W_V and W_O, and each row is rescaled to sum to 1 again.")
 
 
+def words_toggle(where=st) -> bool:
+    """Whether a view that shows weights merges each word's pieces (words=1 in a link), drawn in where."""
+    return bound_widget(where.toggle, "words", "Whole words",
+                        help="Read words, not pieces: a word the tokenizer split (photos ##yn ##thesis, ␣m at) "
+                             "is one row and one column. Attention to a word is the sum over its pieces, attention "
+                             "from it the mean of its pieces' rows (Clark et al. 2019), so rows still sum to 1. "
+                             "[CLS] and [SEP] stay words of their own.")
+
+
 def _range_slider(key: str, label: str, count: int) -> int:
     if count == 1:
         st.caption(f"{label}: 0 (the only one)")

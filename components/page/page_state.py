@@ -88,6 +88,7 @@ class PageState:
     pair: str = "all"  # which block of a sentence pair's weights to show
     hide_special: bool = False  # drop the sink tokens ([CLS] and [SEP]; GPT-2's first) and renormalise the rest
     value_norm: bool = False  # the weights times ‖f(x_j)‖, rows rescaled to sum to 1 (AttentionViz)
+    words: bool = False  # a word's pieces merged into one row and column of the weights (attention/words.py)
     aggregate: str = "mean"  # how the all-heads view sums up a layer
     grid_tokens: bool = False  # the all-heads view's small maps with the tokens written beside them
     weight_scale: str = "head"  # the weights' colours: each head to its own max, to its layer's, or 0 to 1
@@ -285,6 +286,7 @@ _PARSERS = {
     "pair": _choice(tuple(PAIR_FILTERS)),
     "hide_special": _flag,
     "value_norm": _flag,
+    "words": _flag,
     "aggregate": _choice(AGGREGATES),
     "grid_tokens": _flag,
     "weight_scale": _choice(WEIGHT_SCALES),

@@ -7,6 +7,7 @@ flies like a banana". Both texts and their difference are one chart with one pai
 and head inputs, switched in the browser (components/charts/scrub.py); the largest change follows, with each query
 token's, between words: [CLS] and [SEP] take up whatever weight a head spends nowhere else, and their changes
 outranked the one the pair was written for ("too → [CLS]" over "it" moving from "animal" to "street").
+Whole words (words=1) merge each text's words first (attention/words.py), then align the words.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from components.caches import AlignedDifference, HeadStack
 from components.charts.draw import show
 from components.charts.heatmap import heatmap
 from components.charts.scrub import send_plan
-from components.charts.style import READING, Lettering
+from components.charts.style import READING, Lettering, label_overflow_px, text_px
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import shorten
@@ -52,39 +53,44 @@ def render(context) -> None:
                "heatmaps share one colour scale.")
     # The tokens alone, and the weights from the chart's own numbers: a move builds no trace (the trace
     # of a 472-token text took most of the server's time for a head moved on the chart).
-    encoding_a, encoding_b = context.encoding(text=text_a, text_b=""), context.encoding(text=text_b, text_b="")
+    encoding_b = context.encoding(text=text_b, text_b="")
     if encoding_b.dropped_tokens[0]:
         st.warning(f"Text B is longer than the model reads: its last {encoding_b.dropped_tokens[0]} tokens were "
                    "dropped.", icon=":material/content_cut:")
-    tokens_a, tokens_b = tuple(encoding_a.tokens[0]), tuple(encoding_b.tokens[0])
+    whole = controls.words_toggle()
+    tokens_a, tokens_b = (caches.text_words(context.model_name, text, "", whole).labels for text in (text_a, text_b))
     # An [UNK] of one text pairs with an [UNK] of the other only where both stand for the same characters.
-    keys_a, keys_b = (caches.alignment_keys(list(tokens), caches.unknown_characters(context.model_name, text, ""))
-                      for tokens, text in ((tokens_a, text_a), (tokens_b, text_b)))
-    positions_a, positions_b = caches.aligned_positions(keys_a, keys_b)  # (K,) each
+    positions_a, positions_b = caches.aligned_positions(
+        *(caches.alignment_words(context.model_name, text, whole) for text in (text_a, text_b)))  # (K,) each
     st.caption(f"Text A: {shorten(text_a, 80)} · Text B: {shorten(text_b, 80)}")
 
     settings = context.settings(layer=0, head=0)
     shape = (context.shape.num_layers, settings.num_heads(context.shape))  # a random source's C // d heads
     longest = max(len(tokens_a), len(tokens_b))
     layers, heads = send_plan(*shape, longest, 2 * longest, state.layer, state.head)  # two texts' worth
-    stack_a = HeadStack(context.model_name, text_a, "", settings, "weights", layers, heads)
-    stack_b = HeadStack(context.model_name, text_b, "", settings, "weights", layers, heads)
-    lettering = context.lettering
-    beside = (context.width - PANEL_SPACING) // 2 - lettering.label_room_px  # each text's plot, side by side
+    stack_a = HeadStack(context.model_name, text_a, "", settings, "weights", layers, heads, words=whole)
+    stack_b = HeadStack(context.model_name, text_b, "", settings, "weights", layers, heads, words=whole)
+    lettering, unit = context.lettering, "word" if whole else "token"
+    titles = dict(row_title=f"query {unit}", column_title=f"key {unit}")
+    # Long words' labels take their room off the plots, below MIN_PLOT_PX if need be (at most 44 px): on a phone,
+    # a plot of a few words stays on the screen.
+    overflow = label_overflow_px([*tokens_a, *tokens_b], lettering)
+    beside = (context.width - PANEL_SPACING) // 2 - lettering.label_room_px - overflow  # each text's plot, side by side
     side_by_side = beside >= SIDE_BY_SIDE_SIZE[0]
     largest = context.plot_px() if context.state.present else SIDE_BY_SIDE_SIZE[1]
-    size = min(beside, largest) if side_by_side else context.plot_px()
+    size = min(beside, largest) if side_by_side else context.plot_px() - overflow
     weight_scale = controls.weight_scale_select()
     panels = [Panel(stack_a, tokens_a, tokens_a, "Text A: weights", size=size, weight_scale=weight_scale,
-                    lettering=lettering),
+                    lettering=lettering, **titles),
               Panel(stack_b, tokens_b, tokens_b, "Text B: weights", size=size, weight_scale=weight_scale,
-                    lettering=lettering)]
+                    lettering=lettering, **titles)]
     shared = tuple(tokens_a[i] for i in positions_a)
     if positions_a.size:
         difference = AlignedDifference(stack_a, stack_b, tuple(positions_a.tolist()), tuple(positions_b.tolist()))
         panels.append(Panel(difference, shared, shared, "weights A − weights B", scheme="redblue",
-                            size=context.plot_px(cap=DIFFERENCE_SIZE), weight_scale=weight_scale,
-                            lettering=lettering))
+                            size=context.plot_px(cap=DIFFERENCE_SIZE) - overflow,
+                            weight_scale=weight_scale,
+                            lettering=lettering, **titles))
     scrub_panels(panels, key="chart-compare", position=(state.layer, state.head), shape=shape,
                  on_move=_follow_chart, shared_colour=True, side_by_side=side_by_side)
 
@@ -109,21 +115,23 @@ def render(context) -> None:
                               help=f"The sinks ({sinks}) take up whatever weight a head spends on no word, so their "
                                    "weights change with anything; left out, the changes ranked are those between "
                                    "words.")
-    found = caches.head_change(context.model_name, text_a, text_b, context.settings(), count_special)
+    found = caches.head_change(context.model_name, text_a, text_b, context.settings(), count_special, whole)
     if found is None:
         st.info(f"The two texts share no token but the sinks ({sinks}): switch on *Count the sink tokens* to rank "
                 "their changes.")
     else:
-        _largest_change(found, shared, count_special, sinks)
+        _largest_change(found, shared, count_special, sinks, "word positions" if whole else "positions")
         if found.change.difference != 0.0:
             show(by_query_chart(found, shared, context.width, lettering), key="chart-compare-queries",
                  lettering=lettering)
     st.caption(
-        f"Tokens aligned with difflib.SequenceMatcher over the two token lists: the {len(shared)} tokens "
-        "both texts share, matched in order; tokens found in only one text have no counterpart and are left "
-        "out. Position by position would subtract the weights of different words. Each cell is a weight "
+        f"{unit.capitalize()}s aligned with difflib.SequenceMatcher over the two {unit} lists: the {len(shared)} "
+        f"{unit}s both texts share, matched in order; {unit}s found in only one text have no counterpart and are "
+        "left out. Position by position would subtract the weights of different words. Each cell is a weight "
         "from a full row (not renormalised): blue where text A attends more, red where text B does, as deep "
         "for −x as for +x (white is 0)."
+        + (" Each text's words are merged before they are aligned: a weight to a word is the sum over its "
+           "pieces, a word's row the mean of its pieces' rows." if whole else "")
     )
 
 
@@ -139,7 +147,9 @@ def by_query_chart(found, shared: tuple[str, ...], width: int, lettering: Letter
         "weight in B": [query.weight_b for query in found.by_query],
     })
     frame["to key"] = "→ " + frame["key"]
-    plot = min(BY_QUERY_PX[1], max(BY_QUERY_PX[0], width - 2 * TOKEN_COLUMN_PX))
+    # long words' text runs past the columns beside the bars (on the left for the queries, right for the keys)
+    past = sum(max(0, text_px(frame[column], lettering) - TOKEN_COLUMN_PX) for column in ("query", "to key"))
+    plot = min(BY_QUERY_PX[1], max(BY_QUERY_PX[0], width - 2 * TOKEN_COLUMN_PX - int(past)))
     reach = max(float(frame["change"].abs().max()), 1e-6)  # symmetric: as long a bar for −x as for +x
     height = round(max(BAR_PX, 1.6 * lettering.font_px) * len(frame))
     base = alt.Chart().encode(y=alt.Y("order:O", axis=None)).properties(height=height)
@@ -169,7 +179,7 @@ def _follow_chart(layer: int, head: int) -> None:
     controls.request(layer=layer, head=head)
 
 
-def _largest_change(found, shared, count_special: bool, sinks: str) -> None:
+def _largest_change(found, shared, count_special: bool, sinks: str, positions: str = "positions") -> None:
     change = found.change
     among = "the shared tokens" if count_special else f"the shared words, the sinks ({sinks}) left out"
     st.metric("Largest change, A − B", f"{change.difference:+.3f}",
@@ -179,8 +189,8 @@ def _largest_change(found, shared, count_special: bool, sinks: str) -> None:
         return
     (a_row, a_column), (b_row, b_column) = change.position_a, change.position_b
     st.text(f"query {shared[change.row]} → key {shared[change.column]}\n"
-            f"A: {found.weight_a:.3f} (positions {a_row} → {a_column})\n"
-            f"B: {found.weight_b:.3f} (positions {b_row} → {b_column})")
+            f"A: {found.weight_a:.3f} ({positions} {a_row} → {a_column})\n"
+            f"B: {found.weight_b:.3f} ({positions} {b_row} → {b_column})")
     if not count_special:
         st.caption(f"The sinks ({sinks}) are left out, as queries and as keys: they take up whatever weight a head "
                    "spends on no word. The bars below give each query token's own largest change; point at one "

@@ -8,6 +8,10 @@ to one block (A to B, B to A, within A, within B: bertviz's sentence-pair view);
 a stage of their own, show the mask chosen beside the scaling: −∞ (grey) where a query may not look. What moves,
 α_ij·‖f(x_j)‖ (Kobayashi et al. 2020), is a stage too, with ‖f(x_j)‖ of each key as bars under it; the weights can
 be weighted by it, rows renormalised (AttentionViz's "weight by value norm").
+
+Whole words (words=1) merge a word's pieces in the weights and the lines (attention/words.py): merged first, then
+the pair filter and the sink toggle cut and renormalise the words. The scores and the context stay between
+tokens, and say so: a sum or a mean of scores is no score softmax reads.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -25,7 +31,7 @@ from components.caches import HeadStack
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap
 from components.charts.lines import LINE_THRESHOLD, LINES_MOST, window
 from components.charts.scrub import STRIP, send_plan, strip_frame
-from components.charts.style import MIN_PLOT_PX, head_domains, second_sentence_from, unmasked
+from components.charts.style import MIN_PLOT_PX, head_domains, label_overflow_px, second_sentence_from, unmasked
 from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
 from components.page.page_state import WEIGHT_SCALES
@@ -37,9 +43,9 @@ from components.views.parts.zoom import zoom_under
 PROOF_TOLERANCE = 1e-5
 # px of the window's height that the page head, the controls above the heatmap and its axes and legend take:
 # what is left is the plot's, so that a 1280×720 projector shows three quarters of the heatmap unscrolled.
-FIRST_SCREEN_ROOM_PX = 460
+FIRST_SCREEN_ROOM_PX = 490
 # The same in presentation mode, where the model's line is left out and the legend stands beside the plot.
-PRESENTED_FIRST_SCREEN_ROOM_PX = 450
+PRESENTED_FIRST_SCREEN_ROOM_PX = 467
 GUIDE_BESIDE_SHARE = 0.68  # of the view's column, for the chart, when its reading guide stands beside it
 STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Masked scores", "Context vectors",
           "Weights as lines", "What moves α·‖f(x)‖")
@@ -47,6 +53,8 @@ STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Masked", "Con
                          strict=True))  # one row
 # The core's name of what each stage draws; the lines draw the weights as bertviz does.
 STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "masked", "context", "lines", "moved"), strict=True))
+# The stages whose weights merge into whole words (the others' numbers are no weights: they stay tokens).
+WORD_STAGES = ("weights", "lines")
 # The keys each kind of mask sets to −∞ (attention.masks), for a reading guide.
 MASKED_KEYS = {"none": "none here: it masks padding only, and one text has none",
                "causal": "the keys after the query",
@@ -71,17 +79,21 @@ TOOLBAR_AT_COLUMN_END = "<style>" + ",".join(
 def render(context) -> None:
     state = context.state
     outline = context.outline()  # the tokens, the heads and the scaling's formula: no number of the trace
-    tokens = list(outline.tokens[0])
     stem = re.sub(r"\W+", "-", f"layer {state.layer}, head {state.head}")  # "layer-2-head-5"
 
-    encoding = context.encoding()
     sinks = context.family.sink_words  # "[CLS] and [SEP]", "the first token"
-    which, renormalise = _filters(f"Layer {state.layer}, head {state.head}", bool(context.text_b.strip()), sinks)
-    rows, keys = caches.visible_tokens(encoding, which, renormalise)  # (R,), (K,)
-    segments = encoding.token_type_ids[0]  # (T,): 1 for sentence B's tokens
-    second = (second_sentence_from([segments[i] for i in rows]), second_sentence_from([segments[i] for i in keys]))
-    _stage(context, outline, [tokens[i] for i in rows], [tokens[i] for i in keys], which, renormalise, sinks, stem,
-           second)
+    which, renormalise, whole = _filters(f"Layer {state.layer}, head {state.head}", bool(context.text_b.strip()),
+                                         sinks)
+
+    def shown(merged: bool) -> Shown:  # the rows and keys left by the filters, in words or in tokens
+        units = caches.text_words(context.model_name, context.text, context.text_b, merged)
+        rows, keys = caches.visible_words(units, which, renormalise)  # (R,), (K,)
+        segments = units.token_type_ids  # 1 for sentence B's words (or tokens)
+        return Shown([units.labels[i] for i in rows], [units.labels[i] for i in keys],
+                     (second_sentence_from([segments[i] for i in rows]),
+                      second_sentence_from([segments[i] for i in keys])), merged)
+
+    _stage(context, outline, shown, whole, which, renormalise, sinks, stem)
     proof_column, about_column = st.columns(2, gap="medium")
     with proof_column:
         _proof(context)
@@ -93,10 +105,19 @@ def render(context) -> None:
                    "query, α·‖f(x)‖ (alpha_fx_norm).")
 
 
-def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bool, sinks: str, stem: str,
-           second: tuple[int | None, int | None]) -> None:
-    """The weights, or a stage before or after them: one chart, chosen with a row of buttons. sinks: the sink
-    tokens' names; second: sentence B's first row and first key, marked on the axes.
+class Shown(NamedTuple):
+    """What a chart's rows and columns are: their labels, sentence B's first row and key, and whether in words."""
+
+    rows: list[str]
+    keys: list[str]
+    second: tuple[int | None, int | None]
+    words: bool
+
+
+def _stage(context, outline, shown: Callable[[bool], Shown], whole: bool, which: str, renormalise: bool, sinks: str,
+           stem: str) -> None:
+    """The weights, or a stage before or after them: one chart, chosen with a row of buttons. shown: the rows and
+    keys, in whole words (merged) or tokens; whole: whether words were asked for; sinks: the sink tokens' names.
 
     Only the chosen stage is computed and drawn. Buttons and not tabs: on every slider move the
     browser redrew the tabs for about 20 ms, a row of buttons for next to nothing.
@@ -104,13 +125,18 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     stage = st.segmented_control("Stage", STAGES, default=STAGES[0], required=True, key="head_stage",
                                  format_func=STAGE_BUTTONS.get,
                                  label_visibility="collapsed", wrap=True)
+    name = STAGE_NAMES[stage]
+    words = whole and name in WORD_STAGES
+    row_tokens, key_tokens, second, _ = labels = shown(words)
+    if whole and not words:
+        st.caption("This stage shows tokens, not whole words: a sum or a mean of scores or of context vectors is no "
+                   "number the head computes. Whole words merge the weights and the lines.")
     if not row_tokens or not key_tokens:
         st.info("This filter leaves no tokens to show.")
         return
     st.html(TOOLBAR_AT_COLUMN_END)
-    name = STAGE_NAMES[stage]
     if name == "lines":
-        _lines(context, outline, row_tokens, key_tokens, which, renormalise, sinks)
+        _lines(context, outline, labels, which, renormalise, sinks)
         return
     columns = key_tokens if name != "context" else [str(i) for i in range(outline.head_size)]
     chart = st.container()  # drawn once the controls under it are chosen: the chart stays as high as it can
@@ -118,6 +144,7 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
         else ("head", False)
     if name == "weights":
         title = stage + (" × ‖f(x)‖, rows renormalised" if by_value else "") + (
+            " between whole words" if words else "") + (
             f" (renormalised without {sinks})" if renormalise else "")
     elif name in ("scaled", "masked"):
         title = f"{stage} = {outline.formula(name)}"  # masked: "scaled + M (−∞ at padding and keys after the query)"
@@ -126,9 +153,10 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     state, shape = context.state, (context.shape.num_layers, outline.num_heads)
     layers, heads = send_plan(*shape, len(row_tokens), len(columns), state.layer, state.head)
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), name,
-                      layers, heads, which, renormalise, by_value)
-    options = dict(scheme="blues" if name in ("weights", "moved") else "redblue",
-                   column_title="dimension of the head" if name == "context" else "key token",
+                      layers, heads, which, renormalise, by_value, words)
+    unit = "word" if words else "token"
+    options = dict(scheme="blues" if name in ("weights", "moved") else "redblue", row_title=f"query {unit}",
+                   column_title="dimension of the head" if name == "context" else f"key {unit}",
                    second_sentence=(second[0], None if name == "context" else second[1]))
     # As much of the chart on the first screen as the window's height allows, unless its tokens need more room
     # for every label: then as large as the column allows (a pair whose sentences differ in one word, labelled).
@@ -137,7 +165,10 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     # On a projector the reading guide stands beside the chart, in the room its column has to spare.
     guide_beside = state.present and not context.stacked
     room = PRESENTED_FIRST_SCREEN_ROOM_PX if state.present else FIRST_SCREEN_ROOM_PX
-    column_plot = context.plot_px(context.column_px(GUIDE_BESIDE_SHARE) if guide_beside else None)
+    # Long words' labels take their room off the plot, below MIN_PLOT_PX if need be (44 px at most): on a phone,
+    # the chart stays on the screen.
+    column_plot = (context.plot_px(context.column_px(GUIDE_BESIDE_SHARE) if guide_beside else None)
+                   - label_overflow_px(row_tokens, context.lettering))
     size = min(column_plot, max(MIN_PLOT_PX, context.height - room, every_label_px))
     at = layers.index(state.layer), heads.index(state.head)
     largest = None
@@ -158,7 +189,7 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
                                       which=which, renormalise=renormalise, weight_scale=weight_scale,
                                       lab_link=context.link(view="lab"), sinks=sinks,
                                       mask=settings.mask_kind(context.shape), window=settings.window,
-                                      value_norm=by_value))
+                                      value_norm=by_value, words=words))
     st.caption(DRAG_NOTE)
 
     def current_head():  # (R, K) of the page's layer and head, and its colours' range as the chart draws it
@@ -174,18 +205,20 @@ def _stage(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     if len(row_tokens) * len(columns) > MAX_VECTOR_CELLS:  # a picture: its cells are named in a zoom under it
         matrix, domain = current_head()
         zoom_under(f"chart-{name}", matrix, row_tokens, columns, title=title, domain=domain,
-                   scheme=options["scheme"], column_title=options["column_title"], size=size,
-                   lettering=context.lettering)
+                   scheme=options["scheme"], row_title=options["row_title"], column_title=options["column_title"],
+                   size=size, lettering=context.lettering)
     chart_downloads(current_chart, name, f"{name}-{stem}", title=f"{title} — {stem.replace('-', ' ')}")
 
 
-def _lines(context, outline, row_tokens, key_tokens, which: str, renormalise: bool, sinks: str) -> None:
+def _lines(context, outline, shown: Shown, which: str, renormalise: bool, sinks: str) -> None:
     """The weights as bertviz draws them: a line from each query to each key, as opaque as its weight."""
     state, shape = context.state, (context.shape.num_layers, outline.num_heads)
+    row_tokens, key_tokens, words = shown.rows, shown.keys, shown.words
     layers, heads = send_plan(*shape, len(row_tokens), len(key_tokens), state.layer, state.head, drawn_as="lines")
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0),
-                      "weights", layers, heads, which, renormalise)
-    title = "Attention weights as lines" + (f" (renormalised without {sinks})" if renormalise else "")
+                      "weights", layers, heads, which, renormalise, words=words)
+    title = "Attention weights as lines" + (" between whole words" if words else "") + (
+        f" (renormalised without {sinks})" if renormalise else "")
     start = 0
     longest = max(len(row_tokens), len(key_tokens))
     if longest > LINES_MOST:  # a window of the text: all of it would be thousands of px tall, its tokens unreadable
@@ -198,28 +231,32 @@ def _lines(context, outline, row_tokens, key_tokens, which: str, renormalise: bo
     scrub_lines(stack, row_tokens, key_tokens, key="chart-lines", position=(state.layer, state.head), shape=shape,
                 on_move=_follow_chart, title=title, width=context.width, lettering=context.lettering, start=start)
     st.markdown(reading_guide("lines", outline.head_size, state.scaling, outline.divisor, which=which,
-                              renormalise=renormalise, sinks=sinks))
+                              renormalise=renormalise, sinks=sinks, words=words))
     st.caption(DRAG_NOTE)
 
 
 def reading_guide(name: str, head_size: int, scaling: str, divisor: float, *, largest: float | None = None,
                   which: str = "all", renormalise: bool = False, weight_scale: str = "head",
                   lab_link: str = "?view=lab", sinks: str = "the sink tokens", mask: str = "none",
-                  window: int = 4, value_norm: bool = False) -> str:
+                  window: int = 4, value_norm: bool = False, words: bool = False) -> str:
     """How to read the chart of one stage (a STAGE_NAMES value), in Markdown, true for that stage alone: what its
     rows, columns and colours are, and whether a row sums to 1. largest: the head's largest |value| as shown, the
     end of the legend (scores, scaled and masked scores); lab_link: the scaling lab with the page's text and
     settings; sinks: the sink tokens' names; mask, window: the kind of mask (attention.masks) and its window;
-    value_norm: the weights are weighted by ‖f(x_j)‖, rows renormalised."""
+    value_norm: the weights are weighted by ‖f(x_j)‖, rows renormalised; words: the weights (or lines) are between
+    whole words."""
     hidden = MASKED_KEYS[mask].format(window=window)
+    unit = "word" if words else "token"
+    merged = (" A word the tokenizer split is one row and one column: its weight as a key is the sum over its "
+              "pieces, its row the mean of its pieces' rows." if words else "")
     if name == "weights":
         zeros = f" The keys the mask hides ({hidden}) have a weight of exactly 0." if mask != "none" else ""
         weighted = (" Weighted by value norm: each weight is multiplied by ‖f(x_j)‖, the length of what its key hands "
                     "on, and each row rescaled to sum to 1 before anything else is cut out, as AttentionViz draws "
                     "it." if value_norm else "")
-        return (f"**Reading it:** each row is one query token; its colours show how it spreads its attention over "
-                f"the key tokens across.{weighted} {_row_sums(which, renormalise, sinks)}{zeros} Colours run from "
-                f"0 to {WEIGHT_SCALES[weight_scale][1]}.")
+        return (f"**Reading it:** each row is one query {unit}; its colours show how it spreads its attention over "
+                f"the key {unit}s across.{weighted} {_row_sums(which, renormalise, sinks)}{zeros}{merged} Colours "
+                f"run from 0 to {WEIGHT_SCALES[weight_scale][1]}.")
     if name == "moved":
         return ("**Reading it:** each cell is α_ij·‖f(x_j)‖, the weight times the length of what key j hands query "
                 "i, f(x_j) = (x_j W_V + b_V) W_O: how much of the key reaches the query, not how much the query looks. "
@@ -228,9 +265,9 @@ def reading_guide(name: str, head_size: int, scaling: str, divisor: float, *, la
                 "found that the weight BERT's heads park on [CLS], [SEP] and punctuation moves little: what those "
                 "keys offer is short.")
     if name == "lines":
-        return (f"**Reading it:** query tokens on the left, key tokens on the right; a line's opacity is its weight "
-                f"(lines under {LINE_THRESHOLD:g} are left out). {_row_sums(which, renormalise, sinks)} Point at a "
-                "token to see only its lines.")
+        return (f"**Reading it:** query {unit}s on the left, key {unit}s on the right; a line's opacity is its "
+                f"weight (lines under {LINE_THRESHOLD:g} are left out). {_row_sums(which, renormalise, sinks)}"
+                f"{merged} Point at a {unit} to see only its lines.")
     if name == "context":
         return (f"**Reading it:** each row is one query token's context vector, $\\sum_j a_{{ij}}\\,v_j$: the value "
                 f"vectors of the keys, each weighted by this query's attention weight to that key. Its {head_size} "
@@ -304,16 +341,18 @@ def _follow_chart(layer: int, head: int) -> None:
     controls.request(layer=layer, head=head)
 
 
-def _filters(heading: str, has_pair: bool, sinks: str) -> tuple[str, bool]:
-    """The heading with the sink-token toggle beside it (one row: the chart starts higher on a projector), and
-    the pair filter under them; returns which block to show and whether to hide the sink tokens (named: sinks).
-    The toggle keeps the link name hide_special, which older links hold."""
-    heading_column, special_column = st.columns([3, 2], vertical_alignment="center")
+def _filters(heading: str, has_pair: bool, sinks: str) -> tuple[str, bool, bool]:
+    """The heading with the sink-token and whole-word toggles beside it, one above the other (one row: the chart
+    starts higher on a projector), and the pair filter under them; returns which block to show, whether to hide
+    the sink tokens (named: sinks) and whether to merge words. The toggle keeps the link name hide_special, which
+    older links hold."""
+    heading_column, toggles = st.columns([3, 2], vertical_alignment="center")
     heading_column.subheader(heading, anchor=False)
-    hide = controls.bound_widget(special_column.toggle, "hide_special", "Hide the sink tokens",
+    hide = controls.bound_widget(toggles.toggle, "hide_special", "Hide the sink tokens",
                                  help=f"A sink is a token where heads park the attention they spend nowhere else; "
                                       f"this model's are {sinks}. Hiding them drops them and rescales each row "
                                       "over the remaining keys, so that it sums to 1 again.")
+    whole = controls.words_toggle(toggles)  # under it: the two labels beside the heading were cut short
     which = "all"
     if has_pair:
         which = controls.bound_widget(st.segmented_control, "pair", "Sentence pair: queries → keys",
@@ -321,7 +360,7 @@ def _filters(heading: str, has_pair: bool, sinks: str) -> tuple[str, bool]:
     if hide:
         st.caption(f"Sinks hidden ({sinks}: tokens where heads park the attention they spend nowhere else): each "
                    "row's remaining weights are rescaled to sum to 1.")
-    return which, hide
+    return which, hide, whole
 
 
 def _proof(context) -> None:

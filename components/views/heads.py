@@ -13,7 +13,9 @@ new view, layer and head before the page reruns.
 
 The weights can be weighted by value norm (α·‖f(x)‖, rows renormalised, as AttentionViz does), and under the
 overview a small chart says where each layer's attention parks (the sink tokens, punctuation), by weight and by
-what moves (Clark et al. 2019, Kobayashi et al. 2020).
+what moves (Clark et al. 2019, Kobayashi et al. 2020). Whole words (words=1) merge each word's pieces in the grid
+and the summaries (attention/words.py: to a word summed, from it averaged); the rollout is computed between
+tokens, as the model mixes them, and merged after.
 
 The grid is one view of a dozen pictures, placed by their data, not a facet per head: a chart per head
 (12 views of 1,024 cells each) cost the browser 20-25 ms a head. Every layer's pictures stay in it and a
@@ -43,7 +45,7 @@ from components.charts.grid import (
 from components.charts.heatmap import LAYER, MAX_VECTOR_CELLS, heatmap
 from components.charts.moves import park_chart
 from components.charts.scrub import INPUT_STYLE, placed
-from components.charts.style import Lettering, fitted_size, second_sentence_from
+from components.charts.style import Lettering, fitted_size, label_overflow_px, second_sentence_from
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import AGGREGATES, WEIGHT_SCALES
@@ -66,22 +68,30 @@ OVERVIEW_TITLE = "Mean entropy (nats): darker = more focused, lighter = more spr
 def render(context) -> None:
     state = context.state
     outline = context.outline()  # the tokens and the heads: the weights come from the chart's stack
-    tokens = list(outline.tokens[0])
-    encoding = context.encoding()
-    attention_mask = encoding.attention_mask  # (B, T)
-    second = second_sentence_from(encoding.token_type_ids[0].tolist())  # sentence B's first token, if a pair
-    num_layers, num_heads, pairs = context.shape.num_layers, outline.num_heads, len(tokens) ** 2
+    pairs = len(outline.tokens[0]) ** 2  # the weights computed are between tokens, merged or not
+    st.subheader(f"Every head of layer {state.layer}" + (", weighted by value norm" if state.value_norm else ""),
+                 anchor=False)
+    weight_scale = controls.weight_scale_select()
+    words = caches.text_words(context.model_name, context.text, context.text_b, controls.words_toggle())
+    tokens = list(words.labels)  # each word (or token) as it reads
+    # (1, W): whether each word is text, not padding (a word's tokens are all text or all padding)
+    attention_mask = context.encoding().attention_mask[:, [start for start, _ in words.spans]]
+    second = second_sentence_from(list(words.token_type_ids))  # sentence B's first word, if a pair
+    num_layers, num_heads = context.shape.num_layers, outline.num_heads
     shown = _head_window(num_heads, state.head)
     summed = num_heads * pairs <= MAX_LAYER_WEIGHTS
     layers = tuple(range(num_layers)) if num_layers * num_heads * pairs <= ALL_LAYERS_WEIGHTS else (state.layer,)
+    merged = len(words) < len(outline.tokens[0])
     by_value = state.value_norm  # the toggle stands under the caption; the state holds its value already
-    st.subheader(f"Every head of layer {state.layer}" + (", weighted by value norm" if by_value else ""),
-                 anchor=False)
-    weight_scale = controls.weight_scale_select()
-    caption = ("Each small map is one head's attention weights (rows: query tokens, columns: key tokens, "
+    unit = "word" if merged else "token"
+    caption = (f"Each small map is one head's attention weights (rows: query {unit}s, columns: key {unit}s, "
                f"in the order of the tokens above), coloured from 0 (white) to {WEIGHT_SCALES[weight_scale][1]} "
                "(darkest blue). Click a head to open it in the One head view. ")
-    if len(tokens) > grid_layout(context.width, len(tokens), False, context.lettering).side:
+    if merged:
+        caption += ("A word the tokenizer split is one row and one column: its weight as a key is the sum over its "
+                    "pieces, its row the mean of its pieces' rows. ")
+    width = context.width - label_overflow_px(tokens, context.lettering)  # the summary's long words take room
+    if len(tokens) > grid_layout(width, len(tokens), False, context.lettering).side:
         caption += "The text has more tokens than a small map has pixels: each pixel is the largest weight of a few. "
     if len(shown) < num_heads:
         caption += (f"Showing heads {shown.start} to {shown.stop - 1} of {num_heads}; "
@@ -98,12 +108,12 @@ def render(context) -> None:
                                           "tokens under it (every other one, or fewer, on a long text).")
     by_value = controls.value_norm_toggle()
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), "weights",
-                      layers, tuple(range(num_heads)) if summed else tuple(shown), value_norm=by_value)
+                      layers, tuple(range(num_heads)) if summed else tuple(shown), value_norm=by_value, words=merged)
     chart = st.container()  # drawn once the aggregate below it is chosen
     if not summed:
         with chart:
             _grid_and_summary(stack, shown, None, tokens, num_layers, state.layer, attention_mask,
-                              context.width, weight_scale, num_heads, second, context.lettering, labelled)
+                              width, weight_scale, num_heads, second, context.lettering, labelled)
         st.info(f"{num_heads} heads × {len(tokens)}² token pairs are too many weights to sum up here: "
                 "choose a larger head_dim or a shorter text for the overview and the aggregate.")
         return
@@ -114,12 +124,12 @@ def render(context) -> None:
     st.caption(_aggregate_caption(how, state.layer, context.settings()))
     with chart:
         _grid_and_summary(stack, shown, how, tokens, num_layers, state.layer, attention_mask,
-                          context.width, weight_scale, num_heads, second, context.lettering, labelled)
+                          width, weight_scale, num_heads, second, context.lettering, labelled)
 
     def summary_chart():  # for the downloads, built on click only
         summed = _summed(stack, how)[stack.layers.index(state.layer)]  # (T, T)
         return heatmap(summed, tokens, tokens, title=f"{AGGREGATES[how].capitalize()}, layer {state.layer}",
-                       second_sentence=(second, second))
+                       second_sentence=(second, second), row_title=f"query {unit}", column_title=f"key {unit}")
 
     chart_downloads(summary_chart, "heads-summary", f"{how}-of-heads-layer-{state.layer}")
     _overview(context, num_heads)
@@ -136,7 +146,7 @@ def _grid_and_summary(stack: HeadStack, shown: range, how: str | None, tokens: l
     raster = how is not None and len(tokens) ** 2 > MAX_VECTOR_CELLS
     layout = grid_layout(width, len(tokens), labelled, lettering)
     drawing = (num_layers, len(shown), len(stack.layers) > 1, how, tuple(tokens), raster, layout,
-               fitted_size(width, lettering=lettering), second, lettering)
+               fitted_size(width, lettering=lettering), second, lettering, "word" if stack.words else "token")
     identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown), how,
                 drawing)
     anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
@@ -171,7 +181,8 @@ def _summary_frames(stack: HeadStack, how: str, raster: bool) -> dict[str, pd.Da
 def _summed(stack: HeadStack, how: str) -> np.ndarray:
     """(nl, T, T): every layer of the stack, its heads summed up by how."""
     if how == "rollout":
-        return caches.rollout_by_layer(stack.model, stack.text, stack.text_b, stack.settings, stack.layers)
+        rollout = caches.rollout_by_layer(stack.model, stack.text, stack.text_b, stack.settings, stack.layers)
+        return caches.merged_words(rollout, stack.model, stack.text, stack.text_b) if stack.words else rollout
     return caches.aggregate_heads(stack.values(), how)
 
 

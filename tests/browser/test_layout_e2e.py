@@ -91,6 +91,10 @@ PAGES = {
     "neuron": "?view=neuron", "lab": "?view=lab",
     "compare": "?view=compare" + PAIR, "counting": "?view=counting", "switch": "?view=switch",
     "induction": "?view=induction", "atlas": "?view=atlas",
+    # whole words, whose labels ("ophthalmologist") are longer than most tokens'
+    "head-words": "?view=head&words=1&text=the+ophthalmologist+examined+photosynthesis",
+    "compare-words": "?view=compare&words=1&text=the+ophthalmologist+examined+photosynthesis"
+                     "&text_b=an+ophthalmologist+studied+photosynthesis",
     **{f"lesson-{step}": f"?view=lesson&step={step}" + PAIR for step in range(1, 9)},
 }
 MODES = {"normal": "", "present": "&present=1"}  # presentation mode: larger text and charts, the sidebar closed

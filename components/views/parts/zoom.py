@@ -19,8 +19,8 @@ from components.views.parts.scrubbed import zoom_window
 
 
 def zoomed(matrix: np.ndarray, row_labels: list[str], column_labels: list[str], window: tuple[range, range], *,
-           title: str, domain: list[float], scheme: str, column_title: str = "key token", size: int = 420,
-           lettering: Lettering = READING):
+           title: str, domain: list[float], scheme: str, row_title: str = "query token",
+           column_title: str = "key token", size: int = 420, lettering: Lettering = READING):
     """matrix (R, K)'s rows and columns in window as a heatmap of cells, each label led by its index in the
     whole text, coloured over domain (the whole picture's range)."""
     rows, columns = window
@@ -28,7 +28,8 @@ def zoomed(matrix: np.ndarray, row_labels: list[str], column_labels: list[str], 
                    [f"{i} {row_labels[i]}" for i in rows], [f"{j} {column_labels[j]}" for j in columns],
                    title=f"{title}, zoomed: rows {rows.start}–{rows.stop - 1} × columns {columns.start}–"
                          f"{columns.stop - 1}",
-                   column_title=column_title, scheme=scheme, domain=domain, size=size, lettering=lettering)
+                   row_title=row_title, column_title=column_title, scheme=scheme, domain=domain, size=size,
+                   lettering=lettering)
 
 
 def zoom_under(chart_key: str, matrix: np.ndarray, row_labels: list[str], column_labels: list[str], **drawing) -> None:
