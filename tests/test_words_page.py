@@ -172,3 +172,20 @@ def test_gpt2s_byte_level_pieces_merge_into_words_on_the_page(tiny_gpt2_checkpoi
     whole = merge_weights(weights_of(tiny_gpt2_model, "the cat sat on the mat", layer=1, head=2),
                           text_words(encoding, True).spans)[1:, 1:]
     np.testing.assert_allclose(chart_matrix(charts(page)[0]), whole / whole.sum(axis=1, keepdims=True), atol=1e-6)
+
+
+def test_words_compose_with_the_value_norm_weighting_weighted_first(bundled):
+    """Both toggles: each weight times ‖f(x_j)‖ of its token, rows renormalised, then the pieces merged."""
+    from attention.trace import layer_attention, projections_for
+    from attention.value_norms import value_norms, weighted_by_value_norm
+
+    page = head_page(words="1", value_norm="1")
+    [chart] = charts(page)
+    assert labels(chart) == (WORDS, WORDS)
+    settings = TraceSettings(layer=2)
+    layer = layer_attention(bundled, encode(bundled, TEXT), settings)
+    norms = value_norms(layer.split("V"), projections_for(bundled, settings).output)[0, 5]  # (T,)
+    weighted = weighted_by_value_norm(layer.weights[0, 5], norms)  # (T, T)
+    expected = merge_weights(weighted, text_words(encode(bundled, TEXT, layers=()), False).spans)
+    np.testing.assert_allclose(chart_matrix(chart), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(chart_matrix(chart).sum(axis=1), 1.0, atol=1e-5)
