@@ -36,7 +36,8 @@ from harness.browser import (
 from tests.marks import BROWSER_TESTS
 
 SCREENSHOT = "/tmp/e2e-shot.png"
-CSV_HEADER = ["query_index", "query_token", "key_index", "key_token", "score", "masked_score", "weight"]
+CSV_HEADER = ["query_index", "query_token", "key_index", "key_token", "score", "masked_score", "weight",
+              "alpha_fx_norm"]
 HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
 pytestmark = BROWSER_TESTS

@@ -49,7 +49,7 @@ from harness.nginx import REPLICA_ENV, Proxy, nginx_proxy, open_on_replica
 from harness.server import APP, metrics, port_of, server_pid, streamlit_server, wait_for
 from tests.marks import NEEDS_CHROMIUM, NEEDS_NGINX
 
-CSV_HEADER = "query_index,query_token,key_index,key_token,score,masked_score,weight"
+CSV_HEADER = "query_index,query_token,key_index,key_token,score,masked_score,weight,alpha_fx_norm"
 # Both texts of a link as long as the page takes them, in letters that URL-encode to six and nine
 # characters each: a request line of about 105,000 characters (nginx's default buffers hold 8 kB).
 LONG_TEXT = ("Zeit fließt wie ein Pfeil — Früchte fliegen wie eine Banane. " * 200)[:MAX_TEXT_CHARS]
