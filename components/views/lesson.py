@@ -16,12 +16,10 @@ import streamlit as st
 from attention.lesson import NOTEBOOK_PAIR, SharedWord
 from components import caches
 from components.charts.draw import show
-from components.charts.style import MIN_PLOT_PX, MIN_ROW_PX
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import LESSON_STEPS, shorten
 from components.page.tables import numbers_html
-from components.page.viewport import COLUMN_GAP_PX
 from components.views import VIEW_LABELS
 from components.views.parts.lesson_kit import (
     explain,
@@ -31,6 +29,7 @@ from components.views.parts.lesson_kit import (
     pair_starts,
     shapes_table,
     trained,
+    two_heatmaps,
 )
 from components.views.parts.lesson_moves import moves_step
 
@@ -180,10 +179,7 @@ def _masking_step(context) -> None:
     st.caption("M is 0 where query i may look at key j and −∞ where it may not: softmax turns −∞ into a weight of "
                "exactly 0.")
     masked, weights = caches.masked_cells(trace["masked"][0]), trace["weights"][0]  # (T, T) each
-    beside = context.width >= 2 * (max(MIN_PLOT_PX, MIN_ROW_PX * len(tokens)) + context.lettering.label_room_px) + \
-        COLUMN_GAP_PX
-    left, right = st.columns(2, gap="medium") if beside else (st.container(), st.container())
-    width = (context.width - COLUMN_GAP_PX) // 2 if beside else context.width
+    left, right, width = two_heatmaps(context, len(tokens))
     with left:
         heatmap_in(context, (~masked).astype(np.float32), tokens, tokens, "Mask: 1 = may look, 0 = masked (−∞)",
                    "mask", second_sentence=pair_starts(trace), width=width)
@@ -231,11 +227,7 @@ def _softmax_step(context) -> None:
     formula(context, rf"A = \mathrm{{softmax}}\!\left(Q K^{{\top}}{SCALING_LATEX[scaling]}\right),",
              r"\sum_j a_{ij} = 1", between=r"\quad")
     scaled, weights = trace["scaled"][0], trace["weights"][0]  # (T, T) each
-    # Side by side where both fit with readable rows, else one under the other (a phone, a projector).
-    beside = context.width >= 2 * (max(MIN_PLOT_PX, MIN_ROW_PX * len(tokens)) + context.lettering.label_room_px) + \
-        COLUMN_GAP_PX
-    left, right = st.columns(2, gap="medium") if beside else (st.container(), st.container())
-    width = (context.width - COLUMN_GAP_PX) // 2 if beside else context.width
+    left, right, width = two_heatmaps(context, len(tokens))
     with left:
         scaled_formula = next(step.formula for step in trace.steps if step.name == "scaled")
         heatmap_in(context, scaled, tokens, tokens, f"Scaled scores = {scaled_formula}", "scaled", scheme="redblue",

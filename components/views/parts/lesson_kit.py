@@ -8,9 +8,10 @@ import streamlit as st
 from components import caches
 from components.charts.draw import draw_spec
 from components.charts.heatmap import heatmap
-from components.charts.style import second_sentence_from
+from components.charts.style import MIN_PLOT_PX, MIN_ROW_PX, second_sentence_from
 from components.page.downloads import chart_downloads
 from components.page.shapes_panel import shape_rows
+from components.page.viewport import COLUMN_GAP_PX
 
 
 def trained(context, quiet: bool = False):
@@ -33,6 +34,17 @@ def heatmap_in(context, matrix, rows, columns, title, key, *, row_title="query t
     draw_spec(spec, frames, key=f"lesson-{key}", lettering=context.lettering)
     if download:  # built again on a click only
         chart_downloads(lambda: heatmap(matrix, rows, columns, **options), f"lesson-{key}", f"lesson-{key}")
+
+
+def two_heatmaps(context, tokens: int):
+    """Two places for two heatmaps of a text of `tokens` tokens, and the width each may take: side by side where
+    both fit with readable rows, else one under the other (a phone, a projector, a long text)."""
+    beside = context.width >= 2 * (max(MIN_PLOT_PX, MIN_ROW_PX * tokens) + context.lettering.label_room_px) + \
+        COLUMN_GAP_PX
+    if not beside:
+        return st.container(), st.container(), context.width
+    left, right = st.columns(2, gap="medium")
+    return left, right, (context.width - COLUMN_GAP_PX) // 2
 
 
 def pair_starts(trace, columns_too: bool = True) -> tuple[int | None, int | None]:

@@ -8,10 +8,16 @@ import streamlit as st
 
 from components import caches
 from components.caches import HeadStack
-from components.charts.style import MIN_PLOT_PX, MIN_ROW_PX
 from components.page.page_state import shorten
-from components.page.viewport import COLUMN_GAP_PX
-from components.views.parts.lesson_kit import explain, formula, heatmap_in, pair_starts, shapes_table, trained
+from components.views.parts.lesson_kit import (
+    explain,
+    formula,
+    heatmap_in,
+    pair_starts,
+    shapes_table,
+    trained,
+    two_heatmaps,
+)
 
 CLARK = ("Clark et al. (2019) found that bert-base's heads in its middle layers put over half of their attention on "
          "[SEP], and that the attention barely changes what they compute: a head with nothing to look for parks "
@@ -30,8 +36,7 @@ def moves_step(context) -> None:
     norms = caches.layer_value_norms(context.model_name, context.text, context.text_b, settings)  # (nh, T)
     weights = trace["weights"][0]  # (T, T)
     amounts = caches.moved(weights, norms[head])  # (T, T): α_ij·‖f(x_j)‖
-    width = (context.width - COLUMN_GAP_PX) // 2 if _beside(context, len(tokens)) else context.width
-    left, right = st.columns(2, gap="medium") if width < context.width else (st.container(), st.container())
+    left, right, width = two_heatmaps(context, len(tokens))
     with left:
         heatmap_in(context, weights, tokens, tokens, f"Weights α, head {head}", "moves-weights",
                    second_sentence=pair_starts(trace), width=width)
@@ -42,12 +47,6 @@ def moves_step(context) -> None:
                "moves-norms", row_title="", second_sentence=(None, pair_starts(trace)[1]))
     shapes_table(trace, ["V", "weights"])
     explain(*_sentences(context, trace, head, weights, amounts, norms))
-
-
-def _beside(context, tokens: int) -> bool:
-    """Whether the two heatmaps fit side by side with readable rows (not on a phone, nor a long text)."""
-    return context.width >= 2 * (max(MIN_PLOT_PX, MIN_ROW_PX * tokens) + context.lettering.label_room_px) + \
-        COLUMN_GAP_PX
 
 
 def _sentences(context, trace, head: int, weights: np.ndarray, amounts: np.ndarray, norms: np.ndarray) -> list[str]:
