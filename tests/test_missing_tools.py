@@ -22,16 +22,17 @@ def without_chromium(ci: bool) -> dict[str, str]:
     """This environment with every folder that holds a `chromium` taken off PATH; CI=true or no CI at all."""
     folders = [folder for folder in os.environ.get("PATH", "").split(os.pathsep)
                if folder and not os.access(os.path.join(folder, "chromium"), os.X_OK)]
-    env = {key: value for key, value in os.environ.items() if key != "CI"}
+    env = {key: value for key, value in os.environ.items() if key != "CI" and not key.startswith("PYTEST_XDIST")}
     return {**env, "PATH": os.pathsep.join(folders), **({"CI": "true"} if ci else {})}
 
 
 def run_pytest(env: dict[str, str]) -> tuple[int, str, dict[str, int]]:
     """(exit code, output, {"passed": n, "skipped": n, "error": n, ...}) of pytest on the chosen tests."""
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", *CHOSEN],
+    # In this process (-n 0): a few tests need no workers of their own.
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider", "-rA", *CHOSEN],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     output = done.stdout + done.stderr
-    summary = output.strip().splitlines()[-1]
+    summary = done.stdout.strip().splitlines()[-1]  # pytest's last line; plugins may warn on stderr after it
     counts = {word.rstrip("s"): int(number) for number, word in re.findall(r"(\d+) (\w+)", summary)}
     return done.returncode, output, counts
 
