@@ -6,10 +6,12 @@ A test that a chart exists says nothing about where it lies: these open pages at
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from components.page.page_state import LESSON_STEPS
 from harness.browser import load_page, open_tab, wait_until_settled, weights_chart
 from tests.marks import BROWSER_TESTS
 
@@ -84,6 +86,8 @@ def test_the_charts_layer_and_head_inputs_stand_in_one_row(browser, base_url, vi
 # ---- Every view and lesson step at every size: charts inside the main block, and on nothing else ----
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "screenshots" / "layout"  # git-ignored; the README names it
+# The screenshots are for a reviewer's eyes and check nothing; taking them costs a fifth of the sweeps' time.
+SCREENSHOTS_WANTED = os.environ.get("LAYOUT_SCREENSHOTS") == "1"
 SIZES = {"1280x720": PROJECTOR, "1366x768": LAPTOP, "1920x1080": {"width": 1920, "height": 1080}, "390x844": PHONE}
 PAIR = "&text_b=the+bank+raised+its+rates"
 PAGES = {
@@ -95,7 +99,7 @@ PAGES = {
     "head-words": "?view=head&words=1&text=the+ophthalmologist+examined+photosynthesis",
     "compare-words": "?view=compare&words=1&text=the+ophthalmologist+examined+photosynthesis"
                      "&text_b=an+ophthalmologist+studied+photosynthesis",
-    **{f"lesson-{step}": f"?view=lesson&step={step}" + PAIR for step in range(1, 9)},
+    **{f"lesson-{step}": f"?view=lesson&step={step}" + PAIR for step in range(1, LESSON_STEPS + 1)},
 }
 MODES = {"normal": "", "present": "&present=1"}  # presentation mode: larger text and charts, the sidebar closed
 # What a chart draws (Vega's canvas or SVG), and what it must not lie on: controls, tables, text, the shapes panel.
@@ -192,8 +196,13 @@ def screens(page, name: str, most: int = 4) -> None:
     page.evaluate("() => { document.querySelector('[data-testid=\"stMain\"]').scrollTop = 0; }")
 
 
-@pytest.mark.parametrize("mode", list(MODES))
-@pytest.mark.parametrize("size", list(SIZES))
+# Each size and mode is a sweep of its own, 20-odd pages long: pytest-xdist may run them side by side
+# (tests/conftest.py).
+SWEEPS = [pytest.param(size, mode, id=f"{size}-{mode}", marks=pytest.mark.xdist_group(f"layout-{size}-{mode}"))
+          for size in SIZES for mode in MODES]
+
+
+@pytest.mark.parametrize(("size", "mode"), SWEEPS)
 def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, base_url, size, mode):
     """Charts inside the main block and on nothing else; every option of every control whole; every formula
     whole and read by KaTeX."""
@@ -204,7 +213,8 @@ def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, ba
         for name, query in PAGES.items():
             open_drawn(page, f"{base_url}/{query}{MODES[mode]}")
             found = page.evaluate(_LAYOUT_JS, [GRAPHICS, OBSTACLES])
-            screens(page, f"{name}_{size}{'' if mode == 'normal' else '_' + mode}")
+            if SCREENSHOTS_WANTED:
+                screens(page, f"{name}_{size}{'' if mode == 'normal' else '_' + mode}")
             faults += [f"{name}: {fault}" for fault in [*found["faults"], *page.evaluate(_UNREADABLE_JS)]]
     finally:
         page.context.close()
