@@ -72,7 +72,8 @@ def slider(key: str, presses: list[str]) -> list[Move]:
 
 
 def chart_input(name: str, presses: list[str]) -> list[Move]:
-    """Presses on a chart's own layer, head or query input (charts/scrub.py, charts/neuron_chart.py)."""
+    """Presses on a chart's own layer, head or query input (charts/scrub.py, charts/neuron_chart.py), or the scaling
+    lab's τ (views/lab.py)."""
     return [Move(f'.vega-bindings input[type="range"][name="{name}_{name}"]', press) for press in presses]
 
 
@@ -137,8 +138,9 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
              chart_input("query", RIGHT), 1.5, in_browser=True),
         Case("guided lesson, 32 tokens", "views", "`lesson_next` ×6, `lesson_prev` ×6 (Enter)",
              {**text, "view": "lesson"}, [lesson_next] * 6 + [lesson_prev] * 6, 3.0),
-        Case("scaling lab, 32 tokens", "views", "`temperature` τ 1.00 → 1.50", {**text, "view": "lab"},
-             slider("temperature", RIGHT_10), 3.0),
+        # τ is the random-softmax chart's own input there (every τ sent): drawn in the browser, the rerun after.
+        Case("scaling lab, 32 tokens", "views", "the chart's `temperature` τ input 1.00 → 1.50",
+             {**text, "view": "lab"}, chart_input("temperature", RIGHT_10), 2.0, in_browser=True),
         Case("two texts side by side, 32 + 32 tokens", "views", "the chart's `head` input 0 → 11",
              {**text, "text_b": TEXT_32_B, "view": "compare"}, chart_input("head", RIGHT), 1.5, in_browser=True),
         Case("counting letters (untrained)", "views", "`count_win_size` slider 10 → 20",
