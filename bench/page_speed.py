@@ -229,9 +229,10 @@ PAINT_PROBE_JS = """
   }).observe(document, {subtree: true, childList: true, attributes: true});
 })();
 """
-# What the chart with its own inputs shows: its canvas, or its SVG marks.
+# What the chart with its own inputs shows: its canvas, or its SVG marks. Every chart has a .vega-bindings box,
+# empty where it binds no input: on the scaling lab the first chart (the variance) has none.
 CHART_PICTURE_JS = """() => {
-  const chart = document.querySelector('.vega-embed:has(> .vega-bindings)');
+  const chart = document.querySelector('.vega-embed:has(> .vega-bindings input)');
   const canvas = chart.querySelector('canvas');
   return canvas ? canvas.toDataURL() : chart.querySelector('svg.marks').innerHTML;
 }"""
