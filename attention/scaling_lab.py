@@ -27,6 +27,7 @@ __all__ = [
     "scaling_divisor",
     "softmax_statistics",
     "softmax_statistics_by_head_size",
+    "softmax_statistics_by_temperature",
     "temperature_row",
     "variance_by_head_size",
 ]
@@ -96,6 +97,24 @@ def softmax_statistics_by_head_size(scores: np.ndarray, head_sizes: Sequence[int
             statistics[scaling]["max_weight"].append(largest)
     return {scaling: {name: np.asarray(values) for name, values in columns.items()}
             for scaling, columns in statistics.items()}
+
+
+def softmax_statistics_by_temperature(scores: np.ndarray, temperatures: Sequence[float]
+                                      ) -> dict[str, np.ndarray]:
+    """The (N, H) mean entropy and mean largest weight of softmax(scores / τ) at each of N temperatures and each
+    head size: scores (H, R, T) as random_scores_by_head_size makes. Every τ of a slider at once, so that a
+    chart can switch between them in the browser; each number is the one softmax_statistics gives for that τ
+    alone, to the last bit (the same float32 operations, row by row).
+    """
+    if not len(temperatures) or min(temperatures) <= 0:
+        raise ValueError(f"temperatures must be a non-empty list of positive numbers; got {temperatures!r}")
+    divisors = torch.tensor(temperatures, dtype=torch.float32)[:, None, None]  # (N, 1, 1)
+    entropy, largest = [], []
+    for block in scores:  # (R, T), one head size at a time: N·R·T floats, not H times as many
+        weights = torch.softmax(_float_tensor(block)[None] / divisors, dim=-1).numpy()  # (N, R, T)
+        entropy.append(row_entropy(weights).mean(axis=-1))  # (N,)
+        largest.append(weights.max(axis=-1).mean(axis=-1))  # (N,)
+    return {"entropy": np.stack(entropy, axis=1), "max_weight": np.stack(largest, axis=1)}  # (N, H) each
 
 
 def random_softmax_statistics(head_sizes: Sequence[int], tokens: int, scalings: Sequence[str],

@@ -72,7 +72,8 @@ def slider(key: str, presses: list[str]) -> list[Move]:
 
 
 def chart_input(name: str, presses: list[str]) -> list[Move]:
-    """Presses on a chart's own layer, head or query input (charts/scrub.py, charts/neuron_chart.py)."""
+    """Presses on a chart's own layer, head or query input (charts/scrub.py, charts/neuron_chart.py), or the scaling
+    lab's τ (views/lab.py)."""
     return [Move(f'.vega-bindings input[type="range"][name="{name}_{name}"]', press) for press in presses]
 
 
@@ -129,7 +130,7 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
         Case("head change, 32 tokens, one head, weighted by value norm", "slider", "the chart's `head` input 0 → 11",
              {**text, "value_norm": "1"}, chart_input("head", RIGHT), 1.2, in_browser=True),
         Case("head change, 128 tokens, drawn as lines", "slider", "the chart's `head` input 0 → 11",
-             {"text": TEXT_128}, chart_input("head", RIGHT), None, in_browser=True,
+             {"text": TEXT_128}, chart_input("head", RIGHT), 2.0, in_browser=True,
              open_with=".st-key-head_stage button >> text=Lines"),
         Case("all heads of a layer, 32 tokens", "views", "the chart's `layer` input 0 → 5 → 0",
              {**text, "view": "heads"}, chart_input("layer", THERE_AND_BACK), 1.5, in_browser=True),
@@ -137,12 +138,13 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
              chart_input("query", RIGHT), 1.5, in_browser=True),
         Case("guided lesson, 32 tokens", "views", "`lesson_next` ×6, `lesson_prev` ×6 (Enter)",
              {**text, "view": "lesson"}, [lesson_next] * 6 + [lesson_prev] * 6, 3.0),
-        Case("scaling lab, 32 tokens", "views", "`temperature` τ 1.00 → 1.50", {**text, "view": "lab"},
-             slider("temperature", RIGHT_10), 3.0),
+        # τ is the random-softmax chart's own input there (every τ sent): drawn in the browser, the rerun after.
+        Case("scaling lab, 32 tokens", "views", "the chart's `temperature` τ input 1.00 → 1.50",
+             {**text, "view": "lab"}, chart_input("temperature", RIGHT_10), 2.0, in_browser=True),
         Case("two texts side by side, 32 + 32 tokens", "views", "the chart's `head` input 0 → 11",
              {**text, "text_b": TEXT_32_B, "view": "compare"}, chart_input("head", RIGHT), 1.5, in_browser=True),
         Case("counting letters (untrained)", "views", "`count_win_size` slider 10 → 20",
-             {"view": "counting"}, slider("count_win_size", RIGHT_10), 3.0, ready=".st-key-count_win_size"),
+             {"view": "counting"}, slider("count_win_size", RIGHT_10), 2.0, ready=".st-key-count_win_size"),
         Case("switching heads off, 32 tokens", "views", "`switch_off_0` pills 0 → 9 (Space)",
              {"text": TEXT_32_MASK, "view": "switch", "model": switch_model},
              [Move(f".st-key-switch_off_0 button >> nth={head}", "Space") for head in range(10)], 3.0,
@@ -227,9 +229,10 @@ PAINT_PROBE_JS = """
   }).observe(document, {subtree: true, childList: true, attributes: true});
 })();
 """
-# What the chart with its own inputs shows: its canvas, or its SVG marks.
+# What the chart with its own inputs shows: its canvas, or its SVG marks. Every chart has a .vega-bindings box,
+# empty where it binds no input: on the scaling lab the first chart (the variance) has none.
 CHART_PICTURE_JS = """() => {
-  const chart = document.querySelector('.vega-embed:has(> .vega-bindings)');
+  const chart = document.querySelector('.vega-embed:has(> .vega-bindings input)');
   const canvas = chart.querySelector('canvas');
   return canvas ? canvas.toDataURL() : chart.querySelector('svg.marks').innerHTML;
 }"""

@@ -19,6 +19,7 @@ from attention.scaling_lab import (
     random_softmax_statistics,
     softmax_statistics,
     softmax_statistics_by_head_size,
+    softmax_statistics_by_temperature,
     temperature_row,
     variance_by_head_size,
 )
@@ -127,6 +128,26 @@ def test_scores_drawn_once_give_every_temperature_the_numbers_of_a_fresh_draw():
         for scaling in ("none", "temperature"):
             for name in ("entropy", "max_weight"):
                 np.testing.assert_array_equal(rescaled[scaling][name], fresh[scaling][name])
+
+
+def test_every_temperature_at_once_gives_each_the_numbers_of_that_temperature_alone():
+    """The lab sends every τ of its slider at once: each must be, to the last bit, what one τ alone gives."""
+    head_sizes = (1, 4, 64)
+    scores = random_scores_by_head_size(head_sizes, 9, rows=50)  # (H, R, T)
+    temperatures = [0.05, 0.5, 1.0, 3.0, 7.35, 20.0]
+    together = softmax_statistics_by_temperature(scores, temperatures)
+    assert together["entropy"].shape == together["max_weight"].shape == (len(temperatures), len(head_sizes))
+    for index, tau in enumerate(temperatures):
+        alone = softmax_statistics_by_head_size(scores, head_sizes, ("temperature",), tau)["temperature"]
+        np.testing.assert_array_equal(together["entropy"][index], alone["entropy"])
+        np.testing.assert_array_equal(together["max_weight"][index], alone["max_weight"])
+    assert (np.diff(together["entropy"][:, -1]) > 0).all(), "a larger τ flattens the rows"
+
+
+@pytest.mark.parametrize("taus", [[], [1.0, 0.0], [-2.0]])
+def test_every_temperature_at_once_refuses_impossible_temperatures(taus):
+    with pytest.raises(ValueError, match="positive"):
+        softmax_statistics_by_temperature(np.zeros((1, 2, 3)), taus)
 
 
 def test_statistics_by_head_size_need_one_block_of_scores_per_head_size():

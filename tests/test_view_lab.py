@@ -8,13 +8,14 @@ import math
 import altair as alt
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from altair.utils.schemapi import validate_jsonschema
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.scaling_lab import head_softmax_statistics, random_softmax_statistics, temperature_row
-from tests.pages import assert_healthy, chart_values, open_page, title_text
+from tests.pages import assert_healthy, chart_values, open_page, pick_on_chart, title_text
 
 TEXT = "time flies like an arrow"  # the page's default: 7 tokens with [CLS] and [SEP]
 TITLES = {
@@ -128,14 +129,16 @@ def test_a_query_beyond_the_text_falls_back_to_token_one():
 
 
 def test_every_spec_is_valid_vega_lite_and_a_move_of_tau_only_swaps_data():
-    """The lab skips Altair's validation when it draws: the specs are checked here, once. Moving τ must
-    leave every spec as it was (τ's label lives in the data), so that the browser only swaps the numbers in."""
+    """The lab skips Altair's validation when it draws: the specs are checked here, once. Moving τ (on the
+    random-softmax chart's own input) must leave every spec as it was (τ's label lives in the data, the input
+    keeps its anchor), so that the browser only swaps the numbers in."""
     page = run_lab(scaling="temperature", temperature="1.5")
     specs = [chart.proto.spec for chart in page.get("vega_lite_chart")]
     for spec in specs:
         validate_jsonschema(json.loads(spec), VEGA_LITE)
-    page.slider(key="temperature").set_value(2.0).run()
+    pick_on_chart(page, "chart-random-softmax", temperature=2.0)
     assert_healthy(page)
+    assert page.query_params["temperature"] == "2"
     assert [chart.proto.spec for chart in page.get("vega_lite_chart")] == specs
     for which in ("random", "trained"):
         assert "÷ τ = 2" in set(chart_data(page, which)["scaling"])
@@ -145,7 +148,7 @@ def test_every_spec_is_valid_vega_lite_and_a_move_of_tau_only_swaps_data():
 def test_random_softmax_is_the_same_experiment_at_every_tau():
     """The random scores are drawn once and only rescaled per τ: the numbers are those of a fresh run."""
     page = run_lab(scaling="temperature", temperature="1.5")
-    page.slider(key="temperature").set_value(3.0).run()
+    pick_on_chart(page, "chart-random-softmax", temperature=3.0)
     table = chart_data(page, "random")
     expected = random_softmax_statistics([2**p for p in range(10)], 7, ("none", "sqrt", "linear", "temperature"),
                                          temperature=3.0, rows=1_024)
@@ -159,5 +162,53 @@ def test_its_words_send_the_reader_to_the_controls_beside_the_view_not_to_the_si
     page = open_page({"view": "lab"})
     assert_healthy(page)
     said = "\n".join(element.value for element in [*page.markdown, *page.caption])
-    assert "move the τ slider beside this view" in said
-    assert "sidebar" not in said, "τ, the source, the layer and the head are beside the view"
+    assert "move the τ slider above the chart" in said
+    assert "sidebar" not in said, "τ is on the chart; the source, the layer and the head are beside the view"
+
+
+def test_the_random_chart_holds_every_tau_of_the_slider_each_as_the_core_computes_it():
+    """Every τ the input offers is in the chart's data (so that the browser switches with no rerun), and each
+    τ's numbers are those of a fresh run of the core at that τ alone."""
+    page = run_lab()
+    [chart] = [c for c in page.get("vega_lite_chart") if TITLES["random"] in c.proto.spec]
+    blob = max((d.data.data for d in chart.proto.datasets), key=len)
+    rows = pa.ipc.open_stream(blob).read_all().to_pandas()
+    taus = np.round(np.arange(1, 401) * 0.05, 2)
+    np.testing.assert_array_equal(np.sort(rows["temperature"].unique()), taus)
+    for tau in (0.05, 0.7, 13.35, 20.0):
+        expected = random_softmax_statistics([2**p for p in range(10)], 7, ("temperature",), temperature=tau,
+                                             rows=1_024)["temperature"]
+        drawn = rows[(rows["temperature"] == tau) & (rows["rank"] == 3)].sort_values("d_k")
+        assert set(drawn["scaling"]) == {f"÷ τ = {tau:g}"}
+        np.testing.assert_array_equal(drawn["entropy"], expected["entropy"])
+        np.testing.assert_array_equal(drawn["max_weight"], expected["max_weight"])
+    spec = json.loads(chart.proto.spec)
+    [tau_param] = [p for p in spec["params"] if p["name"] == "temperature"]
+    assert tau_param["bind"] | {"name": "τ"} == {"input": "range", "min": 0.05, "max": 20.0, "step": 0.05, "name": "τ"}
+    assert "temperature" not in [slider.key for slider in page.slider], "τ is moved on the chart, not beside it"
+
+
+def test_a_move_of_tau_on_the_chart_brings_the_url_the_trained_heads_and_the_words_along(bundled):
+    page = run_lab(layer="2")
+    pick_on_chart(page, "chart-random-softmax", temperature=4.5)
+    assert_healthy(page)
+    assert page.query_params["temperature"] == "4.5"
+    trained = chart_data(page, "trained")
+    trace = build_trace(bundled, encode(bundled, TEXT), TraceSettings(layer=2))
+    expected = head_softmax_statistics(trace["Q split"][0], trace["K split"][0], ("temperature",), 4.5)["temperature"]
+    np.testing.assert_allclose(trained[trained["scaling"] == "÷ τ = 4.5"].sort_values("head")["entropy"],
+                               expected["entropy"], rtol=1e-5)
+    scores = random_softmax_statistics([2**p for p in range(10)], 7, ("temperature",), temperature=4.5,
+                                       rows=1_024)["temperature"]["entropy"]
+    said = "\n".join(m.value for m in page.markdown)
+    assert "A fixed τ = 4.5 does not grow with d_k" in said
+    assert f"still falls from {scores[0]:.2f} to {scores[-1]:.2f}" in said
+    assert "τ = 4.5: pick it on the chart" in "\n".join(c.value for c in page.caption)
+
+
+def test_a_link_with_a_tau_off_the_grid_draws_that_tau():
+    page = run_lab(temperature="3.33")
+    assert_healthy(page)
+    table = chart_data(page, "random")
+    assert set(table["temperature"]) == {3.33}
+    assert "÷ τ = 3.33" in set(table["scaling"])

@@ -50,6 +50,7 @@ from components.caches.experiments import (
     moved_grid,
     prediction,
     random_softmax_statistics,
+    random_temperature_statistics,
     ranking,
     row_sum_error,
     sentence_pair,

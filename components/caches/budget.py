@@ -41,6 +41,7 @@ CACHE_ENTRIES = {
     "lab_variance": 1,  # a few dozen floats; the samples never change
     "lab_random_scores": 16,  # (H, R, T) floats, about 0.3 MB
     "lab_random_statistics": 64,  # a few dozen floats per token count and τ
+    "lab_random_by_tau": 16,  # (N, H) floats twice per token count: 400 τ × 10 head sizes, 32 kB
     "lab_head_statistics": 64,  # a few dozen floats per text, layer and τ
     "switch_prediction": 64,  # five words and their probabilities
     "switch_ranking": 16,  # one line per head

@@ -85,6 +85,21 @@ def random_softmax_statistics(head_sizes: tuple[int, ...], tokens: int, rows: in
                                                        scalings, temperature)
 
 
+def random_temperature_statistics(head_sizes: tuple[int, ...], tokens: int, rows: int,
+                                  temperatures: tuple[float, ...], seed: int = 0) -> dict[str, np.ndarray]:
+    """{"entropy", "max_weight": (N, H)} of softmax(random_scores / τ) at each of N temperatures: every τ of the
+    lab's slider, computed once per token count (a second or two) and sent at once, so that τ moves in the
+    browser."""
+    with heavy_work():
+        return _random_temperature_statistics(head_sizes, tokens, rows, temperatures, seed)
+
+
+@st.cache_data(show_spinner="Measuring softmax at every τ…", max_entries=CACHE_ENTRIES["lab_random_by_tau"])
+def _random_temperature_statistics(head_sizes: tuple[int, ...], tokens: int, rows: int,
+                                   temperatures: tuple[float, ...], seed: int) -> dict[str, np.ndarray]:
+    return scaling_lab.softmax_statistics_by_temperature(random_scores(head_sizes, tokens, rows, seed), temperatures)
+
+
 def head_softmax_statistics(name: str, text: str, text_b: str, settings: TraceSettings, scalings: tuple[str, ...],
                             temperature: float) -> dict[str, dict[str, np.ndarray]]:
     """{scaling: {"entropy", "max_weight": (nh,)}} for every trained head of settings.layer."""

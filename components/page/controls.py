@@ -41,6 +41,7 @@ SOURCE_HELP = {
     "random": "fresh nn.Linear projections, reproducible from the seed",
     "bert": "the trained weights of the chosen layer",
 }
+ON_CHART_NAMES = {"temperature": "τ ="}  # how a caption names a value picked on the chart, if not by its name
 SCALING_LABELS = {"none": "none", "sqrt": "√d_k", "linear": "d_k", "temperature": "τ"}
 # Each kind of mask (attention.masks): its word on the control, its name in a sentence, what it lets a query see.
 MASK_WORDS = {"none": ("padding only", "no mask but its padding", "every token looks both ways"),
@@ -167,13 +168,15 @@ def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] =
     num_heads = TraceSettings(source=source, head_dim=head_dim).num_heads(shape)
     head = fitted.head if "head" in on_chart else _range_slider("head", "Head", num_heads)
     if on_chart:
-        picked = " and ".join(f"{name} {getattr(fitted, name)}" for name in on_chart)
-        st.caption(f"{picked.capitalize()}: pick {'them' if len(on_chart) > 1 else 'it'} on the chart, "
+        picked = " and ".join(f"{ON_CHART_NAMES.get(name, name)} {getattr(fitted, name):g}" for name in on_chart)
+        picked = picked.capitalize() if picked.isascii() else picked  # "Τ" is not how τ starts a sentence
+        st.caption(f"{picked}: pick {'them' if len(on_chart) > 1 else 'it'} on the chart, "
                    "where the picture switches at once.")
     scaling = bound_widget(st.segmented_control, "scaling", "Scaling: scores divided by", options=SCALINGS,
                       format_func=SCALING_LABELS.get, wrap=True)
     temperature = shadow["temperature"]
-    if scaling == "temperature" or view == "lab":  # the lab compares every scaling with this τ
+    # The lab compares every scaling with this τ, on a chart whose own input moves it.
+    if (scaling == "temperature" or view == "lab") and "temperature" not in on_chart:
         temperature = bound_widget(st.slider, "temperature", "τ", min_value=PAGE_TEMPERATURE.low,
                                    max_value=PAGE_TEMPERATURE.high, step=PAGE_TEMPERATURE_STEP)
     mask, window = mask_controls(shape)

@@ -23,7 +23,8 @@ VIEW_LABELS = dict(VIEWS)
 # Views that train their own toy model and read nothing of the text or the trace.
 STANDALONE_VIEWS = ("counting", "induction")
 # What a view's chart picks with inputs of its own, switched in the browser (components/charts/scrub.py).
-ON_CHART = {"head": ("layer", "head"), "heads": ("layer",), "neuron": ("head",), "compare": ("layer", "head")}
+ON_CHART = {"head": ("layer", "head"), "heads": ("layer",), "neuron": ("head",), "compare": ("layer", "head"),
+            "lab": ("temperature",)}
 # Views that read one query token of the text: the page fits it inside the text's tokens (controls.fit_query)
 # before the view or the class sees the state.
 QUERY_VIEWS = ("neuron",)

@@ -2,11 +2,13 @@
 
 Four charts: the variance of q·k against d_k; what each scaling does to softmax for random
 vectors; the same for the model's trained heads; how τ sharpens or flattens one row.
-The random scores are drawn once per token count, and τ only rescales them. The charts' specs
-hold no number that τ moves (τ's label sits in the data, and the legend is ordered by a rank
-column), so each is built once and every move hands over only the data: Altair's building and
-schema validation cost more than the rest of a move, and the browser then swaps the numbers into
-the charts it drew instead of building them anew.
+The random scores are drawn once per token count, and τ only rescales them. The random-softmax chart holds
+its curves at every τ of the slider's grid and picks one with its own τ input (a point selection bound to a
+range input, as the one-head view picks its head: components/charts/scrub.py), so a move of τ redraws it in
+the browser; the rerun that follows brings the URL, the trained heads, the τ line and the words up to it.
+The charts' specs hold no number that τ moves (τ's label sits in the data, and the legend is ordered by a
+rank column), so each is built once and a rerun hands over only the data: Altair's building and schema
+validation cost more than the rest of a move, and the browser swaps the numbers into the charts it drew.
 """
 
 from __future__ import annotations
@@ -19,12 +21,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from attention.limits import PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from components import caches
 from components.charts.draw import draw_spec
+from components.charts.scrub import INPUT_STYLE, placed
 from components.charts.style import READING, Lettering, labelled, title_lines, token_labels
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import shorten
+from components.views.parts.scrubbed import anchor_for, report_move
 
 HEAD_SIZES = tuple(2**power for power in range(10))  # d_k = 1, 2, 4, … 512
 FIXED_SCALINGS = ("none", "sqrt", "linear")
@@ -33,6 +38,11 @@ VARIANCE_SAMPLES = 20_000  # (q, k) pairs per d_k: the measured variance lands w
 SCORE_BUDGET = 8_192  # rows × tokens of random scores per d_k: a few hundred ms even at 512 tokens
 ROW_RANGE = (64, 1_024)  # rows of random scores, whatever the text's length
 TEMPERATURES = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+# Every τ the slider offers: the random-softmax chart holds them all, and its own input picks one in the browser.
+TAU_GRID = tuple(round(PAGE_TEMPERATURE.low + index * PAGE_TEMPERATURE_STEP, 2) for index in
+                 range(round((PAGE_TEMPERATURE.high - PAGE_TEMPERATURE.low) / PAGE_TEMPERATURE_STEP) + 1))
+TAU = "temperature"  # the chart's τ selection, and the column whose rows it keeps
+TAU_FIRST = 1.0  # where a kept spec's τ input starts, before `placed` moves it
 SERIES = {"none": "q·k measured", "sqrt": "q·k / √d_k", "linear": "q·k / d_k"}
 THEORY = "d_k (theory)"
 # One colour per scaling on every chart: red for the collapse, the theme's blue for the answer.
@@ -70,14 +80,51 @@ def variance_table() -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def random_softmax_table(tokens: int, temperature: float) -> pd.DataFrame:
-    """Long table: d_k, scaling, rank, entropy, max_weight of softmax over random scores of `tokens` keys."""
-    rows = min(max(SCORE_BUDGET // tokens, ROW_RANGE[0]), ROW_RANGE[1])
-    statistics = caches.random_softmax_statistics(HEAD_SIZES, tokens, rows, SCALINGS, temperature)
-    return pd.concat([
-        pd.DataFrame({"d_k": HEAD_SIZES, "scaling": scaling_label(s, temperature), "rank": rank, **statistics[s]})
-        for rank, s in enumerate(SCALINGS)
-    ], ignore_index=True)
+def random_rows(tokens: int) -> int:
+    """Rows of random scores drawn for `tokens` keys: SCORE_BUDGET cells, within ROW_RANGE."""
+    return min(max(SCORE_BUDGET // tokens, ROW_RANGE[0]), ROW_RANGE[1])
+
+
+def taus_sent(temperature: float) -> tuple[float, ...]:
+    """The τs the random-softmax chart holds: the slider's grid, and temperature when a link asks for one off it."""
+    return TAU_GRID if temperature in TAU_GRID else tuple(sorted((*TAU_GRID, temperature)))
+
+
+def random_statistics(tokens: int, taus: tuple[float, ...]) -> dict[str, dict[str, np.ndarray]]:
+    """{scaling: {"entropy", "max_weight": (N, H)}} of softmax over random scores of `tokens` keys at each τ of
+    taus (the fixed scalings' rows the same at every τ), each computed once per token count."""
+    rows = random_rows(tokens)
+    fixed = caches.random_softmax_statistics(HEAD_SIZES, tokens, rows, FIXED_SCALINGS, 1.0)
+    by_tau = caches.random_temperature_statistics(HEAD_SIZES, tokens, rows, TAU_GRID)  # (len(TAU_GRID), H) each
+    if taus != TAU_GRID:  # one τ off the grid, from a link
+        [extra] = set(taus) - set(TAU_GRID)
+        alone = caches.random_softmax_statistics(HEAD_SIZES, tokens, rows, ("temperature",), extra)["temperature"]
+        at = taus.index(extra)
+        by_tau = {name: np.insert(values, at, alone[name], axis=0) for name, values in by_tau.items()}
+    shape = (len(taus), len(HEAD_SIZES))
+    return {**{s: {name: np.broadcast_to(values, shape) for name, values in fixed[s].items()} for s in FIXED_SCALINGS},
+            "temperature": by_tau}
+
+
+def random_softmax_table(tokens: int, temperature: float = TAU_FIRST) -> pd.DataFrame:
+    """Long table: temperature, d_k, scaling, rank, entropy, max_weight of softmax over random scores of `tokens`
+    keys, at every τ the chart holds (taus_sent): its τ input keeps one τ's rows."""
+    taus = taus_sent(temperature)
+    statistics = random_statistics(tokens, taus)
+    cells = len(taus) * len(HEAD_SIZES)  # rows of one scaling
+    labels = [np.repeat(np.asarray([scaling_label(s, tau) for tau in taus], dtype=object), len(HEAD_SIZES))
+              for s in SCALINGS]
+    return pd.DataFrame({
+        TAU: np.tile(np.repeat(taus, len(HEAD_SIZES)), len(SCALINGS)),
+        "d_k": np.tile(HEAD_SIZES, len(taus) * len(SCALINGS)),
+        "scaling": np.concatenate(labels),
+        "rank": np.repeat(np.arange(len(SCALINGS)), cells),
+        **{name: np.concatenate([statistics[s][name].ravel() for s in SCALINGS]) for name in ("entropy", "max_weight")},
+    })
+
+
+def _random_frames(tokens: int, temperature: float) -> dict[str, pd.DataFrame]:
+    return {TABLE: random_softmax_table(tokens, temperature)}
 
 
 def trained_heads_table(model_name: str, text: str, text_b: str, settings, temperature: float) -> pd.DataFrame:
@@ -122,12 +169,14 @@ def variance_chart(data, width: int) -> alt.LayerChart:
         autosize=PAD)
 
 
-def softmax_chart(data, by_head: bool, title: str, tokens: int, width: int) -> alt.HConcatChart | alt.VConcatChart:
+def softmax_chart(data, by_head: bool, title: str, tokens: int, width: int, tau: float | None = None
+                  ) -> alt.HConcatChart | alt.VConcatChart:
     """Mean entropy and mean largest weight side by side (under each other in a column narrower than
     PANELS_BESIDE_PX), against d_k or per trained head, for the rows of random_softmax_table or
     trained_heads_table (a DataFrame, or the name of one), in a column width px wide.
 
     The dotted rule is a uniform row over the text's tokens: entropy log T, largest weight 1/T.
+    tau: the rows hold every τ sent, and a τ input above the chart, starting there, keeps that τ's rows.
     """
     colour = alt.Color("scaling:N", title="scores", legend=legend_under(width, 4),
                        sort=alt.EncodingSortField("rank", op="min"),  # SCALINGS' order, whatever τ's label
@@ -138,10 +187,23 @@ def softmax_chart(data, by_head: bool, title: str, tokens: int, width: int) -> a
     for field, field_title, uniform in (("entropy", "mean entropy (nats)", math.log(tokens)),
                                         ("max_weight", "mean largest weight", 1 / tokens)):
         marks = _per_head_marks(field, field_title, colour) if by_head else _head_size_marks(field, field_title, colour)
+        if tau is not None and not panels:
+            marks = marks.add_params(tau_input(tau))
         rule = alt.Chart().mark_rule(strokeDash=[2, 3], color="gray").encode(y=alt.datum(uniform))
-        panels.append(alt.layer(marks, rule).properties(width=panel_width, height=240))
+        panel = alt.layer(marks, rule)
+        if tau is not None:  # on the whole panel: the rule, drawn once a row, is drawn once a d_k, not once a row sent
+            panel = panel.transform_filter(f"abs(datum.{TAU} - {TAU}_{TAU}) < 1e-6")
+        panels.append(panel.properties(width=panel_width, height=240))
     return (alt.hconcat if beside else alt.vconcat)(*panels, data=data).properties(title=title_lines(title, width),
                                                                                    autosize=PAD)
+
+
+def tau_input(start: float) -> alt.Parameter:
+    """τ picked in the browser: a point selection of the TAU column bound to a range input over the slider's grid,
+    starting at start (as scrub.picker's layer and head; Streamlit reports it, and the page follows)."""
+    return alt.selection_point(name=TAU, fields=[TAU], value=[{TAU: start}], clear=False,
+                               bind=alt.binding_range(min=PAGE_TEMPERATURE.low, max=PAGE_TEMPERATURE.high,
+                                                      step=PAGE_TEMPERATURE_STEP, name="τ"))
 
 
 def _head_size_marks(field: str, title: str, colour: alt.Color) -> alt.LayerChart:
@@ -237,26 +299,40 @@ def _variance_section(width: int, lettering: Lettering) -> None:
 
 def _random_softmax_section(tokens: int, temperature: float, width: int, lettering: Lettering) -> None:
     st.subheader("2 · What each scaling does to softmax (random vectors)")
-    table = random_softmax_table(tokens, temperature)
+    taus, key = taus_sent(temperature), "chart-random-softmax"
     title = f"softmax over {tokens} random keys (the text's token count)"
-    draw(table, "softmax", False, title, tokens, width, key="chart-random-softmax", lettering=lettering)
-    by = {label: rows.set_index("d_k") for label, rows in table.groupby("scaling")}
-    none, root, linear, fixed = (by[scaling_label(s, temperature)] for s in SCALINGS)
+    arguments = (False, title, tokens, width, TAU_FIRST)
+    anchor = anchor_for(key, (tokens, taus, arguments, lettering), (temperature,))
+    spec = placed(chart_spec("softmax", *arguments), {TAU: anchor[0]})
+    frames = caches.chart_data(_random_frames, tokens, TAU_FIRST if taus == TAU_GRID else temperature)
+    st.html(INPUT_STYLE)
+    draw_spec(spec, frames, key=key, lettering=lettering, selection_mode=[TAU],
+              on_select=lambda: report_move(key, _follow_tau, (TAU,), cast=lambda tau: round(float(tau), 2)))
+    chart_downloads(lambda: softmax_chart(random_softmax_table(tokens, temperature), False, title, tokens, width,
+                                          temperature), key, "random-softmax")
+    statistics = random_statistics(tokens, taus)
+    at = taus.index(temperature)
+    none, root, linear, fixed = ({name: values[at] for name, values in statistics[s].items()} for s in SCALINGS)
     first, last = HEAD_SIZES[0], HEAD_SIZES[-1]
     st.markdown(
-        f"Unscaled, the mean entropy falls from {none['entropy'][first]:.2f} nats at d_k = {first} to "
-        f"{none['entropy'][last]:.2f} at d_k = {last}, and the largest weight climbs to "
-        f"{none['max_weight'][last]:.2f}: wide heads collapse onto one key. "
+        f"Unscaled, the mean entropy falls from {none['entropy'][0]:.2f} nats at d_k = {first} to "
+        f"{none['entropy'][-1]:.2f} at d_k = {last}, and the largest weight climbs to "
+        f"{none['max_weight'][-1]:.2f}: wide heads collapse onto one key. "
         f"With √d_k the entropy stays between {root['entropy'].min():.2f} and {root['entropy'].max():.2f}; "
-        f"with d_k it rises to {linear['entropy'][last]:.2f}, close to the dotted uniform line "
+        f"with d_k it rises to {linear['entropy'][-1]:.2f}, close to the dotted uniform line "
         f"log {tokens} = {math.log(tokens):.2f}, so every key gets about the same weight. "
-        + _fixed_temperature_note(temperature, fixed["entropy"][first], fixed["entropy"][last])
+        + _fixed_temperature_note(temperature, fixed["entropy"][0], fixed["entropy"][-1])
     )
+
+
+def _follow_tau(tau: float) -> None:
+    """The reader moved the chart's τ: the URL, the trained heads, the τ line and the words follow in the rerun."""
+    controls.request(temperature=tau)
 
 
 def _fixed_temperature_note(temperature: float, first: float, last: float) -> str:
     if temperature == 1.0:
-        return ("τ = 1 divides by nothing, so its line lies under none's: move the τ slider beside this view "
+        return ("τ = 1 divides by nothing, so its line lies under none's: move the τ slider above the chart "
                 "to try another.")
     return (f"A fixed τ = {temperature:g} does not grow with d_k, so it only delays the collapse: its entropy "
             f"still falls from {first:.2f} to {last:.2f}.")

@@ -140,15 +140,16 @@ def anchor_for(key: str, identity: tuple, position: tuple[int, ...]) -> tuple[in
     return anchor
 
 
-def report_move(key: str, on_move: Callable[..., None], names: tuple[str, ...] = (LAYER, HEAD)) -> None:
-    """The chart's selection callback: hand what it shows now (layer and head, or the selections named)
-    to on_move, and remember it."""
+def report_move(key: str, on_move: Callable[..., None], names: tuple[str, ...] = (LAYER, HEAD),
+                cast: Callable[[float], float] = int) -> None:
+    """The chart's selection callback: hand what it shows now (layer and head, or the selections named, each
+    through cast) to on_move, and remember it."""
     held = st.session_state.get(_HELD, {}).get(key)
     if held is None:  # not drawn in this session yet: the page's own layer and head stand
         return
     selection = st.session_state[key]["selection"]
     identity, anchor, shown, run = held
-    picked = [int(selection[name][0][name]) if selection.get(name) else at
+    picked = [cast(selection[name][0][name]) if selection.get(name) else at
               for name, at in zip(names, shown, strict=True)]
     st.session_state[_HELD][key] = (identity, anchor, tuple(picked), run)
     on_move(*picked)
