@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from attention import SCALINGS, SOURCES, ModelShape, TraceSettings
-from attention.induction import InductionConfig
+from attention.induction_config import InductionConfig
 from attention.limits import (
     PAGE_INDUCTION_HEADS,
     PAGE_INDUCTION_PERIOD,
@@ -25,8 +25,8 @@ from attention.limits import (
     PAGE_WINDOW,
     IntRange,
 )
-from attention.masks import MASKS
-from attention.models import BUNDLED_MODEL
+from attention.mask_kinds import MASKS
+from attention.model_list import BUNDLED_MODEL
 from attention.segments import PAIR_FILTERS
 from components.page.link_flags import flag
 
