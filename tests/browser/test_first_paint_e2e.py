@@ -14,6 +14,15 @@ pytestmark = BROWSER_TESTS
 
 VIEWPORT = {"width": 1280, "height": 720}
 LOADING = "Loading the model (torch, transformers)…"
+# True at a moment when the loading status and the sidebar's view selector and text box are on the page at once.
+SIDEBAR_WHILE_LOADING = """loading => {
+    const sidebar = document.querySelector('[data-testid="stSidebar"]');
+    const status = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stExpander"], '
+                                                 + '[data-testid="stMain"] summary')]
+        .some(node => node.textContent.includes(loading));
+    return status && sidebar !== null && sidebar.querySelector('.st-key-view input[type="radio"]') !== null
+        && sidebar.querySelector('.st-key-text textarea') !== null;
+}"""
 
 
 def test_a_new_server_shows_its_titles_and_what_loads_then_the_heatmap_and_the_status_goes(page, base_url):
@@ -24,6 +33,8 @@ def test_a_new_server_shows_its_titles_and_what_loads_then_the_heatmap_and_the_s
     expect(status).to_be_visible()  # drawn before the heavy imports: on a new process they take seconds
     expect(page.locator('[data-testid="stSidebar"] h1')).to_have_text("Attention Anatomy")
     expect(page.locator('[data-testid="stMain"] h1')).to_have_text("Attention Anatomy")
+    # The sidebar's controls are on the page while the status still is: drawn before torch, not after the model.
+    page.wait_for_function(SIDEBAR_WHILE_LOADING, arg=LOADING, timeout=120_000)
 
     weights_chart(page).locator("canvas, svg.marks").first.wait_for(timeout=120_000)
     expect(status).to_have_count(0)
