@@ -10,13 +10,38 @@ import logging
 
 import streamlit as st
 
-from attention import ModelLoadError, ModelShape
-from components import caches, views
-from components.charts.style import page_icon
-from components.classroom import classroom
-from components.page import controls, model_download, page_state, viewport, welcome
-from components.page.page_head import page_head
+from components.page import first_paint
 from components.page.reconnect import rerun_page_on_reconnect
+
+# Drawn before torch and transformers are imported: a new server process shows the page's frame and what loads
+# at once, instead of a blank page for as long as the imports and the model take (components/page/first_paint.py).
+link = {key: st.query_params.get_all(key) for key in st.query_params}
+first_paint.frame(link)
+rerun_page_on_reconnect()
+loading = first_paint.loading(link)
+
+# The sidebar's controls come before torch too: what the page offers and the class a link joins are read without it
+# (components/caches/offered.py, stores.py), so that a reader can pick a view and type a text while the model loads.
+from components import caches
+from components.classroom import classroom
+from components.page import controls, page_state, welcome
+
+names = caches.model_names()
+welcome.first_visit(link)
+query, class_notices = classroom.start(link, names)
+url_notices = controls.start(query, names)
+classroom.teacher_panel()
+view = controls.view_select(dict(page_state.VIEWS))
+text, text_b = controls.text_inputs()
+chosen_model = controls.model_select(names)
+present = controls.presentation_toggle()
+classroom.start_button()
+
+from attention import ModelLoadError, ModelShape
+from components import views
+from components.charts.style import page_icon
+from components.page import model_download, viewport
+from components.page.page_head import page_head
 from components.page.shapes_panel import shapes_panel
 from components.page.tokens import token_chips, unknown_note
 from components.server import process
@@ -92,29 +117,15 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
 
 
 process.configure()  # torch's threads, glibc's pools, Arrow's pool: once per server process
-link = {key: st.query_params.get_all(key) for key in st.query_params}
-# A link in presentation mode opens with the sidebar closed: a projected page wants its width for the charts.
-st.set_page_config(page_title="Attention Anatomy", page_icon=page_icon(), layout="wide",
-                   initial_sidebar_state="collapsed" if page_state.presents(link) else "auto")
-st.sidebar.title("Attention Anatomy")
-rerun_page_on_reconnect()
+st.set_page_config(page_icon=page_icon())  # added to first_paint.frame's settings
 screen = viewport.current()
-
-names = caches.model_names()
-welcome.first_visit(link)
-query, class_notices = classroom.start(link, names)
-url_notices = controls.start(query, names)
-classroom.teacher_panel()
-view = controls.view_select(views.VIEW_LABELS)
-text, text_b = controls.text_inputs()
-chosen_model = controls.model_select(names)
-present = controls.presentation_toggle()
-classroom.start_button()
 try:
     model_name = model_download.usable_model(chosen_model)  # the bundled model while a Hub model downloads
     loaded = caches.model(model_name)
 except ModelLoadError as error:
+    first_paint.loaded(loading)
     model_download.fall_back(chosen_model, error)
+first_paint.loaded(loading)
 family = loaded.family
 pair_notices = []
 # The sentence pair is BERT's (segment ids, [SEP] between); the compare view runs its two texts apart, any model.

@@ -8,51 +8,53 @@
     trace["weights"].shape                               # (1, 7, 7)
 """
 
-from attention.encoding import Encoding, encode, encode_batch
-from attention.layer_inputs import next_layer_input
-from attention.models import (
-    BUNDLED_MODEL,
-    LoadedModel,
-    ModelLoadError,
-    allowed_hub_ids,
-    check_fits,
-    load_model,
-    weights_path,
-)
-from attention.outline import Outline, OutlineStep, build_outline, outline_steps
-from attention.parity import LayerReference, layer_reference, parity_report, transformers_weights
-from attention.settings import SCALINGS, SIMILARITIES, SOURCES, ModelShape, TraceSettings
-from attention.trace import LayerAttention, Step, Trace, build_trace, layer_attention, layer_projections
+from __future__ import annotations
 
-__all__ = [
-    "BUNDLED_MODEL",
-    "SCALINGS",
-    "SIMILARITIES",
-    "SOURCES",
-    "Encoding",
-    "LayerAttention",
-    "LayerReference",
-    "LoadedModel",
-    "ModelLoadError",
-    "ModelShape",
-    "Outline",
-    "OutlineStep",
-    "Step",
-    "Trace",
-    "TraceSettings",
-    "allowed_hub_ids",
-    "build_outline",
-    "build_trace",
-    "layer_attention",
-    "layer_projections",
-    "check_fits",
-    "encode",
-    "encode_batch",
-    "layer_reference",
-    "load_model",
-    "outline_steps",
-    "next_layer_input",
-    "parity_report",
-    "transformers_weights",
-    "weights_path",
-]
+import importlib
+
+# Each name the package offers, by the module that holds it. Imported when first asked for (PEP 562): the page
+# reads the settings' names and ranges before torch is imported, and most of the core imports torch.
+_HOMES = {
+    "Encoding": "encoding",
+    "encode": "encoding",
+    "encode_batch": "encoding",
+    "next_layer_input": "layer_inputs",
+    "BUNDLED_MODEL": "model_list",
+    "allowed_hub_ids": "model_list",
+    "LoadedModel": "models",
+    "ModelLoadError": "models",
+    "check_fits": "models",
+    "load_model": "models",
+    "weights_path": "models",
+    "Outline": "outline",
+    "OutlineStep": "outline",
+    "build_outline": "outline",
+    "outline_steps": "outline",
+    "LayerReference": "parity",
+    "layer_reference": "parity",
+    "parity_report": "parity",
+    "transformers_weights": "parity",
+    "SCALINGS": "settings",
+    "SIMILARITIES": "settings",
+    "SOURCES": "settings",
+    "ModelShape": "settings",
+    "TraceSettings": "settings",
+    "LayerAttention": "trace",
+    "Step": "trace",
+    "Trace": "trace",
+    "build_trace": "trace",
+    "layer_attention": "trace",
+    "layer_projections": "trace",
+}
+__all__ = sorted(_HOMES)
+
+def __getattr__(name: str) -> object:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'attention' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"attention.{_HOMES[name]}"), name)
+    globals()[name] = value  # asked once: the next look-up finds it without this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})

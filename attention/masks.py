@@ -14,14 +14,9 @@ from __future__ import annotations
 import torch
 
 from attention.dot_product import MASKED_SCORE
+from attention.mask_kinds import KINDS, MASKS, mask_kind, masked_where
 
-MASKS = ("model", "causal", "none", "window")  # what a user may choose; "model": the model's own
-KINDS = ("none", "causal", "window")
-
-
-def mask_kind(mask: str, own_mask: str) -> str:
-    """The mask a choice stands for: the model's own for "model", else the choice itself."""
-    return own_mask if mask == "model" else mask
+__all__ = ["KINDS", "MASKS", "additive", "allowed_keys", "mask_kind", "masked_where"]
 
 
 def allowed_keys(kind: str, attention_mask: torch.Tensor, window: int = 1) -> torch.Tensor:
@@ -40,12 +35,3 @@ def allowed_keys(kind: str, attention_mask: torch.Tensor, window: int = 1) -> to
 def additive(kind: str, attention_mask: torch.Tensor, window: int = 1) -> torch.Tensor:
     """allowed_keys as scores to add: 0 where a key is kept, MASKED_SCORE where it is masked."""
     return torch.where(allowed_keys(kind, attention_mask, window), 0.0, MASKED_SCORE)
-
-
-def masked_where(kind: str, window: int = 1) -> str:
-    """Which keys a mask sets to −∞, in the words of a formula: "padding keys", "keys after the query"…"""
-    return {
-        "none": "padding keys",
-        "causal": "padding and keys after the query",
-        "window": f"padding, keys after the query and keys more than {window} back",
-    }[kind]

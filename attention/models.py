@@ -9,24 +9,20 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from attention.families import FAMILIES, Family
 from attention.hub import WEIGHTS, is_cached
+from attention.model_list import ALLOWED_MODELS_ENV, BUNDLED_MODEL, allowed_hub_ids
 from attention.settings import ModelShape
 
 log = logging.getLogger(__name__)
 
-BUNDLED_MODEL = "all-MiniLM-L6-v2"
-DEFAULT_ALLOWED_HUB_IDS = ("bert-base-uncased", "bert-base-cased", "bert-large-uncased", "gpt2", "distilgpt2")
 # The longest text the core reads, in tokens: BERT's own limit. GPT-2 could read 1,024, but every size here (the
 # caches, the memory budget, what the page sends to a browser) is planned for 512, and a layer's weights at
 # 1,024 tokens take four times the room.
 MAX_TOKENS = 512
-# Comma-separated Hub ids a deployer adds to the allow-list; an id written with a leading "-" is taken off it.
-ALLOWED_MODELS_ENV = "ATTENTION_ANATOMY_ALLOWED_MODELS"
 
 
 class ModelLoadError(ValueError):
@@ -52,16 +48,6 @@ class LoadedModel:
     @property
     def max_tokens(self) -> int:
         return min(self.model.config.max_position_embeddings, MAX_TOKENS)
-
-
-def allowed_hub_ids() -> tuple[str, ...]:
-    """The default allow-list, with what the deployer added through the environment and without what they
-    took off ("-bert-large-uncased")."""
-    entries = [entry.strip() for entry in os.environ.get(ALLOWED_MODELS_ENV, "").split(",") if entry.strip()]
-    removed = {entry[1:].strip() for entry in entries if entry.startswith("-")}
-    added = [entry for entry in entries if not entry.startswith("-")]
-    listed = DEFAULT_ALLOWED_HUB_IDS + tuple(name for name in added if name not in DEFAULT_ALLOWED_HUB_IDS)
-    return tuple(dict.fromkeys(name for name in listed if name not in removed))
 
 
 def check_fits(name: str, weights_bytes: int, room_bytes: int | None) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from attention.encoding import Encoding
 from attention.families import family_named
-from attention.masks import masked_where
+from attention.mask_kinds import masked_where
 from attention.settings import ModelShape, TraceSettings
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attention.limits import SEED, TEMPERATURE, WINDOW, IntRange, require_choice
-from attention.masks import MASKS, mask_kind
+from attention.mask_kinds import MASKS, mask_kind
 
 SOURCES = ("identity", "random", "bert")
 SCALINGS = ("none", "sqrt", "linear", "temperature")

@@ -1,13 +1,15 @@
 """Every performance figure in one run, each against its target, as one Markdown table. Asserts nothing.
 
-    python -m bench [--only GROUP[,GROUP…]] [--case WORDS]
+    python -m bench [--only GROUP[,GROUP…]] [--case WORDS] [--runs N]
 
 Groups (all by default, about 5 minutes on 2 cores):
   slider  the one-head view at 32 tokens (the chart's head and layer) and 512 tokens (its head, and its
           layer, which reruns: one layer is sent); and at 32 tokens on a GPT-2 of the bundled model's shape
   views   every other view, the control a student moves most there, 32 tokens
   text    a new 32-token text typed, against transformers' bare forward pass plus the floor
-  cold    launching the server to the first heatmap drawn, bundled model
+  cold    launching the server to the first heatmap drawn, bundled model; then --runs rounds, each from
+          new processes, of a bare page's first paint, the app's first element, a bare import of torch,
+          transformers, streamlit and altair, and the app's first heatmap (bench/first_paint.py)
   memory  the server's resident memory with a bert-base-sized checkpoint: one session, then ten
   trace   a trace against transformers' bare forward pass with attentions, in this process
 
@@ -35,7 +37,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import checkpoints, page_speed, server_memory, trace_overhead
+from bench import checkpoints, first_paint, page_speed, server_memory, trace_overhead
 from bench.page_speed import APP, FLOOR_APP, Result
 from bench.report import Row, machine, ms, table, verdict
 from harness.browser import Timing, launch_chromium
@@ -67,13 +69,16 @@ class Figures:
     trace_tokens: int | None = None
     trace_s: dict[str, list[float]] | None = None
     default_floor: list[Timing] | None = None  # the floor page under Streamlit's default settings
+    first_paints: first_paint.FirstPaint | None = None  # cold: launch -> first element and first heatmap, n rounds
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="\n".join(__doc__.splitlines()[4:11]))
+                                     epilog="\n".join(__doc__.splitlines()[4:14]))
     parser.add_argument("--only", default=",".join(GROUPS), help="groups to run, separated by commas")
+    parser.add_argument("--runs", type=int, default=3, help="cold: rounds of first paints, each from new "
+                        "processes (default 3)")
     parser.add_argument("--case", default="", help="of their page cases, only those whose name holds these words, "
                         "e.g. --only views --case neuron")
     args = parser.parse_args()
@@ -95,6 +100,9 @@ def main() -> None:
             browser_version = browser.version
             if groups & (PAGE_GROUPS | {"cold"}):
                 run_pages(browser, groups, args.case, scratch, work, figures)
+            if "cold" in groups:
+                progress(f"first paint: {args.runs} rounds, each from new processes")
+                figures.first_paints = first_paint.measure(browser, args.runs, work, progress)
             if "memory" in groups:
                 progress("memory: a bert-base-sized checkpoint with random weights, then 10 sessions")
                 folder = checkpoints.bert_base_random(scratch / "bert-base-random")
@@ -203,6 +211,8 @@ def rows(figures: Figures) -> list[Row]:
         result.append(Row("cold start, bundled model", f"launch → first heatmap drawn (server up after "
                           f"{figures.healthy_s:.1f} s)", 1, f"{figures.drawn_s:.1f} s", "", "",
                           f"≤ {COLD_START_TARGET_S:.0f} s", verdict(figures.drawn_s, COLD_START_TARGET_S)))
+    if figures.first_paints is not None:
+        result += first_paint.rows(figures.first_paints)
     if figures.memory is not None:
         memory = figures.memory
         one_gb = memory.one_session_mb / 1024

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from components.charts.style import PLOT_SIZE
-from components.page.page_state import presents
+from components.page.link_flags import presents
 from tests import pages
 
 LEGIBLE_PX = 14  # the least size for labels and numbers on a projector

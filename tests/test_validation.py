@@ -21,7 +21,8 @@ from attention import (
 )
 from attention.counting import CountingConfig
 from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, SEED, TEMPERATURE, IntRange, RealRange, require_choice
-from attention.models import ALLOWED_MODELS_ENV, DEFAULT_ALLOWED_HUB_IDS, resolve
+from attention.model_list import ALLOWED_MODELS_ENV, DEFAULT_ALLOWED_HUB_IDS
+from attention.models import resolve
 from components.page import page_state
 
 BUNDLED_SHAPE = ModelShape(num_layers=6, num_heads=12, hidden_size=384)

@@ -14,88 +14,117 @@ equal inputs share an entry across sessions; how many entries each keeps is set 
   induction lab
 - chart_memos: chart specs and datasets built once, a student's last charts kept in their session
 - atlas: what every head does, over the corpus (kept for every session) and over one text
-- shared: what every session meets: the class store, the line of trainings, the induction lab's runs
+- offered: which models the page offers (no torch: the page's sidebar is drawn before it is imported)
+- stores: the class store, which every session meets (no torch either)
+- shared: what every session meets besides: the line of trainings, the induction lab's runs
 """
 
-from components.caches.atlas import CORPUS_SENTENCES, corpus_atlas, corpus_atlas_kept, text_atlas
-from components.caches.budget import CACHE_ENTRIES
-from components.caches.chart_memos import (
-    chart_data,
-    chart_data_by_key,
-    chart_spec,
-    drawn_chart,
-    new_run,
-    view_run,
-)
-from components.caches.experiments import (
-    DEFAULT_SECOND,
-    TRAINING_LIMIT_S,
-    aligned_positions,
-    alignment_words,
-    diagonal_wins,
-    drop_grid,
-    embedding_ranking,
-    equal_letters,
-    example_windows,
-    falling_layers,
-    head_block,
-    head_change,
-    head_softmax_statistics,
-    history_rows,
-    induction_training,
-    inspect_counting,
-    letter_counts,
-    masked_cells,
-    moved,
-    moved_grid,
-    prediction,
-    random_softmax_statistics,
-    random_temperature_statistics,
-    ranking,
-    row_sum_error,
-    sentence_pair,
-    shared_word,
-    shared_words,
-    sink_shares,
-    strongest_keys,
-    telling_word,
-    temperature_row,
-    train_counting,
-    twin_wins,
-    untrained_counting,
-    untrained_induction,
-    variance_by_head_size,
-    word_text,
-)
-from components.caches.layers import (
-    aggregate_heads,
-    entropy_by_layer,
-    head_summary,
-    proof,
-    rollout_by_layer,
-    settings_for,
-    trace,
-)
-from components.caches.models import (
-    MODEL_DIRS_ENV,
-    check_can_download,
-    downloads,
-    language_model,
-    model,
-    model_names,
-    needs_download,
-)
-from components.caches.moves import head_moved, head_value_norms, layer_value_norms, park_shares
-from components.caches.shared import classes, induction_runs, training_turns
-from components.caches.stacks import AlignedDifference, HeadStack, NeuronStack, head_stack, neuron_heads, neuron_view
-from components.caches.texts import (
-    encoding,
-    merged_words,
-    outline,
-    text_words,
-    unknown_characters,
-    visible_tokens,
-    visible_words,
-    word_similarity_by_layer,
-)
-from components.caches.work import HEAVY_SLOTS, PAGE_SLOTS, heavy_work, page_work
+from __future__ import annotations
+
+import importlib
+
+# Each name the caches offer, by the module that keeps it. Imported when first asked for (PEP 562): the page asks
+# for the offered models and the class store before torch is imported, and most of the caches import the core.
+_HOMES = {
+    "CORPUS_SENTENCES": "atlas",
+    "corpus_atlas": "atlas",
+    "corpus_atlas_kept": "atlas",
+    "text_atlas": "atlas",
+    "CACHE_ENTRIES": "budget",
+    "chart_data": "chart_memos",
+    "chart_data_by_key": "chart_memos",
+    "chart_spec": "chart_memos",
+    "drawn_chart": "chart_memos",
+    "new_run": "chart_memos",
+    "view_run": "chart_memos",
+    "DEFAULT_SECOND": "experiments",
+    "TRAINING_LIMIT_S": "experiments",
+    "aligned_positions": "experiments",
+    "alignment_words": "experiments",
+    "diagonal_wins": "experiments",
+    "drop_grid": "experiments",
+    "embedding_ranking": "experiments",
+    "equal_letters": "experiments",
+    "example_windows": "experiments",
+    "falling_layers": "experiments",
+    "head_block": "experiments",
+    "head_change": "experiments",
+    "head_softmax_statistics": "experiments",
+    "history_rows": "experiments",
+    "induction_training": "experiments",
+    "inspect_counting": "experiments",
+    "letter_counts": "experiments",
+    "masked_cells": "experiments",
+    "moved": "experiments",
+    "moved_grid": "experiments",
+    "prediction": "experiments",
+    "random_softmax_statistics": "experiments",
+    "random_temperature_statistics": "experiments",
+    "ranking": "experiments",
+    "row_sum_error": "experiments",
+    "sentence_pair": "experiments",
+    "shared_word": "experiments",
+    "shared_words": "experiments",
+    "sink_shares": "experiments",
+    "strongest_keys": "experiments",
+    "telling_word": "experiments",
+    "temperature_row": "experiments",
+    "train_counting": "experiments",
+    "twin_wins": "experiments",
+    "untrained_counting": "experiments",
+    "untrained_induction": "experiments",
+    "variance_by_head_size": "experiments",
+    "word_text": "experiments",
+    "aggregate_heads": "layers",
+    "entropy_by_layer": "layers",
+    "head_summary": "layers",
+    "proof": "layers",
+    "rollout_by_layer": "layers",
+    "settings_for": "layers",
+    "trace": "layers",
+    "MODEL_DIRS_ENV": "offered",
+    "check_can_download": "models",
+    "downloads": "models",
+    "language_model": "models",
+    "model": "models",
+    "model_names": "offered",
+    "needs_download": "models",
+    "head_moved": "moves",
+    "head_value_norms": "moves",
+    "layer_value_norms": "moves",
+    "park_shares": "moves",
+    "classes": "stores",
+    "induction_runs": "shared",
+    "training_turns": "shared",
+    "AlignedDifference": "stacks",
+    "HeadStack": "stacks",
+    "NeuronStack": "stacks",
+    "head_stack": "stacks",
+    "neuron_heads": "stacks",
+    "neuron_view": "stacks",
+    "encoding": "texts",
+    "merged_words": "texts",
+    "outline": "texts",
+    "text_words": "texts",
+    "unknown_characters": "texts",
+    "visible_tokens": "texts",
+    "visible_words": "texts",
+    "word_similarity_by_layer": "texts",
+    "HEAVY_SLOTS": "work",
+    "PAGE_SLOTS": "work",
+    "heavy_work": "work",
+    "page_work": "work",
+}
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> object:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'components.caches' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"components.caches.{_HOMES[name]}"), name)
+    globals()[name] = value  # asked once: the next look-up finds it without this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})

@@ -1,10 +1,9 @@
-"""The models: loaded once per server process and shared by every session (inference only), Hub downloads,
-and which models the page offers."""
+"""The models: loaded once per server process and shared by every session (inference only), and Hub downloads.
+Which models the page offers is offered.py's."""
 
 from __future__ import annotations
 
 import gc
-import os
 
 import streamlit as st
 
@@ -12,7 +11,6 @@ from attention import (
     BUNDLED_MODEL,
     LoadedModel,
     ModelLoadError,
-    allowed_hub_ids,
     download,
     hub,
     lm_heads,
@@ -21,16 +19,6 @@ from attention import (
 )
 from components.caches import model_room
 from components.caches.budget import BUDGET, CACHE_ENTRIES
-
-# Folders of local BERT checkpoints the page may offer, separated like PATH ("a:b").
-MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"
-
-
-def model_names() -> tuple[str, ...]:
-    """What the model selector offers: the bundled model, the allowed Hub ids, configured folders."""
-    folders = [p for p in os.environ.get(MODEL_DIRS_ENV, "").split(os.pathsep) if p.strip()]
-    return (BUNDLED_MODEL, *allowed_hub_ids(), *folders)
-
 
 # ---- Hub models: one download per model per server process, shared by every session ----
 

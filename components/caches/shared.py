@@ -1,4 +1,5 @@
-"""What every session of the server meets: the class store, the line of trainings and the induction lab's runs."""
+"""What every session of the server meets: the line of trainings and the induction lab's runs (the class store
+is stores.py's)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import os
 import streamlit as st
 
 from components.caches.budget import CACHE_ENTRIES
-from components.classroom import class_store
 from components.server import turns
 from components.server.process import one_torch_thread
 from components.server.shared_runs import SharedRuns
@@ -26,13 +26,6 @@ def training_turns() -> turns.Turns:
         log.error("%s; using one per core", error)
         slots = os.cpu_count() or 1
     return turns.Turns(slots, on_take=one_torch_thread)
-
-
-@st.cache_resource(show_spinner=False)
-def classes() -> class_store.ClassStore:
-    """Where the classes live (classroom/class_store.py): one store per server process, which every session meets;
-    in Redis when ATTENTION_ANATOMY_CLASS_STORE names one, so that replicas meet there too."""
-    return class_store.from_setting(os.environ.get(class_store.STORE_ENV))
 
 
 @st.cache_resource(show_spinner=False)

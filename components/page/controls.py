@@ -26,7 +26,7 @@ import streamlit as st
 
 from attention import SCALINGS, SOURCES, ModelShape, TraceSettings
 from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP, PAGE_WINDOW
-from attention.masks import MASKS
+from attention.mask_kinds import MASKS
 from components.page import page_state
 from components.page.page_state import PageState
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from attention import SCALINGS, SOURCES, ModelShape, TraceSettings
-from attention.induction import InductionConfig
+from attention.induction_config import InductionConfig
 from attention.limits import (
     PAGE_INDUCTION_HEADS,
     PAGE_INDUCTION_PERIOD,
@@ -25,9 +25,10 @@ from attention.limits import (
     PAGE_WINDOW,
     IntRange,
 )
-from attention.masks import MASKS
-from attention.models import BUNDLED_MODEL
+from attention.mask_kinds import MASKS
+from attention.model_list import BUNDLED_MODEL
 from attention.segments import PAIR_FILTERS
+from components.page.link_flags import flag
 
 # The model a page opens with when its link names none (one the page offers; else the bundled one).
 DEFAULT_MODEL_ENV = "ATTENTION_ANATOMY_DEFAULT_MODEL"
@@ -131,15 +132,6 @@ def from_query(query: Mapping[str, Sequence[str]], models: Sequence[str]) -> tup
                        f"offers; showing the bundled model {BUNDLED_MODEL!r}.")
         state = dataclasses.replace(state, model=BUNDLED_MODEL)
     return state, notices
-
-
-def presents(query: Mapping[str, Sequence[str]]) -> bool:
-    """Whether a link asks for presentation mode, as from_query reads present= (a malformed value: no)."""
-    given = list(query.get("present", ()))
-    try:
-        return bool(given) and _flag(given[-1], ())
-    except ValueError:
-        return False
 
 
 def fit_to_model(state: PageState, shape: ModelShape) -> tuple[PageState, list[str]]:
@@ -260,11 +252,7 @@ def _periods(raw: str, models) -> tuple[int, int]:
 
 
 def _flag(raw: str, _models) -> bool:
-    if raw.strip().lower() in ("1", "true", "yes", "on"):
-        return True
-    if raw.strip().lower() in ("0", "false", "no", "off"):
-        return False
-    raise ValueError("it must be 1 or 0")
+    return flag(raw)
 
 
 _PARSERS = {

@@ -1,0 +1,17 @@
+"""The class store, which every session of the server meets. Without torch: a link that joins a class reads the
+teacher's view from it before the page draws its sidebar, which comes before torch is imported."""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from components.classroom import class_store
+
+
+@st.cache_resource(show_spinner=False)
+def classes() -> class_store.ClassStore:
+    """Where the classes live (classroom/class_store.py): one store per server process, which every session meets;
+    in Redis when ATTENTION_ANATOMY_CLASS_STORE names one, so that replicas meet there too."""
+    return class_store.from_setting(os.environ.get(class_store.STORE_ENV))

@@ -1,0 +1,48 @@
+"""What a new server process shows at once: the page's frame and a line saying what loads, before torch.
+
+A process's first run imports torch and transformers and loads the model: seconds in which the page used to
+stay blank. Streamlit sends each element to the browser as the script draws it, so what the script draws
+before that import shows at once. This module imports Streamlit alone (tests/test_first_paint.py checks that
+nothing it imports brings torch or transformers in); the page's script imports the rest after calling it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from components.page.link_flags import presents
+from components.page.page_head import page_head
+
+TITLE = "Attention Anatomy"
+LOADING = "Loading the model (torch, transformers)…"
+_READY = threading.Event()  # set once a run of this process has loaded the model: later runs show no status
+
+
+def frame(link: Mapping[str, Sequence[str]]) -> None:
+    """The tab's title, the page's layout and the sidebar's title. A link in presentation mode opens with the
+    sidebar closed: a projected page wants its width for the charts."""
+    st.set_page_config(page_title=TITLE, layout="wide",
+                       initial_sidebar_state="collapsed" if presents(link) else "auto")
+    st.sidebar.title(TITLE)
+
+
+def loading(link: Mapping[str, Sequence[str]]) -> DeltaGenerator:
+    """A slot at the top of the page. Until this process has loaded the model, it holds the page's name and a
+    status saying what loads; loaded() empties it. Once loaded, it stays empty: one place in the page's tree
+    either way, so that what follows keeps its place."""
+    slot = st.empty()
+    if not _READY.is_set():
+        with slot.container():
+            page_head(TITLE, "", present=presents(link))
+            st.status(LOADING, state="running")
+    return slot
+
+
+def loaded(slot: DeltaGenerator) -> None:
+    """The model is loaded (or could not be, and the page says why next): the status goes, for this run and all."""
+    slot.empty()
+    _READY.set()

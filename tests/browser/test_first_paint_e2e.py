@@ -1,0 +1,53 @@
+"""A new server's first page in a real Chromium: its frame and a loading status at once, then the page.
+
+The module's server (tests/browser/conftest.py) is a new process that no page has opened yet, so the first test
+sees what a reader sees while torch, transformers and the model load (components/page/first_paint.py).
+Nothing is timed: what is checked is what the page shows, in which order.
+"""
+
+from __future__ import annotations
+
+from harness.browser import weights_chart
+from tests.marks import BROWSER_TESTS
+
+pytestmark = BROWSER_TESTS
+
+VIEWPORT = {"width": 1280, "height": 720}
+LOADING = "Loading the model (torch, transformers)…"
+# True at a moment when the loading status and the sidebar's view selector and text box are on the page at once.
+SIDEBAR_WHILE_LOADING = """loading => {
+    const sidebar = document.querySelector('[data-testid="stSidebar"]');
+    const status = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stExpander"], '
+                                                 + '[data-testid="stMain"] summary')]
+        .some(node => node.textContent.includes(loading));
+    return status && sidebar !== null && sidebar.querySelector('.st-key-view input[type="radio"]') !== null
+        && sidebar.querySelector('.st-key-text textarea') !== null;
+}"""
+
+
+def test_a_new_server_shows_its_titles_and_what_loads_then_the_heatmap_and_the_status_goes(page, base_url):
+    from playwright.sync_api import expect
+
+    page.goto(base_url)
+    status = page.get_by_text(LOADING)
+    expect(status).to_be_visible()  # drawn before the heavy imports: on a new process they take seconds
+    expect(page.locator('[data-testid="stSidebar"] h1')).to_have_text("Attention Anatomy")
+    expect(page.locator('[data-testid="stMain"] h1')).to_have_text("Attention Anatomy")
+    # The sidebar's controls are on the page while the status still is: drawn before torch, not after the model.
+    page.wait_for_function(SIDEBAR_WHILE_LOADING, arg=LOADING, timeout=120_000)
+
+    weights_chart(page).locator("canvas, svg.marks").first.wait_for(timeout=120_000)
+    expect(status).to_have_count(0)
+    expect(page.locator('[data-testid="stMain"] h1').first).to_have_text("One head")
+    expect(page.locator(".st-key-text textarea")).to_have_value("time flies like an arrow")
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+
+def test_once_loaded_a_new_session_shows_no_loading_status(page, base_url):
+    from playwright.sync_api import expect
+
+    page.goto(base_url)
+    weights_chart(page).locator("canvas, svg.marks").first.wait_for()
+    expect(page.locator('[data-testid="stSidebar"] h1')).to_have_text("Attention Anatomy")
+    expect(page.get_by_text(LOADING)).to_have_count(0)
+    expect(page.locator('[data-testid="stMain"] h1').first).to_have_text("One head")
