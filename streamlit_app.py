@@ -110,10 +110,22 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
         context = views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=shape,
                                     width=screen.column_px(share), stacked=screen.stacked,
                                     height=screen.height_px)
-        draw(view, context)
+        if view in views.OWN_RUN_VIEWS:
+            view_alone(view, context)
+        else:
+            draw(view, context)
     if view in views.SHAPES_VIEWS:
         with side:
             shapes_panel(context.outline(text_b=second_text(view, text_b)).steps, LETTERS, expanded=not state.present)
+
+
+@st.fragment
+def view_alone(view: str, context: views.ViewContext) -> None:
+    """A view whose own controls change nothing beside it (the lesson's step): moving one reruns the view alone,
+    not the attention controls and the shapes panel, and writes the link (and the class's view) again."""
+    with caches.page_work():
+        draw(view, context)
+        classroom.sync(controls.current_state())
 
 
 process.configure()  # torch's threads, glibc's pools, Arrow's pool: once per server process

@@ -113,10 +113,19 @@ def run_model(language_model: LanguageModel, input_ids: torch.Tensor, token_type
 def predict(language_model: LanguageModel, sentence: str, heads_off: Iterable[tuple[int, int]] = (),
             top_k: int = 5) -> Prediction:
     """The top_k tokens the model guesses for the sentence (behind its one [MASK], or after it), given heads off."""
+    shape = language_model.shape
     batch, position = _encode(language_model, sentence)
-    run = run_model(language_model, batch["input_ids"], batch["token_type_ids"], batch["attention_mask"], heads_off)
-    return _prediction(language_model, batch, position, run.heads_off, torch.from_numpy(run.logits[0, position]),
-                       top_k)
+    off = normalise_heads_off(heads_off, shape)
+    keep = torch.ones(1, shape.num_layers, shape.num_heads)  # (1, L, nh)
+    for layer, head in off:
+        keep[:, layer, head] = 0.0
+    with torch.inference_mode():
+        embeddings = embed(language_model.model, batch["input_ids"], batch["token_type_ids"])  # (1, T, C)
+        hidden_states, _ = layers_with_heads_off(language_model.model, embeddings, batch["attention_mask"], keep,
+                                                 start=0)
+        # The head's scores at the one position read, not at all T: its decoder is C x V (30,522 words for BERT).
+        logits = language_model.logits(hidden_states[-1][:, position])[0]  # (V,)
+    return _prediction(language_model, batch, position, off, logits, top_k)
 
 
 def head_ranking(language_model: LanguageModel, sentence: str) -> tuple[Prediction, tuple[HeadEffect, ...]]:

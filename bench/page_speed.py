@@ -137,7 +137,7 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
         Case("neuron view, 32 tokens", "views", "the chart's `query` input 1 → 12", {**text, "view": "neuron"},
              chart_input("query", RIGHT), 1.5, in_browser=True),
         Case("guided lesson, 32 tokens", "views", "`lesson_next` ×6, `lesson_prev` ×6 (Enter)",
-             {**text, "view": "lesson"}, [lesson_next] * 6 + [lesson_prev] * 6, 3.0),
+             {**text, "view": "lesson"}, [lesson_next] * 6 + [lesson_prev] * 6, 2.0),
         # τ is the random-softmax chart's own input there (every τ sent): drawn in the browser, the rerun after.
         Case("scaling lab, 32 tokens", "views", "the chart's `temperature` τ input 1.00 → 1.50",
              {**text, "view": "lab"}, chart_input("temperature", RIGHT_10), 2.0, in_browser=True),
@@ -147,7 +147,7 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
              {"view": "counting"}, slider("count_win_size", RIGHT_10), 2.0, ready=".st-key-count_win_size"),
         Case("switching heads off, 32 tokens", "views", "`switch_off_0` pills 0 → 9 (Space)",
              {"text": TEXT_32_MASK, "view": "switch", "model": switch_model},
-             [Move(f".st-key-switch_off_0 button >> nth={head}", "Space") for head in range(10)], 3.0,
+             [Move(f".st-key-switch_off_0 button >> nth={head}", "Space") for head in range(10)], 2.0,
              ready=".st-key-switch_off_0"),
         Case("new text typed, 32 tokens, one head", "text", "`text` area, a new text (Ctrl+Enter)", text,
              [Move(".st-key-text textarea", "Control+Enter", fill=new) for new in new_texts(10)], 3.0,

@@ -25,6 +25,8 @@ STANDALONE_VIEWS = ("counting", "induction")
 # What a view's chart picks with inputs of its own, switched in the browser (components/charts/scrub.py).
 ON_CHART = {"head": ("layer", "head"), "heads": ("layer",), "neuron": ("head",), "compare": ("layer", "head"),
             "lab": ("temperature",)}
+# Views whose own controls change nothing beside them (the lesson's step): a move of one reruns the view alone.
+OWN_RUN_VIEWS = ("lesson",)
 # Views that read one query token of the text: the page fits it inside the text's tokens (controls.fit_query)
 # before the view or the class sees the state.
 QUERY_VIEWS = ("neuron",)

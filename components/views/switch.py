@@ -96,11 +96,19 @@ def render(context) -> None:
         st.warning(str(error), icon=":material/info:")
         return
     token_chips(list(intact.tokens), list(intact.special))
-    guesses = st.container()  # drawn above the toggles, filled once they are read
-    heads_off = head_toggles(shape.num_layers, shape.num_heads)
-    with guesses:
-        _guesses(intact, caches.prediction(name, sentence, heads_off), len(heads_off), task)
+    _switchboard(name, sentence, intact, shape.num_layers, shape.num_heads, task)
     _ranking(intact, effects, shape, context, context.column_px(RANKING_SHARE, LARGE_GAP_PX), task)
+
+
+@st.fragment
+def _switchboard(name: str, sentence: str, intact: Prediction, num_layers: int, num_heads: int, task: Task) -> None:
+    """The guesses and the toggles under them: a head switched on or off reruns only this, one forward pass and a
+    table; the ranking, its heatmap and the rest of the page stay as they are (they do not read the toggles)."""
+    with caches.page_work():
+        guesses = st.container()  # drawn above the toggles, filled once they are read
+        heads_off = head_toggles(num_layers, num_heads)
+        with guesses:
+            _guesses(intact, caches.prediction(name, sentence, heads_off), len(heads_off), task)
 
 
 def _first_sentence(task: Task, objective: str, text: str, mask: str | None) -> None:

@@ -42,13 +42,21 @@ def render(context, shape) -> None:
         st.warning(str(error), icon=":material/info:")
         return
     _sentences(intact, typed=bool(context.text_b.strip()))
-    numbers = st.container()  # drawn above the toggles, filled once they are read
-    heads_off = head_toggles(shape.num_layers, shape.num_heads)
-    current = caches.sentence_pair(name, context.text, second, heads_off)
-    with numbers:
-        _metrics(intact, current)
-    _movement(intact, current, context)
+    _switchboard(context, second, intact, shape.num_layers, shape.num_heads)
     _ranking(effects, shape, context, context.column_px(RANKING_SHARE, LARGE_GAP_PX))
+
+
+@st.fragment
+def _switchboard(context, second: str, intact, num_layers: int, num_heads: int) -> None:
+    """The numbers, the toggles and sentence A's embedding: a head switched on or off reruns only this; the
+    ranking under it does not read the toggles and stays as it is."""
+    with caches.page_work():
+        numbers = st.container()  # drawn above the toggles, filled once they are read
+        heads_off = head_toggles(num_layers, num_heads)
+        current = caches.sentence_pair(context.model_name, context.text, second, heads_off)
+        with numbers:
+            _metrics(intact, current)
+        _movement(intact, current, context)
 
 
 def ranking_table(effects, limit: int = RANKED) -> pd.DataFrame:
