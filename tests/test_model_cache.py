@@ -33,10 +33,10 @@ def folders(tmp_path_factory):
 
 @pytest.fixture
 def offered(folders, monkeypatch):
-    """The folders on the page's model list, none of them loaded; after the test, none of them kept."""
+    """The folders on the page's model list, and no model loaded (the tests before this one in this process may have
+    loaded theirs, which would take the room); after the test, none of the folders kept."""
     monkeypatch.setenv(caches.MODEL_DIRS_ENV, ":".join(folders))
-    for folder in folders:
-        caches.model.clear(folder)
+    caches.model.clear()
     yield folders
     for folder in folders:
         caches.model.clear(folder)

@@ -1,9 +1,10 @@
-"""One Streamlit server and one Chromium for all the browser tests that use them (a module that needs a server of its
-own, with other settings or to stop it, defines its own base_url).
+"""One Streamlit server for all the browser tests that use it, and one Chromium per module (a module that needs a
+server of its own, with other settings or to stop it, defines its own base_url).
 
-Each pytest-xdist worker starts its own pair: a session fixture lives in one worker's process. Starting them once
-rather than once a module saves the app's cold start (torch, transformers, the model) some thirty times over; the
-tests only read from the server, and each opens its own tab, so its own Streamlit session."""
+The server is a session fixture: each pytest-xdist worker starts one, instead of one a module, which saves the app's
+cold start (torch, transformers, the model) some thirty times over. Each test opens its own tab, so its own
+Streamlit session. Chromium stays a module's: Playwright's sync API keeps an event loop running while it is open,
+and the deploy tests that may follow in the same worker run asyncio and Playwright of their own."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def base_url(tmp_path_factory):
         yield url
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
     from playwright.sync_api import expect, sync_playwright
 
