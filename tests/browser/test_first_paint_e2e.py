@@ -1,13 +1,18 @@
 """A new server's first page in a real Chromium: its frame and a loading status at once, then the page.
 
-The module's server (tests/browser/conftest.py) is a new process that no page has opened yet, so the first test
+The module starts a server of its own, a new process that no page has opened yet (the other browser tests share
+one, warm by the time they run), so the first test
 sees what a reader sees while torch, transformers and the model load (components/page/first_paint.py).
 Nothing is timed: what is checked is what the page shows, in which order.
 """
 
 from __future__ import annotations
 
+import pytest
+
 from harness.browser import weights_chart
+from harness.server import streamlit_server
+from tests.browser.conftest import APP
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -23,6 +28,12 @@ SIDEBAR_WHILE_LOADING = """loading => {
     return status && sidebar !== null && sidebar.querySelector('.st-key-view input[type="radio"]') !== null
         && sidebar.querySelector('.st-key-text textarea') !== null;
 }"""
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory):
+    with streamlit_server(APP, log_path=tmp_path_factory.mktemp("server") / "streamlit.log") as url:
+        yield url
 
 
 def test_a_new_server_shows_its_titles_and_what_loads_then_the_heatmap_and_the_status_goes(page, base_url):
