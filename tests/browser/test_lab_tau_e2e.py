@@ -7,6 +7,7 @@ cannot have run the script: what changes on the chart meanwhile, the browser dre
 from __future__ import annotations
 
 import re
+import time
 
 from harness.browser import chart_input, chart_input_readout, load_page, open_tab
 from tests.marks import BROWSER_TESTS
@@ -74,6 +75,9 @@ def test_tau_moves_on_the_chart_with_no_rerun_and_the_page_follows_after(browser
     moved_curves = curves(page)
     assert "÷ τ = 1.25" in moved, "the legend names the τ the input holds"
     assert "temperature=" not in page.url, "no script ran: the URL has not moved yet"
+    deadline = time.monotonic() + 10
+    while not messages.held and time.monotonic() < deadline:  # Streamlit sends a chart's selection a moment after
+        page.wait_for_timeout(50)  # and Playwright hands the message over only while it is called
     assert messages.held, "the move was reported to the server (held here)"
 
     messages.release()
