@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-import importlib
+from attention.lazy_names import lazy_names
 
 # Each name the package offers, by the module that holds it. Imported when first asked for (PEP 562): the page
 # reads the settings' names and ranges before torch is imported, and most of the core imports torch.
@@ -47,14 +47,4 @@ _HOMES = {
     "layer_projections": "trace",
 }
 __all__ = sorted(_HOMES)
-
-def __getattr__(name: str) -> object:
-    if name not in _HOMES:
-        raise AttributeError(f"module 'attention' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"attention.{_HOMES[name]}"), name)
-    globals()[name] = value  # asked once: the next look-up finds it without this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())

@@ -21,7 +21,7 @@ equal inputs share an entry across sessions; how many entries each keeps is set 
 
 from __future__ import annotations
 
-import importlib
+from attention.lazy_names import lazy_names
 
 # Each name the caches offer, by the module that keeps it. Imported when first asked for (PEP 562): the page asks
 # for the offered models and the class store before torch is imported, and most of the caches import the core.
@@ -116,15 +116,4 @@ _HOMES = {
     "page_work": "work",
 }
 __all__ = sorted(_HOMES)
-
-
-def __getattr__(name: str) -> object:
-    if name not in _HOMES:
-        raise AttributeError(f"module 'components.caches' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"components.caches.{_HOMES[name]}"), name)
-    globals()[name] = value  # asked once: the next look-up finds it without this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())
