@@ -10,8 +10,11 @@ import os
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_VERBOSITY"] = "error"
 
+import functools  # noqa: E402
+
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from streamlit.components.v2 import manifest_scanner  # noqa: E402
 
 from attention import load_model  # noqa: E402
 from components.server import process  # noqa: E402
@@ -23,6 +26,11 @@ from tests.marks import skip_or_fail_without_needs  # noqa: E402
 # Two computations of the same numbers (a batch of heads and one head, the page and a test's own trace)
 # agree within float32 rounding only, which differs from CPU to CPU: compare those with rtol=1e-5, atol=1e-6.
 process.configure()
+
+# A Streamlit server looks through every installed package for components once, as it starts; AppTest does it for
+# each page it opens (its own stand-in runtime), which read 450 packages' metadata and took three quarters of a
+# page test's time. The packages installed do not change while the tests run: look once, as the server does.
+manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
 
 
 @pytest.hookimpl(tryfirst=True)
