@@ -99,8 +99,8 @@ PAGES = {
     "head-words": "?view=head&words=1&text=the+ophthalmologist+examined+photosynthesis",
     "compare-words": "?view=compare&words=1&text=the+ophthalmologist+examined+photosynthesis"
                      "&text_b=an+ophthalmologist+studied+photosynthesis",
-    **{f"lesson-{step}": f"?view=lesson&step={step}" + PAIR for step in range(1, LESSON_STEPS + 1)},
 }
+LESSON = "?view=lesson&step=1" + PAIR  # opened at its first step, then walked to the last with Next, as a learner does
 MODES = {"normal": "", "present": "&present=1"}  # presentation mode: larger text and charts, the sidebar closed
 # What a chart draws (Vega's canvas or SVG), and what it must not lie on: controls, tables, text, the shapes panel.
 GRAPHICS = '[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg.marks'
@@ -168,11 +168,23 @@ _UNREADABLE_JS = """() => {
 
 def open_drawn(page, url: str) -> None:
     """Open url and wait until the page has settled and Vega has drawn every chart shown."""
-    from playwright.sync_api import expect
-
     page.goto(url)
     page.locator('[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"]').first.wait_for(
         state="attached")
+    wait_until_drawn(page)
+
+
+def next_lesson_step_drawn(page, step: int) -> None:
+    """Press the lesson's Next (the step reruns alone, as a learner walks the lesson) and wait until step is drawn."""
+    page.locator(".st-key-lesson_next button").click()
+    page.get_by_text(f"Step {step} of {LESSON_STEPS}:").wait_for()
+    wait_until_drawn(page)
+
+
+def wait_until_drawn(page) -> None:
+    """Wait until the page has settled and Vega has drawn every chart shown."""
+    from playwright.sync_api import expect
+
     wait_until_settled(page)
     charts = page.locator('[data-testid="stVegaLiteChart"]:visible')
     for index in range(charts.count()):
@@ -209,13 +221,22 @@ def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, ba
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page = open_tab(browser, viewport=SIZES[size])
     faults = []
+
+    def check(name: str) -> None:
+        found = page.evaluate(_LAYOUT_JS, [GRAPHICS, OBSTACLES])
+        if SCREENSHOTS_WANTED:
+            screens(page, f"{name}_{size}{'' if mode == 'normal' else '_' + mode}")
+        faults.extend(f"{name}: {fault}" for fault in [*found["faults"], *page.evaluate(_UNREADABLE_JS)])
+
     try:
         for name, query in PAGES.items():
             open_drawn(page, f"{base_url}/{query}{MODES[mode]}")
-            found = page.evaluate(_LAYOUT_JS, [GRAPHICS, OBSTACLES])
-            if SCREENSHOTS_WANTED:
-                screens(page, f"{name}_{size}{'' if mode == 'normal' else '_' + mode}")
-            faults += [f"{name}: {fault}" for fault in [*found["faults"], *page.evaluate(_UNREADABLE_JS)]]
+            check(name)
+        open_drawn(page, f"{base_url}/{LESSON}{MODES[mode]}")
+        check("lesson-1")
+        for step in range(2, LESSON_STEPS + 1):
+            next_lesson_step_drawn(page, step)
+            check(f"lesson-{step}")
     finally:
         page.context.close()
     assert not faults, "\n".join(faults)
