@@ -21,13 +21,12 @@ from attention.counting import (
     BLANK,
     PAGE_HEAD_SIZE,
     PAGE_STEPS,
-    PAGE_WIN_SIZE,
     SYMBOLS,
     VOCAB_SIZE_RANGE,
     CountingConfig,
     TrainingResult,
 )
-from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
+from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP, PAGE_WIN_SIZE
 from attention.settings import SCALINGS
 from components import caches
 from components.charts.draw import lettered, show
