@@ -145,8 +145,16 @@ def test_a_window_picked_on_the_maps_moves_the_link_the_counts_and_what_train_tr
     page.button(key="count_train").click().run()
     assert_healthy(page)
     assert page.get("progress")[0].proto.text.startswith("Trained 20 steps")
-    assert chart_cells(page, WINDOW).shape == (14, 14)
-    assert chart_inputs(maps_chart(page)) == {"win_size": (14, 14)}, "a trained head is its window size's only"
+    assert chart_cells(page, WINDOW).shape == (14, 14), "a trained head is its window size's only"
+    assert chart_inputs(maps_chart(page)) == {"win_size": (PAGE_WIN_SIZE.low, PAGE_WIN_SIZE.high)}
+    pick_on_chart(page, MAPS_KEY, win_size=15)  # the trained head's maps ask for a rerun: nothing trained there
+    assert_healthy(page)
+    assert [header.value for header in page.subheader] == ["Before training: what the untrained head does"]
+    assert chart_picks(maps_chart(page)) == {"win_size": 15}
+    pick_on_chart(page, MAPS_KEY, win_size=14)
+    assert_healthy(page)
+    assert [header.value for header in page.subheader] == ["What the head learned"]
+    assert any(c.value.startswith("Trained 20 steps") for c in page.caption), "kept for its config, not trained again"
 
 
 def test_a_link_with_a_window_size_opens_the_lab_at_it_and_a_bad_one_says_so():

@@ -57,27 +57,27 @@ def maps_frames(window_weights: dict[int, np.ndarray], symbol_weights: dict[int,
 
 
 def maps_chart(window_data, letters_data, window_letters: dict[int, tuple[str, ...]], symbols: tuple[str, ...],
-               start: int, size: int, beside: bool, square_at: int, lettering: Lettering = READING
-               ) -> alt.TopLevelMixin:
+               start: int, offered: tuple[int, int], size: int, beside: bool, square_at: int,
+               lettering: Lettering = READING) -> alt.TopLevelMixin:
     """Both maps (window_data and letters_data: maps_frames' datasets, or their names) side by side or one under the
-    other, their window picked by one input over the sizes of window_letters ({W: its letters}), starting at start.
-    size: the px of the window map's side and of the letters map's width, whose cells are square at a window of
-    square_at (the plots keep their sizes from window to window: the page under them does not move)."""
+    other, at the sizes of window_letters ({W: its letters}), picked by one input from offered[0] to offered[1]
+    (every size the page offers, sent or not), starting at start. size: the px of the window map's side and of the
+    letters map's width, whose cells are square at a window of square_at (the plots keep their sizes from window to
+    window: the page under them does not move)."""
     sizes = sorted(window_letters)
     picker = alt.selection_point(name=WIN, fields=[WIN], value=[{WIN: start}], clear=False,
-                                 bind=alt.binding_range(min=sizes[0], max=sizes[-1], step=1, name="Window size W"))
+                                 bind=alt.binding_range(min=offered[0], max=offered[1], step=1, name="Window size W"))
     many = len(sizes) > 1
     shown = f"{WIN}_{WIN}" if many else str(sizes[0])  # one size sent: drawn whatever the input says
     letters_of = f"{WINDOW_LETTERS}[{shown}]"
     colour = alt.Color("value:Q", title=None, legend=legend(size),
                        scale=alt.Scale(domain=WEIGHT_DOMAIN, range=colour_stops("blues"), interpolate="rgb"))
-    window = _map(window_data, f"{letters_of}[datum.row]", letters_of, "query: the letter asking", WINDOW_TITLE,
-                  colour, size, size, lettering).add_params(picker)
+    keep = filter_on(picker) if many else None
+    window = _map(window_data, keep, f"{letters_of}[datum.row]", letters_of, "query: the letter asking",
+                  WINDOW_TITLE, colour, size, size, lettering).add_params(picker)
     height = max(len(symbols) * MIN_ROW_PX, min(size, round(size * len(symbols) / square_at)))
-    letters = _map(letters_data, f"{SYMBOL_LABELS}[datum.row]", letters_of, "query: the symbol asking",
+    letters = _map(letters_data, keep, f"{SYMBOL_LABELS}[datum.row]", letters_of, "query: the symbol asking",
                    LETTERS_TITLE, colour, size, height, lettering)
-    if many:
-        window, letters = (part.transform_filter(filter_on(picker)) for part in (window, letters))
     labels = {str(size): list(letters) for size, letters in window_letters.items()}
     chart = (alt.hconcat if beside else alt.vconcat)(window, letters, spacing=MAPS_SPACING_PX)
     return chart.add_params(alt.param(name=WINDOW_LETTERS, value=labels),
@@ -86,13 +86,20 @@ def maps_chart(window_data, letters_data, window_letters: dict[int, tuple[str, .
                                    usermeta={"embedOptions": {"renderer": "canvas"}})
 
 
-def _map(data, row_label: str, letters_of: str, row_title: str, title: str, colour: alt.Color, width: int,
-         height: int, lettering: Lettering) -> alt.Chart:
-    """One map's rects: a cell per (row, column) of the window size shown, its letters on the axes."""
+def _map(data, keep: str | None, row_label: str, letters_of: str, row_title: str, title: str, colour: alt.Color,
+         width: int, height: int, lettering: Lettering) -> alt.Chart:
+    """One map's rects: a cell per (row, column) of the window size shown (keep: the filter that keeps its rows,
+    None when one size is sent), its letters on the axes.
+
+    A move re-evaluates what depends on the input, row by row and mark by mark (heatmap.vector_cells says more):
+    the rows are filtered before their labels are looked up, and the cells carry no ARIA description each."""
     column_label = f"{letters_of}[datum.column]"
     axis = {"labelAngle": 0, "labelOverlap": False, "labelFlush": False, "labelLimit": LABEL_LIMIT_PX,
             "labelColor": LABEL_COLOUR}
-    return alt.Chart(data).mark_rect().transform_calculate(row_label=row_label, column_label=column_label).encode(
+    chart = alt.Chart(data).mark_rect(aria=False)
+    if keep is not None:
+        chart = chart.transform_filter(keep)
+    return chart.transform_calculate(row_label=row_label, column_label=column_label).encode(
         x=alt.X("column:O", scale=TOKEN_BANDS,
                 axis=alt.Axis(title="key: the letter looked at", labelExpr=f"{letters_of}[datum.value]", **axis)),
         y=alt.Y("row:O", scale=TOKEN_BANDS, axis=alt.Axis(title=row_title, labelExpr=row_label.replace(

@@ -34,7 +34,7 @@ from attention.counting import (
     CountingTrace,
     TrainingResult,
 )
-from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
+from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP, PAGE_WIN_SIZE
 from attention.settings import SCALINGS
 from components import caches
 from components.charts import counting_maps
@@ -57,6 +57,7 @@ MAP_MIN_PX = 200  # px: a column that leaves each map less than this puts them o
 CHART_WIDTH = 220  # px, a curve's plot at most: two side by side fit the page's main column
 CURVE_AXIS_PX = 70  # px left of a curve's plot for its axis
 MAPS_KEY = "chart-count-window"
+OFFERED = (PAGE_WIN_SIZE.low, PAGE_WIN_SIZE.high)  # the window sizes the maps' input offers, trained head or not
 SAMPLE = "count_sample"  # session key: which example window the maps show
 DEFAULTS = CountingConfig()
 
@@ -285,14 +286,14 @@ def _maps(traces: dict[int, CountingTrace], config: CountingConfig, context, sam
     at = traces[config.win_size]
     chart_downloads(lambda: counting_maps.maps_chart(
         *counting_maps.maps_frames(*_weights({config.win_size: at})).values(), {config.win_size: at.labels[0]},
-        symbols, config.win_size, size, beside, DEFAULTS.win_size, context.lettering), "count-window",
+        symbols, config.win_size, OFFERED, size, beside, DEFAULTS.win_size, context.lettering), "count-window",
         "counting-window-attention")
 
 
 def _maps_spec(labels: tuple, symbols: tuple[str, ...], size: int, beside: bool, lettering) -> dict:
     first = labels[0][0]  # where the input starts, before `placed` moves it
     return counting_maps.maps_chart(named(counting_maps.WINDOW, CELLS), named(counting_maps.LETTERS, CELLS),
-                                    dict(labels), symbols, first, size, beside, DEFAULTS.win_size,
+                                    dict(labels), symbols, first, OFFERED, size, beside, DEFAULTS.win_size,
                                     lettering).to_dict(validate=False)
 
 

@@ -1,4 +1,5 @@
-"""The counting lab in Chromium: the window size moves on the maps' own input, drawn by the browser alone.
+"""The counting lab in Chromium: the window size moves on the maps' own input, drawn by the browser alone; Stop still
+stops a training (the lab runs as the whole page, not a fragment, for it).
 
 The page's messages to the server are held while the window moves (Playwright routes the websocket), so the server
 cannot have run the script: what changes on the maps meanwhile, the browser drew from the data it had.
@@ -10,7 +11,16 @@ import re
 from dataclasses import replace
 
 from attention.counting import CountingConfig, example_windows, letters
-from harness.browser import chart_input, chart_input_readout, chart_pixels, load_page, open_tab, wait_for_change
+from harness.browser import (
+    chart_input,
+    chart_input_readout,
+    chart_pixels,
+    load_page,
+    open_tab,
+    slider_thumb,
+    wait_for_change,
+    wait_until_settled,
+)
 from tests.browser.frames import HeldMessages
 from tests.marks import BROWSER_TESTS
 
@@ -69,3 +79,21 @@ def test_the_window_moves_on_the_maps_with_no_rerun_and_the_page_follows_after(b
         assert chart_pixels(linked, maps(linked)) == moved, "a window moved to is drawn as a link draws it"
     finally:
         linked.context.close()
+
+
+def test_stop_stops_a_training_where_it_is_and_the_maps_show_what_it_learned(page, base_url):
+    from playwright.sync_api import expect
+
+    open_lab(page, base_url)
+    steps = slider_thumb(page, "count_steps")
+    steps.focus()
+    steps.press("End")  # the longest run the page offers: it cannot end before Stop
+    wait_until_settled(page)
+    page.locator(".st-key-count_train button").click()
+    expect(page.locator('[data-testid="stProgress"]').get_by_text(re.compile(r"^Step \d+ of 3000"))).to_be_visible()
+    page.locator(".st-key-count_stop button").first.click()
+    expect(page.get_by_text(re.compile(r"^Stopped at step \d+ of 3000"))).to_be_visible()
+    expect(page.get_by_text("the server's limit for one training")).to_have_count(0)  # Stop, not the time limit
+    wait_until_settled(page)
+    expect(page.get_by_text("What the head learned", exact=True)).to_be_visible()
+    expect(chart_input_readout(page, "win_size")).to_have_text("10")
