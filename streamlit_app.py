@@ -157,6 +157,7 @@ welcome.welcome(model_name, text, controls.current_state(), loaded.shape.num_lay
 classroom.follow()
 
 if view in views.STANDALONE_VIEWS:
+    caches.new_run()  # a chart with inputs of its own (the counting lab's maps) tells its own moves from others'
     state = controls.pending_state()
     classroom.sync(state)
     classroom.status()

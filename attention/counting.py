@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 import string
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -29,20 +29,18 @@ import torch.nn.functional as F
 from torch import nn
 
 from attention.dot_product import attend
-from attention.limits import SEED, TEMPERATURE, IntRange, RealRange, require_choice
+from attention.limits import SEED, TEMPERATURE, WIN_SIZE_RANGE, IntRange, RealRange, require_choice
 from attention.settings import SCALINGS, scaling_divisor
 from attention.threads import one_thread
 
 BLANK = "·"  # how a blank position is shown; symbol 0
 SYMBOLS = BLANK + string.ascii_uppercase  # symbol i > 0 is the i-th letter
-WIN_SIZE_RANGE = IntRange(2, 24)
 VOCAB_SIZE_RANGE = IntRange(1, 26)  # A to Z at most
 HEAD_SIZE_RANGE = IntRange(1, 64)
 LEARNING_RATE_RANGE = RealRange(1e-4, 1.0)
 STEPS_RANGE = IntRange(1, 20_000)
-# The page's sliders, inside the core's ranges: a window and a head that still draw legibly, and runs of
-# a few seconds to a minute on a shared 2-core server.
-PAGE_WIN_SIZE = WIN_SIZE_RANGE.narrowed(2, 20)
+# The page's sliders, inside the core's ranges (the window's in attention/limits.py, which a link reads): a head
+# that still draws legibly, and runs of a few seconds to a minute on a shared 2-core server.
 PAGE_HEAD_SIZE = HEAD_SIZE_RANGE.narrowed(1, 32)
 PAGE_STEPS = STEPS_RANGE.narrowed(20, 3_000)
 # The held-out windows come from their own generator, seeded this far from the training seed.
@@ -265,14 +263,30 @@ def train(config: CountingConfig = CountingConfig(),
 def untrained(config: CountingConfig = CountingConfig()) -> TrainingResult:
     """The model train(config) starts from, before its first step, with its held-out accuracy at step 0:
     what the head does by chance, to compare the trained one with."""
-    config.validate()
-    model = CountingModel(config, torch.Generator().manual_seed(config.seed))  # train()'s first draws
-    model.requires_grad_(False)
+    start = _start(config.validate())
     held_out, held_out_counts = _held_out(config)  # (M, W), (M, S)
     with torch.inference_mode():
-        chance = accuracy(model(held_out)[0], held_out_counts)
-    return TrainingResult(config, np.zeros(0, dtype=np.float32), np.zeros(1, dtype=np.int64),
-                          np.array([chance], dtype=np.float32), 0.0, model)
+        chance = accuracy(start.model(held_out)[0], held_out_counts)
+    return replace(start, accuracy_steps=np.zeros(1, dtype=np.int64), accuracies=np.array([chance], dtype=np.float32))
+
+
+def untrained_windows(config: CountingConfig, sizes: Sequence[int], sample: int = 0) -> dict[int, CountingTrace]:
+    """{W: what the model train() starts from does with example window `sample`} for each window size W of sizes,
+    the rest of config as it is: the untrained head at every window a page may switch to. Unmeasured (untrained
+    measures one size on a thousand windows); a window size's weights are its config's, as train() draws them."""
+    traces = {}
+    for size in sizes:
+        sized = replace(config, win_size=size).validate()
+        traces[size] = inspect(_start(sized), example_windows(sized, 1, seed=sample))
+    return traces
+
+
+def _start(config: CountingConfig) -> TrainingResult:
+    """train(config)'s model before its first step, with nothing run or measured."""
+    model = CountingModel(config, torch.Generator().manual_seed(config.seed))  # train()'s first draws
+    model.requires_grad_(False)
+    return TrainingResult(config, np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64),
+                          np.zeros(0, dtype=np.float32), 0.0, model)
 
 
 def _held_out(config: CountingConfig) -> tuple[torch.Tensor, torch.Tensor]:

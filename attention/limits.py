@@ -115,3 +115,8 @@ PAGE_INDUCTION_VOCAB = INDUCTION_VOCAB.narrowed(4, 64)
 PAGE_INDUCTION_HEADS = INDUCTION_HEADS.narrowed(1, 8)
 PAGE_INDUCTION_STEPS = INDUCTION_STEPS.narrowed(100, 2_000)
 PAGE_INDUCTION_STEPS_STEP = 100  # the steps slider moves by this many
+
+# The counting lab's window (attention/counting.py): the core's, then the page's, whose every size the lab's chart
+# holds (a window that still draws legibly) and a link may ask for (win_size=).
+WIN_SIZE_RANGE = IntRange(2, 24)
+PAGE_WIN_SIZE = WIN_SIZE_RANGE.narrowed(2, 20)

@@ -72,8 +72,8 @@ def slider(key: str, presses: list[str]) -> list[Move]:
 
 
 def chart_input(name: str, presses: list[str]) -> list[Move]:
-    """Presses on a chart's own layer, head or query input (charts/scrub.py, charts/neuron_chart.py), or the scaling
-    lab's τ (views/lab.py)."""
+    """Presses on a chart's own layer, head or query input (charts/scrub.py, charts/neuron_chart.py), the scaling
+    lab's τ (views/lab.py) or the counting lab's window size (charts/counting_maps.py)."""
     return [Move(f'.vega-bindings input[type="range"][name="{name}_{name}"]', press) for press in presses]
 
 
@@ -143,8 +143,9 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
              {**text, "view": "lab"}, chart_input("temperature", RIGHT_10), 2.0, in_browser=True),
         Case("two texts side by side, 32 + 32 tokens", "views", "the chart's `head` input 0 → 11",
              {**text, "text_b": TEXT_32_B, "view": "compare"}, chart_input("head", RIGHT), 1.5, in_browser=True),
-        Case("counting letters (untrained)", "views", "`count_win_size` slider 10 → 20",
-             {"view": "counting"}, slider("count_win_size", RIGHT_10), 2.0, ready=".st-key-count_win_size"),
+        # The window is the maps' own input there (every size of the untrained head sent): drawn in the browser.
+        Case("counting letters (untrained)", "views", "the maps' `win_size` window input 10 → 20",
+             {"view": "counting"}, chart_input("win_size", RIGHT_10), 2.0, in_browser=True),
         Case("switching heads off, 32 tokens", "views", "`switch_off_0` pills 0 → 9 (Space)",
              {"text": TEXT_32_MASK, "view": "switch", "model": switch_model},
              [Move(f".st-key-switch_off_0 button >> nth={head}", "Space") for head in range(10)], 2.0,

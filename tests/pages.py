@@ -131,9 +131,9 @@ def chart_matrix(chart, fill: float = 0.0, panel: str | None = None) -> np.ndarr
 
 
 def chart_picks(chart) -> dict[str, float]:
-    """{layer, head} that a chart holding many heads (components/charts/scrub.py) shows (or its query, or the lab's
-    τ): where its own inputs start (the spec), or where the reader moved them since (the chart's selection).
-    {} for other charts."""
+    """{layer, head} that a chart holding many heads (components/charts/scrub.py) shows (or its query, the lab's τ,
+    the counting lab's window size): where its own inputs start (the spec), or where the reader moved them since
+    (the chart's selection). {} for other charts."""
     picks = {p["name"]: p["value"][0][p["name"]] for p in _bound_params(chart)}
     key = chart.proto.id.split("-", 2)[-1] if chart.proto.id else None  # "$$ID-<hash>-<key>"
     if picks and key in chart.root.session_state:
@@ -148,10 +148,11 @@ def chart_inputs(chart) -> dict[str, tuple[int, int]]:
 
 
 def _bound_params(chart) -> list[dict]:
-    """A chart's layer, head, query and τ parameters that are bound to inputs, at its top or in its layers."""
+    """A chart's layer, head, query, τ and window size parameters that are bound to inputs, at its top or in its
+    layers."""
     spec = json.loads(chart.proto.spec)
     params = spec.get("params", []) + [p for layer in spec.get("layer", []) for p in layer.get("params", [])]
-    return [p for p in params if p.get("bind") and p["name"] in ("layer", "head", "query", "temperature")]
+    return [p for p in params if p.get("bind") and p["name"] in ("layer", "head", "query", "temperature", "win_size")]
 
 
 def spec_parts(part) -> list[dict]:

@@ -24,6 +24,7 @@ from attention.counting import (
     train,
     true_counts,
     untrained,
+    untrained_windows,
 )
 from attention.settings import SCALINGS
 
@@ -214,6 +215,20 @@ def test_inspect_refuses_windows_of_another_size(trained):
         inspect(trained, np.zeros((1, 3), dtype=np.int64))
     with pytest.raises(ValueError, match="symbol ids from 0 to 5"):
         inspect(trained, np.full((1, 10), 6))
+
+
+def test_the_untrained_head_at_every_window_size_is_what_training_would_start_from_there():
+    config = replace(CountingConfig(), vocab_size=3, seed=7)
+    traces = untrained_windows(config, range(2, 21), sample=2)
+    assert sorted(traces) == list(range(2, 21))
+    for size, trace in traces.items():
+        sized = replace(config, win_size=size)
+        expected = inspect(untrained(sized), example_windows(sized, 1, seed=2))
+        assert trace.windows.shape == (1, size) and trace.labels == expected.labels
+        for stage in ("self_weights", "symbol_weights", "probabilities", "predicted_counts", "true_counts"):
+            np.testing.assert_array_equal(getattr(trace, stage), getattr(expected, stage), err_msg=f"{size} {stage}")
+    with pytest.raises(ValueError, match="win_size must be an integer from 2 to 24"):
+        untrained_windows(config, [25])
 
 
 def test_the_untrained_model_is_where_training_starts_and_its_accuracy_is_counted_by_hand():

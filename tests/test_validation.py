@@ -20,7 +20,17 @@ from attention import (
     load_model,
 )
 from attention.counting import CountingConfig
-from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, SEED, TEMPERATURE, IntRange, RealRange, require_choice
+from attention.limits import (
+    PAGE_SEED,
+    PAGE_TEMPERATURE,
+    PAGE_WIN_SIZE,
+    SEED,
+    TEMPERATURE,
+    WIN_SIZE_RANGE,
+    IntRange,
+    RealRange,
+    require_choice,
+)
 from attention.model_list import ALLOWED_MODELS_ENV, DEFAULT_ALLOWED_HUB_IDS
 from attention.models import resolve
 from components.page import page_state
@@ -262,6 +272,16 @@ def test_the_pages_ranges_lie_inside_the_cores():
     assert IntRange(0, 10).narrowed(-5, None) == IntRange(0, 10)
     assert IntRange(0).narrowed(1, 7) == IntRange(1, 7)
     assert RealRange(1.0, 2.0).narrowed(0.5, 3.0) == RealRange(1.0, 2.0)
+
+
+@pytest.mark.parametrize("raw", ["1", "2", "13", "20", "21", "24", "x"])
+def test_a_links_window_size_is_one_the_counting_lab_offers_and_trains(raw):
+    """The counting lab's window size comes from a link (win_size=): inside the page's range, the core's too."""
+    assert WIN_SIZE_RANGE.low <= PAGE_WIN_SIZE.low and PAGE_WIN_SIZE.high <= WIN_SIZE_RANGE.high
+    assert page_state.PageState().win_size == CountingConfig().win_size, "a link without win_size= opens the default"
+    state, notices = page_state.from_query({"win_size": [raw]}, [BUNDLED_MODEL])
+    assert bool(notices) is (not raw.isdigit() or int(raw) not in PAGE_WIN_SIZE)
+    CountingConfig(win_size=state.win_size).validate()
 
 
 @pytest.mark.parametrize(("valid", "value", "inside"), [

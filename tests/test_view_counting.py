@@ -1,4 +1,5 @@
-"""The counting lab through AppTest (as ?view=counting): it opens, trains to the end, keeps results per config."""
+"""The counting lab through AppTest (as ?view=counting): it opens, trains to the end, keeps results per config; its
+window size is picked on its maps (the chart's own input, every size of the untrained head sent) and in a link."""
 
 from __future__ import annotations
 
@@ -14,16 +15,30 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention.counting import CountingConfig, example_windows, inspect, train, untrained
-from tests.pages import assert_healthy, chart_matrix, chart_title, html_table, title_text
+from attention.limits import PAGE_WIN_SIZE
+from components.charts.counting_maps import LETTERS, WINDOW, WINDOW_TITLE
+from components.views.counting import MAPS_KEY
+from tests.pages import (
+    assert_healthy,
+    chart_inputs,
+    chart_matrix,
+    chart_picks,
+    charts,
+    html_table,
+    pick_on_chart,
+    title_text,
+)
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 STEPS = 60  # a short run: the page's machinery, not the learning (tests/test_counting.py has that)
 SHORT = replace(CountingConfig(), steps=STEPS)
 
 
-def open_lab() -> AppTest:
+def open_lab(**query: str) -> AppTest:
     page = AppTest.from_file(APP, default_timeout=120)
     page.query_params["view"] = "counting"
+    for name, value in query.items():
+        page.query_params[name] = value
     return page.run()
 
 
@@ -36,11 +51,25 @@ def chart_titles(page: AppTest) -> list[str]:
     return titles
 
 
-def chart_cells(page: AppTest, title: str) -> np.ndarray:
-    for chart in page.get("vega_lite_chart"):
-        if chart_title(chart) == title:
-            return chart_matrix(chart)
-    raise AssertionError(f"no chart {title!r}; there are {chart_titles(page)}")
+def maps_chart(page: AppTest):
+    """The chart of both maps, the window attending to itself and each symbol's question."""
+    [chart] = [chart for chart in charts(page) if chart.proto.id.endswith(f"-{MAPS_KEY}")]
+    return chart
+
+
+def chart_cells(page: AppTest, panel: str) -> np.ndarray:
+    """One map's cells (panel WINDOW or LETTERS) at the window size its input shows."""
+    return chart_matrix(maps_chart(page), panel=panel)
+
+
+def cells_at(page: AppTest, panel: str, win_size: int) -> np.ndarray:
+    """One map's cells as sent for a window size, whichever the input shows."""
+    [blob] = [d.data.data for d in maps_chart(page).proto.datasets if d.name == f"{panel}-cells"]
+    cells = pa.ipc.open_stream(blob).read_all().to_pandas()
+    cells = cells[cells["win_size"] == win_size]
+    matrix = np.full((cells["row"].max() + 1, cells["column"].max() + 1), np.nan, dtype=np.float32)
+    matrix[cells["row"], cells["column"]] = cells["value"]
+    return matrix
 
 
 def count_table(page: AppTest):
@@ -59,7 +88,8 @@ def test_the_lab_opens_from_its_link_with_the_defaults_and_waits_for_train():
     page = open_lab()
     assert_healthy(page)
     defaults = CountingConfig()
-    assert page.slider(key="count_win_size").value == defaults.win_size
+    assert chart_picks(maps_chart(page)) == {"win_size": defaults.win_size}
+    assert chart_inputs(maps_chart(page)) == {"win_size": (PAGE_WIN_SIZE.low, PAGE_WIN_SIZE.high)}
     assert page.slider(key="count_vocab_size").value == defaults.vocab_size
     assert page.slider(key="count_head_size").value == defaults.head_size
     assert page.select_slider(key="count_learning_rate").value == defaults.learning_rate
@@ -77,11 +107,66 @@ def test_before_training_the_page_draws_the_untrained_head_and_its_accuracy():
     [metric] = page.metric
     assert metric.label == "Held-out accuracy before training"
     assert metric.value == f"{before.accuracy:.1%}"
-    assert "Attention weights, position × position" in chart_titles(page)
+    assert WINDOW_TITLE in chart_titles(page)
     trace = inspect(before, example_windows(CountingConfig(), 1, seed=0))
-    window = next(c for c in page.get("vega_lite_chart") if chart_title(c).startswith("Attention weights"))
-    np.testing.assert_allclose(chart_matrix(window), trace.self_weights[0], rtol=1e-6)
+    np.testing.assert_allclose(chart_cells(page, WINDOW), trace.self_weights[0], rtol=1e-6)
+    np.testing.assert_allclose(chart_cells(page, LETTERS), trace.symbol_weights[0], rtol=1e-6)
     assert [header.value for header in page.subheader] == ["Before training: what the untrained head does"]
+
+
+@pytest.mark.parametrize("win_size", [PAGE_WIN_SIZE.low, 13, PAGE_WIN_SIZE.high])
+def test_the_maps_hold_the_untrained_head_at_every_window_size_its_input_offers(win_size):
+    page = open_lab()
+    assert_healthy(page)
+    sizes = set(pa.ipc.open_stream(next(d.data.data for d in maps_chart(page).proto.datasets
+                                        if d.name == f"{WINDOW}-cells")).read_all().column("win_size").to_pylist())
+    assert sizes == set(range(PAGE_WIN_SIZE.low, PAGE_WIN_SIZE.high + 1))
+    config = replace(CountingConfig(), win_size=win_size)
+    trace = inspect(untrained(config), example_windows(config, 1, seed=0))  # what the page shows at that size
+    np.testing.assert_allclose(cells_at(page, WINDOW, win_size), trace.self_weights[0], rtol=1e-6)
+    np.testing.assert_allclose(cells_at(page, LETTERS, win_size), trace.symbol_weights[0], rtol=1e-6)
+    labels = json.loads(maps_chart(page).proto.spec)["params"]
+    [letters] = [param["value"] for param in labels if param["name"] == "window_letters"]
+    assert letters[str(win_size)] == list(trace.labels[0])
+
+
+def test_a_window_picked_on_the_maps_moves_the_link_the_counts_and_what_train_trains():
+    page = open_lab()
+    pick_on_chart(page, MAPS_KEY, win_size=14)
+    assert_healthy(page)
+    assert page.query_params["win_size"] == "14"
+    config = replace(CountingConfig(), win_size=14)
+    before = untrained(config)
+    assert page.metric[0].value == f"{before.accuracy:.1%}"
+    trace = inspect(before, example_windows(config, 1, seed=0))
+    assert count_table(page)["true count"].tolist() == trace.true_counts[0, 1:].tolist()
+    assert any(" ".join(trace.labels[0]) in m.value for m in page.markdown)
+    page.slider(key="count_steps").set_value(20).run()
+    page.button(key="count_train").click().run()
+    assert_healthy(page)
+    assert page.get("progress")[0].proto.text.startswith("Trained 20 steps")
+    assert chart_cells(page, WINDOW).shape == (14, 14), "a trained head is its window size's only"
+    assert chart_inputs(maps_chart(page)) == {"win_size": (PAGE_WIN_SIZE.low, PAGE_WIN_SIZE.high)}
+    pick_on_chart(page, MAPS_KEY, win_size=15)  # the trained head's maps ask for a rerun: nothing trained there
+    assert_healthy(page)
+    assert [header.value for header in page.subheader] == ["Before training: what the untrained head does"]
+    assert chart_picks(maps_chart(page)) == {"win_size": 15}
+    pick_on_chart(page, MAPS_KEY, win_size=14)
+    assert_healthy(page)
+    assert [header.value for header in page.subheader] == ["What the head learned"]
+    assert any(c.value.startswith("Trained 20 steps") for c in page.caption), "kept for its config, not trained again"
+
+
+def test_a_link_with_a_window_size_opens_the_lab_at_it_and_a_bad_one_says_so():
+    page = open_lab(win_size="6")
+    assert_healthy(page)
+    assert chart_picks(maps_chart(page)) == {"win_size": 6}
+    assert chart_cells(page, WINDOW).shape == (6, 6)
+    config = replace(CountingConfig(), win_size=6)
+    assert page.metric[0].value == f"{untrained(config).accuracy:.1%}"
+    refused = open_lab(win_size="40")
+    assert chart_picks(maps_chart(refused)) == {"win_size": CountingConfig().win_size}
+    assert any("win_size" in warning.value and "from 2 to 20" in warning.value for warning in refused.warning)
 
 
 def test_training_runs_to_the_end_with_progress_curves_and_counts(trained_page):
@@ -100,10 +185,8 @@ def test_training_runs_to_the_end_with_progress_curves_and_counts(trained_page):
     trace = inspect(result, example_windows(SHORT, 1, seed=0))
     assert table["true count"].tolist() == trace.true_counts[0, 1:].tolist()
     assert table["model's count"].tolist() == trace.predicted_counts[0, 1:].tolist()
-    np.testing.assert_allclose(chart_cells(page, "Attention weights, position × position"),
-                               trace.self_weights[0], atol=1e-6)
-    np.testing.assert_allclose(chart_cells(page, "Each symbol's question to this window"),
-                               trace.symbol_weights[0], atol=1e-6)
+    np.testing.assert_allclose(chart_cells(page, WINDOW), trace.self_weights[0], atol=1e-6)
+    np.testing.assert_allclose(chart_cells(page, LETTERS), trace.symbol_weights[0], atol=1e-6)
     window = " ".join(trace.labels[0])
     assert any(window in m.value for m in page.markdown)
 
@@ -145,9 +228,8 @@ def test_a_stopped_run_shows_where_it_stopped():
 
 
 def test_other_task_sizes_and_the_temperature_scaling_train_too():
-    page = open_lab()
+    page = open_lab(win_size="6")
     page.slider(key="count_vocab_size").set_value(3)
-    page.slider(key="count_win_size").set_value(6)
     page.slider(key="count_steps").set_value(40)
     page.button_group(key="count_scaling").set_value("temperature").run()
     assert page.slider(key="count_temperature").value == 3.0
@@ -155,7 +237,7 @@ def test_other_task_sizes_and_the_temperature_scaling_train_too():
     assert_healthy(page)
     assert page.get("progress")[0].proto.text.startswith("Trained 40 steps")
     assert count_table(page)["letter"].tolist() == list("ABC")
-    assert chart_cells(page, "Attention weights, position × position").shape == (6, 6)
+    assert chart_cells(page, WINDOW).shape == (6, 6)
 
 
 def test_a_training_past_the_servers_time_limit_stops_and_says_so(monkeypatch):
@@ -215,20 +297,17 @@ def test_a_training_waits_for_a_free_place_and_says_how_many_are_ahead(monkeypat
     assert page.get("progress")[0].proto.text.startswith("Trained")
 
 
-def colour_values(page: AppTest, title: str) -> np.ndarray:
-    """Every value a chart's colour scale is computed over: its cells and what else it carries (heatmap.py)."""
-    chart = next(chart for chart in page.get("vega_lite_chart") if chart_title(chart) == title)
-    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
-    return np.concatenate([frame["value"].to_numpy() for frame in frames if "value" in frame])
+def colour_domains(page: AppTest) -> list:
+    """The colour scale's domain in each map of the maps chart."""
+    spec = json.loads(maps_chart(page).proto.spec)
+    return [part["encoding"]["color"]["scale"]["domain"] for part in spec.get("hconcat", spec.get("vconcat"))]
 
 
-@pytest.mark.parametrize("title", ["Attention weights, position × position", "Each symbol's question to this window"])
-def test_every_map_colours_weights_from_0_to_1_before_training_and_after(trained_page, title):
+def test_every_map_colours_weights_from_0_to_1_before_training_and_after(trained_page):
     before = open_lab()
     assert_healthy(before)
     for page in (before, trained_page):
-        values = colour_values(page, title)
-        assert (values.min(), values.max()) == (0.0, 1.0), "one scale: the untrained head's even spread is pale"
+        assert colour_domains(page) == [[0.0, 1.0], [0.0, 1.0]], "one scale: the untrained head's even spread is pale"
     assert any("from 0 (white) to 1" in caption.value for caption in before.caption)
 
 

@@ -55,6 +55,10 @@ CACHE_ENTRIES = {
     # A scrubbed chart's datasets, a class's worth: up to two per view and student (the heads grid and its
     # summary), about 0.3 MB at 32 tokens, 1.6 MB for a layer of pictures at 512 (scrub.send_plan's budgets).
     "chart_data": 96,
+    # The counting lab's head before training: its held-out accuracy, a float per setting; what it does with one
+    # window at every window size (19 small traces, a few kB), per setting but the window and per sample window.
+    "untrained_counting_accuracy": 64,
+    "untrained_counting_windows": 64,
     # The induction lab's models before training, measured: a few hundred kB of kept attention, per setting.
     "untrained_induction": 16,
     # The induction lab's finished runs, shared by their settings across sessions (server/shared_runs.py): about

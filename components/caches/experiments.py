@@ -3,6 +3,8 @@ the counting toy and the induction lab."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import streamlit as st
 
@@ -19,6 +21,7 @@ from attention import (
     unknown,
     value_norms,
 )
+from attention.limits import PAGE_WIN_SIZE
 from attention.words import merge_weights
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.layers import layer_weights, trace, whole_layer
@@ -195,11 +198,34 @@ moved = value_norms.moved  # (weights, norms) -> α_ij·‖f(x_j)‖
 TRAINING_LIMIT_S = 120.0  # a training still running after this long stops where it is, and says so
 
 train_counting = counting.train  # (config, on_step) -> TrainingResult, reporting every step
-untrained_counting = counting.untrained  # config -> TrainingResult at step 0: the weights training starts from
 inspect_counting = counting.inspect  # (result, windows) -> CountingTrace: attention and counts per window
 example_windows = counting.example_windows  # (config, count, seed) -> (count, W) windows to look at
 letter_counts = counting.letter_counts  # (trace, index) -> per letter: counts and own-letter attention
 equal_letters = counting.equal_letters  # (trace, index) -> how rows of a repeated letter compare
+
+
+def untrained_counting_accuracy(config: counting.CountingConfig) -> float:
+    """The held-out accuracy of the head training starts from (counting.untrained): a thousand windows, once a
+    setting."""
+    with heavy_work():
+        return _untrained_counting_accuracy(config)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["untrained_counting_accuracy"])
+def _untrained_counting_accuracy(config: counting.CountingConfig) -> float:
+    return counting.untrained(config).accuracy
+
+
+def untrained_counting_windows(config: counting.CountingConfig, sample: int) -> dict[int, counting.CountingTrace]:
+    """What the head training starts from does with example window `sample`, at every window size the page offers
+    (counting.untrained_windows): kept under config but its window, so that a move of the window finds it."""
+    with heavy_work():
+        return _untrained_counting_windows(dataclasses.replace(config, win_size=PAGE_WIN_SIZE.low), sample)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["untrained_counting_windows"])
+def _untrained_counting_windows(config: counting.CountingConfig, sample: int) -> dict[int, counting.CountingTrace]:
+    return counting.untrained_windows(config, range(PAGE_WIN_SIZE.low, PAGE_WIN_SIZE.high + 1), sample)
 
 
 # ---- The induction lab: two tiny decoders trained side by side; runs shared by their settings (shared.py) ----

@@ -22,6 +22,7 @@ from attention.limits import (
     PAGE_INDUCTION_VOCAB,
     PAGE_SEED,
     PAGE_TEMPERATURE,
+    PAGE_WIN_SIZE,
     PAGE_WINDOW,
     IntRange,
 )
@@ -100,6 +101,9 @@ class PageState:
     heads: int = INDUCTION.heads
     steps: int = INDUCTION.steps
     atlas: str = "corpus"  # the head atlas over the bundled corpus, or over the text alone
+    # The counting lab's window size, picked on its chart (attention.counting.CountingConfig's default; the lab's
+    # other settings are its own controls', not the link's).
+    win_size: int = 10
 
 
 PARAMS = tuple(field.name for field in dataclasses.fields(PageState))
@@ -284,4 +288,5 @@ _PARSERS = {
     "heads": _integer(PAGE_INDUCTION_HEADS),
     "steps": _multiple(PAGE_INDUCTION_STEPS, PAGE_INDUCTION_STEPS_STEP),
     "atlas": _choice(tuple(ATLASES)),
+    "win_size": _integer(PAGE_WIN_SIZE),
 }

@@ -6,10 +6,17 @@ any widget outside a fragment is used, so the Stop button needs no flag: clickin
 reruns the page, the run in progress stops at its next redraw, and the snapshot stored
 just before that redraw is what the page shows. Results are kept per config in this
 session only (the models are tiny, and one user's training is no one else's).
+
+The window size is the maps' own input (components/charts/counting_maps.py): before training the chart holds the
+untrained head at every window size, computed once per setting, so a move redraws the maps in the browser; the
+rerun that follows (a whole page's, so that Stop still interrupts a training) brings the link, the accuracy, the
+counts and the config Train uses. A trained head is its config's, one window size: its chart's input asks for the
+rerun that brings the next.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import altair as alt
@@ -21,19 +28,24 @@ from attention.counting import (
     BLANK,
     PAGE_HEAD_SIZE,
     PAGE_STEPS,
-    PAGE_WIN_SIZE,
     SYMBOLS,
     VOCAB_SIZE_RANGE,
     CountingConfig,
+    CountingTrace,
     TrainingResult,
 )
-from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
+from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP, PAGE_WIN_SIZE
 from attention.settings import SCALINGS
 from components import caches
-from components.charts.draw import lettered, show
-from components.charts.heatmap import heatmap
+from components.charts import counting_maps
+from components.charts.counting_maps import MAPS_SPACING_PX, WIN
+from components.charts.draw import draw_spec, lettered
+from components.charts.heatmap import CELLS, named
+from components.charts.scrub import INPUT_STYLE, placed
+from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.tables import numbers_html
+from components.views.parts.scrubbed import anchor_for, report_move
 
 RESULTS = "count_results"  # session key: {CountingConfig: TrainingResult}, newest last
 MAX_RESULTS = 8  # trained models kept per session
@@ -41,12 +53,13 @@ REDRAW_SECONDS = 0.25  # the live curve is redrawn at most this often
 TARGET = 0.9  # the accuracy the defaults are tuned to pass
 SCALING_LABELS = {"none": "none", "sqrt": "√d", "linear": "d", "temperature": "τ"}
 LEARNING_RATES = (0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2)
+MAP_MIN_PX = 200  # px: a column that leaves each map less than this puts them one under the other
 CHART_WIDTH = 220  # px, a curve's plot at most: two side by side fit the page's main column
 CURVE_AXIS_PX = 70  # px left of a curve's plot for its axis
+MAPS_KEY = "chart-count-window"
+OFFERED = (PAGE_WIN_SIZE.low, PAGE_WIN_SIZE.high)  # the window sizes the maps' input offers, trained head or not
+SAMPLE = "count_sample"  # session key: which example window the maps show
 DEFAULTS = CountingConfig()
-# Every map's colours run from 0 to 1, before training and after: the same colour is the same weight. Each map
-# to its own largest weight drew the untrained head, spread nearly evenly, as dark as a trained one's peaks.
-WEIGHT_DOMAIN = [0.0, 1.0]
 
 
 def render(context) -> None:
@@ -57,7 +70,7 @@ def render(context) -> None:
         "a count. Nothing tells positions apart, so equal letters ask the same question. Do they learn to look "
         "at each other?"
     )
-    config = config_controls()
+    config = config_controls(context.state.win_size)
     results = st.session_state.setdefault(RESULTS, {})
     train_column, stop_column, note_column = st.columns([1, 1, 4], vertical_alignment="center")
     trained_now = train_column.button("Train", key="count_train", type="primary", icon=":material/play_arrow:")
@@ -68,25 +81,25 @@ def render(context) -> None:
         _train_live(config, results, context)
         stop_slot.empty()
     result = results.get(config)
-    if result is None:
-        note_column.caption(f"Press Train: {config.steps} steps of {config.batch_size} fresh windows, "
-                            "usually a few seconds on the CPU.")
-        _before_training(config, context)
-        return
-    if not trained_now:  # the progress bar already says it
+    if result is not None and not trained_now:  # the progress bar already says it
         note_column.caption(_status(result))
-    if result.steps_run == 0:
+    if result is None or result.steps_run == 0:  # stopped before its first step: the head as it started
+        if result is None:
+            note_column.caption(f"Press Train: {config.steps} steps of {config.batch_size} fresh windows, "
+                                "usually a few seconds on the CPU.")
+        _before_training(config, context)
         return
     st.altair_chart(lettered(curves_chart(result, context.width), context.lettering), width="content",
                     key="chart-count-curves")
-    _inspection(result, context)
+    trace = caches.inspect_counting(result, caches.example_windows(config, 1, seed=_sample()))
+    _inspection({config.win_size: trace}, config, context)
 
 
-def config_controls() -> CountingConfig:
-    """The task's and the training's settings, drawn in two rows of columns."""
+def config_controls(win_size: int) -> CountingConfig:
+    """The task's and the training's settings, drawn in two rows of columns; the window size, win_size, is the
+    maps' own input (its place named here)."""
     task, head, training = st.columns(3, gap="medium")
-    win_size = task.slider("Window size (positions)", PAGE_WIN_SIZE.low, PAGE_WIN_SIZE.high, DEFAULTS.win_size,
-                           key="count_win_size")
+    task.caption(f"Window size W = {win_size} positions: pick it on the maps below, where they switch at once.")
     vocab_size = task.slider("Letters (vocabulary)", VOCAB_SIZE_RANGE.low, VOCAB_SIZE_RANGE.high,
                              DEFAULTS.vocab_size, key="count_vocab_size",
                              help="A, B, C, …: each position is one of them or a blank, all equally likely.")
@@ -211,43 +224,37 @@ def _status(result: TrainingResult, running: bool = False) -> str:
 
 def _before_training(config: CountingConfig, context) -> None:
     """The head as training will find it: its random weights' attention and counts, and its held-out accuracy."""
-    result = caches.untrained_counting(config)
-    st.metric("Held-out accuracy before training", f"{result.accuracy:.1%}",
+    accuracy = caches.untrained_counting_accuracy(config)
+    st.metric("Held-out accuracy before training", f"{accuracy:.1%}",
               help=f"Counts right out of {config.held_out} held-out windows × {config.vocab_size} letters, "
                    "with the weights training starts from.")
-    _inspection(result, context, "Before training: what the untrained head does")
+    _inspection(caches.untrained_counting_windows(config, _sample()), config, context,
+                "Before training: what the untrained head does")
     st.caption("Random weights: the attention is spread with no pattern to it, and the counts are guesses. "
                "Press Train and compare.")
 
 
-def _inspection(result: TrainingResult, context, title: str = "What the head learned") -> None:
-    config = result.config
+def _sample() -> int:
+    return st.session_state.get(SAMPLE, 0)
+
+
+def _inspection(traces: dict[int, CountingTrace], config: CountingConfig, context,
+                title: str = "What the head learned") -> None:
+    """The maps of traces ({W: the head on one example window}, config's window size among them), and the
+    letters table and notes of config's."""
     st.subheader(title)
-    sample = st.session_state.get("count_sample", 0)
-    trace = caches.inspect_counting(result, caches.example_windows(config, 1, seed=sample))
-    labels = list(trace.labels[0])
+    sample = _sample()
+    trace = traces[config.win_size]
     st.button("Another window", key="count_another", icon=":material/casino:",
-              on_click=lambda: st.session_state.update(count_sample=sample + 1))
-    st.markdown(f"Window: **{' '.join(labels)}**")
+              on_click=lambda: st.session_state.update({SAMPLE: sample + 1}))
+    st.markdown(f"Window: **{' '.join(trace.labels[0])}**")
     st.caption("Both maps colour a weight from 0 (white) to 1, before training and after: the same colour is the "
                "same weight, and a head that looks everywhere alike is pale.")
-    window_tab, letters_tab = st.tabs(["The window attending to itself", "Each letter's question"])
-    with window_tab:
-        window = heatmap(trace.self_weights[0], labels, labels, title="Attention weights, position × position",
-                         row_title="query: the letter asking", column_title="key: the letter looked at",
-                         size=context.plot_px(), domain=WEIGHT_DOMAIN, lettering=context.lettering)
-        show(window, key="chart-count-window", lettering=context.lettering)
-        chart_downloads(lambda: window, "count-window", "counting-window-attention")
-        st.caption(_alike_note(trace))
-    with letters_tab:
-        symbols = list(SYMBOLS[:config.num_symbols])
-        chart = heatmap(trace.symbol_weights[0], symbols, labels, title="Each symbol's question to this window",
-                        row_title="query: the symbol asking", column_title="key: the letter looked at",
-                        size=context.plot_px(), domain=WEIGHT_DOMAIN, lettering=context.lettering)
-        show(chart, key="chart-count-letters", lettering=context.lettering)
-        st.caption("The readout counts from these rows: one per symbol, asked whether or not the letter is in "
-                   "the window (an absent letter must answer 0). A position's row in the other tab is its "
-                   f"letter's row here. Row {BLANK} is the blank's, which counts the blanks.")
+    _maps(traces, config, context, sample)
+    st.caption(_alike_note(trace))
+    st.caption("The readout counts from the rows of the second map: one per symbol, asked whether or not the letter "
+               "is in the window (an absent letter must answer 0). A position's row in the first map is its "
+               f"letter's row there. Row {BLANK} is the blank's, which counts the blanks.")
     table = counts_table(trace, 0)
     two = "{:.2f}".format
     st.html(numbers_html(table, "count-table", bars=("confidence",),
@@ -256,6 +263,53 @@ def _inspection(result: TrainingResult, context, title: str = "What the head lea
     st.caption(f"The model gets {right} of {len(table)} counts right in this window. Own-letter weight: how much "
                "of a letter's attention lands on the positions holding it; uniform share: what it would be if the "
                "letter looked everywhere alike (its count / window size).")
+
+
+def _maps(traces: dict[int, CountingTrace], config: CountingConfig, context, sample: int) -> None:
+    """Both maps in one chart whose window input picks among traces' sizes, in the browser: its spec kept (it holds
+    no number a move changes), its datasets too when the head is the untrained one (kept per setting)."""
+    width = context.width
+    beside = width >= 2 * (MAP_MIN_PX + context.lettering.label_room_px) + MAPS_SPACING_PX
+    size = context.plot_px((width - MAPS_SPACING_PX) // 2 if beside else width)
+    labels = tuple((size_, trace.labels[0]) for size_, trace in traces.items())
+    symbols = tuple(SYMBOLS[:config.num_symbols])
+    layout = (labels, symbols, size, beside, context.lettering)
+    untrained = len(traces) > 1
+    shown = dataclasses.replace(config, win_size=0) if untrained else config
+    anchor = anchor_for(MAPS_KEY, (untrained, shown, sample, layout), (config.win_size,))
+    spec = placed(caches.chart_spec(_maps_spec, *layout), {WIN: anchor[0]})
+    frames = (caches.chart_data(_untrained_frames, shown, sample) if untrained
+              else counting_maps.maps_frames(*_weights(traces)))
+    st.html(INPUT_STYLE)
+    draw_spec(spec, frames, key=MAPS_KEY, lettering=context.lettering, selection_mode=[WIN],
+              on_select=lambda: report_move(MAPS_KEY, _follow_window, (WIN,)))
+    at = traces[config.win_size]
+    chart_downloads(lambda: counting_maps.maps_chart(
+        *counting_maps.maps_frames(*_weights({config.win_size: at})).values(), {config.win_size: at.labels[0]},
+        symbols, config.win_size, OFFERED, size, beside, DEFAULTS.win_size, context.lettering), "count-window",
+        "counting-window-attention")
+
+
+def _maps_spec(labels: tuple, symbols: tuple[str, ...], size: int, beside: bool, lettering) -> dict:
+    first = labels[0][0]  # where the input starts, before `placed` moves it
+    return counting_maps.maps_chart(named(counting_maps.WINDOW, CELLS), named(counting_maps.LETTERS, CELLS),
+                                    dict(labels), symbols, first, OFFERED, size, beside, DEFAULTS.win_size,
+                                    lettering).to_dict(validate=False)
+
+
+def _untrained_frames(config: CountingConfig, sample: int) -> dict[str, pd.DataFrame]:
+    """The untrained head's maps at every window size, for config but its window (kept: caches.chart_data)."""
+    return counting_maps.maps_frames(*_weights(caches.untrained_counting_windows(config, sample)))
+
+
+def _weights(traces: dict[int, CountingTrace]) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray]]:
+    return ({size: trace.self_weights[0] for size, trace in traces.items()},
+            {size: trace.symbol_weights[0] for size, trace in traces.items()})
+
+
+def _follow_window(win_size: int) -> None:
+    """The reader moved the maps' window: the link, the accuracy, the counts and Train's config follow in the rerun."""
+    controls.request(win_size=win_size)
 
 
 def _alike_note(trace) -> str:

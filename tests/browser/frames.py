@@ -1,6 +1,10 @@
-"""What the server sends a browser test's page over the websocket: which parts of the page a move redrew."""
+"""What the server sends a browser test's page over the websocket (which parts of the page a move redrew), and what
+the page sends the server, held back while a test proves that no script ran."""
 
 from __future__ import annotations
+
+import re
+import time
 
 
 def frames_after(page) -> list[bytes]:
@@ -37,3 +41,28 @@ def wait_until_measured(page, frames: list[bytes | None], timeout_s: float = 120
         page.wait_for_timeout(200)
         waited += 0.2
     wait_until_settled(page)
+
+
+class HeldMessages:
+    """The page's websocket messages to the Streamlit server, passed on, or held while `holding`."""
+
+    def __init__(self, page):
+        self.holding, self.held, self.server = False, [], None
+        page.route_web_socket(re.compile(r".*/_stcore/stream$"), self._route)
+
+    def _route(self, socket) -> None:
+        self.server = socket.connect_to_server()
+        socket.on_message(lambda message: self.held.append(message) if self.holding else self.server.send(message))
+
+    def release(self) -> None:
+        self.holding = False
+        for message in self.held:
+            self.server.send(message)
+        self.held.clear()
+
+    def wait_for_held(self, page, timeout_s: float = 10.0) -> None:
+        """Wait until a message is held: Streamlit sends a chart's selection a moment after the move, and Playwright
+        hands a routed message over only while it is called (page.wait_for_timeout)."""
+        deadline = time.monotonic() + timeout_s
+        while not self.held and time.monotonic() < deadline:
+            page.wait_for_timeout(50)

@@ -7,9 +7,9 @@ cannot have run the script: what changes on the chart meanwhile, the browser dre
 from __future__ import annotations
 
 import re
-import time
 
 from harness.browser import chart_input, chart_input_readout, load_page, open_tab
+from tests.browser.frames import HeldMessages
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -36,24 +36,6 @@ def open_lab(page, base_url: str, query: str = "") -> None:
     load_page(page, f"{base_url}/?view=lab{query}", drawn=lambda tab: tab.locator(f"{CHART} svg.marks"))
 
 
-class HeldMessages:
-    """The page's websocket messages to the Streamlit server, passed on, or held while `holding`."""
-
-    def __init__(self, page):
-        self.holding, self.held, self.server = False, [], None
-        page.route_web_socket(re.compile(r".*/_stcore/stream$"), self._route)
-
-    def _route(self, socket) -> None:
-        self.server = socket.connect_to_server()
-        socket.on_message(lambda message: self.held.append(message) if self.holding else self.server.send(message))
-
-    def release(self) -> None:
-        self.holding = False
-        for message in self.held:
-            self.server.send(message)
-        self.held.clear()
-
-
 def test_tau_moves_on_the_chart_with_no_rerun_and_the_page_follows_after(browser, page, base_url):
     from playwright.sync_api import expect
 
@@ -75,9 +57,7 @@ def test_tau_moves_on_the_chart_with_no_rerun_and_the_page_follows_after(browser
     moved_curves = curves(page)
     assert "÷ τ = 1.25" in moved, "the legend names the τ the input holds"
     assert "temperature=" not in page.url, "no script ran: the URL has not moved yet"
-    deadline = time.monotonic() + 10
-    while not messages.held and time.monotonic() < deadline:  # Streamlit sends a chart's selection a moment after
-        page.wait_for_timeout(50)  # and Playwright hands the message over only while it is called
+    messages.wait_for_held(page)
     assert messages.held, "the move was reported to the server (held here)"
 
     messages.release()

@@ -79,7 +79,7 @@ def test_clicking_a_glyph_of_the_head_atlas_opens_that_head(page, base_url):
     ("?view=lesson&step=9", 1),
     ("?view=lab", 4),
     ("?view=compare&text_b=fruit+flies+like+a+banana", 1),  # text A, text B and A − B: panels of one chart
-    ("?view=counting", 2),  # the untrained head: the window attending to itself, each letter's question (a tab)
+    ("?view=counting", 1),  # the untrained head: the window attending to itself and each letter's question, one chart
     ("?view=switch", 2),  # the bundled model's sentence embedding and the heads ranked by how far they move it
     ("?view=induction", 1),  # both untrained models' heads, on the sequence the maps are drawn for
     ("?view=atlas", 2),  # every head's glyph on the layer × head grid, and the plane of heads that attend alike
