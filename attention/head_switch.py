@@ -111,21 +111,42 @@ def run_model(language_model: LanguageModel, input_ids: torch.Tensor, token_type
 
 
 def predict(language_model: LanguageModel, sentence: str, heads_off: Iterable[tuple[int, int]] = (),
-            top_k: int = 5) -> Prediction:
-    """The top_k tokens the model guesses for the sentence (behind its one [MASK], or after it), given heads off."""
+            top_k: int = 5, intact_inputs: tuple[np.ndarray, ...] | None = None) -> Prediction:
+    """The top_k tokens the model guesses for the sentence (behind its one [MASK], or after it), given heads off.
+
+    intact_inputs: the sentence's layer_inputs, when kept. The layers before the first one with a head off read
+    what they read in the intact model, so the pass starts there, from the kept input, and runs the rest only.
+    """
     shape = language_model.shape
     batch, position = _encode(language_model, sentence)
     off = normalise_heads_off(heads_off, shape)
     keep = torch.ones(1, shape.num_layers, shape.num_heads)  # (1, L, nh)
     for layer, head in off:
         keep[:, layer, head] = 0.0
+    first = 0 if intact_inputs is None else min((layer for layer, _ in off), default=shape.num_layers)
+    with torch.inference_mode():
+        if intact_inputs is None:
+            hidden = embed(language_model.model, batch["input_ids"], batch["token_type_ids"])  # (1, T, C)
+        else:
+            hidden = torch.from_numpy(intact_inputs[first])  # (1, T, C)
+        hidden_states, _ = layers_with_heads_off(language_model.model, hidden, batch["attention_mask"], keep,
+                                                 start=first)
+        last = hidden_states[-1] if hidden_states else hidden  # (1, T, C)
+        # The head's scores at the one position read, not at all T: its decoder is C x V (30,522 words for BERT).
+        logits = language_model.logits(last[:, position])[0]  # (V,)
+    return _prediction(language_model, batch, position, off, logits, top_k)
+
+
+def layer_inputs(language_model: LanguageModel, sentence: str) -> tuple[np.ndarray, ...]:
+    """L + 1 x (1, T, C): what each layer of the intact model reads from the sentence, then the last layer's
+    output (before any ln_f): kept by the page, so that predict starts at the first layer with a head off."""
+    batch, _ = _encode(language_model, sentence)
+    shape = language_model.shape
     with torch.inference_mode():
         embeddings = embed(language_model.model, batch["input_ids"], batch["token_type_ids"])  # (1, T, C)
-        hidden_states, _ = layers_with_heads_off(language_model.model, embeddings, batch["attention_mask"], keep,
-                                                 start=0)
-        # The head's scores at the one position read, not at all T: its decoder is C x V (30,522 words for BERT).
-        logits = language_model.logits(hidden_states[-1][:, position])[0]  # (V,)
-    return _prediction(language_model, batch, position, off, logits, top_k)
+        hidden_states, _ = layers_with_heads_off(language_model.model, embeddings, batch["attention_mask"],
+                                                 torch.ones(1, shape.num_layers, shape.num_heads), start=0)
+    return tuple(h.numpy() for h in (embeddings, *hidden_states))
 
 
 def head_ranking(language_model: LanguageModel, sentence: str) -> tuple[Prediction, tuple[HeadEffect, ...]]:

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from attention import BUNDLED_MODEL, ModelLoadError, TraceSettings, build_trace, encode, load_model
-from attention.head_switch import drop_grid, head_ranking, normalise_heads_off, predict, run_model
+from attention.head_switch import drop_grid, head_ranking, layer_inputs, normalise_heads_off, predict, run_model
 from attention.lm_heads import NoLanguageModelHead, load_language_model
 from tests.conftest import save_tiny_bert
 
@@ -141,6 +141,22 @@ def test_the_ranking_switches_each_head_off_alone(masked):
         assert effect.probability == pytest.approx(alone.probability_of(top_id), rel=1e-5)
         assert effect.drop == pytest.approx(intact.top_probabilities[0] - alone.probability_of(top_id), abs=1e-9)
         assert effect.top_word == alone.top_words[0]
+
+
+@pytest.mark.parametrize("heads_off", [(), [(0, 1)], [(1, 2)], [(1, 0), (1, 3)], [(0, 3), (1, 1)]])
+def test_a_pass_from_the_kept_layer_inputs_guesses_as_the_whole_pass(masked, heads_off):
+    kept = layer_inputs(masked, SENTENCE)
+    whole, resumed = predict(masked, SENTENCE, heads_off), predict(masked, SENTENCE, heads_off, intact_inputs=kept)
+    np.testing.assert_allclose(resumed.probabilities, whole.probabilities, rtol=1e-5, atol=1e-6)
+    assert resumed.top_ids == whole.top_ids and resumed.heads_off == whole.heads_off
+
+
+def test_the_kept_layer_inputs_are_the_intact_models_hidden_states(masked, inputs):
+    run = run_model(masked, inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"])
+    kept = layer_inputs(masked, SENTENCE)
+    assert len(kept) == len(run.hidden_states) == 3
+    for mine, theirs in zip(kept, run.hidden_states, strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-6)
 
 
 def test_the_drop_grid_puts_each_heads_drop_at_its_layer_and_head_in_points(masked):

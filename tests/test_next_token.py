@@ -24,7 +24,7 @@ import torch
 
 from attention import TraceSettings, build_trace, encode, load_model
 from attention.families import GPT2
-from attention.head_switch import drop_grid, head_ranking, predict, run_model
+from attention.head_switch import drop_grid, head_ranking, layer_inputs, predict, run_model
 from attention.lm_heads import NoLanguageModelHead, load_language_model
 from harness.checkpoints import gpt2_tokenizer, save_gpt2
 
@@ -253,3 +253,12 @@ def test_dropping_the_language_model_frees_the_model_it_sat_on(checkpoint):
     gc.collect()
     assert let_go() is None, "the head kept the model alive"
     assert load_language_model(str(checkpoint)).head.objective == head.objective
+
+
+@pytest.mark.parametrize("heads_off", [(), [(1, 2)], [(0, 0), (1, 3)]])
+def test_a_pass_from_the_kept_layer_inputs_guesses_the_next_token_as_the_whole_pass(language_model, heads_off):
+    kept = layer_inputs(language_model, TEXT)
+    whole = predict(language_model, TEXT, heads_off)
+    resumed = predict(language_model, TEXT, heads_off, intact_inputs=kept)
+    np.testing.assert_allclose(resumed.probabilities, whole.probabilities, rtol=1e-5, atol=1e-6)
+    assert resumed.top_ids == whole.top_ids

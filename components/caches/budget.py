@@ -44,6 +44,9 @@ CACHE_ENTRIES = {
     "lab_random_by_tau": 16,  # (N, H) floats twice per token count: 400 τ × 10 head sizes, 32 kB
     "lab_head_statistics": 64,  # a few dozen floats per text, layer and τ
     "switch_prediction": 64,  # five words and their probabilities
+    # Every layer's input of a sentence, intact: (L + 1) x (T, C) floats, 0.3 MB at 32 tokens on the bundled model,
+    # 5 MB at the 500 characters' 128 tokens or so on bert-base. Lost, it costs one forward pass again.
+    "switch_layer_inputs": 8,
     "switch_ranking": 16,  # one line per head
     "switch_embeddings": 64,  # two sentence embeddings, 3 kB on the bundled model
     "switch_embedding_ranking": 16,  # one line per head

@@ -121,12 +121,20 @@ temperature_row = scaling_lab.temperature_row  # (scores (T,), τs) -> (τs, T) 
 
 def prediction(name: str, sentence: str, heads_off: tuple[tuple[int, int], ...]) -> head_switch.Prediction:
     with heavy_work():
-        return _prediction(name, sentence, heads_off)
+        return _prediction(name, sentence, heads_off, _layer_inputs(name, sentence))
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["switch_prediction"])
-def _prediction(name: str, sentence: str, heads_off: tuple[tuple[int, int], ...]) -> head_switch.Prediction:
-    return head_switch.predict(language_model(name)[0], sentence, heads_off)
+def _prediction(name: str, sentence: str, heads_off: tuple[tuple[int, int], ...],
+                _intact_inputs: tuple[np.ndarray, ...]) -> head_switch.Prediction:
+    """_intact_inputs (left out of the key: name and sentence make them) are the sentence's layer inputs."""
+    return head_switch.predict(language_model(name)[0], sentence, heads_off, intact_inputs=_intact_inputs)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["switch_layer_inputs"])
+def _layer_inputs(name: str, sentence: str) -> tuple[np.ndarray, ...]:
+    """What each layer of the intact model reads: a toggle in layer l then runs layers l… only."""
+    return head_switch.layer_inputs(language_model(name)[0], sentence)
 
 
 def ranking(name: str, sentence: str) -> tuple[head_switch.Prediction, tuple[head_switch.HeadEffect, ...]]:

@@ -67,11 +67,15 @@ def spec(title: str, rows: int, shape: tuple[int, int], many_layers: bool, many_
     pointed_key = alt.selection_point(name="pointed_key", fields=["k"], on="@key_tokens_marks:pointerover",
                                       clear="pointerout")
 
-    lines = alt.Chart(alt.NamedData(name=LINES)).mark_rule(strokeWidth=2, color="#1f4e9c")
+    # Every move makes a head's lines anew, up to 1,500 of them at 128 tokens: each property a line is given is
+    # worked out per line, by Vega's expression interpreter. So the lines are given only what they show: their
+    # ends in pixels (no field, no formula) and no ARIA description (a canvas draws none; it cost 8 number
+    # formats a line).
+    lines = alt.Chart(alt.NamedData(name=LINES)).mark_rule(strokeWidth=2, color="#1f4e9c", aria=False)
     for pick in picks:
         lines = lines.transform_filter(filter_on(pick))
     lines = lines.add_params(head, layer).encode(  # Vega lists the inputs last first: Layer leads
-        x=alt.X("x:Q", scale=x, axis=None), x2="x2:Q",
+        x=alt.value(0), x2=alt.value(width),
         y=alt.Y("q:Q", scale=y, axis=None), y2="k:Q",
         strokeOpacity=alt.condition(pointed_query & pointed_key,
                                     alt.StrokeOpacity("w:Q", scale=alt.Scale(domain=[0, 1], range=[0, 1]),
@@ -79,7 +83,7 @@ def spec(title: str, rows: int, shape: tuple[int, int], many_layers: bool, many_
                                     alt.value(DIMMED)),
         tooltip=[alt.Tooltip("q:Q", title="query"), alt.Tooltip("k:Q", title="key"),
                  alt.Tooltip("w:Q", title="weight", format=".4f")],
-    ).transform_calculate(x="0", x2="1")
+    )
 
     def column(side: str, at: int, align: str, offset: int, pointed: alt.Parameter) -> alt.Chart:
         name = "query_tokens" if side == "q" else "key_tokens"  # its marks are <name>_marks

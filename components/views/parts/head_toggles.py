@@ -13,7 +13,12 @@ MODEL_KEY = "_switch_model"  # the model the toggles were made for
 # colour of some attention everywhere else on the page, so a silenced head looked like the one that was on.
 _OFF_STYLE = ("<style>[class*='st-key-switch_off_'] button[aria-pressed='true']{background:#ececef !important;"
               "border-color:#9a9aa2 !important;color:#55555c !important}"
-              "[class*='st-key-switch_off_'] button[aria-pressed='true'] p{text-decoration:line-through}</style>")
+              "[class*='st-key-switch_off_'] button[aria-pressed='true'] p{text-decoration:line-through}"
+              # The layer's name is its pills' own label, beside them: a toggle reruns the toggles, and a row of
+              # columns with the name in one was four elements more to send and draw per layer.
+              "[class*='st-key-switch_off_'] [data-testid='stButtonGroup']{display:flex;flex-direction:row;"
+              "align-items:center;gap:0.75rem}"
+              "[class*='st-key-switch_off_'] [data-testid='stWidgetLabel']{flex:0 0 4.5rem;margin:0}</style>")
 
 
 def head_toggles(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
@@ -22,11 +27,8 @@ def head_toggles(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]
     st.markdown("**Heads switched off** (grey, struck through): click a head to silence it, again to bring it back.")
     heads_off = []
     for layer in range(num_layers):
-        name_column, pills_column = st.columns([1, 8], vertical_alignment="center")
-        name_column.markdown(f"layer {layer}")
-        chosen = pills_column.pills(f"Layer {layer}: heads off", list(range(num_heads)), selection_mode="multi",
-                                    key=toggle_key(layer), label_visibility="collapsed", format_func=str,
-                                    wrap=True)
+        chosen = st.pills(f"layer {layer}", list(range(num_heads)), selection_mode="multi", key=toggle_key(layer),
+                          format_func=str, wrap=True)
         heads_off += [(layer, head) for head in sorted(chosen)]
     st.button("Switch all heads back on", key="switch_reset", icon=":material/restart_alt:",
               on_click=set_heads_off, args=((), num_layers))
