@@ -76,6 +76,7 @@ def test_the_bundled_model_switches_heads_in_its_sentence_embedding_offline(chec
     similarity = page.metric[0]
     assert similarity.label == "cos(A, B), all heads on"
     assert float(similarity.value) == pytest.approx(float(intact[0] @ intact[1]), abs=1e-4)
+    assert page.metric[1].value == "0.0000", "A has not moved; float32 rounding must not show it as -0.0000"
     assert any("No second sentence is typed, so B is a default one" in c.value for c in page.caption)
 
     page.pills(key="switch_off_2").set_value([5]).run()

@@ -84,7 +84,9 @@ def _sentences(intact, typed: bool) -> None:
 def _metrics(intact, current) -> None:
     switched_off = len(current.heads_off)
     label = "all heads on" if not switched_off else f"{switched_off} head{'s' * (switched_off > 1)} off"
-    moved = 1.0 - float(current.embeddings[0] @ intact.embeddings[0])
+    # 1 − cos is never below 0; two equal unit vectors' float32 dot product can come out a hair above 1, which
+    # the page showed as "-0.0000".
+    moved = max(0.0, 1.0 - float(current.embeddings[0] @ intact.embeddings[0]))
     similarity_column, moved_column = st.columns(2, gap="medium")
     similarity_column.metric(f"cos(A, B), {label}", f"{current.similarity:.4f}",
                              delta=f"{current.similarity - intact.similarity:+.4f}" if switched_off else None,
