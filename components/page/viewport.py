@@ -5,7 +5,9 @@ past its column on a 1280-px projector and 270 px off a phone. A small script in
 component, no iframe) measures the main block's width and the window's width and height, rounded to
 STEP_PX, and reports them whenever they change (a resized window, the sidebar opened or closed); the page
 then runs again with charts sized for them. Until the first report (the first run of a session) the page
-is drawn for DEFAULT.
+is drawn for the size the same browser last reported (a cookie the script writes, read when the page opens),
+or for DEFAULT in a browser new to the page: a page reopened, or a link followed, is then drawn once, not
+twice.
 
 The script is mounted last in the page's run (measure), and what it last reported is read first (current):
 a report sent while the first run was still drawing the sidebar cut that run short, and the next one took
@@ -22,6 +24,9 @@ STEP_PX = 20  # widths are reported in steps of this: a few px more or less woul
 STACKED_BELOW_PX = 640  # Streamlit puts columns under each other in a window narrower than this
 COLUMN_GAP_PX = 34  # st.columns(gap="medium"): 2rem at the theme's 17-px font
 KEY = "viewport"
+COOKIE = "aa_viewport"  # "<main>x<window>x<height>" in px, the last size reported in this browser
+COOKIE_DAYS = 30
+_PX_RANGE = range(100, 20_001)  # what a cookie may say; anything else is not a size this script wrote
 
 _JS = f"""
 export default function ({{ data, setStateValue }}) {{
@@ -33,6 +38,8 @@ export default function ({{ data, setStateValue }}) {{
     const style = getComputedStyle(main);
     const inner = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
     const size = {{main: step(inner), window: step(window.innerWidth), height: step(window.innerHeight)}};
+    document.cookie = `{COOKIE}=${{size.main}}x${{size.window}}x${{size.height}}; path=/; `
+      + `max-age=${{{COOKIE_DAYS} * 86400}}; SameSite=Lax`;
     if (JSON.stringify(size) !== last) {{ last = JSON.stringify(size); setStateValue('size', size); }}
   }};
   let timer;
@@ -77,12 +84,24 @@ DEFAULT = Viewport(main_px=1000, window_px=1366, height_px=768)  # a 1366×768 l
 
 
 def _reported() -> dict | None:
-    """What the script last reported: {"main", "window", "height"} in px, or None before it has."""
-    return st.session_state.get(KEY, {}).get("size")
+    """What the script last reported in this session, or in this browser before (its cookie):
+    {"main", "window", "height"} in px, or None before it ever has."""
+    return st.session_state.get(KEY, {}).get("size") or remembered(st.context.cookies.get(COOKIE, ""))
+
+
+def remembered(cookie: str) -> dict | None:
+    """The size a cookie of the script's says, or None for anything it did not write."""
+    parts = cookie.split("x")
+    if len(parts) != 3 or not all(part.isdigit() for part in parts):
+        return None
+    main, window, height = (int(part) for part in parts)
+    if not all(px in _PX_RANGE for px in (main, window, height)):
+        return None
+    return {"main": main, "window": window, "height": height}
 
 
 def current() -> Viewport:
-    """The size the browser last reported, or DEFAULT before the first report."""
+    """The size the browser last reported, or DEFAULT before it ever has."""
     size = _reported()
     if not size:
         return DEFAULT

@@ -1,0 +1,32 @@
+"""A page reopened in the same browser (a reload, a second link) is drawn once, for the window's own size: the size
+its script measured last time is in a cookie, where a browser new to the page is drawn for the default size first,
+then again once the script has measured the window (components/page/viewport.py)."""
+
+from __future__ import annotations
+
+from harness.browser import load_page, weights_chart
+from tests.browser.frames import frames_after
+from tests.marks import BROWSER_TESTS
+
+pytestmark = BROWSER_TESTS
+
+VIEWPORT = {"width": 1280, "height": 720}  # a projector: not the default 1366×768, so a first visit runs twice
+
+
+def runs_asked(frames: list[bytes | None]) -> int:
+    """How many messages the page sent the server: one a script run it asked for (the opening one, and one for each
+    size the script reported)."""
+    return sum(frame is None for frame in frames)
+
+
+def test_a_page_reopened_in_the_same_browser_is_drawn_once_for_its_window(page, base_url):
+    frames = frames_after(page)
+    load_page(page, f"{base_url}/?text=time+flies+like+an+arrow")
+    assert runs_asked(frames) == 2, "a browser new to the page: the default size first, then the measured one"
+    measured_width = weights_chart(page).locator("canvas").bounding_box()["width"]
+    assert {cookie["name"]: cookie["value"] for cookie in page.context.cookies()}["aa_viewport"].endswith("x1280x720")
+
+    frames.clear()
+    load_page(page, f"{base_url}/?text=time+flies+like+an+arrow")  # reloaded
+    assert runs_asked(frames) == 1
+    assert weights_chart(page).locator("canvas").bounding_box()["width"] == measured_width
