@@ -21,7 +21,8 @@ from harness.redis import redis_server_path
 MISSING = {
     tool: reason for tool, is_missing, reason in (
         ("chromium", chromium_path() is None,
-         "Chromium not found: no `chromium` on PATH. Install it with `apt-get install -y chromium`"),
+         "Chromium not found: no `chromium-headless-shell` or `chromium` on PATH. Install them with "
+         "`apt-get install -y chromium chromium-headless-shell`"),
         ("playwright", importlib.util.find_spec("playwright") is None,
          "Playwright missing: `pip install -r requirements-dev.txt`"),
         ("nginx", nginx_path() is None,

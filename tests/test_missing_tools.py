@@ -1,8 +1,9 @@
 """Browser and deploy tests on a machine without Chromium: skipped with the install hint, but under CI
 (CI=true) failed, so that a broken install cannot pass as a green run with those tests skipped.
 
-Runs pytest in a subprocess whose PATH holds no `chromium`, on a few browser and deploy tests. The tests
-never start: what is missing is found before their fixtures run, so this takes seconds, not minutes.
+Runs pytest in a subprocess whose PATH holds no `chromium` and no `chromium-headless-shell`, on a few browser and
+deploy tests. The tests never start: what is missing is found before their fixtures run, so this takes seconds,
+not minutes.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CHOSEN = ["tests/browser/test_lines_e2e.py", "tests/deploy/test_nginx_replicas.py"]
-HINT = "Chromium not found: no `chromium` on PATH. Install it with `apt-get install -y chromium`"
+HINT = ("Chromium not found: no `chromium-headless-shell` or `chromium` on PATH. Install them with "
+        "`apt-get install -y chromium chromium-headless-shell`")
+BROWSERS = ("chromium", "chromium-headless-shell")
 
 
 def without_chromium(ci: bool) -> dict[str, str]:
-    """This environment with every folder that holds a `chromium` taken off PATH; CI=true or no CI at all."""
+    """This environment with every folder that holds a Chromium taken off PATH; CI=true or no CI at all."""
     folders = [folder for folder in os.environ.get("PATH", "").split(os.pathsep)
-               if folder and not os.access(os.path.join(folder, "chromium"), os.X_OK)]
+               if folder and not any(os.access(os.path.join(folder, browser), os.X_OK) for browser in BROWSERS)]
     env = {key: value for key, value in os.environ.items() if key != "CI" and not key.startswith("PYTEST_XDIST")}
     return {**env, "PATH": os.pathsep.join(folders), **({"CI": "true"} if ci else {})}
 
