@@ -19,7 +19,9 @@ def test_a_projected_head_is_whole_on_the_first_screen_with_its_scale_and_its_gu
     load_page(page, f"{base_url}/?present=1&layer=2&head=5")
     chart = weights_chart(page).locator("canvas").bounding_box()
     assert chart["y"] + chart["height"] <= VIEWPORT["height"] + 4, f"the chart, its axes and legend in sight: {chart}"
-    assert chart["width"] >= 400, "plot, labels and the upright legend beside it"
+    # Plot, labels and the upright legend beside it: about 400 px, where the old chart was 260. Chromium's builds
+    # measure the labels a few px apart (its headless shell 398, the desktop browser 401), hence the margin.
+    assert chart["width"] >= 380, "plot, labels and the upright legend beside it"
     guide = page.locator('[data-testid="stMarkdownContainer"]').filter(has_text="Reading it").first.bounding_box()
     assert guide["x"] >= chart["x"] + chart["width"] - 8, "the reading guide beside the chart, not under it"
     assert guide["y"] < chart["y"] + chart["height"] / 2
