@@ -178,15 +178,28 @@ def new_page(browser, **context_options):
     return context.new_page()
 
 
+def new_window(browser, **context_options):
+    """A fresh browser context (a window: its own cookies and cache) whose tabs watch their websocket, as new_page()'s
+    do; at 1400×1000 (the page's two columns side by side), downloads accepted. Close it with .close()."""
+    window = browser.new_context(**{"viewport": TAB_VIEWPORT, "accept_downloads": True, **context_options})
+    window.add_init_script(_PROBE_JS)
+    return window
+
+
+def tab_in(window):
+    """A new tab of window (a Streamlit session of its own), with 60 s for every wait, as a busy 2-core machine can
+    take seconds to rerun the page."""
+    page = window.new_page()
+    page.set_default_timeout(TAB_TIMEOUT_MS)
+    return page
+
+
 def open_tab(browser, **context_options):
-    """new_page() as the tests use it: 1400×1000 (the page's two columns side by side), downloads
-    accepted, and 60 s for every wait, as a busy 2-core machine can take seconds to rerun the page.
+    """A tab in a window of its own (new_window, tab_in): a browser that has never seen the page.
 
     Close it with page.context.close().
     """
-    page = new_page(browser, **{"viewport": TAB_VIEWPORT, "accept_downloads": True, **context_options})
-    page.set_default_timeout(TAB_TIMEOUT_MS)
-    return page
+    return tab_in(new_window(browser, **context_options))
 
 
 def open_session(browser, url: str):

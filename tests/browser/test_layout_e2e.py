@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from components.page.page_state import LESSON_STEPS
+from components.page.viewport import STEP_PX
 from harness.browser import load_page, open_tab, wait_until_settled, weights_chart
 from tests.marks import BROWSER_TESTS
 
@@ -208,35 +209,56 @@ def screens(page, name: str, most: int = 4) -> None:
     page.evaluate("() => { document.querySelector('[data-testid=\"stMain\"]').scrollTop = 0; }")
 
 
-# Each size and mode is a sweep of its own, 20-odd pages long: pytest-xdist may run them side by side
-# (tests/conftest.py).
-SWEEPS = [pytest.param(size, mode, id=f"{size}-{mode}", marks=pytest.mark.xdist_group(f"layout-{size}-{mode}"))
-          for size in SIZES for mode in MODES]
+def resized_drawn(page, size: dict) -> None:
+    """Resize the window, as a teacher moving the page to a projector does, and wait until the page has run again
+    for the new size (the viewport script writes the size to its cookie as it reports it) and Vega has drawn it."""
+
+    def reported(px: int) -> int:  # as the script rounds it
+        return int(px / STEP_PX + 0.5) * STEP_PX
+
+    page.set_viewport_size(size)
+    cookie_says = f"x{reported(size['width'])}x{reported(size['height'])}"
+    page.wait_for_function("size => document.cookie.includes(size)", arg=cookie_says)
+    wait_until_drawn(page)
 
 
-@pytest.mark.parametrize(("size", "mode"), SWEEPS)
-def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, base_url, size, mode):
+# The desktop sizes are reached by resizing one page (a rerun, where a fresh page costs Chromium the Streamlit
+# bundle's start too), the phone's by opening pages at its size: Streamlit closes the sidebar of a page opened
+# that narrow. Each sweep may run beside the others in its own pytest-xdist worker (tests/conftest.py).
+DESKTOPS = [size for size in SIZES if size != "390x844"]
+SWEEPS = [pytest.param(sizes, mode, id=f"{screen}-{mode}", marks=pytest.mark.xdist_group(f"layout-{screen}-{mode}"))
+          for screen, sizes in (("desktop", DESKTOPS), ("phone", ["390x844"])) for mode in MODES]
+
+
+@pytest.mark.parametrize(("sizes", "mode"), SWEEPS)
+def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, base_url, sizes, mode):
     """Charts inside the main block and on nothing else; every option of every control whole; every formula
-    whole and read by KaTeX."""
+    whole and read by KaTeX; at every size, in one mode."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page = open_tab(browser, viewport=SIZES[size])
+    page = open_tab(browser, viewport=SIZES[sizes[0]])
     faults = []
+    shown = [sizes[0]]  # the size the window has now
 
-    def check(name: str) -> None:
-        found = page.evaluate(_LAYOUT_JS, [GRAPHICS, OBSTACLES])
-        if SCREENSHOTS_WANTED:
-            screens(page, f"{name}_{size}{'' if mode == 'normal' else '_' + mode}")
-        faults.extend(f"{name}: {fault}" for fault in [*found["faults"], *page.evaluate(_UNREADABLE_JS)])
+    def check_at_every_size(name: str) -> None:
+        for size in [shown[0], *(size for size in sizes if size != shown[0])]:
+            if size != shown[0]:
+                resized_drawn(page, SIZES[size])
+                shown[0] = size
+            found = page.evaluate(_LAYOUT_JS, [GRAPHICS, OBSTACLES])
+            if SCREENSHOTS_WANTED:
+                screens(page, f"{name}_{size}{'' if mode == 'normal' else '_' + mode}")
+            faults.extend(f"{name} at {size}: {fault}"
+                          for fault in [*found["faults"], *page.evaluate(_UNREADABLE_JS)])
 
     try:
         for name, query in PAGES.items():
             open_drawn(page, f"{base_url}/{query}{MODES[mode]}")
-            check(name)
+            check_at_every_size(name)
         open_drawn(page, f"{base_url}/{LESSON}{MODES[mode]}")
-        check("lesson-1")
+        check_at_every_size("lesson-1")
         for step in range(2, LESSON_STEPS + 1):
             next_lesson_step_drawn(page, step)
-            check(f"lesson-{step}")
+            check_at_every_size(f"lesson-{step}")
     finally:
         page.context.close()
     assert not faults, "\n".join(faults)

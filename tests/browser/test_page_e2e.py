@@ -1,6 +1,6 @@
 """The page in a real Chromium: the chart's inputs, sliders, links, hostile input and the CSV, end to end.
 
-One server for the module, a fresh browser context (so a fresh Streamlit session) per test.
+One server for all browser tests, a fresh tab (so a fresh Streamlit session) per test (tests/browser/conftest.py).
 How each thing is found (checked against the Streamlit 1.67 DOM):
 
 - widgets by key: the class ``st-key-<key>`` on their element container,

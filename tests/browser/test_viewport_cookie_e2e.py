@@ -4,13 +4,13 @@ then again once the script has measured the window (components/page/viewport.py)
 
 from __future__ import annotations
 
-from harness.browser import load_page, weights_chart
+from harness.browser import load_page, open_tab, weights_chart
 from tests.browser.frames import frames_after
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
 
-VIEWPORT = {"width": 1280, "height": 720}  # a projector: not the default 1366×768, so a first visit runs twice
+PROJECTOR = {"width": 1280, "height": 720}  # not the default 1366×768, so a first visit runs twice
 
 
 def runs_asked(frames: list[bytes | None]) -> int:
@@ -19,7 +19,15 @@ def runs_asked(frames: list[bytes | None]) -> int:
     return sum(frame is None for frame in frames)
 
 
-def test_a_page_reopened_in_the_same_browser_is_drawn_once_for_its_window(page, base_url):
+def test_a_page_reopened_in_the_same_browser_is_drawn_once_for_its_window(browser, base_url):
+    page = open_tab(browser, viewport=PROJECTOR)  # a window that has never seen the page
+    try:
+        reopened_once_at_its_size(page, base_url)
+    finally:
+        page.context.close()
+
+
+def reopened_once_at_its_size(page, base_url: str) -> None:
     frames = frames_after(page)
     load_page(page, f"{base_url}/?text=time+flies+like+an+arrow")
     assert runs_asked(frames) == 2, "a browser new to the page: the default size first, then the measured one"

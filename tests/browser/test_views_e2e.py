@@ -1,6 +1,6 @@
 """The all-heads view in a real Chromium (clicks on its charts), and every view opened by its link.
 
-One server for the module, a fresh browser context (so a fresh Streamlit session) per test.
+One server for all browser tests, a fresh tab (so a fresh Streamlit session) per test (tests/browser/conftest.py).
 The grid is the page's first stVegaLiteChart: one SVG holding a picture (an <image>) per head of every
 layer sent, head 0 first, drawn row by row, whatever the text's length; those of the layers not shown are
 0 px wide.
