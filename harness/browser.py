@@ -25,6 +25,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from components.page.viewport import COOKIE, SIZE_JS
+
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--no-first-run", "--disable-sync",
@@ -214,11 +216,29 @@ def weights_chart(page):
     return page.locator('[data-testid="stVegaLiteChart"][aria-label^="Attention weights"]').first
 
 
+# Whether the page has reported the size it has now (components/page/viewport.py's script writes each size it
+# reports to its cookie): until it has, a rerun for that size may still be coming.
+_MEASURED_JS = f"""() => {{
+  const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+  if (!main) return false;
+  const size = ({SIZE_JS})(main);
+  return document.cookie.split('; ').includes(`{COOKIE}=${{size.main}}x${{size.window}}x${{size.height}}`);
+}}"""
+
+
 def load_page(page, url: str, drawn=None) -> None:
-    """Go to url; wait until drawn(page) (default: the weights heatmap) is drawn and nothing moves any more."""
+    """Go to url; wait until drawn(page) (default: the weights heatmap) is drawn, the page has measured its window
+    (so no rerun for another size is still to come: a loaded machine can answer that one after a quiet moment) and
+    nothing moves any more."""
     page.goto(url)
     (drawn or _weights_drawn)(page).wait_for()
+    wait_until_sized(page)
     wait_until_settled(page)
+
+
+def wait_until_sized(page) -> None:
+    """Wait until the page has reported the size it has now (a resized window reports it 150 ms after)."""
+    page.wait_for_function(_MEASURED_JS)
 
 
 def shapes(page) -> dict[str, str]:

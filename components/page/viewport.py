@@ -28,16 +28,22 @@ COOKIE = "aa_viewport"  # "<main>x<window>x<height>" in px, the last size report
 COOKIE_DAYS = 30
 _PX_RANGE = range(100, 20_001)  # what a cookie may say; anything else is not a size this script wrote
 
+# The size as the script reports it, of the page's main block `main`; the browser tests read it too
+# (harness/browser.py), to tell whether the page has reported the size it has now.
+SIZE_JS = f"""main => {{
+  const step = value => Math.round(value / {STEP_PX}) * {STEP_PX};
+  const style = getComputedStyle(main);
+  const inner = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return {{main: step(inner), window: step(window.innerWidth), height: step(window.innerHeight)}};
+}}"""
 _JS = f"""
 export default function ({{ data, setStateValue }}) {{
   const main = document.querySelector('[data-testid="stMainBlockContainer"]');
   if (!main) return;
-  const step = value => Math.round(value / {STEP_PX}) * {STEP_PX};
+  const sizeOf = {SIZE_JS};
   let last = data ? JSON.stringify(data) : '';
   const report = () => {{
-    const style = getComputedStyle(main);
-    const inner = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
-    const size = {{main: step(inner), window: step(window.innerWidth), height: step(window.innerHeight)}};
+    const size = sizeOf(main);
     document.cookie = `{COOKIE}=${{size.main}}x${{size.window}}x${{size.height}}; path=/; `
       + `max-age=${{{COOKIE_DAYS} * 86400}}; SameSite=Lax`;
     if (JSON.stringify(size) !== last) {{ last = JSON.stringify(size); setStateValue('size', size); }}
