@@ -48,6 +48,9 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    # Groups are handed to the workers in this order: the long ones first, so that none of them is left to run
+    # alone at the end while the other worker idles.
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
 @pytest.fixture(scope="session")

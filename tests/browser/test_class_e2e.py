@@ -21,7 +21,7 @@ import pytest
 from harness.browser import expect_head, load_page, move_head_to, open_tab
 from tests.marks import BROWSER_TESTS
 
-pytestmark = BROWSER_TESTS
+pytestmark = [*BROWSER_TESTS, pytest.mark.long]  # a teacher and students: two minutes
 
 SHOTS = Path(__file__).resolve().parents[2] / "screenshots" / "class"
 TEXT = "the teacher points at one head"

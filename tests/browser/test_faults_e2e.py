@@ -51,7 +51,7 @@ LONG_TEXT = " ".join(["a tab closed while the model reads this sentence"] * 60)
 # A server that stopped, or a browser that was offline, is found again within a few pings (4 s apart at most).
 RECONNECT_TIMEOUT_MS = 60_000
 
-pytestmark = BROWSER_TESTS
+pytestmark = [*BROWSER_TESTS, pytest.mark.long]  # servers of its own, restarted: two minutes
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from components.page.page_state import LESSON_STEPS
-from components.page.viewport import STEP_PX
-from harness.browser import load_page, open_tab, wait_until_settled, weights_chart
+from harness.browser import load_page, open_tab, wait_until_settled, wait_until_sized, weights_chart
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -168,10 +167,11 @@ _UNREADABLE_JS = """() => {
 
 
 def open_drawn(page, url: str) -> None:
-    """Open url and wait until the page has settled and Vega has drawn every chart shown."""
+    """Open url and wait until the page has reported its size, settled, and Vega has drawn every chart shown."""
     page.goto(url)
     page.locator('[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"]').first.wait_for(
         state="attached")
+    wait_until_sized(page)
     wait_until_drawn(page)
 
 
@@ -210,30 +210,29 @@ def screens(page, name: str, most: int = 4) -> None:
 
 
 def resized_drawn(page, size: dict) -> None:
-    """Resize the window, as a teacher moving the page to a projector does, and wait until the page has run again
-    for the new size (the viewport script writes the size to its cookie as it reports it) and Vega has drawn it."""
-
-    def reported(px: int) -> int:  # as the script rounds it
-        return int(px / STEP_PX + 0.5) * STEP_PX
-
+    """Resize the window, as a teacher moving the page to a projector does, and wait until the page has reported
+    the new size and Vega has drawn the page run for it."""
     page.set_viewport_size(size)
-    cookie_says = f"x{reported(size['width'])}x{reported(size['height'])}"
-    page.wait_for_function("size => document.cookie.includes(size)", arg=cookie_says)
+    wait_until_sized(page)
     wait_until_drawn(page)
 
 
 # The desktop sizes are reached by resizing one page (a rerun, where a fresh page costs Chromium the Streamlit
 # bundle's start too), the phone's by opening pages at its size: Streamlit closes the sidebar of a page opened
-# that narrow. Each sweep may run beside the others in its own pytest-xdist worker (tests/conftest.py).
+# that narrow. The views and the lesson are sweeps of their own, each in a pytest-xdist group that may run beside
+# the others, and that starts before the shorter tests (tests/conftest.py).
 DESKTOPS = [size for size in SIZES if size != "390x844"]
-SWEEPS = [pytest.param(sizes, mode, id=f"{screen}-{mode}", marks=pytest.mark.xdist_group(f"layout-{screen}-{mode}"))
-          for screen, sizes in (("desktop", DESKTOPS), ("phone", ["390x844"])) for mode in MODES]
+SWEEPS = [pytest.param(sizes, mode, part, id=f"{screen}-{mode}-{part}",
+                       marks=[pytest.mark.xdist_group(f"layout-{screen}-{mode}-{part}"), pytest.mark.long])
+          for screen, sizes in (("desktop", DESKTOPS), ("phone", ["390x844"])) for mode in MODES
+          for part in ("views", "lesson")]
 
 
-@pytest.mark.parametrize(("sizes", "mode"), SWEEPS)
-def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, base_url, sizes, mode):
+@pytest.mark.parametrize(("sizes", "mode", "part"), SWEEPS)
+def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, base_url, sizes, mode, part):
     """Charts inside the main block and on nothing else; every option of every control whole; every formula
-    whole and read by KaTeX; at every size, in one mode."""
+    whole and read by KaTeX; at every size, in one mode: every view, or every step of the lesson, walked with
+    Next as a learner does."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page = open_tab(browser, viewport=SIZES[sizes[0]])
     faults = []
@@ -251,14 +250,16 @@ def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, ba
                           for fault in [*found["faults"], *page.evaluate(_UNREADABLE_JS)])
 
     try:
-        for name, query in PAGES.items():
-            open_drawn(page, f"{base_url}/{query}{MODES[mode]}")
-            check_at_every_size(name)
-        open_drawn(page, f"{base_url}/{LESSON}{MODES[mode]}")
-        check_at_every_size("lesson-1")
-        for step in range(2, LESSON_STEPS + 1):
-            next_lesson_step_drawn(page, step)
-            check_at_every_size(f"lesson-{step}")
+        if part == "views":
+            for name, query in PAGES.items():
+                open_drawn(page, f"{base_url}/{query}{MODES[mode]}")
+                check_at_every_size(name)
+        else:
+            open_drawn(page, f"{base_url}/{LESSON}{MODES[mode]}")
+            check_at_every_size("lesson-1")
+            for step in range(2, LESSON_STEPS + 1):
+                next_lesson_step_drawn(page, step)
+                check_at_every_size(f"lesson-{step}")
     finally:
         page.context.close()
     assert not faults, "\n".join(faults)

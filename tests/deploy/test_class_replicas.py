@@ -26,7 +26,7 @@ from harness.redis import Redis, redis_server
 from harness.server import APP, port_of, streamlit_server
 from tests.marks import NEEDS_CHROMIUM, NEEDS_NGINX, NEEDS_REDIS
 
-pytestmark = [pytest.mark.deploy, *NEEDS_NGINX, *NEEDS_CHROMIUM, *NEEDS_REDIS]
+pytestmark = [pytest.mark.deploy, pytest.mark.long, *NEEDS_NGINX, *NEEDS_CHROMIUM, *NEEDS_REDIS]
 
 TEXT = "two servers share one class"
 MAX_STUDENT_TRIES = 12  # the route cookie is random: all on the teacher's replica is a chance of 1 in 4,096

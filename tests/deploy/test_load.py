@@ -34,7 +34,7 @@ from harness.server import APP, metrics, port_of, server_pid, streamlit_server
 from harness.session_client import open_session
 from tests.pages import chart_matrix, chart_picks, weights_of
 
-pytestmark = pytest.mark.load
+pytestmark = [pytest.mark.load, pytest.mark.long]
 
 SESSIONS = 8
 MOVES = 6  # one every 2 s: about 12 s of moving

@@ -55,7 +55,7 @@ CSV_HEADER = "query_index,query_token,key_index,key_token,score,masked_score,wei
 LONG_TEXT = ("Zeit fließt wie ein Pfeil — Früchte fliegen wie eine Banane. " * 200)[:MAX_TEXT_CHARS]
 LONG_TEXT_B = ("時は矢のように飛ぶ。" * 1000)[:MAX_TEXT_CHARS]
 
-pytestmark = [pytest.mark.deploy, *NEEDS_NGINX, *NEEDS_CHROMIUM]
+pytestmark = [pytest.mark.deploy, pytest.mark.long, *NEEDS_NGINX, *NEEDS_CHROMIUM]
 
 
 def access_log(path: Path) -> dict[str, list[tuple[str, str, str]]]:
