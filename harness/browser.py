@@ -175,17 +175,20 @@ def new_page(browser, **context_options):
 
     Close it with page.context.close().
     """
-    context = browser.new_context(**context_options)
-    context.add_init_script(_PROBE_JS)
-    return context.new_page()
+    return _watching_context(browser, **context_options).new_page()
 
 
 def new_window(browser, **context_options):
     """A fresh browser context (a window: its own cookies and cache) whose tabs watch their websocket, as new_page()'s
     do; at 1400×1000 (the page's two columns side by side), downloads accepted. Close it with .close()."""
-    window = browser.new_context(**{"viewport": TAB_VIEWPORT, "accept_downloads": True, **context_options})
-    window.add_init_script(_PROBE_JS)
-    return window
+    return _watching_context(browser, **{"viewport": TAB_VIEWPORT, "accept_downloads": True, **context_options})
+
+
+def _watching_context(browser, **context_options):
+    """A fresh browser context whose every page timestamps its websocket's messages (_PROBE_JS)."""
+    context = browser.new_context(**context_options)
+    context.add_init_script(_PROBE_JS)
+    return context
 
 
 def tab_in(window):

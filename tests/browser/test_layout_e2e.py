@@ -236,18 +236,21 @@ def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, ba
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page = open_tab(browser, viewport=SIZES[sizes[0]])
     faults = []
-    shown = [sizes[0]]  # the size the window has now
+    shown = sizes[0]  # the size the window has now
+
+    def check(name: str) -> None:
+        found = page.evaluate(_LAYOUT_JS, [GRAPHICS, OBSTACLES])
+        if SCREENSHOTS_WANTED:
+            screens(page, f"{name}_{shown}{'' if mode == 'normal' else '_' + mode}")
+        faults.extend(f"{name} at {shown}: {fault}" for fault in [*found["faults"], *page.evaluate(_UNREADABLE_JS)])
 
     def check_at_every_size(name: str) -> None:
-        for size in [shown[0], *(size for size in sizes if size != shown[0])]:
-            if size != shown[0]:
-                resized_drawn(page, SIZES[size])
-                shown[0] = size
-            found = page.evaluate(_LAYOUT_JS, [GRAPHICS, OBSTACLES])
-            if SCREENSHOTS_WANTED:
-                screens(page, f"{name}_{size}{'' if mode == 'normal' else '_' + mode}")
-            faults.extend(f"{name} at {size}: {fault}"
-                          for fault in [*found["faults"], *page.evaluate(_UNREADABLE_JS)])
+        nonlocal shown
+        check(name)
+        for size in [size for size in sizes if size != shown]:
+            resized_drawn(page, SIZES[size])
+            shown = size
+            check(name)
 
     try:
         if part == "views":

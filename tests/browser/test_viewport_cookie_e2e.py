@@ -4,6 +4,7 @@ then again once the script has measured the window (components/page/viewport.py)
 
 from __future__ import annotations
 
+from components.page.viewport import COOKIE
 from harness.browser import load_page, open_tab, weights_chart
 from tests.browser.frames import frames_after
 from tests.marks import BROWSER_TESTS
@@ -32,7 +33,7 @@ def reopened_once_at_its_size(page, base_url: str) -> None:
     load_page(page, f"{base_url}/?text=time+flies+like+an+arrow")
     assert runs_asked(frames) == 2, "a browser new to the page: the default size first, then the measured one"
     measured_width = weights_chart(page).locator("canvas").bounding_box()["width"]
-    assert {cookie["name"]: cookie["value"] for cookie in page.context.cookies()}["aa_viewport"].endswith("x1280x720")
+    assert {cookie["name"]: cookie["value"] for cookie in page.context.cookies()}[COOKIE].endswith("x1280x720")
 
     frames.clear()
     load_page(page, f"{base_url}/?text=time+flies+like+an+arrow")  # reloaded
