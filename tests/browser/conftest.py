@@ -6,13 +6,18 @@ cold start (torch, transformers, the model) some thirty times over. Each test op
 Streamlit session. Chromium stays a module's: Playwright's sync API keeps an event loop running while it is open,
 and the deploy tests that may follow in the same worker run asyncio and Playwright of their own.
 
-The `page` fixture's tabs are a module's window's (one per window size): like a learner's tabs, they share its cache
-(the page's scripts are not fetched anew each test) and its cookies (the window's size is known when a tab opens, so
-the page is drawn once, not for the default size and then again; components/page/viewport.py). A test about a
-browser that has never seen the page opens a window of its own (harness.browser.open_tab)."""
+The `page` fixture's tab is a module's window's (one per window size), and it is handed from test to test: going to
+a new address ends the old page's Streamlit session, and the next test opens its own. A tab kept costs Chromium a
+third less CPU a page than a new one (its renderer has already compiled Streamlit's scripts), and the suite is
+CPU-bound. Like a learner's tabs, the tests share the window's cache and cookies (the window's size is known when a
+page opens, so it is drawn once, not for the default size and then again; components/page/viewport.py). A test
+that adds to the tab what must not outlive it (a listener, a route, an init script) is marked `own_tab` and gets a
+tab of its own in the same window; a test about a browser that has never seen the page opens a window of its own
+(harness.browser.open_tab)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -41,22 +46,51 @@ def browser():
         chromium.close()
 
 
+@dataclass
+class Window:
+    """A module's browser window, and the tab the last test left in it."""
+
+    context: object  # playwright's BrowserContext
+    spare: object | None = None  # a Page showing about:blank
+
+
 @pytest.fixture(scope="module")
 def windows(browser):
     """The module's browser windows, by (width, height), opened as its tests ask for them."""
     opened = {}
     yield opened
     for window in opened.values():
-        window.close()
+        window.context.close()
+
+
+def _window(windows, browser, module) -> Window:
+    """The module's window at its VIEWPORT, if it sets one."""
+    viewport = getattr(module, "VIEWPORT", None) or TAB_VIEWPORT
+    size = (viewport["width"], viewport["height"])
+    if size not in windows:
+        windows[size] = Window(new_window(browser, viewport=viewport))
+    return windows[size]
 
 
 @pytest.fixture
 def page(windows, browser, request):
-    """A fresh tab (so a fresh Streamlit session) in the module's window at its VIEWPORT, if it sets one."""
-    viewport = getattr(request.module, "VIEWPORT", None) or TAB_VIEWPORT
-    size = (viewport["width"], viewport["height"])
-    if size not in windows:
-        windows[size] = new_window(browser, viewport=viewport)
-    page = tab_in(windows[size])
-    yield page
-    page.close()
+    """The module's window's tab, at its VIEWPORT, blank: the test opens a fresh Streamlit session in it.
+
+    A test marked own_tab (one that adds to its tab what must not outlive it: a listener, a route, an init script)
+    gets a new tab in the same window instead, closed after it."""
+    window = _window(windows, browser, request.module)
+    if request.node.get_closest_marker("own_tab"):
+        tab = tab_in(window.context)
+        yield tab
+        tab.close()
+        return
+    tab, window.spare = window.spare or tab_in(window.context), None
+    yield tab
+    if tab.is_closed():
+        return
+    try:
+        tab.goto("about:blank")  # the page's session ends with its websocket
+    except Exception:  # noqa: BLE001 (a tab a failed test left unable to move on is not handed on)
+        tab.close()
+    else:
+        window.spare = tab

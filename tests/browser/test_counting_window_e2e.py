@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+import pytest
+
 from attention.counting import CountingConfig, example_windows, letters
 from harness.browser import (
     chart_input,
@@ -45,6 +47,7 @@ def window_line(win_size: int) -> str:
     return "Window: " + " ".join(letters(example_windows(config, 1, seed=0))[0])
 
 
+@pytest.mark.own_tab  # its websocket is watched or held
 def test_the_window_moves_on_the_maps_with_no_rerun_and_the_page_follows_after(browser, page, base_url):
     from playwright.sync_api import expect
 

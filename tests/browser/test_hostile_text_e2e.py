@@ -34,11 +34,28 @@ _DRAWN_JS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChar
 })"""
 
 
-@pytest.mark.parametrize("query", QUERIES, ids=[q.get("view", "head") for q in QUERIES])
-def test_every_chart_is_drawn_and_the_console_has_no_error(page, base_url, query):
+@pytest.fixture
+def console_errors(page):
+    """The errors the page writes to its console, and its uncaught exceptions, while the test runs (the listeners go
+    with it: the tab is handed on to the next test)."""
     errors = []
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: errors.append(str(error)))
+
+    def console(message) -> None:
+        if message.type == "error":
+            errors.append(message.text)
+
+    def uncaught(error) -> None:
+        errors.append(str(error))
+
+    page.on("console", console)
+    page.on("pageerror", uncaught)
+    yield errors
+    page.remove_listener("console", console)
+    page.remove_listener("pageerror", uncaught)
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=[q.get("view", "head") for q in QUERIES])
+def test_every_chart_is_drawn_and_the_console_has_no_error(console_errors, page, base_url, query):
     page.goto(f"{base_url}/?{urlencode(query)}")
     page.locator('[data-testid="stVegaLiteChart"]').first.wait_for(state="attached")
     wait_until_settled(page, quiet_ms=1_000)
@@ -46,4 +63,4 @@ def test_every_chart_is_drawn_and_the_console_has_no_error(page, base_url, query
     charts = page.evaluate(_DRAWN_JS)
     assert charts, "the view shows a chart"
     assert all(chart["drawn"] for chart in charts), charts
-    assert not errors, errors
+    assert not console_errors, console_errors

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from harness.browser import chart_input, chart_input_readout, load_page, open_tab
 from tests.browser.frames import HeldMessages
 from tests.marks import BROWSER_TESTS
@@ -36,6 +38,7 @@ def open_lab(page, base_url: str, query: str = "") -> None:
     load_page(page, f"{base_url}/?view=lab{query}", drawn=lambda tab: tab.locator(f"{CHART} svg.marks"))
 
 
+@pytest.mark.own_tab  # its websocket is watched or held
 def test_tau_moves_on_the_chart_with_no_rerun_and_the_page_follows_after(browser, page, base_url):
     from playwright.sync_api import expect
 

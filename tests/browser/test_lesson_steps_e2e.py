@@ -3,6 +3,8 @@ beside it nor the shapes panel (streamlit_app.view_alone), and the link follows 
 
 from __future__ import annotations
 
+import pytest
+
 from harness.browser import act_and_measure
 from tests.browser.frames import answer, frames_after, wait_until_measured
 from tests.marks import BROWSER_TESTS
@@ -10,6 +12,7 @@ from tests.marks import BROWSER_TESTS
 pytestmark = BROWSER_TESTS
 
 
+@pytest.mark.own_tab  # its websocket is watched or held
 def test_a_step_change_sends_the_new_step_and_not_the_controls_beside_it(page, base_url):
     frames = frames_after(page)
     page.goto(f"{base_url}/?view=lesson&step=2")
@@ -27,6 +30,7 @@ def test_a_step_change_sends_the_new_step_and_not_the_controls_beside_it(page, b
     assert page.get_by_text("Step 3 of 9: Query, key and value projections").is_visible()
 
 
+@pytest.mark.own_tab  # its websocket is watched or held
 def test_a_control_beside_the_lesson_still_redraws_its_step(page, base_url):
     frames = frames_after(page)
     page.goto(f"{base_url}/?view=lesson&step=6")

@@ -47,10 +47,17 @@ _CHIP_TOKENS_JS = "chips => [...chips.querySelectorAll('.aa-chip')].map(chip => 
 
 @pytest.fixture
 def page(page):
-    """conftest's tab, noting every alert()/confirm() the page tries to open."""
+    """conftest's tab, noting every alert()/confirm() the page tries to open while the test runs (the listener goes
+    with it: the tab is handed on to the next test)."""
     page.dialogs = []
-    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
-    return page
+
+    def dismiss(dialog) -> None:
+        page.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
+    yield page
+    page.remove_listener("dialog", dismiss)
 
 
 def open_page(page, base_url: str, query: str = "") -> None:

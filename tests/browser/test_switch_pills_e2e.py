@@ -3,6 +3,8 @@ Streamlit's selected pill, pale blue, looked like the head that was on."""
 
 from __future__ import annotations
 
+import pytest
+
 from harness.browser import act_and_measure, wait_until_settled
 from tests.browser.frames import answer, frames_after
 from tests.marks import BROWSER_TESTS
@@ -26,6 +28,7 @@ def test_a_head_switched_off_is_grey_and_struck_through_and_the_others_are_not(p
     assert max(red, green, blue) - min(red, green, blue) <= 12, f"grey, not a tint of blue: {off['background']}"
 
 
+@pytest.mark.own_tab  # its websocket is watched or held
 def test_a_head_switched_off_reruns_the_toggles_and_the_numbers_not_the_ranking(page, base_url):
     frames = frames_after(page)
     page.goto(f"{base_url}/?view=switch")

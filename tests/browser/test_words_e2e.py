@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from harness.browser import act_and_measure, load_page
 from tests.marks import BROWSER_TESTS
 
@@ -29,6 +31,7 @@ def drawn_texts(page) -> list[str]:
     return page.evaluate("() => window.drawnTexts")
 
 
+@pytest.mark.own_tab  # an init script records what the canvas writes
 def test_the_toggle_writes_whole_words_on_the_one_head_charts_axes(page, base_url):
     from playwright.sync_api import expect
 
