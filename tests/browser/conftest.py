@@ -2,7 +2,7 @@
 server of its own, with other settings or to stop it, defines its own base_url).
 
 The server is a session fixture: each pytest-xdist worker starts one, instead of one a module, which saves the app's
-cold start (torch, transformers, the model) some thirty times over. Each test opens its own tab, so its own
+cold start (torch, transformers, the model) some thirty times over. Each test opens its own page, so its own
 Streamlit session. Chromium stays a module's: Playwright's sync API keeps an event loop running while it is open,
 and the deploy tests that may follow in the same worker run asyncio and Playwright of their own.
 
@@ -53,6 +53,21 @@ class Window:
     context: object  # playwright's BrowserContext
     spare: object | None = None  # a Page showing about:blank
 
+    def tab(self):
+        """The tab the last test left, else a new one."""
+        tab, self.spare = self.spare or tab_in(self.context), None
+        return tab
+
+    def hand_on(self, tab) -> None:
+        """Keep tab for the next test, blank: its page's session ends with its websocket. A tab that a failed test
+        left unable to move on is closed instead."""
+        try:
+            tab.goto("about:blank")
+        except Exception:  # noqa: BLE001 (whatever kept it from moving on, it is not handed on)
+            tab.close()
+        else:
+            self.spare = tab
+
 
 @pytest.fixture(scope="module")
 def windows(browser):
@@ -79,18 +94,12 @@ def page(windows, browser, request):
     A test marked own_tab (one that adds to its tab what must not outlive it: a listener, a route, an init script)
     gets a new tab in the same window instead, closed after it."""
     window = _window(windows, browser, request.module)
-    if request.node.get_closest_marker("own_tab"):
-        tab = tab_in(window.context)
-        yield tab
-        tab.close()
-        return
-    tab, window.spare = window.spare or tab_in(window.context), None
+    own = request.node.get_closest_marker("own_tab") is not None
+    tab = tab_in(window.context) if own else window.tab()
     yield tab
     if tab.is_closed():
         return
-    try:
-        tab.goto("about:blank")  # the page's session ends with its websocket
-    except Exception:  # noqa: BLE001 (a tab a failed test left unable to move on is not handed on)
+    if own:
         tab.close()
     else:
-        window.spare = tab
+        window.hand_on(tab)
