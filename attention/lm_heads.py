@@ -14,11 +14,10 @@ from dataclasses import dataclass
 
 import torch
 
+from attention.checkpoints import read_weights
 from attention.families import Family, LanguageModelHead, MissingHead
 from attention.models import BUNDLED_MODEL, LoadedModel, ModelLoadError, load_model, weights_path
 from attention.settings import ModelShape
-
-_OLD_NAMES = {".gamma": ".weight", ".beta": ".bias"}  # LayerNorm as checkpoints converted from TensorFlow name it
 
 
 class NoLanguageModelHead(ModelLoadError):
@@ -83,19 +82,4 @@ def load_head(name: str, loaded: LoadedModel) -> LanguageModelHead:
 
 def _head_weights(name: str, prefix: str) -> dict[str, torch.Tensor]:
     """{key: tensor} of the keys starting with prefix in name's weights file, and nothing else."""
-    path = weights_path(name)
-    if path.suffix == ".safetensors":
-        from safetensors import safe_open
-
-        with safe_open(str(path), framework="pt") as weights:
-            names = weights.keys()  # noqa: SIM118 (safe_open is no mapping: it has keys() and no __iter__)
-            found = {key: weights.get_tensor(key) for key in names if key.startswith(prefix)}
-    else:
-        every = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-        found = {key: tensor.clone() for key, tensor in every.items() if key.startswith(prefix)}
-    renamed = {}
-    for key, tensor in found.items():
-        for old, new in _OLD_NAMES.items():
-            key = key.removesuffix(old) + new if key.endswith(old) else key
-        renamed[key] = tensor
-    return renamed
+    return read_weights(weights_path(name), lambda key: key.startswith(prefix))

@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from attention.checkpoints import checkpoint_file
 from attention.families import FAMILIES, Family
 from attention.hub import WEIGHTS, is_cached
 from attention.model_list import ALLOWED_MODELS_ENV, BUNDLED_MODEL, allowed_hub_ids
@@ -34,7 +35,9 @@ class LoadedModel:
     """A model ready for inference, with its tokenizer and the name it was asked for."""
 
     name: str
-    model: object  # the family's transformers model without a head (BertModel, GPT2Model), eval mode, eager attention
+    # the family's model without a head, eval mode: BERT's own (attention.families.bert_modules), GPT-2's
+    # transformers' GPT2Model with eager attention
+    model: object
     tokenizer: object  # its fast tokenizer, able to pad a batch
 
     @property
@@ -93,10 +96,10 @@ def weights_path(name: str) -> Path:
     model, or of a downloaded Hub model in the cache; ModelLoadError when there is none."""
     source = resolve(name)
     if isinstance(source, Path):
-        for file in (WEIGHTS, "pytorch_model.bin"):
-            if (source / file).is_file():
-                return source / file
-        raise ModelLoadError(f"The folder {str(source)!r} holds no {WEIGHTS} or pytorch_model.bin.")
+        try:
+            return checkpoint_file(source, cache_only=True)
+        except FileNotFoundError:
+            raise ModelLoadError(f"The folder {str(source)!r} holds no {WEIGHTS} or pytorch_model.bin.") from None
     from huggingface_hub import try_to_load_from_cache
 
     cached = try_to_load_from_cache(source, WEIGHTS)
@@ -122,14 +125,13 @@ def _require_known_checkpoint(path: Path) -> None:
 
 def load_model(name: str = BUNDLED_MODEL) -> LoadedModel:
     """Load a model of a known family and its tokenizer for inference, with attention weights available."""
-    model, tokenizer, _ = load_checkpoint(name)
+    model, tokenizer = load_checkpoint(name)
     return LoadedModel(name=name, model=model, tokenizer=tokenizer)
 
 
 def load_checkpoint(name: str):
-    """(model, tokenizer, loading info) of an allowed model, its family's model without a head, in eval mode;
-    ModelLoadError saying what to do."""
-    import transformers
+    """(model, tokenizer) of an allowed model, its family's model without a head, in eval mode; ModelLoadError
+    saying what to do."""
     from safetensors import SafetensorError
     from transformers import AutoConfig, AutoTokenizer
 
@@ -148,10 +150,7 @@ def load_checkpoint(name: str):
             family.check_config(config)
         except ValueError as error:
             raise ModelLoadError(f"{name!r}: {error}.") from error
-        model_class = getattr(transformers, family.model_class_name)
-        # Eager attention: transformers 5's default (sdpa) returns no attention weights.
-        model, info = model_class.from_pretrained(source, attn_implementation="eager", output_loading_info=True,
-                                                  local_files_only=cache_only, **family.load_kwargs)
+        model = family.load(source, config, cache_only)
         tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=cache_only)
         if len(tokenizer.get_vocab()) < 2:  # transformers 5 makes an empty tokenizer when the files are missing
             raise OSError("it holds no tokenizer files (vocab.txt, vocab.json and merges.txt, or tokenizer.json)")
@@ -170,6 +169,4 @@ def load_checkpoint(name: str):
             "the Hugging Face Hub the first time it is used: check the network connection (and that "
             f"HF_HUB_OFFLINE is not set), or use the bundled model {BUNDLED_MODEL!r}, which needs no network."
         ) from error
-    model.eval()
-    model.requires_grad_(False)
-    return model, tokenizer, info
+    return model, tokenizer

@@ -18,6 +18,7 @@ from attention.atlas import (
     sentence_scores,
     strength,
 )
+from tests.conftest import transformers_model
 
 
 def shifted(tokens: int, offset: int) -> np.ndarray:
@@ -175,7 +176,7 @@ def atlas_against_transformers(model, text: str, first_is_cls: bool):
     """The atlas of one text, and the same from the definitions on transformers' own output_attentions."""
     encoding = encode(model, text)
     with torch.inference_mode():
-        output = model.model(input_ids=torch.from_numpy(encoding.input_ids),
+        output = transformers_model(model)(input_ids=torch.from_numpy(encoding.input_ids),
                              attention_mask=torch.from_numpy(encoding.attention_mask), output_attentions=True)
     return head_atlas(model, [(text, None)]), reference_scores(output.attentions, list(encoding.tokens[0]),
                                                               first_is_cls)

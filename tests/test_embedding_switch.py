@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from attention.embedding_switch import DEFAULT_SECOND, compare, head_ranking, moved_grid, sentence_embeddings
+from tests.conftest import transformers_model
 
 TEXT = "time flies like an arrow"
 TOLERANCE = 1e-5  # float32: the same numbers summed in another order
@@ -17,7 +18,7 @@ TOLERANCE = 1e-5  # float32: the same numbers summed in another order
 
 def reference_embeddings(bundled, sentences, heads_off=()) -> np.ndarray:
     """(B, C) embeddings from transformers' forward pass on a copy whose W_o ignores the heads switched off."""
-    model = copy.deepcopy(bundled.model)
+    model = copy.deepcopy(transformers_model(bundled))
     size = model.config.hidden_size // model.config.num_attention_heads
     with torch.no_grad():
         for layer, head in heads_off:

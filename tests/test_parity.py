@@ -15,6 +15,7 @@ import torch
 
 from attention import TraceSettings, build_trace, encode, encode_batch, layer_reference, parity_report
 from attention.parity import transformers_weights
+from tests.conftest import transformers_model
 
 TOLERANCE = 1e-5
 
@@ -35,7 +36,8 @@ class ModelRun:
 
 def run_model(loaded, encoding) -> ModelRun:
     """The whole model once, with attentions on, catching every BertAttention's output."""
-    layers = loaded.model.encoder.layer
+    reference = transformers_model(loaded)
+    layers = reference.encoder.layer
     caught: dict[int, torch.Tensor] = {}
 
     def catch(index):
@@ -46,7 +48,7 @@ def run_model(loaded, encoding) -> ModelRun:
     handles = [layer.attention.register_forward_hook(catch(i)) for i, layer in enumerate(layers)]
     try:
         with torch.inference_mode():
-            outputs = loaded.model(
+            outputs = reference(
                 input_ids=torch.from_numpy(encoding.input_ids),
                 token_type_ids=torch.from_numpy(encoding.token_type_ids),
                 attention_mask=torch.from_numpy(encoding.attention_mask),
@@ -114,7 +116,7 @@ def test_concat_through_dense_and_layernorm_is_bert_attention_output(bundled, en
     real = real_tokens(encoding)
     for layer in range(bundled.shape.num_layers):
         trace = build_trace(bundled, encoding, TraceSettings(layer=layer, head=layer))
-        self_output = bundled.model.encoder.layer[layer].attention.output
+        self_output = transformers_model(bundled).encoder.layer[layer].attention.output
         with torch.inference_mode():
             concat = torch.from_numpy(trace["concat"])  # (B, T, C)
             layer_input = torch.from_numpy(trace["layer_input"])  # (B, T, C)

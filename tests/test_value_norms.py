@@ -15,13 +15,14 @@ from attention import TraceSettings, encode, layer_attention
 from attention.heads import head_stage
 from attention.trace import projections_for
 from attention.value_norms import moved, value_norms, weighted_by_value_norm
+from tests.conftest import transformers_model
 
 TEXT = "The cat sat on the mat, and then it slept."
 
 
 def bert_reference(loaded, text: str, layer: int) -> np.ndarray:
     """(nh, T, T) α_ij·‖f(x_j)‖ of every head of a BERT layer, from transformers alone."""
-    model = loaded.model
+    model = transformers_model(loaded)
     batch = loaded.tokenizer(text, return_tensors="pt")
     with torch.inference_mode():
         run = model(**batch, output_attentions=True, output_hidden_states=True)

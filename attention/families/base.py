@@ -75,7 +75,7 @@ class Family:
     own_mask: str  # the mask it was trained with, as attention.masks names it: "none" (padding only) or "causal"
     reads_pairs: bool  # whether it reads a sentence pair (segment ids): BERT does, GPT-2 reads one text
     byte_level: bool  # whether its tokens are byte-level BPE (shown with a mark for a leading space)
-    model_class_name: str  # the transformers class without a head: "BertModel", "GPT2Model"
+    model_class_name: str  # the transformers class without a head that load() loads by default: "GPT2Model"
     load_kwargs: dict  # what that class's from_pretrained takes besides the checkpoint
     input_steps: tuple[tuple[str, str], ...]  # (name, formula) of the inputs a trace records, in order
     embedding_steps: tuple[tuple[str, str], ...]  # (name, formula) of the embeddings, the last "embeddings"
@@ -84,6 +84,18 @@ class Family:
 
     def check_config(self, config) -> None:
         """ValueError, saying why, for a checkpoint of this family whose attention the core does not compute."""
+
+    def load(self, source, config, cache_only: bool):
+        """The family's model without a head from a checkpoint (a folder's Path or a Hub id, read from the cache
+        alone when cache_only), for inference: eval mode, no gradients, attention weights available. By default
+        transformers' own class with eager attention (transformers 5's default, sdpa, returns no weights)."""
+        import transformers
+
+        model = getattr(transformers, self.model_class_name).from_pretrained(
+            source, attn_implementation="eager", local_files_only=cache_only, **self.load_kwargs)
+        model.eval()
+        model.requires_grad_(False)
+        return model
 
     def shape(self, config) -> ModelShape:
         from attention.settings import ModelShape

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from attention.checkpoints import checkpoint_file, read_weights
 from attention.dot_product import additive_mask, attend, merge_heads, split_heads
+from attention.families import bert_modules
 from attention.families.base import Family, LanguageModelHead, MissingHead, ReferenceAttention, unrecorded
 from attention.masks import additive
 from attention.projections import Linear, Projections
@@ -36,7 +38,7 @@ class MaskedLMHead(LanguageModelHead):
     use, unless the checkpoint has a decoder of its own.
     """
 
-    transform: object  # transformers' BertPredictionHeadTransform: dense (C, C), activation, LayerNorm; eval mode
+    transform: object  # bert_modules.PredictionTransform: dense (C, C), activation, LayerNorm; eval mode
     bias: torch.Tensor  # (V,) the decoder's bias
     decoder_weight: torch.Tensor | None  # (V, C) the checkpoint's own decoder; None: the word embeddings
     mask_token: str  # "[MASK]"
@@ -71,8 +73,6 @@ class BertFamily(Family):
     own_mask = "none"
     reads_pairs = True
     byte_level = False
-    model_class_name = "BertModel"
-    load_kwargs = {"add_pooling_layer": False}
     input_steps = (
         ("input_ids", "tokenizer(text)"),
         ("token_type_ids", "0 for sentence A, 1 for sentence B"),
@@ -87,13 +87,21 @@ class BertFamily(Family):
     attention_output_formula = "LayerNorm(output + X)"
     lm_head_prefix = MLM_HEAD_PREFIX
 
+    def check_config(self, config):
+        problem = bert_modules.unsupported(config)
+        if problem:
+            raise ValueError(problem)
+
+    def load(self, source, config, cache_only):
+        # transformers keeps the config too: the proof builds transformers' own attention from it (reference).
+        config._attn_implementation = "eager"
+        return bert_modules.build(config, read_weights(checkpoint_file(source, cache_only)))
+
     def sinks(self, special_tokens_mask: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
         return special_tokens_mask & attention_mask.astype(bool)  # (B, T): [CLS] and [SEP], not [PAD]
 
     def forward(self, model, input_ids, token_type_ids, attention_mask):
-        outputs = model(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask,
-                        output_hidden_states=True)
-        return outputs.hidden_states  # L + 1 x (B, T, C): embeddings, then each layer's output
+        return model(input_ids, token_type_ids, attention_mask)  # L + 1 x (B, T, C): embeddings, each layer's output
 
     def embed(self, model, input_ids, token_type_ids, record=unrecorded):
         embeddings = model.embeddings
@@ -127,15 +135,10 @@ class BertFamily(Family):
         return model.encoder.layer[layer].attention.output.LayerNorm(output + residual)  # (B, T, C)
 
     def run_layer(self, model, layer, hidden, attention_mask):
-        from transformers.masking_utils import create_bidirectional_mask
-
-        # What BertModel.forward hands every layer: None when no token is padding, else an additive mask.
-        mask = create_bidirectional_mask(config=model.config, inputs_embeds=hidden, attention_mask=attention_mask)
-        output = model.encoder.layer[layer](hidden, attention_mask=mask)  # (B, T, C)
-        return output[0] if isinstance(output, tuple) else output
+        return model.encoder.layer[layer](hidden, bert_modules.padding_mask(attention_mask))  # (B, T, C)
 
     def reference(self, model, layer, residual, attention_mask):
-        attention = model.encoder.layer[layer].attention
+        attention = _transformers_attention(model, layer)
         mask = additive_mask(attention_mask)[:, None]  # (B, 1, 1, T)
         context, weights = attention.self(residual, attention_mask=mask)  # (B, T, nh·d), (B, nh, T, T)
         return ReferenceAttention(weights=weights, context=context,
@@ -154,8 +157,6 @@ class BertFamily(Family):
         return attention_output, block.output(block.intermediate(attention_output), attention_output)  # (B, T, C)
 
     def language_model_head(self, model, tokenizer, weights):
-        from transformers.models.bert.modeling_bert import BertPredictionHeadTransform
-
         missing = sorted(key for key in MLM_HEAD_KEYS if key not in weights)
         if missing:
             raise MissingHead(
@@ -170,10 +171,10 @@ class BertFamily(Family):
         prefix = f"{MLM_HEAD_PREFIX}transform."
         bias = weights.get(f"{MLM_HEAD_PREFIX}decoder.bias", weights[f"{MLM_HEAD_PREFIX}bias"])  # (V,)
         decoder_weight = weights.get(f"{MLM_HEAD_PREFIX}decoder.weight")  # (V, C), when not tied
-        transform = BertPredictionHeadTransform(config)
+        transform = bert_modules.PredictionTransform(config)
         try:
             transform.load_state_dict({key.removeprefix(prefix): tensor for key, tensor in weights.items()
-                                       if key.startswith(prefix)})
+                                       if key.startswith(prefix)}, assign=True)  # its tensors in the empty places
         except RuntimeError as error:  # a weight missing, left over or of another size
             raise ValueError(f"its masked-language-model head does not fit the encoder: {error}") from error
         if bias.shape != (config.vocab_size,) or (decoder_weight is not None
@@ -185,6 +186,17 @@ class BertFamily(Family):
         return MaskedLMHead(transform=transform, bias=bias.to(dtype),
                             decoder_weight=None if decoder_weight is None else decoder_weight.to(dtype),
                             mask_token=tokenizer.mask_token, mask_token_id=tokenizer.mask_token_id)
+
+
+def _transformers_attention(model, layer: int):
+    """transformers' own BertAttention holding the layer's weights (shared, not copied): the code the proof
+    measures the from-scratch attention against, imported only when a proof is asked for."""
+    from transformers.models.bert.modeling_bert import BertAttention
+
+    with torch.device("meta"):  # no random initialisation: every parameter is replaced by the layer's
+        attention = BertAttention(model.config)
+    attention.load_state_dict(model.encoder.layer[layer].attention.state_dict(), assign=True)
+    return attention.eval()
 
 
 def _linear(module: torch.nn.Linear) -> Linear:
