@@ -368,7 +368,9 @@ def _proof(context) -> None:
     if state.source != "bert":
         st.info("The proof compares against transformers' trained heads: choose the bert source.")
         return
-    proof = caches.proof(context.model_name, context.text, context.text_b, state.layer, state.head)
+    # A new server's first proof imports transformers' modelling code (seconds): the reader is told what is coming.
+    with st.spinner("Checking this head against transformers' own attention code…"):
+        proof = caches.proof(context.model_name, context.text, context.text_b, state.layer, state.head)
     verdict = "equal to float32 precision" if proof <= PROOF_TOLERANCE else "NOT equal"
     settings, shape = context.settings(), context.shape
     what_ifs = [trained for trained, chosen in (
