@@ -11,6 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.context import similarity_by_layer
+from components.views.parts.lesson_nav import shown_alone, step_key
+from components.views.parts.lesson_pair import word_key
 from tests.pages import assert_healthy, chart_matrix, chart_title, chart_values, html_table, open_page
 from tests.test_value_norms import bert_reference
 
@@ -33,9 +35,24 @@ def run_lesson(**query: str) -> AppTest:
     return open_page({"view": "lesson", **query})
 
 
+def step_shown(page: AppTest) -> int:
+    """The step the navigation names, and checks the browser is told to show alone."""
+    heading = page.subheader[0].value
+    assert heading.startswith("Step ") and " of 9: " in heading, heading
+    step = int(heading.split()[1])
+    [style] = [h.proto.body for h in page.get("html") if ".st-key-lesson_step_" in h.proto.body]
+    assert style == shown_alone(step)
+    return step
+
+
+def current(page: AppTest):
+    """The current step's container: all nine are on the page, the browser shows this one alone."""
+    return page.get_by_key(step_key(step_shown(page)))
+
+
 def chart(page: AppTest, title_start: str):
-    found = [c for c in page.get("vega_lite_chart") if chart_title(c).startswith(title_start)]
-    assert len(found) == 1, [chart_title(c) for c in page.get("vega_lite_chart")]
+    found = [c for c in current(page).get("vega_lite_chart") if chart_title(c).startswith(title_start)]
+    assert len(found) == 1, [chart_title(c) for c in current(page).get("vega_lite_chart")]
     return found[0]
 
 
@@ -44,13 +61,15 @@ def matrix_on_screen(page: AppTest, title_start: str) -> np.ndarray:
 
 
 def prose(page: AppTest) -> str:
-    return "\n".join(m.value for m in page.markdown)
+    return "\n".join(m.value for m in current(page).markdown)
 
 
-def step_shown(page: AppTest) -> int:
-    heading = page.subheader[0].value
-    assert heading.startswith("Step ") and " of 9: " in heading, heading
-    return int(heading.split()[1])
+def captions(page: AppTest) -> str:
+    return "\n".join(c.value for c in current(page).caption)
+
+
+def word_picker(page: AppTest):
+    return current(page).selectbox(key=word_key(step_shown(page)))
 
 
 def trace_of(bundled, text: str = TEXT, **settings):
@@ -66,7 +85,7 @@ def test_every_step_opens_from_its_link_and_draws_its_charts(step):
     assert page.query_params["step"] == str(step) if step > 1 else "step" not in page.query_params
     for title in STEP_CHARTS[step]:
         chart(page, title)
-    assert page.get("latex"), "every step has its formula"
+    assert current(page).get("latex"), "every step has its formula"
     assert "| step | shape | formula |" in prose(page) or "| tensor | shape |" in prose(page)
 
 
@@ -86,6 +105,31 @@ def test_next_and_previous_move_the_step_and_the_url():
     assert page.button(key="lesson_prev").disabled
 
 
+def test_every_step_is_on_the_page_and_the_browser_is_told_to_show_the_current_one_alone():
+    page = run_lesson(step="4")
+    assert_healthy(page)
+    for step, titles in STEP_CHARTS.items():  # drawn once, so that a step change redraws none of them
+        drawn = [chart_title(c) for c in page.get_by_key(step_key(step)).get("vega_lite_chart")]
+        assert all(any(title.startswith(start) for title in drawn) for start in titles), (step, drawn)
+    [style] = [h.proto.body for h in page.get("html") if ".st-key-lesson_step_" in h.proto.body]
+    assert set(re.findall(r"\.st-key-lesson_step_(\d)\b", style)) == set("12356789")
+    assert style.endswith("{display: none}</style>")
+    page.button(key="lesson_next_foot_4").click().run()
+    [style] = [h.proto.body for h in page.get("html") if ".st-key-lesson_step_" in h.proto.body]
+    assert set(re.findall(r"\.st-key-lesson_step_(\d)\b", style)) == set("12346789")
+    assert page.button(key="lesson_next").disabled is False and page.query_params["step"] == "5"
+
+
+def test_a_word_picked_in_step_1_is_the_word_step_9_compares():
+    page = run_lesson(step="1", text="the bank of the river")
+    word_picker(page).set_value("river").run()
+    assert_healthy(page)
+    last = page.get_by_key(step_key(9))
+    assert last.selectbox(key=word_key(9)).value == "river"
+    assert [chart_title(c) for c in last.get("vega_lite_chart")] == ["Cosine similarity of “river” in sentence A "
+                                                                      "and sentence B"]
+
+
 def test_a_step_beyond_the_lesson_falls_back_to_the_first_with_a_notice():
     page = run_lesson(step="10")
     assert_healthy(page)
@@ -95,7 +139,7 @@ def test_a_step_beyond_the_lesson_falls_back_to_the_first_with_a_notice():
 
 def test_step_1_the_same_word_has_the_same_token_embedding(bundled):
     page = run_lesson(step="1", text_b="fruit flies like a banana")
-    assert page.metric[0].value == "0"
+    assert current(page).metric[0].value == "0"
     shown = matrix_on_screen(page, "One token, two sentences")  # (3, C): A, B, A − B
     expected = trace_of(bundled)["token embeddings"][0, 2]  # "flies" in "time flies like an arrow"
     np.testing.assert_array_equal(shown[0], expected)
@@ -181,20 +225,20 @@ def test_step_8_concatenates_all_heads_and_projects_them_back(bundled):
 
 def test_step_9_similarity_of_flies_falls_layer_by_layer(bundled):
     page = run_lesson(step="9", text_b="fruit flies like a banana")
-    assert page.selectbox(key="lesson_word").value == "flies"
+    assert word_picker(page).value == "flies"
     shown = chart_values(chart(page, "Cosine similarity of “flies”")).sort_values("layer")
     first, second = encode(bundled, "time flies like an arrow"), encode(bundled, "fruit flies like a banana")
     expected = similarity_by_layer(first, 2, second, 2)
     np.testing.assert_allclose(shown["similarity"], expected, atol=1e-6)
     assert shown["similarity"].iloc[0] == pytest.approx(1.0, abs=1e-6)
     assert shown["similarity"].iloc[-1] < 0.9
-    assert "the sidebar's two texts" in "\n".join(c.value for c in page.caption)
+    assert "the sidebar's two texts" in captions(page)
 
 
 def test_step_9_picks_the_shared_word_that_is_not_a_stop_word_and_the_reader_can_pick_another(bundled):
     page = run_lesson(step="9", text="the bank of the river", text_b="the bank raised rates")
     assert_healthy(page)
-    picker = page.selectbox(key="lesson_word")
+    picker = word_picker(page)
     assert picker.options == ["the", "bank"] and picker.value == "bank"
     first, second = encode(bundled, "the bank of the river"), encode(bundled, "the bank raised rates")
     shown = chart_values(chart(page, "Cosine similarity of “bank”")).sort_values("layer")
@@ -209,10 +253,10 @@ def test_step_9_picks_the_shared_word_that_is_not_a_stop_word_and_the_reader_can
 def test_with_no_second_sentence_steps_1_and_9_work_on_the_students_own_text(step, bundled):
     page = run_lesson(step=step, text="the bank of the river")
     assert_healthy(page)
-    picker = page.selectbox(key="lesson_word")
+    picker = word_picker(page)
     assert picker.options == ["the", "bank", "of", "river"] and picker.value == "bank"
-    captions = "\n".join(c.value for c in page.caption)
-    assert "B is the word on its own" in captions and "“Second sentence (optional)” box" in captions
+    said = captions(page)
+    assert "B is the word on its own" in said and "“Second sentence (optional)” box" in said
     own, alone = encode(bundled, "the bank of the river"), encode(bundled, "bank")
     if step == "1":
         shown = matrix_on_screen(page, "One token, two sentences")  # (3, C): A, B, A − B
@@ -221,7 +265,7 @@ def test_with_no_second_sentence_steps_1_and_9_work_on_the_students_own_text(ste
     else:
         shown = chart_values(chart(page, "Cosine similarity of “bank”")).sort_values("layer")
         np.testing.assert_allclose(shown["similarity"], similarity_by_layer(own, 2, alone, 1), atol=1e-6)
-    page.selectbox(key="lesson_word").set_value("river").run()
+    word_picker(page).set_value("river").run()
     assert_healthy(page)
     if step == "1":
         shown = matrix_on_screen(page, "One token, two sentences")
@@ -234,14 +278,14 @@ def test_a_text_with_no_whole_word_falls_back_to_the_notebooks_pair():
     page = run_lesson(step="9", text="?!")
     assert_healthy(page)
     chart(page, "Cosine similarity of “flies”")
-    assert "no whole word to compare" in "\n".join(c.value for c in page.caption)
+    assert "no whole word to compare" in captions(page)
 
 
 def test_other_sources_still_show_the_trained_head():
     page = run_lesson(step="3", source="random", head_dim="24", head="14")
     assert_healthy(page)
     chart(page, "Q, layer 0, head 11")
-    assert "whatever the source chosen beside this view" in "\n".join(c.value for c in page.caption)
+    assert "whatever the source chosen beside this view" in captions(page)
 
 
 def test_typed_text_reaches_the_markdown_only_inside_code_spans():
@@ -253,39 +297,43 @@ def test_typed_text_reaches_the_markdown_only_inside_code_spans():
         assert markdown.count(text) == markdown.count(f"`{text}`") == 1
 
 
-def in_page_order(page: AppTest) -> list:
-    """The page's elements top to bottom, as the browser stacks them."""
-    return [node for node in page.main if not hasattr(node, "children") or not node.children]
+def in_page_order(block) -> list:
+    """A block's elements top to bottom, as the browser stacks them."""
+    return [node for node in block if not hasattr(node, "children") or not node.children]
 
 
 @pytest.mark.parametrize("step", [1, 4, 9])
 def test_previous_and_next_stand_at_the_foot_of_the_step_too_after_its_explanation(step):
     page = run_lesson(step=str(step))
     assert_healthy(page)
-    order = in_page_order(page)
+    order = in_page_order(current(page))
     explanation = max(index for index, node in enumerate(order) if node.type == "markdown"
                       and not node.value.startswith("| ") and not node.value.startswith("- ["))
-    foot = [index for index, node in enumerate(order) if getattr(node, "key", None) in ("lesson_prev_foot",
-                                                                                         "lesson_next_foot")]
+    keys = (f"lesson_prev_foot_{step}", f"lesson_next_foot_{step}")
+    foot = [index for index, node in enumerate(order) if getattr(node, "key", None) in keys]
     assert len(foot) == 2 and min(foot) > explanation, "both buttons, under the step's last words"
-    assert page.button(key="lesson_prev_foot").disabled == (step == 1)
-    assert page.button(key="lesson_next_foot").disabled == (step == 9)
+    assert page.button(key=keys[0]).disabled == (step == 1)
+    assert page.button(key=keys[1]).disabled == (step == 9)
 
 
 def test_the_buttons_at_the_foot_move_the_step_and_the_url():
     page = run_lesson(step="3")
-    page.button(key="lesson_next_foot").click().run()
+    page.button(key="lesson_next_foot_3").click().run()
     assert_healthy(page)
     assert (step_shown(page), page.query_params["step"]) == (4, "4")
-    page.button(key="lesson_prev_foot").click().run()
-    page.button(key="lesson_prev_foot").click().run()
+    page.run()  # the whole page again: AppTest's tree after a fragment's rerun holds that fragment alone
+    assert step_shown(page) == 4
+    page.button(key="lesson_prev_foot_4").click().run()
+    page.run()
+    page.button(key="lesson_prev_foot_3").click().run()
     assert step_shown(page) == 2
+    assert not page.button(key="lesson_prev").disabled
 
 
 def test_step_9_ends_with_links_onward_that_keep_the_text():
     page = run_lesson(step="9", text="what if (it) [rains]", layer="2")
     assert_healthy(page)
-    last = page.markdown[-1].value
+    last = current(page).markdown[-1].value
     links = dict(re.findall(r"\[([^\]]+)\]\((\?[^)]*)\)", last))
     assert set(links) >= {"One head", "All heads of a layer", "Scaling lab", "Counting letters: train a head"}
     for name, view in {"One head": "head", "All heads of a layer": "heads", "Scaling lab": "lab"}.items():
@@ -332,7 +380,7 @@ def test_step_1_on_gpt2_compares_a_whole_word_with_itself_read_alone(tiny_gpt2_c
     monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))
     page = run_lesson(step="1", model=str(tiny_gpt2_checkpoint), text="the cat sat on the mat")
     assert_healthy(page)
-    picker = page.selectbox(key="lesson_word")
+    picker = word_picker(page)
     assert picker.options == ["␣cat", "␣sat", "␣on", "␣the"] and picker.value == "␣cat"
-    assert page.metric[0].value == "0"
+    assert current(page).metric[0].value == "0"
     assert "exactly 0" in prose(page)

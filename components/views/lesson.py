@@ -13,10 +13,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.lesson import NOTEBOOK_PAIR, SharedWord
 from components import caches
 from components.charts.draw import show
-from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import LESSON_STEPS, shorten
 from components.page.tables import numbers_html
@@ -32,21 +30,9 @@ from components.views.parts.lesson_kit import (
     two_heatmaps,
 )
 from components.views.parts.lesson_moves import moves_step
+from components.views.parts.lesson_nav import foot, navigation, step_key
+from components.views.parts.lesson_pair import compared_pair
 
-STEP_TITLES = {
-    1: "Tokens, ids and token embeddings",
-    2: "Simplified self-attention: E·Eᵀ",
-    3: "Query, key and value projections",
-    4: "Masking: which keys a query may look at",
-    5: "Scaling and softmax",
-    6: "One trained head",
-    7: "What a head moves, not only what it weighs",
-    8: "All heads: concatenation and output projection",
-    9: "Contextual representations",
-}
-STEP_LABELS = {1: "1 Tokens", 2: "2 E·Eᵀ", 3: "3 Q, K, V", 4: "4 Mask", 5: "5 Softmax", 6: "6 One head",
-               7: "7 What moves", 8: "8 All heads", 9: "9 Context"}
-WORD_KEY = "lesson_word"  # the token steps 1 and 9 compare in sentences A and B
 SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperature": r"/\tau"}
 
 
@@ -60,30 +46,15 @@ ONWARD = {
 
 
 def render(context) -> None:
-    step = _navigation()
-    st.subheader(f"Step {step} of {LESSON_STEPS}: {STEP_TITLES[step]}")
-    STEP_RENDERERS[step](context)
-    _step_buttons(step, "_foot")  # the explanation comes last, screens below the buttons at the top
-    if step == LESSON_STEPS:
-        _onward(context)
-
-
-def _navigation() -> int:
-    """The step selector, then Previous and Next; the step is a URL parameter, so a link opens it. The steps
-    wrap onto a second row where one row is too narrow: cut off, the last step could not be reached."""
-    step = controls.bound_widget(st.segmented_control, "step", "Step", options=list(STEP_TITLES),
-                                 format_func=STEP_LABELS.get, label_visibility="collapsed", wrap=True)
-    _step_buttons(step)
-    return step
-
-
-def _step_buttons(step: int, suffix: str = "") -> None:
-    """Previous and Next, in a row; suffix tells the keys of a second row apart (the foot of the step)."""
-    bar = st.container(horizontal=True, vertical_alignment="center")
-    bar.button("Previous", key=f"lesson_prev{suffix}", icon=":material/arrow_back:", disabled=step == 1,
-               on_click=controls.request, kwargs={"step": step - 1})
-    bar.button("Next", key=f"lesson_next{suffix}", icon=":material/arrow_forward:", disabled=step == LESSON_STEPS,
-               on_click=controls.request, kwargs={"step": step + 1})
+    """The navigation, then every step in its container, its own Previous and Next at its foot; the browser shows
+    the current step alone."""
+    navigation()
+    for step, draw_step in STEP_RENDERERS.items():
+        with st.container(key=step_key(step)):
+            draw_step(context)
+            foot(step)
+            if step == LESSON_STEPS:
+                _onward(context)
 
 
 def _onward(context) -> None:
@@ -108,7 +79,7 @@ def _tokens_step(context) -> None:
     explain(f"The tokenizer cut {what} into {len(tokens)} tokens, special ones included; each id picks "
              f"one row of the token-embedding table, {context.shape.hidden_size} numbers per token.")
 
-    first, second, found, why = _homonympair_starts(context)
+    first, second, found, why = compared_pair(context, 1)
     vectors = [context.trace(text=text, text_b="")["token embeddings"][0, index]  # (C,)
                for text, index in ((first, found.first_index), (second, found.second_index))]
     difference = vectors[0] - vectors[1]  # (C,)
@@ -298,7 +269,7 @@ def _all_heads_step(context) -> None:
 
 
 def _contextual_step(context) -> None:
-    first, second, found, why = _homonympair_starts(context)
+    first, second, found, why = compared_pair(context, 9)
     similarities = caches.word_similarity_by_layer(context.model_name, first, found.first_index, second,
                                                     found.second_index)
     token_counts = [caches.encoding(context.model_name, text, "").num_tokens for text in (first, second)]
@@ -334,45 +305,6 @@ def similarity_chart(similarities: np.ndarray, word: str, width: int) -> alt.Cha
         tooltip=["stage:N", alt.Tooltip("similarity:Q", format=".4f")],
     ).properties(title=f"Cosine similarity of “{word}” in sentence A and sentence B", height=320,
                  width=max(160, min(480, width - 90)))
-
-
-def _homonympair_starts(context) -> tuple[str, str, SharedWord, str]:
-    """Sentence A, sentence B, the token compared in both (picked by the reader) and a caption saying which.
-
-    A is always the sidebar's text. B is its second sentence when the two share a whole word; else the picked
-    word on its own, with no sentence around it. The notebooks' pair is left for a text with no whole word."""
-    text = context.text
-    own = context.encoding(text=text, text_b="")
-    if context.text_b.strip():
-        words = caches.shared_words(own, context.encoding(text=context.text_b, text_b=""))
-        if words:
-            return text, context.text_b, _word_picker(words), "Sentences A and B are the sidebar's two texts."
-        why = "The sidebar's two texts share no whole word, so B is the word on its own."
-    else:
-        why = "No second sentence is typed, so B is the word on its own, with no sentence around it."
-    words = caches.shared_words(own, own)
-    if words:
-        picked = _word_picker(words)
-        alone_text = caches.word_text(picked.word)  # GPT-2's "␣bank" is read from " bank"
-        alone = caches.shared_words(own, context.encoding(text=alone_text, text_b=""))
-        found = next((w for w in alone if w.word == picked.word), None)
-        if found is not None:
-            return text, alone_text, SharedWord(picked.word, picked.first_index, found.second_index), (
-                f"{why} To compare it with its use in another sentence, type that sentence in the sidebar's "
-                "“Second sentence (optional)” box, or pick the notebooks' pair in its Example list.")
-    first, second = NOTEBOOK_PAIR
-    found = caches.shared_word(context.encoding(text=first, text_b=""), context.encoding(text=second, text_b=""))
-    return first, second, found, "The sidebar's text has no whole word to compare, so this uses the notebooks' pair."
-
-
-def _word_picker(words: list[SharedWord]) -> SharedWord:
-    """A select box of the words to compare, the first that is not a stop word chosen unless the reader picks."""
-    options = [w.word for w in words]
-    if st.session_state.get(WORD_KEY) not in options:  # a new text: its own default
-        st.session_state[WORD_KEY] = caches.telling_word(words).word
-    chosen = st.selectbox("Token to compare", options, key=WORD_KEY,
-                          help="A whole word that both sentences have; common words (the, of, …) change least.")
-    return words[options.index(chosen)]
 
 
 STEP_RENDERERS = {

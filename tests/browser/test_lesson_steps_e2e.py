@@ -1,5 +1,6 @@
-"""The guided lesson's steps in a real Chromium: a step change reruns the lesson alone, not the attention controls
-beside it nor the shapes panel (streamlit_app.view_alone), and the link follows the step."""
+"""The guided lesson's steps in a real Chromium: a step change reruns the lesson's navigation alone (every step was
+sent when the page opened, the browser shows one), not the attention controls beside it nor the shapes panel nor
+any chart, and the link follows the step, from the top's buttons and from a step's foot."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from tests.browser.frames import answer, frames_after, wait_until_measured
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
+STEP_3_TITLES = [f"{letter}, layer 0, head 0".encode() for letter in "QKV"]  # the charts of step 3
 
 
 @pytest.mark.own_tab  # its websocket is watched or held
@@ -26,8 +28,20 @@ def test_a_step_change_sends_the_new_step_and_not_the_controls_beside_it(page, b
     moved = answer(frames)
     assert b"Step 3 of 9" in moved
     assert not [label for label in beside if label in moved], "the attention controls were drawn again"
+    assert not [title for title in STEP_3_TITLES if title in moved], "the step's charts were sent again"
+    assert STEP_3_TITLES[0] in opened, "sent once, when the page opened"
     assert "step=3" in page.url
     assert page.get_by_text("Step 3 of 9: Query, key and value projections").is_visible()
+    assert steps_visible(page) == [3]
+    act_and_measure(page, page.locator(".st-key-lesson_prev_foot_3 button").click)
+    assert "step=2" in page.url and steps_visible(page) == [2]
+    assert page.get_by_text("Step 2 of 9: Simplified self-attention").is_visible()
+    assert page.locator(".st-key-lesson_step_2 canvas").first.is_visible()
+
+
+def steps_visible(page) -> list[int]:
+    """The steps whose containers the browser shows (all nine are on the page)."""
+    return [step for step in range(1, 10) if page.locator(f".st-key-lesson_step_{step}").is_visible()]
 
 
 @pytest.mark.own_tab  # its websocket is watched or held

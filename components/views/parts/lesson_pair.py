@@ -1,0 +1,65 @@
+"""The two sentences the guided lesson's steps 1 and 9 compare one word in, and the word, picked by the reader.
+
+Both steps are on the page at once (the browser shows one), so each has its own select box, and the two share
+the reader's choice: a pick in either is the word of both.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attention.lesson import NOTEBOOK_PAIR, SharedWord
+from components import caches
+
+CHOSEN_WORD = "lesson_word"  # the word the reader picked, in the session; the select boxes' keys end in the step
+
+
+def word_key(step: int) -> str:
+    return f"{CHOSEN_WORD}_{step}"
+
+
+def compared_pair(context, step: int) -> tuple[str, str, SharedWord, str]:
+    """Sentence A, sentence B, the token compared in both (picked by the reader in step's select box) and a
+    caption saying which.
+
+    A is always the sidebar's text. B is its second sentence when the two share a whole word; else the picked
+    word on its own, with no sentence around it. The notebooks' pair is left for a text with no whole word."""
+    text = context.text
+    own = context.encoding(text=text, text_b="")
+    if context.text_b.strip():
+        words = caches.shared_words(own, context.encoding(text=context.text_b, text_b=""))
+        if words:
+            return text, context.text_b, _word_picker(words, step), "Sentences A and B are the sidebar's two texts."
+        why = "The sidebar's two texts share no whole word, so B is the word on its own."
+    else:
+        why = "No second sentence is typed, so B is the word on its own, with no sentence around it."
+    words = caches.shared_words(own, own)
+    if words:
+        picked = _word_picker(words, step)
+        alone_text = caches.word_text(picked.word)  # GPT-2's "␣bank" is read from " bank"
+        alone = caches.shared_words(own, context.encoding(text=alone_text, text_b=""))
+        found = next((w for w in alone if w.word == picked.word), None)
+        if found is not None:
+            return text, alone_text, SharedWord(picked.word, picked.first_index, found.second_index), (
+                f"{why} To compare it with its use in another sentence, type that sentence in the sidebar's "
+                "“Second sentence (optional)” box, or pick the notebooks' pair in its Example list.")
+    first, second = NOTEBOOK_PAIR
+    found = caches.shared_word(context.encoding(text=first, text_b=""), context.encoding(text=second, text_b=""))
+    return first, second, found, "The sidebar's text has no whole word to compare, so this uses the notebooks' pair."
+
+
+def _word_picker(words: list[SharedWord], step: int) -> SharedWord:
+    """A select box of the words to compare, showing the reader's choice (the first word that is not a stop word
+    until they pick one, or when a new text lacks it)."""
+    options = [w.word for w in words]
+    if st.session_state.get(CHOSEN_WORD) not in options:  # a new text: its own default
+        st.session_state[CHOSEN_WORD] = caches.telling_word(words).word
+    key = word_key(step)
+    st.session_state[key] = st.session_state[CHOSEN_WORD]
+    chosen = st.selectbox("Token to compare", options, key=key, on_change=_picked, args=(key,),
+                          help="A whole word that both sentences have; common words (the, of, …) change least.")
+    return words[options.index(chosen)]
+
+
+def _picked(key: str) -> None:
+    st.session_state[CHOSEN_WORD] = st.session_state[key]
