@@ -30,7 +30,7 @@ from components.views.parts.lesson_kit import (
     two_heatmaps,
 )
 from components.views.parts.lesson_moves import moves_step
-from components.views.parts.lesson_nav import foot, navigation, step_key
+from components.views.parts.lesson_nav import foot, navigation, step_key, title
 from components.views.parts.lesson_pair import compared_pair
 
 SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperature": r"/\tau"}
@@ -51,6 +51,7 @@ def render(context) -> None:
     navigation()
     for step, draw_step in STEP_RENDERERS.items():
         with st.container(key=step_key(step)):
+            title(step)
             draw_step(context)
             foot(step)
             if step == LESSON_STEPS:

@@ -1,13 +1,14 @@
-"""The guided lesson's steps in a real Chromium: a step change reruns the lesson's navigation alone (every step was
-sent when the page opened, the browser shows one), not the attention controls beside it nor the shapes panel nor
-any chart, and the link follows the step, from the top's buttons and from a step's foot."""
+"""The guided lesson's steps in a real Chromium: every step was sent when the page opened and the browser shows one,
+switching at the press before the server hears of it; the rerun that follows is the lesson's navigation alone, not
+the attention controls beside it nor the shapes panel nor any chart or title, and the link follows the step, from
+the top's buttons, a step's foot and the step selector."""
 
 from __future__ import annotations
 
 import pytest
 
 from harness.browser import act_and_measure
-from tests.browser.frames import answer, frames_after, wait_until_measured
+from tests.browser.frames import HeldMessages, answer, frames_after, wait_until_measured
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -26,7 +27,7 @@ def test_a_step_change_sends_the_new_step_and_not_the_controls_beside_it(page, b
     frames.clear()
     act_and_measure(page, page.locator(".st-key-lesson_next button").click)
     moved = answer(frames)
-    assert b"Step 3 of 9" in moved
+    assert b"step=3" in moved and b"Step 3 of 9" not in moved, "the link follows; the title was sent once"
     assert not [label for label in beside if label in moved], "the attention controls were drawn again"
     assert not [title for title in STEP_3_TITLES if title in moved], "the step's charts were sent again"
     assert STEP_3_TITLES[0] in opened, "sent once, when the page opened"
@@ -37,6 +38,29 @@ def test_a_step_change_sends_the_new_step_and_not_the_controls_beside_it(page, b
     assert "step=2" in page.url and steps_visible(page) == [2]
     assert page.get_by_text("Step 2 of 9: Simplified self-attention").is_visible()
     assert page.locator(".st-key-lesson_step_2 canvas").first.is_visible()
+
+
+@pytest.mark.own_tab  # its websocket is held
+def test_the_step_changes_at_the_press_before_the_server_answers(page, base_url):
+    messages, frames = HeldMessages(page), frames_after(page)
+    page.goto(f"{base_url}/?view=lesson&step=2")
+    page.locator(".st-key-lesson_next button").wait_for()
+    wait_until_measured(page, frames)
+    assert steps_visible(page) == [2]
+    messages.holding = True
+    page.locator(".st-key-lesson_next button").focus()
+    page.keyboard.press("Enter")
+    messages.wait_for_held(page)
+    assert steps_visible(page) == [3], "shown while the press is still held from the server"
+    assert page.get_by_text("Step 3 of 9: Query, key and value projections").is_visible()
+    page.locator(".st-key-lesson_next_foot_3 button").click()
+    page.locator(".st-key-step button").nth(6).click()  # the selector's step 7
+    assert steps_visible(page) == [7]
+    assert "step=2" in page.url, "the server has heard of none of it yet"
+    messages.release()
+    page.wait_for_url("**step=7**")
+    act_and_measure(page, lambda: None)
+    assert steps_visible(page) == [7]
 
 
 def steps_visible(page) -> list[int]:
