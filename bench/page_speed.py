@@ -96,6 +96,7 @@ class Case:
     # follows (URL, shapes, proof) timed apart, and the bytes the server sends counted.
     in_browser: bool = False
     open_with: str | None = None  # a button to click once the page is open (e.g. a stage), before the moves
+    picture: str = "chart"  # in_browser: what a move must change, a key of PICTURES
 
 
 # The floor's slider, moved once after every move of a case: right, left, right, … (0 <-> 1, no end to hit).
@@ -136,8 +137,10 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
              {**text, "view": "heads"}, chart_input("layer", THERE_AND_BACK), 1.5, in_browser=True),
         Case("neuron view, 32 tokens", "views", "the chart's `query` input 1 → 12", {**text, "view": "neuron"},
              chart_input("query", RIGHT), 1.5, in_browser=True),
+        # The step is switched in the browser at the press (every step sent once): its frame, the rerun after.
         Case("guided lesson, 32 tokens", "views", "`lesson_next` ×6, `lesson_prev` ×6 (Enter)",
-             {**text, "view": "lesson"}, [lesson_next] * 6 + [lesson_prev] * 6, 2.0),
+             {**text, "view": "lesson"}, [lesson_next] * 6 + [lesson_prev] * 6, 2.0, in_browser=True,
+             picture="lesson step"),
         # τ is the random-softmax chart's own input there (every τ sent): drawn in the browser, the rerun after.
         Case("scaling lab, 32 tokens", "views", "the chart's `temperature` τ input 1.00 → 1.50",
              {**text, "view": "lab"}, chart_input("temperature", RIGHT_10), 2.0, in_browser=True),
@@ -228,6 +231,15 @@ PAINT_PROBE_JS = """
   new MutationObserver(records => {
     if (records.some(r => r.target.closest && r.target.closest('svg.marks'))) note();
   }).observe(document, {subtree: true, childList: true, attributes: true});
+  // The lesson shows another step when the body's data-lesson-step changes (components/views/parts/lesson_nav.py):
+  // its new step is on the screen once the next frame is laid out and painted, after the frame's own work.
+  new MutationObserver(() => {
+    const now = performance.now();
+    if (now < paint.armedAt || paint.frameAt !== null) return;
+    paint.draws.push(now);
+    paint.frameAt = -1;
+    requestAnimationFrame(() => setTimeout(() => { paint.frameAt = performance.now(); }, 0));
+  }).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-lesson-step']});
 })();
 """
 # What the chart with its own inputs shows: its canvas, or its SVG marks. Every chart has a .vega-bindings box,
@@ -237,6 +249,8 @@ CHART_PICTURE_JS = """() => {
   const canvas = chart.querySelector('canvas');
   return canvas ? canvas.toDataURL() : chart.querySelector('svg.marks').innerHTML;
 }"""
+# What a move drawn in the browser must change: the chart with inputs of its own, or the lesson's step shown.
+PICTURES = {"chart": CHART_PICTURE_JS, "lesson step": "() => document.body.dataset.lessonStep"}
 ARM_PAINT_JS = "() => { Object.assign(window.__paint, {armedAt: performance.now(), frameAt: null, draws: []}); }"
 # The repainted frame in ms after act_and_time's own start, and how many separate bursts of drawing came after
 # the first (a chart rebuilt by the rerun would draw again).
@@ -312,15 +326,16 @@ def time_move(page, move: Move) -> Timing:
 def time_in_browser(page, move: Move, received: list[int], result: Result) -> None:
     """Time one press on a chart's own input: to the repainted frame, and to the settled page after the
     rerun that follows; count the bytes the server sent meanwhile and the canvas's later repaints."""
-    before_pixels = page.evaluate(CHART_PICTURE_JS)
+    picture = PICTURES[result.case.picture]
+    before_pixels = page.evaluate(picture)
     before_bytes = len(received)
     target = page.locator(move.selector)
     target.focus()
     page.evaluate(ARM_PAINT_JS)
     result.timings.append(act_and_time(page, lambda: target.press(move.key), timeout_ms=TIMEOUT_MS))
     painted = page.evaluate(READ_PAINT_JS)
-    if painted["paintedMs"] is None or page.evaluate(CHART_PICTURE_JS) == before_pixels:
-        raise AssertionError(f"{move.key} on {move.selector} did not change the heatmap's pixels")
+    if painted["paintedMs"] is None or page.evaluate(picture) == before_pixels:
+        raise AssertionError(f"{move.key} on {move.selector} did not change the {result.case.picture} shown")
     result.painted_ms.append(painted["paintedMs"])
     result.repaints.append(painted["repaints"])
     result.bytes_in.append(sum(received[before_bytes:]))
