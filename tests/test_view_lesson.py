@@ -108,12 +108,20 @@ def test_next_and_previous_move_the_step_and_the_url():
     assert page.button(key="lesson_prev").disabled
 
 
-def test_every_step_is_on_the_page_and_the_browser_is_told_to_show_the_current_one_alone():
+def drawn_charts(page: AppTest) -> dict[int, list[str]]:
+    """Each step's chart titles, by step (every step has its container)."""
+    return {step: [chart_title(c) for c in page.get_by_key(step_key(step)).get("vega_lite_chart")]
+            for step in STEP_CHARTS}
+
+
+def test_the_step_and_its_neighbours_are_drawn_and_the_browser_is_told_to_show_the_current_one_alone():
     page = run_lesson(step="4")
     assert_healthy(page)
-    for step, titles in STEP_CHARTS.items():  # drawn once, so that a step change redraws none of them
-        drawn = [chart_title(c) for c in page.get_by_key(step_key(step)).get("vega_lite_chart")]
-        assert all(any(title.startswith(start) for title in drawn) for start in titles), (step, drawn)
+    for step, drawn in drawn_charts(page).items():  # Previous and Next show a drawn step at once
+        if step in (3, 4, 5):
+            assert all(any(title.startswith(start) for title in drawn) for start in STEP_CHARTS[step]), (step, drawn)
+        else:
+            assert drawn == [], f"step {step} is not drawn: a control beside the lesson would draw it again"
     [style] = [h.proto.body for h in page.get("html") if ".st-key-lesson_step_" in h.proto.body]
     assert step_shown(page) == 4
     # Before the page's script has set the step the browser shows, the link's step is shown; after, the script's.
@@ -124,12 +132,16 @@ def test_every_step_is_on_the_page_and_the_browser_is_told_to_show_the_current_o
     page.button(key="lesson_next_foot_4").click().run()
     assert step_shown(page) == 5
     assert page.button(key="lesson_next").disabled is False and page.query_params["step"] == "5"
+    assert [step for step, drawn in drawn_charts(page).items() if drawn] == [4, 5, 6]
+    page.segmented_control(key="step").set_value(1).run()
+    assert [step for step, drawn in drawn_charts(page).items() if drawn] == [1, 2]
 
 
 def test_a_word_picked_in_step_1_is_the_word_step_9_compares():
     page = run_lesson(step="1", text="the bank of the river")
     word_picker(page).set_value("river").run()
     assert_healthy(page)
+    page.segmented_control(key="step").set_value(9).run()
     last = page.get_by_key(step_key(9))
     assert last.selectbox(key=word_key(9)).value == "river"
     assert [chart_title(c) for c in last.get("vega_lite_chart")] == ["Cosine similarity of “river” in sentence A "

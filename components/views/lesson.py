@@ -30,7 +30,7 @@ from components.views.parts.lesson_kit import (
     two_heatmaps,
 )
 from components.views.parts.lesson_moves import moves_step
-from components.views.parts.lesson_nav import foot, navigation, step_key, title
+from components.views.parts.lesson_nav import drawn_steps, foot, navigation, step_key, title
 from components.views.parts.lesson_pair import compared_pair
 
 SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperature": r"/\tau"}
@@ -46,15 +46,18 @@ ONWARD = {
 
 
 def render(context) -> None:
-    """The navigation, then every step in its container, its own Previous and Next at its foot; the browser shows
-    the current step alone."""
-    navigation()
-    for step, draw_step in STEP_RENDERERS.items():
-        with st.container(key=step_key(step)):
-            title(step)
+    """The navigation, then every step's container, the current step and its neighbours drawn in theirs (its own
+    Previous and Next at its foot); the browser shows the current step alone."""
+    step = navigation()
+    drawn = drawn_steps(step)
+    for each, draw_step in STEP_RENDERERS.items():
+        with st.container(key=step_key(each)):
+            if each not in drawn:
+                continue
+            title(each)
             draw_step(context)
-            foot(step)
-            if step == LESSON_STEPS:
+            foot(each)
+            if each == LESSON_STEPS:
                 _onward(context)
 
 

@@ -1,20 +1,21 @@
 """The guided lesson's navigation: at the top, the step selector, Previous and Next; at the foot of each step, its
 own Previous and Next; and the small script that shows the current step alone.
 
-Every step is drawn once, each in a container of its own with its title (components/views/lesson.py); the browser
-hides all but one. Which one is an attribute of the page's body, data-lesson-step, that the script sets: to the
-server's step whenever the navigation is drawn, and at once when the reader presses Previous, Next or a step,
-before the server has heard of it. So the step changes in the frame of the key press; the server's run that
-follows (the top alone: the selector, two buttons and the CSS, no chart) writes the link and the class's view
-(classroom.sync) and sends nothing the reader sees change. A step's foot never changes (step 4's Next always leads
-to 5), so a move at the top leaves every foot as it is; a move at a foot reruns the top by its key.
+The current step and the steps before and after it are drawn, each in a container of its own with its title
+(components/views/lesson.py); the browser shows one. Which one is an attribute of the page's body,
+data-lesson-step, that the script sets: to the server's step whenever the navigation is drawn, and at once when
+the reader presses Previous, Next or a drawn step, before the server has heard of it. So a step change shows in
+the frame of the key press; the lesson's run that follows writes the link and the class's view and draws the new
+neighbours (the two steps it shares with the run before are charts the browser keeps: their specs are unchanged).
+A jump to a step not drawn waits for that run. Only three steps are drawn, not all nine, because a control beside
+the lesson (layer, head, scaling) draws again whatever is drawn: nine steps took 1.5 s a head move, against 0.4 s
+for one.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from components.classroom import classroom
 from components.page import controls
 from components.page.page_state import LESSON_STEPS
 
@@ -33,12 +34,17 @@ STEP_LABELS = {1: "1 Tokens", 2: "2 E·Eᵀ", 3: "3 Q, K, V", 4: "4 Mask", 5: "5
                7: "7 What moves", 8: "8 All heads", 9: "9 Context"}
 STEP_ATTRIBUTE = "lesson-step"  # the body's data-lesson-step: the step the browser shows
 STEP_DATASET = "lessonStep"  # the same attribute as JavaScript's dataset names it
-NAVIGATION = "lesson_navigation"  # the top's fragment key, by which a move at a foot reruns it
+RUNS = "lesson_runs"  # session state: how many times the navigation was drawn
 STEP_KEY = "lesson_step_"  # + the step: its container's key, and the CSS class (st-key-…) the browser hides it by
 
 
 def step_key(step: int) -> str:
     return f"{STEP_KEY}{step}"
+
+
+def drawn_steps(step: int) -> list[int]:
+    """The steps drawn beside step, in order: it and its neighbours, which Previous and Next show at once."""
+    return [near for near in (step - 1, step, step + 1) if near in STEP_TITLES]
 
 
 def _hidden_unless(condition: str, step: int) -> list[str]:
@@ -59,12 +65,12 @@ def shown_alone(step: int) -> str:
 
 
 # The script: the body's data-lesson-step is the server's step (data.step) whenever the navigation is drawn, and the
-# step a press asks for the moment it is pressed (a click, or Enter or Space on a focused button). The buttons are
-# told apart by their containers' keys (st-key-lesson_prev, st-key-lesson_next_foot_4, st-key-step).
+# step a press asks for the moment it is pressed (a click, or Enter or Space on a focused button), when that step is
+# drawn (data.drawn). The buttons are told apart by their containers' keys (st-key-lesson_prev,
+# st-key-lesson_next_foot_4, st-key-step).
 _JS = f"""
 export default function ({{ data }}) {{
   const body = document.body;
-  const last = {LESSON_STEPS};
   body.dataset.{STEP_DATASET} = String(data.step);
   const asked = event => {{
     const button = event.target.closest('button');
@@ -80,7 +86,7 @@ export default function ({{ data }}) {{
   }};
   const show = event => {{
     const step = asked(event);
-    if (step >= 1 && step <= last) body.dataset.{STEP_DATASET} = String(step);
+    if (data.drawn.includes(step)) body.dataset.{STEP_DATASET} = String(step);
   }};
   document.addEventListener('click', show, true);
   return () => {{
@@ -92,16 +98,19 @@ export default function ({{ data }}) {{
 _switch = st.components.v2.component("attention_anatomy.lesson_steps", js=_JS, isolate_styles=False)
 
 
-@st.fragment(key=NAVIGATION)
-def navigation() -> None:
-    """The step selector, Previous and Next, the CSS that shows the step alone and the script that switches it. The
-    steps wrap onto a second row where one row is too narrow: cut off, the last step could not be reached."""
+def navigation() -> int:
+    """The step selector, Previous and Next, the CSS that shows the step alone and the script that switches it;
+    returns the step. The steps wrap onto a second row where one row is too narrow: cut off, the last step could
+    not be reached."""
     step = controls.bound_widget(st.segmented_control, "step", "Step", options=list(STEP_TITLES),
                                  format_func=STEP_LABELS.get, label_visibility="collapsed", wrap=True)
-    _step_buttons(step, "", controls.request)
+    _step_buttons(step, "")
     st.html(shown_alone(step))
-    _switch(key="lesson_steps", data={"step": step}, height=0)
-    classroom.sync(controls.current_state())
+    # A number new every run: the script runs again and shows the server's step even when that did not change (a
+    # press the server overruled; it had shown the step pressed).
+    runs = st.session_state[RUNS] = st.session_state.get(RUNS, 0) + 1
+    _switch(key="lesson_steps", data={"step": step, "drawn": drawn_steps(step), "run": runs}, height=0)
+    return step
 
 
 def title(step: int) -> None:
@@ -109,22 +118,15 @@ def title(step: int) -> None:
     st.subheader(f"Step {step} of {LESSON_STEPS}: {STEP_TITLES[step]}")
 
 
-@st.fragment
 def foot(step: int) -> None:
     """Previous and Next under step's explanation, screens below the buttons at the top."""
-    _step_buttons(step, f"_foot_{step}", _from_foot)
+    _step_buttons(step, f"_foot_{step}")
 
 
-def _from_foot(**values) -> None:
-    """A move at a foot: the top must show it (its own place alone would rerun otherwise)."""
-    controls.request(**values)
-    st.rerun(NAVIGATION)
-
-
-def _step_buttons(step: int, suffix: str, move) -> None:
+def _step_buttons(step: int, suffix: str) -> None:
     """Previous and Next, in a row; suffix tells the keys of the rows apart (the top's and each step's foot)."""
     bar = st.container(horizontal=True, vertical_alignment="center")
     bar.button("Previous", key=f"lesson_prev{suffix}", icon=":material/arrow_back:", disabled=step == 1,
-               on_click=move, kwargs={"step": step - 1})
+               on_click=controls.request, kwargs={"step": step - 1})
     bar.button("Next", key=f"lesson_next{suffix}", icon=":material/arrow_forward:", disabled=step == LESSON_STEPS,
-               on_click=move, kwargs={"step": step + 1})
+               on_click=controls.request, kwargs={"step": step + 1})
