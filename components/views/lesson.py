@@ -47,15 +47,14 @@ ONWARD = {
 
 def render(context) -> None:
     """The navigation, then every step's container, the current step and its neighbours drawn in theirs (its own
-    Previous and Next at its foot); the browser shows the current step alone."""
+    Previous and Next at its foot); the browser shows the current step alone. The current step is drawn first, so
+    that a control beside the lesson repaints what the reader sees before the hidden neighbours are drawn."""
     step = navigation()
-    drawn = drawn_steps(step)
-    for each, draw_step in STEP_RENDERERS.items():
-        with st.container(key=step_key(each)):
-            if each not in drawn:
-                continue
+    containers = {each: st.container(key=step_key(each)) for each in STEP_RENDERERS}
+    for each in drawn_steps(step):
+        with containers[each]:
             title(each)
-            draw_step(context)
+            STEP_RENDERERS[each](context)
             foot(each)
             if each == LESSON_STEPS:
                 _onward(context)

@@ -43,8 +43,9 @@ def step_key(step: int) -> str:
 
 
 def drawn_steps(step: int) -> list[int]:
-    """The steps drawn beside step, in order: it and its neighbours, which Previous and Next show at once."""
-    return [near for near in (step - 1, step, step + 1) if near in STEP_TITLES]
+    """The steps drawn with step, in the order they are drawn: it, then the neighbours that Next and Previous show
+    at once."""
+    return [near for near in (step, step + 1, step - 1) if near in STEP_TITLES]
 
 
 def _hidden_unless(condition: str, step: int) -> list[str]:
