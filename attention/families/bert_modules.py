@@ -94,23 +94,24 @@ class BertSelfAttention(nn.Module):
         return context.reshape(batch, tokens, -1)  # (B, T, nh·d)
 
 
-class BertSelfOutput(nn.Module):
-    """LayerNorm(W_O · concat + X): the attention block's output projection and residual."""
+class ResidualOutput(nn.Module):
+    """LayerNorm(dense(h) + residual): the attention block's output, LayerNorm(W_O · concat + X) (transformers'
+    BertSelfOutput), and the feed-forward's, from its inner size I (BertOutput)."""
 
-    def __init__(self, config):
+    def __init__(self, config, inner_size: int):
         super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size, **EMPTY)  # (C, nh·d)
+        self.dense = nn.Linear(inner_size, config.hidden_size, **EMPTY)  # (C, nh·d) or (C, I)
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps, **EMPTY)
 
-    def forward(self, context: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
-        return self.LayerNorm(self.dense(context) + residual)  # (B, T, C)
+    def forward(self, inner: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.dense(inner) + residual)  # (B, T, C)
 
 
 class BertAttention(nn.Module):
     def __init__(self, config):
         super().__init__()
         self.self = BertSelfAttention(config)
-        self.output = BertSelfOutput(config)
+        self.output = ResidualOutput(config, config.hidden_size)
 
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         return self.output(self.self(hidden, mask), hidden)  # (B, T, C)
@@ -126,22 +127,12 @@ class BertIntermediate(nn.Module):
         return self.activation(self.dense(hidden))  # (B, T, I)
 
 
-class BertOutput(nn.Module):
-    def __init__(self, config):
-        super().__init__()
-        self.dense = nn.Linear(config.intermediate_size, config.hidden_size, **EMPTY)  # (C, I)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps, **EMPTY)
-
-    def forward(self, inner: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
-        return self.LayerNorm(self.dense(inner) + residual)  # (B, T, C)
-
-
 class BertLayer(nn.Module):
     def __init__(self, config):
         super().__init__()
         self.attention = BertAttention(config)
         self.intermediate = BertIntermediate(config)
-        self.output = BertOutput(config)
+        self.output = ResidualOutput(config, config.intermediate_size)
 
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         attention_output = self.attention(hidden, mask)  # (B, T, C)

@@ -5,9 +5,9 @@ The current step and the steps before and after it are drawn, each in a containe
 (components/views/lesson.py); the browser shows one. Which one is an attribute of the page's body,
 data-lesson-step, that the script sets: to the server's step whenever the navigation is drawn, and at once when
 the reader presses Previous, Next or a drawn step, before the server has heard of it. So a step change shows in
-the frame of the key press; the lesson's run that follows writes the link and the class's view and draws the new
-neighbours (the two steps it shares with the run before are charts the browser keeps: their specs are unchanged).
-A jump to a step not drawn waits for that run. Only three steps are drawn, not all nine, because a control beside
+the frame of the key press; the lesson's run that follows writes the link and the class's view and draws the step
+and its neighbours again, the new one among them (hidden, after the step shown). A jump to a step not drawn waits
+for that run. Only three steps are drawn, not all nine, because a control beside
 the lesson (layer, head, scaling) draws again whatever is drawn: nine steps took 1.5 s a head move, against 0.4 s
 for one.
 """
