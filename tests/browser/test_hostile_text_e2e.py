@@ -27,7 +27,9 @@ QUERIES = [
 ]
 
 # Each chart's state once the page has settled: drawn (a canvas or an SVG with marks) or not.
-_DRAWN_JS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].map(chart => {
+# The charts the page shows: the lesson keeps the steps beside the one shown on the page, hidden (display: none).
+_DRAWN_JS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+  .filter(chart => chart.checkVisibility()).map(chart => {
   const surface = chart.querySelector('canvas, svg.marks');
   const box = surface ? surface.getBoundingClientRect() : {width: 0, height: 0};
   return {label: chart.getAttribute('aria-label') || '', drawn: box.width > 0 && box.height > 0};
