@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -56,11 +57,7 @@ def test_a_checkpoint_saved_with_its_masked_language_model_head_loads_its_encode
 def test_an_old_pytorch_checkpoint_with_gamma_and_beta_loads_as_the_same_model(tmp_path, tiny_checkpoint):
     from safetensors.torch import load_file
 
-    old = tmp_path / "old"
-    old.mkdir()
-    for file in tiny_checkpoint.iterdir():
-        if file.name != "model.safetensors":
-            (old / file.name).write_bytes(file.read_bytes())
+    old = shutil.copytree(tiny_checkpoint, tmp_path / "old", ignore=shutil.ignore_patterns("model.safetensors"))
     weights = load_file(tiny_checkpoint / "model.safetensors")
     torch.save({key.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta"): tensor
                 for key, tensor in weights.items()}, old / "pytorch_model.bin")
@@ -75,10 +72,7 @@ def test_a_bert_whose_activation_is_not_computed_here_is_refused_with_the_reason
 
 
 def test_weights_that_do_not_fit_the_config_are_refused_with_what_is_missing(tmp_path, tiny_checkpoint):
-    folder = tmp_path / "cut"
-    folder.mkdir()
-    for file in tiny_checkpoint.iterdir():
-        (folder / file.name).write_bytes(file.read_bytes())
+    folder = shutil.copytree(tiny_checkpoint, tmp_path / "cut")
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 3}))
     with pytest.raises(ModelLoadError, match="encoder.layer.2"):
