@@ -1,7 +1,8 @@
 """The two sentences the guided lesson's steps 1 and 9 compare one word in, and the word, picked by the reader.
 
-Both steps are on the page at once (the browser shows one), so each has its own select box, and the two share
-the reader's choice: a pick in either is the word of both.
+Each step has a select box of its own, and the two share the reader's choice, kept in the session apart from the
+boxes: a pick in either is the word of both, and it outlives steps 3 to 7, where neither box is drawn (a widget's
+own state goes with the last run that drew it).
 """
 
 from __future__ import annotations
