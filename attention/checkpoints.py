@@ -18,6 +18,17 @@ if TYPE_CHECKING:
 OLD_NAMES = {".gamma": ".weight", ".beta": ".bias"}  # LayerNorm as checkpoints converted from TensorFlow name it
 
 
+def checkpoint_folder(source: str | Path, cache_only: bool) -> Path:
+    """The folder that holds a checkpoint's files: a local folder itself, or a Hub model's snapshot in the cache,
+    its config.json fetched unless cache_only (what else it holds depends on what was fetched); OSError when
+    there is none."""
+    if isinstance(source, Path):
+        return source
+    from huggingface_hub import hf_hub_download
+
+    return Path(hf_hub_download(source, "config.json", local_files_only=cache_only)).parent
+
+
 def checkpoint_file(source: str | Path, cache_only: bool) -> Path:
     """The weights file of a checkpoint: model.safetensors (else pytorch_model.bin) of a folder, or a Hub model's
     model.safetensors, fetched unless cache_only; OSError when there is none."""

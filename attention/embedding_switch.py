@@ -126,12 +126,11 @@ def _encode(loaded: LoadedModel, sentences: Iterable[str]) -> dict[str, torch.Te
     sentences = list(sentences)
     if not sentences or any(not isinstance(s, str) or not s.strip() for s in sentences):
         raise ValueError("Type a sentence in each box: an empty one has no embedding to compare.")
-    batch = loaded.tokenizer(sentences, return_tensors="pt", padding=True, truncation=True,
-                             max_length=min(MAX_SENTENCE_TOKENS, loaded.max_tokens))
-    batch.setdefault("token_type_ids", torch.zeros_like(batch["input_ids"]))
-    return dict(batch)
+    batch = loaded.tokenizer.batch([(sentence, None) for sentence in sentences],
+                                   min(MAX_SENTENCE_TOKENS, loaded.max_tokens))
+    return batch.tensors()
 
 
 def _tokens(loaded: LoadedModel, sentence: str) -> tuple[str, ...]:
     ids = _encode(loaded, [sentence])["input_ids"][0].tolist()
-    return tuple(loaded.tokenizer.convert_ids_to_tokens(ids))
+    return tuple(loaded.tokenizer.tokens(ids))

@@ -80,32 +80,29 @@ def encode_batch(loaded: LoadedModel, pairs: list[tuple[str, str | None]], layer
         raise ValueError(f"{family.label} reads one text: a sentence pair (A [SEP] B, with segment ids) is BERT's. "
                          "Leave the second sentence empty.")
     tokenizer = loaded.tokenizer
-    batch, row_encodings = _tokenize(tokenizer, texts, texts_b, loaded.max_tokens)
+    batch = tokenizer.batch(list(zip(texts, texts_b, strict=True)), loaded.max_tokens)
     # Only a row that reached the limit can have lost tokens; only then is it tokenized again, uncut.
     dropped = tuple(
-        max(0, _untruncated_length(tokenizer, a, b) - int(kept)) if int(kept) >= loaded.max_tokens else 0
-        for a, b, kept in zip(texts, texts_b, batch["attention_mask"].sum(dim=1), strict=True)
+        max(0, len(tokenizer.encode(a, b)) - int(kept)) if int(kept) >= loaded.max_tokens else 0
+        for a, b, kept in zip(texts, texts_b, batch.attention_mask.sum(axis=1), strict=True)
     )
     kept = range(loaded.shape.num_layers + 1) if layers is None else sorted(set(layers))
     hidden_states = [None] * (loaded.shape.num_layers + 1)
     if kept:
         with torch.inference_mode():
-            outputs = family.forward(loaded.model, batch["input_ids"], batch["token_type_ids"],
-                                     batch["attention_mask"])  # L + 1 x (B, T, C)
+            outputs = family.forward(loaded.model, **batch.tensors())  # L + 1 x (B, T, C)
         for layer in kept:
             hidden_states[layer] = outputs[layer].numpy()  # (B, T, C)
-    special = batch["special_tokens_mask"].numpy().astype(bool)  # (B, T)
-    attention_mask = batch["attention_mask"].numpy()  # (B, T)
     return Encoding(
-        tokens=tuple(family.readable(tokenizer.convert_ids_to_tokens(row)) for row in batch["input_ids"].tolist()),
-        input_ids=batch["input_ids"].numpy(),
-        token_type_ids=batch["token_type_ids"].numpy(),
-        attention_mask=attention_mask,
-        special_tokens_mask=special,
-        sinks=family.sinks(special, attention_mask),
+        tokens=tuple(family.readable(tokenizer.tokens(row)) for row in batch.input_ids.tolist()),
+        input_ids=batch.input_ids,
+        token_type_ids=batch.token_type_ids,
+        attention_mask=batch.attention_mask,
+        special_tokens_mask=batch.special_tokens_mask,
+        sinks=family.sinks(batch.special_tokens_mask, batch.attention_mask),
         hidden_states=tuple(hidden_states),  # L + 1 x (B, T, C) or None
         dropped_tokens=dropped,
-        word_ids=_word_ids(row_encodings, tuple(batch["input_ids"].shape)),
+        word_ids=batch.word_ids,
     )
 
 
@@ -113,43 +110,3 @@ def _require_text(text: object, name: str) -> str:
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"{name} must be a non-empty string with at least one character that is not a space")
     return text
-
-
-def _tokenize(tokenizer, texts, texts_b, max_tokens):
-    """The padded batch, and each row's tokenizers.Encoding (its word ids), None for a row without one."""
-    has_pair = any(b is not None for b in texts_b)
-    kwargs = dict(
-        padding=True,
-        truncation="longest_first" if has_pair else True,
-        max_length=max_tokens,
-        return_tensors="pt",
-        return_special_tokens_mask=True,
-        return_token_type_ids=True,
-    )
-    if not has_pair:
-        batch = tokenizer(texts, **kwargs)
-        return batch, batch.encodings or [None] * len(texts)
-    # A batch mixing single texts and pairs: tokenize row by row, then pad together.
-    rows = [tokenizer(a, b, truncation=kwargs["truncation"], max_length=max_tokens,
-                      return_special_tokens_mask=True, return_token_type_ids=True)
-            for a, b in zip(texts, texts_b, strict=True)]
-    encodings = [(row.encodings or [None])[0] for row in rows]
-    return tokenizer.pad(rows, padding=True, return_tensors="pt"), encodings
-
-
-def _word_ids(rows: list, shape: tuple[int, int]) -> np.ndarray | None:
-    """(B, T) the fast tokenizer's word ids of each row (padded on the right), -1 for none; None when a row has
-    none to give (a slow tokenizer keeps no encodings)."""
-    word_ids = np.full(shape, -1, dtype=np.int64)  # (B, T)
-    for row, encoded in enumerate(rows):
-        if encoded is None:
-            return None
-        ids = [-1 if word is None else word for word in encoded.word_ids][:shape[1]]
-        word_ids[row, :len(ids)] = ids
-    return word_ids
-
-
-def _untruncated_length(tokenizer, text: str, text_b: str | None) -> int:
-    """How many tokens the text would have with no limit (specials included)."""
-    ids = tokenizer(text, text_b, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
-    return len(ids)

@@ -204,10 +204,8 @@ def layers_with_heads_off(loaded: LoadedModel, hidden: torch.Tensor, attention_m
 def _encode(language_model: LanguageModel, sentence: str) -> tuple[dict[str, torch.Tensor], int]:
     if not isinstance(sentence, str) or not sentence.strip():
         raise ValueError(language_model.head.prompt)
-    batch = language_model.tokenizer(sentence, return_tensors="pt", truncation=True,
-                                     max_length=language_model.max_tokens)
-    batch.setdefault("token_type_ids", torch.zeros_like(batch["input_ids"]))
-    return dict(batch), language_model.head.position(batch["input_ids"][0].tolist())
+    batch = language_model.tokenizer.batch([(sentence, None)], language_model.max_tokens)
+    return batch.tensors(), language_model.head.position(batch.input_ids[0].tolist())
 
 
 def _prediction(language_model: LanguageModel, batch, position: int, heads_off: HeadsOff, logits: torch.Tensor,
@@ -216,7 +214,7 @@ def _prediction(language_model: LanguageModel, batch, position: int, heads_off: 
     top = torch.topk(probabilities, top_k)
     ids = tuple(int(i) for i in top.indices)
     input_ids = batch["input_ids"][0].tolist()
-    special_ids = set(language_model.tokenizer.all_special_ids)
+    special_ids = language_model.tokenizer.special_ids
     return Prediction(
         tokens=_readable(language_model, input_ids),
         special=tuple(token in special_ids and index != position for index, token in enumerate(input_ids)),
@@ -230,4 +228,4 @@ def _prediction(language_model: LanguageModel, batch, position: int, heads_off: 
 
 
 def _readable(language_model: LanguageModel, ids: list[int]) -> tuple[str, ...]:
-    return language_model.family.readable(language_model.tokenizer.convert_ids_to_tokens(ids))
+    return language_model.family.readable(language_model.tokenizer.tokens(ids))

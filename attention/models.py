@@ -12,11 +12,12 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from attention.checkpoints import checkpoint_file
+from attention.checkpoints import checkpoint_file, checkpoint_folder
 from attention.families import FAMILIES, Family
 from attention.hub import WEIGHTS, is_cached
 from attention.model_list import ALLOWED_MODELS_ENV, BUNDLED_MODEL, allowed_hub_ids
 from attention.settings import ModelShape
+from attention.tokenizer import Tokenizer, load_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ class LoadedModel:
     # the family's model without a head, eval mode: BERT's own (attention.families.bert_modules), GPT-2's
     # transformers' GPT2Model with eager attention
     model: object
-    tokenizer: object  # its fast tokenizer, able to pad a batch
+    tokenizer: Tokenizer
 
     @property
     def family(self) -> Family:
@@ -133,7 +134,6 @@ def load_checkpoint(name: str):
     """(model, tokenizer) of an allowed model, its family's model without a head, in eval mode; ModelLoadError
     saying what to do."""
     from safetensors import SafetensorError
-    from transformers import AutoConfig, AutoTokenizer
 
     source = resolve(name)
     # A Hub model already downloaded is read from the cache alone: asking the Hub for updates first
@@ -141,20 +141,19 @@ def load_checkpoint(name: str):
     cache_only = isinstance(source, str) and is_cached(source)
     family = None
     try:
-        config = AutoConfig.from_pretrained(source, local_files_only=cache_only)
-        family = FAMILIES.get(config.model_type)
+        folder = checkpoint_folder(source, cache_only)
+        model_type = json.loads((folder / "config.json").read_text()).get("model_type")
+        family = FAMILIES.get(model_type)
         if family is None:
-            raise ModelLoadError(f"{name!r} is a {config.model_type!r} model; this tool dissects "
+            raise ModelLoadError(f"{name!r} is a {model_type!r} model; this tool dissects "
                                  f"{' and '.join(f.label for f in FAMILIES.values())} only.")
+        config = family.read_config(source, folder, cache_only)
         try:
             family.check_config(config)
         except ValueError as error:
             raise ModelLoadError(f"{name!r}: {error}.") from error
         model = family.load(source, config, cache_only)
-        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=cache_only)
-        if len(tokenizer.get_vocab()) < 2:  # transformers 5 makes an empty tokenizer when the files are missing
-            raise OSError("it holds no tokenizer files (vocab.txt, vocab.json and merges.txt, or tokenizer.json)")
-        family.prepare_tokenizer(tokenizer)
+        tokenizer = load_tokenizer(folder, source, cache_only, family.special_tokens)
     except ModelLoadError:
         raise
     except (OSError, ValueError, SafetensorError) as error:  # SafetensorError: a weights file cut short or damaged

@@ -8,20 +8,23 @@ one text with an [UNK] of the other only where both stand for the same character
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from attention.tokenizer import Tokenizer
+
 UNKNOWN = "[UNK]"
 
 
-def unknown_characters(tokenizer, text: str, text_b: str = "", max_tokens: int = 512) -> tuple[str, ...]:
+def unknown_characters(tokenizer: Tokenizer, text: str, text_b: str = "", max_tokens: int = 512) -> tuple[str, ...]:
     """For every token of the text (or the pair [CLS] text [SEP] text_b [SEP]), cut at max_tokens as
     encoding.encode cuts it: the characters an [UNK] stands for, and "" for every other token."""
     pair = text_b if text_b.strip() else None
-    batch = tokenizer(text, pair, truncation="longest_first" if pair else True, max_length=max_tokens,
-                      return_offsets_mapping=True)
-    tokens = tokenizer.convert_ids_to_tokens(batch["input_ids"])
+    encoded = tokenizer.encode(text, pair, max_tokens)
     sources = (text, pair)
     return tuple(
         sources[sequence][start:end] if token == UNKNOWN and sequence is not None else ""
-        for token, (start, end), sequence in zip(tokens, batch["offset_mapping"], batch.sequence_ids(), strict=True)
+        for token, (start, end), sequence in zip(encoded.tokens, encoded.offsets, encoded.sequence_ids, strict=True)
     )
 
 

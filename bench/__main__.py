@@ -164,7 +164,7 @@ def run_in_process(groups: set[str], figures: Figures) -> None:
     if "text" in groups:
         progress("bare forward over the typed texts")
         texts = page_speed.new_texts(10)
-        figures.text_tokens = sorted({len(loaded.tokenizer(text)["input_ids"]) for text in texts})
+        figures.text_tokens = sorted({len(loaded.tokenizer.encode(text)) for text in texts})
         figures.text_forward_s = trace_overhead.forward_seconds(loaded, texts)
     if "trace" in groups:
         progress("trace overhead")

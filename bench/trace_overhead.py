@@ -29,7 +29,7 @@ def text_of(loaded, tokens: int) -> str:
     words = ("time flies like an arrow and fruit flies like a banana while students look at attention " * 40).split()
     for count in range(1, len(words)):
         text = " ".join(words[:count])
-        if len(loaded.tokenizer(text)["input_ids"]) >= tokens:
+        if len(loaded.tokenizer.encode(text)) >= tokens:
             return text
     raise ValueError(f"cannot make a text of {tokens} tokens")
 

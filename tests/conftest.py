@@ -75,6 +75,24 @@ def transformers_model(loaded):
     return _transformers_bert(loaded.name) if loaded.family.name == "bert" else loaded.model
 
 
+@functools.cache
+def _transformers_tokenizer(name: str):
+    from transformers import AutoTokenizer
+
+    from attention.models import resolve
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve(name))
+    if tokenizer.pad_token is None:  # GPT-2's: a batch pads with <|endoftext|> on the right, as the core pads it
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "right"
+    return tokenizer
+
+
+def transformers_tokenizer(loaded):
+    """transformers' own tokenizer of loaded's checkpoint, the reference for the core's (attention/tokenizer.py)."""
+    return _transformers_tokenizer(loaded.name)
+
+
 def save_tiny_bert(folder, *, with_mlm_head: bool = False, **overrides):
     """A small BERT with random weights and the bundled model's tokenizer, saved like a real checkpoint."""
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertModel

@@ -12,12 +12,14 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 import torch
 
 from attention.encoding import encode_batch
+from attention.families.bert_config import BertConfig
 from attention.models import ModelLoadError, bundled_model_path, load_model
 from tests.conftest import save_tiny_bert
 
@@ -79,7 +81,22 @@ def test_weights_that_do_not_fit_the_config_are_refused_with_what_is_missing(tmp
         load_model(str(folder))
 
 
-def test_the_first_heatmap_needs_no_transformers_modelling_code_nor_torch_dynamo_and_the_proof_brings_them():
+@pytest.mark.parametrize("written", [{}, {"hidden_size": 32, "num_attention_heads": 4, "layer_norm_eps": 1e-7,
+                                      "hidden_act": "relu", "position_embedding_type": "relative_key"}],
+                         ids=["nothing but the model type", "some settings"])
+def test_a_config_json_reads_as_transformers_reads_it(tmp_path, written):
+    from transformers import BertConfig as TransformersBertConfig
+
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert", **written}))
+    ours = BertConfig.read(tmp_path / "config.json")
+    theirs = TransformersBertConfig.from_pretrained(tmp_path)
+    for item in fields(BertConfig):
+        if item.name != "values":
+            assert getattr(ours, item.name) == getattr(theirs, item.name, item.default), item.name
+    assert ours.transformers_config().to_dict() == theirs.to_dict()
+
+
+def test_the_first_heatmap_needs_neither_transformers_nor_torch_dynamo_and_the_proof_brings_them():
     code = """
 import json, sys
 from attention import layer_attention
@@ -88,10 +105,12 @@ from attention.layer_inputs import next_layer_input
 from attention.models import load_model
 from attention.parity import transformers_weights
 from attention.settings import TraceSettings
+from attention.unknown import unknown_characters
 loaded = load_model()
+unknown_characters(loaded.tokenizer, "The cat sat on the mat.")
 encoding = encode(loaded, "The cat sat on the mat.")
 layer_attention(loaded, next_layer_input(loaded, encoding, 3), TraceSettings(layer=3))
-heavy = ("transformers.modeling_utils", "torch._dynamo")
+heavy = ("transformers", "torch._dynamo")
 before = [name for name in heavy if name in sys.modules]
 transformers_weights(loaded, encoding, 3)
 print(json.dumps([before, "transformers.modeling_utils" in sys.modules]))

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from attention.embedding_switch import DEFAULT_SECOND, compare, head_ranking, moved_grid, sentence_embeddings
-from tests.conftest import transformers_model
+from tests.conftest import transformers_model, transformers_tokenizer
 
 TEXT = "time flies like an arrow"
 TOLERANCE = 1e-5  # float32: the same numbers summed in another order
@@ -23,7 +23,7 @@ def reference_embeddings(bundled, sentences, heads_off=()) -> np.ndarray:
     with torch.no_grad():
         for layer, head in heads_off:
             model.encoder.layer[layer].attention.output.dense.weight[:, head * size:(head + 1) * size] = 0.0
-        inputs = bundled.tokenizer(list(sentences), return_tensors="pt", padding=True)
+        inputs = transformers_tokenizer(bundled)(list(sentences), return_tensors="pt", padding=True)
         hidden = model(**inputs).last_hidden_state  # (B, T, C)
         mask = inputs["attention_mask"].unsqueeze(-1).float()  # (B, T, 1)
         means = (hidden * mask).sum(1) / mask.sum(1)  # (B, C)

@@ -11,7 +11,7 @@ import torch
 from attention import BUNDLED_MODEL, ModelLoadError, TraceSettings, build_trace, encode, load_model
 from attention.head_switch import drop_grid, head_ranking, layer_inputs, normalise_heads_off, predict, run_model
 from attention.lm_heads import NoLanguageModelHead, load_language_model
-from tests.conftest import save_tiny_bert
+from tests.conftest import save_tiny_bert, transformers_tokenizer
 
 SENTENCE = "the capital of france is [MASK] ."
 TOLERANCE = 1e-5
@@ -42,7 +42,7 @@ def _reference(checkpoint):
 
 @pytest.fixture(scope="module")
 def inputs(masked):
-    return masked.tokenizer(SENTENCE, return_tensors="pt")
+    return transformers_tokenizer(masked.model)(SENTENCE, return_tensors="pt")
 
 
 def _own_logits(reference, inputs) -> np.ndarray:
@@ -64,7 +64,8 @@ def test_with_every_head_on_the_top_five_are_transformers_own(masked, reference,
     top = torch.topk(probabilities, 5)
     assert list(prediction.top_ids) == top.indices.tolist()
     np.testing.assert_allclose(prediction.top_probabilities, top.values.numpy(), rtol=1e-5)
-    assert prediction.top_words == tuple(masked.tokenizer.convert_ids_to_tokens(top.indices.tolist()))
+    words = transformers_tokenizer(masked.model).convert_ids_to_tokens(top.indices.tolist())
+    assert prediction.top_words == tuple(words)
     np.testing.assert_allclose(prediction.probabilities.sum(), 1.0, rtol=1e-5)
 
 

@@ -27,6 +27,7 @@ from attention.families import GPT2
 from attention.head_switch import drop_grid, head_ranking, layer_inputs, predict, run_model
 from attention.lm_heads import NoLanguageModelHead, load_language_model
 from harness.checkpoints import gpt2_tokenizer, save_gpt2
+from tests.conftest import transformers_tokenizer
 
 TEXT = "The cat sat on the"
 TOLERANCE = 1e-5  # float32: the same numbers summed in another order
@@ -73,7 +74,7 @@ def _reference(folder):
 
 @pytest.fixture(scope="module")
 def inputs(language_model):
-    return language_model.tokenizer(TEXT, return_tensors="pt")
+    return transformers_tokenizer(language_model.model)(TEXT, return_tensors="pt")
 
 
 @contextmanager
@@ -154,7 +155,8 @@ def test_a_head_off_changes_its_layer_exactly_as_the_trace_zeroes_it(language_mo
 
 def test_the_layer_with_every_head_on_is_the_models_own_block_under_the_causal_mask(loaded):
     """Two texts of different lengths, padded: the causal mask and the padding's as GPT2Model makes them."""
-    batch = loaded.tokenizer(["The cat sat on the mat.", "A zebra ran"], return_tensors="pt", padding=True)
+    batch = transformers_tokenizer(loaded)(["The cat sat on the mat.", "A zebra ran"], return_tensors="pt",
+                                           padding=True)
     real = batch["attention_mask"].bool()  # (B, T): padding queries are left out, as nothing reads them
     shape = loaded.shape
     with torch.inference_mode():
@@ -176,7 +178,7 @@ def test_a_mask_in_a_gpt2_text_is_just_text(language_model):
 
 def test_the_tokens_and_guesses_read_as_the_page_shows_them(language_model):
     prediction = predict(language_model, TEXT)
-    tokenizer = language_model.tokenizer
+    tokenizer = transformers_tokenizer(language_model.model)
     ids = tokenizer(TEXT)["input_ids"]
     assert prediction.tokens == GPT2.readable(tokenizer.convert_ids_to_tokens(ids))
     assert prediction.top_words == GPT2.readable(tokenizer.convert_ids_to_tokens(list(prediction.top_ids)))
@@ -228,7 +230,7 @@ def test_an_untied_head_of_its_own_predicts_as_its_checkpoint(untied_checkpoint)
     assert untied.head.decoder_weight is not None
     reference = _reference(untied_checkpoint)
     assert not torch.equal(reference.lm_head.weight, reference.transformer.wte.weight), "the head is not tied"
-    inputs = untied.tokenizer(TEXT, return_tensors="pt")
+    inputs = transformers_tokenizer(untied.model)(TEXT, return_tensors="pt")
     np.testing.assert_allclose(predict(untied, TEXT).probabilities, reference_next(reference, inputs),
                                atol=TOLERANCE)
     np.testing.assert_allclose(predict(untied, TEXT, [(1, 2)]).probabilities,

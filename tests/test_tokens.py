@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from attention import encode, encode_batch
+from tests.conftest import transformers_tokenizer
 
 KNOWN_IDS = {
     "I am looking for a hot job": [1045, 2572, 2559, 2005, 1037, 2980, 3105],
@@ -21,12 +22,12 @@ def words(count: int) -> str:
 
 @pytest.mark.parametrize("text", list(KNOWN_IDS))
 def test_the_bundled_tokenizer_gives_the_known_ids(bundled, text):
-    assert bundled.tokenizer(text, add_special_tokens=False)["input_ids"] == KNOWN_IDS[text]
+    assert transformers_tokenizer(bundled)(text, add_special_tokens=False)["input_ids"] == KNOWN_IDS[text]
 
 
 @pytest.mark.parametrize("text", list(KNOWN_IDS))
 def test_encode_wraps_the_ids_in_cls_and_sep(bundled, text):
-    tokenizer = bundled.tokenizer
+    tokenizer = transformers_tokenizer(bundled)
     encoding = encode(bundled, text)
     ids = KNOWN_IDS[text]
     assert encoding.input_ids.tolist() == [[tokenizer.cls_token_id, *ids, tokenizer.sep_token_id]]
@@ -67,7 +68,7 @@ def test_a_sentence_pair_gets_segment_ids_zero_then_one(bundled):
     a, b = "I am looking for a hot job", "time flies like an arrow"
     encoding = encode(bundled, a, b)
     ids_a, ids_b = KNOWN_IDS[a], KNOWN_IDS[b]
-    cls, sep = bundled.tokenizer.cls_token_id, bundled.tokenizer.sep_token_id
+    cls, sep = transformers_tokenizer(bundled).cls_token_id, transformers_tokenizer(bundled).sep_token_id
     assert encoding.input_ids.tolist() == [[cls, *ids_a, sep, *ids_b, sep]]
     assert encoding.token_type_ids.tolist() == [[0] * (len(ids_a) + 2) + [1] * (len(ids_b) + 1)]
     assert encoding.tokens[0].count("[SEP]") == 2
@@ -81,7 +82,7 @@ def test_a_blank_second_sentence_means_a_single_text(bundled, blank):
 
 def test_a_batch_mixing_pairs_and_single_texts(bundled):
     b = "fruit flies like a banana"
-    length_b = len(bundled.tokenizer(b, add_special_tokens=False)["input_ids"])
+    length_b = len(transformers_tokenizer(bundled)(b, add_special_tokens=False)["input_ids"])
     encoding = encode_batch(bundled, [("time flies like an arrow", b), ("hello", None)])
     assert encoding.attention_mask.sum(axis=1).tolist() == [7 + length_b + 1, 3]
     assert encoding.token_type_ids[0].tolist() == [0] * 7 + [1] * (length_b + 1)
@@ -94,7 +95,7 @@ def test_a_batch_mixing_pairs_and_single_texts(bundled):
 @pytest.mark.parametrize(("count", "dropped"), [(510, 0), (511, 1), (600, 90), (2000, 1490)])
 def test_long_texts_are_cut_at_512_and_the_cut_is_counted(bundled, count, dropped):
     assert bundled.max_tokens == 512
-    assert len(bundled.tokenizer(words(count), add_special_tokens=False)["input_ids"]) == count
+    assert len(transformers_tokenizer(bundled)(words(count), add_special_tokens=False)["input_ids"]) == count
     encoding = encode(bundled, words(count))
     assert encoding.num_tokens == min(count + 2, 512)
     assert encoding.tokens[0][-1] == "[SEP]"
@@ -142,7 +143,7 @@ def test_unusual_characters_never_raise(bundled, text):
     encoding = encode(bundled, text)
     tokens = encoding.tokens[0]
     assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
-    assert encoding.input_ids.max() < bundled.tokenizer.vocab_size
+    assert encoding.input_ids.max() < transformers_tokenizer(bundled).vocab_size
     assert all(np.isfinite(h).all() for h in encoding.hidden_states)
 
 

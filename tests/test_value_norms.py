@@ -15,7 +15,7 @@ from attention import TraceSettings, encode, layer_attention
 from attention.heads import head_stage
 from attention.trace import projections_for
 from attention.value_norms import moved, value_norms, weighted_by_value_norm
-from tests.conftest import transformers_model
+from tests.conftest import transformers_model, transformers_tokenizer
 
 TEXT = "The cat sat on the mat, and then it slept."
 
@@ -23,7 +23,7 @@ TEXT = "The cat sat on the mat, and then it slept."
 def bert_reference(loaded, text: str, layer: int) -> np.ndarray:
     """(nh, T, T) α_ij·‖f(x_j)‖ of every head of a BERT layer, from transformers alone."""
     model = transformers_model(loaded)
-    batch = loaded.tokenizer(text, return_tensors="pt")
+    batch = transformers_tokenizer(loaded)(text, return_tensors="pt")
     with torch.inference_mode():
         run = model(**batch, output_attentions=True, output_hidden_states=True)
         attention = model.encoder.layer[layer].attention
@@ -35,7 +35,7 @@ def gpt2_reference(loaded, text: str, layer: int) -> np.ndarray:
     """(nh, T, T) the same for a GPT-2 layer: its value is the third part of c_attn on ln_1 of the layer's
     input, and Conv1D stores c_proj as (in, out), so W_O is its transpose."""
     model = loaded.model
-    batch = loaded.tokenizer(text, return_tensors="pt")
+    batch = transformers_tokenizer(loaded)(text, return_tensors="pt")
     with torch.inference_mode():
         run = model(**batch, output_attentions=True, output_hidden_states=True)
         block = model.h[layer]

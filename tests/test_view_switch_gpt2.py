@@ -14,6 +14,7 @@ from attention.head_switch import head_ranking, predict
 from attention.lm_heads import load_language_model
 from components.caches import MODEL_DIRS_ENV
 from components.views.switch import OBJECTIVE_KEY, SENTENCE_KEY, percent
+from tests.conftest import transformers_tokenizer
 from tests.pages import APP, TEXT, assert_healthy, html_table
 from tests.test_next_token import save_peaked_gpt2
 from tests.test_view_switch import chip_rows, heads_off, open_view
@@ -57,7 +58,7 @@ def test_the_view_guesses_the_token_after_the_page_s_text(page, language_model):
 
 def test_tokens_and_guesses_read_as_letters_with_a_mark_for_a_space(page, language_model):
     [chips] = chip_rows(page)
-    tokenizer = language_model.tokenizer
+    tokenizer = transformers_tokenizer(language_model.model)
     assert chips == list(language_model.family.readable(tokenizer.convert_ids_to_tokens(tokenizer(TEXT)["input_ids"])))
     assert "␣flies" in chips
     shown = chips + html_table(page, "switch-top5")["all heads on"].tolist()

@@ -19,6 +19,8 @@ import numpy as np
 import torch
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from attention.projections import Projections
     from attention.settings import ModelShape
 
@@ -81,9 +83,18 @@ class Family:
     embedding_steps: tuple[tuple[str, str], ...]  # (name, formula) of the embeddings, the last "embeddings"
     attention_output_formula: str  # how the attention block's output is made of W_O's and the residual
     lm_head_prefix: str  # what the keys of its language-model head start with in a checkpoint's weights
+    # its tokenizer's special tokens where a checkpoint's files name none, as transformers' tokenizer class has them:
+    # {"mask_token": "[MASK]", …}
+    special_tokens: dict[str, str]
 
     def check_config(self, config) -> None:
         """ValueError, saying why, for a checkpoint of this family whose attention the core does not compute."""
+
+    def read_config(self, source, folder: Path, cache_only: bool):
+        """The checkpoint's config (its config.json is in folder), by default transformers' own (AutoConfig)."""
+        from transformers import AutoConfig
+
+        return AutoConfig.from_pretrained(source, local_files_only=cache_only)
 
     def load(self, source, config, cache_only: bool):
         """The family's model without a head from a checkpoint (a folder's Path or a Hub id, read from the cache
@@ -102,9 +113,6 @@ class Family:
 
         return ModelShape(num_layers=config.num_hidden_layers, num_heads=config.num_attention_heads,
                           hidden_size=config.hidden_size, family=self.name, own_mask=self.own_mask)
-
-    def prepare_tokenizer(self, tokenizer) -> None:
-        """Make the freshly loaded tokenizer able to pad a batch, if it cannot."""
 
     def readable(self, tokens: list[str]) -> tuple[str, ...]:
         """The tokens as the page shows them."""

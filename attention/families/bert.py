@@ -17,6 +17,7 @@ from attention.checkpoints import checkpoint_file, read_weights
 from attention.dot_product import additive_mask, attend, merge_heads, split_heads
 from attention.families import bert_modules
 from attention.families.base import Family, LanguageModelHead, MissingHead, ReferenceAttention, unrecorded
+from attention.families.bert_config import BertConfig
 from attention.masks import additive
 from attention.projections import Linear, Projections
 from attention.settings import scaling_divisor
@@ -86,15 +87,18 @@ class BertFamily(Family):
     )
     attention_output_formula = "LayerNorm(output + X)"
     lm_head_prefix = MLM_HEAD_PREFIX
+    special_tokens = {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]",
+                      "mask_token": "[MASK]"}
 
     def check_config(self, config):
         problem = bert_modules.unsupported(config)
         if problem:
             raise ValueError(problem)
 
+    def read_config(self, source, folder, cache_only):
+        return BertConfig.read(folder / "config.json")
+
     def load(self, source, config, cache_only):
-        # transformers keeps the config too: the proof builds transformers' own attention from it (reference).
-        config._attn_implementation = "eager"
         return bert_modules.build(config, read_weights(checkpoint_file(source, cache_only)))
 
     def sinks(self, special_tokens_mask: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
@@ -194,7 +198,7 @@ def _transformers_attention(model, layer: int):
     from transformers.models.bert.modeling_bert import BertAttention
 
     with torch.device("meta"):  # no random initialisation: every parameter is replaced by the layer's
-        attention = BertAttention(model.config)
+        attention = BertAttention(model.config.transformers_config())
     attention.load_state_dict(model.encoder.layer[layer].attention.state_dict(), assign=True)
     return attention.eval()
 

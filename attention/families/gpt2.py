@@ -24,6 +24,7 @@ from attention.masks import additive
 from attention.projections import Linear, Projections
 from attention.settings import scaling_divisor
 
+END_OF_TEXT = "<|endoftext|>"  # GPT-2's one special token: beginning, end, unknown, and the padding of a batch
 LM_HEAD_WEIGHT = "lm_head.weight"  # GPT2LMHeadModel's decoder (V, C), in a checkpoint only when it is not tied
 
 
@@ -71,16 +72,12 @@ class GPT2Family(Family):
     )
     attention_output_formula = "output + layer input (the residual stream)"
     lm_head_prefix = "lm_head."
+    special_tokens = {"bos_token": END_OF_TEXT, "eos_token": END_OF_TEXT, "unk_token": END_OF_TEXT}
 
     def check_config(self, config) -> None:
         if not config.scale_attn_weights or config.scale_attn_by_inverse_layer_idx or config.add_cross_attention:
             raise ValueError("this GPT-2 checkpoint scales its scores otherwise than by √d_k or attends to an "
                              "encoder (cross-attention); the core dissects GPT-2's own self-attention only")
-
-    def prepare_tokenizer(self, tokenizer) -> None:
-        if tokenizer.pad_token is None:  # GPT-2 has no padding token: a batch pads with <|endoftext|>, masked out
-            tokenizer.pad_token = tokenizer.eos_token
-        tokenizer.padding_side = "right"  # positions 0 … T−1 for every row, as the model counts them
 
     def sinks(self, special_tokens_mask: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
         first = np.zeros(attention_mask.shape, dtype=bool)  # (B, T)
