@@ -153,6 +153,11 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
              {"text": TEXT_32_MASK, "view": "switch", "model": switch_model},
              [Move(f".st-key-switch_off_0 button >> nth={head}", "Space") for head in range(10)], 2.0,
              ready=".st-key-switch_off_0"),
+        # The bundled model has no masked-language-model head: its switch view moves the sentence embedding.
+        Case("switching heads off, sentence embedding", "views", "`switch_off_0` pills 0 → 9 (Space), bundled model",
+             {"text": TEXT_32, "view": "switch"},
+             [Move(f".st-key-switch_off_0 button >> nth={head}", "Space") for head in range(10)], 2.0,
+             ready=".st-key-switch_off_0"),
         Case("new text typed, 32 tokens, one head", "text", "`text` area, a new text (Ctrl+Enter)", text,
              [Move(".st-key-text textarea", "Control+Enter", fill=new) for new in new_texts(10)], 3.0,
              reference="forward + floor"),

@@ -7,11 +7,13 @@ so they are checked against the Vega-Lite schema here, once.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pytest
 
 from attention.dot_product import MASKED_SCORE
-from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap
+from components.charts.draw import spec_and_frames
+from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap, heatmap_frames
 from components.charts.scrub import panel_frames
 from components.charts.style import (
     LABEL_COLOUR,
@@ -179,3 +181,23 @@ def test_masked_cells_reach_every_sent_head_as_no_number_with_finite_ranges():
     assert np.isfinite(ranges["value"]).all() and ranges["value"].abs().max() < 10
     table = pa.Table.from_pandas(cells)  # as the page sends it: Arrow, where NaN stays no number
     assert np.isnan(table.column("0").to_numpy(zero_copy_only=False)[above]).all()
+
+
+@pytest.mark.parametrize(("scheme", "domain"), [("blues", None), ("redblue", None), ("blues", [0.0, 2.0])])
+def test_a_kept_heatmap_spec_takes_the_frames_of_any_matrix_of_its_size(scheme, domain):
+    rng = np.random.default_rng(0)
+    first, second = rng.normal(size=(2, 3, 40)).astype(np.float32)
+    labels = (["a", "b", "c"], [str(i) for i in range(40)])
+    spec, frames = spec_and_frames(heatmap(first, *labels, title="t", scheme=scheme, domain=domain))
+    kept_spec, second_frames = spec_and_frames(heatmap(second, *labels, title="t", scheme=scheme, domain=domain))
+    assert kept_spec == spec, "the numbers are data: the spec stays"
+    for matrix, theirs in ((first, frames), (second, second_frames)):
+        ours = heatmap_frames(matrix, scheme, domain)
+        assert ours.keys() == theirs.keys()
+        for name in ours:
+            pd.testing.assert_frame_equal(ours[name], theirs[name])
+
+
+def test_a_heatmap_drawn_as_a_picture_has_no_cells_to_send():
+    with pytest.raises(ValueError, match="drawn as a picture"):
+        heatmap_frames(np.zeros((65, 65)))

@@ -160,6 +160,20 @@ def named(panel: str, dataset: str) -> alt.NamedData:
     return alt.NamedData(name=f"{panel}-{dataset}")
 
 
+def heatmap_frames(matrix: np.ndarray, scheme: str = "blues", domain: list[float] | None = None
+                   ) -> dict[str, pd.DataFrame]:
+    """The datasets of heatmap(matrix, …, scheme=scheme, domain=domain) drawn as cells, by the names draw.show gives
+    them: a view that keeps the spec of a heatmap (the same for every matrix of its size) sends these alone
+    (tests/test_heatmap.py holds them to show's own)."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    if matrix.size > MAX_VECTOR_CELLS:
+        raise ValueError(f"a {matrix.shape} matrix is drawn as a picture, not as cells")
+    frames = {"data-0": cells_by_head(matrix[None, None])}
+    if domain is not None or scheme == "redblue":
+        frames["data-1"] = pd.DataFrame({"value": colour_domain(matrix, scheme, domain)})
+    return frames
+
+
 def heatmap(
     matrix: np.ndarray,
     row_labels: list[str],

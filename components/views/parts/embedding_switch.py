@@ -13,8 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from components import caches
-from components.charts.draw import lettered, show
-from components.charts.heatmap import heatmap
+from components.charts.draw import draw_spec, lettered, spec_and_frames
+from components.charts.heatmap import heatmap, heatmap_frames
 from components.page.downloads import chart_downloads
 from components.page.tables import numbers_html
 from components.page.tokens import token_chips
@@ -25,6 +25,7 @@ TOP_HEADS = 3  # heads the "switch off the strongest" button silences
 RANKING_SHARE = 0.4  # of the view's width for the ranking's heatmap; its table beside it takes the rest
 LARGE_GAP_PX = 51  # st.columns(gap="large"): 3rem at the theme's 17-px font
 SPECIAL = ("[CLS]", "[SEP]", "[PAD]")
+MOVEMENT_SCHEME = "redblue"  # signed: the difference row is as often below 0 as above
 
 
 def render(context, shape) -> None:
@@ -97,14 +98,20 @@ def _metrics(intact, current) -> None:
 
 
 def _movement(intact, current, context) -> None:
-    """Sentence A's embedding with all heads on, with the current heads off, and their difference."""
+    """Sentence A's embedding with all heads on, with the current heads off, and their difference. Its spec is the
+    same for every toggle (the numbers are data): built once, it was most of a toggle's run."""
     before, after = intact.embeddings[0], current.embeddings[0]  # (C,) each
     matrix = np.stack([before, after, after - before])  # (3, C)
+    spec = caches.chart_spec(_movement_spec, len(before), context.plot_px(), context.lettering)
+    draw_spec(spec, heatmap_frames(matrix, MOVEMENT_SCHEME), key="chart-switch-embedding", lettering=context.lettering)
+
+
+def _movement_spec(size: int, plot_px: int, lettering) -> dict:
     rows = ["all on", "heads off", "off − on"]  # short: row labels longer than 90 px push a phone's chart out
-    chart = heatmap(matrix, rows, [str(i) for i in range(len(before))], title="Sentence A's embedding",
-                    row_title="vector", column_title="dimension", scheme="redblue", canvas=True,
-                    size=context.plot_px(), lettering=context.lettering)
-    show(chart, key="chart-switch-embedding", lettering=context.lettering)
+    chart = heatmap(np.zeros((len(rows), size)), rows, [str(i) for i in range(size)], title="Sentence A's embedding",
+                    row_title="vector", column_title="dimension", scheme=MOVEMENT_SCHEME, canvas=True, size=plot_px,
+                    lettering=lettering)
+    return spec_and_frames(chart)[0]
 
 
 def _ranking(effects, shape, context, chart_width: int) -> None:
