@@ -169,9 +169,15 @@ def heatmap_frames(matrix: np.ndarray, scheme: str = "blues", domain: list[float
     if matrix.size > MAX_VECTOR_CELLS:
         raise ValueError(f"a {matrix.shape} matrix is drawn as a picture, not as cells")
     frames = {"data-0": cells_by_head(matrix[None, None])}
-    if domain is not None or scheme == "redblue":
+    if _carries_range(scheme, domain):
         frames["data-1"] = pd.DataFrame({"value": colour_domain(matrix, scheme, domain)})
     return frames
+
+
+def _carries_range(scheme: str, domain: list[float] | None) -> bool:
+    """Whether a heatmap drawn as cells carries its colour range as data (range_carrier): Vega's own domain would be
+    the data's, lopsided for signed values and narrower than a range two charts share."""
+    return domain is not None or scheme == "redblue"
 
 
 def heatmap(
@@ -220,7 +226,7 @@ def heatmap(
     if rows * columns <= MAX_VECTOR_CELLS:  # one head's cells, labelled by vector_cells itself
         chart = vector_cells(cells_by_head(matrix[None, None]), row_labels, column_labels, x_axis, y_axis, colour,
                              title, [], picked_column([], 1), (width / columns, height / rows), key, aria=True)
-        if domain is not None or scheme == "redblue":  # Vega's own domain would be the data's, lopsided
+        if _carries_range(scheme, domain):
             chart = alt.layer(chart, range_carrier(ends, colour, [], key))
     else:
         picture = pd.DataFrame({"url": [picture_url(matrix, ends["value"].tolist(), scheme, reverse=reverse)],
