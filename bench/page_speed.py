@@ -111,6 +111,7 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
     gpt2 = {"text": gpt2_text, "model": gpt2_model}
     lesson_next = Move(".st-key-lesson_next button", "Enter")
     lesson_prev = Move(".st-key-lesson_prev button", "Enter")
+    switch_pills = [Move(f".st-key-switch_off_0 button >> nth={head}", "Space") for head in range(10)]
     return [
         Case("head change, 32 tokens, one head", "slider", "the chart's `head` input 0 → 11", text,
              chart_input("head", RIGHT), 1.2, in_browser=True),
@@ -150,14 +151,11 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
         Case("counting letters (untrained)", "views", "the maps' `win_size` window input 10 → 20",
              {"view": "counting"}, chart_input("win_size", RIGHT_10), 2.0, in_browser=True),
         Case("switching heads off, 32 tokens", "views", "`switch_off_0` pills 0 → 9 (Space)",
-             {"text": TEXT_32_MASK, "view": "switch", "model": switch_model},
-             [Move(f".st-key-switch_off_0 button >> nth={head}", "Space") for head in range(10)], 2.0,
+             {"text": TEXT_32_MASK, "view": "switch", "model": switch_model}, switch_pills, 2.0,
              ready=".st-key-switch_off_0"),
         # The bundled model has no masked-language-model head: its switch view moves the sentence embedding.
         Case("switching heads off, sentence embedding", "views", "`switch_off_0` pills 0 → 9 (Space), bundled model",
-             {"text": TEXT_32, "view": "switch"},
-             [Move(f".st-key-switch_off_0 button >> nth={head}", "Space") for head in range(10)], 2.0,
-             ready=".st-key-switch_off_0"),
+             {**text, "view": "switch"}, switch_pills, 2.0, ready=".st-key-switch_off_0"),
         Case("new text typed, 32 tokens, one head", "text", "`text` area, a new text (Ctrl+Enter)", text,
              [Move(".st-key-text textarea", "Control+Enter", fill=new) for new in new_texts(10)], 3.0,
              reference="forward + floor"),
