@@ -178,6 +178,32 @@ def test_a_projected_class_shows_its_code_and_link_on_the_page():
     assert not plain.main.text and not [b for b in plain.main.button if b.key == "large_qr_card"]
 
 
+def large_qr_links(page: AppTest) -> list[str]:
+    """The links the page's open dialogs show in large letters (class_link.plain escapes their characters)."""
+    def dialogs(node) -> list:
+        found = [node] if getattr(node, "type", "") == "dialog" else []
+        return found + [dialog for child in getattr(node, "children", {}).values() for dialog in dialogs(child)]
+
+    return [markdown.value.rsplit("\n## ", 1)[-1].replace("\\", "")
+            for dialog in dialogs(page._tree) for markdown in dialog.markdown if "Scan the code" in markdown.value]
+
+
+def test_the_large_qr_code_stays_open_through_reruns_until_the_class_ends():
+    """Opened from the sidebar or from the projected card, it is drawn again at every run until the teacher closes
+    it: a rerun it did not ask for (a reconnect) must not close it under the class's eyes."""
+    for key, params in (("large_qr", {}), ("large_qr_card", {"present": "1"})):
+        teacher = open_teacher_at("http://192.168.1.23:8501", **params)
+        link = f"http://192.168.1.23:8501?class={teacher.query_params['class']}"
+        assert large_qr_links(teacher) == []
+        teacher.button(key=key).click().run()
+        assert large_qr_links(teacher) == [link], key
+        teacher.run()
+        assert large_qr_links(teacher) == [link], f"{key}: closed by a rerun"
+        teacher.button(key="end_class").click().run()
+        assert_healthy(teacher)
+        assert large_qr_links(teacher) == [], f"{key}: still open after the class ended"
+
+
 def published(code: str) -> dict[str, str]:
     """The view the class's store holds for its students: what the teacher's page last sent."""
     return caches.classes().read(code).settings

@@ -20,6 +20,7 @@ from streamlit.delta_generator import DeltaGenerator
 CLASS_PARAM = "class"
 QR_PX = 10  # per module of the PNG the sidebar and the large dialog show, scaled to their width by the browser
 LARGE_QR_PX = 460  # on a 1280×720 projector: about 1.1 m across on a 3-m screen, read from 10 m or more
+_LARGE_OPEN = "_class_large_qr"  # session state: the large QR code is open (open_large, close_large)
 # An address outside this machine that a UDP socket can be pointed at: connecting one sends nothing, and the
 # machine's address towards it (the one the students' network sees) is what the socket is bound to.
 _OUTSIDE = ("10.254.254.254", 9)
@@ -90,8 +91,24 @@ def warn_if_unreachable(link: str, place: DeltaGenerator | None = None) -> None:
         (place or st).warning(note, icon=":material/wifi_off:")
 
 
-@st.dialog("Join the class", width="large")
-def show_large(link: str) -> None:
+def open_large() -> None:
+    """A button's callback: the large QR code opens at the run it starts and stays open, drawn again at every run
+    of the page (a rerun, a reconnect), until the teacher closes it."""
+    st.session_state[_LARGE_OPEN] = True
+
+
+def close_large() -> None:
+    """When the teacher closes the dialog, or the class ends."""
+    st.session_state.pop(_LARGE_OPEN, None)
+
+
+def show_large_if_open(link: str) -> None:
+    if st.session_state.get(_LARGE_OPEN):
+        _show_large(link)
+
+
+@st.dialog("Join the class", width="large", on_dismiss=close_large)
+def _show_large(link: str) -> None:
     """The QR code as large as a 1280×720 projector's dialog holds it, the link beside it in large letters."""
     picture, words = st.columns([3, 2], vertical_alignment="center")
     picture.image(qr_png(link), width=LARGE_QR_PX, output_format="PNG", alt="QR code of the students' link")

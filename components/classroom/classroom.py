@@ -29,7 +29,15 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from components import caches
-from components.classroom.class_link import CLASS_PARAM, qr_png, show_large, students_link, warn_if_unreachable
+from components.classroom.class_link import (
+    CLASS_PARAM,
+    close_large,
+    open_large,
+    qr_png,
+    show_large_if_open,
+    students_link,
+    warn_if_unreachable,
+)
 from components.classroom.class_store import (
     STORE_ENV,
     STORE_SETTING_FORMS,
@@ -188,9 +196,9 @@ def teacher_panel() -> None:
         st.code(link, language=None, wrap_lines=True)
         warn_if_unreachable(link)
         _teacher_status()
-        if st.button("Show the QR code large", key="large_qr", icon=":material/qr_code_2:"):
-            show_large(link)
+        st.button("Show the QR code large", key="large_qr", on_click=open_large, icon=":material/qr_code_2:")
         st.button("End the class", key="end_class", on_click=_end_class, icon=":material/stop_circle:")
+    show_large_if_open(link)
 
 
 def teaching() -> bool:
@@ -209,8 +217,8 @@ def class_card(under: DeltaGenerator) -> None:
     with row.container(width="stretch"):
         st.markdown(f"**Class {seat.code}** · join at")  # a code of CODE_ALPHABET, made by the store
         st.text(link)
-        if st.button("Show the QR code large", key="large_qr_card", icon=":material/qr_code_2:", type="tertiary"):
-            show_large(link)
+        st.button("Show the QR code large", key="large_qr_card", on_click=open_large, icon=":material/qr_code_2:",
+                  type="tertiary")  # opened by teacher_panel, which every teacher's page draws first
     warn_if_unreachable(link, under)
 
 
@@ -296,6 +304,7 @@ def _send(seat: Seat, view: dict[str, str], again: bool = False) -> None:
     if not accepted:
         seat.notices.append(f"Class {page_state.shorten(seat.code)} has ended: this page is on its own again.")
         seat.role, seat.code, seat.key = "", "", ""
+        close_large()
 
 
 def _open_class(seat: Seat) -> None:
@@ -321,6 +330,7 @@ def _end_class() -> None:
         seat.notices.append("The class's store does not answer: the class ends by itself after a few hours "
                             "without a change.")
     seat.role, seat.code, seat.key = "", "", ""
+    close_large()
 
 
 def _follow_again() -> None:
