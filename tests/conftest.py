@@ -42,7 +42,7 @@ def pytest_runtest_setup(item):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """Under pytest-xdist (`-n 2 --dist loadgroup`, pyproject.toml's default) a module's tests run in one worker, which
+    """Under pytest-xdist (`-n 3 --dist loadgroup`, pyproject.toml's default) a module's tests run in one worker, which
     sets up the module's fixtures (a server, a model, a trained run) once; a test marked `xdist_group` of its own
     (the long layout sweeps) may run in another, beside the rest of its module."""
     for item in items:
