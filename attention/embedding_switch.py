@@ -49,22 +49,43 @@ class EmbeddingEffect:
     change: float  # similarity − the intact similarity
 
 
-def sentence_embeddings(loaded: LoadedModel, sentences: Iterable[str],
-                        heads_off: Iterable[tuple[int, int]] = ()) -> np.ndarray:
-    """(B, C): each sentence's embedding (mean pooling, then length 1) with the given heads switched off."""
+def sentence_embeddings(loaded: LoadedModel, sentences: Iterable[str], heads_off: Iterable[tuple[int, int]] = (),
+                        intact_inputs: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
+    """(B, C): each sentence's embedding (mean pooling, then length 1) with the given heads switched off.
+
+    intact_inputs: the same sentences' layer_inputs, when kept. The layers before the first one with a head off read
+    what they read in the intact model, so the pass starts there, from the kept input, and runs the rest only.
+    """
     batch = _encode(loaded, sentences)
     off = normalise_heads_off(heads_off, loaded.shape)
     keep = _keep(batch["input_ids"].shape[0], loaded.shape, off)  # (B, L, nh)
+    first = 0 if intact_inputs is None else min((layer for layer, _ in off), default=loaded.shape.num_layers)
     with torch.inference_mode():
-        embeddings = embed(loaded, batch["input_ids"], batch["token_type_ids"])  # (B, T, C)
-        outputs, _ = layers_with_heads_off(loaded, embeddings, batch["attention_mask"], keep, start=0)
-        return mean_pooled(outputs[-1], batch["attention_mask"]).numpy()  # (B, C)
+        if intact_inputs is None:
+            hidden = embed(loaded, batch["input_ids"], batch["token_type_ids"])  # (B, T, C)
+        else:
+            hidden = torch.from_numpy(intact_inputs[first])  # (B, T, C)
+        outputs, _ = layers_with_heads_off(loaded, hidden, batch["attention_mask"], keep, start=first)
+        return mean_pooled(outputs[-1] if outputs else hidden, batch["attention_mask"]).numpy()  # (B, C)
 
 
-def compare(loaded: LoadedModel, text: str, second: str, heads_off: Iterable[tuple[int, int]] = ()) -> EmbeddingRun:
-    """The two sentences' embeddings and their cosine similarity, with the given heads switched off."""
+def layer_inputs(loaded: LoadedModel, text: str, second: str) -> tuple[np.ndarray, ...]:
+    """L + 1 x (2, T, C): what each layer of the intact model reads from the two sentences, then the last layer's
+    output: kept by the page, so that a toggle in layer l runs layers l… only."""
+    batch = _encode(loaded, (text, second))
+    with torch.inference_mode():
+        embeddings = embed(loaded, batch["input_ids"], batch["token_type_ids"])  # (2, T, C)
+        intact = _keep(2, loaded.shape, ())  # (2, L, nh): every head on
+        hidden_states, _ = layers_with_heads_off(loaded, embeddings, batch["attention_mask"], intact, start=0)
+    return tuple(h.numpy() for h in (embeddings, *hidden_states))
+
+
+def compare(loaded: LoadedModel, text: str, second: str, heads_off: Iterable[tuple[int, int]] = (),
+            intact_inputs: tuple[np.ndarray, ...] | None = None) -> EmbeddingRun:
+    """The two sentences' embeddings and their cosine similarity, with the given heads switched off (from the
+    pair's kept layer_inputs, when given)."""
     off = normalise_heads_off(heads_off, loaded.shape)
-    embeddings = sentence_embeddings(loaded, (text, second), off)  # (2, C)
+    embeddings = sentence_embeddings(loaded, (text, second), off, intact_inputs)  # (2, C)
     return EmbeddingRun(heads_off=off, tokens=(_tokens(loaded, text), _tokens(loaded, second)),
                         embeddings=embeddings, similarity=float(embeddings[0] @ embeddings[1]))
 

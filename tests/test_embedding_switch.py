@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from attention.embedding_switch import DEFAULT_SECOND, compare, head_ranking, moved_grid, sentence_embeddings
+from attention.embedding_switch import (
+    DEFAULT_SECOND,
+    compare,
+    head_ranking,
+    layer_inputs,
+    moved_grid,
+    sentence_embeddings,
+)
 from tests.conftest import transformers_model, transformers_tokenizer
 
 TEXT = "time flies like an arrow"
@@ -44,6 +51,20 @@ def test_a_head_off_moves_the_embedding_and_changes_the_similarity(bundled):
     assert off.similarity == pytest.approx(float(reference[0] @ reference[1]), abs=TOLERANCE)
     assert abs(off.similarity - intact.similarity) > 1e-4
     assert intact.tokens[0] == ("[CLS]", "time", "flies", "like", "an", "arrow", "[SEP]")
+
+
+@pytest.mark.parametrize("heads_off", [(), ((0, 3),), ((4, 1),), ((5, 0), (5, 11)), ((2, 5), (4, 7))])
+def test_a_pass_from_the_kept_layer_inputs_is_the_whole_pass(bundled, heads_off):
+    """The page keeps what each layer of the intact model reads, and a toggle runs from the first layer with a
+    head off: the same embeddings as transformers' whole pass, and as the page's own whole pass."""
+    second = "the bank raised its rates again"  # another length than TEXT: one of the pair is padded
+    kept = layer_inputs(bundled, TEXT, second)
+    assert len(kept) == bundled.shape.num_layers + 1 and kept[0].shape[0] == 2
+    resumed = compare(bundled, TEXT, second, heads_off, intact_inputs=kept)
+    np.testing.assert_allclose(resumed.embeddings, reference_embeddings(bundled, (TEXT, second), heads_off),
+                               atol=TOLERANCE)
+    np.testing.assert_allclose(resumed.embeddings, compare(bundled, TEXT, second, heads_off).embeddings, atol=1e-6)
+    assert resumed.heads_off == tuple(sorted(heads_off))
 
 
 def test_the_ranking_is_each_head_off_alone_largest_move_first(bundled):

@@ -50,6 +50,9 @@ CACHE_ENTRIES = {
     "switch_ranking": 16,  # one line per head
     "switch_embeddings": 64,  # two sentence embeddings, 3 kB on the bundled model
     "switch_embedding_ranking": 16,  # one line per head
+    # Every layer's input of the two sentences, intact: (L + 1) x (2, T, C) floats, 0.6 MB at 32 tokens on the
+    # bundled model, 5.5 MB at its 256 at most. Lost, it costs one forward pass again.
+    "switch_pair_layer_inputs": 8,
     "head_changes": 128,  # the compare view: a largest change per head of a layer, a class's worth
     "chart_spec": 128,  # a Vega-Lite spec without its data, a few kB
     # An Altair chart's spec and datasets: the lesson's heatmaps, 0.1 to 0.2 MB each at 474 tokens (their

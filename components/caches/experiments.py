@@ -159,13 +159,20 @@ def sentence_pair(name: str, text: str, second: str,
                   heads_off: tuple[tuple[int, int], ...]) -> embedding_switch.EmbeddingRun:
     """The two sentences' embeddings (mean pooling, length 1) and their cosine similarity, some heads off."""
     with heavy_work():
-        return _sentence_pair(name, text, second, heads_off)
+        return _sentence_pair(name, text, second, heads_off, _pair_layer_inputs(name, text, second))
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["switch_embeddings"])
-def _sentence_pair(name: str, text: str, second: str,
-                   heads_off: tuple[tuple[int, int], ...]) -> embedding_switch.EmbeddingRun:
-    return embedding_switch.compare(model(name), text, second, heads_off)
+def _sentence_pair(name: str, text: str, second: str, heads_off: tuple[tuple[int, int], ...],
+                   _intact_inputs: tuple[np.ndarray, ...]) -> embedding_switch.EmbeddingRun:
+    """_intact_inputs (left out of the key: name, text and second make them) are the pair's layer inputs."""
+    return embedding_switch.compare(model(name), text, second, heads_off, intact_inputs=_intact_inputs)
+
+
+@st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["switch_pair_layer_inputs"])
+def _pair_layer_inputs(name: str, text: str, second: str) -> tuple[np.ndarray, ...]:
+    """What each layer of the intact model reads from the pair: a toggle in layer l then runs layers l… only."""
+    return embedding_switch.layer_inputs(model(name), text, second)
 
 
 def embedding_ranking(name: str, text: str, second: str) -> tuple[embedding_switch.EmbeddingRun,
