@@ -71,6 +71,11 @@ def slider(key: str, presses: list[str]) -> list[Move]:
     return [Move(f".st-key-{key} [data-testid='stSlider'] input[type='range']", press) for press in presses]
 
 
+def switch_pills(layer: int) -> list[Move]:
+    """The switch view's heads 0 → 9 of one layer switched off in turn (each press one head more)."""
+    return [Move(f".st-key-switch_off_{layer} button >> nth={head}", "Space") for head in range(10)]
+
+
 def chart_input(name: str, presses: list[str]) -> list[Move]:
     """Presses on a chart's own layer, head or query input (charts/scrub.py, charts/neuron_chart.py), the scaling
     lab's τ (views/lab.py) or the counting lab's window size (charts/counting_maps.py)."""
@@ -111,7 +116,6 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
     gpt2 = {"text": gpt2_text, "model": gpt2_model}
     lesson_next = Move(".st-key-lesson_next button", "Enter")
     lesson_prev = Move(".st-key-lesson_prev button", "Enter")
-    switch_pills = [Move(f".st-key-switch_off_0 button >> nth={head}", "Space") for head in range(10)]
     return [
         Case("head change, 32 tokens, one head", "slider", "the chart's `head` input 0 → 11", text,
              chart_input("head", RIGHT), 1.2, in_browser=True),
@@ -151,11 +155,15 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
         Case("counting letters (untrained)", "views", "the maps' `win_size` window input 10 → 20",
              {"view": "counting"}, chart_input("win_size", RIGHT_10), 2.0, in_browser=True),
         Case("switching heads off, 32 tokens", "views", "`switch_off_0` pills 0 → 9 (Space)",
-             {"text": TEXT_32_MASK, "view": "switch", "model": switch_model}, switch_pills, 2.0,
+             {"text": TEXT_32_MASK, "view": "switch", "model": switch_model}, switch_pills(0), 2.0,
              ready=".st-key-switch_off_0"),
         # The bundled model has no masked-language-model head: its switch view moves the sentence embedding.
         Case("switching heads off, sentence embedding", "views", "`switch_off_0` pills 0 → 9 (Space), bundled model",
-             {**text, "view": "switch"}, switch_pills, 2.0, ready=".st-key-switch_off_0"),
+             {**text, "view": "switch"}, switch_pills(0), 2.0, ready=".st-key-switch_off_0"),
+        # A head of the last layer: the pair runs from that layer's kept input, one layer of six.
+        Case("switching heads off, sentence embedding, last layer", "views",
+             "`switch_off_5` pills 0 → 9 (Space), bundled model", {**text, "view": "switch"}, switch_pills(5), 2.0,
+             ready=".st-key-switch_off_5"),
         Case("new text typed, 32 tokens, one head", "text", "`text` area, a new text (Ctrl+Enter)", text,
              [Move(".st-key-text textarea", "Control+Enter", fill=new) for new in new_texts(10)], 3.0,
              reference="forward + floor"),
