@@ -96,20 +96,17 @@ def head_ranking(loaded: LoadedModel, text: str, second: str) -> tuple[Embedding
     The heads of one layer run as one batch (nh copies of both sentences), from that layer's unchanged input on.
     """
     shape = loaded.shape
-    intact = compare(loaded, text, second)
-    batch = _encode(loaded, (text, second))
+    kept = layer_inputs(loaded, text, second)  # L + 1 x (2, T, C): the intact model's one pass
+    intact = compare(loaded, text, second, intact_inputs=kept)  # no head off: the last layer's output, pooled
+    pair_mask = _encode(loaded, (text, second))["attention_mask"]  # (2, T)
+    mask = pair_mask.repeat(shape.num_heads, 1)  # (nh·2, T): rows 2h, 2h + 1 are A, B
     effects = []
     with torch.inference_mode():
-        embeddings = embed(loaded, batch["input_ids"], batch["token_type_ids"])  # (2, T, C)
-        hidden_states, _ = layers_with_heads_off(loaded, embeddings, batch["attention_mask"], _keep(2, shape, ()),
-                                                 start=0)
-        layer_inputs = (embeddings, *hidden_states)  # L + 1 x (2, T, C)
-        mask = batch["attention_mask"].repeat(shape.num_heads, 1)  # (nh·2, T): rows 2h, 2h + 1 are A, B
         intact_a = torch.from_numpy(intact.embeddings[0])  # (C,)
         for layer in range(shape.num_layers):
             keep = torch.ones(shape.num_heads, 2, shape.num_layers, shape.num_heads)  # (nh, 2, L, nh)
             keep[torch.arange(shape.num_heads), :, layer, torch.arange(shape.num_heads)] = 0.0  # copy h: head h off
-            start = layer_inputs[layer].repeat(shape.num_heads, 1, 1)  # (nh·2, T, C)
+            start = torch.from_numpy(kept[layer]).repeat(shape.num_heads, 1, 1)  # (nh·2, T, C)
             outputs, _ = layers_with_heads_off(loaded, start, mask, keep.flatten(0, 1), start=layer)
             pooled = mean_pooled(outputs[-1], mask).view(shape.num_heads, 2, -1)  # (nh, 2, C)
             similarities = (pooled[:, 0] * pooled[:, 1]).sum(-1)  # (nh,)
