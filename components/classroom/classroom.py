@@ -303,8 +303,7 @@ def _send(seat: Seat, view: dict[str, str], again: bool = False) -> None:
     seat.unsent = False
     if not accepted:
         seat.notices.append(f"Class {page_state.shorten(seat.code)} has ended: this page is on its own again.")
-        seat.role, seat.code, seat.key = "", "", ""
-        close_large()
+        _leave_class(seat)
 
 
 def _open_class(seat: Seat) -> None:
@@ -329,6 +328,11 @@ def _end_class() -> None:
     except StoreUnavailable:
         seat.notices.append("The class's store does not answer: the class ends by itself after a few hours "
                             "without a change.")
+    _leave_class(seat)
+
+
+def _leave_class(seat: Seat) -> None:
+    """The teacher's page on its own again: no class, and its large QR code closed."""
     seat.role, seat.code, seat.key = "", "", ""
     close_large()
 
