@@ -71,9 +71,12 @@ def slider(key: str, presses: list[str]) -> list[Move]:
     return [Move(f".st-key-{key} [data-testid='stSlider'] input[type='range']", press) for press in presses]
 
 
-def switch_pills(layer: int) -> list[Move]:
+SWITCH_TOGGLES = ".st-key-switch_heads button"  # the switch view's head toggles (views/parts/head_toggles.py)
+
+
+def switch_toggles(layer: int) -> list[Move]:
     """The switch view's heads 0 → 9 of one layer switched off in turn (each press one head more)."""
-    return [Move(f".st-key-switch_off_{layer} button >> nth={head}", "Space") for head in range(10)]
+    return [Move(f"{SWITCH_TOGGLES}[data-layer='{layer}'][data-head='{head}']", "Space") for head in range(10)]
 
 
 def chart_input(name: str, presses: list[str]) -> list[Move]:
@@ -154,16 +157,17 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
         # The window is the maps' own input there (every size of the untrained head sent): drawn in the browser.
         Case("counting letters (untrained)", "views", "the maps' `win_size` window input 10 → 20",
              {"view": "counting"}, chart_input("win_size", RIGHT_10), 2.0, in_browser=True),
-        Case("switching heads off, 32 tokens", "views", "`switch_off_0` pills 0 → 9 (Space)",
-             {"text": TEXT_32_MASK, "view": "switch", "model": switch_model}, switch_pills(0), 2.0,
-             ready=".st-key-switch_off_0"),
+        Case("switching heads off, 32 tokens", "views", "the toggles of layer 0, heads 0 → 9 (Space)",
+             {"text": TEXT_32_MASK, "view": "switch", "model": switch_model}, switch_toggles(0), 2.0,
+             ready=SWITCH_TOGGLES),
         # The bundled model has no masked-language-model head: its switch view moves the sentence embedding.
-        Case("switching heads off, sentence embedding", "views", "`switch_off_0` pills 0 → 9 (Space), bundled model",
-             {**text, "view": "switch"}, switch_pills(0), 2.0, ready=".st-key-switch_off_0"),
+        Case("switching heads off, sentence embedding", "views",
+             "the toggles of layer 0, heads 0 → 9 (Space), bundled model", {**text, "view": "switch"},
+             switch_toggles(0), 2.0, ready=SWITCH_TOGGLES),
         # A head of the last layer: the pair runs from that layer's kept input, one layer of six.
         Case("switching heads off, sentence embedding, last layer", "views",
-             "`switch_off_5` pills 0 → 9 (Space), bundled model", {**text, "view": "switch"}, switch_pills(5), 2.0,
-             ready=".st-key-switch_off_5"),
+             "the toggles of layer 5, heads 0 → 9 (Space), bundled model", {**text, "view": "switch"},
+             switch_toggles(5), 2.0, ready=SWITCH_TOGGLES),
         Case("new text typed, 32 tokens, one head", "text", "`text` area, a new text (Ctrl+Enter)", text,
              [Move(".st-key-text textarea", "Control+Enter", fill=new) for new in new_texts(10)], 3.0,
              reference="forward + floor"),

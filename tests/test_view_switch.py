@@ -4,6 +4,7 @@ with an MLM head offered as a local folder."""
 from __future__ import annotations
 
 import html
+import json
 import re
 from pathlib import Path
 
@@ -16,12 +17,14 @@ from attention.embedding_switch import head_ranking as embedding_ranking
 from attention.head_switch import head_ranking, predict
 from attention.lm_heads import load_language_model
 from components.caches import MODEL_DIRS_ENV
+from components.views.parts.head_toggles import HEADS_OFF, valid_pairs
 from components.views.switch import DEFAULT_SENTENCE
 from tests.conftest import save_tiny_bert
 from tests.pages import TEXT, assert_healthy, chart_title, html_table, open_page
 from tests.test_embedding_switch import reference_embeddings
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+TOGGLES_NAME = "attention_anatomy.head_switches"
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +56,22 @@ def ranking(page: AppTest):
     return html_table(page, "switch-ranking")
 
 
+def toggles(page: AppTest) -> dict | None:
+    """What the page sent its toggles' script: {"layers", "heads", "off"}, or None when it drew no toggles."""
+    sent = [e.proto.json for e in page.get("bidi_component") if e.proto.component_name == TOGGLES_NAME]
+    return json.loads(sent[0]) if sent else None
+
+
 def heads_off(page: AppTest) -> list[tuple[int, int]]:
-    return [(int(p.key.rsplit("_", 1)[1]), head) for p in page.pills for head in p.value]
+    """The heads the page marks as switched off."""
+    return [tuple(pair) for pair in toggles(page)["off"]]
+
+
+def switch_off(page: AppTest, *pairs: tuple[int, int]) -> AppTest:
+    """Switch exactly these (layer, head) pairs off, as a press in the browser does (its callback writes the set to
+    session state: tests/browser/test_switch_toggles_e2e.py presses the buttons), and run the page."""
+    page.session_state[HEADS_OFF] = tuple(pairs)
+    return page.run()
 
 
 def chip_rows(page: AppTest) -> list[list[str]]:
@@ -71,7 +88,7 @@ def test_the_bundled_model_switches_heads_in_its_sentence_embedding_offline(chec
     labels = [b.label for b in page.button]
     assert not [label for label in labels if "Hub" in label or "bert-base" in label], labels  # cannot work offline
     assert f"Load {checkpoint}" in labels  # a local folder loads offline
-    assert [p.key for p in page.pills] == [f"switch_off_{layer}" for layer in range(6)]
+    assert toggles(page) == {"layers": 6, "heads": 12, "off": []}
     intact = reference_embeddings(bundled, (TEXT, DEFAULT_SECOND))
     similarity = page.metric[0]
     assert similarity.label == "cos(A, B), all heads on"
@@ -79,8 +96,7 @@ def test_the_bundled_model_switches_heads_in_its_sentence_embedding_offline(chec
     assert page.metric[1].value == "0.0000", "A has not moved; float32 rounding must not show it as -0.0000"
     assert any("No second sentence is typed, so B is a default one" in c.value for c in page.caption)
 
-    page.pills(key="switch_off_2").set_value([5]).run()
-    page.pills(key="switch_off_5").set_value([0, 11]).run()
+    switch_off(page, (2, 5), (5, 0), (5, 11))
     assert_healthy(page)
     off = reference_embeddings(bundled, (TEXT, DEFAULT_SECOND), [(2, 5), (5, 0), (5, 11)])
     similarity, moved = page.metric[0], page.metric[1]
@@ -89,6 +105,21 @@ def test_the_bundled_model_switches_heads_in_its_sentence_embedding_offline(chec
     assert float(similarity.delta) == pytest.approx(float(off[0] @ off[1] - intact[0] @ intact[1]), abs=1e-4)
     assert float(moved.value) == pytest.approx(1 - float(off[0] @ intact[0]), abs=1e-4)
     assert "Sentence A's embedding" in [chart_title(c) for c in page.get("vega_lite_chart")]
+
+
+def test_heads_off_belong_to_one_model_and_a_new_model_starts_with_all_heads_on(checkpoint):
+    page = switch_off(open_view(), (1, 3), (5, 11))
+    assert heads_off(page) == [(1, 3), (5, 11)]
+    page.selectbox(key="model").set_value(checkpoint).run()
+    assert_healthy(page)
+    assert toggles(page) == {"layers": 2, "heads": 4, "off": []}
+
+
+def test_only_the_model_s_own_heads_are_taken_from_what_the_browser_sends():
+    assert valid_pairs([[5, 11], [0, 1], [0, 1]], 6, 12) == ((0, 1), (5, 11))
+    for forged in (None, "0,1", 3, [[6, 0]], [[0, 12]], [[-1, 0]], [[True, 1]], [["0", "1"]], [[0, 1, 2]],
+                   [[1.0, 2]], [{"layer": 0}], [[0, 10**30]]):
+        assert valid_pairs(forged, 6, 12) == (), forged
 
 
 def test_the_bundled_model_ranks_heads_by_how_far_they_move_the_embedding(bundled):
@@ -123,7 +154,7 @@ def test_a_blank_second_sentence_takes_the_default_and_a_blank_text_gets_the_pag
     page = open_view(text="   ")
     assert_healthy(page)
     assert any("Type a sentence in the sidebar" in i.value for i in page.info)
-    assert not page.pills
+    assert toggles(page) is None
 
 
 def test_the_top_five_are_the_core_s_and_the_sentence_defaults_to_the_capital_of_france(checkpoint, masked):
@@ -134,8 +165,7 @@ def test_the_top_five_are_the_core_s_and_the_sentence_defaults_to_the_capital_of
     table = top5(page)
     assert table["all heads on"].tolist() == list(expected.top_words)
     np.testing.assert_allclose(table["P (all on)"], expected.top_probabilities, rtol=1e-5, atol=1e-6)
-    assert [p.key for p in page.pills] == ["switch_off_0", "switch_off_1"]
-    assert all(p.options == ["0", "1", "2", "3"] for p in page.pills)
+    assert toggles(page) == {"layers": 2, "heads": 4, "off": []}
 
 
 def test_a_sentence_with_mask_in_the_page_text_is_taken(checkpoint):
@@ -146,7 +176,7 @@ def test_a_sentence_with_mask_in_the_page_text_is_taken(checkpoint):
 
 def test_toggling_heads_off_updates_the_predictions_as_the_core_does(checkpoint, masked):
     page = open_view(model=checkpoint)
-    page.pills(key="switch_off_1").set_value([2]).run()
+    switch_off(page, (1, 2))
     assert_healthy(page)
     intact, alone = predict(masked, DEFAULT_SENTENCE), predict(masked, DEFAULT_SENTENCE, [(1, 2)])
     table = top5(page)
@@ -156,7 +186,7 @@ def test_toggling_heads_off_updates_the_predictions_as_the_core_does(checkpoint,
     assert metric.label == f"P({intact.top_words[0]}), 1 head off"
     assert metric.value.endswith("%")
 
-    page.pills(key="switch_off_0").set_value([0, 3]).run()
+    switch_off(page, (0, 0), (0, 3), (1, 2))
     assert_healthy(page)
     both = predict(masked, DEFAULT_SENTENCE, [(0, 0), (0, 3), (1, 2)])
     assert top5(page)["with 3 heads off"].tolist() == list(both.top_words)

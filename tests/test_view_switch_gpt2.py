@@ -17,7 +17,7 @@ from components.views.switch import OBJECTIVE_KEY, SENTENCE_KEY, percent
 from tests.conftest import transformers_tokenizer
 from tests.pages import APP, TEXT, assert_healthy, html_table
 from tests.test_next_token import save_peaked_gpt2
-from tests.test_view_switch import chip_rows, heads_off, open_view
+from tests.test_view_switch import chip_rows, heads_off, open_view, switch_off, toggles
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def test_the_heads_are_ranked_by_the_drop_of_the_top_next_token(page, language_m
     table = html_table(page, "switch-ranking")
     assert list(zip(table["layer"], table["head"], strict=True)) == [(e.layer, e.head) for e in effects]
     np.testing.assert_allclose(table["drop (points)"], [100 * e.drop for e in effects], atol=1e-4)
-    assert [p.key for p in page.pills] == ["switch_off_0", "switch_off_1"]
+    assert toggles(page) == {"layers": 2, "heads": 4, "off": []}
 
 
 def test_switching_the_top_ranked_head_off_changes_the_shown_probability(checkpoint, language_model):
@@ -79,7 +79,7 @@ def test_switching_the_top_ranked_head_off_changes_the_shown_probability(checkpo
     intact, effects = head_ranking(language_model, TEXT)
     strongest = effects[0]
     before = page.metric[0].value
-    page.pills(key=f"switch_off_{strongest.layer}").set_value([strongest.head]).run()
+    switch_off(page, (strongest.layer, strongest.head))
     assert_healthy(page)
     assert heads_off(page) == [(strongest.layer, strongest.head)]
     metric = page.metric[0]

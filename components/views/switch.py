@@ -183,7 +183,7 @@ def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, context
                              formats={f"P({top_word}) without it": percent, "drop (points)": "{:+.2f}".format}))
         strongest = tuple((e.layer, e.head) for e in effects[:TOP_HEADS])
         st.button(f"Switch off the {TOP_HEADS} heads with the largest drop", key="switch_strongest",
-                  on_click=set_heads_off, args=(strongest, num_layers), icon=":material/block:")
+                  on_click=set_heads_off, args=(strongest,), icon=":material/block:")
     changed = [e for e in effects if e.top_word != top_word]
     st.caption(
         f"Each head switched off alone, all others on. Blue: the head helped (P({top_word}) falls without it); "

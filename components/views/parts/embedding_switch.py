@@ -131,7 +131,7 @@ def _ranking(effects, shape, context, chart_width: int) -> None:
                              formats={"A moved": four, "cos(A, B) without it": four, "change": "{:+.4f}".format}))
         strongest = tuple((e.layer, e.head) for e in effects[:TOP_HEADS])
         st.button(f"Switch off the {TOP_HEADS} heads that move A most", key="switch_strongest",
-                  on_click=set_heads_off, args=(strongest, shape.num_layers), icon=":material/block:")
+                  on_click=set_heads_off, args=(strongest,), icon=":material/block:")
     closer = sum(e.change > 0 for e in effects)
     st.caption(f"Each head switched off alone, all others on. {closer} of {len(effects)} heads bring A and B "
                "closer when they go silent, the others push them apart; heads often stand in for each other, "

@@ -1,53 +1,142 @@
-"""The switch view's toggles: one row of pills per layer, a selected pill a head switched off.
+"""The switch view's toggles: one row of buttons per layer, a pressed button a head switched off.
 
-Shared by both of its experiments (the masked word and the sentence embedding); the keys are
-switch_off_<layer>, so AppTest drives them as page.pills(key="switch_off_1").
+Shared by both of its experiments (the masked word and the sentence embedding). The heads switched off live in
+session state (HEADS_OFF), and only there: a press in the browser, the reset button and the ranking's "switch off
+the strongest" button all write it, and AppTest sets it directly.
+
+The 72 buttons of a 6 × 12 model are one small script (a Streamlit component, no iframe), not six rows of
+st.pills: every press reruns the toggles' fragment, and the browser redrew all six rows of pills each time, about
+as long as the rest of the rerun. The script draws the buttons once and, on each run, only marks which are
+pressed. A press marks its button at once and sends the whole set of heads off (a trigger, so that the server
+reads it once); the run that follows sends the set back, and the buttons show what the server holds.
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
+HEADS_OFF = "switch_heads_off"  # session state: the (layer, head) pairs switched off, a sorted tuple
+KEY = "switch_heads"  # the script's key; its container's CSS class is st-key-switch_heads
 MODEL_KEY = "_switch_model"  # the model the toggles were made for
-# A head switched off reads as off: grey and struck through. Streamlit draws a selected pill in pale blue, the
-# colour of some attention everywhere else on the page, so a silenced head looked like the one that was on.
-_OFF_STYLE = ("<style>[class*='st-key-switch_off_'] button[aria-pressed='true']{background:#ececef !important;"
-              "border-color:#9a9aa2 !important;color:#55555c !important}"
-              "[class*='st-key-switch_off_'] button[aria-pressed='true'] p{text-decoration:line-through}"
-              # The layer's name is its pills' own label, beside them: a toggle reruns the toggles, and a row of
-              # columns with the name in one was four elements more to send and draw per layer.
-              "[class*='st-key-switch_off_'] [data-testid='stButtonGroup']{display:flex;flex-direction:row;"
-              "align-items:center;gap:0.75rem}"
-              "[class*='st-key-switch_off_'] [data-testid='stWidgetLabel']{flex:0 0 4.5rem;margin:0}</style>")
+
+# A head switched off reads as off: grey and struck through, not the pale blue of some attention that the rest of
+# the page uses. The layer's name stands beside its buttons; on a phone the buttons wrap under each other.
+_CSS = """
+.head-switches { display: flex; flex-direction: column; gap: 0.5rem; font-family: var(--st-font, sans-serif);
+  font-size: 0.875rem; color: var(--st-text-color); }
+.head-switches .layer { display: flex; align-items: center; gap: 0.75rem; }
+.head-switches .name { flex: 0 0 4.5rem; }
+.head-switches .heads { display: flex; flex-wrap: wrap; gap: 0.25rem; }
+.head-switches button { min-width: 2.15rem; height: 2.125rem; padding: 0 0.75rem; border-radius: 9999px;
+  border: 1px solid rgba(16, 21, 28, 0.2); background: var(--st-background-color, #fff); color: inherit;
+  font: inherit; line-height: 1; cursor: pointer; }
+.head-switches button:hover { border-color: var(--st-primary-color); color: var(--st-primary-color); }
+.head-switches button:focus-visible { outline: 2px solid var(--st-primary-color); outline-offset: 1px; }
+.head-switches button[aria-pressed="true"] { background: #ececef; border-color: #9a9aa2; color: #55555c;
+  text-decoration: line-through; }
+"""
+
+# The buttons are built once per shape, in the component's own element, and found again on every run: the function
+# runs again whenever the server sends new data. The click listener is the grid's, set once, and reads what the
+# latest run left on the grid (the heads off, and the function that sends a trigger).
+_JS = """
+export default function ({ data, parentElement, setTriggerValue }) {
+  const shape = `${data.layers}x${data.heads}`;
+  let grid = parentElement.querySelector('.head-switches');
+  if (!grid || grid.dataset.shape !== shape) {
+    grid?.remove();
+    grid = document.createElement('div');
+    grid.className = 'head-switches';
+    grid.dataset.shape = shape;
+    grid.setAttribute('role', 'group');
+    grid.setAttribute('aria-label', 'Heads switched off');
+    for (let layer = 0; layer < data.layers; layer++) {
+      const row = document.createElement('div');
+      row.className = 'layer';
+      const name = document.createElement('span');
+      name.className = 'name';
+      name.textContent = `layer ${layer}`;
+      const heads = document.createElement('div');
+      heads.className = 'heads';
+      for (let head = 0; head < data.heads; head++) {
+        const button = document.createElement('button');
+        button.type = 'button';
+        button.textContent = String(head);
+        button.dataset.layer = String(layer);
+        button.dataset.head = String(head);
+        button.setAttribute('aria-label', `layer ${layer}, head ${head}`);
+        heads.appendChild(button);
+      }
+      row.append(name, heads);
+      grid.appendChild(row);
+    }
+    grid.addEventListener('click', event => {
+      const button = event.target.closest('button');
+      if (!button) return;
+      const id = `${button.dataset.layer}:${button.dataset.head}`;
+      const off = new Set(grid.headsOff);
+      off.has(id) ? off.delete(id) : off.add(id);
+      grid.headsOff = [...off];
+      button.setAttribute('aria-pressed', String(off.has(id)));
+      grid.send('off', grid.headsOff.map(pair => pair.split(':').map(Number)));
+    });
+    parentElement.appendChild(grid);
+  }
+  grid.headsOff = data.off.map(([layer, head]) => `${layer}:${head}`);
+  grid.send = setTriggerValue;
+  const off = new Set(grid.headsOff);
+  for (const button of grid.querySelectorAll('button')) {
+    button.setAttribute('aria-pressed', String(off.has(`${button.dataset.layer}:${button.dataset.head}`)));
+  }
+}
+"""
+_switches = st.components.v2.component("attention_anatomy.head_switches", css=_CSS, js=_JS)
 
 
 def head_toggles(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
-    """Draw the pills and the reset button; return the (layer, head) pairs switched off."""
-    st.html(_OFF_STYLE)
+    """Draw the toggles and the reset button; return the (layer, head) pairs switched off."""
     st.markdown("**Heads switched off** (grey, struck through): click a head to silence it, again to bring it back.")
-    heads_off = []
-    for layer in range(num_layers):
-        chosen = st.pills(f"layer {layer}", list(range(num_heads)), selection_mode="multi", key=toggle_key(layer),
-                          format_func=str, wrap=True)
-        heads_off += [(layer, head) for head in sorted(chosen)]
+    heads_off = heads_off_now(num_layers, num_heads)
+    _switches(key=KEY, data={"layers": num_layers, "heads": num_heads, "off": [list(pair) for pair in heads_off]},
+              on_off_change=partial(_pressed, num_layers, num_heads))
     st.button("Switch all heads back on", key="switch_reset", icon=":material/restart_alt:",
-              on_click=set_heads_off, args=((), num_layers))
-    return tuple(heads_off)
+              on_click=set_heads_off, args=((),))
+    return heads_off
 
 
-def toggle_key(layer: int) -> str:
-    return f"switch_off_{layer}"
+def heads_off_now(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
+    """The pairs switched off in this session, those that exist in a num_layers × num_heads model."""
+    return valid_pairs(st.session_state.get(HEADS_OFF, ()), num_layers, num_heads)
 
 
-def set_heads_off(pairs, num_layers: int) -> None:
+def valid_pairs(pairs, num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
+    """pairs as sorted (layer, head) tuples, each once; anything that is not a head of the model is dropped (the
+    browser sends the list, and nothing it sends is trusted)."""
+    if not isinstance(pairs, (list, tuple)):
+        return ()
+    kept = set()
+    for pair in pairs:
+        if (isinstance(pair, (list, tuple)) and len(pair) == 2
+                and all(isinstance(n, int) and not isinstance(n, bool) for n in pair)
+                and 0 <= pair[0] < num_layers and 0 <= pair[1] < num_heads):
+            kept.add((pair[0], pair[1]))
+    return tuple(sorted(kept))
+
+
+def _pressed(num_layers: int, num_heads: int) -> None:
+    """The script's callback: the set of heads off that the browser sent, after a press."""
+    st.session_state[HEADS_OFF] = valid_pairs(st.session_state[KEY].get("off"), num_layers, num_heads)
+
+
+def set_heads_off(pairs) -> None:
     """A button's callback: exactly these (layer, head) pairs off, every other head on."""
-    for layer in range(num_layers):
-        st.session_state[toggle_key(layer)] = sorted(h for (at, h) in pairs if at == layer)
+    st.session_state[HEADS_OFF] = tuple(sorted(pairs))
 
 
 def forget_toggles_of_other_models(name: str) -> None:
     """Toggles belong to one model's heads: a new model starts with all of its heads on."""
     if st.session_state.get(MODEL_KEY) != name:
-        for key in [k for k in st.session_state if k.startswith("switch_off_")]:
-            del st.session_state[key]
+        st.session_state.pop(HEADS_OFF, None)
         st.session_state[MODEL_KEY] = name

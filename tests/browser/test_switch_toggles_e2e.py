@@ -1,0 +1,84 @@
+"""The switch view's toggles in a real Chromium (components/views/parts/head_toggles.py): a press switches the
+head off in the page's numbers and marks it as off (grey, struck through), where Streamlit's selected pill, pale
+blue, looked like the head that was on; the keyboard works as the mouse does; the buttons under the toggles mark
+what they set; and a press reruns the toggles and the numbers, not the ranking."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.browser import act_and_measure, press_and_measure, wait_until_settled
+from tests.browser.frames import answer, frames_after
+from tests.marks import BROWSER_TESTS
+
+pytestmark = BROWSER_TESTS
+
+_LOOK = """button => ({background: getComputedStyle(button).backgroundColor,
+  struck: getComputedStyle(button).textDecorationLine})"""
+_TOGGLES = ".st-key-switch_heads button"
+
+
+def toggle(page, layer: int, head: int):
+    return page.locator(f"{_TOGGLES}[data-layer='{layer}'][data-head='{head}']")
+
+
+def marked_off(page) -> list[tuple[int, int]]:
+    """The (layer, head) pairs whose buttons read as pressed."""
+    return [(int(layer), int(head)) for layer, head in page.locator(f"{_TOGGLES}[aria-pressed='true']").evaluate_all(
+        "buttons => buttons.map(b => [b.dataset.layer, b.dataset.head])")]
+
+
+def similarity_label(page) -> str:
+    return page.locator('[data-testid="stMetricLabel"]').first.inner_text()
+
+
+def open_switch(page, base_url) -> None:
+    page.goto(f"{base_url}/?view=switch")
+    page.locator(_TOGGLES).first.wait_for()
+    wait_until_settled(page)
+
+
+def test_a_head_switched_off_is_grey_and_struck_through_and_the_others_are_not(page, base_url):
+    open_switch(page, base_url)
+    assert page.locator(_TOGGLES).count() == 6 * 12
+    act_and_measure(page, toggle(page, 1, 3).click)
+    assert marked_off(page) == [(1, 3)]
+    assert similarity_label(page) == "cos(A, B), 1 head off"
+    off, on = toggle(page, 1, 3).evaluate(_LOOK), toggle(page, 1, 4).evaluate(_LOOK)
+    assert off["struck"] == "line-through" and on["struck"] == "none"
+    red, green, blue = (int(part) for part in off["background"].strip("rgba()").split(",")[:3])
+    assert max(red, green, blue) - min(red, green, blue) <= 12, f"grey, not a tint of blue: {off['background']}"
+
+
+def test_the_keyboard_switches_a_head_off_and_on_again(page, base_url):
+    open_switch(page, base_url)
+    press_and_measure(page, toggle(page, 5, 11), "Space")
+    assert marked_off(page) == [(5, 11)] and similarity_label(page) == "cos(A, B), 1 head off"
+    press_and_measure(page, toggle(page, 0, 0), "Enter")
+    assert marked_off(page) == [(0, 0), (5, 11)] and similarity_label(page) == "cos(A, B), 2 heads off"
+    press_and_measure(page, toggle(page, 5, 11), "Space")
+    assert marked_off(page) == [(0, 0)] and similarity_label(page) == "cos(A, B), 1 head off"
+
+
+def test_the_buttons_under_the_toggles_mark_the_heads_they_set(page, base_url):
+    open_switch(page, base_url)
+    act_and_measure(page, page.locator(".st-key-switch_strongest button").click)
+    strongest = marked_off(page)
+    assert len(strongest) == 3 and similarity_label(page) == "cos(A, B), 3 heads off"
+    act_and_measure(page, page.locator(".st-key-switch_reset button").click)
+    assert marked_off(page) == [] and similarity_label(page) == "cos(A, B), all heads on"
+
+
+@pytest.mark.own_tab  # its websocket is watched or held
+def test_a_head_switched_off_reruns_the_toggles_and_the_numbers_not_the_ranking(page, base_url):
+    frames = frames_after(page)
+    open_switch(page, base_url)
+    opened = b"".join(frame for frame in frames if frame)
+    ranking = b"Which heads move sentence A"
+    assert ranking in opened and b"cos(A, B), all heads on" in opened
+    frames.clear()
+    act_and_measure(page, toggle(page, 1, 3).click)
+    moved = answer(frames)
+    assert b"cos(A, B), 1 head off" in moved, "the numbers follow the toggle"
+    assert ranking not in moved and "A moved (1 − cos), one head off".encode() not in moved, \
+        "the ranking, which no toggle changes, was sent again"
