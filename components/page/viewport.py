@@ -36,8 +36,12 @@ SIZE_JS = f"""main => {{
   const inner = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
   return {{main: step(inner), window: step(window.innerWidth), height: step(window.innerHeight)}};
 }}"""
+# Streamlit runs the script again whenever its data changes (a new size) and calls only the last run's cleanup, when
+# the page goes: so each run first stops what the run before it watched (parentElement.stopLast). Left, observers
+# piled up, one per size, each with its own last size, and a resize sent the same size twice: two runs of the page.
 _JS = f"""
-export default function ({{ data, setStateValue }}) {{
+export default function ({{ data, setStateValue, parentElement }}) {{
+  parentElement.stopLast?.();
   const main = document.querySelector('[data-testid="stMainBlockContainer"]');
   if (!main) return;
   const sizeOf = {SIZE_JS};
@@ -54,7 +58,10 @@ export default function ({{ data, setStateValue }}) {{
   observer.observe(main);
   window.addEventListener('resize', later);
   report();
-  return () => {{ observer.disconnect(); window.removeEventListener('resize', later); clearTimeout(timer); }};
+  parentElement.stopLast = () => {{
+    observer.disconnect(); window.removeEventListener('resize', later); clearTimeout(timer);
+  }};
+  return parentElement.stopLast;
 }}
 """
 _measure = st.components.v2.component("attention_anatomy.viewport", js=_JS, isolate_styles=False)

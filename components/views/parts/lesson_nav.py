@@ -69,8 +69,12 @@ def shown_alone(step: int) -> str:
 # step a press asks for the moment it is pressed (a click, or Enter or Space on a focused button), when that step is
 # drawn (data.drawn). The buttons are told apart by their containers' keys (st-key-lesson_prev,
 # st-key-lesson_next_foot_4, st-key-step).
+# Streamlit runs the script again for every run's new data and calls only the last run's cleanup, when the lesson
+# goes: so each run first stops the listener the run before it set (parentElement.stopLast). Left, they piled up, one
+# per run, and each read the step the one before it had just set: a press of Previous went back several steps.
 _JS = f"""
-export default function ({{ data }}) {{
+export default function ({{ data, parentElement }}) {{
+  parentElement.stopLast?.();
   const body = document.body;
   body.dataset.{STEP_DATASET} = String(data.step);
   const asked = event => {{
@@ -90,10 +94,11 @@ export default function ({{ data }}) {{
     if (data.drawn.includes(step)) body.dataset.{STEP_DATASET} = String(step);
   }};
   document.addEventListener('click', show, true);
-  return () => {{
+  parentElement.stopLast = () => {{
     document.removeEventListener('click', show, true);
     delete body.dataset.{STEP_DATASET};  // gone with the lesson: a later lesson starts from its own step
   }};
+  return parentElement.stopLast;
 }}
 """
 _switch = st.components.v2.component("attention_anatomy.lesson_steps", js=_JS, isolate_styles=False)
