@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from components.page.first_paint import WARM_UP_KEY
 from harness.browser import weights_chart
 from harness.server import streamlit_server
 from tests.browser.conftest import APP
@@ -46,9 +47,14 @@ def test_a_new_server_shows_its_titles_and_what_loads_then_the_heatmap_and_the_s
     expect(page.locator('[data-testid="stMain"] h1')).to_have_text("Attention Anatomy")
     # The sidebar's controls are on the page while the status still is: drawn before torch, not after the model.
     page.wait_for_function(SIDEBAR_WHILE_LOADING, arg=LOADING, timeout=120_000)
+    # The chart that starts the browser's chart library meanwhile is drawn, and never seen.
+    warm_up = page.locator(f".st-key-{WARM_UP_KEY} canvas, .st-key-{WARM_UP_KEY} svg.marks")
+    warm_up.first.wait_for(state="attached")
+    assert page.locator(f".st-key-{WARM_UP_KEY}").is_hidden() and warm_up.first.is_hidden()
 
     weights_chart(page).locator("canvas, svg.marks").first.wait_for(timeout=120_000)
     expect(status).to_have_count(0)
+    expect(page.locator(f".st-key-{WARM_UP_KEY}")).to_have_count(0)
     expect(page.locator('[data-testid="stMain"] h1').first).to_have_text("One head")
     expect(page.locator(".st-key-text textarea")).to_have_value("time flies like an arrow")
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
