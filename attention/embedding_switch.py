@@ -90,13 +90,15 @@ def compare(loaded: LoadedModel, text: str, second: str, heads_off: Iterable[tup
                         embeddings=embeddings, similarity=float(embeddings[0] @ embeddings[1]))
 
 
-def head_ranking(loaded: LoadedModel, text: str, second: str) -> tuple[EmbeddingRun, tuple[EmbeddingEffect, ...]]:
+def head_ranking(loaded: LoadedModel, text: str, second: str, intact_inputs: tuple[np.ndarray, ...] | None = None,
+                 ) -> tuple[EmbeddingRun, tuple[EmbeddingEffect, ...]]:
     """The intact run, and every head switched off alone, the one that moves sentence A's embedding most first.
 
-    The heads of one layer run as one batch (nh copies of both sentences), from that layer's unchanged input on.
+    The heads of one layer run as one batch (nh copies of both sentences), from that layer's unchanged input on:
+    intact_inputs, the pair's layer_inputs when the page keeps them, else made here.
     """
     shape = loaded.shape
-    kept = layer_inputs(loaded, text, second)  # L + 1 x (2, T, C): the intact model's one pass
+    kept = layer_inputs(loaded, text, second) if intact_inputs is None else intact_inputs  # L + 1 x (2, T, C)
     intact = compare(loaded, text, second, intact_inputs=kept)  # no head off: the last layer's output, pooled
     pair_mask = _encode(loaded, (text, second))["attention_mask"]  # (2, T)
     mask = pair_mask.repeat(shape.num_heads, 1)  # (nh·2, T): rows 2h, 2h + 1 are A, B

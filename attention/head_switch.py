@@ -149,27 +149,26 @@ def layer_inputs(language_model: LanguageModel, sentence: str) -> tuple[np.ndarr
     return tuple(h.numpy() for h in (embeddings, *hidden_states))
 
 
-def head_ranking(language_model: LanguageModel, sentence: str) -> tuple[Prediction, tuple[HeadEffect, ...]]:
+def head_ranking(language_model: LanguageModel, sentence: str, intact_inputs: tuple[np.ndarray, ...] | None = None,
+                 ) -> tuple[Prediction, tuple[HeadEffect, ...]]:
     """The intact prediction, and every head switched off alone, largest drop of its top word first.
 
-    Heads of one layer run as one batch, from that layer's (unchanged) input onwards.
+    Heads of one layer run as one batch, from that layer's (unchanged) input onwards: intact_inputs, the sentence's
+    layer_inputs when the page keeps them, else made here.
     """
     shape, loaded = language_model.shape, language_model.model
     batch, position = _encode(language_model, sentence)
+    kept = layer_inputs(language_model, sentence) if intact_inputs is None else intact_inputs  # L + 1 x (1, T, C)
     effects: list[HeadEffect] = []
     with torch.inference_mode():
-        embeddings = embed(loaded, batch["input_ids"], batch["token_type_ids"])  # (1, T, C)
-        intact_keep = torch.ones(1, shape.num_layers, shape.num_heads)  # (1, L, nh)
-        hidden_states, _ = layers_with_heads_off(loaded, embeddings, batch["attention_mask"], intact_keep, start=0)
         intact = _prediction(language_model, batch, position, (),
-                             language_model.logits(hidden_states[-1])[0, position], top_k=5)
+                             language_model.logits(torch.from_numpy(kept[-1]))[0, position], top_k=5)
         top_id = intact.top_ids[0]
-        layer_inputs = (embeddings, *hidden_states)  # L + 1 x (1, T, C)
         mask = batch["attention_mask"].expand(shape.num_heads, -1)  # (nh, T)
         for layer in range(shape.num_layers):
             keep = torch.ones(shape.num_heads, shape.num_layers, shape.num_heads)  # (nh, L, nh): row h has head h off
             keep[torch.arange(shape.num_heads), layer, torch.arange(shape.num_heads)] = 0.0
-            start = layer_inputs[layer].expand(shape.num_heads, -1, -1)  # (nh, T, C)
+            start = torch.from_numpy(kept[layer]).expand(shape.num_heads, -1, -1)  # (nh, T, C)
             outputs, _ = layers_with_heads_off(loaded, start, mask, keep, start=layer)
             logits = language_model.logits(outputs[-1][:, position])  # (nh, V)
             probabilities = torch.softmax(logits, dim=-1)  # (nh, V)

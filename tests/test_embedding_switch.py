@@ -67,6 +67,17 @@ def test_a_pass_from_the_kept_layer_inputs_is_the_whole_pass(bundled, heads_off)
     assert resumed.heads_off == tuple(sorted(heads_off))
 
 
+def test_the_ranking_reads_the_kept_layer_inputs_the_toggles_use(bundled):
+    """The page makes the pair's intact pass once, for its toggles and its ranking alike."""
+    kept = layer_inputs(bundled, TEXT, DEFAULT_SECOND)
+    intact, effects = head_ranking(bundled, TEXT, DEFAULT_SECOND, intact_inputs=kept)
+    own_intact, own_effects = head_ranking(bundled, TEXT, DEFAULT_SECOND)
+    assert effects == own_effects
+    np.testing.assert_array_equal(intact.embeddings, own_intact.embeddings)
+    _, shifted = head_ranking(bundled, TEXT, DEFAULT_SECOND, intact_inputs=tuple(inputs + 0.5 for inputs in kept))
+    assert shifted != own_effects, "they are read"
+
+
 def test_the_ranking_is_each_head_off_alone_largest_move_first(bundled):
     intact, effects = head_ranking(bundled, TEXT, DEFAULT_SECOND)
     shape = bundled.shape

@@ -144,6 +144,16 @@ def test_the_ranking_switches_each_head_off_alone(masked):
         assert effect.top_word == alone.top_words[0]
 
 
+def test_the_ranking_reads_the_kept_layer_inputs_the_toggles_use(masked):
+    """The page makes the sentence's intact pass once, for its toggles and its ranking alike."""
+    kept = layer_inputs(masked, SENTENCE)
+    (intact, effects), (own_intact, own_effects) = head_ranking(masked, SENTENCE, kept), head_ranking(masked, SENTENCE)
+    assert effects == own_effects
+    np.testing.assert_array_equal(intact.probabilities, own_intact.probabilities)
+    _, shifted = head_ranking(masked, SENTENCE, tuple(inputs + 0.5 for inputs in kept))
+    assert shifted != own_effects, "they are read"
+
+
 @pytest.mark.parametrize("heads_off", [(), [(0, 1)], [(1, 2)], [(1, 0), (1, 3)], [(0, 3), (1, 1)]])
 def test_a_pass_from_the_kept_layer_inputs_guesses_as_the_whole_pass(masked, heads_off):
     kept = layer_inputs(masked, SENTENCE)

@@ -139,12 +139,14 @@ def _layer_inputs(name: str, sentence: str) -> tuple[np.ndarray, ...]:
 
 def ranking(name: str, sentence: str) -> tuple[head_switch.Prediction, tuple[head_switch.HeadEffect, ...]]:
     with heavy_work():
-        return _ranking(name, sentence)
+        return _ranking(name, sentence, _layer_inputs(name, sentence))
 
 
 @st.cache_data(show_spinner="Switching every head off in turn…", max_entries=CACHE_ENTRIES["switch_ranking"])
-def _ranking(name: str, sentence: str) -> tuple[head_switch.Prediction, tuple[head_switch.HeadEffect, ...]]:
-    return head_switch.head_ranking(language_model(name)[0], sentence)
+def _ranking(name: str, sentence: str, _intact_inputs: tuple[np.ndarray, ...],
+             ) -> tuple[head_switch.Prediction, tuple[head_switch.HeadEffect, ...]]:
+    """_intact_inputs (left out of the key) are the sentence's layer inputs, the toggles' own: one intact pass."""
+    return head_switch.head_ranking(language_model(name)[0], sentence, intact_inputs=_intact_inputs)
 
 
 drop_grid = head_switch.drop_grid  # (effects, shape) -> (L, nh) drop in the top word's probability, in points
@@ -179,13 +181,14 @@ def embedding_ranking(name: str, text: str, second: str) -> tuple[embedding_swit
                                                                   tuple[embedding_switch.EmbeddingEffect, ...]]:
     """Every head switched off alone: how far the first sentence's embedding moves, largest first."""
     with heavy_work():
-        return _embedding_ranking(name, text, second)
+        return _embedding_ranking(name, text, second, _pair_layer_inputs(name, text, second))
 
 
 @st.cache_data(show_spinner="Switching every head off in turn…", max_entries=CACHE_ENTRIES["switch_embedding_ranking"])
-def _embedding_ranking(name: str, text: str, second: str) -> tuple[embedding_switch.EmbeddingRun,
-                                                                   tuple[embedding_switch.EmbeddingEffect, ...]]:
-    return embedding_switch.head_ranking(model(name), text, second)
+def _embedding_ranking(name: str, text: str, second: str, _intact_inputs: tuple[np.ndarray, ...],
+                       ) -> tuple[embedding_switch.EmbeddingRun, tuple[embedding_switch.EmbeddingEffect, ...]]:
+    """_intact_inputs (left out of the key) are the pair's layer inputs, the toggles' own: one intact pass."""
+    return embedding_switch.head_ranking(model(name), text, second, intact_inputs=_intact_inputs)
 
 
 moved_grid = embedding_switch.moved_grid  # (effects, L, nh) -> (L, nh) how far the first embedding moves
