@@ -26,7 +26,12 @@ from components.page.downloads import chart_downloads
 from components.page.tables import numbers_html
 from components.page.tokens import token_chips
 from components.views.parts import embedding_switch
-from components.views.parts.head_toggles import forget_toggles_of_other_models, head_toggles, set_heads_off
+from components.views.parts.head_toggles import (
+    forget_toggles_of_other_models,
+    head_toggles,
+    heads_off_now,
+    set_heads_off,
+)
 
 DEFAULT_SENTENCE = "the capital of france is [MASK] ."
 DEFAULT_TEXT = "the capital of france is"  # for a model that guesses the next token, when the page's text will not do
@@ -105,10 +110,10 @@ def _switchboard(name: str, sentence: str, intact: Prediction, num_layers: int, 
     """The guesses and the toggles under them: a head switched on or off reruns only this, one forward pass and a
     table; the ranking, its heatmap and the rest of the page stay as they are (they do not read the toggles)."""
     with caches.page_work():
-        guesses = st.container()  # drawn above the toggles, filled once they are read
-        heads_off = head_toggles(num_layers, num_heads)
-        with guesses:
-            _guesses(intact, caches.prediction(name, sentence, heads_off), len(heads_off), task)
+        # The model runs before anything is drawn: the browser's redraw then follows it instead of sharing the cores.
+        heads_off = heads_off_now(num_layers, num_heads)
+        _guesses(intact, caches.prediction(name, sentence, heads_off), len(heads_off), task)
+        head_toggles(heads_off, num_layers, num_heads)
 
 
 def _first_sentence(task: Task, objective: str, text: str, mask: str | None) -> None:

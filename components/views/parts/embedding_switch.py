@@ -18,7 +18,7 @@ from components.charts.heatmap import heatmap, heatmap_frames
 from components.page.downloads import chart_downloads
 from components.page.tables import numbers_html
 from components.page.tokens import token_chips
-from components.views.parts.head_toggles import head_toggles, set_heads_off
+from components.views.parts.head_toggles import head_toggles, heads_off_now, set_heads_off
 
 RANKED = 10  # heads listed in the ranking table
 TOP_HEADS = 3  # heads the "switch off the strongest" button silences
@@ -52,11 +52,11 @@ def _switchboard(context, second: str, intact, num_layers: int, num_heads: int) 
     """The numbers, the toggles and sentence A's embedding: a head switched on or off reruns only this; the
     ranking under it does not read the toggles and stays as it is."""
     with caches.page_work():
-        numbers = st.container()  # drawn above the toggles, filled once they are read
-        heads_off = head_toggles(num_layers, num_heads)
+        # The model runs before anything is drawn: the browser's redraw then follows it instead of sharing the cores.
+        heads_off = heads_off_now(num_layers, num_heads)
         current = caches.sentence_pair(context.model_name, context.text, second, heads_off)
-        with numbers:
-            _metrics(intact, current)
+        _metrics(intact, current)
+        head_toggles(heads_off, num_layers, num_heads)
         _movement(intact, current, context)
 
 

@@ -95,15 +95,13 @@ export default function ({ data, parentElement, setTriggerValue }) {
 _switches = st.components.v2.component("attention_anatomy.head_switches", css=_CSS, js=_JS)
 
 
-def head_toggles(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
-    """Draw the toggles and the reset button; return the (layer, head) pairs switched off."""
+def head_toggles(heads_off: tuple[tuple[int, int], ...], num_layers: int, num_heads: int) -> None:
+    """Draw the toggles, heads_off (heads_off_now's) pressed, and the reset button."""
     st.markdown("**Heads switched off** (grey, struck through): click a head to silence it, again to bring it back.")
-    heads_off = heads_off_now(num_layers, num_heads)
     _switches(key=KEY, data={"layers": num_layers, "heads": num_heads, "off": [list(pair) for pair in heads_off]},
               on_off_change=partial(_pressed, num_layers, num_heads))
     st.button("Switch all heads back on", key="switch_reset", icon=":material/restart_alt:",
               on_click=set_heads_off, args=((),))
-    return heads_off
 
 
 def heads_off_now(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
