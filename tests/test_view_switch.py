@@ -17,14 +17,13 @@ from attention.embedding_switch import head_ranking as embedding_ranking
 from attention.head_switch import head_ranking, predict
 from attention.lm_heads import load_language_model
 from components.caches import MODEL_DIRS_ENV
-from components.views.parts.head_toggles import HEADS_OFF, valid_pairs
+from components.views.parts.head_toggles import HEADS_OFF, NAME, valid_pairs
 from components.views.switch import DEFAULT_SENTENCE
 from tests.conftest import save_tiny_bert
 from tests.pages import TEXT, assert_healthy, chart_title, html_table, open_page
 from tests.test_embedding_switch import reference_embeddings
 
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
-TOGGLES_NAME = "attention_anatomy.head_switches"
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +57,7 @@ def ranking(page: AppTest):
 
 def toggles(page: AppTest) -> dict | None:
     """What the page sent its toggles' script: {"layers", "heads", "off"}, or None when it drew no toggles."""
-    sent = [e.proto.json for e in page.get("bidi_component") if e.proto.component_name == TOGGLES_NAME]
+    sent = [e.proto.json for e in page.get("bidi_component") if e.proto.component_name == NAME]
     return json.loads(sent[0]) if sent else None
 
 

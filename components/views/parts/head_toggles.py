@@ -19,6 +19,7 @@ import streamlit as st
 
 HEADS_OFF = "switch_heads_off"  # session state: the (layer, head) pairs switched off, a sorted tuple
 KEY = "switch_heads"  # the script's key; its container's CSS class is st-key-switch_heads
+NAME = "attention_anatomy.head_switches"  # the script's name, as the page sends it
 MODEL_KEY = "_switch_model"  # the model the toggles were made for
 
 # A head switched off reads as off: grey and struck through, not the pale blue of some attention that the rest of
@@ -43,6 +44,7 @@ _CSS = """
 # latest run left on the grid (the heads off, and the function that sends a trigger).
 _JS = """
 export default function ({ data, parentElement, setTriggerValue }) {
+  const idOf = button => `${button.dataset.layer}:${button.dataset.head}`;
   const shape = `${data.layers}x${data.heads}`;
   let grid = parentElement.querySelector('.head-switches');
   if (!grid || grid.dataset.shape !== shape) {
@@ -75,7 +77,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
     grid.addEventListener('click', event => {
       const button = event.target.closest('button');
       if (!button) return;
-      const id = `${button.dataset.layer}:${button.dataset.head}`;
+      const id = idOf(button);
       const off = new Set(grid.headsOff);
       off.has(id) ? off.delete(id) : off.add(id);
       grid.headsOff = [...off];
@@ -88,11 +90,11 @@ export default function ({ data, parentElement, setTriggerValue }) {
   grid.send = setTriggerValue;
   const off = new Set(grid.headsOff);
   for (const button of grid.querySelectorAll('button')) {
-    button.setAttribute('aria-pressed', String(off.has(`${button.dataset.layer}:${button.dataset.head}`)));
+    button.setAttribute('aria-pressed', String(off.has(idOf(button))));
   }
 }
 """
-_switches = st.components.v2.component("attention_anatomy.head_switches", css=_CSS, js=_JS)
+_switches = st.components.v2.component(NAME, css=_CSS, js=_JS)
 
 
 def head_toggles(heads_off: tuple[tuple[int, int], ...], num_layers: int, num_heads: int) -> None:
