@@ -48,9 +48,10 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-    # Groups are handed to the workers in this order: the long ones first, so that none of them is left to run
-    # alone at the end while the other worker idles.
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+    # Groups are handed to the workers in this order (pyproject.toml turns off xdist's own, which puts the groups
+    # of most tests first and so left the one-test layout sweeps to the end): the long ones first, then those that
+    # drive a browser or start servers, then the quick ones, which fill the workers' last minutes evenly.
+    items.sort(key=lambda item: (item.get_closest_marker("long") is None, item.get_closest_marker("needs") is None))
 
 
 @pytest.fixture(scope="session")
