@@ -170,6 +170,48 @@ def launch_chromium(playwright, **options):
     return playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, **options)
 
 
+class SharedChromium:
+    """One Chromium for the browser tests of a test process (a pytest-xdist worker), launched when a test first asks
+    for it, with the windows its tests keep (by size; tests/browser/conftest.py): a launch costs Playwright's driver and
+    Chromium a second of CPU, and a new window's first page a second and a half more than a kept tab's (its renderer
+    compiles Streamlit's scripts), once a process instead of once a module.
+
+    While it is open, Playwright's sync API keeps its event loop marked as running in this thread, where
+    asyncio.run() then refuses to start: code that runs asyncio itself calls close() first, and the next test that
+    asks for the browser launches it again."""
+
+    def __init__(self) -> None:
+        self._playwright = None
+        self._browser = None
+        self.windows: dict = {}  # (width, height) -> a window kept from test to test, with a .context
+
+    def browser(self):
+        """The process's Chromium, launched now if it is not open."""
+        if self._browser is None:
+            from playwright.sync_api import sync_playwright
+
+            self._playwright = sync_playwright().start()
+            self._browser = launch_chromium(self._playwright)
+        return self._browser
+
+    def close_other_windows(self) -> None:
+        """Close every window but the kept ones: what a module's tests left open (a failed test's own window) must
+        not go on running its page beside the next module's tests."""
+        if self._browser is not None:
+            kept = [window.context for window in self.windows.values()]
+            for context in self._browser.contexts:
+                if context not in kept:
+                    context.close()
+
+    def close(self) -> None:
+        """Close the browser, its windows and Playwright's driver."""
+        if self._browser is not None:
+            self.windows.clear()
+            self._browser.close()
+            self._playwright.stop()
+            self._browser = self._playwright = None
+
+
 def new_page(browser, **context_options):
     """A page in a fresh context (so a fresh Streamlit session) that watches its websocket.
 

@@ -18,6 +18,7 @@ from streamlit.components.v2 import manifest_scanner  # noqa: E402
 
 from attention import load_model  # noqa: E402
 from components.server import process  # noqa: E402
+from harness.browser import SharedChromium  # noqa: E402
 from harness.checkpoints import tiny_gpt2  # noqa: E402
 from tests.marks import skip_or_fail_without_needs  # noqa: E402
 
@@ -52,6 +53,16 @@ def pytest_collection_modifyitems(items):
     # of most tests first and so left the one-test layout sweeps to the end): the long ones first, then those that
     # drive a browser or start servers, then the quick ones, which fill the workers' last minutes evenly.
     items.sort(key=lambda item: (item.get_closest_marker("long") is None, item.get_closest_marker("needs") is None))
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """This process's Chromium, shared by the browser tests of every module it runs, launched when first asked for
+    (harness.browser.SharedChromium; tests/browser/conftest.py). The deploy tests close it first
+    (tests/deploy/conftest.py)."""
+    shared = SharedChromium()
+    yield shared
+    shared.close()
 
 
 @pytest.fixture(scope="session")

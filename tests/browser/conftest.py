@@ -3,17 +3,18 @@ server of its own, with other settings or to stop it, defines its own base_url).
 
 The server is a session fixture: each pytest-xdist worker starts one, instead of one a module, which saves the app's
 cold start (torch, transformers, the model) some thirty times over. Each test opens its own page, so its own
-Streamlit session. Chromium stays a module's: Playwright's sync API keeps an event loop running while it is open,
-and the deploy tests that may follow in the same worker run asyncio and Playwright of their own.
+Streamlit session. Chromium is the worker's too (the session fixture `chromium`, tests/conftest.py), and so are its
+windows: the deploy tests, which run asyncio and Playwright of their own, close it, and the next browser test launches
+it again.
 
-The `page` fixture's tab is a module's window's (one per window size), and it is handed from test to test: going to
-a new address ends the old page's Streamlit session, and the next test opens its own. A tab kept costs Chromium a
-third less CPU a page than a new one (its renderer has already compiled Streamlit's scripts), and the suite is
-CPU-bound. Like a learner's tabs, the tests share the window's cache and cookies (the window's size is known when a
-page opens, so it is drawn once, not for the default size and then again; components/page/viewport.py). A test
-that adds to the tab what must not outlive it (a listener, a route, an init script) is marked `own_tab` and gets a
-tab of its own in the same window; a test about a browser that has never seen the page opens a window of its own
-(harness.browser.open_tab)."""
+The `page` fixture's tab is a window's (one per window size), and it is handed from test to test and from module to
+module: going to a new address ends the old page's Streamlit session, and the next test opens its own. A tab kept
+costs Chromium a third less CPU a page than a new one (its renderer has already compiled Streamlit's scripts), and
+the suite is CPU-bound. Like a learner's tabs, the tests share the window's cache and cookies (the window's size is
+known when a page opens, so it is drawn once, not for the default size and then again; components/page/viewport.py).
+A test that adds to the tab what must not outlive it (a listener, a route, an init script) is marked `own_tab` and
+gets a tab of its own in the same window; a test about a browser that has never seen the page opens a window of its
+own (harness.browser.open_tab), which it closes, and which the module's end closes if a failure left it open."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.browser import TAB_VIEWPORT, launch_chromium, new_window, tab_in
+from harness.browser import TAB_VIEWPORT, new_window, tab_in
 from harness.server import streamlit_server
 
 APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
@@ -36,19 +37,17 @@ def base_url(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import expect, sync_playwright
+def browser(chromium):
+    from playwright.sync_api import expect
 
     expect.set_options(timeout=15_000)  # a busy 2-core machine can take seconds to rerun the page
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        yield chromium
-        chromium.close()
+    yield chromium.browser()
+    chromium.close_other_windows()
 
 
 @dataclass
 class Window:
-    """A module's browser window, and the tab the last test left in it."""
+    """A kept browser window, and the tab the last test left in it."""
 
     context: object  # playwright's BrowserContext
     spare: object | None = None  # a Page showing about:blank
@@ -70,12 +69,9 @@ class Window:
 
 
 @pytest.fixture(scope="module")
-def windows(browser):
-    """The module's browser windows, by (width, height), opened as its tests ask for them."""
-    opened = {}
-    yield opened
-    for window in opened.values():
-        window.context.close()
+def windows(browser, chromium):
+    """The kept browser windows, by (width, height), opened as tests ask for them."""
+    return chromium.windows
 
 
 def _window(windows, browser, module) -> Window:
