@@ -68,14 +68,8 @@ class Window:
             self.spare = tab
 
 
-@pytest.fixture(scope="module")
-def windows(browser, chromium):
-    """The kept browser windows, by (width, height), opened as tests ask for them."""
-    return chromium.windows
-
-
-def _window(windows, browser, module) -> Window:
-    """The module's window at its VIEWPORT, if it sets one."""
+def _window(windows: dict, browser, module) -> Window:
+    """The module's window at its VIEWPORT, if it sets one, from the kept windows (by width and height)."""
     viewport = getattr(module, "VIEWPORT", None) or TAB_VIEWPORT
     size = (viewport["width"], viewport["height"])
     if size not in windows:
@@ -84,12 +78,12 @@ def _window(windows, browser, module) -> Window:
 
 
 @pytest.fixture
-def page(windows, browser, request):
+def page(chromium, browser, request):
     """The module's window's tab, at its VIEWPORT, blank: the test opens a fresh Streamlit session in it.
 
     A test marked own_tab (one that adds to its tab what must not outlive it: a listener, a route, an init script)
     gets a new tab in the same window instead, closed after it."""
-    window = _window(windows, browser, request.module)
+    window = _window(chromium.windows, browser, request.module)
     own = request.node.get_closest_marker("own_tab") is not None
     tab = tab_in(window.context) if own else window.tab()
     yield tab
