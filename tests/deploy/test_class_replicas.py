@@ -53,7 +53,7 @@ def cluster(tmp_path_factory):
         replicas = [stack.enter_context(streamlit_server(APP, env=env, log_path=folder / f"replica{i}.log"))
                     for i in range(2)]
         proxy = stack.enter_context(nginx_proxy(tuple(port_of(url) for url in replicas), folder / "nginx"))
-        browser = launch_chromium(stack.enter_context(sync_playwright()))
+        browser = launch_chromium(stack.enter_context(sync_playwright()), optimised_js=False)
         stack.callback(browser.close)
         yield Cluster(replicas, proxy, redis, browser, folder)
 

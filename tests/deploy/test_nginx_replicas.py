@@ -144,7 +144,7 @@ def cluster(tmp_path_factory):
                     for i in range(2)]
         ports = tuple(port_of(url) for url in replicas)
         proxy = stack.enter_context(nginx_proxy(ports, logs / "nginx"))
-        browser = launch_chromium(stack.enter_context(sync_playwright()))
+        browser = launch_chromium(stack.enter_context(sync_playwright()), optimised_js=False)
         stack.callback(browser.close)
         yield Cluster(replicas, [f"127.0.0.1:{port}" for port in ports], proxy, browser, logs)
 
