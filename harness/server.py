@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -63,6 +64,54 @@ def streamlit_server(script_path: str | os.PathLike, env: dict[str, str] | None 
         finally:
             _stop(process)
 
+
+SHARED_SERVER_KEY = "browser_tests_server"  # pytest-xdist workerinput's: the file that will hold its address
+
+
+class ServerForOthers:
+    """A streamlit_server() run from a thread of this process for other processes to use: its URL, once it answers,
+    is written to url_file (an "error: …" line if it could not start), where served_url() waits for it. pytest-xdist's
+    controller starts one for the browser tests of all its workers (tests/conftest.py)."""
+
+    def __init__(self, script_path: str | os.PathLike, folder: Path) -> None:
+        self.script_path, self.url_file = script_path, folder / "url"
+        self._log_path = folder / "streamlit.log"
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start the server, unless it was started already; returns at once."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="server-for-others", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._stopping.set()
+            self._thread.join(timeout=30)
+
+    def _serve(self) -> None:
+        try:
+            with streamlit_server(self.script_path, log_path=self._log_path) as url:
+                self._publish(url)
+                self._stopping.wait()
+        except Exception as error:  # noqa: BLE001 (whatever it was, the processes waiting must hear of it)
+            self._publish(f"error: {error}")
+
+    def _publish(self, line: str) -> None:
+        written = self.url_file.with_suffix(".new")
+        written.write_text(line)
+        written.replace(self.url_file)  # whole or not at all, for a reader polling it
+
+
+def served_url(url_file: str | os.PathLike, timeout_s: float = STARTUP_TIMEOUT_S + 30) -> str:
+    """The URL a ServerForOthers in another process wrote to url_file, once it is there."""
+    url_file = Path(url_file)
+    wait_for(url_file.exists, f"the shared server's address in {url_file}", timeout_s=timeout_s)
+    line = url_file.read_text()
+    if line.startswith("error: "):
+        raise RuntimeError(f"the shared server did not start ({url_file.parent / 'streamlit.log'}): {line[7:]}")
+    return line
 
 def metrics(base_url: str) -> dict[str, float]:
     """A server's own session counters from /_stcore/metrics: active (websockets open now), connects

@@ -11,6 +11,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_VERBOSITY"] = "error"
 
 import functools  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
@@ -20,6 +21,7 @@ from attention import load_model  # noqa: E402
 from components.server import process  # noqa: E402
 from harness.browser import SharedChromium  # noqa: E402
 from harness.checkpoints import tiny_gpt2  # noqa: E402
+from harness.server import SHARED_SERVER_KEY, ServerForOthers  # noqa: E402
 from tests.marks import skip_or_fail_without_needs  # noqa: E402
 
 # As the app does (components/server/process.py): the same thread count gives the same order of float32
@@ -53,6 +55,35 @@ def pytest_collection_modifyitems(items):
     # of most tests first and so left the one-test layout sweeps to the end): the long ones first, then those that
     # drive a browser or start servers, then the quick ones, which fill the workers' last minutes evenly.
     items.sort(key=lambda item: (item.get_closest_marker("long") is None, item.get_closest_marker("needs") is None))
+
+
+# The browser tests' server, one for all of pytest-xdist's workers (tests/browser/conftest.py): started by the
+# controller once a worker has collected a browser test, its address handed to the workers in a file. One server
+# instead of one a worker warms up once (torch, transformers, the model, the atlas's corpus: some 25 s of CPU) and
+# builds each chart's spec once.
+APP = Path(__file__).resolve().parents[1] / "streamlit_app.py"
+_SHARED_SERVER = pytest.StashKey[ServerForOthers]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """xdist's controller, for each worker it starts: where the shared server's address will be."""
+    if _SHARED_SERVER not in node.config.stash:  # its output in pytest's temporary folder (basetemp/server0), as
+        folder = node.config._tmp_path_factory.mktemp("server")  # xdist finds that folder for its workers
+        node.config.stash[_SHARED_SERVER] = ServerForOthers(APP, folder)
+    node.workerinput[SHARED_SERVER_KEY] = str(node.config.stash[_SHARED_SERVER].url_file)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """xdist's controller: start the shared server as soon as a worker has collected a test that may use it."""
+    if any(test.startswith("tests/browser/") for test in ids):
+        node.config.stash[_SHARED_SERVER].start()
+
+
+def pytest_unconfigure(config):
+    if _SHARED_SERVER in config.stash:
+        config.stash[_SHARED_SERVER].stop()
 
 
 @pytest.fixture(scope="session")

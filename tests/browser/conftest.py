@@ -1,9 +1,10 @@
 """One Streamlit server for all the browser tests that use it, and one Chromium per module (a module that needs a
 server of its own, with other settings or to stop it, defines its own base_url).
 
-The server is a session fixture: each pytest-xdist worker starts one, instead of one a module, which saves the app's
-cold start (torch, transformers, the model) some thirty times over. Each test opens its own page, so its own
-Streamlit session. Chromium is the worker's too (the session fixture `chromium`, tests/conftest.py), and so are its
+The server is pytest-xdist's controller's, one for all its workers (tests/conftest.py), instead of one a module,
+which saves the app's cold start (torch, transformers, the model) some thirty times over; under `-n 0`, a session
+fixture's. Each test opens its own page, so its own Streamlit session, and the workers' sessions meet in one
+server as a class's do. Chromium is the worker's too (the session fixture `chromium`, tests/conftest.py), and so are its
 windows: the deploy tests, which run asyncio and Playwright of their own, close it, and the next browser test launches
 it again.
 
@@ -24,14 +25,19 @@ from pathlib import Path
 import pytest
 
 from harness.browser import TAB_VIEWPORT, new_window, tab_in
-from harness.server import streamlit_server
+from harness.server import SHARED_SERVER_KEY, served_url, streamlit_server
 
 APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
 
 
 @pytest.fixture(scope="session")
-def base_url(tmp_path_factory):
-    # The server's output stays in pytest's temporary folder (basetemp/server0/streamlit.log).
+def base_url(request, tmp_path_factory):
+    """Under pytest-xdist, the server the controller started for every worker (tests/conftest.py); in a process of
+    its own (`-n 0`), its own, whose output stays in pytest's temporary folder (basetemp/server0/streamlit.log)."""
+    shared = getattr(request.config, "workerinput", {}).get(SHARED_SERVER_KEY)
+    if shared:
+        yield served_url(shared)
+        return
     with streamlit_server(APP, log_path=tmp_path_factory.mktemp("server") / "streamlit.log") as url:
         yield url
 
