@@ -113,6 +113,7 @@ def served_url(url_file: str | os.PathLike, timeout_s: float = STARTUP_TIMEOUT_S
         raise RuntimeError(f"the shared server did not start ({url_file.parent / 'streamlit.log'}): {line[7:]}")
     return line
 
+
 def metrics(base_url: str) -> dict[str, float]:
     """A server's own session counters from /_stcore/metrics: active (websockets open now), connects
     (new sessions so far) and reconnects (sessions a browser got back after its websocket dropped)."""
