@@ -110,7 +110,8 @@ def served_url(url_file: str | os.PathLike, timeout_s: float = STARTUP_TIMEOUT_S
     wait_for(url_file.exists, f"the shared server's address in {url_file}", timeout_s=timeout_s)
     line = url_file.read_text()
     if line.startswith("error: "):
-        raise RuntimeError(f"the shared server did not start ({url_file.parent / 'streamlit.log'}): {line[7:]}")
+        raise RuntimeError(f"the shared server did not start ({url_file.parent / 'streamlit.log'}): "
+                           f"{line.removeprefix('error: ')}")
     return line
 
 

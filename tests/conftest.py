@@ -11,7 +11,6 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_VERBOSITY"] = "error"
 
 import functools  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
@@ -21,7 +20,7 @@ from attention import load_model  # noqa: E402
 from components.server import process  # noqa: E402
 from harness.browser import SharedChromium  # noqa: E402
 from harness.checkpoints import tiny_gpt2  # noqa: E402
-from harness.server import SHARED_SERVER_KEY, ServerForOthers  # noqa: E402
+from harness.server import APP, SHARED_SERVER_KEY, ServerForOthers  # noqa: E402
 from tests.marks import skip_or_fail_without_needs  # noqa: E402
 
 # As the app does (components/server/process.py): the same thread count gives the same order of float32
@@ -61,7 +60,6 @@ def pytest_collection_modifyitems(items):
 # controller once a worker has collected a browser test, its address handed to the workers in a file. One server
 # instead of one a worker warms up once (torch, transformers, the model, the atlas's corpus: some 25 s of CPU) and
 # builds each chart's spec once.
-APP = Path(__file__).resolve().parents[1] / "streamlit_app.py"
 _SHARED_SERVER = pytest.StashKey[ServerForOthers]()
 
 

@@ -21,14 +21,11 @@ windows of those sizes (tab_at); a test about a browser that has never seen the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from harness.browser import TAB_VIEWPORT, new_window, tab_in
-from harness.server import SHARED_SERVER_KEY, served_url, streamlit_server
-
-APP = Path(__file__).resolve().parents[2] / "streamlit_app.py"
+from harness.server import APP, SHARED_SERVER_KEY, served_url, streamlit_server
 
 
 @pytest.fixture(scope="session")
