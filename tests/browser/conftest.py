@@ -1,12 +1,12 @@
-"""One Streamlit server for all the browser tests that use it, and one Chromium per test process (a module that needs
-a server of its own, with other settings or to stop it, defines its own base_url).
+"""One Streamlit server for all the browser tests that use it, and one Chromium per module (a module that needs a
+server of its own, with other settings or to stop it, defines its own base_url).
 
 The server is pytest-xdist's controller's, one for all its workers (tests/conftest.py), instead of one a module,
 which saves the app's cold start (torch, transformers, the model) some thirty times over; under `-n 0`, a session
-fixture's. Each test opens its own page, so its own Streamlit session, and the workers' sessions meet in one server
-as a class's do. Chromium is the worker's (the session fixture `chromium`, tests/conftest.py), and so are its
-windows: the deploy tests, which run asyncio and Playwright of their own, close it, and the next browser test
-launches it again.
+fixture's. Each test opens its own page, so its own Streamlit session, and the workers' sessions meet in one
+server as a class's do. Chromium is the worker's too (the session fixture `chromium`, tests/conftest.py), and so are its
+windows: the deploy tests, which run asyncio and Playwright of their own, close it, and the next browser test launches
+it again.
 
 The `page` fixture's tab is a window's (one per window size), and it is handed from test to test and from module to
 module: going to a new address ends the old page's Streamlit session, and the next test opens its own. A tab kept
@@ -14,9 +14,8 @@ costs Chromium a third less CPU a page than a new one (its renderer has already 
 the suite is CPU-bound. Like a learner's tabs, the tests share the window's cache and cookies (the window's size is
 known when a page opens, so it is drawn once, not for the default size and then again; components/page/viewport.py).
 A test that adds to the tab what must not outlive it (a listener, a route, an init script) is marked `own_tab` and
-gets a tab of its own in the same window; a test that draws the page at sizes of its own takes the tabs of the kept
-windows of those sizes (tab_at); a test about a browser that has never seen the page opens a window of its own
-(harness.browser.open_tab), which it closes, and which the module's end closes if a failure left it open."""
+gets a tab of its own in the same window; a test about a browser that has never seen the page opens a window of its
+own (harness.browser.open_tab), which it closes, and which the module's end closes if a failure left it open."""
 
 from __future__ import annotations
 
@@ -72,8 +71,9 @@ class Window:
             self.spare = tab
 
 
-def _window(windows: dict, browser, viewport: dict) -> Window:
-    """The kept window at viewport (by width and height), opened now if there is none."""
+def _window(windows: dict, browser, module) -> Window:
+    """The module's window at its VIEWPORT, if it sets one, from the kept windows (by width and height)."""
+    viewport = getattr(module, "VIEWPORT", None) or TAB_VIEWPORT
     size = (viewport["width"], viewport["height"])
     if size not in windows:
         windows[size] = Window(new_window(browser, viewport=viewport))
@@ -86,7 +86,7 @@ def page(chromium, browser, request):
 
     A test marked own_tab (one that adds to its tab what must not outlive it: a listener, a route, an init script)
     gets a new tab in the same window instead, closed after it."""
-    window = _window(chromium.windows, browser, getattr(request.module, "VIEWPORT", None) or TAB_VIEWPORT)
+    window = _window(chromium.windows, browser, request.module)
     own = request.node.get_closest_marker("own_tab") is not None
     tab = tab_in(window.context) if own else window.tab()
     yield tab
@@ -96,20 +96,3 @@ def page(chromium, browser, request):
         tab.close()
     else:
         window.hand_on(tab)
-
-
-@pytest.fixture
-def tab_at(chromium, browser):
-    """tab_at(viewport): the tab of the kept window of that size, blank, as the page fixture's, for a test that draws
-    the page at sizes of its own; handed on after the test. The test must not resize it."""
-    taken = []
-
-    def tab(viewport: dict):
-        window = _window(chromium.windows, browser, viewport)
-        taken.append((window, window.tab()))
-        return taken[-1][1]
-
-    yield tab
-    for window, taken_tab in taken:
-        if not taken_tab.is_closed():
-            window.hand_on(taken_tab)

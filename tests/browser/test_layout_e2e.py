@@ -36,19 +36,22 @@ def chip_rows(page) -> int:
 
 
 @pytest.mark.parametrize("viewport", [PROJECTOR, PHONE], ids=["projector", "phone"])
-def test_a_long_texts_chips_fold_to_one_row_that_opens(tab_at, base_url, viewport):
-    page = tab_at(viewport)
-    load_page(page, f"{base_url}/?text={LONG_TEXT}")
-    assert page.locator('[data-testid="token-chips"] .aa-chip').count() == 44, "every chip is on the page"
-    assert chip_rows(page) == 1
-    folded = chips_height(page)
+def test_a_long_texts_chips_fold_to_one_row_that_opens(browser, base_url, viewport):
+    page = open_tab(browser, viewport=viewport)
+    try:
+        load_page(page, f"{base_url}/?text={LONG_TEXT}")
+        assert page.locator('[data-testid="token-chips"] .aa-chip').count() == 44, "every chip is on the page"
+        assert chip_rows(page) == 1
+        folded = chips_height(page)
 
-    page.locator('[data-testid="token-fold"] summary').click()
-    assert chip_rows(page) > 1
-    assert chips_height(page) > folded
+        page.locator('[data-testid="token-fold"] summary').click()
+        assert chip_rows(page) > 1
+        assert chips_height(page) > folded
 
-    page.locator('[data-testid="token-fold"] summary').click()
-    assert chip_rows(page) == 1
+        page.locator('[data-testid="token-fold"] summary').click()
+        assert chip_rows(page) == 1
+    finally:
+        page.context.close()
 
 
 def test_a_short_texts_chips_are_not_folded(page, base_url):
@@ -69,12 +72,15 @@ def test_the_shapes_panel_shows_where_it_describes_the_view(page, base_url, view
 
 
 @pytest.mark.parametrize("viewport", [PROJECTOR, LAPTOP], ids=["projector", "laptop"])
-def test_the_charts_layer_and_head_inputs_stand_in_one_row(tab_at, base_url, viewport):
-    page = tab_at(viewport)
-    load_page(page, f"{base_url}/?text=time+flies+like+an+arrow")
-    layer, head = (weights_chart(page).locator(f'input[name="{name}_{name}"]').bounding_box()
-                   for name in ("layer", "head"))
-    assert abs(layer["y"] - head["y"]) < 2 and head["x"] > layer["x"] + layer["width"]
+def test_the_charts_layer_and_head_inputs_stand_in_one_row(browser, base_url, viewport):
+    page = open_tab(browser, viewport=viewport)
+    try:
+        load_page(page, f"{base_url}/?text=time+flies+like+an+arrow")
+        layer, head = (weights_chart(page).locator(f'input[name="{name}_{name}"]').bounding_box()
+                       for name in ("layer", "head"))
+        assert abs(layer["y"] - head["y"]) < 2 and head["x"] > layer["x"] + layer["width"]
+    finally:
+        page.context.close()
 
 
 # ---- Every view and lesson step at every size: charts inside the main block, and on nothing else ----
@@ -264,13 +270,16 @@ def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, ba
 
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("viewport", [PROJECTOR, LAPTOP], ids=["projector", "laptop"])
-def test_a_15_token_heatmap_is_three_quarters_on_the_first_screen(tab_at, base_url, viewport, mode):
-    page = tab_at(viewport)
-    load_page(page, f"{base_url}/?text=the+bank+of+the+river+was+muddy+after+the+rain+and+the+fish{MODES[mode]}")
-    assert page.locator('[data-testid="token-chips"] .aa-chip').count() == 15
-    box = weights_chart(page).locator("canvas").bounding_box()
-    seen = max(0.0, min(box["y"] + box["height"], viewport["height"]) - max(box["y"], 0.0))
-    assert seen / box["height"] >= 0.75, f"{seen / box['height']:.0%} of the heatmap on the first screen ({box})"
+def test_a_15_token_heatmap_is_three_quarters_on_the_first_screen(browser, base_url, viewport, mode):
+    page = open_tab(browser, viewport=viewport)
+    try:
+        load_page(page, f"{base_url}/?text=the+bank+of+the+river+was+muddy+after+the+rain+and+the+fish{MODES[mode]}")
+        assert page.locator('[data-testid="token-chips"] .aa-chip').count() == 15
+        box = weights_chart(page).locator("canvas").bounding_box()
+        seen = max(0.0, min(box["y"] + box["height"], viewport["height"]) - max(box["y"], 0.0))
+        assert seen / box["height"] >= 0.75, f"{seen / box['height']:.0%} of the heatmap on the first screen ({box})"
+    finally:
+        page.context.close()
 
 
 def svg_text_sizes(page) -> list[float]:
@@ -280,12 +289,15 @@ def svg_text_sizes(page) -> list[float]:
         .filter(text => text.textContent.trim()).map(text => parseFloat(getComputedStyle(text).fontSize))""")
 
 
-def test_presentation_mode_draws_every_text_of_a_chart_at_14_px_or_more(tab_at, base_url):
+def test_presentation_mode_draws_every_text_of_a_chart_at_14_px_or_more(browser, base_url):
     """What the page asks of Vega (tests/test_presentation.py) is what Chromium draws: the heads view's charts are
     SVG, whose text elements say their size, and Streamlit's theme, merged into every chart, must not undo it."""
-    page = tab_at(PROJECTOR)
-    open_drawn(page, f"{base_url}/?view=heads&present=1")
-    sizes = svg_text_sizes(page)
-    assert sizes and min(sizes) >= 14, sorted(set(sizes))
-    open_drawn(page, f"{base_url}/?view=heads")
-    assert min(svg_text_sizes(page)) < 14, "without it, the theme's smaller labels: the check can tell them apart"
+    page = open_tab(browser, viewport=PROJECTOR)
+    try:
+        open_drawn(page, f"{base_url}/?view=heads&present=1")
+        sizes = svg_text_sizes(page)
+        assert sizes and min(sizes) >= 14, sorted(set(sizes))
+        open_drawn(page, f"{base_url}/?view=heads")
+        assert min(svg_text_sizes(page)) < 14, "without it, the theme's smaller labels: the check can tell them apart"
+    finally:
+        page.context.close()
