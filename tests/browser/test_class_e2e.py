@@ -45,7 +45,7 @@ def url_params(page) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def classroom(browser, base_url):
-    """The teacher's tab (opened with ?teach=1), the students' link it shows, and a factory of student tabs."""
+    """The teacher's tab (opened with ?teach=1) and the students' link it shows."""
     from playwright.sync_api import expect
 
     teacher = open_tab(browser, viewport=PROJECTOR)
@@ -56,30 +56,39 @@ def classroom(browser, base_url):
     expect(panel.locator("img")).to_be_visible()
     link = panel.locator('[data-testid="stCode"] code').inner_text().strip()
     assert scanned(teacher.screenshot(), scale=0.5) == [link], "the sidebar's QR code, half size, reads the link"
+    yield teacher, link
+    teacher.context.close()
+
+
+@pytest.fixture
+def student(classroom, browser):
+    """A factory of student tabs (the class's link by default), closed when the test ends: a follower's page asks
+    for the class's version every 0.75 s, and the tabs of earlier tests would keep the machine busy."""
+    _, link = classroom
     tabs = []
 
-    def student(url: str = link, viewport=None):
+    def open_student(url: str = link, viewport=None):
         page = open_tab(browser, **({"viewport": viewport} if viewport else {}))
-        load_page(page, url)
         tabs.append(page)
+        load_page(page, url)
         return page
 
-    yield teacher, link, student
-    for page in [teacher, *tabs]:
+    yield open_student
+    for page in tabs:
         page.context.close()
 
 
 def test_the_teachers_page_shows_the_students_link_without_the_key(classroom):
-    teacher, link, _ = classroom
+    teacher, link = classroom
     params = url_params(teacher)
     assert link.endswith(f"?class={params['class']}") and params["key"] not in link, link
     assert link.startswith("http://127.0.0.1:"), "the link must open this server from another machine's browser"
 
 
-def test_students_follow_break_away_come_back_and_a_wrong_key_cannot_drive(classroom):
+def test_students_follow_break_away_come_back_and_a_wrong_key_cannot_drive(classroom, student):
     from playwright.sync_api import expect
 
-    teacher, link, student = classroom
+    teacher, link = classroom
     first, second = student(), student(viewport=PHONE)
     for page in (first, second):
         expect(page.get_by_text("Following the teacher")).to_be_visible()
@@ -128,10 +137,10 @@ def test_students_follow_break_away_come_back_and_a_wrong_key_cannot_drive(class
     assert url_params(teacher)["view"] == "heads" and url_params(teacher)["head"] == "5"
 
 
-def test_a_followers_notice_on_a_phone_and_a_projector(classroom):
+def test_a_followers_notice_on_a_phone_and_a_projector(classroom, student):
     from playwright.sync_api import expect
 
-    teacher, link, student = classroom
+    teacher, link = classroom
     for name, viewport in (("390x844", PHONE), ("1280x720", PROJECTOR)):
         page = student(viewport=viewport)
         expect(page.get_by_text("Following the teacher")).to_be_visible()
@@ -160,10 +169,10 @@ def test_a_followers_notice_on_a_phone_and_a_projector(classroom):
     teacher.set_viewport_size(PROJECTOR)
 
 
-def test_an_ended_class_leaves_the_students_pages_as_they_are_with_a_notice(classroom):
+def test_an_ended_class_leaves_the_students_pages_as_they_are_with_a_notice(classroom, student):
     from playwright.sync_api import expect
 
-    teacher, link, student = classroom
+    teacher, link = classroom
     page = student()
     expect(page.get_by_text("Following the teacher")).to_be_visible()
     teacher.get_by_role("button", name="End the class").click()
