@@ -81,7 +81,10 @@ def chart_values(chart, panel: str | None = None) -> pd.DataFrame:
         return sent_head(rows, chart)
     for name, value in chart_picks(chart).items():
         if name in rows:
-            rows = rows[rows[name] == value].reset_index(drop=True)
+            shown = rows[name] == value
+            if f"!isValid(datum.{name})" in chart.proto.spec:  # its filter keeps a row with no value at every pick
+                shown |= rows[name].isna()
+            rows = rows[shown].reset_index(drop=True)
     if "row" in rows and "column" not in rows:  # one line per matrix row, its values in columns "0", "1", …
         values = [name for name in rows.columns if name.isdigit()]
         rows = rows.melt(id_vars=[c for c in rows.columns if c not in values], value_vars=values,

@@ -108,19 +108,28 @@ def random_statistics(tokens: int, taus: tuple[float, ...]) -> dict[str, dict[st
 
 def random_softmax_table(tokens: int, temperature: float = TAU_FIRST) -> pd.DataFrame:
     """Long table: temperature, d_k, scaling, rank, entropy, max_weight of softmax over random scores of `tokens`
-    keys, at every τ the chart holds (taus_sent): its τ input keeps one τ's rows."""
+    keys. τ's own rows come at every τ the chart holds (taus_sent), and its τ input keeps one τ's rows; the fixed
+    scalings' rows are the same at every τ, so they come once, with no τ, and the chart keeps them at every τ (a
+    quarter of the rows of a copy per τ: the browser decodes and filters fewer rows when the page opens and at
+    every τ moved)."""
     taus = taus_sent(temperature)
     statistics = random_statistics(tokens, taus)
-    cells = len(taus) * len(HEAD_SIZES)  # rows of one scaling
-    labels = [np.repeat(np.asarray([scaling_label(s, tau) for tau in taus], dtype=object), len(HEAD_SIZES))
-              for s in SCALINGS]
-    return pd.DataFrame({
-        TAU: np.tile(np.repeat(taus, len(HEAD_SIZES)), len(SCALINGS)),
-        "d_k": np.tile(HEAD_SIZES, len(taus) * len(SCALINGS)),
-        "scaling": np.concatenate(labels),
-        "rank": np.repeat(np.arange(len(SCALINGS)), cells),
-        **{name: np.concatenate([statistics[s][name].ravel() for s in SCALINGS]) for name in ("entropy", "max_weight")},
+    sizes, measures = len(HEAD_SIZES), ("entropy", "max_weight")
+    fixed = pd.DataFrame({
+        TAU: np.nan,
+        "d_k": np.tile(HEAD_SIZES, len(FIXED_SCALINGS)),
+        "scaling": np.repeat([scaling_label(s, TAU_FIRST) for s in FIXED_SCALINGS], sizes),
+        "rank": np.repeat(np.arange(len(FIXED_SCALINGS)), sizes),
+        **{name: np.concatenate([statistics[s][name][0] for s in FIXED_SCALINGS]) for name in measures},
     })
+    scaled = pd.DataFrame({
+        TAU: np.repeat(taus, sizes),
+        "d_k": np.tile(HEAD_SIZES, len(taus)),
+        "scaling": np.repeat([scaling_label("temperature", tau) for tau in taus], sizes),
+        "rank": SCALINGS.index("temperature"),
+        **{name: statistics["temperature"][name].ravel() for name in measures},
+    })
+    return pd.concat([fixed, scaled], ignore_index=True)
 
 
 def _random_frames(tokens: int, temperature: float) -> dict[str, pd.DataFrame]:
@@ -192,7 +201,8 @@ def softmax_chart(data, by_head: bool, title: str, tokens: int, width: int, tau:
         rule = alt.Chart().mark_rule(strokeDash=[2, 3], color="gray").encode(y=alt.datum(uniform))
         panel = alt.layer(marks, rule)
         if tau is not None:  # on the whole panel: the rule, drawn once a row, is drawn once a d_k, not once a row sent
-            panel = panel.transform_filter(f"abs(datum.{TAU} - {TAU}_{TAU}) < 1e-6")
+            # A row with no τ (a fixed scaling's, random_softmax_table) is kept at every τ.
+            panel = panel.transform_filter(f"!isValid(datum.{TAU}) || abs(datum.{TAU} - {TAU}_{TAU}) < 1e-6")
         panels.append(panel.properties(width=panel_width, height=240))
     return (alt.hconcat if beside else alt.vconcat)(*panels, data=data).properties(title=title_lines(title, width),
                                                                                    autosize=PAD)

@@ -25,6 +25,14 @@ CURVES_JS = """chart => [...chart.querySelectorAll('svg.marks g.mark-line path, 
 OPEN_TIMEOUT_MS = 180_000  # the first lab of a server loads the model and measures softmax at every τ
 
 
+# One line a scaling in each of the two panels: the fixed scalings' rows, sent once with no τ, drawn at every τ.
+LINES = 4 * 2
+
+
+def lines(page) -> int:
+    return page.locator(CHART).locator("svg.marks g.mark-line path").count()
+
+
 def picture(page) -> str:
     return page.locator(CHART).evaluate(PICTURE_JS)
 
@@ -47,6 +55,7 @@ def test_tau_moves_on_the_chart_with_no_rerun_and_the_page_follows_after(browser
     expect(chart_input_readout(page, "temperature")).to_have_text("1")
     before = picture(page)
     assert "÷ τ = 1<" in before, "the legend names τ = 1"
+    assert lines(page) == LINES
 
     messages.holding = True
     tau = chart_input(page, "temperature")
@@ -59,6 +68,7 @@ def test_tau_moves_on_the_chart_with_no_rerun_and_the_page_follows_after(browser
     moved = picture(page)
     moved_curves = curves(page)
     assert "÷ τ = 1.25" in moved, "the legend names the τ the input holds"
+    assert lines(page) == LINES, "every scaling's line at the new τ, the fixed ones too"
     assert "temperature=" not in page.url, "no script ran: the URL has not moved yet"
     messages.wait_for_held(page)
     assert messages.held, "the move was reported to the server (held here)"
