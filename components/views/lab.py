@@ -108,10 +108,8 @@ def random_statistics(tokens: int, taus: tuple[float, ...]) -> dict[str, dict[st
 
 def random_softmax_table(tokens: int, temperature: float = TAU_FIRST) -> pd.DataFrame:
     """Long table: temperature, d_k, scaling, rank, entropy, max_weight of softmax over random scores of `tokens`
-    keys. τ's own rows come at every τ the chart holds (taus_sent), and its τ input keeps one τ's rows; the fixed
-    scalings' rows are the same at every τ, so they come once, with no τ, and the chart keeps them at every τ (a
-    quarter of the rows of a copy per τ: the browser decodes and filters fewer rows when the page opens and at
-    every τ moved)."""
+    keys. τ's rows come at every τ the chart holds (taus_sent), and its τ input keeps one τ's; the fixed scalings'
+    rows, the same at every τ, come once with no τ (a quarter of the rows of a copy per τ), kept at every τ."""
     taus = taus_sent(temperature)
     statistics = random_statistics(tokens, taus)
     sizes, measures = len(HEAD_SIZES), ("entropy", "max_weight")
