@@ -150,8 +150,8 @@ def test_a_followers_notice_on_a_phone_and_a_projector(classroom, student):
     try:
         expect(dialog.get_by_text(link)).to_be_visible()
         # The screenshot waits for the page to settle, and for the picture's pixels: an img is "visible" to
-        # Playwright as soon as it has a size, and a full-app run hides a dialog drawn by the run before it until
-        # the new run draws it again (Streamlit 1.67); one screenshot in a loaded CI run had no dialog.
+        # Playwright as soon as it has a size, and Streamlit hides a dialog drawn by an earlier run while a full-app
+        # run is under way (streamlit#16901). One screenshot in a loaded CI run had no dialog.
         wait_until_settled(teacher)
         expect(dialog.locator("img")).to_have_js_property("complete", True)
         expect(dialog.locator("img")).to_be_visible()
