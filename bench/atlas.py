@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 TARGET_S = 30.0
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+APP = str(Path(__file__).resolve().parents[1] / "page.py")
 ROOT = Path(__file__).resolve().parents[1]
 GLYPH = '[data-testid="stVegaLiteChart"] path[aria-label^="head: 2; layer: 0;"]'
 

@@ -25,7 +25,7 @@ import torch
 from attention.induction import InductionConfig, InductionRun, train
 
 TARGET_S = 60.0
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+APP = str(Path(__file__).resolve().parents[1] / "page.py")
 
 
 def describe(run: InductionRun) -> str:

@@ -25,7 +25,7 @@ from attention import TraceSettings, build_trace, encode
 from components.charts.scrub import STRIP
 from components.charts.style import colour_ramp
 
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+APP = str(Path(__file__).resolve().parents[1] / "page.py")
 TEXT = "time flies like an arrow"  # the page's default text: 7 tokens with [CLS] and [SEP]
 
 

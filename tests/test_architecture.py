@@ -24,7 +24,8 @@ PACKAGES = ("attention", "components", "bench", "harness", "tests")
 CACHES = ROOT / "components" / "caches"
 VIEWS = sorted((ROOT / "components" / "views").glob("*.py"))
 COMPONENTS = sorted((ROOT / "components").rglob("*.py"))
-OUTSIDE_THE_CACHES = [ROOT / "streamlit_app.py", *(p for p in COMPONENTS if CACHES not in p.parents)]
+SCRIPTS = [ROOT / "streamlit_app.py", ROOT / "page.py"]  # the App the server runs, and its page
+OUTSIDE_THE_CACHES = [*SCRIPTS, *(p for p in COMPONENTS if CACHES not in p.parents)]
 CHARTS = sorted((ROOT / "components" / "charts").rglob("*.py"))
 CACHE_DECORATORS = {"cache_data", "cache_resource", "cache", "lru_cache"}
 URL_WRITER = ROOT / "components" / "page" / "url.py"
@@ -41,7 +42,7 @@ def module_name(path: Path) -> str:
 
 
 def project_modules() -> dict[str, Path]:
-    paths = [ROOT / "streamlit_app.py"] + [p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))]
+    paths = SCRIPTS + [p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))]
     return {module_name(path): path for path in paths if path.exists()}
 
 
@@ -139,7 +140,7 @@ def test_the_charts_are_built_from_numbers_and_never_ask_a_cache(path):
 
 def test_one_module_writes_the_url():
     writers = []
-    for path in [ROOT / "streamlit_app.py", *COMPONENTS]:
+    for path in [*SCRIPTS, *COMPONENTS]:
         for node in ast.walk(ast.parse(path.read_text())):
             if _writes_query_params(node):
                 writers.append(f"{relative(path)}:{node.lineno}")
@@ -219,3 +220,27 @@ def test_every_view_of_the_one_list_is_a_module_and_every_view_module_is_on_the_
     for name in names:
         state, notices = page_state.from_query({"view": [name]}, ["all-MiniLM-L6-v2"])
         assert state.view == name and not notices
+
+
+def served_page() -> str:
+    """The page script streamlit_app.py's App serves: the first argument of its `st.App(...)` call."""
+    calls = [node for node in ast.walk(ast.parse((ROOT / "streamlit_app.py").read_text()))
+             if isinstance(node, ast.Call) and ast.unparse(node.func) == "st.App"]
+    assert len(calls) == 1, "streamlit_app.py builds one st.App"
+    return calls[0].args[0].value
+
+
+def test_the_image_copies_what_the_server_runs():
+    """deploy/Dockerfile copies the App, the page it serves and every package of ours that either imports."""
+    modules = project_modules()
+    needed, queue = set(), ["streamlit_app", module_name(ROOT / served_page())]
+    while queue:
+        name = queue.pop()
+        if name not in needed:
+            needed.add(name)
+            queue.extend(imported_modules(modules[name], modules))
+    tops = {name.partition(".")[0] for name in needed}
+    sources = {word.rstrip("/") for line in (ROOT / "deploy" / "Dockerfile").read_text().splitlines()
+               if line.startswith("COPY ") for word in line.split()[1:-1]}
+    missing = sorted(top for top in tops if f"{top}.py" not in sources and top not in sources)
+    assert tops >= {"streamlit_app", "page", "attention", "components"} and not missing, f"not copied: {missing}"

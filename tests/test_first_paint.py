@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = ROOT / "streamlit_app.py"
+APP = ROOT / "page.py"
 HEAVY = ("torch", "transformers")
 
 

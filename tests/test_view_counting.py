@@ -29,7 +29,7 @@ from tests.pages import (
     title_text,
 )
 
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+APP = str(Path(__file__).resolve().parents[1] / "page.py")
 STEPS = 60  # a short run: the page's machinery, not the learning (tests/test_counting.py has that)
 SHORT = replace(CountingConfig(), steps=STEPS)
 

@@ -23,7 +23,7 @@ from tests.conftest import save_tiny_bert
 from tests.pages import TEXT, assert_healthy, chart_title, html_table, open_page
 from tests.test_embedding_switch import reference_embeddings
 
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+APP = str(Path(__file__).resolve().parents[1] / "page.py")
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ _VIEW_RUN = "_view_run"
 
 
 def new_run() -> None:
-    """A run of the view begins (streamlit_app.explore): the charts it draws are kept in the session for the
+    """A run of the view begins (page.explore): the charts it draws are kept in the session for the
     next run, and a chart can tell whether the browser still shows it from the run before (scrub)."""
     st.session_state[_VIEW_RUN] = view_run() + 1
 

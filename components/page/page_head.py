@@ -30,7 +30,7 @@ def page_head(title: str, caption: str, beside: Callable[[DeltaGenerator], None]
     the title's column, under the caption. present: the page's captions legible on a projector.
 
     One container whatever it holds, so that what follows keeps its place in the page's tree (a chart moved
-    there is drawn anew from its spec: streamlit_app.notices)."""
+    there is drawn anew from its spec: page.notices)."""
     with st.container():
         st.html(_STYLE + (_PRESENTED if present else ""))
         if beside is None:

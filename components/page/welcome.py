@@ -41,7 +41,7 @@ def previous_token_head(model_name: str, text: str, state: PageState, num_layers
 
 def welcome(model_name: str, text: str, state: PageState, num_layers: int, num_heads: int) -> None:
     """The card, while it is to be shown and the page is not projected. In one slot of the page, empty without the
-    card: its going must not move what follows in the page's tree (streamlit_app.notices says why)."""
+    card: its going must not move what follows in the page's tree (page.notices says why)."""
     slot = st.container()
     if not st.session_state.get(_SHOWN) or state.present or not text.strip():
         return

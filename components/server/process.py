@@ -1,4 +1,4 @@
-"""The server process's settings, made by one explicit call when the page starts (streamlit_app.py), never
+"""The server process's settings, made by one explicit call when the page starts (page.py), never
 as a side effect of importing a module: torch's threads, glibc's pools and Arrow's memory and threads.
 
 Every heavy thread (a slot of heavy work, a training's turn) runs on one torch thread: `one_torch_thread`

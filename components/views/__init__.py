@@ -40,7 +40,7 @@ OWN_TOKENS_VIEWS = ("switch",)
 # projection source, the layer, the head and the scaling beside the other views do not apply, and are not drawn.
 WHOLE_MODEL_VIEWS = ("switch", "atlas")
 # The line under a view's title, by the title, where the page's own line (its model, "this text") is not true:
-# the counting and induction labs train toys of their own on random symbols (streamlit_app.py draws it).
+# the counting and induction labs train toys of their own on random symbols (page.py draws it).
 OWN_HEAD_LINES = {
     VIEW_LABELS["counting"]: "A toy trained here from random weights: one attention head counting letters in windows "
                              "of random letters. It reads neither the sidebar's text nor its model.",

@@ -1,24 +1,28 @@
 """A new server's first page in a real Chromium: its frame and a loading status at once, then the page.
 
-The module starts a server of its own, a new process that no page has opened yet (the other browser tests share
-one, warm by the time they run), so the first test
-sees what a reader sees while torch, transformers and the model load (components/page/first_paint.py).
-Nothing is timed: what is checked is what the page shows, in which order.
+The module starts servers of its own, new processes (the other browser tests share one, warm by the time they
+run). The first test sees that a server imports torch before any page asks for it (components/server/warm_start.py),
+on a server that no page opens; the others, on a server opened at once, see what a reader sees while the model
+loads (components/page/first_paint.py). Nothing is timed: what is checked is what the page shows, in which order.
 """
 
 from __future__ import annotations
+
+import time
+from pathlib import Path
 
 import pytest
 
 from components.page.first_paint import WARM_UP_KEY
 from harness.browser import weights_chart
-from harness.server import streamlit_server
+from harness.server import port_of, server_pid, streamlit_server
 from tests.browser.conftest import APP
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
 
 VIEWPORT = {"width": 1280, "height": 720}
+WARM_START_S = 120  # for the server's own import of torch, on a busy machine
 LOADING = "Loading the model (torch, transformers)…"
 # True at a moment when the loading status and the sidebar's view selector and text box are on the page at once.
 SIDEBAR_WHILE_LOADING = """loading => {
@@ -35,6 +39,20 @@ SIDEBAR_WHILE_LOADING = """loading => {
 def base_url(tmp_path_factory):
     with streamlit_server(APP, log_path=tmp_path_factory.mktemp("server") / "streamlit.log") as url:
         yield url
+
+
+def torch_loaded(pid: int) -> bool:
+    """Whether torch's library is mapped into the process: imported, by whichever thread."""
+    return "libtorch_cpu" in Path(f"/proc/{pid}/maps").read_text()
+
+
+def test_a_new_server_imports_torch_before_any_page_asks_for_it(tmp_path):
+    with streamlit_server(APP, log_path=tmp_path / "streamlit.log") as url:
+        pid = server_pid(port_of(url))
+        deadline = time.monotonic() + WARM_START_S
+        while not torch_loaded(pid):
+            assert time.monotonic() < deadline, f"the server had not imported torch {WARM_START_S} s after it answered"
+            time.sleep(0.2)
 
 
 def test_a_new_server_shows_its_titles_and_what_loads_then_the_heatmap_and_the_status_goes(page, base_url):

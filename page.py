@@ -1,0 +1,178 @@
+"""The page of Attention Anatomy: BERT's self-attention dissected step by step, on live data.
+
+Thin on purpose: page config, sidebar controls -> cached computation -> one view.
+The numbers come from attention/ (no Streamlit there); the drawing from components/.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import streamlit as st
+
+from components.page import first_paint
+from components.page.reconnect import rerun_page_on_reconnect
+
+# Drawn before torch and transformers are imported: a new server process shows the page's frame and what loads
+# at once, instead of a blank page for as long as the imports and the model take (components/page/first_paint.py).
+link = {key: st.query_params.get_all(key) for key in st.query_params}
+first_paint.frame(link)
+rerun_page_on_reconnect()
+loading = first_paint.loading(link)
+
+# The sidebar's controls come before torch too: what the page offers and the class a link joins are read without it
+# (components/caches/offered.py, stores.py), so that a reader can pick a view and type a text while the model loads.
+from components import caches
+from components.classroom import classroom
+from components.page import controls, page_state, welcome
+
+names = caches.model_names()
+welcome.first_visit(link)
+query, class_notices = classroom.start(link, names)
+url_notices = controls.start(query, names)
+classroom.teacher_panel()
+view = controls.view_select(dict(page_state.VIEWS))
+text, text_b = controls.text_inputs()
+chosen_model = controls.model_select(names)
+present = controls.presentation_toggle()
+classroom.start_button()
+
+from attention import ModelLoadError, ModelShape
+from components import views
+from components.charts.style import page_icon
+from components.page import model_download, viewport
+from components.page.page_head import page_head
+from components.page.shapes_panel import shapes_panel
+from components.page.tokens import token_chips, unknown_note
+from components.server import process
+
+LETTERS = "B batch · T tokens · C hidden size · nh heads · d head size"
+VIEW_SHARE = 2 / 3  # of the page's width, for the view; the rest for its controls and the tensor shapes
+log = logging.getLogger("attention_anatomy")
+
+
+def draw(view: str, context: views.ViewContext) -> None:
+    try:
+        views.render(view, context)
+    except Exception:  # a bug must not leave a student facing a stack trace; the log keeps it
+        log.exception("drawing the %s view failed for %s", view, page_state.to_query(context.state))
+        st.error("This view could not be drawn for these settings. Try another layer, head or text; "
+                 "the error was logged on the server.", icon=":material/error:")
+
+
+def notices(messages: list[str]) -> None:
+    """Warnings in one slot of the page, however many (none too). A notice that comes or goes (a link's head out
+    of range, dropped at the first move; a class that ended) must not move what follows in the page's tree: a
+    chart moved there is mounted anew from its spec, at its inputs' anchor (components/charts/scrub.py), not where
+    the reader's last presses took it."""
+    with st.container():
+        for message in messages:
+            st.warning(message, icon=":material/info:")
+
+
+def second_text(view: str, text_b: str) -> str:
+    """What the tokens and shapes read as the second sentence: the compare view runs its two texts
+    separately, so for it the text is read alone; every other view reads the text (or pair) as one."""
+    return "" if view == "compare" else text_b
+
+
+@st.fragment
+def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShape, screen: viewport.Viewport) -> None:
+    """The attention controls, the view (sized for the reader's screen) and the shapes panel: moving a control
+    reruns only this. At most caches.PAGE_SLOTS of them are drawn at once, server-wide."""
+    with caches.page_work():
+        _explore(view, model_name, text, text_b, shape, screen)
+
+
+def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShape, screen: viewport.Viewport
+             ) -> None:
+    controls.rerun_page_if_requested()
+    caches.new_run()
+    if view in views.WHOLE_MODEL_VIEWS:  # no attention control applies to it: the view takes the whole width
+        main, share = st.container(), 1.0
+        state, range_notices = controls.current_state(), []
+    else:
+        main, side = st.columns([VIEW_SHARE, 1 - VIEW_SHARE], gap="medium")
+        share = VIEW_SHARE
+        with side:
+            state, range_notices = controls.attention_controls(shape, view, views.ON_CHART.get(view, ()))
+        if view in views.QUERY_VIEWS and text.strip():
+            tokens = caches.encoding(model_name, text, second_text(view, text_b)).tokens[0]
+            state, query_notices = controls.fit_query(state, len(tokens))
+            range_notices = [*range_notices, *query_notices]
+    classroom.sync(state)
+    with main:
+        classroom.status()
+        notices(range_notices)
+        if not text.strip():
+            st.info("Type a sentence in the sidebar (or pick an example) to see its attention.")
+            return
+        context = views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=shape,
+                                    width=screen.column_px(share), stacked=screen.stacked,
+                                    height=screen.height_px)
+        if view in views.OWN_RUN_VIEWS:
+            view_alone(view, context)
+        else:
+            draw(view, context)
+    if view in views.SHAPES_VIEWS:
+        with side:
+            shapes_panel(context.outline(text_b=second_text(view, text_b)).steps, LETTERS, expanded=not state.present)
+
+
+@st.fragment
+def view_alone(view: str, context: views.ViewContext) -> None:
+    """A view whose own controls change nothing beside it (the lesson's step): moving one reruns the view alone,
+    not the attention controls and the shapes panel, and writes the link (and the class's view) again."""
+    with caches.page_work():
+        draw(view, context)
+        classroom.sync(controls.current_state())
+
+
+process.configure()  # torch's threads, glibc's pools, Arrow's pool: once per server process
+st.set_page_config(page_icon=page_icon())  # added to first_paint.frame's settings
+screen = viewport.current()
+try:
+    model_name = model_download.usable_model(chosen_model)  # the bundled model while a Hub model downloads
+    loaded = caches.model(model_name)
+except ModelLoadError as error:
+    first_paint.loaded(loading)
+    model_download.fall_back(chosen_model, error)
+first_paint.loaded(loading)
+family = loaded.family
+pair_notices = []
+# The sentence pair is BERT's (segment ids, [SEP] between); the compare view runs its two texts apart, any model.
+if text_b.strip() and not family.reads_pairs and view != "compare":
+    pair_notices.append(f"{family.label} reads one text, so the second sentence is left out here: sentence pairs "
+                        "(A [SEP] B, with segment ids) are BERT's.")
+    text_b = ""
+
+# On a projector the model's line gives way to the charts: the sidebar, closed there, names the model too.
+model_line = (f"{model_name}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} heads, hidden size "
+              f"{loaded.shape.hidden_size}, a {family.label} ({family.reads}). Every number below is computed live "
+              f"from {views.NUMBERS_FROM.get(view, 'this text')}.")
+page_head(views.VIEW_LABELS[view], views.OWN_HEAD_LINES.get(views.VIEW_LABELS[view], "" if present else model_line),
+          beside=classroom.class_card if present and classroom.teaching() else None, present=present)
+notices([*url_notices, *class_notices, *model_download.fallback_notices(chosen_model), *pair_notices])
+welcome.welcome(model_name, text, controls.current_state(), loaded.shape.num_layers, loaded.shape.num_heads)
+classroom.follow()
+
+if view in views.STANDALONE_VIEWS:
+    caches.new_run()  # a chart with inputs of its own (the counting lab's maps) tells its own moves from others'
+    state = controls.pending_state()
+    classroom.sync(state)
+    classroom.status()
+    draw(view, views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=loaded.shape,
+                                 width=screen.column_px(1), stacked=screen.stacked, height=screen.height_px))
+    viewport.measure()
+    st.stop()
+if text.strip():
+    encoding = caches.encoding(model_name, text, second_text(view, text_b))
+    if encoding.dropped_tokens[0]:
+        st.warning(f"The text is longer than the {loaded.max_tokens} tokens this page reads: the last "
+                   f"{encoding.dropped_tokens[0]} tokens were dropped.", icon=":material/content_cut:")
+    if view not in views.OWN_TOKENS_VIEWS:
+        token_chips(list(encoding.tokens[0]), encoding.special_tokens_mask[0].tolist())
+        if note := unknown_note(caches.unknown_characters(model_name, text, second_text(view, text_b))):
+            st.caption(note)
+explore(view, model_name, text, text_b, loaded.shape, screen)
+viewport.measure()
