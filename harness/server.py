@@ -36,18 +36,19 @@ def free_port() -> int:
 @contextlib.contextmanager
 def streamlit_server(script_path: str | os.PathLike, env: dict[str, str] | None = None,
                      log_path: str | os.PathLike | None = None, port: int | None = None,
-                     cwd: str | os.PathLike | None = None) -> Iterator[str]:
+                     cwd: str | os.PathLike | None = None, headless: bool = True) -> Iterator[str]:
     """Run `streamlit run script` on port (else a free one); yield its base URL; stop it (its whole process group).
 
     The server's output goes to log_path when given (kept afterwards), else to a temporary file.
     A fixed port lets a test stop a server and start another where open pages will look for it.
     The server runs in cwd (default: the script's folder) and reads the .streamlit/config.toml found there.
+    A server that is not headless asks the desktop to open a tab on its page, as on a laptop.
     """
     script = Path(script_path).resolve()
     port = port or free_port()
     command = [
         sys.executable, "-m", "streamlit", "run", str(script),
-        "--server.headless", "true", "--server.port", str(port),
+        "--server.headless", str(headless).lower(), "--server.port", str(port),
         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
         # Edits made while the server runs must not pop up "File change. Rerun?" or rerun the page.
         "--server.fileWatcherType", "none",

@@ -1,13 +1,15 @@
 """A new server's first page in a real Chromium: its frame and a loading status at once, then the page.
 
 The module starts servers of its own, new processes (the other browser tests share one, warm by the time they
-run). The first test sees that a server imports torch before any page asks for it (components/server/warm_start.py),
-on a server that no page opens; the others, on a server opened at once, see what a reader sees while the model
-loads (components/page/first_paint.py). Nothing is timed: what is checked is what the page shows, in which order.
+run). The first two see what the App does as it starts (components/server/app_start.py): it imports torch
+before any page asks for it, and opens a browser tab on its page unless it is headless; the others, on a server
+opened at once, see what a reader sees while the model loads (components/page/first_paint.py). Nothing is timed:
+what is checked is what the page shows, in which order.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -53,6 +55,23 @@ def test_a_new_server_imports_torch_before_any_page_asks_for_it(tmp_path):
         while not torch_loaded(pid):
             assert time.monotonic() < deadline, f"the server had not imported torch {WARM_START_S} s after it answered"
             time.sleep(0.2)
+
+
+def test_a_server_that_is_not_headless_opens_a_tab_on_its_page(tmp_path):
+    opened = tmp_path / "opened"  # what the desktop was asked to open: Streamlit calls xdg-open on Linux
+    desktop = tmp_path / "desktop"
+    desktop.mkdir()
+    (desktop / "xdg-open").write_text(f'#!/bin/sh\necho "$1" >> {opened}\n')
+    (desktop / "xdg-open").chmod(0o755)
+    (tmp_path / ".streamlit").mkdir()  # a home whose Streamlit has asked for its email, as a laptop's after a first run
+    (tmp_path / ".streamlit" / "credentials.toml").write_text('[general]\nemail = ""\n')
+    env = {"PATH": f"{desktop}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path)}
+    with streamlit_server(APP, env=env, log_path=tmp_path / "streamlit.log", headless=False) as url:
+        deadline = time.monotonic() + 30
+        while not opened.exists():
+            assert time.monotonic() < deadline, "the server asked for no browser tab"
+            time.sleep(0.1)
+        assert opened.read_text().split() == [f"http://localhost:{port_of(url)}"]
 
 
 def test_a_new_server_shows_its_titles_and_what_loads_then_the_heatmap_and_the_status_goes(page, base_url):
