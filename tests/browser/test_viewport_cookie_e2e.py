@@ -31,11 +31,13 @@ def test_a_page_reopened_in_the_same_browser_is_drawn_once_for_its_window(browse
 def reopened_once_at_its_size(page, base_url: str) -> None:
     frames = frames_after(page)
     load_page(page, f"{base_url}/?text=time+flies+like+an+arrow")
-    assert runs_asked(frames) == 2, "a browser new to the page: the default size first, then the measured one"
+    asked = runs_asked(frames)
+    assert asked == 2, f"a browser new to the page: the default size first, then the measured one; {asked} runs"
     measured_width = weights_chart(page).locator("canvas").bounding_box()["width"]
     assert {cookie["name"]: cookie["value"] for cookie in page.context.cookies()}[COOKIE].endswith("x1280x720")
 
     frames.clear()
     load_page(page, f"{base_url}/?text=time+flies+like+an+arrow")  # reloaded
-    assert runs_asked(frames) == 1
+    asked = runs_asked(frames)
+    assert asked == 1, f"a reopened page: one run for the size in the cookie; {asked} runs"
     assert weights_chart(page).locator("canvas").bounding_box()["width"] == measured_width
