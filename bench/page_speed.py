@@ -164,13 +164,15 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
              {"text": TEXT_32_MASK, "view": "switch", "model": switch_model}, switch_toggles(0), 2.0,
              ready=SWITCH_TOGGLES),
         # The bundled model has no masked-language-model head: its switch view moves the sentence embedding.
+        # Its numbers are fetched from the App's route at the press and shown by the toggles' script: drawn in the
+        # browser, the rerun (and the embedding's chart) after.
         Case("switching heads off, sentence embedding", "views",
              "the toggles of layer 0, heads 0 → 9 (Space), bundled model", {**text, "view": "switch"},
-             switch_toggles(0), 2.0, ready=SWITCH_TOGGLES),
+             switch_toggles(0), 2.0, ready=SWITCH_TOGGLES, in_browser=True, picture="switch numbers"),
         # A head of the last layer: the pair runs from that layer's kept input, one layer of six.
         Case("switching heads off, sentence embedding, last layer", "views",
              "the toggles of layer 5, heads 0 → 9 (Space), bundled model", {**text, "view": "switch"},
-             switch_toggles(5), 2.0, ready=SWITCH_TOGGLES),
+             switch_toggles(5), 2.0, ready=SWITCH_TOGGLES, in_browser=True, picture="switch numbers"),
         Case("new text typed, 32 tokens, one head", "text", "`text` area, a new text (Ctrl+Enter)", text,
              [Move(".st-key-text textarea", "Control+Enter", fill=new) for new in new_texts(10)], 3.0,
              reference="forward + floor"),
@@ -249,15 +251,16 @@ PAINT_PROBE_JS = """
   new MutationObserver(records => {
     if (records.some(r => r.target.closest && r.target.closest('svg.marks'))) note();
   }).observe(document, {subtree: true, childList: true, attributes: true});
-  // The lesson shows another step when the body's data-lesson-step changes (components/views/parts/lesson_nav.py):
-  // its new step is on the screen once the next frame is laid out and painted, after the frame's own work.
+  // The lesson shows another step when the body's data-lesson-step changes (components/views/parts/lesson_nav.py),
+  // the switch view other numbers when their data-heads-off does (components/views/parts/head_toggles.py): they
+  // are on the screen once the next frame is laid out and painted, after the frame's own work.
   new MutationObserver(() => {
     const now = performance.now();
     if (now < paint.armedAt || paint.frameAt !== null) return;
     paint.draws.push(now);
     paint.frameAt = -1;
     requestAnimationFrame(() => setTimeout(() => { paint.frameAt = performance.now(); }, 0));
-  }).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-lesson-step']});
+  }).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-lesson-step', 'data-heads-off']});
 })();
 """
 # What the chart with its own inputs shows: its canvas, or its SVG marks. Every chart has a .vega-bindings box,
@@ -268,7 +271,8 @@ CHART_PICTURE_JS = """() => {
   return canvas ? canvas.toDataURL() : chart.querySelector('svg.marks').innerHTML;
 }"""
 # What a move drawn in the browser must change: the chart with inputs of its own, or the lesson's step shown.
-PICTURES = {"chart": CHART_PICTURE_JS, "lesson step": "() => document.body.dataset.lessonStep"}
+PICTURES = {"chart": CHART_PICTURE_JS, "lesson step": "() => document.body.dataset.lessonStep",
+            "switch numbers": "() => document.querySelector('[data-heads-off]').dataset.headsOff"}
 ARM_PAINT_JS = "() => { Object.assign(window.__paint, {armedAt: performance.now(), frameAt: null, draws: []}); }"
 # The repainted frame in ms after act_and_time's own start, and how many separate bursts of drawing came after
 # the first (a chart rebuilt by the rerun would draw again).

@@ -87,6 +87,7 @@ _HOMES = {
     "check_can_download": "models",
     "downloads": "models",
     "language_model": "models",
+    "loaded_now": "models",
     "model": "models",
     "model_names": "offered",
     "needs_download": "models",

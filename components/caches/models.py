@@ -60,6 +60,12 @@ def model(name: str) -> LoadedModel:
     return loaded
 
 
+def loaded_now(name: str) -> bool:
+    """Whether name is a model this server holds now (the bundled one is always at hand): what an HTTP route may
+    run, which must never start a load or a download."""
+    return name == BUNDLED_MODEL or name in model_room.LOADED.held()
+
+
 # ---- The language-model head, for switching heads off: key (model name) ----
 
 @st.cache_resource(show_spinner="Loading the model's language-model head (once per server)…",

@@ -78,3 +78,16 @@ def numbers_html(frame: pd.DataFrame, testid: str, bars: tuple[str, ...] = (),
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return (f'{_TABLE_STYLE}<div class="aa-table" data-testid="{html.escape(testid)}"><table>'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
+
+
+def metric_html(label: str, value: str, delta: str | None = None, help: str = "") -> str:
+    """One number with its label and, when given, its change (a leading "-" falls, anything else rises), as
+    st.metric shows it: for numbers that a script in the browser redraws itself (the switch view's toggles).
+    Every text escaped; the help is the label's tooltip."""
+    change = ""
+    if delta is not None:
+        falls = delta.startswith("-")
+        change = (f'<div class="aa-metric-delta {"falls" if falls else "rises"}">{"▼" if falls else "▲"} '
+                  f"{html.escape(delta)}</div>")
+    return (f'<div class="aa-metric" data-testid="aa-metric"><div class="aa-metric-label" title="{html.escape(help)}">'
+            f'{html.escape(label)}</div><div class="aa-metric-value">{html.escape(value)}</div>{change}</div>')

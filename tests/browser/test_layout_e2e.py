@@ -107,7 +107,7 @@ GRAPHICS = '[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChar
 OBSTACLES = ", ".join(f'[data-testid="{testid}"]' for testid in (
     "stSlider", "stButtonGroup", "stButton", "stSelectbox", "stNumberInput", "stCheckbox", "stRadio", "stTextArea",
     "stExpander", "stMetric", "stDataFrame", "stTable", "stText", "stAlert", "stHeading", "stCaptionContainer",
-    "stMarkdownContainer", "shapes-panel", "token-chips")) + ", .aa-table"
+    "stMarkdownContainer", "shapes-panel", "token-chips")) + ", .aa-table, .aa-metric"
 _LAYOUT_JS = """([graphics, obstacles]) => {
     const main = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
     const area = document.querySelector('[data-testid="stMain"]');

@@ -1,12 +1,20 @@
 """The switch view's toggles in a real Chromium (components/views/parts/head_toggles.py): a press switches the
 head off in the page's numbers and marks it as off (grey, struck through), where Streamlit's selected pill, pale
 blue, looked like the head that was on; the keyboard works as the mouse does; the buttons under the toggles mark
-what they set; and a press reruns the toggles and the numbers, not the ranking."""
+what they set; a press asks the App's route for its numbers and shows its answer, which the run after it leaves
+as it is; and a press reruns the toggles and the numbers, not the ranking."""
 
 from __future__ import annotations
 
+import json
+import urllib.error
+import urllib.request
+from urllib.parse import parse_qs, urlencode, urlsplit
+
 import pytest
 
+from attention import BUNDLED_MODEL
+from attention.embedding_switch import DEFAULT_SECOND
 from harness.browser import act_and_measure, press_and_measure, wait_until_settled
 from tests.browser.frames import answer, frames_after
 from tests.marks import BROWSER_TESTS
@@ -29,7 +37,7 @@ def marked_off(page) -> list[tuple[int, int]]:
 
 
 def similarity_label(page) -> str:
-    return page.locator('[data-testid="stMetricLabel"]').first.inner_text()
+    return page.locator(".switch-numbers .aa-metric-label").first.inner_text()
 
 
 def open_switch(page, base_url) -> None:
@@ -82,3 +90,42 @@ def test_a_head_switched_off_reruns_the_toggles_and_the_numbers_not_the_ranking(
     assert b"cos(A, B), 1 head off" in moved, "the numbers follow the toggle"
     assert ranking not in moved and "A moved (1 − cos), one head off".encode() not in moved, \
         "the ranking, which no toggle changes, was sent again"
+
+
+def test_a_press_shows_the_routes_numbers_for_the_heads_pressed_and_the_run_keeps_them(page, base_url):
+    open_switch(page, base_url)
+    toggle(page, 0, 4).click()
+    wait_until_settled(page)
+    with page.expect_response(lambda response: "/api/switch?" in response.url) as asked:
+        act_and_measure(page, toggle(page, 2, 7).click)
+    response = asked.value
+    assert response.status == 200 and parse_qs(urlsplit(response.url).query)["off"] == ["0:4,2:7"]
+    shown = page.locator(".switch-numbers")
+    assert page.evaluate("() => document.querySelector('[data-heads-off]').dataset.headsOff") == "0:4,2:7"
+    assert similarity_label(page) == "cos(A, B), 2 heads off"
+    # What the route answered is what the page shows once the run after the press is drawn.
+    answered = page.evaluate("html => Object.assign(document.createElement('div'), {innerHTML: html}).textContent",
+                             response.json()["html"])
+    assert answered == shown.evaluate("numbers => numbers.textContent")
+
+
+def get(url: str) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            assert response.headers["Cache-Control"] == "no-store"
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+def test_the_route_answers_a_set_of_heads_and_refuses_what_the_page_would_not_run(page, base_url):
+    open_switch(page, base_url)  # the server has the bundled model loaded, as a page using the route has
+    query = {"model": BUNDLED_MODEL, "text": "time flies like an arrow", "second": DEFAULT_SECOND}
+    status, body = get(f"{base_url}/api/switch?{urlencode({**query, 'off': '1:3'})}")
+    assert status == 200 and "cos(A, B), 1 head off" in body["html"]
+    status, body = get(f"{base_url}/api/switch?{urlencode({**query, 'model': 'bert-base-uncased'})}")
+    assert status == 400 and body == {"error": "not a model this server has loaded"}
+    status, body = get(f"{base_url}/api/switch?{urlencode({**query, 'off': '9:9'})}")
+    assert status == 400 and body["error"].startswith("heads of a 6 × 12 model")
+    status, body = get(f"{base_url}/api/switch?{urlencode({**query, 'text': 'a' * 30_000})}")
+    assert status == 414 and body == {"error": "the query is too long"}

@@ -8,6 +8,9 @@ the view names. Both are shown as the model reads them (token chips, escaped), n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from urllib.parse import urlencode
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -16,9 +19,10 @@ from components import caches
 from components.charts.draw import draw_spec, lettered, spec_and_frames
 from components.charts.heatmap import heatmap, heatmap_frames
 from components.page.downloads import chart_downloads
-from components.page.tables import numbers_html
+from components.page.page_state import MAX_TEXT_CHARS
+from components.page.tables import metric_html, numbers_html
 from components.page.tokens import token_chips
-from components.views.parts.head_toggles import head_toggles, heads_off_now, set_heads_off
+from components.views.parts.head_toggles import head_toggles, heads_off_now, set_heads_off, valid_pairs
 
 RANKED = 10  # heads listed in the ranking table
 TOP_HEADS = 3  # heads the "switch off the strongest" button silences
@@ -55,8 +59,9 @@ def _switchboard(context, second: str, intact, num_layers: int, num_heads: int) 
         # The model runs before anything is drawn: the browser's redraw then follows it instead of sharing the cores.
         heads_off = heads_off_now(num_layers, num_heads)
         current = caches.sentence_pair(context.model_name, context.text, second, heads_off)
-        _metrics(intact, current)
-        head_toggles(heads_off, num_layers, num_heads)
+        # A press shows the numbers it fetches from the App's route at once; the run it starts draws the chart.
+        head_toggles(heads_off, num_layers, num_heads, numbers=switch_numbers_html(intact, current),
+                     ask=urlencode({"model": context.model_name, "text": context.text, "second": second}))
         _movement(intact, current, context)
 
 
@@ -82,19 +87,42 @@ def _sentences(intact, typed: bool) -> None:
                    "type your own in the sidebar's “Second sentence (optional)” box to compare A with it.")
 
 
-def _metrics(intact, current) -> None:
+def switch_numbers_html(intact, current) -> str:
+    """cos(A, B) and how far A moved, with the current heads off: HTML the toggles' script shows (and swaps for
+    what the App's route answers after a press, the same function's)."""
     switched_off = len(current.heads_off)
     label = "all heads on" if not switched_off else f"{switched_off} head{'s' * (switched_off > 1)} off"
     # 1 − cos is never below 0; two equal unit vectors' float32 dot product can come out a hair above 1, which
     # the page showed as "-0.0000".
     moved = max(0.0, 1.0 - float(current.embeddings[0] @ intact.embeddings[0]))
-    similarity_column, moved_column = st.columns(2, gap="medium")
-    similarity_column.metric(f"cos(A, B), {label}", f"{current.similarity:.4f}",
+    similarity = metric_html(f"cos(A, B), {label}", f"{current.similarity:.4f}",
                              delta=f"{current.similarity - intact.similarity:+.4f}" if switched_off else None,
                              help="The cosine similarity of the two sentence embeddings; the arrow is the change "
                                   "since all heads were on.")
-    moved_column.metric("A moved: 1 − cos(A with all heads on, A now)", f"{moved:.4f}",
-                        help="0 when sentence A's embedding did not move; it grows as the vector turns away.")
+    movement = metric_html("A moved: 1 − cos(A with all heads on, A now)", f"{moved:.4f}",
+                           help="0 when sentence A's embedding did not move; it grows as the vector turns away.")
+    return f'<div class="aa-metrics">{similarity}{movement}</div>'
+
+
+def answer(query: Mapping[str, str]) -> str:
+    """The App's route for the toggles (components/server/routes.py): switch_numbers_html for query's model, text,
+    second sentence and heads off ("layer:head,…"). ValueError, saying why, for what the page would not run:
+    a model this server has not loaded (a request never starts a load), a text the sidebar would not take, a
+    head the model does not have."""
+    name, text, second = (query.get(field, "") for field in ("model", "text", "second"))
+    if not caches.loaded_now(name):
+        raise ValueError("not a model this server has loaded")
+    if not text.strip() or not second.strip() or max(len(text), len(second)) > MAX_TEXT_CHARS:
+        raise ValueError(f"a text and a second sentence of at most {MAX_TEXT_CHARS:,} characters, please")
+    shape = caches.model(name).shape
+    pairs = [pair.split(":") for pair in query.get("off", "").split(",") if pair]
+    if not all(len(pair) == 2 and all(part.isdigit() for part in pair) for pair in pairs):
+        raise ValueError("heads off as layer:head, comma-separated")
+    heads_off = valid_pairs([[int(layer), int(head)] for layer, head in pairs], shape.num_layers, shape.num_heads)
+    if len(heads_off) != len(pairs):
+        raise ValueError(f"heads of a {shape.num_layers} × {shape.num_heads} model, each once")
+    intact, _ = caches.embedding_ranking(name, text, second)  # each holds a slot of heavy work while it computes
+    return switch_numbers_html(intact, caches.sentence_pair(name, text, second, heads_off))
 
 
 def _movement(intact, current, context) -> None:

@@ -9,6 +9,12 @@ st.pills: every press reruns the toggles' fragment, and the browser redrew all s
 as long as the rest of the rerun. The script draws the buttons once and, on each run, only marks which are
 pressed. A press marks its button at once and sends the whole set of heads off (a trigger, so that the server
 reads it once); the run that follows sends the set back, and the buttons show what the server holds.
+
+The numbers the heads change can live in the script too (HTML the view makes, above the buttons), with the query
+of the App's route that answers them (components/server/routes.py): a press then fetches the numbers for the new
+set, shows them as soon as they come, and only then sends the set for the run, which finds them computed and
+sends the same HTML, which changes nothing. The run's numbers are the truth: a fetch that fails, or answers for a
+set that is no longer the one pressed, is dropped.
 """
 
 from __future__ import annotations
@@ -37,6 +43,16 @@ _CSS = """
 .head-switches button:focus-visible { outline: 2px solid var(--st-primary-color); outline-offset: 1px; }
 .head-switches button[aria-pressed="true"] { background: #ececef; border-color: #9a9aa2; color: #55555c;
   text-decoration: line-through; }
+.switch-numbers, .switch-hint { font-family: var(--st-font, sans-serif); color: var(--st-text-color); }
+.switch-numbers:not(:empty) { margin-bottom: 1rem; }
+.switch-hint { margin: 0 0 0.75rem; }
+.aa-metrics { display: flex; flex-wrap: wrap; gap: 1rem; }
+.aa-metric { flex: 1 1 14rem; }
+.aa-metric-label { font-size: 0.875rem; }
+.aa-metric-value { font-size: 2.25rem; line-height: 1.3; }
+.aa-metric-delta { display: inline-block; font-size: 0.875rem; padding: 0 0.4rem; border-radius: 0.5rem; }
+.aa-metric-delta.rises { color: #158237; background: rgba(33, 195, 84, 0.1); }
+.aa-metric-delta.falls { color: #c1262a; background: rgba(255, 43, 43, 0.1); }
 """
 
 # The buttons are built once per shape, in the component's own element, and found again on every run: the function
@@ -46,7 +62,29 @@ _JS = """
 export default function ({ data, parentElement, setTriggerValue }) {
   const idOf = button => `${button.dataset.layer}:${button.dataset.head}`;
   const shape = `${data.layers}x${data.heads}`;
+  let numbers = parentElement.querySelector('.switch-numbers');
+  if (!numbers) {
+    numbers = document.createElement('div');
+    numbers.className = 'switch-numbers';
+    numbers.setAttribute('aria-live', 'polite');
+    parentElement.prepend(numbers);
+  }
+  const show = (html, off) => {
+    if (numbers.shown === html) return;
+    numbers.innerHTML = html;  // the view's HTML, every text in it escaped by the server
+    numbers.shown = html;
+    // Which heads the numbers are for, on the element that holds the script's shadow root, where the page's
+    // own scripts (and the bench's) can see it.
+    (parentElement.getRootNode().host ?? parentElement).dataset.headsOff = off;
+  };
   let grid = parentElement.querySelector('.head-switches');
+  if (!parentElement.querySelector('.switch-hint')) {
+    const hint = document.createElement('p');
+    hint.className = 'switch-hint';
+    hint.innerHTML = '<strong>Heads switched off</strong> (grey, struck through): click a head to silence it, '
+      + 'again to bring it back.';
+    numbers.after(hint);
+  }
   if (!grid || grid.dataset.shape !== shape) {
     grid?.remove();
     grid = document.createElement('div');
@@ -82,12 +120,29 @@ export default function ({ data, parentElement, setTriggerValue }) {
       off.has(id) ? off.delete(id) : off.add(id);
       grid.headsOff = [...off];
       button.setAttribute('aria-pressed', String(off.has(id)));
-      grid.send('off', grid.headsOff.map(pair => pair.split(':').map(Number)));
+      const sendAll = () => grid.send('off', grid.headsOff.map(pair => pair.split(':').map(Number)));
+      if (!grid.ask) {
+        sendAll();
+        return;
+      }
+      // The route first, the run once it has answered: the two would share the server's cores, and the run then
+      // finds the numbers computed (the caches are the server's). It sends the set pressed by then, the latest.
+      const asked = [...grid.headsOff].sort().join(',');
+      fetch(`api/switch?${grid.ask}&off=${encodeURIComponent(asked)}`)
+        .then(response => response.ok ? response.json() : null)
+        .then(answer => {
+          if (answer && asked === [...grid.headsOff].sort().join(',')) grid.show(answer.html, asked);
+        })
+        .catch(() => {})  // the run draws the numbers
+        .finally(sendAll);
     });
     parentElement.appendChild(grid);
   }
   grid.headsOff = data.off.map(([layer, head]) => `${layer}:${head}`);
   grid.send = setTriggerValue;
+  grid.ask = data.ask;
+  grid.show = show;
+  show(data.numbers, [...grid.headsOff].sort().join(','));
   const off = new Set(grid.headsOff);
   for (const button of grid.querySelectorAll('button')) {
     button.setAttribute('aria-pressed', String(off.has(idOf(button))));
@@ -97,10 +152,13 @@ export default function ({ data, parentElement, setTriggerValue }) {
 _switches = st.components.v2.component(NAME, css=_CSS, js=_JS)
 
 
-def head_toggles(heads_off: tuple[tuple[int, int], ...], num_layers: int, num_heads: int) -> None:
-    """Draw the toggles, heads_off (heads_off_now's) pressed, and the reset button."""
-    st.markdown("**Heads switched off** (grey, struck through): click a head to silence it, again to bring it back.")
-    _switches(key=KEY, data={"layers": num_layers, "heads": num_heads, "off": [list(pair) for pair in heads_off]},
+def head_toggles(heads_off: tuple[tuple[int, int], ...], num_layers: int, num_heads: int, numbers: str = "",
+                 ask: str = "") -> None:
+    """Draw the numbers (HTML, every text escaped) and the toggles, heads_off (heads_off_now's) pressed, and the
+    reset button. ask is the query of the route that answers the numbers for another set of heads off ("" when
+    there is none): the script adds the set as off=layer:head,…"""
+    _switches(key=KEY, data={"layers": num_layers, "heads": num_heads, "off": [list(pair) for pair in heads_off],
+                             "numbers": numbers, "ask": ask},
               on_off_change=partial(_pressed, num_layers, num_heads))
     st.button("Switch all heads back on", key="switch_reset", icon=":material/restart_alt:",
               on_click=set_heads_off, args=((),))
