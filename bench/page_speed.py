@@ -160,12 +160,12 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
         # The window is the maps' own input there (every size of the untrained head sent): drawn in the browser.
         Case("counting letters (untrained)", "views", "the maps' `win_size` window input 10 → 20",
              {"view": "counting"}, chart_input("win_size", RIGHT_10), 2.0, in_browser=True),
+        # The numbers are fetched from the App's route at the press and shown by the toggles' script: drawn in the
+        # browser, the rerun (and, for the sentence embedding, its chart) after.
         Case("switching heads off, 32 tokens", "views", "the toggles of layer 0, heads 0 → 9 (Space)",
              {"text": TEXT_32_MASK, "view": "switch", "model": switch_model}, switch_toggles(0), 2.0,
-             ready=SWITCH_TOGGLES),
+             ready=SWITCH_TOGGLES, in_browser=True, picture="switch numbers"),
         # The bundled model has no masked-language-model head: its switch view moves the sentence embedding.
-        # Its numbers are fetched from the App's route at the press and shown by the toggles' script: drawn in the
-        # browser, the rerun (and the embedding's chart) after.
         Case("switching heads off, sentence embedding", "views",
              "the toggles of layer 0, heads 0 → 9 (Space), bundled model", {**text, "view": "switch"},
              switch_toggles(0), 2.0, ready=SWITCH_TOGGLES, in_browser=True, picture="switch numbers"),

@@ -232,6 +232,11 @@ class _TableReader(HTMLParser):
 def html_table(page: AppTest, testid: str) -> pd.DataFrame:
     """The st.html table marked data-testid=testid as a DataFrame: exact numbers as float32, the rest as text."""
     [body] = [element.proto.body for element in page.get("html") if f'data-testid="{testid}"' in element.proto.body]
+    return table_in(body)
+
+
+def table_in(body: str) -> pd.DataFrame:
+    """The one table of an HTML text (components/page/tables.numbers_html's), as html_table reads it."""
     reader = _TableReader()
     reader.feed(body)
     frame = pd.DataFrame(reader.rows, columns=reader.header)

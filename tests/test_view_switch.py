@@ -20,11 +20,10 @@ from attention.embedding_switch import head_ranking as embedding_ranking
 from attention.head_switch import head_ranking, predict
 from attention.lm_heads import load_language_model
 from components.caches import MODEL_DIRS_ENV
-from components.views.parts.embedding_switch import answer
 from components.views.parts.head_toggles import HEADS_OFF, NAME, valid_pairs
-from components.views.switch import DEFAULT_SENTENCE
+from components.views.switch import DEFAULT_SENTENCE, answer
 from tests.conftest import save_tiny_bert
-from tests.pages import TEXT, assert_healthy, chart_title, html_table, open_page
+from tests.pages import TEXT, assert_healthy, chart_title, html_table, open_page, table_in
 from tests.test_embedding_switch import reference_embeddings
 
 APP = str(Path(__file__).resolve().parents[1] / "page.py")
@@ -52,7 +51,13 @@ def open_view(**query: str) -> AppTest:
 
 
 def top5(page: AppTest):
-    return html_table(page, "switch-top5")
+    """The five guesses before and after, from the numbers the toggles' script shows."""
+    return table_in(sent_to_toggles(page)["numbers"])
+
+
+def caption(page: AppTest) -> str:
+    """What the guesses are for, the line under them in the toggles' script."""
+    return html.unescape(re.search(r'data-testid="switch-caption">(.*?)</p>', sent_to_toggles(page)["numbers"])[1])
 
 
 def ranking(page: AppTest):
@@ -83,7 +88,7 @@ _METRIC = re.compile(r'<div class="aa-metric-label"[^>]*>(.*?)</div><div class="
 
 
 def numbers(page: AppTest) -> list[Metric]:
-    """The numbers the toggles' script shows above its buttons (the sentence embedding's), as the reader reads them."""
+    """The numbers the toggles' script shows above its buttons (a metric each), as the reader reads them."""
     return [Metric(*(html.unescape(part) if part else None for part in found))
             for found in _METRIC.findall(sent_to_toggles(page)["numbers"])]
 
@@ -143,6 +148,21 @@ def test_the_route_answers_a_press_with_the_numbers_the_run_after_it_sends(bundl
     # The order of a press's set is the browser's: the answer is the run's all the same, so the run repaints nothing.
     assert answer({**query, "off": "5:0,2:5"}) == sent_to_toggles(page)["numbers"]
     assert numbers(page)[0].label == "cos(A, B), 2 heads off"
+
+
+def test_the_route_answers_a_press_on_a_model_that_guesses_as_the_run_after_it(checkpoint):
+    page = open_view(model=checkpoint)
+    asked = parse_qs(sent_to_toggles(page)["ask"])
+    assert asked == {"model": [checkpoint], "sentence": [DEFAULT_SENTENCE]}
+    query = {name: values[0] for name, values in asked.items()}
+    switch_off(page, (1, 2), (0, 3))
+    assert answer({**query, "off": "1:2,0:3"}) == sent_to_toggles(page)["numbers"]
+    assert top5(page).columns[-1] == "P (2 heads off)"
+    refused = [({"sentence": "no mask here"}, r"exactly one \[MASK\]"), ({"sentence": "x" * 501}, "at most 500"),
+               ({"off": "2:0"}, "heads of a 2 × 4 model")]
+    for change, why in refused:
+        with pytest.raises(ValueError, match=why):
+            answer({**query, **change})
 
 
 @pytest.mark.parametrize(("change", "why"), [
@@ -239,9 +259,9 @@ def test_toggling_heads_off_updates_the_predictions_as_the_core_does(checkpoint,
     table = top5(page)
     assert table["with 1 head off"].tolist() == list(alone.top_words)
     np.testing.assert_allclose(table["P (1 head off)"], alone.top_probabilities, rtol=1e-5, atol=1e-6)
-    metric = page.metric[0]
+    [metric] = numbers(page)
     assert metric.label == f"P({intact.top_words[0]}), 1 head off"
-    assert metric.value.endswith("%")
+    assert metric.value.endswith("%") and metric.delta.endswith(" points")
 
     switch_off(page, (0, 0), (0, 3), (1, 2))
     assert_healthy(page)

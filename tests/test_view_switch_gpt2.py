@@ -17,7 +17,7 @@ from components.views.switch import OBJECTIVE_KEY, SENTENCE_KEY, percent
 from tests.conftest import transformers_tokenizer
 from tests.pages import APP, TEXT, assert_healthy, html_table
 from tests.test_next_token import save_peaked_gpt2
-from tests.test_view_switch import chip_rows, heads_off, open_view, switch_off, toggles
+from tests.test_view_switch import caption, chip_rows, heads_off, numbers, open_view, switch_off, toggles, top5
 
 
 @pytest.fixture(scope="module")
@@ -47,13 +47,13 @@ def test_the_view_guesses_the_token_after_the_page_s_text(page, language_model):
     assert box.value == TEXT, "the page's text, with no [MASK] needed"
     assert not page.warning
     expected = predict(language_model, TEXT)
-    table = html_table(page, "switch-top5")
+    table = top5(page)
     assert table["all heads on"].tolist() == list(expected.top_words)
     np.testing.assert_allclose(table["P (all on)"], expected.top_probabilities, rtol=1e-5, atol=1e-6)
-    metric = page.metric[0]
+    [metric] = numbers(page)
     assert metric.label == f"P({expected.top_words[0]}), all heads on"
     assert metric.value == percent(expected.top_probabilities[0])
-    assert any(f"The guesses for the token after “{expected.tokens[-1]}”" in c.value for c in page.caption)
+    assert caption(page).startswith(f"The guesses for the token after “{expected.tokens[-1]}”")
 
 
 def test_tokens_and_guesses_read_as_letters_with_a_mark_for_a_space(page, language_model):
@@ -61,7 +61,7 @@ def test_tokens_and_guesses_read_as_letters_with_a_mark_for_a_space(page, langua
     tokenizer = transformers_tokenizer(language_model.model)
     assert chips == list(language_model.family.readable(tokenizer.convert_ids_to_tokens(tokenizer(TEXT)["input_ids"])))
     assert "␣flies" in chips
-    shown = chips + html_table(page, "switch-top5")["all heads on"].tolist()
+    shown = chips + top5(page)["all heads on"].tolist()
     shown += html_table(page, "switch-ranking")["top token without it"].tolist()
     assert not [token for token in shown if "Ġ" in token], shown
 
@@ -78,19 +78,19 @@ def test_switching_the_top_ranked_head_off_changes_the_shown_probability(checkpo
     page = open_view(model=checkpoint)
     intact, effects = head_ranking(language_model, TEXT)
     strongest = effects[0]
-    before = page.metric[0].value
+    before = numbers(page)[0].value
     switch_off(page, (strongest.layer, strongest.head))
     assert_healthy(page)
     assert heads_off(page) == [(strongest.layer, strongest.head)]
-    metric = page.metric[0]
+    [metric] = numbers(page)
     alone = predict(language_model, TEXT, [(strongest.layer, strongest.head)])
     assert metric.label == f"P({intact.top_words[0]}), 1 head off"
     assert metric.value == percent(alone.probability_of(intact.top_ids[0])) != before
-    assert html_table(page, "switch-top5")["with 1 head off"].tolist() == list(alone.top_words)
+    assert top5(page)["with 1 head off"].tolist() == list(alone.top_words)
 
     page.button(key="switch_reset").click().run()
     assert_healthy(page)
-    assert heads_off(page) == [] and page.metric[0].value == before
+    assert heads_off(page) == [] and numbers(page)[0].value == before
 
 
 def test_a_mask_in_a_gpt2_text_is_just_text(checkpoint, language_model):
@@ -99,7 +99,7 @@ def test_a_mask_in_a_gpt2_text_is_just_text(checkpoint, language_model):
     assert_healthy(page)
     assert not page.warning
     expected = predict(language_model, "the capital of france is [MASK]")
-    assert html_table(page, "switch-top5")["all heads on"].tolist() == list(expected.top_words)
+    assert top5(page)["all heads on"].tolist() == list(expected.top_words)
     page.text_input(key=SENTENCE_KEY).input("   ").run()
     assert any("Type a text for the model to continue" in w.value for w in page.warning)
 

@@ -1,7 +1,7 @@
 """The HTTP routes the App serves beside the page (streamlit_app.py: st.App(routes=ROUTES)).
 
 GET /api/switch answers the switch view's toggles: the numbers for a set of heads off, as the HTML the view itself
-draws (components/views/parts/embedding_switch.answer), so that a press shows them without waiting for a rerun.
+draws (components/views/switch.answer), so that a press shows them without waiting for a rerun.
 Light to import, as the server starts with it: what the answer computes is imported by the first request, in
 a worker thread, never on the server's own.
 """
@@ -27,9 +27,9 @@ async def switch_numbers(request: Request) -> JSONResponse:
 
 
 def _answer(query: dict[str, str]) -> str:
-    from components.views.parts import embedding_switch  # torch and the caches: imported here, off the server's thread
+    from components.views import switch  # torch and the caches: imported here, off the server's thread
 
-    return embedding_switch.answer(query)
+    return switch.answer(query)
 
 
 ROUTES = [Route("/api/switch", switch_numbers)]

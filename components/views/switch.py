@@ -11,7 +11,10 @@ results are cached per sentence and set of heads off, and the head ranking per s
 
 from __future__ import annotations
 
+import html
+from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -23,12 +26,13 @@ from components.charts.draw import lettered
 from components.charts.heatmap import heatmap
 from components.page import controls
 from components.page.downloads import chart_downloads
-from components.page.tables import numbers_html
+from components.page.tables import metric_html, numbers_html
 from components.page.tokens import token_chips
 from components.views.parts import embedding_switch
 from components.views.parts.head_toggles import (
     forget_toggles_of_other_models,
     head_toggles,
+    heads_off_asked,
     heads_off_now,
     set_heads_off,
 )
@@ -112,8 +116,10 @@ def _switchboard(name: str, sentence: str, intact: Prediction, num_layers: int, 
     with caches.page_work():
         # The model runs before anything is drawn: the browser's redraw then follows it instead of sharing the cores.
         heads_off = heads_off_now(num_layers, num_heads)
-        _guesses(intact, caches.prediction(name, sentence, heads_off), len(heads_off), task)
-        head_toggles(heads_off, num_layers, num_heads)
+        # A press shows the guesses it fetches from the App's route at once (components/server/routes.py).
+        head_toggles(heads_off, num_layers, num_heads,
+                     numbers=guesses_html(intact, caches.prediction(name, sentence, heads_off), task),
+                     ask=urlencode({"model": name, "sentence": sentence}))
 
 
 def _first_sentence(task: Task, objective: str, text: str, mask: str | None) -> None:
@@ -139,24 +145,48 @@ def ranking_table(effects: tuple[HeadEffect, ...], top_word: str, limit: int = R
     } for e in effects[:limit]])
 
 
-def _guesses(intact: Prediction, current: Prediction, switched_off: int, task: Task) -> None:
+def guesses_html(intact: Prediction, current: Prediction, task: Task) -> str:
+    """P(the intact top guess) with the heads off now, the five guesses before and after, and what they are for:
+    HTML the toggles' script shows (and swaps for what the App's route answers after a press, this function's)."""
+    switched_off = len(current.heads_off)
     top_id, top_word = intact.top_ids[0], intact.top_words[0]
     before, after = intact.top_probabilities[0], current.probability_of(top_id)
     label = "all heads on" if not switched_off else f"{switched_off} head{'s' * (switched_off > 1)} off"
-    metric_column, table_column = st.columns([1, 3], gap="medium")
-    metric_column.metric(f"P({top_word}), {label}", percent(after),
+    metric = metric_html(f"P({top_word}), {label}", percent(after),
                          delta=f"{points(after - before)} points" if switched_off else None,
-                         help=f"“{top_word}” is the intact model's top {task.noun}; the arrow is the change since all "
-                              "heads were on.")
+                         help=f"“{top_word}” is the intact model's top {task.noun}; the arrow is the change since "
+                              "all heads were on.")
     columns = {"rank": range(1, len(intact.top_words) + 1), "all heads on": intact.top_words,
                "P (all on)": intact.top_probabilities}
     if switched_off:
         columns |= {f"with {label}": current.top_words, f"P ({label})": current.top_probabilities}
     probabilities = tuple(name for name in columns if name.startswith("P ("))
-    table_column.html(numbers_html(pd.DataFrame(columns), "switch-top5", bars=probabilities,
-                                   formats=dict.fromkeys(probabilities, percent)))
+    table = numbers_html(pd.DataFrame(columns), "switch-top5", bars=probabilities,
+                         formats=dict.fromkeys(probabilities, percent))
     guessed = task.guessed.format(token=intact.tokens[intact.position])
-    st.caption(f"The guesses for {guessed} at token {intact.position} of {' '.join(intact.tokens)}.")
+    caption = f"The guesses for {guessed} at token {intact.position} of {' '.join(intact.tokens)}."
+    return (f'<div class="aa-guesses">{metric}{table}</div>'
+            f'<p class="aa-caption" data-testid="switch-caption">{html.escape(caption)}</p>')
+
+
+def answer(query: Mapping[str, str]) -> str:
+    """The App's route for the toggles (components/server/routes.py): the numbers for query's model and heads off
+    ("layer:head,…"), guesses_html for a sentence with a model that guesses, else the sentence embedding's
+    (embedding_switch.answer). ValueError, saying why, for what the page would not run; a request never starts a
+    model's load."""
+    name = query.get("model", "")
+    if not caches.loaded_now(name):
+        raise ValueError("not a model this server has loaded")
+    language_model, _ = caches.language_model(name)
+    if language_model is None:
+        return embedding_switch.answer(query)
+    sentence = query.get("sentence", "")
+    if not sentence.strip() or len(sentence) > MAX_SENTENCE_CHARS:
+        raise ValueError(f"a sentence of at most {MAX_SENTENCE_CHARS} characters, please")
+    heads_off = heads_off_asked(query.get("off", ""), language_model.shape.num_layers, language_model.shape.num_heads)
+    intact, _ = caches.ranking(name, sentence)  # each holds a slot of heavy work while it computes
+    task = TASKS[language_model.head.objective]
+    return guesses_html(intact, caches.prediction(name, sentence, heads_off), task)
 
 
 def percent(probability: float) -> str:

@@ -22,7 +22,7 @@ from components.page.downloads import chart_downloads
 from components.page.page_state import MAX_TEXT_CHARS
 from components.page.tables import metric_html, numbers_html
 from components.page.tokens import token_chips
-from components.views.parts.head_toggles import head_toggles, heads_off_now, set_heads_off, valid_pairs
+from components.views.parts.head_toggles import head_toggles, heads_off_asked, heads_off_now, set_heads_off
 
 RANKED = 10  # heads listed in the ranking table
 TOP_HEADS = 3  # heads the "switch off the strongest" button silences
@@ -115,12 +115,7 @@ def answer(query: Mapping[str, str]) -> str:
     if not text.strip() or not second.strip() or max(len(text), len(second)) > MAX_TEXT_CHARS:
         raise ValueError(f"a text and a second sentence of at most {MAX_TEXT_CHARS:,} characters, please")
     shape = caches.model(name).shape
-    pairs = [pair.split(":") for pair in query.get("off", "").split(",") if pair]
-    if not all(len(pair) == 2 and all(part.isdigit() for part in pair) for pair in pairs):
-        raise ValueError("heads off as layer:head, comma-separated")
-    heads_off = valid_pairs([[int(layer), int(head)] for layer, head in pairs], shape.num_layers, shape.num_heads)
-    if len(heads_off) != len(pairs):
-        raise ValueError(f"heads of a {shape.num_layers} × {shape.num_heads} model, each once")
+    heads_off = heads_off_asked(query.get("off", ""), shape.num_layers, shape.num_heads)
     intact, _ = caches.embedding_ranking(name, text, second)  # each holds a slot of heavy work while it computes
     return switch_numbers_html(intact, caches.sentence_pair(name, text, second, heads_off))
 

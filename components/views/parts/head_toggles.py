@@ -53,6 +53,10 @@ _CSS = """
 .aa-metric-delta { display: inline-block; font-size: 0.875rem; padding: 0 0.4rem; border-radius: 0.5rem; }
 .aa-metric-delta.rises { color: #158237; background: rgba(33, 195, 84, 0.1); }
 .aa-metric-delta.falls { color: #c1262a; background: rgba(255, 43, 43, 0.1); }
+.aa-guesses { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; }
+.aa-guesses > .aa-metric { flex: 1 1 10rem; }
+.aa-guesses > .aa-table { flex: 3 1 20rem; min-width: 0; overflow-x: auto; }
+.aa-caption { font-size: 0.875rem; opacity: 0.6; margin: 0.25rem 0 0; }
 """
 
 # The buttons are built once per shape, in the component's own element, and found again on every run: the function
@@ -181,6 +185,18 @@ def valid_pairs(pairs, num_layers: int, num_heads: int) -> tuple[tuple[int, int]
                 and 0 <= pair[0] < num_layers and 0 <= pair[1] < num_heads):
             kept.add((pair[0], pair[1]))
     return tuple(sorted(kept))
+
+
+def heads_off_asked(asked: str, num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
+    """The heads off of a request to the App's route, "layer:head,…" (the script's `off`), sorted; ValueError,
+    saying why, for anything but heads of a num_layers × num_heads model, each once."""
+    pairs = [pair.split(":") for pair in asked.split(",") if pair]
+    if not all(len(pair) == 2 and all(part.isdigit() for part in pair) for pair in pairs):
+        raise ValueError("heads off as layer:head, comma-separated")
+    heads_off = valid_pairs([[int(layer), int(head)] for layer, head in pairs], num_layers, num_heads)
+    if len(heads_off) != len(pairs):
+        raise ValueError(f"heads of a {num_layers} × {num_heads} model, each once")
+    return heads_off
 
 
 def _pressed(num_layers: int, num_heads: int) -> None:
