@@ -174,6 +174,7 @@ def test_the_route_answers_a_press_on_a_model_that_guesses_as_the_run_after_it(c
     ({"off": "1:x"}, "heads off as layer:head"),
     ({"off": "1:-1"}, "heads off as layer:head"),
     ({"off": "1"}, "heads off as layer:head"),
+    ({"off": "1:²"}, "heads off as layer:head"),  # a digit to str.isdigit, not to int()
     ({"off": "6:0"}, "heads of a 6 × 12 model"),
     ({"off": "0:12"}, "heads of a 6 × 12 model"),
     ({"off": "1:3,1:3"}, "heads of a 6 × 12 model"),

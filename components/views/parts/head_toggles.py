@@ -191,7 +191,7 @@ def heads_off_asked(asked: str, num_layers: int, num_heads: int) -> tuple[tuple[
     """The heads off of a request to the App's route, "layer:head,…" (the script's `off`), sorted; ValueError,
     saying why, for anything but heads of a num_layers × num_heads model, each once."""
     pairs = [pair.split(":") for pair in asked.split(",") if pair]
-    if not all(len(pair) == 2 and all(part.isdigit() for part in pair) for pair in pairs):
+    if not all(len(pair) == 2 and all(part.isascii() and part.isdigit() for part in pair) for pair in pairs):
         raise ValueError("heads off as layer:head, comma-separated")
     heads_off = valid_pairs([[int(layer), int(head)] for layer, head in pairs], num_layers, num_heads)
     if len(heads_off) != len(pairs):
