@@ -33,6 +33,7 @@ from components.views.parts.head_toggles import (
     forget_toggles_of_other_models,
     head_toggles,
     heads_off_asked,
+    heads_off_label,
     heads_off_now,
     set_heads_off,
 )
@@ -151,7 +152,7 @@ def guesses_html(intact: Prediction, current: Prediction, task: Task) -> str:
     switched_off = len(current.heads_off)
     top_id, top_word = intact.top_ids[0], intact.top_words[0]
     before, after = intact.top_probabilities[0], current.probability_of(top_id)
-    label = "all heads on" if not switched_off else f"{switched_off} head{'s' * (switched_off > 1)} off"
+    label = heads_off_label(switched_off)
     metric = metric_html(f"P({top_word}), {label}", percent(after),
                          delta=f"{points(after - before)} points" if switched_off else None,
                          help=f"“{top_word}” is the intact model's top {task.noun}; the arrow is the change since "
@@ -179,7 +180,7 @@ def answer(query: Mapping[str, str]) -> str:
         raise ValueError("not a model this server has loaded")
     language_model, _ = caches.language_model(name)
     if language_model is None:
-        return embedding_switch.answer(query)
+        return embedding_switch.answer(name, query)
     sentence = query.get("sentence", "")
     if not sentence.strip() or len(sentence) > MAX_SENTENCE_CHARS:
         raise ValueError(f"a sentence of at most {MAX_SENTENCE_CHARS} characters, please")

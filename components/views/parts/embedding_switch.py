@@ -22,7 +22,13 @@ from components.page.downloads import chart_downloads
 from components.page.page_state import MAX_TEXT_CHARS
 from components.page.tables import metric_html, numbers_html
 from components.page.tokens import token_chips
-from components.views.parts.head_toggles import head_toggles, heads_off_asked, heads_off_now, set_heads_off
+from components.views.parts.head_toggles import (
+    head_toggles,
+    heads_off_asked,
+    heads_off_label,
+    heads_off_now,
+    set_heads_off,
+)
 
 RANKED = 10  # heads listed in the ranking table
 TOP_HEADS = 3  # heads the "switch off the strongest" button silences
@@ -91,7 +97,7 @@ def switch_numbers_html(intact, current) -> str:
     """cos(A, B) and how far A moved, with the current heads off: HTML the toggles' script shows (and swaps for
     what the App's route answers after a press, the same function's)."""
     switched_off = len(current.heads_off)
-    label = "all heads on" if not switched_off else f"{switched_off} head{'s' * (switched_off > 1)} off"
+    label = heads_off_label(switched_off)
     # 1 − cos is never below 0; two equal unit vectors' float32 dot product can come out a hair above 1, which
     # the page showed as "-0.0000".
     moved = max(0.0, 1.0 - float(current.embeddings[0] @ intact.embeddings[0]))
@@ -104,14 +110,12 @@ def switch_numbers_html(intact, current) -> str:
     return f'<div class="aa-metrics">{similarity}{movement}</div>'
 
 
-def answer(query: Mapping[str, str]) -> str:
-    """The App's route for the toggles (components/server/routes.py): switch_numbers_html for query's model, text,
-    second sentence and heads off ("layer:head,…"). ValueError, saying why, for what the page would not run:
-    a model this server has not loaded (a request never starts a load), a text the sidebar would not take, a
-    head the model does not have."""
-    name, text, second = (query.get(field, "") for field in ("model", "text", "second"))
-    if not caches.loaded_now(name):
-        raise ValueError("not a model this server has loaded")
+def answer(name: str, query: Mapping[str, str]) -> str:
+    """The App's route for the toggles, for a model without a language-model head (components/views/switch.answer,
+    which has checked that the server holds name): switch_numbers_html for query's text, second sentence and heads
+    off ("layer:head,…"). ValueError, saying why, for a text the sidebar would not take or a head the model does
+    not have."""
+    text, second = query.get("text", ""), query.get("second", "")
     if not text.strip() or not second.strip() or max(len(text), len(second)) > MAX_TEXT_CHARS:
         raise ValueError(f"a text and a second sentence of at most {MAX_TEXT_CHARS:,} characters, please")
     shape = caches.model(name).shape

@@ -65,6 +65,7 @@ _CSS = """
 _JS = """
 export default function ({ data, parentElement, setTriggerValue }) {
   const idOf = button => `${button.dataset.layer}:${button.dataset.head}`;
+  const keyOf = headsOff => [...headsOff].sort().join(',');  // a set of heads off as the route's `off` names it
   const shape = `${data.layers}x${data.heads}`;
   let numbers = parentElement.querySelector('.switch-numbers');
   if (!numbers) {
@@ -131,11 +132,11 @@ export default function ({ data, parentElement, setTriggerValue }) {
       }
       // The route first, the run once it has answered: the two would share the server's cores, and the run then
       // finds the numbers computed (the caches are the server's). It sends the set pressed by then, the latest.
-      const asked = [...grid.headsOff].sort().join(',');
+      const asked = keyOf(grid.headsOff);
       fetch(`api/switch?${grid.ask}&off=${encodeURIComponent(asked)}`)
         .then(response => response.ok ? response.json() : null)
         .then(answer => {
-          if (answer && asked === [...grid.headsOff].sort().join(',')) grid.show(answer.html, asked);
+          if (answer && asked === keyOf(grid.headsOff)) grid.show(answer.html, asked);
         })
         .catch(() => {})  // the run draws the numbers
         .finally(sendAll);
@@ -146,7 +147,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
   grid.send = setTriggerValue;
   grid.ask = data.ask;
   grid.show = show;
-  show(data.numbers, [...grid.headsOff].sort().join(','));
+  show(data.numbers, keyOf(grid.headsOff));
   const off = new Set(grid.headsOff);
   for (const button of grid.querySelectorAll('button')) {
     button.setAttribute('aria-pressed', String(off.has(idOf(button))));
@@ -185,6 +186,11 @@ def valid_pairs(pairs, num_layers: int, num_heads: int) -> tuple[tuple[int, int]
                 and 0 <= pair[0] < num_layers and 0 <= pair[1] < num_heads):
             kept.add((pair[0], pair[1]))
     return tuple(sorted(kept))
+
+
+def heads_off_label(count: int) -> str:
+    """How the numbers' labels name the set: "all heads on", "1 head off", "3 heads off"."""
+    return "all heads on" if not count else f"{count} head{'s' * (count > 1)} off"
 
 
 def heads_off_asked(asked: str, num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
