@@ -1,0 +1,87 @@
+"""Whose CPU a command spends: every process of the machine read twice a second while it runs, summed by kind
+(Chromium's renderers, its GPU and browser processes, Playwright's driver, Streamlit servers, pytest and its
+workers, nginx, Redis, the rest). bench/suite_cpu.py runs the test suite under it. Linux only.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+SAMPLE_S = 0.5
+
+
+def kind_of(argv: list[str]) -> str:
+    """Which kind of the suite's processes a command line is."""
+    program = Path(argv[0]).name if argv else ""
+    process_type = next((arg.removeprefix("--type=") for arg in argv if arg.startswith("--type=")), None)
+    if "chrom" in program:
+        return {None: "Chromium: browser process", "renderer": "Chromium: renderers (the pages)",
+                "gpu-process": "Chromium: GPU process (compositing)"}.get(process_type, "Chromium: other helpers")
+    if program == "node" or any("playwright" in arg for arg in argv[:2]):
+        return "Playwright's driver"
+    if "streamlit" in argv[:3] and "run" in argv[:4]:
+        return "Streamlit servers"
+    if program.startswith("nginx") or program.startswith("redis"):
+        return program.split(":")[0].split("-")[0]
+    if program.startswith("python") and ("pytest" in argv or any("execnet" in arg or "exec(" in arg for arg in argv)):
+        return "pytest and its workers"
+    return "other"
+
+
+def _processes() -> dict[tuple[int, int], int]:
+    """Every process's CPU ticks so far (user + system), by (pid, start time): a pid may be reused."""
+    ticks = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # it ended meanwhile
+                continue
+            ticks[(int(entry.name), int(fields[19]))] = int(fields[11]) + int(fields[12])
+    return ticks
+
+
+def _command_line(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
+    except OSError:
+        return []
+
+
+def _busy_ticks() -> int:
+    """The machine's busy CPU ticks so far, all cores (user, nice, system, irq, softirq)."""
+    user, nice, system, _idle, _iowait, irq, softirq = map(int, Path("/proc/stat").read_text().split()[1:8])
+    return user + nice + system + irq + softirq
+
+
+def measure(command: list[str]) -> tuple[Counter, float, float, int]:
+    """Run command; return (CPU seconds by kind, wall seconds, the machine's busy CPU seconds, its exit code)."""
+    before, kinds, last = _processes(), {}, {}
+    busy, start = _busy_ticks(), time.monotonic()
+    run = subprocess.Popen(command)
+    while run.poll() is None:
+        for key, ticks in _processes().items():
+            if key not in kinds:
+                kinds[key] = kind_of(_command_line(key[0]))
+            last[key] = ticks
+        time.sleep(SAMPLE_S)
+    wall, busy = time.monotonic() - start, (_busy_ticks() - busy) / CLOCK_TICKS
+    spent = Counter()
+    for key, ticks in last.items():
+        spent[kinds[key]] += (ticks - before.get(key, 0)) / CLOCK_TICKS
+    return spent, wall, busy, run.returncode
+
+
+def report(spent: Counter, wall: float, busy: float, cores: int) -> str:
+    total = sum(spent.values())
+    rows = [f"| {kind} | {seconds:,.0f} | {seconds / total:.0%} |" for kind, seconds in spent.most_common()
+            if seconds >= 0.5]
+    return "\n".join(["| processes | CPU s | share |", "|---|---|---|", *rows,
+                      f"| sampled, in all | {total:,.0f} | |", "",
+                      f"Wall {wall:,.0f} s ({wall / 60:.1f} min); the machine's cores busy {busy:,.0f} CPU s, "
+                      f"{busy / (wall * cores):.0%} of {cores} cores."])

@@ -1,0 +1,33 @@
+"""harness/cpu_by_kind.py (bench/suite_cpu.py): the suite's CPU told apart by the kind of process that spent it."""
+
+from __future__ import annotations
+
+import sys
+
+from harness.cpu_by_kind import kind_of, measure, report
+
+CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
+
+
+def test_each_process_of_the_suite_is_told_apart_by_its_command_line():
+    # Playwright starts the browser with --disable-renderer-backgrounding: a word in it is not a process type
+    assert kind_of([CHROMIUM, "--disable-renderer-backgrounding"]) == "Chromium: browser process"
+    assert kind_of([CHROMIUM, "--type=renderer"]) == "Chromium: renderers (the pages)"
+    assert kind_of([CHROMIUM, "--type=gpu-process"]) == "Chromium: GPU process (compositing)"
+    assert kind_of([CHROMIUM, "--type=utility"]) == "Chromium: other helpers"
+    assert kind_of(["/site-packages/playwright/driver/node", "cli.js", "run-driver"]) == "Playwright's driver"
+    assert kind_of([sys.executable, "-m", "streamlit", "run", "streamlit_app.py"]) == "Streamlit servers"
+    assert kind_of([sys.executable, "-u", "-c", "import sys;exec(eval(sys.stdin.readline()))"]) == \
+        "pytest and its workers"  # an xdist worker, started by execnet
+    assert kind_of(["nginx: worker process"]) == "nginx"
+    assert kind_of(["/usr/bin/redis-server 127.0.0.1:6379"]) == "redis"
+    assert kind_of([sys.executable, "-c", "print(1)"]) == kind_of([]) == "other"
+
+
+def test_a_command_s_cpu_is_counted_under_its_kind():
+    busy_loop = "import time\nwhile time.process_time() < 1.5: pass\ntime.sleep(1)"  # then idle, to be sampled
+    spent, wall, busy, code = measure([sys.executable, "-c", busy_loop])
+    assert code == 0
+    # every process of the machine is read (nothing else should run beside the suite): a lower bound only
+    assert spent["other"] >= 1.4 and busy >= 1.4, (spent, busy)
+    assert f"| other | {spent['other']:,.0f} |" in report(spent, wall, busy, cores=2)
