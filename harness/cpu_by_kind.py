@@ -48,9 +48,16 @@ def _processes() -> dict[tuple[int, int], int]:
 
 def _command_line(pid: int) -> list[str]:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
+        return command_words(Path(f"/proc/{pid}/cmdline").read_bytes())
     except OSError:
         return []
+
+
+def command_words(cmdline: bytes) -> list[str]:
+    """The words of a /proc/PID/cmdline: NUL-separated, or one string for a process that rewrote its title
+    (Chromium's renderers and helpers, nginx's and Redis's processes), split at its spaces."""
+    words = cmdline.decode(errors="replace").rstrip("\0").split("\0")
+    return words[0].split() if len(words) == 1 else words
 
 
 def _busy_ticks() -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from harness.cpu_by_kind import kind_of, measure, report
+from harness.cpu_by_kind import command_words, kind_of, measure, report
 
 CHROMIUM = "/usr/lib/chromium/chromium-headless-shell"
 
@@ -19,8 +19,17 @@ def test_each_process_of_the_suite_is_told_apart_by_its_command_line():
     assert kind_of([sys.executable, "-m", "streamlit", "run", "streamlit_app.py"]) == "Streamlit servers"
     assert kind_of([sys.executable, "-u", "-c", "import sys;exec(eval(sys.stdin.readline()))"]) == \
         "pytest and its workers"  # an xdist worker, started by execnet
-    assert kind_of(["nginx: worker process"]) == "nginx"
-    assert kind_of(["/usr/bin/redis-server 127.0.0.1:6379"]) == "redis"
+    assert kind_of(command_words(b"nginx: worker process\0")) == "nginx"
+    assert kind_of(command_words(b"/usr/bin/redis-server 127.0.0.1:6379\0")) == "redis"
+
+
+def test_a_title_rewritten_into_one_string_is_read_word_by_word():
+    # how Chromium's helpers show in /proc: one string, no NUL between the words
+    renderer = f"{CHROMIUM} --type=renderer --lang=en-US".encode()
+    assert command_words(renderer) == [CHROMIUM, "--type=renderer", "--lang=en-US"]
+    assert kind_of(command_words(renderer)) == "Chromium: renderers (the pages)"
+    assert command_words(b"python\0-m\0streamlit\0run\0my app.py\0") == ["python", "-m", "streamlit", "run",
+                                                                          "my app.py"]
     assert kind_of([sys.executable, "-c", "print(1)"]) == kind_of([]) == "other"
 
 
