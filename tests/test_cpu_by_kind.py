@@ -21,6 +21,7 @@ def test_each_process_of_the_suite_is_told_apart_by_its_command_line():
         "pytest and its workers"  # an xdist worker, started by execnet
     assert kind_of(command_words(b"nginx: worker process\0")) == "nginx"
     assert kind_of(command_words(b"/usr/bin/redis-server 127.0.0.1:6379\0")) == "redis"
+    assert kind_of([sys.executable, "-c", "print(1)"]) == kind_of([]) == "other"
 
 
 def test_a_title_rewritten_into_one_string_is_read_word_by_word():
@@ -30,7 +31,6 @@ def test_a_title_rewritten_into_one_string_is_read_word_by_word():
     assert kind_of(command_words(renderer)) == "Chromium: renderers (the pages)"
     assert command_words(b"python\0-m\0streamlit\0run\0my app.py\0") == ["python", "-m", "streamlit", "run",
                                                                           "my app.py"]
-    assert kind_of([sys.executable, "-c", "print(1)"]) == kind_of([]) == "other"
 
 
 def test_a_command_s_cpu_is_counted_under_its_kind():
