@@ -11,7 +11,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+from harness.server import CLOCK_TICKS, cpu_and_start
+
 SAMPLE_S = 0.5
 
 
@@ -33,17 +34,17 @@ def kind_of(argv: list[str]) -> str:
     return "other"
 
 
-def _processes() -> dict[tuple[int, int], int]:
-    """Every process's CPU ticks so far (user + system), by (pid, start time): a pid may be reused."""
-    ticks = {}
+def _processes() -> dict[tuple[int, int], float]:
+    """Every process's CPU seconds so far (user + system), by (pid, start time): a pid may be reused."""
+    seconds = {}
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             try:
-                fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+                cpu, started = cpu_and_start(int(entry.name))
             except OSError:  # it ended meanwhile
                 continue
-            ticks[(int(entry.name), int(fields[19]))] = int(fields[11]) + int(fields[12])
-    return ticks
+            seconds[(int(entry.name), started)] = cpu
+    return seconds
 
 
 def _command_line(pid: int) -> list[str]:
@@ -72,15 +73,15 @@ def measure(command: list[str]) -> tuple[Counter, float, float, int]:
     busy, start = _busy_ticks(), time.monotonic()
     run = subprocess.Popen(command)
     while run.poll() is None:
-        for key, ticks in _processes().items():
+        for key, seconds in _processes().items():
             if key not in kinds:
                 kinds[key] = kind_of(_command_line(key[0]))
-            last[key] = ticks
+            last[key] = seconds
         time.sleep(SAMPLE_S)
     wall, busy = time.monotonic() - start, (_busy_ticks() - busy) / CLOCK_TICKS
     spent = Counter()
-    for key, ticks in last.items():
-        spent[kinds[key]] += (ticks - before.get(key, 0)) / CLOCK_TICKS
+    for key, seconds in last.items():
+        spent[kinds[key]] += seconds - before.get(key, 0.0)
     return spent, wall, busy, run.returncode
 
 

@@ -151,8 +151,14 @@ def server_pid(port: int) -> int:
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+    return cpu_and_start(pid)[0]
+
+
+def cpu_and_start(pid: int) -> tuple[float, int]:
+    """A process's user + system CPU seconds so far, and the moment it started (clock ticks since boot: a pid and
+    its start name one process, where a pid alone may be reused). OSError once it has ended."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()  # after the name, which may hold ")"
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS, int(fields[19])  # utime, stime; starttime
 
 
 def memory_mb(pid: int) -> tuple[float, float]:
