@@ -49,6 +49,8 @@ def test_the_step_changes_at_the_press_before_the_server_answers(page, base_url)
     page.goto(f"{base_url}/?view=lesson&step=2")
     page.locator(".st-key-lesson_next button").wait_for()
     wait_until_measured(page, frames)
+    # The switching script mounts after the buttons show; a press before it waits for the server like any other.
+    page.locator('body[data-lesson-step="2"]').wait_for(state="attached")
     assert steps_visible(page) == [2]
     messages.holding = True
     page.locator(".st-key-lesson_next button").focus()
