@@ -1,18 +1,22 @@
 """deploy/nginx.conf, as committed, in front of two app replicas on loopback, on free ports.
 
-Used by tests/deploy/test_nginx_replicas.py (sessions spread, stick and fail over) and
+Used by tests/deploy/test_replicas.py (sessions spread, stick and fail over; a class across both) and
 bench/load_proxy.py (a class's worth of browsers through the proxy).
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import http.client
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import time
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +44,52 @@ def open_on_replica(browser, url: str, replicas: list[str]):
     gained = [metrics(replica)["active"] - old for replica, old in zip(replicas, before, strict=True)]
     assert sorted(gained) == [0, 1], f"a new session should add one websocket on one replica: {gained}"
     return page, gained.index(1)
+
+
+def open_until_spread(browser, proxy_url: str, replicas: list[str], query: str = "", at_least: int = 3,
+                      at_most: int = 12):
+    """Open sessions one at a time until every replica holds some; return [(page, replica index)].
+
+    The route cookie is random, so where a browser lands is chance: 12 sessions all on one of two
+    replicas would happen about once in 2,000 runs of a fair hash.
+    """
+    sessions = []
+    while len(sessions) < at_least or len({replica for _, replica in sessions}) < len(replicas):
+        assert len(sessions) < at_most, f"{at_most} sessions, all on replica {sessions[0][1]}: nothing spreads them"
+        sessions.append(open_on_replica(browser, f"{proxy_url}/{query}", replicas))
+    return sessions
+
+
+def access_log(path: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """nginx's access log (format `replicas` in deploy/nginx.conf) as {route: [(uri, upstream, status)]}."""
+    requests = defaultdict(list)
+    line_format = re.compile(r'route=(\S+) upstream=(\S+(?:, \S+)*) status=(\d+) "\S+ (\S+)"')
+    for line in path.read_text().splitlines():
+        found = line_format.search(line)
+        assert found, f"unexpected access log line: {line}"
+        route, upstream, status, uri = found.groups()
+        requests[route].append((uri, upstream, status))
+    return requests
+
+
+def route_of(page) -> str:
+    """The browser's route cookie, which deploy/nginx.conf hashes to pick its replica."""
+    cookies = {cookie["name"]: cookie["value"] for cookie in page.context.cookies()}
+    assert "_streamlit_xsrf" in cookies, "Streamlit's XSRF cookie did not come through the proxy"
+    return cookies["aa_route"]
+
+
+def websocket_handshake(proxy_url: str, host: str, origin: str) -> int:
+    """Open /_stcore/stream through the proxy with the given Host and Origin; return the HTTP status."""
+    connection = http.client.HTTPConnection(proxy_url.removeprefix("http://"), timeout=20)
+    try:
+        connection.request("GET", "/_stcore/stream", headers={
+            "Host": host, "Origin": origin, "Upgrade": "websocket", "Connection": "Upgrade",
+            "Sec-WebSocket-Key": base64.b64encode(os.urandom(16)).decode(), "Sec-WebSocket-Version": "13",
+            "Sec-WebSocket-Protocol": "streamlit"})
+        return connection.getresponse().status
+    finally:
+        connection.close()
 
 
 def nginx_path() -> str | None:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CHOSEN = ["tests/browser/test_lines_e2e.py", "tests/deploy/test_nginx_replicas.py"]
+CHOSEN = ["tests/browser/test_lines_e2e.py", "tests/deploy/test_replicas.py"]
 HINT = ("Chromium not found: no `chromium-headless-shell` or `chromium` on PATH. Install them with "
         "`apt-get install -y chromium chromium-headless-shell`")
 BROWSERS = ("chromium", "chromium-headless-shell")

@@ -1,7 +1,9 @@
 """Two replicas of the app behind nginx (deploy/nginx.conf, as committed), driven by real browsers.
 
-Starts two `streamlit run` processes and nginx in front of them on loopback (once for the module),
-then opens sessions through the proxy, each in its own browser context (so its own cookies):
+Starts a real redis-server, two `streamlit run` processes sharing it as their class store
+(ATTENTION_ANATOMY_CLASS_STORE=redis://…), and nginx in front of them on loopback, once for the module (a pair of
+replicas costs some 20 s of CPU to start), then opens sessions through the proxy, each in its own browser
+context (so its own cookies):
 
 - sessions are spread over both replicas, and every request of one browser (the page, its static
   files, /_stcore/health, its websocket, the /media/ file of a download) reaches the same replica;
@@ -10,8 +12,13 @@ then opens sessions through the proxy, each in its own browser context (so its o
 - the proxy passes Host through, so Streamlit's websocket Origin check (server.enableCORS, on) accepts
   the app's own origin under any host name and still refuses a foreign one;
 - a link holding the longest texts the page takes opens the page with them;
-- after one replica is killed, its browsers reconnect to the other, and new browsers still open
-  the page there.
+- a class across the replicas (issue 19): the teacher opens ?teach=1 through the proxy, students open the link it
+  shows until one lands on the other replica; that student follows the teacher's head and view, and its URL says
+  so. Redis stops answering (SIGSTOP, so that calls wait rather than fail at once): the student's page says the
+  class cannot be reached and keeps what it shows, the teacher's page keeps working and says its students cannot
+  get its changes; once Redis answers again the student catches up with the teacher's latest head;
+- last, as it leaves one replica: after one replica is killed, its browsers reconnect to the other, and new
+  browsers still open the page there.
 
 Which replica holds a session is read from two places that do not depend on each other: each
 replica's own /_stcore/metrics (active_sessions goes up by one on the replica that got the
@@ -21,12 +28,9 @@ replica that answered it).
 
 from __future__ import annotations
 
-import base64
-import http.client
 import os
 import re
 import signal
-from collections import defaultdict
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,40 +38,43 @@ from urllib.parse import urlencode
 
 import pytest
 
+from components.classroom.class_store import STORE_ENV
 from components.page.page_state import MAX_TEXT_CHARS
 from harness.browser import (
     chart_input,
     chart_pixels,
+    expect_head,
     launch_chromium,
+    move_head_to,
     open_session,
     open_tab,
     press_chart_key,
     wait_until_settled,
     weights_chart,
 )
-from harness.nginx import REPLICA_ENV, Proxy, nginx_proxy, open_on_replica
+from harness.nginx import (
+    REPLICA_ENV,
+    Proxy,
+    access_log,
+    nginx_proxy,
+    open_on_replica,
+    open_until_spread,
+    route_of,
+    websocket_handshake,
+)
+from harness.redis import Redis, redis_server
 from harness.server import APP, metrics, port_of, server_pid, streamlit_server, wait_for
-from tests.marks import NEEDS_CHROMIUM, NEEDS_NGINX
+from tests.marks import NEEDS_CHROMIUM, NEEDS_NGINX, NEEDS_REDIS
 
 CSV_HEADER = "query_index,query_token,key_index,key_token,score,masked_score,weight,alpha_fx_norm"
 # Both texts of a link as long as the page takes them, in letters that URL-encode to six and nine
 # characters each: a request line of about 105,000 characters (nginx's default buffers hold 8 kB).
 LONG_TEXT = ("Zeit fließt wie ein Pfeil — Früchte fliegen wie eine Banane. " * 200)[:MAX_TEXT_CHARS]
 LONG_TEXT_B = ("時は矢のように飛ぶ。" * 1000)[:MAX_TEXT_CHARS]
+CLASS_TEXT = "two servers share one class"
+MAX_STUDENT_TRIES = 12  # the route cookie is random: all on the teacher's replica is a chance of 1 in 4,096
 
-pytestmark = [pytest.mark.deploy, pytest.mark.long, *NEEDS_NGINX, *NEEDS_CHROMIUM]
-
-
-def access_log(path: Path) -> dict[str, list[tuple[str, str, str]]]:
-    """nginx's access log (format `replicas` in deploy/nginx.conf) as {route: [(uri, upstream, status)]}."""
-    requests = defaultdict(list)
-    line_format = re.compile(r'route=(\S+) upstream=(\S+(?:, \S+)*) status=(\d+) "\S+ (\S+)"')
-    for line in path.read_text().splitlines():
-        found = line_format.search(line)
-        assert found, f"unexpected access log line: {line}"
-        route, upstream, status, uri = found.groups()
-        requests[route].append((uri, upstream, status))
-    return requests
+pytestmark = [pytest.mark.deploy, pytest.mark.long, *NEEDS_NGINX, *NEEDS_CHROMIUM, *NEEDS_REDIS]
 
 
 def expect_view(page, layer: int, head: int) -> None:
@@ -75,40 +82,6 @@ def expect_view(page, layer: int, head: int) -> None:
     from playwright.sync_api import expect
 
     expect(page.get_by_text(re.compile(rf"\blayer {layer}, head {head}(?!\d)", re.IGNORECASE)).first).to_be_visible()
-
-
-def route_of(page) -> str:
-    cookies = {cookie["name"]: cookie["value"] for cookie in page.context.cookies()}
-    assert "_streamlit_xsrf" in cookies, "Streamlit's XSRF cookie did not come through the proxy"
-    return cookies["aa_route"]
-
-
-def websocket_handshake(proxy_url: str, host: str, origin: str) -> int:
-    """Open /_stcore/stream through the proxy with the given Host and Origin; return the HTTP status."""
-    connection = http.client.HTTPConnection(proxy_url.removeprefix("http://"), timeout=20)
-    try:
-        connection.request("GET", "/_stcore/stream", headers={
-            "Host": host, "Origin": origin, "Upgrade": "websocket", "Connection": "Upgrade",
-            "Sec-WebSocket-Key": base64.b64encode(os.urandom(16)).decode(), "Sec-WebSocket-Version": "13",
-            "Sec-WebSocket-Protocol": "streamlit"})
-        return connection.getresponse().status
-    finally:
-        connection.close()
-
-
-def open_until_spread(browser, proxy: Proxy, replicas: list[str], query: str = "", at_least: int = 3,
-                      at_most: int = 12):
-    """Open sessions one at a time until every replica holds some; return [(page, replica index)].
-
-    The route cookie is random, so where a browser lands is chance: 12 sessions all on one of two
-    replicas would happen about once in 2,000 runs of a fair hash. The replica whose active_sessions
-    went up is the one that got the session's websocket.
-    """
-    sessions = []
-    while len(sessions) < at_least or len({replica for _, replica in sessions}) < len(replicas):
-        assert len(sessions) < at_most, f"{at_most} sessions, all on replica {sessions[0][1]}: nothing spreads them"
-        sessions.append(open_on_replica(browser, f"{proxy.url}/{query}", replicas))
-    return sessions
 
 
 def move_head(page, head: int) -> None:
@@ -129,6 +102,7 @@ class Cluster:
     replicas: list[str]  # base URLs, asked directly for their metrics
     upstreams: list[str]  # the same replicas as nginx names them in its log
     proxy: Proxy
+    redis: Redis
     browser: object
     logs: Path  # the replicas' output: replica0.log, replica1.log
 
@@ -137,16 +111,18 @@ class Cluster:
 def cluster(tmp_path_factory):
     from playwright.sync_api import expect, sync_playwright
 
-    expect.set_options(timeout=30_000)  # two servers, nginx and a browser share 2 cores
+    expect.set_options(timeout=30_000)  # two servers, nginx, Redis and a browser share 2 cores
     logs = tmp_path_factory.mktemp("replicas")
     with ExitStack() as stack:
-        replicas = [stack.enter_context(streamlit_server(APP, env=REPLICA_ENV, log_path=logs / f"replica{i}.log"))
+        redis = stack.enter_context(redis_server(logs / "redis"))
+        env = {**REPLICA_ENV, STORE_ENV: redis.url}
+        replicas = [stack.enter_context(streamlit_server(APP, env=env, log_path=logs / f"replica{i}.log"))
                     for i in range(2)]
         ports = tuple(port_of(url) for url in replicas)
         proxy = stack.enter_context(nginx_proxy(ports, logs / "nginx"))
         browser = launch_chromium(stack.enter_context(sync_playwright()), optimised_js=False)
         stack.callback(browser.close)
-        yield Cluster(replicas, [f"127.0.0.1:{port}" for port in ports], proxy, browser, logs)
+        yield Cluster(replicas, [f"127.0.0.1:{port}" for port in ports], proxy, redis, browser, logs)
 
 
 def answered_by(cluster: Cluster, page) -> set[str]:
@@ -154,11 +130,17 @@ def answered_by(cluster: Cluster, page) -> set[str]:
     return {upstream for _, upstream, _ in access_log(cluster.proxy.access_log)[route_of(page)]}
 
 
+def wait_until_no_sessions(cluster: Cluster) -> None:
+    """Wait until the pages of the tests before have closed their websockets: a replica is told whose a new one
+    is by its count going up."""
+    wait_for(lambda: sum(metrics(url)["active"] for url in cluster.replicas) == 0, "earlier sessions to close")
+
+
 def test_sessions_spread_and_stick(cluster):
     from playwright.sync_api import expect
 
     replicas, upstreams = cluster.replicas, cluster.upstreams
-    sessions = open_until_spread(cluster.browser, cluster.proxy, replicas)
+    sessions = open_until_spread(cluster.browser, cluster.proxy.url, replicas)
 
     # Every request of each browser so far went to the replica that holds its websocket.
     log = access_log(cluster.proxy.access_log)
@@ -221,12 +203,72 @@ def test_a_link_with_the_longest_texts_opens_the_page_through_the_proxy(cluster)
     page.context.close()
 
 
+class TestAClassAcrossTheReplicas:
+    """The class's pages are closed when its tests end (its fixture is the class's): the failover after them
+    counts the sessions on each replica."""
+
+    @pytest.fixture(scope="class")
+    def classroom(self, cluster):
+        """The teacher's page, its replica, and a student's page on the other replica."""
+        from playwright.sync_api import expect
+
+        wait_until_no_sessions(cluster)
+        teachers_url = f"{cluster.proxy.url}/?teach=1&text={CLASS_TEXT.replace(' ', '+')}"
+        teacher, teachers_replica = open_on_replica(cluster.browser, teachers_url, cluster.replicas)
+        expect(teacher).to_have_url(re.compile(r"[?&]class=[A-Z2-9]{6}&key="))
+        # The link's own code block: a loopback link's warning beside it names a server option in code too.
+        link_code = '[data-testid="stSidebar"] [data-testid="stExpander"] [data-testid="stCode"] code'
+        link = teacher.locator(link_code).inner_text().strip()
+        assert link.startswith(cluster.proxy.url), f"the students' link must go through the proxy: {link}"
+        others = []
+        for _ in range(MAX_STUDENT_TRIES):
+            student, replica = open_on_replica(cluster.browser, link, cluster.replicas)
+            if replica != teachers_replica:
+                break
+            others.append(student)
+        else:
+            pytest.fail(f"{MAX_STUDENT_TRIES} students all landed on the teacher's replica: nothing spreads them")
+        yield teacher, student
+        for page in [teacher, student, *others]:
+            page.context.close()
+
+    def test_a_student_on_the_other_replica_follows_the_teacher(self, classroom):
+        from playwright.sync_api import expect
+
+        teacher, student = classroom
+        expect(student.get_by_text("Following the teacher")).to_be_visible()
+        move_head_to(teacher, 3)
+        expect_head(student, 3)
+        expect(student).to_have_url(re.compile(r"[?&]head=3(&|$)"))
+        expect(teacher.locator('[data-testid="stSidebar"]').get_by_text(re.compile(r"\d+ students? following"))
+               ).to_be_visible()
+
+    def test_redis_down_the_student_keeps_its_page_the_teacher_keeps_teaching(self, cluster, classroom):
+        from playwright.sync_api import expect
+
+        teacher, student = classroom
+        move_head_to(teacher, 4)
+        expect_head(student, 4)
+        cluster.redis.pause()
+        try:
+            expect(student.get_by_text("The class cannot be reached right now")).to_be_visible()
+            expect_head(student, 4)
+            move_head_to(teacher, 6)  # the teacher's page answers as ever
+            expect(teacher.get_by_text("Your students cannot get your changes right now")).to_be_visible()
+            expect_head(student, 4)
+        finally:
+            cluster.redis.resume()
+        expect_head(student, 6)  # the change the store missed reaches the class once it answers
+        expect(student.get_by_text("The class cannot be reached right now")).to_have_count(0)
+        expect(teacher.get_by_text("Your students cannot get your changes right now")).to_have_count(0)
+
+
 def test_failover_to_the_other_replica(cluster):
     from playwright.sync_api import expect
 
     replicas, upstreams = cluster.replicas, cluster.upstreams
-    wait_for(lambda: sum(metrics(url)["active"] for url in replicas) == 0, "earlier sessions to close")
-    sessions = open_until_spread(cluster.browser, cluster.proxy, replicas, query="?layer=1&head=2", at_least=2)
+    wait_until_no_sessions(cluster)
+    sessions = open_until_spread(cluster.browser, cluster.proxy.url, replicas, query="?layer=1&head=2", at_least=2)
 
     # Kill one replica without a goodbye (SIGKILL, as the kernel's OOM killer would).
     dead, alive = 1, 0
