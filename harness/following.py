@@ -1,14 +1,16 @@
 """A class over Streamlit's websocket: one teacher's session that moves the head, and followers that keep the
-page's timers as the browser does (session_client.py), so that thirty followers cost the server what thirty
+page's watch as the browser does (session_client.py), so that thirty followers cost the server what thirty
 browsers cost it and the client machine almost nothing.
 
-A follower asks for every timed fragment the page announced (the class's poll, components/classroom/classroom.py) again
-every period, on a fixed schedule, as the frontend's timer does; after every run it reads the head its heatmap
-stands at (where the chart's own head input starts, in the spec the server sent) and keeps the time whenever
-that changed. The teacher's change -> a follower's heatmap is the first time that follower shows the head the
-teacher moved to; the browser's drawing of it (tens of ms) is not in the figure.
+A follower does what its page's script does (components/classroom/class_watch.py): it asks the App's route
+/api/class for the class's version every period the page's watch was given, on a fixed schedule, saying it is
+there every beat, and sends the script's trigger when the page is behind (which reruns the page);
+after every run it reads the head its heatmap stands at (where the chart's own head input starts, in the spec the
+server sent) and keeps the time whenever that changed. The teacher's change -> a follower's heatmap is the first
+time that follower shows the head the teacher moved to; the browser's drawing of it (tens of ms) is not in the
+figure.
 
-Used by bench/class_follow.py, which prints the figures, and tests/deploy/test_class_follow.py, which asserts.
+Used by bench/class_follow.py, which prints the figures.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import urllib.parse
 from dataclasses import dataclass, field
 
 from harness.classroom import CHART, move_on_chart
+from harness.server import get_json
 from harness.session_client import WebsocketSession
 
-POLL_LIMIT_S = 60.0  # a timed fragment slower than this is not the class's poll (components/page/reconnect.py's hour)
+WATCH = "class_watch"  # the watch component's key and the end of its name (components/classroom/class_watch.py)
 TEACHER_PERIOD_S = 2.0
 HEADS = 12  # the bundled model's
 
@@ -30,6 +33,7 @@ HEADS = 12  # the bundled model's
 @dataclass
 class Follower:
     session: WebsocketSession
+    base_url: str
     seen: list[tuple[float, int | None]] = field(default_factory=list)  # (time, head) whenever the head shown moved
     errors: list[str] = field(default_factory=list)
     polls: int = 0
@@ -58,33 +62,47 @@ def class_code(session: WebsocketSession) -> str:
 
 async def join(base_url: str, code: str, delay_s: float = 0.0) -> Follower:
     await asyncio.sleep(delay_s)
-    follower = Follower(await WebsocketSession.connect(base_url, {"class": code}))
+    follower = Follower(await WebsocketSession.connect(base_url, {"class": code}), base_url)
     follower.seen.append((time.monotonic(), shown_head(follower.session)))
     follower.errors.extend(follower.session.errors())
     return follower
 
 
+def watch_data(session: WebsocketSession) -> dict | None:
+    """The data the page's last run gave its class watch (None: the page follows no class)."""
+    for element in session.elements():
+        if element.WhichOneof("type") == "bidi_component" and element.bidi_component.component_name.endswith(WATCH):
+            return json.loads(element.bidi_component.json)
+    return None
+
+
 async def keep_polling(follower: Follower, until: float, phase: float = 0.0) -> None:
-    """Rerun the page's poll every period it announced, until time.monotonic() reaches until. phase (0 to 1) of a
-    period: where in it this follower's timer ticks (browsers that opened the page at different moments)."""
-    next_at = time.monotonic() + phase * min(follower.session.auto_reruns.values(), default=0.0)
+    """Ask the route every period, as the page's watch does, until time.monotonic() reaches until. phase (0 to 1)
+    of a period: where in it this follower's timer ticks (browsers that opened the page at different moments)."""
+    watch = watch_data(follower.session)
+    if watch is None:
+        follower.errors.append("the page has no class watch: it does not follow a class")
+        return
+    next_at, beat_at = time.monotonic() + phase * watch["period_ms"] / 1000, float("-inf")
     while True:
-        timers = sorted((period, fragment) for fragment, period in follower.session.auto_reruns.items()
-                        if period < POLL_LIMIT_S)
-        if not timers:
-            follower.errors.append("the page announced no poll: it does not follow a class")
-            return
-        period, fragment = timers[0]
-        next_at = max(next_at + period, time.monotonic())
+        watch = watch_data(follower.session) or watch  # the last run's: the version the page shows
+        next_at = max(next_at + watch["period_ms"] / 1000, time.monotonic())
         if next_at >= until:
             return
         await asyncio.sleep(next_at - time.monotonic())
+        beat = watch["beat"] != "" and next_at - beat_at >= watch["beat_ms"] / 1000
+        query = urllib.parse.urlencode({"code": watch["code"], **({"beat": watch["beat"]} if beat else {})})
         try:
-            await follower.session.rerun(fragment_id=fragment, auto=True)
+            status, answer = await asyncio.to_thread(get_json, f"{follower.base_url}/api/class?{query}")
+            follower.polls += 1
+            beat_at = next_at if beat and status == 200 else beat_at
+            version = answer.get("version") if status == 200 else watch["version"]
+            if (status == 200) != watch["reachable"] or version is None or (
+                    watch["following"] and version != watch["version"]):
+                await follower.session.send_trigger(WATCH, "behind")
         except Exception as error:  # noqa: BLE001 (counted and reported with the figures)
             follower.errors.append(f"poll: {error!r}")
             return
-        follower.polls += 1
         follower.errors.extend(follower.session.errors())
         head = shown_head(follower.session)
         if head != follower.seen[-1][1]:

@@ -7,6 +7,7 @@ its memory are read from /proc (Linux only).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -130,6 +131,16 @@ def metrics(base_url: str) -> dict[str, float]:
             raise LookupError(f"{name} missing from {base_url}/_stcore/metrics:\n{text}")
         values[name] = float(found.group(1))
     return values
+
+
+def get_json(url: str) -> tuple[int, dict]:
+    """(HTTP status, JSON body) of one of the App's routes (components/server/routes.py), which never cache."""
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            assert response.headers["Cache-Control"] == "no-store"
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
 
 
 def port_of(base_url: str) -> int:

@@ -53,6 +53,7 @@ from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.runtime.state.session_state import STREAMLIT_INTERNAL_KEY_PREFIX
 from websockets.asyncio.client import ClientConnection, connect
 
 XSRF_COOKIE = "_streamlit_xsrf"
@@ -173,6 +174,19 @@ class WebsocketSession:
         delta = self._keyed(key, "button")
         widget_id = delta.delta.new_element.button.id
         self._widget_states[widget_id] = WidgetState(id=widget_id, trigger_value=True)
+        try:
+            return await self.rerun(fragment_id=delta.delta.fragment_id)
+        finally:
+            self._widget_states.pop(widget_id, None)
+
+    async def send_trigger(self, key: str, event: str, value: object = True) -> float:
+        """Send what setTriggerValue(event, value) sends from the script of the custom component created with key=key:
+        the component's trigger aggregate (Streamlit's id for it: its own id and "events"), for this one rerun only,
+        as the frontend drops it once sent; return seconds until the rerun finished."""
+        delta = self._keyed(key, "bidi_component")
+        widget_id = f"{STREAMLIT_INTERNAL_KEY_PREFIX}_{delta.delta.new_element.bidi_component.id}__events"
+        payload = json.dumps([{"event": event, "value": value}])
+        self._widget_states[widget_id] = WidgetState(id=widget_id, json_trigger_value=payload)
         try:
             return await self.rerun(fragment_id=delta.delta.fragment_id)
         finally:

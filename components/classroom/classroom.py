@@ -5,9 +5,10 @@ The teacher opens the page with ?teach=1 (or presses Start a class): the page op
 as text and as a QR code. After each of its runs the teacher's page sends its view (FOLLOWED, as the URL
 writes them) when it changed.
 
-A page opened with class=CODE follows: a timed fragment (follow, every POLL_S) reads the class's version,
-and when it moved, reads the teacher's view, hands it to the page's own request mechanism
-(controls.request) and reruns the page. Whatever the student moves after that (any control: the page's
+A page opened with class=CODE follows: every run of the page reads the class's version (follow), and when it
+moved, reads the teacher's view, hands it to the page's own request mechanism (controls.request) and reruns the
+page; between runs, the page's script asks the App's route for the version every POLL_S and reruns the page when
+it moved (components/classroom/class_watch.py). Whatever the student moves after that (any control: the page's
 parameters then differ from what the teacher's view left) leaves follow mode until Follow the teacher again.
 
 Only a page whose link holds the class's key (compared in constant time, by the store) drives the class. A
@@ -29,6 +30,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from components import caches
+from components.classroom import class_watch
 from components.classroom.class_link import (
     CLASS_PARAM,
     close_large,
@@ -51,9 +53,9 @@ from components.page.page_state import PageState
 KEY_PARAM, TEACH_PARAM = "key", "teach"
 FOLLOWED = ("view", "text", "text_b", "model", "source", "layer", "head", "head_dim", "scaling", "temperature",
             "seed", "step", "query", "periods", "vocab", "heads", "steps")
-# A follower's page asks for the class's version this often. Each ask is a run of a fragment, which costs
-# Streamlit about 1.9 ms of the server's CPU however little it does (bench/class_follow.py): 30 followers at
-# 0.75 s are about 8 % of a core (the target is 10 %), and a teacher's change shows within 0.75 s and a rerun.
+# A follower's page asks the App's route for the class's version this often: a teacher's change shows within
+# POLL_S and a rerun. (Each ask was a run of a fragment, about 1.9 ms of the server's CPU however little it did,
+# and a redraw of the page by the browser: bench/class_follow.py.)
 POLL_S = 0.75
 # A follower says it is there this often (a class store write), well within class_store.HEARTBEAT_S: the
 # other polls only read the version, one Redis round trip without a write.
@@ -84,6 +86,7 @@ class Seat:
     notices: list[str] = field(default_factory=list)
     follower_id: str = field(default_factory=lambda: secrets.token_hex(8))  # random: only to count followers
     beat_at: float = float("-inf")  # a follower's: when it last said it is there (time.monotonic)
+    unreachable: bool = False  # a follower's: the class's store did not answer the page's last run
     classes_off: bool = False  # the server's class store setting names no store: no class can be opened or joined
 
 
@@ -251,33 +254,49 @@ def _teacher_status() -> None:
 
 
 def follow() -> None:
-    """A follower's poll: call once per run of the page. Draws nothing while all is well."""
-    if _seat().role == "follower":
-        _poll()
-
-
-@st.fragment(run_every=POLL_S)
-def _poll() -> None:
+    """A follower's check of its class, once per run of the page, and the watch that reruns the page when the class
+    moves. Draws nothing while all is well."""
     seat = _seat()
     if seat.role != "follower":
         return
+    if _check(seat):
+        st.rerun()
+    if seat.unreachable:
+        st.warning(UNREACHABLE, icon=":material/cloud_off:")
+    class_watch.watch(seat.code, seat.version, following=seat.following, reachable=not seat.unreachable,
+                      follower=seat.follower_id, period_s=POLL_S, beat_s=BEAT_S, on_behind=_check_before_run)
+
+
+def _check_before_run() -> None:
+    """The watch's trigger, before the run it starts: that run then draws the teacher's view at once."""
+    seat = _seat()
+    if seat.role == "follower":
+        _check(seat)
+
+
+def _check(seat: Seat) -> bool:
+    """Take the teacher's view when the class moved, or leave the class when it ended; whether either happened (the
+    page must be drawn again)."""
     now = time.monotonic()
     beat = seat.following and now - seat.beat_at >= BEAT_S
     try:
         version = caches.classes().version(seat.code, seat.follower_id if beat else None)
         seat.beat_at = now if beat else seat.beat_at
+        snapshot = None
         if seat.following and version is not None and version != seat.version:
             snapshot = caches.classes().read(seat.code)
-            if snapshot is not None:
-                _take(seat, snapshot.version, snapshot.settings)
-                st.rerun()
     except StoreUnavailable:
-        st.warning(UNREACHABLE, icon=":material/cloud_off:")
-        return
+        seat.unreachable = True
+        return False
+    seat.unreachable = False
+    if snapshot is not None:
+        _take(seat, snapshot.version, snapshot.settings)
+        return True
     if version is None:
         seat.notices.append(f"Class {page_state.shorten(seat.code)} has ended: the page stays where it is.")
         seat.role = ""
-        st.rerun()
+        return True
+    return False
 
 
 def _take(seat: Seat, version: int, settings: Mapping[str, str]) -> None:

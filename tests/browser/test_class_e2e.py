@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from harness.browser import expect_head, load_page, move_head_to, open_tab, wait_until_settled, wait_until_sized
+from harness.server import get_json
 from tests.marks import BROWSER_TESTS
 
 pytestmark = [*BROWSER_TESTS, pytest.mark.long]  # a teacher and students: two minutes
@@ -135,6 +136,47 @@ def test_students_follow_break_away_come_back_and_a_wrong_key_cannot_drive(class
     expect(first.get_by_role("heading", name="All heads of a layer")).to_be_visible()
     expect(second.get_by_role("heading", name="All heads of a layer")).to_be_visible()
     assert url_params(teacher)["view"] == "heads" and url_params(teacher)["head"] == "5"
+
+
+def test_an_idle_follower_asks_the_route_and_reruns_only_when_the_teacher_moves(classroom, student):
+    """A follower's page asks /api/class for the version (components/classroom/class_watch.py) and sends the server
+    nothing while the class stands still: a timed fragment reran the page, and the browser drew it, at every poll."""
+    from playwright.sync_api import expect
+
+    teacher, _ = classroom
+    page = student()
+    asked = []
+    page.on("request", lambda request: asked.append(request.url) if "/api/class?" in request.url else None)
+    sent = page.evaluate("() => window.__stProbe.sends.length")  # harness/browser.py's probe of the websocket
+    page.wait_for_timeout(3_000)
+    assert page.evaluate("() => window.__stProbe.sends.length") == sent, "an idle follower's page reran"
+    assert len(asked) >= 3 and any("&beat=" in url for url in asked), asked
+    views = teacher.locator('[data-testid="stSidebar"] [data-testid="stRadio"]')
+    for view in ("One head", "All heads of a layer"):  # and back, where the tests after this one expect the class
+        views.get_by_text(view).click()
+        expect(page.get_by_role("heading", name=view)).to_be_visible()
+
+
+def test_the_class_route_answers_the_version_and_counts_a_beat(classroom, base_url):
+    from playwright.sync_api import expect
+
+    teacher, _ = classroom
+    code = url_params(teacher)["class"]
+    status, answer = get_json(f"{base_url}/api/class?code={code}")
+    assert status == 200 and isinstance(answer["version"], int), answer
+    assert get_json(f"{base_url}/api/class?code={code.lower()}") == (200, answer)  # as a link's code is read
+    assert get_json(f"{base_url}/api/class?code=<b>x</b>")[0] == 400
+    assert get_json(f"{base_url}/api/class?code={code}&beat=not-an-id")[0] == 400
+    unknown = next(other for other in ("AAAAAA", "BBBBBB") if other != code)
+    assert get_json(f"{base_url}/api/class?code={unknown}") == (200, {"version": None})  # no such class: ended
+    panel = teacher.locator('[data-testid="stSidebar"]')
+    expect(panel.get_by_text("0 students following")).to_be_visible()  # the earlier tests' students are gone
+    for _ in range(40):  # a beat counts for class_store.HEARTBEAT_S; the panel counts every classroom.COUNT_S
+        assert get_json(f"{base_url}/api/class?code={code}&beat=0123456789abcdef")[0] == 200
+        if panel.get_by_text("1 student following").is_visible():
+            break
+        teacher.wait_for_timeout(500)
+    expect(panel.get_by_text("1 student following")).to_be_visible(timeout=1)
 
 
 def test_a_followers_notice_on_a_phone_and_a_projector(classroom, student):

@@ -6,9 +6,6 @@ as it is; and a press reruns the toggles and the numbers, not the ranking."""
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
@@ -16,6 +13,7 @@ import pytest
 from attention import BUNDLED_MODEL
 from attention.embedding_switch import DEFAULT_SECOND
 from harness.browser import act_and_measure, press_and_measure, wait_until_settled
+from harness.server import get_json
 from tests.browser.frames import answer, frames_after
 from tests.marks import BROWSER_TESTS
 
@@ -109,23 +107,14 @@ def test_a_press_shows_the_routes_numbers_for_the_heads_pressed_and_the_run_keep
     assert answered == shown.evaluate("numbers => numbers.textContent")
 
 
-def get(url: str) -> tuple[int, dict]:
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response:
-            assert response.headers["Cache-Control"] == "no-store"
-            return response.status, json.load(response)
-    except urllib.error.HTTPError as error:
-        return error.code, json.load(error)
-
-
 def test_the_route_answers_a_set_of_heads_and_refuses_what_the_page_would_not_run(page, base_url):
     open_switch(page, base_url)  # the server has the bundled model loaded, as a page using the route has
     query = {"model": BUNDLED_MODEL, "text": "time flies like an arrow", "second": DEFAULT_SECOND}
-    status, body = get(f"{base_url}/api/switch?{urlencode({**query, 'off': '1:3'})}")
+    status, body = get_json(f"{base_url}/api/switch?{urlencode({**query, 'off': '1:3'})}")
     assert status == 200 and "cos(A, B), 1 head off" in body["html"]
-    status, body = get(f"{base_url}/api/switch?{urlencode({**query, 'model': 'bert-base-uncased'})}")
+    status, body = get_json(f"{base_url}/api/switch?{urlencode({**query, 'model': 'bert-base-uncased'})}")
     assert status == 400 and body == {"error": "not a model this server has loaded"}
-    status, body = get(f"{base_url}/api/switch?{urlencode({**query, 'off': '9:9'})}")
+    status, body = get_json(f"{base_url}/api/switch?{urlencode({**query, 'off': '9:9'})}")
     assert status == 400 and body["error"].startswith("heads of a 6 × 12 model")
-    status, body = get(f"{base_url}/api/switch?{urlencode({**query, 'text': 'a' * 30_000})}")
+    status, body = get_json(f"{base_url}/api/switch?{urlencode({**query, 'text': 'a' * 30_000})}")
     assert status == 414 and body == {"error": "the query is too long"}

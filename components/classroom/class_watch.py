@@ -1,0 +1,68 @@
+"""A follower's watch on its class: a small script on the page asks the App's route /api/class for the class's
+version every POLL_S (components/server/routes.py) and reruns the page only when the page is out of date: the
+teacher's view moved on (while the student follows), the class ended, or the store stopped or started answering.
+
+A timed fragment did this before: each poll was a run of the page's script, and each run made the browser draw
+the page again (about 80 ms of its renderer's time, 10 % of a core while nothing happened) and cost the server
+about 2 ms. The route's answer costs the browser a fetch, and the server a read of the store.
+
+The page's every run checks the class itself (classroom.follow); the trigger's callback checks it before the run it
+starts, so that this run draws the teacher's view, without a second run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+# How long the script waits before asking again for a rerun it already asked for: the rerun that answers it sends
+# the script new data (and so a fresh start) well before; without it, a rerun lost would leave the page behind.
+ASK_AGAIN_MS = 5_000
+
+# Streamlit runs the script again for every run's new data and calls only the last run's cleanup, when the page
+# goes: so each run first stops the timer the run before it set (parentElement.stopLast). When it last said the
+# follower is there is kept on the element, across runs. A failed fetch (the server away) asks nothing: Streamlit's
+# own reconnect shows that. A 400 or 404 (no such code; classes off) is not mended by a rerun either.
+_JS = f"""
+export default function ({{ data, parentElement, setTriggerValue }}) {{
+  parentElement.stopLast?.();
+  let askedAt = -Infinity, busy = false;
+  const poll = async () => {{
+    if (busy) return;
+    busy = true;
+    try {{
+      const now = performance.now();
+      const beat = data.beat !== '' && now - (parentElement.beatAt ?? -Infinity) >= data.beat_ms;
+      const query = `code=${{encodeURIComponent(data.code)}}` + (beat ? `&beat=${{data.beat}}` : '');
+      const response = await fetch(`api/class?${{query}}`, {{cache: 'no-store'}});
+      if (response.status !== 200 && response.status !== 503) return;
+      if (beat && response.ok) parentElement.beatAt = now;
+      const version = response.ok ? (await response.json()).version : data.version;
+      const behind = response.ok !== data.reachable || version === null
+        || (data.following && version !== data.version);
+      if (behind && performance.now() - askedAt > {ASK_AGAIN_MS}) {{
+        askedAt = performance.now();
+        setTriggerValue('behind', true);
+      }}
+    }} catch {{
+    }} finally {{
+      busy = false;
+    }}
+  }};
+  const timer = setInterval(poll, data.period_ms);
+  parentElement.stopLast = () => clearInterval(timer);
+  return parentElement.stopLast;
+}}
+"""
+_watch = st.components.v2.component("attention_anatomy.class_watch", js=_JS, isolate_styles=False)
+
+
+def watch(code: str, version: int, *, following: bool, reachable: bool, follower: str, period_s: float,
+          beat_s: float, on_behind: Callable[[], None]) -> None:
+    """Mount the watch for a follower's page showing version of class code; follower (its id) is said to be there
+    every beat_s while it follows; on_behind runs before the run the script asks for."""
+    _watch(key="class_watch", height=0, on_behind_change=on_behind,
+           data={"code": code, "version": version, "following": following, "reachable": reachable,
+                 "beat": follower if following else "", "period_ms": round(period_s * 1000),
+                 "beat_ms": round(beat_s * 1000)})
