@@ -19,11 +19,14 @@ import streamlit as st
 # How long the script waits before asking again for a rerun it already asked for: the rerun that answers it sends
 # the script new data (and so a fresh start) well before; without it, a rerun lost would leave the page behind.
 ASK_AGAIN_MS = 5_000
+_RUNS = "_class_watch_runs"  # session state: how many times the watch was mounted
 
-# Streamlit runs the script again for every run's new data and calls only the last run's cleanup, when the page
-# goes: so each run first stops the timer the run before it set (parentElement.stopLast). When it last said the
-# follower is there is kept on the element, across runs. A failed fetch (the server away) asks nothing: Streamlit's
-# own reconnect shows that. A 400 or 404 (no such code; classes off) is not mended by a rerun either.
+# Streamlit runs the script again for every run's new data (each run's differs: data.run) and calls only the last
+# run's cleanup, when the page goes: so each run first stops the timer the run before it set
+# (parentElement.stopLast). When it last said the follower is there is kept on the element, across runs. A failed
+# fetch (the server away) asks nothing: Streamlit's own reconnect shows that. Any other answer than the route's
+# (its JSON, or 503 while the store does not answer), such as a proxy's 404, or Streamlit's own page where the App's
+# routes are not passed on, asks for a rerun at every poll: the run checks the class, as the timed fragment did.
 _JS = f"""
 export default function ({{ data, parentElement, setTriggerValue }}) {{
   parentElement.stopLast?.();
@@ -36,11 +39,12 @@ export default function ({{ data, parentElement, setTriggerValue }}) {{
       const beat = data.beat !== '' && now - (parentElement.beatAt ?? -Infinity) >= data.beat_ms;
       const query = `code=${{encodeURIComponent(data.code)}}` + (beat ? `&beat=${{data.beat}}` : '');
       const response = await fetch(`api/class?${{query}}`, {{cache: 'no-store'}});
-      if (response.status !== 200 && response.status !== 503) return;
-      if (beat && response.ok) parentElement.beatAt = now;
-      const version = response.ok ? (await response.json()).version : data.version;
-      const behind = response.ok !== data.reachable || version === null
-        || (data.following && version !== data.version);
+      const answer = response.status === 200 ? await response.json().catch(() => null) : null;
+      const known = answer !== null && typeof answer === 'object' && 'version' in answer;
+      if (beat && known) parentElement.beatAt = now;
+      const behind = known
+        ? !data.reachable || answer.version === null || (data.following && answer.version !== data.version)
+        : response.status !== 503 || data.reachable;
       if (behind && performance.now() - askedAt > {ASK_AGAIN_MS}) {{
         askedAt = performance.now();
         setTriggerValue('behind', true);
@@ -62,7 +66,8 @@ def watch(code: str, version: int, *, following: bool, reachable: bool, follower
           beat_s: float, on_behind: Callable[[], None]) -> None:
     """Mount the watch for a follower's page showing version of class code; follower (its id) is said to be there
     every beat_s while it follows; on_behind runs before the run the script asks for."""
+    runs = st.session_state[_RUNS] = st.session_state.get(_RUNS, 0) + 1
     _watch(key="class_watch", height=0, on_behind_change=on_behind,
-           data={"code": code, "version": version, "following": following, "reachable": reachable,
+           data={"run": runs, "code": code, "version": version, "following": following, "reachable": reachable,
                  "beat": follower if following else "", "period_ms": round(period_s * 1000),
                  "beat_ms": round(beat_s * 1000)})

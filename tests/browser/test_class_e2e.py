@@ -157,6 +157,28 @@ def test_an_idle_follower_asks_the_route_and_reruns_only_when_the_teacher_moves(
         expect(page.get_by_role("heading", name=view)).to_be_visible()
 
 
+@pytest.mark.parametrize("answer", [{"status": 404, "body": "Not Found"},
+                                    {"status": 200, "content_type": "text/html", "body": "<!doctype html>"}],
+                         ids=["a-proxys-404", "streamlits-own-page"])
+def test_where_the_route_cannot_be_reached_a_follower_still_follows(classroom, browser, answer):
+    """Behind a proxy that passes on only Streamlit's own paths (Community Cloud's is untried), the watch gets no
+    answer of the route's and asks for a rerun at every poll, where the page checks the class, as the timed fragment
+    did."""
+    from playwright.sync_api import expect
+
+    teacher, link = classroom
+    page = open_tab(browser)
+    try:
+        page.route(re.compile(r"/api/class\?"), lambda route: route.fulfill(**answer))
+        load_page(page, link)
+        views = teacher.locator('[data-testid="stSidebar"] [data-testid="stRadio"]')
+        for view in ("One head", "All heads of a layer"):
+            views.get_by_text(view).click()
+            expect(page.get_by_role("heading", name=view)).to_be_visible()
+    finally:
+        page.context.close()
+
+
 def test_the_class_route_answers_the_version_and_counts_a_beat(classroom, base_url):
     from playwright.sync_api import expect
 
