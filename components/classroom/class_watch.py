@@ -65,9 +65,12 @@ _watch = st.components.v2.component("attention_anatomy.class_watch", js=_JS, iso
 def watch(code: str, version: int, *, following: bool, reachable: bool, follower: str, period_s: float,
           beat_s: float, on_behind: Callable[[], None]) -> None:
     """Mount the watch for a follower's page showing version of class code; follower (its id) is said to be there
-    every beat_s while it follows; on_behind runs before the run the script asks for."""
+    every beat_s while it follows; on_behind runs before the run the script asks for. In the sidebar, below its
+    controls, as the viewport's script (components/page/viewport.py): an element of no height still takes the gap
+    between two elements, which in the view would push its chart down."""
     runs = st.session_state[_RUNS] = st.session_state.get(_RUNS, 0) + 1
-    _watch(key="class_watch", height=0, on_behind_change=on_behind,
-           data={"run": runs, "code": code, "version": version, "following": following, "reachable": reachable,
-                 "beat": follower if following else "", "period_ms": round(period_s * 1000),
-                 "beat_ms": round(beat_s * 1000)})
+    with st.sidebar:
+        _watch(key="class_watch", height=0, on_behind_change=on_behind,
+               data={"run": runs, "code": code, "version": version, "following": following, "reachable": reachable,
+                     "beat": follower if following else "", "period_ms": round(period_s * 1000),
+                     "beat_ms": round(beat_s * 1000)})
