@@ -95,10 +95,10 @@ async def keep_polling(follower: Follower, until: float, phase: float = 0.0) -> 
         try:
             status, answer = await asyncio.to_thread(get_json, f"{follower.base_url}/api/class?{query}")
             follower.polls += 1
-            beat_at = next_at if beat and status == 200 else beat_at
-            version = answer.get("version") if status == 200 else watch["version"]
-            if (status == 200) != watch["reachable"] or version is None or (
-                    watch["following"] and version != watch["version"]):
+            reachable = status == 200 and answer["reachable"]
+            beat_at = next_at if beat and reachable else beat_at
+            if status != 200 or reachable != watch["reachable"] or reachable and (answer["version"] is None or (
+                    watch["following"] and answer["version"] != watch["version"])):
                 await follower.session.send_trigger(WATCH, "behind")
         except Exception as error:  # noqa: BLE001 (counted and reported with the figures)
             follower.errors.append(f"poll: {error!r}")

@@ -23,14 +23,15 @@ _RUNS = "_class_watch_runs"  # session state: how many times the watch was mount
 
 # Streamlit runs the script again for every run's new data (each run's differs: data.run) and calls only the last
 # run's cleanup, when the page goes: so each run first stops the timer the run before it set
-# (parentElement.stopLast). When it last said the follower is there is kept on the element, across runs. A failed
-# fetch (the server away) asks nothing: Streamlit's own reconnect shows that. Any other answer than the route's
-# (its JSON, or 503 while the store does not answer), such as a proxy's 404, or Streamlit's own page where the App's
-# routes are not passed on, asks for a rerun at every poll: the run checks the class, as the timed fragment did.
+# (parentElement.stopLast), and an ask still under way then sends nothing: it compared the version with the old
+# run's. When it last said the follower is there is kept on the element, across runs. A failed fetch (the server
+# away) asks nothing: Streamlit's own reconnect shows that. Any other answer than the route's JSON, such as a
+# proxy's 404, or Streamlit's own page where the App's routes are not passed on, asks for a rerun at every poll: the
+# run checks the class, as the timed fragment did.
 _JS = f"""
 export default function ({{ data, parentElement, setTriggerValue }}) {{
   parentElement.stopLast?.();
-  let askedAt = -Infinity, busy = false;
+  let askedAt = -Infinity, busy = false, stopped = false;
   const poll = async () => {{
     if (busy) return;
     busy = true;
@@ -40,12 +41,11 @@ export default function ({{ data, parentElement, setTriggerValue }}) {{
       const query = `code=${{encodeURIComponent(data.code)}}` + (beat ? `&beat=${{data.beat}}` : '');
       const response = await fetch(`api/class?${{query}}`, {{cache: 'no-store'}});
       const answer = response.status === 200 ? await response.json().catch(() => null) : null;
-      const known = answer !== null && typeof answer === 'object' && 'version' in answer;
-      if (beat && known) parentElement.beatAt = now;
-      const behind = known
-        ? !data.reachable || answer.version === null || (data.following && answer.version !== data.version)
-        : response.status !== 503 || data.reachable;
-      if (behind && performance.now() - askedAt > {ASK_AGAIN_MS}) {{
+      const known = answer !== null && typeof answer === 'object' && typeof answer.reachable === 'boolean';
+      if (beat && known && answer.reachable) parentElement.beatAt = now;
+      const behind = !known || answer.reachable !== data.reachable
+        || (answer.reachable && (answer.version === null || (data.following && answer.version !== data.version)));
+      if (behind && !stopped && performance.now() - askedAt > {ASK_AGAIN_MS}) {{
         askedAt = performance.now();
         setTriggerValue('behind', true);
       }}
@@ -55,7 +55,7 @@ export default function ({{ data, parentElement, setTriggerValue }}) {{
     }}
   }};
   const timer = setInterval(poll, data.period_ms);
-  parentElement.stopLast = () => clearInterval(timer);
+  parentElement.stopLast = () => {{ clearInterval(timer); stopped = true; }};
   return parentElement.stopLast;
 }}
 """

@@ -4,7 +4,9 @@ GET /api/switch answers the switch view's toggles: the numbers for a set of head
 draws (components/views/switch.answer), so that a press shows them without waiting for a rerun.
 GET /api/class answers a follower's page: its class's version (components/classroom/class_watch.py), and with
 beat=FOLLOWER, counts the follower as there. The page asks it every POLL_S and reruns only when the class moved,
-where a timed fragment reran the page's script, and the browser drew the page again, at every poll.
+where a timed fragment reran the page's script, and the browser drew the page again, at every poll. A class store
+that does not answer is said in the answer ("reachable": false), never with a 5xx status: deploy/nginx.conf takes a
+replica that answers 502 or 503 out of its rotation, and a Redis outage would take out every replica.
 Light to import, as the server starts with it: what the answer computes is imported by the first request, in
 a worker thread, never on the server's own.
 """
@@ -52,9 +54,9 @@ async def class_version(request: Request) -> JSONResponse:
         version = await run_in_threadpool(_version, code, follower)
     except StoreSettingError:
         return JSONResponse({"error": "classes are off on this server"}, status_code=404)
-    except StoreUnavailable:  # the page says so, and asks again; the store's own error may name its address
-        return JSONResponse({"error": "the class's store does not answer"}, status_code=503)
-    return JSONResponse({"version": version}, headers={"Cache-Control": "no-store"})
+    except StoreUnavailable:  # the page says so, and asks again (the store's own error may name its address)
+        return JSONResponse({"reachable": False}, headers={"Cache-Control": "no-store"})
+    return JSONResponse({"reachable": True, "version": version}, headers={"Cache-Control": "no-store"})
 
 
 def _version(code: str, follower: str | None) -> int | None:

@@ -185,12 +185,12 @@ def test_the_class_route_answers_the_version_and_counts_a_beat(classroom, base_u
     teacher, _ = classroom
     code = url_params(teacher)["class"]
     status, answer = get_json(f"{base_url}/api/class?code={code}")
-    assert status == 200 and isinstance(answer["version"], int), answer
+    assert status == 200 and answer["reachable"] is True and isinstance(answer["version"], int), answer
     assert get_json(f"{base_url}/api/class?code={code.lower()}") == (200, answer)  # as a link's code is read
     assert get_json(f"{base_url}/api/class?code=<b>x</b>")[0] == 400
     assert get_json(f"{base_url}/api/class?code={code}&beat=not-an-id")[0] == 400
     unknown = next(other for other in ("AAAAAA", "BBBBBB") if other != code)
-    assert get_json(f"{base_url}/api/class?code={unknown}") == (200, {"version": None})  # no such class: ended
+    assert get_json(f"{base_url}/api/class?code={unknown}") == (200, {"reachable": True, "version": None})  # ended
     panel = teacher.locator('[data-testid="stSidebar"]')
     expect(panel.get_by_text("0 students following")).to_be_visible()  # the earlier tests' students are gone
     for _ in range(40):  # a beat counts for class_store.HEARTBEAT_S; the panel counts every classroom.COUNT_S

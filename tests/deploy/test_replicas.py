@@ -63,7 +63,7 @@ from harness.nginx import (
     websocket_handshake,
 )
 from harness.redis import Redis, redis_server
-from harness.server import APP, metrics, port_of, server_pid, streamlit_server, wait_for
+from harness.server import APP, get_json, metrics, port_of, server_pid, streamlit_server, wait_for
 from tests.marks import NEEDS_CHROMIUM, NEEDS_NGINX, NEEDS_REDIS
 
 CSV_HEADER = "query_index,query_token,key_index,key_token,score,masked_score,weight,alpha_fx_norm"
@@ -252,6 +252,9 @@ class TestAClassAcrossTheReplicas:
         cluster.redis.pause()
         try:
             expect(student.get_by_text("The class cannot be reached right now")).to_be_visible()
+            # Said in the answer, never as a 502 or 503, which would take the replica out of nginx's rotation.
+            code = re.search(r"[?&]class=(\w+)", student.url).group(1)
+            assert get_json(f"{cluster.proxy.url}/api/class?code={code}") == (200, {"reachable": False})
             expect_head(student, 4)
             move_head_to(teacher, 6)  # the teacher's page answers as ever
             expect(teacher.get_by_text("Your students cannot get your changes right now")).to_be_visible()
