@@ -22,9 +22,6 @@ The protocol, as Streamlit 1.67 speaks it (streamlit/proto, streamlit/web/server
 - A chart that takes selections is a widget too: its state is the selection as a JSON string
   ({"selection": {...}}), which the frontend sends when the reader clicks the chart or moves its inputs.
 - A button's press is a trigger (WidgetState.trigger_value): sent with one rerun, then forgotten.
-- A fragment with run_every announces itself with auto_rerun (its id and period) on every run that draws
-  it; the frontend then asks for a rerun of it (is_auto_rerun) every period until stop_auto_rerun or the
-  next run of the page. auto_reruns holds what the page last announced; a client keeps the timers itself.
 
 Widgets are found by their user key only: a keyed element's id is "$$ID-<hash>-<key>" wherever it
 is drawn (sidebar, main area, a fragment, a column).
@@ -97,7 +94,6 @@ class WebsocketSession:
         self._widget_states: dict[str, WidgetState] = {}  # by widget id: every value this client set
         self._page_script_hash = ""
         self._run_id: str | None = None
-        self.auto_reruns: dict[str, float] = {}  # {fragment id: seconds}, the page's timed fragments
 
     @classmethod
     async def connect(cls, base_url: str, query: Mapping[str, str] | str = "",
@@ -125,12 +121,11 @@ class WebsocketSession:
     async def close(self) -> None:
         await self._websocket.close()
 
-    async def rerun(self, fragment_id: str = "", auto: bool = False) -> float:
-        """Run the page (or one fragment of it) with the widget values set; return seconds until it finished.
-        auto: as the frontend's timer of a run_every fragment asks for it."""
+    async def rerun(self, fragment_id: str = "") -> float:
+        """Run the page (or one fragment of it) with the widget values set; return seconds until it finished."""
         held = self._held_messages()
         state = ClientState(query_string=self.query_string, page_script_hash=self._page_script_hash,
-                            fragment_id=fragment_id, cached_message_hashes=list(held), is_auto_rerun=auto)
+                            fragment_id=fragment_id, cached_message_hashes=list(held))
         state.widget_states.widgets.extend(self._widget_states.values())
         started = time.perf_counter()
         await self._websocket.send(BackMsg(rerun_script=state).SerializeToString())
@@ -257,11 +252,6 @@ class WebsocketSession:
                 self._page[tuple(msg.metadata.delta_path)] = msg
             elif kind == "ref_hash":
                 self._page[tuple(msg.metadata.delta_path)] = held[msg.ref_hash]
-            elif kind == "auto_rerun":
-                self.auto_reruns[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
-            elif kind == "stop_auto_rerun":
-                for fragment_id in msg.stop_auto_rerun.fragment_ids:
-                    self.auto_reruns.pop(fragment_id, None)
             elif kind == "page_info_changed":
                 self.query_string = msg.page_info_changed.query_string
             elif kind == "session_event" and msg.session_event.HasField("script_compilation_exception"):
@@ -280,8 +270,6 @@ class WebsocketSession:
         self._run_id = msg.metadata.run.script_run_id
         self._page_script_hash = msg.new_session.page_script_hash
         fragments = set(msg.metadata.run.fragment_ids)
-        if not fragments:  # the whole page: its timed fragments announce themselves again
-            self.auto_reruns = {}
         self._page = {path: delta for path, delta in self._page.items()
                       if fragments and delta.delta.fragment_id not in fragments}
 
