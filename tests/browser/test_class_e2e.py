@@ -138,11 +138,20 @@ def test_students_follow_break_away_come_back_and_a_wrong_key_cannot_drive(class
     assert url_params(teacher)["view"] == "heads" and url_params(teacher)["head"] == "5"
 
 
+def follows_a_view_and_back(teacher, page) -> None:
+    """The teacher opens the one-head view and goes back to all heads (where the tests after expect the class); page
+    follows both."""
+    from playwright.sync_api import expect
+
+    views = teacher.locator('[data-testid="stSidebar"] [data-testid="stRadio"]')
+    for view in ("One head", "All heads of a layer"):
+        views.get_by_text(view).click()
+        expect(page.get_by_role("heading", name=view)).to_be_visible()
+
+
 def test_an_idle_follower_asks_the_route_and_reruns_only_when_the_teacher_moves(classroom, student):
     """A follower's page asks /api/class for the version (components/classroom/class_watch.py) and sends the server
     nothing while the class stands still: a timed fragment reran the page, and the browser drew it, at every poll."""
-    from playwright.sync_api import expect
-
     teacher, _ = classroom
     page = student()
     asked = []
@@ -151,10 +160,7 @@ def test_an_idle_follower_asks_the_route_and_reruns_only_when_the_teacher_moves(
     page.wait_for_timeout(3_000)
     assert page.evaluate("() => window.__stProbe.sends.length") == sent, "an idle follower's page reran"
     assert len(asked) >= 3 and any("&beat=" in url for url in asked), asked
-    views = teacher.locator('[data-testid="stSidebar"] [data-testid="stRadio"]')
-    for view in ("One head", "All heads of a layer"):  # and back, where the tests after this one expect the class
-        views.get_by_text(view).click()
-        expect(page.get_by_role("heading", name=view)).to_be_visible()
+    follows_a_view_and_back(teacher, page)
 
 
 @pytest.mark.parametrize("answer", [{"status": 404, "body": "Not Found"},
@@ -164,17 +170,12 @@ def test_where_the_route_cannot_be_reached_a_follower_still_follows(classroom, b
     """Behind a proxy that passes on only Streamlit's own paths (Community Cloud's is untried), the watch gets no
     answer of the route's and asks for a rerun at every poll, where the page checks the class, as the timed fragment
     did."""
-    from playwright.sync_api import expect
-
     teacher, link = classroom
     page = open_tab(browser)
     try:
         page.route(re.compile(r"/api/class\?"), lambda route: route.fulfill(**answer))
         load_page(page, link)
-        views = teacher.locator('[data-testid="stSidebar"] [data-testid="stRadio"]')
-        for view in ("One head", "All heads of a layer"):
-            views.get_by_text(view).click()
-            expect(page.get_by_role("heading", name=view)).to_be_visible()
+        follows_a_view_and_back(teacher, page)
     finally:
         page.context.close()
 
