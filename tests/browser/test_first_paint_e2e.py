@@ -5,6 +5,11 @@ run). The first two see what the App does as it starts (components/server/app_st
 before any page asks for it, and opens a browser tab on its page unless it is headless; the others, on a server
 opened at once, see what a reader sees while the model loads (components/page/first_paint.py). Nothing is timed:
 what is checked is what the page shows, in which order.
+
+That server imports torch as a cold laptop or a woken Community Cloud app does, in seconds: on a quick machine with
+torch's files in the disk cache, the server's own import was done and the model loaded a second after the page
+opened, before the browser had drawn the sidebar's text box, and the status the test looks for beside it was gone
+(the test failed three runs of five on a fresh machine). torch is imported as ever, SLOW_TORCH_S later.
 """
 
 from __future__ import annotations
@@ -26,6 +31,22 @@ pytestmark = BROWSER_TESTS
 VIEWPORT = {"width": 1280, "height": 720}
 WARM_START_S = 120  # for the server's own import of torch, on a busy machine
 LOADING = "Loading the model (torch, transformers)…"
+SLOW_TORCH_S = 8
+# On the server's path before its packages: Python imports it as it starts (sitecustomize). The first import of
+# torch, by whichever thread, waits SLOW_TORCH_S while holding torch's import lock, so the page's own import waits too.
+_SLOW_TORCH = f"""import sys, time
+
+
+class SlowTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch":
+            sys.meta_path.remove(self)
+            time.sleep({SLOW_TORCH_S})
+        return None
+
+
+sys.meta_path.insert(0, SlowTorch())
+"""
 # True at a moment when the loading status and the sidebar's view selector and text box are on the page at once.
 SIDEBAR_WHILE_LOADING = """loading => {
     const sidebar = document.querySelector('[data-testid="stSidebar"]');
@@ -49,7 +70,11 @@ WARM_UP_HIDDEN_WHILE_LOADING = """([loading, key]) => {
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory):
-    with streamlit_server(APP, log_path=tmp_path_factory.mktemp("server") / "streamlit.log") as url:
+    """A new server whose import of torch takes SLOW_TORCH_S longer (the module's docstring says why)."""
+    folder = tmp_path_factory.mktemp("server")
+    (folder / "sitecustomize.py").write_text(_SLOW_TORCH)
+    path = os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))
+    with streamlit_server(APP, env={"PYTHONPATH": path}, log_path=folder / "streamlit.log") as url:
         yield url
 
 
