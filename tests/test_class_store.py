@@ -95,13 +95,16 @@ def test_an_ended_or_unknown_class_is_gone_for_everyone(make_store):
 
 
 def test_a_class_without_a_teachers_change_ends_after_its_lifetime(make_store):
-    store = make_store(lifetime_s=0.3)
+    # Each step 0.6 of a lifetime after the one before: 0.4 of a lifetime (0.6 s) to spare for a busy machine, where
+    # a lifetime of 0.3 s left 0.1 s, and a worker of the suite's first minutes, under load, took longer (a CI sim).
+    lifetime_s = 1.5
+    store = make_store(lifetime_s=lifetime_s)
     code, key = store.create(VIEW)
-    time.sleep(0.2)
+    time.sleep(0.6 * lifetime_s)
     assert store.publish(code, key, VIEW)  # a change: the lifetime starts again
-    time.sleep(0.2)
-    assert store.read(code) is not None
-    time.sleep(0.3)
+    time.sleep(0.6 * lifetime_s)
+    assert store.read(code) is not None  # 1.2 lifetimes after it began: the change made it last
+    time.sleep(0.6 * lifetime_s)
     assert store.read(code) is None and not store.publish(code, key, VIEW)
 
 
