@@ -15,8 +15,7 @@ def test_at_most_slots_run_at_once_and_the_rest_go_in_the_order_they_came():
     running, most, order = [0], [0], []
     guard = threading.Lock()
 
-    def work(name: str, delay: float) -> None:
-        time.sleep(delay)  # arrive in this order
+    def work(name: str) -> None:
         with line.turn():
             with guard:
                 running[0] += 1
@@ -26,9 +25,14 @@ def test_at_most_slots_run_at_once_and_the_rest_go_in_the_order_they_came():
             with guard:
                 running[0] -= 1
 
-    threads = [threading.Thread(target=work, args=(name, 0.05 * index)) for index, name in enumerate("abcdef")]
-    for thread in threads:
+    threads = [threading.Thread(target=work, args=(name,)) for name in "abcdef"]
+    for arrived, thread in enumerate(threads, start=1):
         thread.start()
+        # Each arrives once the one before is in a slot or in line: started 0.05 s apart instead, two threads of a
+        # busy machine could wake in the other order.
+        deadline = time.monotonic() + 30
+        while len(order) + line.waiting < arrived and time.monotonic() < deadline:
+            time.sleep(0.001)
     for thread in threads:
         thread.join(30)
     assert most[0] == 2
