@@ -17,6 +17,7 @@ from collections.abc import Callable
 import torch
 
 from attention import BUNDLED_MODEL, LoadedModel, TraceSettings, build_trace, encode, load_model
+from harness.reference import bare_forward
 
 TARGET = 1.2
 BARE = "bare forward with attentions"
@@ -32,17 +33,6 @@ def text_of(loaded, tokens: int) -> str:
         if len(loaded.tokenizer.encode(text)) >= tokens:
             return text
     raise ValueError(f"cannot make a text of {tokens} tokens")
-
-
-def bare_forward(loaded: LoadedModel, text: str) -> Callable[[], None]:
-    """transformers' own forward pass over the text (tokenized once, beforehand), attentions returned."""
-    inputs = loaded.tokenizer(text, return_tensors="pt")
-
-    def run() -> None:
-        with torch.inference_mode():
-            loaded.model(**inputs, output_attentions=True)
-
-    return run
 
 
 def interleaved(cases: dict[str, Callable[[], None]], repeats: int) -> dict[str, list[float]]:

@@ -100,40 +100,6 @@ def bundled():
     return load_model()
 
 
-@functools.cache
-def _transformers_bert(name: str):
-    from transformers import BertModel
-
-    from attention.models import resolve
-
-    return BertModel.from_pretrained(resolve(name), attn_implementation="eager", add_pooling_layer=False).eval()
-
-
-def transformers_model(loaded):
-    """transformers' own model of loaded's checkpoint (eager attention, eval mode): the reference the core is
-    tested against. loaded.model is that already for GPT-2; BERT runs on the core's own encoder
-    (attention/families/bert_modules.py), so its reference is loaded from the same checkpoint, once a name."""
-    return _transformers_bert(loaded.name) if loaded.family.name == "bert" else loaded.model
-
-
-@functools.cache
-def _transformers_tokenizer(name: str):
-    from transformers import AutoTokenizer
-
-    from attention.models import resolve
-
-    tokenizer = AutoTokenizer.from_pretrained(resolve(name))
-    if tokenizer.pad_token is None:  # GPT-2's: a batch pads with <|endoftext|> on the right, as the core pads it
-        tokenizer.pad_token = tokenizer.eos_token
-    tokenizer.padding_side = "right"
-    return tokenizer
-
-
-def transformers_tokenizer(loaded):
-    """transformers' own tokenizer of loaded's checkpoint, the reference for the core's (attention/tokenizer.py)."""
-    return _transformers_tokenizer(loaded.name)
-
-
 def save_tiny_bert(folder, *, with_mlm_head: bool = False, **overrides):
     """A small BERT with random weights and the bundled model's tokenizer, saved like a real checkpoint."""
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertModel

@@ -18,7 +18,7 @@ from attention.atlas import (
     sentence_scores,
     strength,
 )
-from tests.conftest import transformers_model
+from harness.reference import transformers_model
 
 
 def shifted(tokens: int, offset: int) -> np.ndarray:

@@ -17,7 +17,7 @@ from attention.embedding_switch import (
     moved_grid,
     sentence_embeddings,
 )
-from tests.conftest import transformers_model, transformers_tokenizer
+from harness.reference import transformers_model, transformers_tokenizer
 
 TEXT = "time flies like an arrow"
 TOLERANCE = 1e-5  # float32: the same numbers summed in another order

@@ -11,7 +11,8 @@ import torch
 from attention import BUNDLED_MODEL, ModelLoadError, TraceSettings, build_trace, encode, load_model
 from attention.head_switch import drop_grid, head_ranking, layer_inputs, normalise_heads_off, predict, run_model
 from attention.lm_heads import NoLanguageModelHead, load_language_model
-from tests.conftest import save_tiny_bert, transformers_tokenizer
+from harness.reference import transformers_tokenizer
+from tests.conftest import save_tiny_bert
 
 SENTENCE = "the capital of france is [MASK] ."
 TOLERANCE = 1e-5

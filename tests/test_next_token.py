@@ -27,7 +27,7 @@ from attention.families import GPT2
 from attention.head_switch import drop_grid, head_ranking, layer_inputs, predict, run_model
 from attention.lm_heads import NoLanguageModelHead, load_language_model
 from harness.checkpoints import gpt2_tokenizer, save_gpt2
-from tests.conftest import transformers_tokenizer
+from harness.reference import transformers_tokenizer
 
 TEXT = "The cat sat on the"
 TOLERANCE = 1e-5  # float32: the same numbers summed in another order

@@ -15,7 +15,7 @@ import torch
 
 from attention import TraceSettings, build_trace, encode, encode_batch, layer_reference, parity_report
 from attention.parity import transformers_weights
-from tests.conftest import transformers_model
+from harness.reference import transformers_model
 
 TOLERANCE = 1e-5
 

@@ -11,7 +11,7 @@ import pytest
 import tokenizers
 
 from attention.models import bundled_model_path, load_model
-from tests.conftest import transformers_tokenizer
+from harness.reference import transformers_tokenizer
 
 TEXTS = [
     "The cat sat on the mat.",

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attention import encode, encode_batch
-from tests.conftest import transformers_tokenizer
+from harness.reference import transformers_tokenizer
 
 KNOWN_IDS = {
     "I am looking for a hot job": [1045, 2572, 2559, 2005, 1037, 2980, 3105],

@@ -15,7 +15,7 @@ from attention import TraceSettings, encode, layer_attention
 from attention.heads import head_stage
 from attention.trace import projections_for
 from attention.value_norms import moved, value_norms, weighted_by_value_norm
-from tests.conftest import transformers_model, transformers_tokenizer
+from harness.reference import transformers_model, transformers_tokenizer
 
 TEXT = "The cat sat on the mat, and then it slept."
 

@@ -14,7 +14,7 @@ from attention.head_switch import head_ranking, predict
 from attention.lm_heads import load_language_model
 from components.caches import MODEL_DIRS_ENV
 from components.views.switch import OBJECTIVE_KEY, SENTENCE_KEY, percent
-from tests.conftest import transformers_tokenizer
+from harness.reference import transformers_tokenizer
 from tests.pages import APP, TEXT, assert_healthy, html_table
 from tests.test_next_token import save_peaked_gpt2
 from tests.test_view_switch import caption, chip_rows, heads_off, numbers, open_view, switch_off, toggles, top5
