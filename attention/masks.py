@@ -20,10 +20,17 @@ __all__ = ["KINDS", "MASKS", "additive", "allowed_keys", "mask_kind", "masked_wh
 
 
 def allowed_keys(kind: str, attention_mask: torch.Tensor, window: int = 1) -> torch.Tensor:
-    """(B, 1, T) for "none", else (B, T, T): True where query i may look at key j. attention_mask (B, T): 1 = token."""
+    """(B, 1, T) for "none" on one text a row, else (B, T, T): True where query i may look at key j.
+
+    attention_mask (B, T): 0 for padding, else which text of its row the token belongs to: 1 where each row holds one
+    text, as a tokenizer pads a batch; 1, 2, … where several texts are packed one after the other into a row (the
+    padding left out), and then a query looks at the keys of its own text only.
+    """
     if kind not in KINDS:
         raise ValueError(f"mask must be one of {', '.join(KINDS)}; got {kind!r}")
     real = attention_mask.to(torch.bool)[:, None, :]  # (B, 1, T): a padding key is never looked at
+    if attention_mask.numel() and attention_mask.max() > 1:  # texts packed in a row: each looks at itself only
+        real = real & (attention_mask[:, :, None] == attention_mask[:, None, :])  # (B, T, T)
     if kind == "none":
         return real
     tokens = attention_mask.shape[-1]

@@ -59,7 +59,8 @@ def test_a_pass_from_the_kept_layer_inputs_is_the_whole_pass(bundled, heads_off)
     head off: the same embeddings as transformers' whole pass, and as the page's own whole pass."""
     second = "the bank raised its rates again"  # another length than TEXT: one of the pair is padded
     kept = layer_inputs(bundled, TEXT, second)
-    assert len(kept) == bundled.shape.num_layers + 1 and kept[0].shape[0] == 2
+    tokens = len(compare(bundled, TEXT, second).tokens[0]) + len(compare(bundled, second, TEXT).tokens[0])
+    assert len(kept) == bundled.shape.num_layers + 1 and kept[0].shape == (1, tokens, bundled.shape.hidden_size)
     resumed = compare(bundled, TEXT, second, heads_off, intact_inputs=kept)
     np.testing.assert_allclose(resumed.embeddings, reference_embeddings(bundled, (TEXT, second), heads_off),
                                atol=TOLERANCE)
