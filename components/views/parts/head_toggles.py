@@ -12,9 +12,9 @@ reads it once); the run that follows sends the set back, and the buttons show wh
 
 The numbers the heads change can live in the script too (HTML the view makes, above the buttons), with the query
 of the App's route that answers them (components/server/routes.py): a press then fetches the numbers for the new
-set, shows them as soon as they come, and only then sends the set for the run, which finds them computed and
-sends the same HTML, which changes nothing. The run's numbers are the truth: a fetch that fails, or answers for a
-set that is no longer the one pressed, is dropped.
+set, shows them as soon as they come, and only once they are on the screen sends the set for the run, which finds
+them computed and sends the same HTML, which changes nothing. The run's numbers are the truth: a fetch that fails,
+or answers for a set that is no longer the one pressed, is dropped.
 """
 
 from __future__ import annotations
@@ -139,7 +139,9 @@ export default function ({ data, parentElement, setTriggerValue }) {
           if (answer && asked === keyOf(grid.headsOff)) grid.show(answer.html, asked);
         })
         .catch(() => {})  // the run draws the numbers
-        .finally(sendAll);
+        // The run once the numbers are on the screen: sending the trigger makes the page redraw at once, and the
+        // numbers' frame waited for it. A hidden tab draws no frames, and sends at once.
+        .finally(() => document.hidden ? sendAll() : requestAnimationFrame(() => setTimeout(sendAll, 0)));
     });
     parentElement.appendChild(grid);
   }
