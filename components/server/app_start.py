@@ -1,4 +1,5 @@
-"""What the App does as its server starts (streamlit_app.py's lifespan): import torch, and open a browser tab.
+"""What the App does as its server starts (streamlit_app.py's lifespan): import torch, send replies without delay
+(components/server/no_delay.py), and open a browser tab.
 
 A page's first run imports torch (about two seconds) before it can draw a heatmap; a new server used to idle
 until a browser asked for the page, and only then begin. The import now runs in a thread of its own as the server
@@ -25,13 +26,19 @@ from collections.abc import AsyncIterator
 from streamlit import cli_util, config
 from streamlit.web.server import server_util
 
+from components.server.no_delay import no_delay
+
 log = logging.getLogger("attention_anatomy")
 
 
 @contextlib.asynccontextmanager
 async def lifespan(_app) -> AsyncIterator[None]:
-    """st.App's lifespan: starts torch's import, asks for the browser tab, and yields at once; nothing to undo."""
+    """st.App's lifespan: starts torch's import, sets TCP_NODELAY, asks for the browser tab, and yields at once;
+    nothing to undo."""
     threading.Thread(target=_import_torch, name="warm-start", daemon=True).start()
+    port = config.get_option("server.port")
+    if not no_delay(port):
+        log.warning("no socket listening on port %s found: replies may wait for the browser's acknowledgement", port)
     asyncio.get_running_loop().call_soon(open_browser_unless_headless)
     yield
 
