@@ -25,7 +25,7 @@ from components.charts.heatmap import HEAD, LAYER, MAX_VECTOR_CELLS
 from components.charts.lines import TOKENS, window
 from components.charts.neuron_chart import QUERY
 from components.charts.scrub import INPUT_STYLE, ZOOM, cells_under, placed
-from components.charts.style import PLOT_SIZE, READING, Lettering, plot_size
+from components.charts.style import PLOT_SIZE, READING, Lettering, plot_size, stand_ins, with_labels, with_values
 
 _HELD = "_scrub_anchors"  # in the session: {chart key: (identity, anchor, shown, run)}
 
@@ -51,10 +51,11 @@ class Panel:
     def raster(self) -> bool:
         return len(self.row_labels) * len(self.column_labels) > MAX_VECTOR_CELLS
 
-    def drawing(self, name: str) -> tuple:
-        """What the spec depends on (not the numbers), hashable, with the name its datasets carry."""
-        return (name, self.title, self.row_labels, self.column_labels, self.scheme, self.row_title,
-                self.column_title, self.size, self.raster, self.second_sentence, self.lettering,
+    def drawing(self, name: str, standing: dict[tuple[str, ...], tuple[str, ...]]) -> tuple:
+        """What the spec depends on (not the numbers, nor the labels: standing's stand-ins for them), hashable,
+        with the name its datasets carry."""
+        return (name, self.title, standing[self.row_labels], standing[self.column_labels], self.scheme,
+                self.row_title, self.column_title, self.size, self.raster, self.second_sentence, self.lettering,
                 self.zoomable and self.raster)
 
 
@@ -95,15 +96,17 @@ def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], sh
     shared_colour: the first two share one colour scale. strip: bars under them, as wide as the first's plot."""
     stacks = tuple(panel.stack for panel in panels)
     names = [f"p{index}" for index in range(len(panels))]
-    drawings = tuple(panel.drawing(name) for panel, name in zip(panels, names, strict=True))
+    standing = stand_ins(*(labels for panel in panels for labels in (panel.row_labels, panel.column_labels)),
+                         *([] if strip is None else [strip.labels]))
+    drawings = tuple(panel.drawing(name, standing) for panel, name in zip(panels, names, strict=True))
     first = panels[0]
     strip_drawing = None if strip is None else (
-        strip.title, strip.labels, plot_size(len(first.row_labels), len(first.column_labels), first.size)[0],
+        strip.title, standing[strip.labels], plot_size(len(first.row_labels), len(first.column_labels), first.size)[0],
         first.lettering)
     layout = (drawings, shape, len(stacks[0].layers) > 1, len(stacks[0].heads) > 1, shared_colour, side_by_side,
               strip_drawing)
     anchor = anchor_for(key, (stacks, layout), position)
-    spec = placed(caches.chart_spec(scrub.spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]})
+    spec = with_labels(placed(caches.chart_spec(scrub.spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]}), standing)
     frames = {}
     for panel, name in zip(panels, names, strict=True):
         frames |= caches.chart_data(_panel_frames, panel.stack, panel.scheme, panel.raster, name, panel.weight_scale,
@@ -188,10 +191,14 @@ def scrub_neuron(stack: NeuronStack, labels: list[str], head_size: int, *, dot_t
     there are to pick from; width: the px of the column it is drawn in; lettering: how large its text is.
     on_move(head, query) is called, before the rerun, when the reader moved them.
     """
-    layout = (tuple(labels), head_size, shape, len(stack.heads) > 1, len(stack.queries) > 1, dot_title, scaled_title,
-              width, lettering)
+    labels = tuple(labels)
+    standing = stand_ins(labels)
+    layout = (standing[labels], head_size, shape, len(stack.heads) > 1, len(stack.queries) > 1, dot_title,
+              scaled_title, width, lettering)
     anchor = anchor_for(key, (stack, layout), position)
-    spec = placed(caches.chart_spec(neuron_chart.spec, *layout), {HEAD: anchor[0], QUERY: anchor[1]})
+    spec = with_values(with_labels(placed(caches.chart_spec(neuron_chart.spec, *layout),
+                                          {HEAD: anchor[0], QUERY: anchor[1]}), standing),
+                       {neuron_chart.LABELS: list(labels)})
     frames = caches.chart_data(_neuron_frames, stack)
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=key, lettering=lettering, on_select=lambda: report_move(key, on_move, (HEAD, QUERY)),

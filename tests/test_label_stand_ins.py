@@ -1,0 +1,77 @@
+"""A scrubbed chart's spec built once on stand-in labels, then given a text's own (charts/style.with_labels): the same
+chart as one built on the text's labels, and the same kept spec for every text of those lengths."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from components.charts import neuron_chart, scrub
+from components.charts.heatmap import MAX_VECTOR_CELLS
+from components.charts.style import READING, stand_ins, token_labels, with_labels, with_values
+from components.views.parts.scrubbed import Panel
+
+HOSTILE = ("[CLS]", "if", "'", '"', "datum", "<b>", "\\", "[SEP]")  # words an expression or HTML would choke on
+OTHER = ("[CLS]", "a", "b", "c", "d", "e", "f", "[SEP]")  # as many tokens, another text
+LONG = tuple(f"w{index}" for index in range(int(MAX_VECTOR_CELLS**0.5) + 1))  # drawn as a picture
+
+
+def layout(panels: list[Panel], standing: dict, strip: tuple[str, ...] | None = None) -> tuple:
+    """scrub.spec's arguments, as views/parts/scrubbed.scrub_panels makes them."""
+    drawings = tuple(panel.drawing(f"p{index}", standing) for index, panel in enumerate(panels))
+    strip_drawing = None if strip is None else ("‖f(x_j)‖", standing[strip], 300, READING)
+    return drawings, (6, 12), True, True, False, True, strip_drawing
+
+
+def drawn(panels: list[Panel], strip: tuple[str, ...] | None = None) -> tuple[str, str]:
+    """The chart built on the real labels, and the one built on stand-ins then given them, as JSON (same_names)."""
+    labels = [*(labels for panel in panels for labels in (panel.row_labels, panel.column_labels)),
+              *([] if strip is None else [strip])]
+    standing = stand_ins(*labels)
+    own = json.dumps(scrub.spec(*layout(panels, {label: label for label in standing}, strip)))
+    given = json.dumps(with_labels(scrub.spec(*layout(panels, standing, strip)), standing))
+    return same_names(own, {}), same_names(given, standing)
+
+
+def same_names(given: str, standing: dict) -> str:
+    """given, the label parameters' names written as the real labels' (they are made from their contents), and
+    Altair's names of views (a hash of the chart it built) as one."""
+    for real, stand_in in standing.items():
+        given = given.replace(token_labels(list(stand_in)).name, token_labels(list(real)).name)
+    return re.sub(r"view_[0-9a-f]+_", "view_", given)
+
+
+def panel(tokens: tuple[str, ...], title: str = "weights") -> Panel:
+    return Panel(None, tokens, tokens, title)
+
+
+@pytest.mark.parametrize("panels, strip", [
+    ([panel(HOSTILE)], None),
+    ([panel(HOSTILE)], HOSTILE),
+    ([panel(HOSTILE, "Text A"), panel(OTHER, "Text B")], None),  # two texts of one length: two parameters
+    ([panel(LONG)], None),
+], ids=["cells", "with the value-norm strip", "two texts", "picture"])
+def test_a_chart_given_its_labels_is_the_chart_built_on_them(panels, strip):
+    own, given = drawn(panels, strip)
+    assert given == own
+    assert '"#0"' not in given and '"#1"' not in given, "no stand-in is left to be drawn"
+
+
+def test_the_neuron_chart_given_its_labels_is_the_chart_built_on_them():
+    """As views/parts/scrubbed.scrub_neuron draws it: its own parameter of labels given too."""
+    labels = tuple(f"{index}: {token}" for index, token in enumerate(HOSTILE))
+    standing = stand_ins(labels)
+    rest = (32, (12, len(labels)), True, True, "q·k", "q·k/√d", 600, READING)
+    own = json.dumps(neuron_chart.spec(labels, *rest))
+    given = json.dumps(with_values(with_labels(neuron_chart.spec(standing[labels], *rest), standing),
+                                   {neuron_chart.LABELS: list(labels)}))
+    assert same_names(given, standing) == same_names(own, {})
+    assert '"#0"' not in given
+
+
+def test_texts_of_one_length_share_the_kept_spec():
+    first, second = stand_ins(HOSTILE), stand_ins(OTHER)
+    assert layout([panel(HOSTILE)], first) == layout([panel(OTHER)], second)
+    assert stand_ins(HOSTILE, OTHER)[HOSTILE] != stand_ins(HOSTILE, OTHER)[OTHER]
