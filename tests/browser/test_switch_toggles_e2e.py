@@ -1,8 +1,8 @@
 """The switch view's toggles in a real Chromium (components/views/parts/head_toggles.py): a press switches the
 head off in the page's numbers and marks it as off (grey, struck through), where Streamlit's selected pill, pale
 blue, looked like the head that was on; the keyboard works as the mouse does; the buttons under the toggles mark
-what they set; a press asks the App's route for its numbers and shows its answer, which the run after it leaves
-as it is; and a press reruns the toggles and the numbers, not the ranking."""
+what they set; a press asks the App's route for its numbers (as the mouse button goes down) and shows its answer,
+which the run after it leaves as it is; and a press reruns the toggles and the numbers, not the ranking."""
 
 from __future__ import annotations
 
@@ -105,6 +105,30 @@ def test_a_press_shows_the_routes_numbers_for_the_heads_pressed_and_the_run_keep
     answered = page.evaluate("html => Object.assign(document.createElement('div'), {innerHTML: html}).textContent",
                              response.json()["html"])
     assert answered == shown.evaluate("numbers => numbers.textContent")
+
+
+def test_a_mouse_button_going_down_asks_the_route_and_the_click_takes_that_answer(page, base_url):
+    """The numbers are asked for as the button goes down (the set the click will make), once: the click at its
+    release shows that answer; a button pressed and left without a click switches nothing."""
+    open_switch(page, base_url)
+    asked = []
+    page.on("request", lambda request: asked.append(request.url) if "/api/switch?" in request.url else None)
+    toggle(page, 3, 2).hover()
+    with page.expect_request(lambda request: "/api/switch?" in request.url) as going_down:
+        page.mouse.down()
+    assert parse_qs(urlsplit(going_down.value.url).query)["off"] == ["3:2"]
+    assert marked_off(page) == [] and similarity_label(page) == "cos(A, B), all heads on", "no click yet"
+    act_and_measure(page, page.mouse.up)
+    assert marked_off(page) == [(3, 2)] and similarity_label(page) == "cos(A, B), 1 head off"
+    assert len(asked) == 1, "the click took the answer asked for"
+    toggle(page, 4, 4).hover()
+    with page.expect_request(lambda request: "/api/switch?" in request.url) as going_down:
+        page.mouse.down()
+    assert parse_qs(urlsplit(going_down.value.url).query)["off"] == ["3:2,4:4"]
+    page.mouse.move(0, 0)  # away from the button: no click
+    page.mouse.up()
+    wait_until_settled(page)
+    assert marked_off(page) == [(3, 2)] and similarity_label(page) == "cos(A, B), 1 head off"
 
 
 def test_the_route_answers_a_set_of_heads_and_refuses_what_the_page_would_not_run(page, base_url):

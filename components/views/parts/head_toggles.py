@@ -12,9 +12,10 @@ reads it once); the run that follows sends the set back, and the buttons show wh
 
 The numbers the heads change can live in the script too (HTML the view makes, above the buttons), with the query
 of the App's route that answers them (components/server/routes.py): a press then fetches the numbers for the new
-set, shows them as soon as they come, and only once they are on the screen sends the set for the run, which finds
-them computed and sends the same HTML, which changes nothing. The run's numbers are the truth: a fetch that fails,
-or answers for a set that is no longer the one pressed, is dropped.
+set (asked as a mouse button or the space bar goes down, so that they are often there by its release), shows them
+as soon as they come, and only once they are on the screen sends the set for the run, which finds them computed
+and sends the same HTML, which changes nothing. The run's numbers are the truth: a fetch that fails, or answers
+for a set that is no longer the one pressed, is dropped.
 """
 
 from __future__ import annotations
@@ -117,14 +118,37 @@ export default function ({ data, parentElement, setTriggerValue }) {
       row.append(name, heads);
       grid.appendChild(row);
     }
+    // The route's answer for a set of heads off (null if it has none), asked once: a button going down asks for
+    // the set its click will make, and the click takes that answer (a mouse button is down ~0.1 s, about what the
+    // model takes); a press that never clicks leaves its answer unread. Not for a touch, which often starts a
+    // scroll: every finger put on the grid would cost the server a pass of the model.
+    const query = asked => `api/switch?${grid.ask}&off=${encodeURIComponent(asked)}`;
+    const answerFor = asked => {
+      if (grid.early?.query !== query(asked)) {
+        grid.early = {query: query(asked), answer: fetch(query(asked))
+          .then(response => response.ok ? response.json() : null).catch(() => null)};
+      }
+      return grid.early.answer;
+    };
+    const toggled = button => {
+      const off = new Set(grid.headsOff);
+      const id = idOf(button);
+      off.has(id) ? off.delete(id) : off.add(id);
+      return [...off];
+    };
+    const goingDown = event => {
+      const button = event.target.closest('button');
+      if (button && grid.ask) answerFor(keyOf(toggled(button)));
+    };
+    grid.addEventListener('pointerdown', event => {
+      if (event.pointerType === 'mouse' && event.button === 0) goingDown(event);
+    });
+    grid.addEventListener('keydown', event => { if (event.key === ' ' && !event.repeat) goingDown(event); });
     grid.addEventListener('click', event => {
       const button = event.target.closest('button');
       if (!button) return;
-      const id = idOf(button);
-      const off = new Set(grid.headsOff);
-      off.has(id) ? off.delete(id) : off.add(id);
-      grid.headsOff = [...off];
-      button.setAttribute('aria-pressed', String(off.has(id)));
+      grid.headsOff = toggled(button);
+      button.setAttribute('aria-pressed', String(grid.headsOff.includes(idOf(button))));
       const sendAll = () => grid.send('off', grid.headsOff.map(pair => pair.split(':').map(Number)));
       if (!grid.ask) {
         sendAll();
@@ -133,12 +157,10 @@ export default function ({ data, parentElement, setTriggerValue }) {
       // The route first, the run once it has answered: the two would share the server's cores, and the run then
       // finds the numbers computed (the caches are the server's). It sends the set pressed by then, the latest.
       const asked = keyOf(grid.headsOff);
-      fetch(`api/switch?${grid.ask}&off=${encodeURIComponent(asked)}`)
-        .then(response => response.ok ? response.json() : null)
+      answerFor(asked)
         .then(answer => {
           if (answer && asked === keyOf(grid.headsOff)) grid.show(answer.html, asked);
         })
-        .catch(() => {})  // the run draws the numbers
         // The run once the numbers are on the screen: sending the trigger makes the page redraw at once, and the
         // numbers' frame waited for it. A hidden tab draws no frames, and sends at once.
         .finally(() => document.hidden ? sendAll() : requestAnimationFrame(() => setTimeout(sendAll, 0)));
