@@ -38,7 +38,7 @@ async def lifespan(_app) -> AsyncIterator[None]:
     threading.Thread(target=_import_torch, name="warm-start", daemon=True).start()
     port = config.get_option("server.port")
     if not no_delay(port):
-        log.warning("no socket listening on port %s found: replies may wait for the browser's acknowledgement", port)
+        log.info("no socket listening on port %s found: replies may wait for the browser's acknowledgement", port)
     asyncio.get_running_loop().call_soon(open_browser_unless_headless)
     yield
 

@@ -1,5 +1,6 @@
 """Small replies sent whole at once: TCP_NODELAY on the server's listening socket, which every connection it
-accepts inherits (Linux and macOS both copy the option to an accepted socket).
+accepts inherits (Linux copies the option to an accepted socket: tests/test_no_delay.py). Where the system lists
+no open descriptors (Windows), nothing is changed.
 
 Streamlit binds its socket itself (`socket.socket(family)` in its Starlette server), so the socket's protocol
 number is 0, and asyncio sets TCP_NODELAY on an accepted connection only where that number is IPPROTO_TCP: no
@@ -18,6 +19,9 @@ import socket
 
 def no_delay(port: int) -> bool:
     """Set TCP_NODELAY on this process's TCP socket that listens on port; whether there was one."""
+    accepting = getattr(socket, "SO_ACCEPTCONN", None)
+    if accepting is None:
+        return False
     for descriptor in _open_descriptors():
         try:
             sock = socket.socket(fileno=descriptor)
@@ -25,7 +29,7 @@ def no_delay(port: int) -> bool:
             continue
         try:
             if (sock.family in (socket.AF_INET, socket.AF_INET6) and sock.type == socket.SOCK_STREAM
-                    and sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+                    and sock.getsockopt(socket.SOL_SOCKET, accepting)
                     and sock.getsockname()[1] == port):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 return True
