@@ -10,7 +10,7 @@ import pytest
 
 from components.charts import neuron_chart, scrub
 from components.charts.heatmap import MAX_VECTOR_CELLS
-from components.charts.style import READING, stand_ins, token_labels, with_labels, with_values
+from components.charts.style import READING, stand_ins, token_labels, with_labels
 from components.views.parts.scrubbed import Panel
 
 HOSTILE = ("[CLS]", "if", "'", '"', "datum", "<b>", "\\", "[SEP]")  # words an expression or HTML would choke on
@@ -60,13 +60,12 @@ def test_a_chart_given_its_labels_is_the_chart_built_on_them(panels, strip):
 
 
 def test_the_neuron_chart_given_its_labels_is_the_chart_built_on_them():
-    """As views/parts/scrubbed.scrub_neuron draws it: its own parameter of labels given too."""
+    """As views/parts/scrubbed.scrub_neuron draws it."""
     labels = tuple(f"{index}: {token}" for index, token in enumerate(HOSTILE))
     standing = stand_ins(labels)
     rest = (32, (12, len(labels)), True, True, "q·k", "q·k/√d", 600, READING)
     own = json.dumps(neuron_chart.spec(labels, *rest))
-    given = json.dumps(with_values(with_labels(neuron_chart.spec(standing[labels], *rest), standing),
-                                   {neuron_chart.LABELS: list(labels)}))
+    given = json.dumps(with_labels(neuron_chart.spec(standing[labels], *rest), standing))
     assert same_names(given, standing) == same_names(own, {})
     assert '"#0"' not in given
 

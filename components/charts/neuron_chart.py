@@ -28,14 +28,13 @@ from attention.dot_product import MASKED_SCORE
 from attention.neuron import NeuronHeads
 from components.charts.heatmap import HEAD, cell_tooltip, filter_on, tooltip_of
 from components.charts.scrub import LEGEND, picker
-from components.charts.style import TOKEN_BANDS, Lettering, fitted_size, label_axis, labelled, plot_size
+from components.charts.style import TOKEN_BANDS, Lettering, fitted_size, label_axis, labelled, plot_size, token_labels
 
 # What is sent at once, in numbers: every head and query when they fit (a 32-token text on the bundled
 # model: 61,440, about 0.25 MB), else the current head's every query, else the current query alone.
 NEURON_CELLS = 2**18
 QUERY = "query"  # the query token's selection, and the field it picks
 QUERIES, KEYS, ROWS = "neuron-queries", "neuron-keys", "neuron-rows"  # the datasets
-LABELS = "neuron_labels"  # a parameter: every token's label, "3: like"
 Q_PICKED, ROW_PICKED = "neuron_q", "neuron_row"  # parameters: the picked query's line of q and of numbers
 BOUND = "neuron_bound"  # a parameter: the largest |value| among the picked head's q and k_j, its colours' end
 NUMBERS = ("dot", "scaled", "weight")  # the row's numbers, left to right
@@ -126,16 +125,19 @@ def spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_h
     # The numbers grow with the lettering where there is room: a phone's column has none for wider columns.
     number_font = NUMBER_FONT_PX if narrow else max(NUMBER_FONT_PX, lettering.smallest_text_px)
     growth = number_font / NUMBER_FONT_PX  # the numbers' lines and columns grow with their text
-    numbers = _numbers(labels, query_at, dot_title, scaled_title, [query, head], round(NUMBER_PX[not narrow] * growth),
+    # Every token's label, "3: like": the parameter the axes read (token_labels'), which the expressions read too.
+    named = token_labels(list(labels)).name
+    numbers = _numbers(labels, named, query_at, dot_title, scaled_title, [query, head],
+                       round(NUMBER_PX[not narrow] * growth),
                        BAR_PX[not narrow], number_font, round(ROW_PX * growth), lettering.label_spacing_px)
     size = fitted_size(width, lettering=lettering)
     spacing = lettering.label_spacing_px
-    vectors = alt.vconcat(_query_vector(labels, head_size, query_at, size),
-                          _key_vectors(labels, head_size, head_filter, size, spacing),
+    vectors = alt.vconcat(_query_vector(labels, named, head_size, query_at, size),
+                          _key_vectors(labels, named, head_size, head_filter, size, spacing),
                           spacing=6).resolve_scale(color="shared")  # q and k_j in the same colours
-    products = _products(labels, head_size, head_filter, f"q ⊙ k_j: each row sums to {dot_title}", size, spacing)
+    products = _products(labels, named, head_size, head_filter, f"q ⊙ k_j: each row sums to {dot_title}", size, spacing)
     chart = alt.vconcat(numbers, products, vectors, spacing=28)
-    return chart.add_params(alt.param(name=LABELS, value=list(labels)), *picked).resolve_scale(
+    return chart.add_params(*picked).resolve_scale(
         color="independent").properties(autosize=alt.AutoSizeParams(type="pad"),
                                         usermeta={"embedOptions": {"renderer": "canvas"}}).to_dict(validate=False)
 
@@ -154,15 +156,15 @@ def _filtered(data: str, filters: list[str]) -> alt.Chart:
     return chart
 
 
-def _numbers(labels, query_at, dot_title, scaled_title, params: list, number_px: int, bar_px: int, font_px: float,
-             row_px: int, spacing_px: int) -> alt.HConcatChart:
+def _numbers(labels, named: str, query_at, dot_title, scaled_title, params: list, number_px: int, bar_px: int,
+             font_px: float, row_px: int, spacing_px: int) -> alt.HConcatChart:
     """The picked query's row of numbers (font_px, a line of row_px per key token; its labels no closer than
     spacing_px), and its weights as bars."""
     tokens = len(labels)
     prefixes = dict(zip(NUMBERS, "smw", strict=True))
     table = alt.Chart(alt.sequence(0, tokens, as_="key")).transform_fold(list(NUMBERS), as_=["number", "value"])
     table = table.transform_calculate(
-        column=f"{json.dumps(prefixes)}[datum.number] + datum.key", key_label=f"{LABELS}[datum.key]",
+        column=f"{json.dumps(prefixes)}[datum.number] + datum.key", key_label=f"{named}[datum.key]",
     ).transform_calculate(value=f"{ROW_PICKED} ? {ROW_PICKED}[datum.column] : null").transform_calculate(
         shown="isValid(datum.value) ? format(datum.value, '.4f') : ''")
     titles = dict(zip(NUMBERS, (dot_title, scaled_title, "softmax weight"), strict=True))
@@ -180,7 +182,7 @@ def _numbers(labels, query_at, dot_title, scaled_title, params: list, number_px:
     ).add_params(*params).properties(width=number_px * len(NUMBERS), height=height)
     table = labelled(table, list(labels))
     bars = alt.Chart(alt.sequence(0, tokens, as_="key")).transform_calculate(
-        key_label=f"{LABELS}[datum.key]", column="'w' + datum.key",
+        key_label=f"{named}[datum.key]", column="'w' + datum.key",
     ).transform_calculate(weight=f"{ROW_PICKED} ? {ROW_PICKED}[datum.column] : null").mark_bar(
         color="#4c78a8", aria=False).encode(
         x=alt.X("weight:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(orient="top", title="weight", tickCount=2)),
@@ -188,7 +190,7 @@ def _numbers(labels, query_at, dot_title, scaled_title, params: list, number_px:
         tooltip=tooltip_of({"key token": "datum.key_label", "weight": "format(datum.weight, '.9g')"}),
     ).properties(width=bar_px, height=height)
     bars = alt.layer(bars, _source(ROWS))
-    title = alt.TitleParams(text=alt.ExprRef(expr=f"'The row of query ' + {LABELS}[{query_at}]"), anchor="start")
+    title = alt.TitleParams(text=alt.ExprRef(expr=f"'The row of query ' + {named}[{query_at}]"), anchor="start")
     return alt.hconcat(table, bars, spacing=8, title=title).resolve_scale(y="shared")
 
 
@@ -213,19 +215,19 @@ def _vector_cells(chart: alt.Chart, head_size: int, rows: int, row_field: str, a
     ).properties(title=title, width=size[0], height=size[1])
 
 
-def _folded_keys(head_size: int, filters: list[str], as_value: str) -> alt.Chart:
+def _folded_keys(named: str, head_size: int, filters: list[str], as_value: str) -> alt.Chart:
     """The keys of the picked head, a line per (key, dimension), labelled: made anew on a head move only."""
-    return _filtered(KEYS, filters).transform_calculate(row_label=f"{LABELS}[datum.key]").transform_fold(
+    return _filtered(KEYS, filters).transform_calculate(row_label=f"{named}[datum.key]").transform_fold(
         [str(i) for i in range(head_size)], as_=["dimension", as_value])
 
 
-def _query_vector(labels, head_size, query_at, size: int) -> alt.Chart:
+def _query_vector(labels, named: str, head_size, query_at, size: int) -> alt.Chart:
     """q of the picked query: a line per dimension, which stays, and its value read from the picked line."""
     width, _ = plot_size(len(labels), head_size, size)
-    axis = alt.Axis(title="query", labelExpr=f"{LABELS}[datum.value]", labelLimit=90)
+    axis = alt.Axis(title="query", labelExpr=f"{named}[datum.value]", labelLimit=90)
     chart = alt.Chart(alt.sequence(0, head_size, as_="index")).transform_calculate(
         dimension="'' + datum.index").transform_calculate(
-        **{QUERY: query_at, "row_label": f"{LABELS}[{query_at}]",
+        **{QUERY: query_at, "row_label": f"{named}[{query_at}]",
            "value": f"{Q_PICKED} ? {Q_PICKED}[datum.dimension] : null"})
     cells = _vector_cells(chart, head_size, 1, QUERY, axis, "query vector q", (width, QUERY_PX), _head_colours(),
                           dimension_axis=False)
@@ -238,10 +240,10 @@ def _source(data: str) -> alt.Chart:
     return alt.Chart(alt.NamedData(name=data)).transform_filter("false").mark_point()
 
 
-def _key_vectors(labels, head_size, filters, size: int, spacing_px: int) -> alt.Chart:
+def _key_vectors(labels, named: str, head_size, filters, size: int, spacing_px: int) -> alt.Chart:
     cells = plot_size(len(labels), head_size, size)
     axis = label_axis(list(labels), "key token", len(labels), angle=0, length_px=cells[1], spacing_px=spacing_px)
-    return labelled(_vector_cells(_folded_keys(head_size, filters, "value"), head_size, len(labels), "key", axis,
+    return labelled(_vector_cells(_folded_keys(named, head_size, filters, "value"), head_size, len(labels), "key", axis,
                                   "key vectors k_j", cells, _head_colours()), list(labels))
 
 
@@ -251,11 +253,11 @@ def _head_colours() -> alt.Scale:
     return alt.Scale(scheme="redblue", domain=alt.ExprRef(expr=f"[-{BOUND}, {BOUND}]"))
 
 
-def _products(labels, head_size, filters, title: str, size: int, spacing_px: int) -> alt.Chart:
+def _products(labels, named: str, head_size, filters, title: str, size: int, spacing_px: int) -> alt.Chart:
     """q ⊙ k_j: each key's line, multiplied dimension by dimension with the picked query's q."""
     tokens = len(labels)
     # Before the data of a query sent alone arrive, there is no q: nothing is drawn, nothing throws.
-    chart = _folded_keys(head_size, filters, "k").transform_calculate(
+    chart = _folded_keys(named, head_size, filters, "k").transform_calculate(
         value=f"{Q_PICKED} && {_SEEN} ? datum.k * {Q_PICKED}[datum.dimension] : null")
     cells = plot_size(tokens, head_size, size)
     axis = label_axis(list(labels), "key token", tokens, angle=0, length_px=cells[1], spacing_px=spacing_px)

@@ -234,11 +234,7 @@ def stand_ins(*label_lists) -> dict[tuple[str, ...], tuple[str, ...]]:
 def with_labels(spec: dict, standing: dict[tuple[str, ...], tuple[str, ...]]) -> dict:
     """A copy of a spec built on stand_ins' labels (standing) that carries the real ones: the values of its label
     parameters (token_labels') replaced; the kept spec is left as it is."""
-    return with_values(spec, {token_labels(list(stand_in)).name: list(labels) for labels, stand_in in standing.items()})
-
-
-def with_values(spec: dict, values: dict) -> dict:
-    """A copy of a kept spec whose top-level parameters named in values hold those values instead."""
+    values = {token_labels(list(stand_in)).name: list(labels) for labels, stand_in in standing.items()}
     params = [{**param, "value": values[param["name"]]} if param.get("name") in values else param
               for param in spec.get("params", [])]
     return {**spec, "params": params}

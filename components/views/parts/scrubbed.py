@@ -25,7 +25,7 @@ from components.charts.heatmap import HEAD, LAYER, MAX_VECTOR_CELLS
 from components.charts.lines import TOKENS, window
 from components.charts.neuron_chart import QUERY
 from components.charts.scrub import INPUT_STYLE, ZOOM, cells_under, placed
-from components.charts.style import PLOT_SIZE, READING, Lettering, plot_size, stand_ins, with_labels, with_values
+from components.charts.style import PLOT_SIZE, READING, Lettering, plot_size, stand_ins, with_labels
 
 _HELD = "_scrub_anchors"  # in the session: {chart key: (identity, anchor, shown, run)}
 
@@ -196,9 +196,8 @@ def scrub_neuron(stack: NeuronStack, labels: list[str], head_size: int, *, dot_t
     layout = (standing[labels], head_size, shape, len(stack.heads) > 1, len(stack.queries) > 1, dot_title,
               scaled_title, width, lettering)
     anchor = anchor_for(key, (stack, layout), position)
-    spec = with_values(with_labels(placed(caches.chart_spec(neuron_chart.spec, *layout),
-                                          {HEAD: anchor[0], QUERY: anchor[1]}), standing),
-                       {neuron_chart.LABELS: list(labels)})
+    spec = with_labels(placed(caches.chart_spec(neuron_chart.spec, *layout), {HEAD: anchor[0], QUERY: anchor[1]}),
+                       standing)
     frames = caches.chart_data(_neuron_frames, stack)
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=key, lettering=lettering, on_select=lambda: report_move(key, on_move, (HEAD, QUERY)),
