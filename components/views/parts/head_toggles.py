@@ -124,9 +124,9 @@ export default function ({ data, parentElement, setTriggerValue }) {
     // scroll: every finger put on the grid would cost the server a pass of the model.
     const query = asked => `api/switch?${grid.ask}&off=${encodeURIComponent(asked)}`;
     const answerFor = asked => {
-      if (grid.early?.query !== query(asked)) {
-        grid.early = {query: query(asked), answer: fetch(query(asked))
-          .then(response => response.ok ? response.json() : null).catch(() => null)};
+      const url = query(asked);
+      if (grid.early?.url !== url) {
+        grid.early = {url, answer: fetch(url).then(response => response.ok ? response.json() : null).catch(() => null)};
       }
       return grid.early.answer;
     };
