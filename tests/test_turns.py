@@ -69,9 +69,10 @@ def test_a_waiting_student_hears_how_many_are_ahead_and_leaves_the_line_when_sto
 
 @pytest.mark.parametrize(("setting", "slots"), [("", None), ("3", 3)])
 def test_the_slots_come_from_the_setting_else_the_cores(setting, slots):
-    import os
+    """The cores this process may use: tests/test_cpus.py checks them against a quota."""
+    from components.server.cpus import available_cpus
 
-    assert slots_from_environment({SLOTS_ENV: setting}) == (slots or os.cpu_count())
+    assert slots_from_environment({SLOTS_ENV: setting}) == (slots or available_cpus())
 
 
 @pytest.mark.parametrize("setting", ["0", "two", "-1"])

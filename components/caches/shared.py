@@ -4,12 +4,11 @@ is stores.py's)."""
 from __future__ import annotations
 
 import logging
-import os
 
 import streamlit as st
 
 from components.caches.budget import CACHE_ENTRIES
-from components.server import turns
+from components.server import cpus, turns
 from components.server.process import one_torch_thread
 from components.server.shared_runs import SharedRuns
 
@@ -18,13 +17,13 @@ log = logging.getLogger(__name__)
 
 @st.cache_resource(show_spinner=False)
 def training_turns() -> turns.Turns:
-    """The server's one line of trainings, shared by every session: at most as many at once as cores, each on one
-    torch thread as the heavy-work slots are (server/process.py)."""
+    """The server's one line of trainings, shared by every session: at most as many at once as the cores this
+    process may use (server/cpus.py), each on one torch thread as the heavy-work slots are (server/process.py)."""
     try:
         slots = turns.slots_from_environment()
     except ValueError as error:  # a deployer's typo must not take the page down: said in the log
-        log.error("%s; using one per core", error)
-        slots = os.cpu_count() or 1
+        slots = cpus.process_cpus()
+        log.error("%s; using one per core this process may use (%d)", error, slots)
     return turns.Turns(slots, on_take=one_torch_thread)
 
 

@@ -4,15 +4,16 @@
 from __future__ import annotations
 
 import contextlib
-import os
 
+from components.server.cpus import process_cpus
 from components.server.process import one_torch_thread
 from components.server.slots import ThreadSlots
 
 # Building a trace, a stack of every head or a forward pass holds its tensors until it is done: at most
 # HEAVY_SLOTS of them run at once, the others wait their turn. More would not finish sooner on as many
-# cores, and thirty students opening 512-token texts at once would hold thirty sets of tensors.
-HEAVY_SLOTS = os.cpu_count() or 2
+# cores, and thirty students opening 512-token texts at once would hold thirty sets of tensors. The cores are
+# those the process may use (its container's quota, or ATTENTION_ANATOMY_CPUS), not the machine's: server/cpus.py.
+HEAVY_SLOTS = process_cpus()
 
 # Again in every thread that takes a heavy slot: a rerun runs in a fresh thread (server/process.py).
 _heavy = ThreadSlots("heavy-work", HEAVY_SLOTS, on_take=one_torch_thread)

@@ -12,16 +12,20 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from components.server import cpus
 
 SLOTS_ENV = "ATTENTION_ANATOMY_TRAINING_SLOTS"
 POLL_S = 0.5
 
 
-def slots_from_environment(environ=os.environ) -> int:
-    """The setting, else the number of cores; ValueError naming the setting for anything but a whole number ≥ 1."""
+def slots_from_environment(environ=os.environ, cgroup_root: Path = cpus.CGROUP_ROOT) -> int:
+    """The setting, else the cores this process may use (server/cpus.py); ValueError naming the setting (this one
+    or the cores') for anything but a whole number ≥ 1."""
     setting = environ.get(SLOTS_ENV, "").strip()
     if not setting:
-        return os.cpu_count() or 1
+        return cpus.usable_cpus(environ, cgroup_root)
     if not setting.isdigit() or int(setting) < 1:
         raise ValueError(f"{SLOTS_ENV} must be a whole number of trainings at once, 1 or more; got {setting!r}")
     return int(setting)
