@@ -3,8 +3,6 @@ Which models the page offers is offered.py's."""
 
 from __future__ import annotations
 
-import gc
-
 import streamlit as st
 
 from attention import (
@@ -19,6 +17,7 @@ from attention import (
 )
 from components.caches import model_room
 from components.caches.budget import BUDGET, CACHE_ENTRIES
+from components.server.process import freeze_long_lived
 
 # ---- Hub models: one download per model per server process, shared by every session ----
 
@@ -54,9 +53,7 @@ def model(name: str) -> LoadedModel:
     weights_bytes = 0 if name == BUNDLED_MODEL else weights_path(name).stat().st_size  # the room is beside it
     with model_room.LOADED.reserved(name, weights_bytes, model_room_bytes()):
         loaded = load_model(name)
-    # Nearly half a million long-lived objects (torch, transformers, the weights' wrappers): moved
-    # out of the cyclic collector's sight, a full collection takes microseconds instead of 0.4 s.
-    gc.freeze()
+    freeze_long_lived()  # the first load only: torch's, transformers' and the first model's objects
     return loaded
 
 

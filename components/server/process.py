@@ -2,11 +2,13 @@
 as a side effect of importing a module: torch's threads, glibc's pools and Arrow's memory and threads.
 
 Every heavy thread (a slot of heavy work, a training's turn) runs on one torch thread: `one_torch_thread`
-is what each of them calls as it starts its work.
+is what each of them calls as it starts its work. Once the first model has loaded, `freeze_long_lived` takes
+what lives as long as the process out of the cyclic garbage collector's sight.
 """
 
 from __future__ import annotations
 
+import gc
 import threading
 
 import pyarrow
@@ -23,6 +25,8 @@ TORCH_THREADS = 1
 ARROW_THREADS = 1
 
 _configured = threading.Event()
+_frozen = threading.Event()
+_freezing = threading.Lock()
 
 
 def configure() -> None:
@@ -39,3 +43,20 @@ def one_torch_thread() -> None:
     """In the thread that calls it: OpenMP keeps the count per thread, and a rerun's fresh thread would otherwise
     multiply matrices with one thread per core, rounding the last bit apart from one thread's result."""
     torch.set_num_threads(TORCH_THREADS)
+
+
+def freeze_long_lived() -> None:
+    """Move every object alive now out of the cyclic collector's sight, once per process, however often it is
+    called: from the first model's load on (caches/models.py).
+
+    By then nearly half a million objects live as long as the process (torch, transformers, the first model's
+    weights' wrappers): out of sight, a full collection takes microseconds instead of 0.4 s. Once is enough, and
+    more is harm: a freeze also takes whatever else is alive at that moment (a class's widgets and charts, a model
+    the cache will push out, garbage that only the collector frees), and a frozen object that only a reference
+    cycle holds is never freed.
+    """
+    with _freezing:
+        if _frozen.is_set():
+            return
+        gc.freeze()
+        _frozen.set()
