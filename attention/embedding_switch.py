@@ -24,7 +24,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from attention.head_switch import HeadsOff, embed, layers_with_heads_off, normalise_heads_off
+from attention.head_switch import (
+    HeadsOff,
+    embed,
+    last_output_with_heads_off,
+    layers_with_heads_off,
+    normalise_heads_off,
+)
 from attention.models import LoadedModel
 
 # sentence-transformers' max_seq_length for all-MiniLM-L6-v2 (sentence_bert_config.json): it cuts longer texts here.
@@ -69,8 +75,8 @@ def sentence_embeddings(loaded: LoadedModel, sentences: Iterable[str], heads_off
     with torch.inference_mode():
         hidden = (_packed_embeddings(loaded, batch) if intact_inputs is None
                   else torch.from_numpy(intact_inputs[first]))  # (1, N, C)
-        outputs, _ = layers_with_heads_off(loaded, hidden, segments, _keep(1, loaded.shape, off), start=first)
-        return mean_pooled(outputs[-1] if outputs else hidden, segments, len(sentences))[0].numpy()  # (B, C)
+        last = last_output_with_heads_off(loaded, hidden, segments, _keep(1, loaded.shape, off), start=first)
+        return mean_pooled(last, segments, len(sentences))[0].numpy()  # (B, C)
 
 
 def layer_inputs(loaded: LoadedModel, text: str, second: str) -> tuple[np.ndarray, ...]:
@@ -113,8 +119,8 @@ def head_ranking(loaded: LoadedModel, text: str, second: str, intact_inputs: tup
             keep = torch.ones(shape.num_heads, shape.num_layers, shape.num_heads)  # (nh, L, nh)
             keep[torch.arange(shape.num_heads), layer, torch.arange(shape.num_heads)] = 0.0  # copy h: head h off
             start = torch.from_numpy(kept[layer]).repeat(shape.num_heads, 1, 1)  # (nh, N, C)
-            outputs, _ = layers_with_heads_off(loaded, start, segments, keep, start=layer)
-            pooled = mean_pooled(outputs[-1], segments, 2)  # (nh, 2, C)
+            last = last_output_with_heads_off(loaded, start, segments, keep, start=layer)  # (nh, N, C)
+            pooled = mean_pooled(last, segments, 2)  # (nh, 2, C)
             similarities = (pooled[:, 0] * pooled[:, 1]).sum(-1)  # (nh,)
             moved = 1.0 - pooled[:, 0] @ intact_a  # (nh,)
             effects += [EmbeddingEffect(layer, head, float(moved[head]), float(similarities[head]),

@@ -129,9 +129,8 @@ def predict(language_model: LanguageModel, sentence: str, heads_off: Iterable[tu
             hidden = embed(language_model.model, batch["input_ids"], batch["token_type_ids"])  # (1, T, C)
         else:
             hidden = torch.from_numpy(intact_inputs[first])  # (1, T, C)
-        hidden_states, _ = layers_with_heads_off(language_model.model, hidden, batch["attention_mask"], keep,
-                                                 start=first)
-        last = hidden_states[-1] if hidden_states else hidden  # (1, T, C)
+        last = last_output_with_heads_off(language_model.model, hidden, batch["attention_mask"], keep,
+                                          start=first)  # (1, T, C)
         # The head's scores at the one position read, not at all T: its decoder is C x V (30,522 words for BERT).
         logits = language_model.logits(last[:, position])[0]  # (V,)
     return _prediction(language_model, batch, position, off, logits, top_k)
@@ -169,8 +168,8 @@ def head_ranking(language_model: LanguageModel, sentence: str, intact_inputs: tu
             keep = torch.ones(shape.num_heads, shape.num_layers, shape.num_heads)  # (nh, L, nh): row h has head h off
             keep[torch.arange(shape.num_heads), layer, torch.arange(shape.num_heads)] = 0.0
             start = torch.from_numpy(kept[layer]).expand(shape.num_heads, -1, -1)  # (nh, T, C)
-            outputs, _ = layers_with_heads_off(loaded, start, mask, keep, start=layer)
-            logits = language_model.logits(outputs[-1][:, position])  # (nh, V)
+            last = last_output_with_heads_off(loaded, start, mask, keep, start=layer)  # (nh, T, C)
+            logits = language_model.logits(last[:, position])  # (nh, V)
             probabilities = torch.softmax(logits, dim=-1)  # (nh, V)
             words = _readable(language_model, probabilities.argmax(dim=-1).tolist())
             for head in range(shape.num_heads):
@@ -198,6 +197,17 @@ def layers_with_heads_off(loaded: LoadedModel, hidden: torch.Tensor, attention_m
         attention_outputs.append(attention_output)
         outputs.append(hidden)
     return outputs, attention_outputs
+
+
+def last_output_with_heads_off(loaded: LoadedModel, hidden: torch.Tensor, attention_mask: torch.Tensor,
+                               keep: torch.Tensor, start: int) -> torch.Tensor:
+    """The last layer's output (B, T, C) of layers start… from hidden (B, T, C), keep as layers_with_heads_off's;
+    hidden itself when start is past the last layer. Holds one layer's tensors at a time: the rankings run nh copies
+    of a text, and every layer's outputs kept at once cost them 9 MB a layer at 512 tokens."""
+    for layer in range(start, loaded.shape.num_layers):
+        _, hidden = loaded.family.layer_with_heads_off(loaded.model, layer, hidden, attention_mask,
+                                                       keep[:, layer])  # (B, T, C)
+    return hidden
 
 
 def _encode(language_model: LanguageModel, sentence: str) -> tuple[dict[str, torch.Tensor], int]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from attention.dot_product import attend, merge_heads, split_heads
+from attention.dot_product import attend_in_chunks, merge_heads, split_heads
 from attention.families.base import Family, LanguageModelHead, MissingHead, ReferenceAttention, unrecorded
 from attention.masks import additive
 from attention.projections import Linear, Projections
@@ -141,8 +141,9 @@ class GPT2Family(Family):
         attention_input = block.ln_1(hidden)  # (B, T, C): X, pre-LayerNorm
         query, key, value = (split_heads(projected, shape.num_heads)  # (B, nh, T, d)
                              for projected in block.attn.c_attn(attention_input).split(block.attn.split_size, dim=2))
-        mask = additive(self.own_mask, attention_mask)[:, None]  # (B, 1, T, T): causal, padding keys masked too
-        context = attend(query, key, value, mask, scaling_divisor("sqrt", shape.head_size)).context  # (B, nh, T, d)
+        mask = additive(self.own_mask, attention_mask)  # (B, T, T): causal, padding keys masked too
+        # A few heads at a time, as BERT's (families/bert.py): the head ranking runs nh copies of the text.
+        context = attend_in_chunks(query, key, value, mask, scaling_divisor("sqrt", shape.head_size))  # (B, nh, T, d)
         context = context * keep[:, :, None, None]  # (B, nh, T, d): switched-off heads at 0
         attention_output = block.attn.c_proj(merge_heads(context)) + hidden  # (B, T, C): W_O·concat + residual
         return attention_output, attention_output + block.mlp(block.ln_2(attention_output))  # (B, T, C)
