@@ -15,6 +15,7 @@ from attention import TraceSettings, encode, layer_attention, segments
 from attention.heads import head_stage, head_value_norms
 from attention.trace import projections_for
 from attention.value_norms import weighted_by_value_norm
+from tests import rendered
 from tests.pages import (
     TEXT,
     assert_healthy,
@@ -81,7 +82,7 @@ def test_the_moves_stage_holds_what_every_head_moves_and_each_is_transformers(bu
     for layer, head in ((0, 0), (2, 5), (5, 11)):
         np.testing.assert_allclose(matrix_of(cells, layer * 12 + head), moved_reference(bundled, layer)[head],
                                    rtol=1e-4, atol=1e-5)
-    assert bars["title"]["text"]["expr"] == "'‖f(x_j)‖ of each key, layer ' + layer_layer + ', head ' + head_head"
+    assert "‖f(x_j)‖ of each key, layer 2, head 5" in rendered.svg(chart), "Vega titles the bars from the picks"
     assert chart_picks(chart) == {"layer": 2, "head": 5}, "the title's layer and head start at the page's"
     weights = layer_attention(bundled, encode(bundled, TEXT), TraceSettings(layer=2)).weights[0, 5]  # (T, T)
     strip = datasets(chart)["strip"]

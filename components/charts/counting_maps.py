@@ -16,7 +16,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from components.charts.heatmap import CELLS, filter_on, named, tooltip_of
+from components.charts.heatmap import CELLS, filter_on, named, picked, tooltip_of
 from components.charts.style import (
     LABEL_COLOUR,
     LABEL_LIMIT_PX,
@@ -68,7 +68,7 @@ def maps_chart(window_data, letters_data, window_letters: dict[int, tuple[str, .
     picker = alt.selection_point(name=WIN, fields=[WIN], value=[{WIN: start}], clear=False,
                                  bind=alt.binding_range(min=offered[0], max=offered[1], step=1, name="Window size W"))
     many = len(sizes) > 1
-    shown = f"{WIN}_{WIN}" if many else str(sizes[0])  # one size sent: drawn whatever the input says
+    shown = picked(WIN) if many else str(sizes[0])  # one size sent: drawn whatever the input says
     letters_of = f"{WINDOW_LETTERS}[{shown}]"
     colour = alt.Color("value:Q", title=None, legend=legend(size),
                        scale=alt.Scale(domain=WEIGHT_DOMAIN, range=colour_stops("blues"), interpolate="rgb"))

@@ -21,6 +21,7 @@ from components.charts.heatmap import (
     RANGES,
     filter_on,
     named,
+    picked,
     picked_column,
     range_carrier,
     raster_layers,
@@ -62,11 +63,10 @@ SUMMED = "summed"  # the summary's name: its datasets are summed-cells, or summe
 # One chart for the grid and the summary, drawn as SVG: its heads and cells are elements a screen
 # reader, and a browser test, can find. The overview (which no layer move changes) too.
 SVG = {"embedOptions": {"renderer": "svg"}}
-# The summary's title, read off the chart's own layer input (Vega names it layer_layer): the spec stays
-# the same from layer to layer.
-AGGREGATE_TITLES = {"mean": "'Mean of the heads of layer ' + layer_layer",
-                    "max": "'Max of the heads of layer ' + layer_layer",
-                    "rollout": "'Attention rollout through layers 0 to ' + layer_layer"}
+# The summary's title, read off the chart's own layer selection: the spec stays the same from layer to layer.
+AGGREGATE_TITLES = {"mean": f"'Mean of the heads of layer ' + {picked(LAYER)}",
+                    "max": f"'Max of the heads of layer ' + {picked(LAYER)}",
+                    "rollout": f"'Attention rollout through layers 0 to ' + {picked(LAYER)}"}
 
 
 @dataclass(frozen=True)

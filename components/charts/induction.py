@@ -18,11 +18,12 @@ import numpy as np
 import pandas as pd
 
 from attention.head_scores import INDUCTION_THRESHOLD
+from components.charts.heatmap import picked
 from components.charts.style import READING, Lettering, picture_url
 
-# The selection that picks the kept step, and the field it picks (Vega names its input kept_kept). Not "step": Vega-Lite
-# reads a key of a binding named after a selection's field as that field's own binding, and the range input's
-# "step" was taken for one (a text input came instead).
+# The selection that picks the kept step, and the field it picks. Not "step": Vega-Lite reads a key of a binding
+# named after a selection's field as that field's own binding, and the range input's "step" was taken for one (a
+# text input came instead).
 STEP = "kept"
 MAPS = "maps"  # the maps' dataset: one row per kept step, model, layer and head
 SHOWN = "shown_steps"  # one row per kept step: the title over the maps
@@ -125,7 +126,7 @@ def maps_spec(layout: MapsLayout, last_step: int, every: int, lettering: Letteri
                                bind=alt.binding_range(min=0, max=top, step=every, name="Step"))
     # Before training there is one step to show, and no input to move.
     params = [step] if top > 0 else []
-    shown = f"datum.{STEP} <= {STEP}_{STEP} && {STEP}_{STEP} < datum.until" if params else "true"
+    shown = f"datum.{STEP} <= {picked(STEP)} && {picked(STEP)} < datum.until" if params else "true"
     x = alt.Scale(domain=[0, width], nice=False, zero=False)
     y = alt.Scale(domain=[0, height], nice=False, zero=False, reverse=True)
     base = alt.Chart(alt.NamedData(name=MAPS))

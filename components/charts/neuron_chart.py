@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from attention.dot_product import MASKED_SCORE
 from attention.neuron import NeuronHeads
-from components.charts.heatmap import HEAD, cell_tooltip, filter_on, tooltip_of
+from components.charts.heatmap import HEAD, cell_tooltip, filter_on, picked, tooltip_of
 from components.charts.scrub import LEGEND, picker
 from components.charts.style import TOKEN_BANDS, Lettering, fitted_size, label_axis, labelled, plot_size, token_labels
 
@@ -113,11 +113,11 @@ def spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_h
     """The chart without its data: the head and query inputs, the numbers, q ⊙ K, q and K."""
     head, query = picker(HEAD, "Head", shape[0]), picker(QUERY, "Query token", shape[1])
     # With one query sent, the data hold only it: its input asks for a rerun, and the chart keeps what it has.
-    query_at = f"{QUERY}_{QUERY}" if many_queries else f"({Q_PICKED} ? {Q_PICKED}.{QUERY} : 0)"
+    query_at = picked(QUERY) if many_queries else f"({Q_PICKED} ? {Q_PICKED}.{QUERY} : 0)"
     head_filter = [filter_on(head)] if many_heads else []
     line = _picked_line(many_heads, many_queries, shape[1])
-    head_line = f"{HEAD}_{HEAD} * {shape[1]}" if many_heads else "0"  # the picked head's first key
-    picked = [alt.param(name=Q_PICKED, expr=f"data('{QUERIES}')[{line}]"),
+    head_line = f"{picked(HEAD)} * {shape[1]}" if many_heads else "0"  # the picked head's first key
+    rows_picked = [alt.param(name=Q_PICKED, expr=f"data('{QUERIES}')[{line}]"),
               alt.param(name=ROW_PICKED, expr=f"data('{ROWS}')[{line}]"),
               alt.param(name=BOUND, expr=f"data('{KEYS}')[{head_line}] ? data('{KEYS}')[{head_line}].bound : 1")]
     # Vega lists the inputs of a chart's parameters last first: query is added first so that Head leads.
@@ -137,15 +137,15 @@ def spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_h
                           spacing=6).resolve_scale(color="shared")  # q and k_j in the same colours
     products = _products(labels, named, head_size, head_filter, f"q ⊙ k_j: each row sums to {dot_title}", size, spacing)
     chart = alt.vconcat(numbers, products, vectors, spacing=28)
-    return chart.add_params(*picked).resolve_scale(
+    return chart.add_params(*rows_picked).resolve_scale(
         color="independent").properties(autosize=alt.AutoSizeParams(type="pad"),
                                         usermeta={"embedOptions": {"renderer": "canvas"}}).to_dict(validate=False)
 
 
 def _picked_line(many_heads: bool, many_queries: bool, tokens: int) -> str:
     """The place of the picked (head, query) among the lines of queries and of numbers (_frames' order)."""
-    head = f"{HEAD}_{HEAD} * {tokens if many_queries else 1}" if many_heads else "0"
-    query = f"{QUERY}_{QUERY}" if many_queries else "0"
+    head = f"{picked(HEAD)} * {tokens if many_queries else 1}" if many_heads else "0"
+    query = picked(QUERY) if many_queries else "0"
     return f"{head} + {query}"
 
 

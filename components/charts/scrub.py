@@ -31,6 +31,7 @@ from components.charts.heatmap import (
     cells_by_head,
     filter_on,
     named,
+    picked,
     picked_column,
     range_carrier,
     raster_layers,
@@ -165,7 +166,7 @@ def _strip(title: str, labels: tuple[str, ...], width: int, lettering, picks: li
         bars = bars.transform_filter(filter_on(pick))
     axis = label_axis(list(labels), "key token", len(labels), angle=-60, length_px=width,
                       spacing_px=lettering.label_spacing_px)
-    heading = alt.ExprRef(f"'{title}, layer ' + {LAYER}_{LAYER} + ', head ' + {HEAD}_{HEAD}")
+    heading = alt.ExprRef(f"'{title}, layer ' + {picked(LAYER)} + ', head ' + {picked(HEAD)}")
     chart = bars.transform_calculate(token=f"{token_labels(list(labels)).name}[datum.key]").encode(
         x=alt.X("key:O", axis=axis, scale=alt.Scale(paddingInner=0.15)),
         y=alt.Y("norm:Q", title="‖f(x_j)‖", axis=alt.Axis(tickCount=3)),

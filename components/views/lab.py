@@ -24,6 +24,7 @@ import streamlit as st
 from attention.limits import PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from components import caches
 from components.charts.draw import draw_spec
+from components.charts.heatmap import picked
 from components.charts.scrub import INPUT_STYLE, placed
 from components.charts.style import READING, Lettering, labelled, title_lines, token_labels
 from components.page import controls
@@ -200,7 +201,7 @@ def softmax_chart(data, by_head: bool, title: str, tokens: int, width: int, tau:
         panel = alt.layer(marks, rule)
         if tau is not None:  # on the whole panel: the rule, drawn once a row, is drawn once a d_k, not once a row sent
             # A row with no τ (a fixed scaling's, random_softmax_table) is kept at every τ.
-            panel = panel.transform_filter(f"!isValid(datum.{TAU}) || abs(datum.{TAU} - {TAU}_{TAU}) < 1e-6")
+            panel = panel.transform_filter(f"!isValid(datum.{TAU}) || abs(datum.{TAU} - {picked(TAU)}) < 1e-6")
         panels.append(panel.properties(width=panel_width, height=240))
     return (alt.hconcat if beside else alt.vconcat)(*panels, data=data).properties(title=title_lines(title, width),
                                                                                    autosize=PAD)
