@@ -9,6 +9,6 @@ Streamlit there), the drawing from components/.
 import streamlit as st
 
 from components.server.app_start import lifespan
-from components.server.routes import ROUTES
+from components.server.routes import routes
 
-app = st.App("page.py", lifespan=lifespan, routes=ROUTES)
+app = st.App("page.py", lifespan=lifespan, routes=routes())

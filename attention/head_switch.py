@@ -159,9 +159,8 @@ def head_ranking(language_model: LanguageModel, sentence: str, intact_inputs: tu
     batch, position = _encode(language_model, sentence)
     kept = layer_inputs(language_model, sentence) if intact_inputs is None else intact_inputs  # L + 1 x (1, T, C)
     effects: list[HeadEffect] = []
+    intact = predict(language_model, sentence, intact_inputs=kept)  # the guesses a pass with every head on makes
     with torch.inference_mode():
-        intact = _prediction(language_model, batch, position, (),
-                             language_model.logits(torch.from_numpy(kept[-1]))[0, position], top_k=5)
         top_id = intact.top_ids[0]
         mask = batch["attention_mask"].expand(shape.num_heads, -1)  # (nh, T)
         for layer in range(shape.num_layers):

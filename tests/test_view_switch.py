@@ -20,6 +20,7 @@ from attention.embedding_switch import head_ranking as embedding_ranking
 from attention.head_switch import head_ranking, predict
 from attention.lm_heads import load_language_model
 from components.caches import MODEL_DIRS_ENV
+from components.server.switch_asks import ASKS, SwitchAsks
 from components.views.parts.head_toggles import HEADS_OFF, NAME, valid_pairs
 from components.views.switch import DEFAULT_SENTENCE, answer
 from tests.conftest import save_tiny_bert
@@ -138,31 +139,53 @@ def test_the_bundled_model_switches_heads_in_its_sentence_embedding_offline(chec
     assert "Sentence A's embedding" in [chart_title(c) for c in page.get("vega_lite_chart")]
 
 
+def registered_ask(page: AppTest) -> dict[str, str]:
+    """What the page registered for the route to answer, found by the one id its toggles' script is given."""
+    asked = parse_qs(sent_to_toggles(page)["ask"])
+    assert list(asked) == ["ask"], "the script is given an id, never the texts"
+    return ASKS.find(asked["ask"][0])
+
+
 def test_the_route_answers_a_press_with_the_numbers_the_run_after_it_sends(bundled):
     page = open_view()
-    asked = parse_qs(sent_to_toggles(page)["ask"])
-    assert asked == {"model": [BUNDLED_MODEL], "text": [TEXT], "second": [DEFAULT_SECOND]}
-    query = {name: values[0] for name, values in asked.items()}
-    assert answer({**query, "off": ""}) == sent_to_toggles(page)["numbers"]
+    ask = registered_ask(page)
+    assert ask == {"model": BUNDLED_MODEL, "text": TEXT, "second": DEFAULT_SECOND}
+    assert answer(ask, "") == sent_to_toggles(page)["numbers"]
     switch_off(page, (2, 5), (5, 0))
     # The order of a press's set is the browser's: the answer is the run's all the same, so the run repaints nothing.
-    assert answer({**query, "off": "5:0,2:5"}) == sent_to_toggles(page)["numbers"]
+    assert answer(ask, "5:0,2:5") == sent_to_toggles(page)["numbers"]
     assert numbers(page)[0].label == "cos(A, B), 2 heads off"
 
 
 def test_the_route_answers_a_press_on_a_model_that_guesses_as_the_run_after_it(checkpoint):
     page = open_view(model=checkpoint)
-    asked = parse_qs(sent_to_toggles(page)["ask"])
-    assert asked == {"model": [checkpoint], "sentence": [DEFAULT_SENTENCE]}
-    query = {name: values[0] for name, values in asked.items()}
+    ask = registered_ask(page)
+    assert ask == {"model": checkpoint, "sentence": DEFAULT_SENTENCE}
     switch_off(page, (1, 2), (0, 3))
-    assert answer({**query, "off": "1:2,0:3"}) == sent_to_toggles(page)["numbers"]
+    assert answer(ask, "1:2,0:3") == sent_to_toggles(page)["numbers"]
     assert top5(page).columns[-1] == "P (2 heads off)"
-    refused = [({"sentence": "no mask here"}, r"exactly one \[MASK\]"), ({"sentence": "x" * 501}, "at most 500"),
-               ({"off": "2:0"}, "heads of a 2 × 4 model")]
-    for change, why in refused:
+    refused = [({"sentence": "no mask here"}, "", r"exactly one \[MASK\]"),
+               ({"sentence": "x" * 501}, "", "at most 500"), ({}, "2:0", "heads of a 2 × 4 model")]
+    for change, off, why in refused:
         with pytest.raises(ValueError, match=why):
-            answer({**query, **change})
+            answer({**ask, **change}, off)
+
+
+def test_the_same_ask_gets_the_same_id_and_another_process_s_ids_are_unknown_here(bundled):
+    first, second = registered_ask(open_view()), open_view()
+    assert sent_to_toggles(second)["ask"] == sent_to_toggles(open_view())["ask"], "one id for one ask"
+    other = SwitchAsks()
+    assert other.find(parse_qs(sent_to_toggles(second)["ask"])["ask"][0]) is None
+    assert other.find(other.register(first)) == first
+    assert ASKS.find("A" * 22) is None and ASKS.find("") is None and ASKS.find("../" * 8) is None
+
+
+def test_only_the_newest_asks_are_kept():
+    asks = SwitchAsks(keep=3)
+    ids = [asks.register({"model": "m", "text": str(n), "second": "b"}) for n in range(5)]
+    asks.find(ids[2])  # in use: kept past a newer one
+    asks.register({"model": "m", "text": "5", "second": "b"})
+    assert [asks.find(i) is not None for i in ids] == [False, False, True, False, True] and len(asks) == 3
 
 
 @pytest.mark.parametrize(("change", "why"), [
@@ -180,9 +203,10 @@ def test_the_route_answers_a_press_on_a_model_that_guesses_as_the_run_after_it(c
     ({"off": "1:3,1:3"}, "heads of a 6 × 12 model"),
 ])
 def test_the_route_refuses_what_the_page_would_not_run(change, why):
-    query = {"model": BUNDLED_MODEL, "text": TEXT, "second": DEFAULT_SECOND, "off": "1:3"}
+    query = {"model": BUNDLED_MODEL, "text": TEXT, "second": DEFAULT_SECOND, "off": "1:3", **change}
+    off = query.pop("off")
     with pytest.raises(ValueError, match=why):
-        answer({**query, **change})
+        answer(query, off)
 
 
 def test_heads_off_belong_to_one_model_and_a_new_model_starts_with_all_heads_on(checkpoint):

@@ -115,6 +115,7 @@ _HOMES = {
     "HEAVY_SLOTS": "work",
     "PAGE_SLOTS": "work",
     "heavy_work": "work",
+    "heavy_work_within": "work",
     "page_work": "work",
 }
 __all__ = sorted(_HOMES)

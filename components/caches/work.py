@@ -28,6 +28,13 @@ def heavy_work() -> contextlib.AbstractContextManager[None]:
     return _heavy.held()
 
 
+def heavy_work_within(wait_s: float) -> contextlib.AbstractContextManager[None]:
+    """heavy_work for a request of the App's routes: waits at most wait_s for a slot, then raises
+    server.slots.NoSlotFree, and the route answers that the server is busy; a request that waited as long as it
+    takes would hold one of the server's worker threads, and a handful in a loop all of them."""
+    return _heavy.held_within(wait_s)
+
+
 # A view's run holds, besides the numbers it computes, the copies its cache hits hand back (st.cache_data unpickles
 # one on every hit), the pictures it encodes and the chart it sends: 20-35 MB at 474 tokens. Thirty students
 # moving at once on two cores left a dozen runs under way, sharing the cores, each holding its share. At most

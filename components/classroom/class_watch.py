@@ -19,6 +19,7 @@ import streamlit as st
 # How long the script waits before asking again for a rerun it already asked for: the rerun that answers it sends
 # the script new data (and so a fresh start) well before; without it, a rerun lost would leave the page behind.
 ASK_AGAIN_MS = 5_000
+ASK_TIMEOUT_MS = 4_000  # a poll's fetch gives up after this long: the next poll asks again
 _RUNS = "_class_watch_runs"  # session state: how many times the watch was mounted
 
 # Streamlit runs the script again for every run's new data (each run's differs: data.run) and calls only the last
@@ -39,7 +40,10 @@ export default function ({{ data, parentElement, setTriggerValue }}) {{
       const now = performance.now();
       const beat = data.beat !== '' && now - (parentElement.beatAt ?? -Infinity) >= data.beat_ms;
       const query = `code=${{encodeURIComponent(data.code)}}` + (beat ? `&beat=${{data.beat}}` : '');
-      const response = await fetch(`api/class?${{query}}`, {{cache: 'no-store'}});
+      // At the App's route under the page's own path (server.baseUrlPath), and never waiting for ever: a hung ask
+      // would keep `busy` and stop the polls.
+      const route = `${{location.pathname.replace(/[/]+$/, '')}}/api/class?${{query}}`;
+      const response = await fetch(route, {{cache: 'no-store', signal: AbortSignal.timeout({ASK_TIMEOUT_MS})}});
       const answer = response.status === 200 ? await response.json().catch(() => null) : null;
       const known = answer !== null && typeof answer === 'object' && typeof answer.reachable === 'boolean';
       if (beat && known && answer.reachable) parentElement.beatAt = now;

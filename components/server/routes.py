@@ -1,44 +1,80 @@
-"""The HTTP routes the App serves beside the page (streamlit_app.py: st.App(routes=ROUTES)).
+"""The HTTP routes the App serves beside the page (streamlit_app.py: st.App(routes=routes())).
 
-GET /api/switch answers the switch view's toggles: the numbers for a set of heads off, as the HTML the view itself
-draws (components/views/switch.answer), so that a press shows them without waiting for a rerun.
+GET /api/switch?ask=ID&off=layer:head,… answers the switch view's toggles: the numbers for a set of heads off, as the
+HTML the view itself draws (components/views/switch.answer), so that a press shows them without waiting for a rerun.
+It answers only for an ask that a page of this server registered (components/server/switch_asks.py): anything else
+is a 404 that costs a dictionary look-up, so a stranger's GET starts no work and leaves nothing behind. A known ask
+waits at most SWITCH_WAIT_S for a slot of heavy work, and at most MAX_SWITCH_REQUESTS are under way at once; past
+either, 429: the page's press then goes by its rerun, which is the truth in any case.
 GET /api/class answers a follower's page: its class's version (components/classroom/class_watch.py), and with
 beat=FOLLOWER, counts the follower as there. The page asks it every POLL_S and reruns only when the class moved,
 where a timed fragment reran the page's script, and the browser drew the page again, at every poll. A class store
 that does not answer is said in the answer ("reachable": false), never with a 5xx status: deploy/nginx.conf takes a
 replica that answers 502 or 503 out of its rotation, and a Redis outage would take out every replica.
-Light to import, as the server starts with it: what the answer computes is imported by the first request, in
-a worker thread, never on the server's own.
+Both answer at /api/… and, under server.baseUrlPath, at /BASE/api/… too, where the page (which asks relative to its
+own address) finds them; Streamlit mounts an App's routes at the top whatever its base path.
+Light to import, as the server starts with it: what the answer computes is imported by the first request a page
+asked for, in a worker thread, never on the server's own.
 """
 
 from __future__ import annotations
 
 import re
 
+import streamlit as st
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from components.classroom.class_store import StoreSettingError, StoreUnavailable, parse_code
+from components.server.slots import NoSlotFree
+from components.server.switch_asks import ASKS
 
-MAX_QUERY_CHARS = 25_000  # two texts of the sidebar's 10,000 characters, escaped, and every head of a large model
+MAX_QUERY_CHARS = 16_000  # an ask's id and every head of a model of some thousand heads, "layer:head," each
+SWITCH_WAIT_S = 2.0  # for a slot; past it the press goes by its rerun (its script gives the route 3 s: head_toggles)
+# Requests of the switch route under way at once, waiting or computing. Each holds one of Starlette's 40 worker
+# threads, which the class's polls and the page's files need too: a few students pressing at once fit, a loop does
+# not take them all.
+MAX_SWITCH_REQUESTS = 8
+_switch_requests = 0  # under way now; read and written on the server's event loop only
 
 
 async def switch_numbers(request: Request) -> JSONResponse:
+    global _switch_requests
     if len(request.url.query) > MAX_QUERY_CHARS:
         return JSONResponse({"error": "the query is too long"}, status_code=414)
+    ask = ASKS.find(request.query_params.get("ask", ""))
+    if ask is None:
+        return JSONResponse({"error": "no page of this server asked for that: ask is the id the switch view gives "
+                                      "its toggles"}, status_code=404)
+    if _switch_requests >= MAX_SWITCH_REQUESTS:
+        return _busy()
+    _switch_requests += 1
     try:
-        numbers = await run_in_threadpool(_answer, dict(request.query_params))
+        numbers = await run_in_threadpool(_answer, ask, request.query_params.get("off", ""))
     except ValueError as error:
         return JSONResponse({"error": str(error)}, status_code=400)
+    except NoSlotFree:
+        return _busy()
+    finally:
+        _switch_requests -= 1
     return JSONResponse({"html": numbers}, headers={"Cache-Control": "no-store"})
 
 
-def _answer(query: dict[str, str]) -> str:
-    from components.views import switch  # torch and the caches: imported here, off the server's thread
+def _busy() -> JSONResponse:
+    # 429, not 503: nginx takes a replica that answers 503 out of its rotation (deploy/nginx.conf).
+    return JSONResponse({"error": "the server is busy: the page's own run shows the numbers"}, status_code=429,
+                        headers={"Retry-After": "1", "Cache-Control": "no-store"})
 
-    return switch.answer(query)
+
+def _answer(ask: dict[str, str], off: str) -> str:
+    # torch, the caches and the view: imported here, off the server's thread, by a request that a page asked for
+    from components import caches
+    from components.views import switch
+
+    with caches.heavy_work_within(SWITCH_WAIT_S):
+        return switch.answer(ask, off)
 
 
 _FOLLOWER = re.compile(r"[0-9a-f]{16}")  # classroom.Seat's follower_id: secrets.token_hex(8)
@@ -66,4 +102,10 @@ def _version(code: str, follower: str | None) -> int | None:
     return caches.classes().version(code, follower)
 
 
-ROUTES = [Route("/api/switch", switch_numbers), Route("/api/class", class_version)]
+def routes() -> list[Route]:
+    """The routes at /api/…, and at /BASE/api/… too under server.baseUrlPath (read as the App is made: `streamlit
+    run`'s flags, the config file and the environment are in force by then)."""
+    answers = {"/api/switch": switch_numbers, "/api/class": class_version}
+    base = st.get_option("server.baseUrlPath").strip("/")
+    prefixes = [""] + ([f"/{base}"] if base else [])
+    return [Route(prefix + path, endpoint) for prefix in prefixes for path, endpoint in answers.items()]

@@ -28,6 +28,7 @@ from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.tables import metric_html, numbers_html
 from components.page.tokens import token_chips
+from components.server.switch_asks import ASKS
 from components.views.parts import embedding_switch
 from components.views.parts.head_toggles import (
     forget_toggles_of_other_models,
@@ -120,7 +121,7 @@ def _switchboard(name: str, sentence: str, intact: Prediction, num_layers: int, 
         # A press shows the guesses it fetches from the App's route at once (components/server/routes.py).
         head_toggles(heads_off, num_layers, num_heads,
                      numbers=guesses_html(intact, caches.prediction(name, sentence, heads_off), task),
-                     ask=urlencode({"model": name, "sentence": sentence}))
+                     ask=urlencode({"ask": ASKS.register({"model": name, "sentence": sentence})}))
 
 
 def _first_sentence(task: Task, objective: str, text: str, mask: str | None) -> None:
@@ -170,24 +171,25 @@ def guesses_html(intact: Prediction, current: Prediction, task: Task) -> str:
             f'<p class="aa-caption" data-testid="switch-caption">{html.escape(caption)}</p>')
 
 
-def answer(query: Mapping[str, str]) -> str:
-    """The App's route for the toggles (components/server/routes.py): the numbers for query's model and heads off
-    ("layer:head,…"), guesses_html for a sentence with a model that guesses, else the sentence embedding's
-    (embedding_switch.answer). ValueError, saying why, for what the page would not run; a request never starts a
-    model's load."""
-    name = query.get("model", "")
+def answer(ask: Mapping[str, str], off: str) -> str:
+    """The App's route for the toggles (components/server/routes.py): the numbers for an ask that a page of this
+    server registered (server/switch_asks.py) with the heads `off` ("layer:head,…"), guesses_html for a sentence with
+    a model that guesses, else the sentence embedding's (embedding_switch.answer). ValueError, saying why, for what
+    the page would not run. A request never starts a model's load or a ranking: at most a pass of the model with
+    all heads on and one with these off, each cached as the page's own runs are."""
+    name = ask.get("model", "")
     if not caches.loaded_now(name):
         raise ValueError("not a model this server has loaded")
     language_model, _ = caches.language_model(name)
     if language_model is None:
-        return embedding_switch.answer(name, query)
-    sentence = query.get("sentence", "")
+        return embedding_switch.answer(name, ask, off)
+    sentence = ask.get("sentence", "")
     if not sentence.strip() or len(sentence) > MAX_SENTENCE_CHARS:
         raise ValueError(f"a sentence of at most {MAX_SENTENCE_CHARS} characters, please")
-    heads_off = heads_off_asked(query.get("off", ""), language_model.shape.num_layers, language_model.shape.num_heads)
-    intact, _ = caches.ranking(name, sentence)  # each holds a slot of heavy work while it computes
+    heads_off = heads_off_asked(off, language_model.shape.num_layers, language_model.shape.num_heads)
     task = TASKS[language_model.head.objective]
-    return guesses_html(intact, caches.prediction(name, sentence, heads_off), task)
+    # The intact guesses are the ranking's (the same pass, all heads on), without the ranking's 1 + L·nh passes.
+    return guesses_html(caches.prediction(name, sentence, ()), caches.prediction(name, sentence, heads_off), task)
 
 
 def percent(probability: float) -> str:

@@ -12,6 +12,7 @@ import pytest
 
 from attention import BUNDLED_MODEL
 from attention.embedding_switch import DEFAULT_SECOND
+from components.views.parts.head_toggles import ANSWER_WAIT_MS
 from harness.browser import act_and_measure, press_and_measure, wait_until_settled
 from harness.server import get_json
 from tests.browser.frames import answer, frames_after
@@ -131,14 +132,32 @@ def test_a_mouse_button_going_down_asks_the_route_and_the_click_takes_that_answe
     assert marked_off(page) == [(3, 2)] and similarity_label(page) == "cos(A, B), 1 head off"
 
 
-def test_the_route_answers_a_set_of_heads_and_refuses_what_the_page_would_not_run(page, base_url):
-    open_switch(page, base_url)  # the server has the bundled model loaded, as a page using the route has
-    query = {"model": BUNDLED_MODEL, "text": "time flies like an arrow", "second": DEFAULT_SECOND}
-    status, body = get_json(f"{base_url}/api/switch?{urlencode({**query, 'off': '1:3'})}")
+def test_the_route_answers_the_page_s_ask_and_refuses_what_no_page_asked_for(page, base_url):
+    open_switch(page, base_url)
+    ask = page.locator(".head-switches").evaluate("grid => grid.ask")
+    assert list(parse_qs(ask)) == ["ask"], "the page's script holds an id, not the texts"
+    status, body = get_json(f"{base_url}/api/switch?{ask}&off=1:3")
     assert status == 200 and "cos(A, B), 1 head off" in body["html"]
-    status, body = get_json(f"{base_url}/api/switch?{urlencode({**query, 'model': 'bert-base-uncased'})}")
-    assert status == 400 and body == {"error": "not a model this server has loaded"}
-    status, body = get_json(f"{base_url}/api/switch?{urlencode({**query, 'off': '9:9'})}")
+    status, body = get_json(f"{base_url}/api/switch?{ask}&off=9:9")
     assert status == 400 and body["error"].startswith("heads of a 6 × 12 model")
-    status, body = get_json(f"{base_url}/api/switch?{urlencode({**query, 'text': 'a' * 30_000})}")
+    texts = {"model": BUNDLED_MODEL, "text": "time flies like an arrow", "second": DEFAULT_SECOND, "off": "1:3"}
+    for stranger in (urlencode(texts), f"{ask[:-2]}xx&off=1:3", "off=1:3"):
+        status, body = get_json(f"{base_url}/api/switch?{stranger}")
+        assert status == 404 and body["error"].startswith("no page of this server asked for that"), stranger
+    status, body = get_json(f"{base_url}/api/switch?{ask}&off={'0:0,' * 5000}")
     assert status == 414 and body == {"error": "the query is too long"}
+
+
+@pytest.mark.own_tab  # routes the page's requests
+def test_a_press_whose_numbers_never_come_still_reaches_the_session(page, base_url):
+    """The route hangs (held here, in the browser): the press is sent for the run after ANSWER_WAIT_MS all the
+    same, and the run's numbers show."""
+    open_switch(page, base_url)
+    held = []
+    page.route("**/api/switch?**", lambda route: held.append(route))  # never answered
+    toggle(page, 2, 2).click()
+    page.wait_for_function("() => document.querySelector('[data-heads-off]')?.dataset.headsOff === '2:2'",
+                           timeout=(ANSWER_WAIT_MS + 30_000))
+    wait_until_settled(page)
+    assert held, "the press asked the route"
+    assert marked_off(page) == [(2, 2)] and similarity_label(page) == "cos(A, B), 1 head off"

@@ -22,6 +22,7 @@ from components.page.downloads import chart_downloads
 from components.page.page_state import MAX_TEXT_CHARS
 from components.page.tables import metric_html, numbers_html
 from components.page.tokens import token_chips
+from components.server.switch_asks import ASKS
 from components.views.parts.head_toggles import (
     head_toggles,
     heads_off_asked,
@@ -67,7 +68,8 @@ def _switchboard(context, second: str, intact, num_layers: int, num_heads: int) 
         current = caches.sentence_pair(context.model_name, context.text, second, heads_off)
         # A press shows the numbers it fetches from the App's route at once; the run it starts draws the chart.
         head_toggles(heads_off, num_layers, num_heads, numbers=switch_numbers_html(intact, current),
-                     ask=urlencode({"model": context.model_name, "text": context.text, "second": second}))
+                     ask=urlencode({"ask": ASKS.register({"model": context.model_name, "text": context.text,
+                                                          "second": second})}))
         _movement(intact, current, context)
 
 
@@ -110,17 +112,18 @@ def switch_numbers_html(intact, current) -> str:
     return f'<div class="aa-metrics">{similarity}{movement}</div>'
 
 
-def answer(name: str, query: Mapping[str, str]) -> str:
+def answer(name: str, ask: Mapping[str, str], off: str) -> str:
     """The App's route for the toggles, for a model without a language-model head (components/views/switch.answer,
-    which has checked that the server holds name): switch_numbers_html for query's text, second sentence and heads
-    off ("layer:head,…"). ValueError, saying why, for a text the sidebar would not take or a head the model does
-    not have."""
-    text, second = query.get("text", ""), query.get("second", "")
+    which has checked that the server holds name): switch_numbers_html for the ask's text and second sentence with
+    the heads `off` ("layer:head,…"). ValueError, saying why, for a text the sidebar would not take or a head the
+    model does not have."""
+    text, second = ask.get("text", ""), ask.get("second", "")
     if not text.strip() or not second.strip() or max(len(text), len(second)) > MAX_TEXT_CHARS:
         raise ValueError(f"a text and a second sentence of at most {MAX_TEXT_CHARS:,} characters, please")
     shape = caches.model(name).shape
-    heads_off = heads_off_asked(query.get("off", ""), shape.num_layers, shape.num_heads)
-    intact, _ = caches.embedding_ranking(name, text, second)  # each holds a slot of heavy work while it computes
+    heads_off = heads_off_asked(off, shape.num_layers, shape.num_heads)
+    # The intact pair is the ranking's (the same pass, all heads on), without the ranking's 1 + L·nh passes.
+    intact = caches.sentence_pair(name, text, second, ())
     return switch_numbers_html(intact, caches.sentence_pair(name, text, second, heads_off))
 
 

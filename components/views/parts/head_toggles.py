@@ -14,8 +14,8 @@ The numbers the heads change can live in the script too (HTML the view makes, ab
 of the App's route that answers them (components/server/routes.py): a press then fetches the numbers for the new
 set (asked as a mouse button or the space bar goes down, so that they are often there by its release), shows them
 as soon as they come, and only once they are on the screen sends the set for the run, which finds them computed
-and sends the same HTML, which changes nothing. The run's numbers are the truth: a fetch that fails, or answers
-for a set that is no longer the one pressed, is dropped.
+and sends the same HTML, which changes nothing. The run's numbers are the truth: a fetch that fails, takes longer
+than ANSWER_WAIT_MS, or answers for a set that is no longer the one pressed, is dropped, and the press goes by its run.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ HEADS_OFF = "switch_heads_off"  # session state: the (layer, head) pairs switche
 KEY = "switch_heads"  # the script's key; its container's CSS class is st-key-switch_heads
 NAME = "attention_anatomy.head_switches"  # the script's name, as the page sends it
 MODEL_KEY = "_switch_model"  # the model the toggles were made for
+# How long a press waits for the route's numbers before it sends its set for the run regardless: longer than the
+# route waits for a slot on a busy server (components/server/routes.py), short enough that a press never looks lost.
+ANSWER_WAIT_MS = 3_000
 
 # A head switched off reads as off: grey and struck through, not the pale blue of some attention that the rest of
 # the page uses. The layer's name stands beside its buttons; on a phone the buttons wrap under each other.
@@ -64,6 +67,8 @@ _CSS = """
 # runs again whenever the server sends new data. The click listener is the grid's, set once, and reads what the
 # latest run left on the grid (the heads off, and the function that sends a trigger).
 _JS = """
+const ANSWER_WAIT_MS = %d;
+
 export default function ({ data, parentElement, setTriggerValue }) {
   const idOf = button => `${button.dataset.layer}:${button.dataset.head}`;
   const keyOf = headsOff => [...headsOff].sort().join(',');  // a set of heads off as the route's `off` names it
@@ -122,11 +127,15 @@ export default function ({ data, parentElement, setTriggerValue }) {
     // the set its click will make, and the click takes that answer (a mouse button is down ~0.1 s, about what the
     // model takes); a press that never clicks leaves its answer unread. Not for a touch, which often starts a
     // scroll: every finger put on the grid would cost the server a pass of the model.
-    const query = asked => `api/switch?${grid.ask}&off=${encodeURIComponent(asked)}`;
+    // The App's route under the page's own path (server.baseUrlPath). An answer that takes longer than
+    // ANSWER_WAIT_MS is given up (null): the press then goes to the session by its run, never held by a hung fetch.
+    const query = asked => `${location.pathname.replace(/[/]+$/, '')}/api/switch?${grid.ask}`
+      + `&off=${encodeURIComponent(asked)}`;
     const answerFor = asked => {
       const url = query(asked);
       if (grid.early?.url !== url) {
-        grid.early = {url, answer: fetch(url).then(response => response.ok ? response.json() : null).catch(() => null)};
+        const asking = fetch(url, {signal: AbortSignal.timeout(ANSWER_WAIT_MS)});
+        grid.early = {url, answer: asking.then(response => response.ok ? response.json() : null).catch(() => null)};
       }
       return grid.early.answer;
     };
@@ -178,7 +187,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
   }
 }
 """
-_switches = st.components.v2.component(NAME, css=_CSS, js=_JS)
+_switches = st.components.v2.component(NAME, css=_CSS, js=_JS % ANSWER_WAIT_MS)
 
 
 def head_toggles(heads_off: tuple[tuple[int, int], ...], num_layers: int, num_heads: int, numbers: str = "",
