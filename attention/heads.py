@@ -15,7 +15,7 @@ import torch
 from attention import masks
 from attention.dot_product import CHUNK_ELEMENTS, attend
 from attention.projections import Linear
-from attention.trace import LayerAttention, Trace
+from attention.trace import LayerAttention, Trace, readable_tensor
 from attention.value_norms import moved, value_norms
 
 AGGREGATES = ("mean", "max")
@@ -63,7 +63,7 @@ def head_stage(source: Trace | LayerAttention, stage: str, heads: Sequence[int] 
     out = np.empty((batch, len(chosen), tokens, width), dtype=np.float32)  # (B, h, T, T or d)
     step = max(1, max_elements // (batch * tokens * tokens))
     with torch.inference_mode():
-        mask = masks.additive(source.mask_kind, torch.from_numpy(_attention_mask(source)),
+        mask = masks.additive(source.mask_kind, readable_tensor(_attention_mask(source)),
                               source.settings.window)[:, None]  # (B, 1, 1 or T, T)
         for start in range(0, len(chosen), step):
             some = chosen[start:start + step]

@@ -82,6 +82,27 @@ class LayerAttention:
     # when only the projections were made (layer_projections)
     weights: np.ndarray | None  # (B, nh, T, T) every head's softmax, or None when not kept
 
+    def __post_init__(self) -> None:
+        """Every array read-only: the page's cache hands one layer to every session that asks for it
+        (components/caches/layers.py), and a view that wrote into one would change what every student sees.
+        Read-only views, so that the arrays handed in (an encoding's mask) are left as they were; one view for
+        an array under several names (identity: Q, K and V are X), so that a pickle still holds it once."""
+        views: dict[int, np.ndarray] = {}
+
+        def read_only(array: np.ndarray | None) -> np.ndarray | None:
+            if array is None or not array.flags.writeable:
+                return array
+            if id(array) not in views:
+                views[id(array)] = array.view()
+                views[id(array)].flags.writeable = False
+            return views[id(array)]
+
+        for name in ("attention_mask", "concat", "weights"):
+            object.__setattr__(self, name, read_only(getattr(self, name)))
+        if self.projected is not None:
+            object.__setattr__(self, "projected",
+                               {letter: read_only(value) for letter, value in self.projected.items()})
+
     def split(self, letter: str) -> np.ndarray:
         """(B, nh, T, d): "Q", "K" or "V" cut into heads, a view of its projection."""
         if self.projected is None:
@@ -190,7 +211,7 @@ def _head_steps(encoding: Encoding, layer: LayerAttention, settings: TraceSettin
     with torch.inference_mode():
         query, key, value = (
             record(letter, f"{letter} = {letter} split[:, {head}]",
-                   torch.from_numpy(split[letter])[:, head])  # (B, T, d)
+                   readable_tensor(split[letter][:, head]))  # (B, T, d)
             for letter in "QKV"
         )
         mask = masks.additive(layer.mask_kind, torch.from_numpy(encoding.attention_mask),
@@ -212,9 +233,9 @@ def _shared_steps(loaded: LoadedModel, encoding: Encoding, layer: LayerAttention
     settings = layer.settings
     steps: list[Step] = []
 
-    def record(name: str, stage: str, formula: str, value: torch.Tensor | np.ndarray) -> torch.Tensor:
+    def record(name: str, stage: str, formula: str, value: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
         steps.append(Step(name, stage, formula, value if isinstance(value, np.ndarray) else value.numpy()))
-        return torch.from_numpy(value) if isinstance(value, np.ndarray) else value
+        return value
 
     family, model = loaded.family, loaded.model
     inputs = {"input_ids": encoding.input_ids, "token_type_ids": encoding.token_type_ids,
@@ -233,10 +254,11 @@ def _shared_steps(loaded: LoadedModel, encoding: Encoding, layer: LayerAttention
             record(f"{letter} split", "projections", "view(B, T, nh, d).transpose(1, 2)",
                    split[letter])  # (B, nh, T, d)
         record("context (all heads)", "heads", "softmax(mask(Q Kᵀ / s)) · V for every head", layer.context)
-        concat = record("concat", "heads", "concatenate heads: transpose(1, 2).reshape(B, T, nh·d)",
-                        layer.concat)  # (B, T, nh·d)
+        record("concat", "heads", "concatenate heads: transpose(1, 2).reshape(B, T, nh·d)",
+               layer.concat)  # (B, T, nh·d)
         projections = projections_for(loaded, settings)
-        projected = record("output", "heads", "concat · W_oᵀ + b_o", _apply(projections.output, concat))  # (B, T, C)
+        projected = record("output", "heads", "concat · W_oᵀ + b_o",
+                           _apply(projections.output, readable_tensor(layer.concat)))  # (B, T, C)
         if settings.source == "bert":
             record("attention output", "heads", family.attention_output_formula,
                    family.attention_output(model, settings.layer, projected, residual))  # (B, T, C)
@@ -267,6 +289,14 @@ def _as_numpy(tensors: dict[str, torch.Tensor]) -> dict[str, np.ndarray]:
     that a pickle holds it once."""
     arrays = {id(tensor): tensor.numpy() for tensor in tensors.values()}
     return {name: arrays[id(tensor)] for name, tensor in tensors.items()}
+
+
+def readable_tensor(array: np.ndarray) -> torch.Tensor:
+    """A tensor to read array through: over its memory when it may be written, else over a copy. A layer's arrays
+    are read-only (LayerAttention), and torch, whose tensors cannot be, warns that writing into one over them would
+    be undefined; what is copied here is small beside what is computed from it (a head's slice, a mask, the
+    concatenation its output projection reads)."""
+    return torch.from_numpy(array if array.flags.writeable else array.copy())
 
 
 def _heads_of(side_by_side: np.ndarray, num_heads: int) -> np.ndarray:

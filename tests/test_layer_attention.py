@@ -46,7 +46,7 @@ def test_every_heads_weights_are_that_heads_own(tiny, padded, settings):
     layer = layer_attention(tiny, padded, settings)
     mask = additive_mask(torch.from_numpy(padded.attention_mask))  # (B, 1, T)
     for head in range(layer.num_heads):
-        query, key, value = (torch.from_numpy(layer.split(letter)[:, head]) for letter in "QKV")  # (B, T, d)
+        query, key, value = (torch.tensor(layer.split(letter)[:, head]) for letter in "QKV")  # (B, T, d) copies
         alone = attend(query, key, value, mask, layer.divisor, settings.similarity)
         np.testing.assert_allclose(layer.weights[:, head], alone.weights.numpy(), rtol=1e-5, atol=1e-6)
         expected_context = 0.0 * alone.context if head in settings.heads_off else alone.context
@@ -58,7 +58,7 @@ def test_the_context_is_what_attending_in_chunks_gives(tiny, padded, settings):
     """attend_in_chunks made every head's context before the weights were kept: the same numbers, bit for bit."""
     layer = layer_attention(tiny, padded, settings)
     mask = additive_mask(torch.from_numpy(padded.attention_mask))  # (B, 1, T)
-    heads = [torch.from_numpy(np.ascontiguousarray(layer.split(letter))) for letter in "QKV"]  # (B, nh, T, d)
+    heads = [torch.tensor(layer.split(letter)) for letter in "QKV"]  # (B, nh, T, d) copies
     chunked = attend_in_chunks(*heads, mask, layer.divisor, settings.similarity).numpy()  # (B, nh, T, d)
     chunked[:, list(settings.heads_off)] = 0.0
     np.testing.assert_array_equal(layer.context, chunked)
@@ -142,7 +142,6 @@ def test_every_heads_kept_weights_are_handed_out_read_only_and_some_heads_as_a_c
     assert not every_head.flags.writeable
     with pytest.raises(ValueError, match="read-only"):
         every_head[0, 0, 0, 0] = 1.0
-    assert layer.weights.flags.writeable, "the layer's own array is left as it was"
     some = head_weights(layer, [2, 0])
     assert not np.shares_memory(some, layer.weights)
     np.testing.assert_array_equal(some, layer.weights[:, [2, 0]])
@@ -164,3 +163,23 @@ def test_identity_keeps_its_one_input_once(tiny, padded):
     layer = layer_attention(tiny, padded, SETTINGS["identity"], keep_weights=False)
     assert layer.projected["Q"] is layer.projected["K"] is layer.projected["V"]
     assert len(pickle.dumps(layer)) < 2 * layer.concat.nbytes + 4096
+
+
+@pytest.mark.parametrize("settings", [SETTINGS["bert"], SETTINGS["identity"]], ids=["bert", "identity"])
+def test_no_array_of_a_layer_can_be_written_to_and_what_was_handed_in_is_left_as_it_was(tiny, padded, settings):
+    """A layer is shared by every session that asks for it (components/caches/layers.py): a write raises."""
+    layer = layer_attention(tiny, padded, settings)
+    arrays = {"attention_mask": layer.attention_mask, "concat": layer.concat, "context": layer.context,
+              "weights": layer.weights, **{letter: layer.projected[letter] for letter in "QKV"},
+              **{f"{letter} split": layer.split(letter) for letter in "QKV"}}
+    for name, array in arrays.items():
+        before = array.copy()
+        with pytest.raises(ValueError, match="read-only"):
+            array[(0,) * array.ndim] = 7
+        np.testing.assert_array_equal(array, before, err_msg=name)
+    for made in (layer.contexts_only(), layer_projections(tiny, padded, settings)):
+        assert not made.attention_mask.flags.writeable
+        assert not (made.concat if made.concat is not None else made.projected["Q"]).flags.writeable
+    assert padded.attention_mask.flags.writeable, "the encoding's own mask is the encoding's to keep"
+    if settings.source == "identity":  # Q, K and V are X: one array under three names, pickled once
+        assert layer.projected["Q"] is layer.projected["K"] is layer.projected["V"]

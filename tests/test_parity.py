@@ -118,7 +118,7 @@ def test_concat_through_dense_and_layernorm_is_bert_attention_output(bundled, en
         trace = build_trace(bundled, encoding, TraceSettings(layer=layer, head=layer))
         self_output = transformers_model(bundled).encoder.layer[layer].attention.output
         with torch.inference_mode():
-            concat = torch.from_numpy(trace["concat"])  # (B, T, C)
+            concat = torch.tensor(trace["concat"])  # (B, T, C)
             layer_input = torch.from_numpy(trace["layer_input"])  # (B, T, C)
             ours = self_output.LayerNorm(self_output.dense(concat) + layer_input).numpy()  # (B, T, C)
         theirs = run.attention_outputs[layer]

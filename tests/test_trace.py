@@ -129,7 +129,7 @@ def test_random_projections_keep_nn_linear_scale(tiny, encoding):
     trace = build_trace(tiny, encoding, TraceSettings(source="random", head_dim=8))
     hidden = tiny.shape.hidden_size
     layer_input = torch.from_numpy(trace["layer_input"])
-    query = torch.from_numpy(trace["Q (all heads)"])
+    query = torch.tensor(trace["Q (all heads)"])
     # |W x + b| <= (|x|_1 + 1) / sqrt(C) for weights and biases in U(-1/sqrt(C), 1/sqrt(C)).
     bound = (layer_input.abs().sum(-1, keepdim=True) + 1) / hidden**0.5
     assert bool((query.abs() <= bound + 1e-5).all())
@@ -245,10 +245,10 @@ def test_head_dim_one_on_a_long_text_goes_through_the_chunks(bundled):
     """384 heads of size 1 over 512 tokens: nh·T·T is 6 times the chunk limit."""
     encoding = encode(bundled, " ".join(["word"] * 600))
     trace = build_trace(bundled, encoding, TraceSettings(source="random", head_dim=1, head=200, seed=3))
-    per_head = torch.from_numpy(trace["context (all heads)"])  # (1, 384, 512, 1)
+    per_head = torch.tensor(trace["context (all heads)"])  # (1, 384, 512, 1)
     assert tuple(per_head.shape) == (1, 384, 512, 1)
     assert per_head.shape[1] * 512 * 512 > 2**24
-    query, key, value = (torch.from_numpy(trace[f"{letter} split"]) for letter in "QKV")  # (1, 384, 512, 1)
+    query, key, value = (torch.tensor(trace[f"{letter} split"]) for letter in "QKV")  # (1, 384, 512, 1)
     chunk = 2**24 // (512 * 512)  # heads per chunk
     edges = {h for start in range(0, 384, chunk) for h in (start - 1, start, start + 1) if 0 <= h < 384}
     for head in sorted(edges | {200}):

@@ -37,8 +37,8 @@ def layer_weights(name: str, text: str, text_b: str, settings: TraceSettings) ->
 
 
 # Shared by reference, not pickled: st.cache_data copies a value on every hit, and this one is read two or
-# three times a rerun; in a class of long texts, the queued reruns each held their own copies of it. Callers
-# must not change its arrays.
+# three times a rerun; in a class of long texts, the queued reruns each held their own copies of it. Its arrays
+# are read-only (LayerAttention): a caller that wrote into one would change every session's, and raises instead.
 @st.cache_resource(show_spinner=False, max_entries=LAYER_ENTRIES)
 def _layer(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerAttention:
     loaded, tokens = model(name), encoding(name, text, text_b).num_tokens
