@@ -1,14 +1,17 @@
 """The class store (components/classroom/class_store.py): in memory and in a real redis-server, the same behaviour.
 
-What a class holds, who may change it (the key, and nothing like it), how it ends, how followers are
-counted, two teachers' tabs, an End or an expiry landing in the middle of a teacher's change (forced to land
-there), and Redis that stops answering: the store says so within its timeout.
+What a class holds, who may change it (the key, and nothing like it; the store keeps only its hash), how it ends,
+how followers are counted, two teachers' tabs, an End or an expiry landing in the middle of a teacher's change
+(forced to land there), and Redis that stops answering: the store says so within its timeout. What strangers'
+polls leave behind: tests/test_class_store_strangers.py.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import time
+from collections.abc import Iterator
 
 import pytest
 import redis as redis_client
@@ -127,11 +130,59 @@ def test_codes_from_links_are_checked_before_use():
         assert parse_code(bad) is None, bad
 
 
-def test_keys_are_long_random_secrets_and_compared_by_hash():
-    keys = {new_key() for _ in range(100)}
-    assert len(keys) == 100 and min(len(key) for key in keys) >= 22  # 128 bits and more in base64
-    key = keys.pop()
-    assert key_matches(key, key_hash(key)) and not key_matches(keys.pop(), key_hash(key))
+def held_values(thing, seen=None) -> Iterator[str | bytes]:
+    """Every string and bytes a store's object holds, however deep: in its attributes, dicts, lists and sets."""
+    seen = set() if seen is None else seen
+    if id(thing) in seen:
+        return
+    seen.add(id(thing))
+    if isinstance(thing, str | bytes):
+        yield thing
+    elif isinstance(thing, dict):
+        for pair in thing.items():
+            yield from held_values(pair, seen)
+    elif isinstance(thing, list | tuple | set | frozenset):
+        for item in thing:
+            yield from held_values(item, seen)
+    elif hasattr(thing, "__dict__"):
+        yield from held_values(vars(thing), seen)
+
+
+def redis_values(url: str) -> Iterator[bytes]:
+    """Every key, field and value the Redis at url holds."""
+    client = redis_client.Redis.from_url(url)
+    for name in client.scan_iter():
+        yield name
+        kind = client.type(name)
+        if kind == b"hash":
+            yield from (part for pair in client.hgetall(name).items() for part in pair)
+        elif kind == b"zset":
+            yield from client.zrange(name, 0, -1)
+        else:
+            yield client.dump(name)
+
+
+def test_the_store_keeps_only_a_hash_of_the_teachers_key(make_store, request):
+    store = make_store()
+    code, key = store.create(VIEW)
+    store.publish(code, key, {**VIEW, "head": "1"})
+    store.version(code, "0123456789abcdef")
+    if isinstance(store, RedisStore):
+        held = list(redis_values(request.getfixturevalue("redis").url))
+    else:
+        held = list(held_values(store))
+    assert key_hash(key) in held  # what it keeps instead, to check a key against
+    assert not [value for value in held if key.encode() in (value if isinstance(value, bytes) else value.encode())]
+    assert store.teaches(code, key) and store.publish(code, key, VIEW)  # the key still opens the class
+
+
+def test_keys_cannot_be_guessed_from_one_another():
+    """Each key is a fresh random secret of 128 bits or more: no two alike, none derived from another."""
+    keys = [new_key() for _ in range(1000)]
+    assert len(set(keys)) == len(keys)
+    assert min(len(base64.urlsafe_b64decode(key + "=" * (-len(key) % 4))) for key in keys) * 8 >= 128
+    assert len({key[:8] for key in keys}) == len(keys)  # not one long prefix with a counter behind it
+    assert key_matches(keys[0], key_hash(keys[0])) and not key_matches(keys[1], key_hash(keys[0]))
 
 
 def test_the_setting_names_the_store():

@@ -2,12 +2,17 @@
 
 A class is a short code (read off a projector), the SHA-256 of the teacher's key, a version number that
 grows with every change the teacher makes, the teacher's view as plain strings (the URL parameters the
-page writes) and, beside it, the followers' last heartbeats, to count them. Nothing else: no names, no
-addresses. A class ends when its teacher ends it or LIFETIME_S after the teacher's last change.
+page writes) and, beside it, the followers' last heartbeats, to count them (at most MAX_FOLLOWERS). Nothing
+else: no names, no addresses. (The memory store keeps beside each class a hash of the network the teacher's page
+came from, keyed with a secret of the process, to count a client's classes: it cannot be turned back into the
+address; classroom/class_openers.py.) A class ends when its teacher ends it or LIFETIME_S after its last change.
+
+Nothing a stranger sends is kept: a poll for a code that is no live class, with or without a heartbeat, writes
+nothing, and a class counts at most MAX_FOLLOWERS heartbeats however many ids are sent for it.
 
 Two stores behind one interface: MemoryStore (the sessions of one server process) and RedisStore
 (ATTENTION_ANATOMY_CLASS_STORE=redis://…, shared by replicas behind a proxy). A follower's poll reads the
-version only (and, with Redis, leaves its heartbeat in the same round trip); the view is read when it moved.
+version only (and leaves its heartbeat in the same step, a script in Redis); the view is read when it moved.
 In Redis, each write to a class is a script that Redis runs whole, so that no End or expiry lands inside it.
 """
 
@@ -21,9 +26,12 @@ import re
 import secrets
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from components.classroom.class_openers import MAX_CLASSES_PER_ADDRESS, opener
 
 STORE_ENV = "ATTENTION_ANATOMY_CLASS_STORE"
 # No 0/O, 1/I/L: a code is read off a wall and typed. 31**6 is about 890 million codes.
@@ -34,6 +42,9 @@ KEY_BYTES = 24  # 192 bits of secrets.token_urlsafe: at least the 128 the issue 
 _KEY = re.compile(r"[A-Za-z0-9_-]{22,64}")
 LIFETIME_S = 3 * 3600.0  # a class without a change from its teacher for this long has ended
 HEARTBEAT_S = 5.0  # a follower counts while its last poll is younger than this
+# Followers a class counts at once: a lecture hall and more. Heartbeats past it are not kept (the poll still reads
+# the version), so that random ids sent for a class neither grow its record nor push the count beyond this.
+MAX_FOLLOWERS = 500
 MAX_CLASSES = 10_000  # of one memory store: a page opened with ?teach=1 in a loop cannot fill the server
 REDIS_TIMEOUT_S = 0.5  # Redis down: a page waits at most this long for it, then says so and goes on
 
@@ -43,7 +54,8 @@ STORE_SETTING_FORMS = "empty, 'memory', or a Redis URL (redis://host:6379/0)"
 
 
 class StoreUnavailable(RuntimeError):
-    """The store cannot be reached (Redis down, or the memory store full): the page says so and goes on."""
+    """The store cannot be reached (Redis down), or holds all the classes it may (the memory store, for the server
+    or for the address of the page that opens one): the page says so, with this error's words, and goes on."""
 
 
 class StoreSettingError(ValueError):
@@ -59,11 +71,13 @@ class Snapshot:
 
 
 class ClassStore(Protocol):
-    def create(self, settings: dict[str, str]) -> tuple[str, str]:
-        """Open a class showing settings; return its code and the teacher's key."""
+    def create(self, settings: dict[str, str], address: object = None) -> tuple[str, str]:
+        """Open a class showing settings for a page at address (st.context.ip_address: counted, never kept);
+        return its code and the teacher's key."""
 
     def version(self, code: str, follower: str | None = None) -> int | None:
-        """The class's version (None once it has ended or never was); counts follower as following."""
+        """The class's version (None once it has ended or never was); counts follower as following if it is a
+        live class (and one of its MAX_FOLLOWERS); for any other code, writes nothing."""
 
     def read(self, code: str) -> Snapshot | None: ...
 
@@ -120,27 +134,36 @@ class _Class:
     settings: dict[str, str]
     changed: float
     version: int = 1
-    followers: dict[str, float] = field(default_factory=dict)
+    followers: dict[str, float] = field(default_factory=dict)  # a follower's id -> its last heartbeat
+    opener: bytes | None = None  # class_openers.opener of the teacher's page's address
 
 
 class MemoryStore:
-    """The classes of one server process, under one lock; each call takes microseconds."""
+    """The classes of one server process, under one lock; each call takes microseconds. At most MAX_CLASSES, of
+    which MAX_CLASSES_PER_ADDRESS opened from one address (class_openers.py), each counting MAX_FOLLOWERS."""
 
     def __init__(self, lifetime_s: float = LIFETIME_S) -> None:
         self.lifetime_s = lifetime_s
         self._classes: dict[str, _Class] = {}
+        self._opened: Counter[bytes] = Counter()  # live classes by opener
         self._lock = threading.Lock()
 
-    def create(self, settings: dict[str, str]) -> tuple[str, str]:
-        key = new_key()
+    def create(self, settings: dict[str, str], address: object = None) -> tuple[str, str]:
+        key, by = new_key(), opener(address)
         with self._lock:
             self._drop_ended()
             if len(self._classes) >= MAX_CLASSES:
                 raise StoreUnavailable(f"this server already holds {MAX_CLASSES:,} classes")
+            if by is not None and self._opened[by] >= MAX_CLASSES_PER_ADDRESS:
+                raise StoreUnavailable(
+                    f"{MAX_CLASSES_PER_ADDRESS} classes are open from your address on this server: end one, or wait "
+                    f"until one ends by itself, {self.lifetime_s / 3600:g} hours after its last change")
             code = new_code()
             while code in self._classes:
                 code = new_code()
-            self._classes[code] = _Class(key_hash(key), dict(settings), time.monotonic())
+            self._classes[code] = _Class(key_hash(key), dict(settings), time.monotonic(), opener=by)
+            if by is not None:
+                self._opened[by] += 1
         return code, key
 
     def version(self, code: str, follower: str | None = None) -> int | None:
@@ -149,7 +172,7 @@ class MemoryStore:
             if lesson is None:
                 return None
             if follower is not None:
-                lesson.followers[follower] = time.monotonic()
+                _beat(lesson, follower, time.monotonic())
             return lesson.version
 
     def read(self, code: str) -> Snapshot | None:
@@ -176,7 +199,7 @@ class MemoryStore:
             lesson = self._live(code)
             if lesson is None or not key_matches(key, lesson.key_hash):
                 return False
-            del self._classes[code]
+            self._forget(code)
             return True
 
     def followers(self, code: str) -> int:
@@ -184,20 +207,41 @@ class MemoryStore:
             lesson = self._live(code)
             if lesson is None:
                 return 0
-            since = time.monotonic() - HEARTBEAT_S
-            lesson.followers = {who: at for who, at in lesson.followers.items() if at > since}
+            _drop_stale(lesson, time.monotonic())
             return len(lesson.followers)
 
     def _live(self, code: str) -> _Class | None:
         lesson = self._classes.get(code)
         if lesson is not None and time.monotonic() - lesson.changed > self.lifetime_s:
-            del self._classes[code]
+            self._forget(code)
             return None
         return lesson
+
+    def _forget(self, code: str) -> None:
+        """Drop a class, and its count against its opener."""
+        by = self._classes.pop(code).opener
+        if by is not None:
+            self._opened[by] -= 1
+            if not self._opened[by]:
+                del self._opened[by]
 
     def _drop_ended(self) -> None:
         for code in list(self._classes):
             self._live(code)
+
+
+def _beat(lesson: _Class, follower: str, now: float) -> None:
+    """Count follower as following at now: a follower already counted always, a new one only under MAX_FOLLOWERS
+    (once the heartbeats too old to count are dropped)."""
+    if follower not in lesson.followers and len(lesson.followers) >= MAX_FOLLOWERS:
+        _drop_stale(lesson, now)
+    if follower in lesson.followers or len(lesson.followers) < MAX_FOLLOWERS:
+        lesson.followers[follower] = now
+
+
+def _drop_stale(lesson: _Class, now: float) -> None:
+    since = now - HEARTBEAT_S
+    lesson.followers = {who: at for who, at in lesson.followers.items() if at > since}
 
 
 # Each write to a class is one of these scripts, which Redis runs whole, with nothing in between: a class is
@@ -220,6 +264,30 @@ redis.call('HSET', KEYS[1], 'settings', ARGV[2], 'changed', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
 """
+# A follower's poll with its heartbeat: nothing is written unless the class exists, so that a stranger's codes leave
+# no key; the follower is counted if it already was or if fewer than the cap count (heartbeats too old to count are
+# not counted, then dropped). The followers' set lasts as long as a heartbeat counts, never longer than the class: a
+# class that ends by expiry leaves no followers behind. The heartbeat is the script's first write, with pcall: when
+# Redis is full (its maxmemory, with noeviction) it refuses it, and the follower still reads the version. (Redis
+# checks its memory at a script's first write only: written later, the heartbeat would grow a full Redis.)
+# KEYS[1] the class's hash, KEYS[2] its followers; ARGV the follower, now (Unix time), heartbeat s, cap of followers.
+_VERSION = """
+local version = redis.call('HGET', KEYS[1], 'version')
+if not version then return false end
+local now, heartbeat_s = tonumber(ARGV[2]), tonumber(ARGV[3])
+local since = now - heartbeat_s
+local counted = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if counted or redis.call('ZCOUNT', KEYS[2], '(' .. since, '+inf') < tonumber(ARGV[4]) then
+  local added = redis.pcall('ZADD', KEYS[2], now, ARGV[1])
+  if type(added) == 'number' then
+    local keep_ms, class_ms = math.ceil(heartbeat_s * 1000), redis.call('PTTL', KEYS[1])
+    if class_ms > 0 and class_ms < keep_ms then keep_ms = class_ms end
+    redis.call('PEXPIRE', KEYS[2], keep_ms)
+  end
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', since)
+return version
+"""
 # KEYS[1] the class's hash, KEYS[2] its followers; ARGV[1] the key hash checked.
 _END = """
 if redis.call('HGET', KEYS[1], 'key_hash') ~= ARGV[1] then return 0 end
@@ -230,7 +298,9 @@ return 1
 
 class RedisStore:
     """The classes in Redis, for every replica: a hash per class (key_hash, version, settings, changed) that
-    expires LIFETIME_S after the teacher's last change, and a sorted set of the followers' heartbeats."""
+    expires LIFETIME_S after the teacher's last change, and a sorted set of the followers' heartbeats, which expires
+    HEARTBEAT_S after the last one. No count by address: Redis's own maxmemory bounds what it holds, and with
+    noeviction (deploy/kubernetes.yaml) a full Redis refuses new classes and keeps the ones it has."""
 
     PREFIX = "attention-anatomy:class:"
 
@@ -247,8 +317,9 @@ class RedisStore:
         self._create_script = self._redis.register_script(_CREATE)
         self._publish_script = self._redis.register_script(_PUBLISH)
         self._end_script = self._redis.register_script(_END)
+        self._version_script = self._redis.register_script(_VERSION)
 
-    def create(self, settings: dict[str, str]) -> tuple[str, str]:
+    def create(self, settings: dict[str, str], address: object = None) -> tuple[str, str]:
         key = new_key()
         with self._reaching():
             code = new_code()
@@ -261,11 +332,8 @@ class RedisStore:
             if follower is None:
                 version = self._redis.hget(self._name(code), "version")
             else:  # the heartbeat rides along in the same round trip
-                pipe = self._redis.pipeline(transaction=False)
-                pipe.hget(self._name(code), "version")
-                pipe.zadd(self._followers(code), {follower: time.time()})
-                pipe.pexpire(self._followers(code), self.lifetime_ms)
-                version = pipe.execute()[0]
+                version = self._version_script([self._name(code), self._followers(code)],
+                                               [follower, time.time(), HEARTBEAT_S, MAX_FOLLOWERS])
         return None if version is None else int(version)
 
     def read(self, code: str) -> Snapshot | None:
