@@ -109,3 +109,21 @@ def test_a_bundled_model_that_cannot_load_is_an_error_on_the_page(broken_bundled
     assert not page.exception, [e.message for e in page.exception]
     assert not page.error, [e.value for e in page.error]
     assert "2 layers × 4 heads" in page.caption[0].value
+
+
+def test_a_deployers_folder_whose_config_holds_a_string_of_heads_falls_back_to_the_bundled_model(
+        tiny_checkpoint, tmp_path, monkeypatch):
+    folder = shutil.copytree(tiny_checkpoint, tmp_path / "typed-by-hand")
+    config = (folder / "config.json").read_text()
+    typed = config.replace('"num_attention_heads": 4', '"num_attention_heads": "4"')
+    assert typed != config
+    (folder / "config.json").write_text(typed)
+    monkeypatch.setenv(caches.MODEL_DIRS_ENV, str(folder))
+    page = open_page()
+    page.selectbox(key="model").set_value(str(folder)).run()
+
+    assert not page.exception, [e.message for e in page.exception]
+    assert "num_attention_heads" in warnings(page) and "must be a whole number, 1 or more; got '4'" in warnings(page)
+    assert FELL_BACK in warnings(page)
+    assert page.selectbox(key="model").value == BUNDLED_MODEL
+    assert page.get("vega_lite_chart"), "the bundled model's charts"

@@ -3,11 +3,17 @@
 BertConfig holds what the encoder (attention.families.bert_modules) reads, with the defaults of transformers'
 BertConfig for whatever a config.json leaves out, and the whole file, from which the proof builds transformers'
 own config (tests/test_bert_modules.py checks that both read a config alike).
+
+A config.json is a deployer's file, or a Hub repository's: every value read is checked for its kind before the
+encoder is built of it, so that a string of heads or a negative size is a ValueError naming the field and the file
+(what the loader turns into a ModelLoadError, and the page into a fall-back to the bundled model), not a TypeError
+from deep in torch.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -32,17 +38,31 @@ class BertConfig:
 
     @classmethod
     def read(cls, path: Path) -> BertConfig:
-        """The config in a config.json; ValueError when it is no JSON object."""
+        """The config in a config.json; ValueError when it is no JSON object, or when a value read is not of its
+        field's kind (_KINDS), naming the field and the file."""
         values = json.loads(path.read_text())
         if not isinstance(values, dict):
             raise ValueError(f"{str(path)!r} holds no JSON object")
-        read = {item.name for item in fields(cls)} - {"values"}
-        return cls(values=values, **{key: value for key, value in values.items() if key in read})
+        kinds = {item.name: item.type for item in fields(cls) if item.name != "values"}
+        for key, value in values.items():
+            if key in kinds:
+                holds, says = _KINDS[kinds[key]]
+                if not holds(value):
+                    raise ValueError(f"{key} in {str(path)!r} must be {says}; got {value!r}")
+        return cls(values=values, **{key: value for key, value in values.items() if key in kinds})
 
     def transformers_config(self):
         """transformers' own BertConfig of the same file, eager attention (the proof's reference)."""
         from transformers import BertConfig as TransformersBertConfig
 
-        config = TransformersBertConfig.from_dict(self.values)
-        config._attn_implementation = "eager"
-        return config
+        return TransformersBertConfig.from_dict(self.values, attn_implementation="eager")
+
+
+# What a value of each kind of field must be (by its annotation above), and how the error says it. JSON's true and
+# false are no sizes (bool is an int to Python); a size of 0 makes no layer, and a negative one no tensor.
+_KINDS = {
+    "int": (lambda value: type(value) is int and value >= 1, "a whole number, 1 or more"),
+    "float": (lambda value: type(value) in (int, float) and 0 < value < math.inf, "a number above 0"),
+    "str": (lambda value: isinstance(value, str), "a string"),
+    "bool": (lambda value: isinstance(value, bool), "true or false"),
+}
