@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,13 +38,15 @@ def free_port() -> int:
 @contextlib.contextmanager
 def streamlit_server(script_path: str | os.PathLike, env: dict[str, str] | None = None,
                      log_path: str | os.PathLike | None = None, port: int | None = None,
-                     cwd: str | os.PathLike | None = None, headless: bool = True) -> Iterator[str]:
+                     cwd: str | os.PathLike | None = None, headless: bool = True, base_path: str = "",
+                     ) -> Iterator[str]:
     """Run `streamlit run script` on port (else a free one); yield its base URL; stop it (its whole process group).
 
     The server's output goes to log_path when given (kept afterwards), else to a temporary file.
     A fixed port lets a test stop a server and start another where open pages will look for it.
     The server runs in cwd (default: the script's folder) and reads the .streamlit/config.toml found there.
     A server that is not headless asks the desktop to open a tab on its page, as on a laptop.
+    base_path: Streamlit's server.baseUrlPath ("course/x"); the URL yielded is then the page's, below it.
     """
     script = Path(script_path).resolve()
     port = port or free_port()
@@ -53,9 +56,10 @@ def streamlit_server(script_path: str | os.PathLike, env: dict[str, str] | None 
         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
         # Edits made while the server runs must not pop up "File change. Rerun?" or rerun the page.
         "--server.fileWatcherType", "none",
+        *(["--server.baseUrlPath", base_path] if base_path else []),
     ]
     server_env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
-    base_url = f"http://127.0.0.1:{port}"
+    base_url = f"http://127.0.0.1:{port}" + (f"/{base_path.strip('/')}" if base_path else "")
     log = open(log_path, "w+b") if log_path else tempfile.TemporaryFile()  # noqa: SIM115 (closed below)
     with log as output:  # a file, not a pipe: a chatty server can never block on it
         process = subprocess.Popen(command, cwd=cwd or script.parent, env=server_env, stdout=output,
@@ -144,7 +148,7 @@ def get_json(url: str) -> tuple[int, dict]:
 
 
 def port_of(base_url: str) -> int:
-    return int(base_url.rsplit(":", 1)[1])
+    return urllib.parse.urlsplit(base_url).port
 
 
 def server_pid(port: int) -> int:
