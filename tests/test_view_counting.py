@@ -252,18 +252,18 @@ def test_a_training_past_the_servers_time_limit_stops_and_says_so(monkeypatch):
 
 
 def test_a_training_waits_for_a_free_place_and_says_how_many_are_ahead(monkeypatch):
-    from streamlit.elements.progress import ProgressMixin
+    from streamlit.delta_generator import DeltaGenerator
 
     from components import caches
 
     said = []  # every text the page's progress bars were given, as the browser would be sent them
-    drawn = ProgressMixin.progress
+    drawn = DeltaGenerator.progress
 
     def progress(self, value, text=None, **options):
         said.append(text)
         return drawn(self, value, text=text, **options)
 
-    monkeypatch.setattr(ProgressMixin, "progress", progress)
+    monkeypatch.setattr(DeltaGenerator, "progress", progress)
 
     line = caches.training_turns()
     ahead = [threading.Event() for _ in range(line.slots)]
@@ -275,22 +275,27 @@ def test_a_training_waits_for_a_free_place_and_says_how_many_are_ahead(monkeypat
             release.wait(30)
 
     holders = [threading.Thread(target=occupy, args=(started,)) for started in ahead]
-    for holder in holders:
-        holder.start()
-    for started in ahead:
-        assert started.wait(30)
-    page = open_lab()
-    page.button(key="count_train").click()
-    runner = threading.Thread(target=page.run)
-    runner.start()
-    deadline = time.monotonic() + 30
-    while line.waiting == 0 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert line.waiting == 1, "the page's training did not wait in line"
-    release.set()
-    runner.join(120)
-    for holder in holders:
-        holder.join(30)
+    runner = None
+    try:  # whatever fails, the slots held here are given back: the server's line is every later test's too
+        for holder in holders:
+            holder.start()
+        for started in ahead:
+            assert started.wait(30)
+        page = open_lab()
+        page.button(key="count_train").click()
+        runner = threading.Thread(target=page.run)
+        runner.start()
+        deadline = time.monotonic() + 30
+        while line.waiting == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert line.waiting == 1, "the page's training did not wait in line"
+    finally:
+        release.set()
+        if runner is not None:
+            runner.join(120)
+        for holder in holders:
+            if holder.is_alive():
+                holder.join(30)
     assert_healthy(page)
     ahead = f"Waiting for a free place on the server: {line.slots} training{'s' if line.slots != 1 else ''} ahead"
     assert any(text and text.startswith(ahead) for text in said), said[:5]
