@@ -42,16 +42,19 @@ import urllib.request
 from collections.abc import AsyncIterator, Mapping
 from http.cookies import SimpleCookie
 
-from streamlit.proto.Alert_pb2 import Alert
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ClientState_pb2 import ClientState
-from streamlit.proto.Common_pb2 import DoubleArray
-from streamlit.proto.Element_pb2 import Element
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart
-from streamlit.proto.WidgetStates_pb2 import WidgetState
-from streamlit.runtime.state.session_state import STREAMLIT_INTERNAL_KEY_PREFIX
 from websockets.asyncio.client import ClientConnection, connect
+
+from components.private_hooks import (  # Streamlit's wire messages: no public client speaks them
+    Alert,
+    BackMsg,
+    ClientState,
+    DoubleArray,
+    Element,
+    ForwardMsg,
+    VegaLiteChart,
+    WidgetState,
+    component_events_id,
+)
 
 XSRF_COOKIE = "_streamlit_xsrf"
 ELEMENT_ID_PREFIX = "$$ID-"
@@ -67,10 +70,11 @@ class RunError(RuntimeError):
 
 
 @contextlib.asynccontextmanager
-async def open_session(base_url: str, query: Mapping[str, str] | str = "",
-                       timeout_s: float = RUN_TIMEOUT_S) -> AsyncIterator[WebsocketSession]:
-    """A new session on the server at base_url, its page opened with query; closed on leaving."""
-    session = await WebsocketSession.connect(base_url, query, timeout_s)
+async def open_session(base_url: str, query: Mapping[str, str] | str = "", timeout_s: float = RUN_TIMEOUT_S,
+                       forwarded_for: str | None = None) -> AsyncIterator[WebsocketSession]:
+    """A new session on the server at base_url, its page opened with query; closed on leaving. forwarded_for: the
+    client's address as a proxy on loopback says it (X-Forwarded-For), which the server takes for the page's."""
+    session = await WebsocketSession.connect(base_url, query, timeout_s, forwarded_for)
     try:
         yield session
     finally:
@@ -96,16 +100,17 @@ class WebsocketSession:
         self._run_id: str | None = None
 
     @classmethod
-    async def connect(cls, base_url: str, query: Mapping[str, str] | str = "",
-                      timeout_s: float = RUN_TIMEOUT_S) -> WebsocketSession:
+    async def connect(cls, base_url: str, query: Mapping[str, str] | str = "", timeout_s: float = RUN_TIMEOUT_S,
+                      forwarded_for: str | None = None) -> WebsocketSession:
         """Open the websocket and run the page once, as a browser opening base_url/?query does."""
         query_string = query if isinstance(query, str) else urllib.parse.urlencode(query)
         xsrf_token = await asyncio.to_thread(_xsrf_cookie, base_url)
+        forwarded = {} if forwarded_for is None else {"X-Forwarded-For": forwarded_for}
         websocket = await connect(
             base_url.replace("http", "ws", 1) + "/_stcore/stream",
             origin=base_url,
             subprotocols=["streamlit", xsrf_token],
-            additional_headers={"Cookie": f"{XSRF_COOKIE}={xsrf_token}"},
+            additional_headers={"Cookie": f"{XSRF_COOKIE}={xsrf_token}", **forwarded},
             proxy=None,  # loopback: never through a proxy from the environment
             ping_interval=None,  # browsers send no pings; the server's are answered all the same
             max_size=None,  # a 512-token page sends charts of several MB
@@ -179,7 +184,7 @@ class WebsocketSession:
         the component's trigger aggregate (Streamlit's id for it: its own id and "events"), for this one rerun only,
         as the frontend drops it once sent; return seconds until the rerun finished."""
         delta = self._keyed(key, "bidi_component")
-        widget_id = f"{STREAMLIT_INTERNAL_KEY_PREFIX}_{delta.delta.new_element.bidi_component.id}__events"
+        widget_id = component_events_id(delta.delta.new_element.bidi_component.id)
         payload = json.dumps([{"event": event, "value": value}])
         self._widget_states[widget_id] = WidgetState(id=widget_id, json_trigger_value=payload)
         try:

@@ -326,8 +326,8 @@ def _send(seat: Seat, view: dict[str, str], again: bool = False) -> None:
 
 
 def _open_class(seat: Seat) -> None:
-    try:
-        seat.code, seat.key = caches.classes().create({})
+    try:  # the page's address is counted against a cap of classes per address, never kept (class_openers.py)
+        seat.code, seat.key = caches.classes().create({}, address=st.context.ip_address)
     except StoreUnavailable as error:
         seat.notices.append(f"A class cannot be started right now ({error}). The page works on its own.")
         return
