@@ -1,10 +1,10 @@
 """What a stranger's polls leave in the class store: random class codes and beats, as plain GETs of /api/class send
 them, straight to the store (components/classroom/class_store.py), in a real redis-server and in memory.
 
-For each store: one live class with one follower; then COUNT polls for random codes, each with a random beat, and
-COUNT random beats on the live class's code. Printed: the keys in Redis before and after (DBSIZE), the bytes the
-memory store kept (tracemalloc, after the flood against before it), the followers the teacher's page would count,
-and whether the real follower's poll still read the class's version all along.
+For each store: one live class with one follower (a student); then COUNT polls for random codes, each with a random
+beat, and COUNT random beats on the live class's code, the student polling between them (a poll that loses the
+class stops the bench). Printed: the keys in Redis after each flood (DBSIZE), the bytes the memory store kept
+(tracemalloc, after each flood against before it), and the followers the teacher's page would count.
 
     python -m bench.class_flood [count]      (default 2,000)
 
@@ -18,6 +18,7 @@ import gc
 import secrets
 import tempfile
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import redis as redis_client
@@ -28,40 +29,60 @@ from harness.redis import redis_server
 VIEW = {"text": "the class keeps following", "head": "3"}
 
 
-def flood(store, count: int) -> dict[str, object]:
-    """Send count random codes with random beats and count random beats on a live class; what the class saw."""
+def strangers(store, count: int) -> tuple[str, str, Callable[[], None], Callable[[], None]]:
+    """A live class, its student, and the two floods: count random codes with beats, count random beats on the
+    class (the student polling between them, as a follower does)."""
     code, _ = store.create(VIEW)
     student = secrets.token_hex(8)
     store.version(code, student)
-    versions_read = 0
-    for _ in range(count):
-        stranger_code = new_code()
-        if stranger_code != code:
-            store.version(stranger_code, secrets.token_hex(8))
-        store.version(code, secrets.token_hex(8))
-        versions_read += store.version(code, student) is not None
-    return {"followers counted": store.followers(code), "student's polls that read the version": versions_read}
+
+    def random_codes() -> None:
+        for stranger_code in (new_code() for _ in range(count)):
+            if stranger_code != code:
+                store.version(stranger_code, secrets.token_hex(8))
+
+    def random_beats() -> None:
+        for _ in range(count):
+            store.version(code, secrets.token_hex(8))
+            if store.version(code, student) is None:
+                raise RuntimeError("the live class was lost in the flood")
+
+    return code, student, random_codes, random_beats
 
 
-def memory_figures(count: int) -> dict[str, object]:
-    store = MemoryStore()
-    store.create(VIEW)  # the store's first class: its lasting structures exist before the measure
+def bytes_kept(flood: Callable[[], None]) -> int:
     gc.collect()
     tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    seen = flood(store, count)
-    gc.collect()
-    after = tracemalloc.get_traced_memory()[0]
-    tracemalloc.stop()
-    return {**seen, "bytes kept by the store after the flood": after - before}
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        flood()
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
 
 
-def redis_figures(count: int) -> dict[str, object]:
+def memory_figures(count: int) -> dict[str, int]:
+    store = MemoryStore()
+    code, _, random_codes, random_beats = strangers(store, count)
+    return {"bytes kept after the random codes": bytes_kept(random_codes),
+            "bytes kept after the random beats on the class": bytes_kept(random_beats),
+            "followers counted": store.followers(code)}
+
+
+def redis_figures(count: int) -> dict[str, int]:
     with tempfile.TemporaryDirectory() as folder, redis_server(Path(folder)) as server:
         check = redis_client.Redis.from_url(server.url)
-        before = check.dbsize()
-        seen = flood(RedisStore(server.url), count)
-        return {**seen, "keys in Redis before": before, "keys in Redis after": check.dbsize()}
+        store = RedisStore(server.url)
+        code, _, random_codes, random_beats = strangers(store, count)
+        figures = {"keys before (the class and its student)": check.dbsize()}
+        random_codes()
+        figures["keys after the random codes"] = check.dbsize()
+        random_beats()
+        figures["keys after the random beats on the class"] = check.dbsize()
+        figures["followers counted"] = store.followers(code)
+        figures["heartbeats held for the class"] = check.zcard(RedisStore.PREFIX + code + ":followers")
+        return figures
 
 
 def main() -> None:
@@ -69,9 +90,9 @@ def main() -> None:
     parser.add_argument("count", type=int, nargs="?", default=2000)
     count = parser.parse_args().count
     for store, figures in (("memory", memory_figures(count)), ("redis", redis_figures(count))):
-        print(f"{store}, {count:,} random codes with beats and {count:,} random beats on a live class:")
+        print(f"{store}, {count:,} random codes with beats, then {count:,} random beats on a live class:")
         for name, value in figures.items():
-            print(f"  {name}: {value:,}" if isinstance(value, int) else f"  {name}: {value}")
+            print(f"  {name}: {value:,}")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ from components.page.page_state import DEFAULT_MODEL_ENV
 from harness.redis import redis_server
 from harness.server import APP, streamlit_server
 from harness.session_client import open_session
-from tests.marks import NEEDS_REDIS
 
 pytestmark = pytest.mark.deploy
 
@@ -64,8 +63,8 @@ def poll(base_url: str, code: str, beat: str) -> dict:
         return json.loads(answer.read())
 
 
-@pytest.mark.parametrize("_", [pytest.param(None, marks=NEEDS_REDIS)])
-def test_random_polls_of_the_class_route_leave_no_key_in_redis(tiny_checkpoint, tmp_path, _):
+@pytest.mark.needs("redis-server")
+def test_random_polls_of_the_class_route_leave_no_key_in_redis(tiny_checkpoint, tmp_path):
     with redis_server(tmp_path) as redis, streamlit_server(APP, env=server_env(tiny_checkpoint, redis.url)) as url:
         store, check = RedisStore(redis.url), redis_client.Redis.from_url(redis.url)
         code, _ = store.create({"text": "the class keeps following"})
