@@ -4,7 +4,9 @@ GET /api/class?code=CODE&beat=ID needs no page: anyone can send random codes and
 straight to the store, in a real redis-server (a fresh one for each test, so that its keys can be counted) and in
 memory: a code that is no live class leaves no key and no byte, a live class counts at most MAX_FOLLOWERS, a class
 that ended leaves nothing behind, and a class keeps being followed while a flood arrives at the Redis that
-deploy/kubernetes.yaml provides, with a few hundred kB to spare. Opening classes is capped per address in memory.
+deploy/kubernetes.yaml provides, with a few hundred kB to spare, and once that Redis is full. Opening classes is
+capped per address in memory, and no address is kept. The same through a real server:
+tests/deploy/test_class_strangers.py.
 """
 
 from __future__ import annotations
