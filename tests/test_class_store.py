@@ -132,10 +132,10 @@ def test_codes_from_links_are_checked_before_use():
 
 def held_values(thing, seen=None) -> Iterator[str | bytes]:
     """Every string and bytes a store's object holds, however deep: in its attributes, dicts, lists and sets."""
-    seen = set() if seen is None else seen
+    seen = {} if seen is None else seen  # by id, each kept alive until the walk ends: no id is reused meanwhile
     if id(thing) in seen:
         return
-    seen.add(id(thing))
+    seen[id(thing)] = thing
     if isinstance(thing, str | bytes):
         yield thing
     elif isinstance(thing, dict):
