@@ -7,11 +7,12 @@ addresses), then hashed with a key drawn when the process starts and kept only i
 16 bytes). Without that key an opener cannot be turned back into its address, not even by hashing all 2**32 IPv4
 addresses; with the process gone, the key is gone too.
 
-A page on the server's own machine has no address (Streamlit says None for loopback), nor has a page behind a
-proxy that does not say whose request it forwards: those pages are not counted, as whoever runs the server's
-machine, or its proxy, can do more than open classes. deploy/nginx.conf sends X-Forwarded-For, which the server
-(uvicorn) believes from a proxy on loopback; a proxy elsewhere needs FORWARDED_ALLOW_IPS set to its address, or
-every teacher behind it counts as the proxy's one address.
+A page on the server's own machine has no address (Streamlit says None for loopback), nor has a page that comes
+through a proxy on that machine which does not say whose request it forwards: those pages are not counted, as
+whoever runs the server's machine, or its proxy, can do more than open classes. deploy/nginx.conf sends
+X-Forwarded-For, which the server (uvicorn) believes from a proxy on loopback. Behind a proxy on another machine,
+every teacher counts as the proxy's one address, unless the proxy sends X-Forwarded-For and the server's
+FORWARDED_ALLOW_IPS names the proxy.
 """
 
 from __future__ import annotations
