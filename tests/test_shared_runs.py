@@ -1,4 +1,5 @@
-"""Trainings shared by their settings: one trainer per settings, watchers meanwhile, finished runs kept for all."""
+"""Trainings shared by their settings: one trainer per settings, watchers meanwhile (counted while they watch),
+finished runs kept for all."""
 
 from __future__ import annotations
 
@@ -25,6 +26,19 @@ def test_the_first_to_ask_trains_and_the_others_watch_its_run():
     assert runs.finished("a") == "done"
     with runs.train("a") as again:
         assert again is None, "a finished run is not trained again"
+
+
+def test_a_watcher_is_counted_while_it_watches_however_its_watch_ends():
+    runs = SharedRuns(keep=4)
+    with runs.watch("a") as nothing:
+        assert nothing is None, "no run of these settings is under way"
+    with runs.train("a") as live:
+        with runs.watch("a") as watched, runs.watch("a"):
+            assert watched is live and live.watchers == 2
+        assert live.watchers == 0
+        with pytest.raises(KeyboardInterrupt), runs.watch("a"):  # a closed tab's run is stopped inside its watch
+            raise KeyboardInterrupt
+        assert live.watchers == 0
 
 
 def test_a_run_that_ends_unfinished_is_not_kept_and_the_next_ask_trains():

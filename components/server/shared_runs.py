@@ -2,9 +2,9 @@
 
 A finished run is kept (the newest `keep` of them) and handed to whoever asks for the same settings. A run under
 way has one trainer, the session that asked first, which publishes its progress here as it goes; a session that
-asks for the same settings meanwhile watches that run instead of training its own. A run that ends unfinished
-(stopped, or at the server's time limit) is not kept: it stays with the session that ran it, and the next ask
-trains anew.
+asks for the same settings meanwhile watches that run instead of training its own, and is counted while it does
+(the trainer's page says how many follow it). A run that ends unfinished (stopped, or at the server's time limit) is
+not kept: it stays with the session that ran it, and the next ask trains anew.
 """
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ from dataclasses import dataclass
 
 @dataclass
 class Live:
-    """A run under way, as its trainer last published it: watchers read it, never write it."""
+    """A run under way, as its trainer last published it: watchers read it, never write it (their count is kept by
+    SharedRuns.watch)."""
 
     latest: object = None  # the run so far (the trainer's last snapshot), None before its first step
     note: str = "Waiting for a free place on the server…"  # what the trainer's progress bar says
     fraction: float = 0.0  # of its steps, for a watcher's progress bar
     ended: bool = False  # the trainer is done with it: finished (then kept), stopped or gone
+    watchers: int = 0  # sessions inside SharedRuns.watch of it now
 
 
 class SharedRuns:
@@ -69,6 +71,21 @@ class SharedRuns:
             with self._lock:
                 live.ended = True
                 self._under_way.pop(key, None)
+
+    @contextlib.contextmanager
+    def watch(self, key: Hashable) -> Iterator[Live | None]:
+        """Follow the run of these settings under way: yields its Live (None when none is), counted among its
+        watchers until the block ends, however it ends."""
+        with self._lock:
+            live = self._under_way.get(key)
+            if live is not None:
+                live.watchers += 1
+        try:
+            yield live
+        finally:
+            if live is not None:
+                with self._lock:
+                    live.watchers -= 1
 
     def keep_finished(self, key: Hashable, run: object) -> None:
         """Keep a finished run for every session, dropping the least recently asked for beyond `keep`."""
