@@ -211,6 +211,89 @@ def test_a_page_that_presses_train_while_another_trains_the_same_settings_follow
     assert page.button(key="induction_train").disabled and page.metric
 
 
+def until(condition, what: str, timeout_s: float = 60.0) -> None:
+    """Poll condition() until it holds (a page's run goes on in another thread); AssertionError naming what."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out after {timeout_s:.0f} s waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_a_page_following_a_training_that_waits_in_line_says_its_place_as_it_changes_and_is_counted(progress_said):
+    from components import caches
+
+    link = {**SHORT, "seed": "18"}
+    config = config_of(link)
+    runs = caches.induction_runs()
+    follows = "Another page is training these settings; this page follows it. Waiting for a free place on the server: "
+    holding, said, counted = threading.Event(), threading.Event(), []
+
+    def another_page() -> None:  # trains the settings, waits in line (its note changes, no step is run), is stopped
+        with runs.train(config) as live:
+            live.note = "Waiting for a free place on the server: 2 trainings ahead of this one…"
+            holding.set()
+            until(lambda: live.watchers == 1, "the page to follow this run")
+            counted.append(live)
+            until(lambda: f"{follows}2 trainings ahead of this one…" in progress_said, "the page to say its place")
+            live.note = "Waiting for a free place on the server: 1 training ahead of this one…"
+            until(lambda: f"{follows}1 training ahead of this one…" in progress_said, "the page to say its new place")
+            said.set()
+
+    trainer = threading.Thread(target=another_page)
+    trainer.start()
+    assert holding.wait(30)
+    page = open_page(link)
+    page.button(key="induction_train").click()
+    follower = threading.Thread(target=page.run)
+    follower.start()
+    trainer.join(150)
+    follower.join(120)
+    assert_healthy(page)
+    assert said.is_set(), f"the page did not say its place as it changed: {progress_said}"
+    assert counted[0].watchers == 0, "the page's run ended and it is still counted"
+    assert progress_said[-1].startswith("The page that trained these settings stopped before the end"), progress_said
+    assert not page.button(key="induction_train").disabled
+
+
+def test_a_training_page_says_how_many_pages_follow_it(progress_said):
+    from components import caches
+
+    link = {**SHORT, "seed": "19"}
+    config = config_of(link)
+    runs, line = caches.induction_runs(), caches.training_turns()
+    started, release = [threading.Event() for _ in range(line.slots)], threading.Event()
+
+    def occupy(event: threading.Event) -> None:  # the line stays full: the page's training waits, drawing its note
+        with line.turn():
+            event.set()
+            release.wait(60)
+
+    def two_pages_follow() -> None:
+        until(lambda: runs.under_way(config) is not None, "the page's training to be under way")
+        with runs.watch(config), runs.watch(config):
+            until(lambda: any(text and text.endswith("2 other pages follow this run.") for text in progress_said),
+                  "the page to count two followers")
+        until(lambda: any(text and text.endswith("this one…") for text in progress_said[-2:]),
+              "the page to count none")
+        release.set()
+
+    holders = [threading.Thread(target=occupy, args=(event,)) for event in started]
+    for holder in holders:
+        holder.start()
+    for event in started:
+        assert event.wait(30)
+    followers = threading.Thread(target=two_pages_follow)
+    followers.start()
+    page = open_page(link)
+    page.button(key="induction_train").click().run()
+    followers.join(30)
+    for holder in holders:
+        holder.join(30)
+    assert_healthy(page)
+    assert release.is_set(), "the page did not count its followers"
+    assert "Trained 100 steps in" in texts(page)
+
+
 def test_a_training_past_the_servers_time_limit_stops_says_so_and_is_not_shared(monkeypatch):
     from components import caches
 

@@ -4,7 +4,9 @@ another page is training for the same settings; a finished run goes to every ses
 Training runs in the script itself, as the counting lab's does. Streamlit (1.67) interrupts a running script at
 its next drawing call as soon as a widget is used, so Stop needs no flag: the click reruns the page, the run stops
 at its next redraw, and the snapshot kept just before that redraw is what the page shows. A run that ends
-unfinished stays in this session only; another press trains these settings anew.
+unfinished stays in this session only; another press trains these settings anew. A page that watches sends its
+progress bar at every poll, so that a closed tab's watch ends within one (see _watch), and the trainer's bar says
+how many pages follow its run.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from components.server.shared_runs import Live
 STOPPED = "induction_stopped"  # session key: {InductionConfig: InductionRun} runs of this session that ended unfinished
 MAX_STOPPED = 4
 REDRAW_SECONDS = 1.0  # the live curves are redrawn at most this often: each redraw takes the training's thread
-WATCH_POLL_S = 0.5
+WATCH_POLL_S = 0.5  # a watcher reads the trainer's run this often, and sends its bar: see _watch
 
 
 def session_run(config: InductionConfig) -> InductionRun | None:
@@ -75,7 +77,7 @@ def _train(config: InductionConfig, live: Live, progress, chart, events, width: 
     def on_wait(ahead: int) -> None:
         live.note = (f"Waiting for a free place on the server: {ahead} training{'s' if ahead != 1 else ''} ahead "
                      "of this one…")
-        progress.progress(0.0, text=live.note)
+        progress.progress(0.0, text=_trainer_note(live))
 
     last_drawn = 0.0
     with caches.training_turns().turn(on_wait):
@@ -101,17 +103,19 @@ def _train(config: InductionConfig, live: Live, progress, chart, events, width: 
 def _watch(config: InductionConfig, progress, chart, width: int, lettering) -> InductionRun | None:
     """Follow the run another page is training for these settings until it ends; its finished run, if it finished."""
     runs = caches.induction_runs()
-    live = runs.under_way(config)
-    shown = None
-    while live is not None and not live.ended:
-        if live.latest is not shown:
-            shown = live.latest
+    with runs.watch(config) as live:
+        shown = None
+        while live is not None and not live.ended:
+            # The bar at every poll, changed or not: the page shows the trainer's note as it changes (its place in
+            # the line too), and Streamlit stops the run of a session that has gone only at a call that sends to
+            # it, so a closed tab ends here within a poll, not at the trainer's next step or its end.
             progress.progress(live.fraction, text=f"Another page is training these settings; this page follows it. "
                                                   f"{live.note}")
-            if shown is not None:
+            if live.latest is not shown:
+                shown = live.latest
                 with chart:
                     draw_curves(caches.history_rows(shown), config.steps, width, lettering)
-        time.sleep(WATCH_POLL_S)
+            time.sleep(WATCH_POLL_S)
     chart.empty()
     finished = runs.finished(config)
     if finished is None:
@@ -120,8 +124,16 @@ def _watch(config: InductionConfig, progress, chart, width: int, lettering) -> I
     return finished
 
 
+def _trainer_note(live: Live) -> str:
+    """What the trainer's progress bar says: its note, and how many other pages follow the run, if any."""
+    followers = live.watchers
+    if not followers:
+        return live.note
+    return f"{live.note} {followers} other page{'s follow' if followers != 1 else ' follows'} this run."
+
+
 def _draw(run: InductionRun, live: Live, progress, chart, width: int, lettering, events) -> None:
-    progress.progress(live.fraction, text=live.note)
+    progress.progress(live.fraction, text=_trainer_note(live))
     with chart:
         draw_curves(caches.history_rows(run), run.config.steps, width, lettering)
     formed = [str(event) for event in run.events() if event.layers == 2]
