@@ -10,7 +10,6 @@ Kubernetes pod with only `requests.cpu`) has no quota: the setting is then the o
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import os
@@ -36,9 +35,8 @@ def usable_cpus(environ=os.environ, cgroup_root: Path = CGROUP_ROOT) -> int:
     return int(setting)
 
 
-@functools.cache
 def process_cpus() -> int:
-    """usable_cpus of this process, read once: a bad setting is said in the log and the cores available are used,
+    """usable_cpus of this process (read as the heavy-work slots and the line of trainings are made): a bad setting is said in the log and the cores available are used,
     so that a deployer's typo does not take the page down."""
     try:
         cpus = usable_cpus()
