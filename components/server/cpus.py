@@ -36,8 +36,8 @@ def usable_cpus(environ=os.environ, cgroup_root: Path = CGROUP_ROOT) -> int:
 
 
 def process_cpus() -> int:
-    """usable_cpus of this process (read as the heavy-work slots and the line of trainings are made): a bad setting is said in the log and the cores available are used,
-    so that a deployer's typo does not take the page down."""
+    """usable_cpus of this process, read as the heavy-work slots and the line of trainings are made: a bad setting
+    is said in the log and the cores available are used, so that a deployer's typo does not take the page down."""
     try:
         cpus = usable_cpus()
     except ValueError as error:
