@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from components.page.first_paint import WARM_UP_KEY
+from components.private_hooks import bound_input_name
 from harness.browser import Timing, act_and_time, new_page, wait_until_settled
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,7 +86,7 @@ def switch_toggles(layer: int) -> list[Move]:
 def chart_input(name: str, presses: list[str]) -> list[Move]:
     """Presses on a chart's own layer, head or query input (charts/scrub.py, charts/neuron_chart.py), the scaling
     lab's τ (views/lab.py) or the counting lab's window size (charts/counting_maps.py)."""
-    return [Move(f'.vega-bindings input[type="range"][name="{name}_{name}"]', press) for press in presses]
+    return [Move(f'.vega-bindings input[type="range"][name="{bound_input_name(name)}"]', press) for press in presses]
 
 
 RIGHT = ["ArrowRight"] * 11  # 0 -> 11: every move a value not seen before

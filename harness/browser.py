@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from components.page.viewport import COOKIE, SIZE_JS
+from components.private_hooks import bound_input_name
 
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -316,14 +317,14 @@ def slider_thumb(page, key: str):
 
 
 def chart_input(page, name: str):
-    """One of a chart's own range inputs (components/charts/scrub.py), "layer" or "head": Vega names each
-    input after its selection and field."""
-    return page.locator(f'.vega-bindings input[type="range"][name="{name}_{name}"]').first
+    """One of a chart's own range inputs (components/charts/scrub.py), "layer" or "head": Vega-Lite names each
+    input after its selection and field (private_hooks.bound_input_name)."""
+    return page.locator(f'.vega-bindings input[type="range"][name="{bound_input_name(name)}"]').first
 
 
 def chart_input_readout(page, name: str):
     """The number Vega writes beside a chart's own input (the input itself has no aria-valuetext)."""
-    return page.locator(f'.vega-bindings label:has(> input[type="range"][name="{name}_{name}"])'
+    return page.locator(f'.vega-bindings label:has(> input[type="range"][name="{bound_input_name(name)}"])'
                         ' > span:not(.vega-bind-name)').first
 
 

@@ -10,13 +10,11 @@ import os
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_VERBOSITY"] = "error"
 
-import functools  # noqa: E402
-
 import pytest  # noqa: E402
 import torch  # noqa: E402
-from streamlit.components.v2 import manifest_scanner  # noqa: E402
 
 from attention import load_model  # noqa: E402
+from components.private_hooks import cache_component_manifests  # noqa: E402
 from components.server import process  # noqa: E402
 from harness.browser import SharedChromium  # noqa: E402
 from harness.checkpoints import tiny_gpt2  # noqa: E402
@@ -32,7 +30,7 @@ process.configure()
 # A Streamlit server looks through every installed package for components once, as it starts; AppTest does it for
 # each page it opens (its own stand-in runtime), which read 450 packages' metadata and took three quarters of a
 # page test's time. The packages installed do not change while the tests run: look once, as the server does.
-manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
+cache_component_manifests()
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -17,13 +17,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 from PIL import Image
-from streamlit.proto.WidgetStates_pb2 import WidgetState
-from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from components.charts.scrub import STRIP
 from components.charts.style import colour_ramp
+from components.private_hooks import MediaFileManager, WidgetState
 
 APP = str(Path(__file__).resolve().parents[1] / "page.py")
 TEXT = "time flies like an arrow"  # the page's default text: 7 tokens with [CLS] and [SEP]

@@ -7,13 +7,15 @@ Read off the source with ast, so a broken rule is named with its file and line:
 - one module writes the URL (components/page/url.py);
 - no module of components/ is longer than MAX_MODULE_LINES;
 - imports between the project's modules go one way: no circle anywhere, imports inside functions included;
-- the core never imports Streamlit.
+- the core never imports Streamlit;
+- only components/private_hooks.py (and its test) imports a private part of Streamlit.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
 from pathlib import Path
 
@@ -102,6 +104,40 @@ def test_the_core_never_imports_streamlit():
             names = ([alias.name for alias in node.names] if isinstance(node, ast.Import) else
                      [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(name.split(".")[0] == "streamlit" for name in names), f"{path.name}:{node.lineno}"
+
+
+# Streamlit's documented modules: the package itself, AppTest, custom components, column configuration, and the type
+# of every container (st.container(), st.sidebar), which Streamlit's own signatures name.
+PUBLIC_STREAMLIT = {"streamlit", "streamlit.testing.v1", "streamlit.components.v1", "streamlit.column_config",
+                    "streamlit.delta_generator"}
+PRIVATE_HOOKS = [ROOT / "components" / "private_hooks.py", ROOT / "tests" / "test_private_hooks.py"]
+
+
+def _streamlit_modules(node: ast.AST) -> list[str]:
+    """The modules of Streamlit an import statement reaches: `from streamlit import config` reaches
+    streamlit.config, `from streamlit import session_state` the package itself."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names if alias.name.split(".")[0] == "streamlit"]
+    if not isinstance(node, ast.ImportFrom) or (node.module or "").split(".")[0] != "streamlit" or node.level:
+        return []
+    if node.module != "streamlit":
+        return [node.module]
+    return [f"streamlit.{alias.name}" if importlib.util.find_spec(f"streamlit.{alias.name}") else "streamlit"
+            for alias in node.names]
+
+
+def test_only_the_hooks_module_imports_a_private_part_of_streamlit():
+    """A Streamlit upgrade that moves a private part fails in one named place (components/private_hooks.py, checked
+    by tests/test_private_hooks.py), not in whichever module reached for it."""
+    found, imports = [], 0
+    for path in project_modules().values():
+        for node in ast.walk(ast.parse(path.read_text())):
+            for name in _streamlit_modules(node):
+                imports += 1
+                if name not in PUBLIC_STREAMLIT and path not in PRIVATE_HOOKS:
+                    found.append(f"{relative(path)}:{node.lineno} imports {name}")
+    assert imports, "the check found no import of Streamlit: it reads the wrong files"
+    assert not found, "private parts of Streamlit outside components/private_hooks.py:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize("path", OUTSIDE_THE_CACHES, ids=relative)

@@ -51,16 +51,16 @@ def texts(page) -> str:
 def progress_said(monkeypatch) -> list[str]:
     """Every text the page's progress bars are given, as the browser would be sent them (a finished run reruns the
     page, which then shows none)."""
-    from streamlit.elements.progress import ProgressMixin
+    from streamlit.delta_generator import DeltaGenerator
 
     said = []
-    drawn = ProgressMixin.progress
+    drawn = DeltaGenerator.progress
 
     def progress(self, value, text=None, **options):
         said.append(text)
         return drawn(self, value, text=text, **options)
 
-    monkeypatch.setattr(ProgressMixin, "progress", progress)
+    monkeypatch.setattr(DeltaGenerator, "progress", progress)
     return said
 
 

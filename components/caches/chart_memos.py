@@ -9,11 +9,11 @@ from collections.abc import Callable, Iterable
 
 import altair as alt
 import streamlit as st
-from streamlit import dataframe_util
 
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.work import heavy_work
 from components.charts.draw import spec_and_frames
+from components.private_hooks import arrow_dataset
 
 
 @functools.lru_cache(maxsize=CACHE_ENTRIES["chart_spec"])
@@ -113,4 +113,4 @@ def _builder_name(build: Callable) -> str:
 
 def _arrow_bytes(frames: dict) -> dict[str, bytes]:
     """Datasets by name (DataFrames or Arrow tables) as the Arrow bytes st.vega_lite_chart sends."""
-    return {name: dataframe_util.convert_anything_to_arrow_bytes(frame) for name, frame in frames.items()}
+    return {name: arrow_dataset(frame) for name, frame in frames.items()}

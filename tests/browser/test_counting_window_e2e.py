@@ -13,6 +13,8 @@ from dataclasses import replace
 import pytest
 
 from attention.counting import CountingConfig, example_windows, letters
+from components.charts.counting_maps import WIN
+from components.private_hooks import bound_input_name
 from harness.browser import (
     chart_input,
     chart_input_readout,
@@ -28,7 +30,7 @@ from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
 
-MAPS = '[data-testid="stVegaLiteChart"]:has(input[name="win_size_win_size"])'
+MAPS = f'[data-testid="stVegaLiteChart"]:has(input[name="{bound_input_name(WIN)}"])'
 OPEN_TIMEOUT_MS = 180_000  # the first counting lab of a server imports torch's training parts and draws every window
 
 

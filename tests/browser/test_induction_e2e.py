@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from components.charts.induction import STEP
+from components.private_hooks import bound_input_name
 from harness.browser import chart_pixels, load_page, wait_for_change, wait_until_settled
 from tests.marks import BROWSER_TESTS
 
@@ -21,7 +23,7 @@ def maps(page):
 
 
 def step_input(page):
-    return maps(page).locator('.vega-bindings input[type="range"][name="kept_kept"]')
+    return maps(page).locator(f'.vega-bindings input[type="range"][name="{bound_input_name(STEP)}"]')
 
 
 def train_button(page):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from components.page.page_state import LESSON_STEPS
+from components.private_hooks import bound_input_name
 from harness.browser import load_page, open_tab, wait_until_settled, wait_until_sized, weights_chart
 from tests.marks import BROWSER_TESTS
 
@@ -76,7 +77,7 @@ def test_the_charts_layer_and_head_inputs_stand_in_one_row(browser, base_url, vi
     page = open_tab(browser, viewport=viewport)
     try:
         load_page(page, f"{base_url}/?text=time+flies+like+an+arrow")
-        layer, head = (weights_chart(page).locator(f'input[name="{name}_{name}"]').bounding_box()
+        layer, head = (weights_chart(page).locator(f'input[name="{bound_input_name(name)}"]').bounding_box()
                        for name in ("layer", "head"))
         assert abs(layer["y"] - head["y"]) < 2 and head["x"] > layer["x"] + layer["width"]
     finally:

@@ -1,0 +1,77 @@
+"""Every hook into a library's private parts that the project still relies on, in one place, each with the reason
+no public form serves.
+
+Where a library documents a way, the project takes it: a selection read as `layer.layer` in a chart's expressions,
+pyarrow for the Arrow bytes, webbrowser for the server's browser tab, st.get_option for settings. What is left is
+here. tests/test_private_hooks.py exercises each hook against the installed versions, so that an upgrade that moves
+one fails there, by name, rather than as a chart that stops following its inputs or a load test that hangs; and
+tests/test_architecture.py checks that no other module imports a private part of Streamlit.
+
+The hooks:
+- arrow_dataset: st.vega_lite_chart takes a named dataset's Arrow IPC bytes as they are. Its documentation speaks of
+  DataFrames only; handing it bytes lets a cache keep a chart's converted datasets, which a move would otherwise
+  convert again on every rerun (the neuron view's numbers: 100 ms).
+- bound_input_name: Vega-Lite names the HTML input bound to a selection after the signal it compiles the selection's
+  field into, <name>_<field>. Nothing public names it, and the input's label is wording that may change; browser tests
+  and the benchmarks find a chart's inputs by it.
+- Streamlit's wire messages (BackMsg, ClientState, DoubleArray, Element, ForwardMsg, VegaLiteChart, WidgetState,
+  Alert) and component_events_id: harness/session_client.py drives a session over its websocket as a browser's
+  frontend does, for load tests; Streamlit publishes no client. tests/pages.py sends a chart's selection to AppTest
+  as a WidgetState, as the frontend would: AppTest has no call for a chart's selection.
+- MediaFileManager: a deferred download's data is made only when a browser asks for it; tests/pages.py catches its
+  callable where Streamlit files it (MediaFileManager.add_deferred), as AppTest has no download to click.
+- cache_component_manifests: a Streamlit server looks through every installed package for components once as it
+  starts; AppTest does it for each page it opens (three quarters of a page test's time). The tests keep the first
+  answer, as the server does; no setting turns the scan off.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pandas as pd
+import pyarrow as pa
+from streamlit.components.v2 import manifest_scanner
+from streamlit.proto.Alert_pb2 import Alert
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.proto.Common_pb2 import DoubleArray
+from streamlit.proto.Element_pb2 import Element
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.runtime.media_file_manager import MediaFileManager
+from streamlit.runtime.state.session_state import STREAMLIT_INTERNAL_KEY_PREFIX
+
+__all__ = ["Alert", "BackMsg", "ClientState", "DoubleArray", "Element", "ForwardMsg", "MediaFileManager",
+           "VegaLiteChart", "WidgetState", "arrow_dataset", "bound_input_name", "cache_component_manifests",
+           "component_events_id"]
+
+
+def arrow_dataset(frame: pd.DataFrame | pa.Table) -> bytes:
+    """A chart's dataset as st.vega_lite_chart sends it to the browser, ready to hand it in a spec's datasets: the
+    Arrow IPC stream of the table, a DataFrame converted as Streamlit converts one (pyarrow keeps a default
+    RangeIndex as metadata only, any other index as a column)."""
+    table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def bound_input_name(selection: str, field: str | None = None) -> str:
+    """The name attribute of the HTML input that Vega-Lite binds to a point selection's field (by default, the
+    field named as the selection, as every picker of charts/ is)."""
+    return f"{selection}_{field or selection}"
+
+
+def component_events_id(component_id: str) -> str:
+    """The id of the widget state that carries a custom component's triggered events (setTriggerValue), for the
+    component whose element id is component_id."""
+    return f"{STREAMLIT_INTERNAL_KEY_PREFIX}_{component_id}__events"
+
+
+def cache_component_manifests() -> None:
+    """Streamlit's scan of the installed packages for components answers once per process from now on."""
+    if not hasattr(manifest_scanner.scan_component_manifests, "cache_info"):
+        manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)

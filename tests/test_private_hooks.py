@@ -1,0 +1,142 @@
+"""Each hook of components/private_hooks.py, against the installed Streamlit, Vega-Lite and pyarrow: what the
+project relies on still holds. A failure here names the hook an upgrade moved.
+
+This module may reach into Streamlit's private parts to compare (tests/test_architecture.py lets it, and the hooks'
+module, alone): the hooks must match what Streamlit itself does.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+import vl_convert
+from streamlit import dataframe_util
+from streamlit.components.v2 import manifest_scanner
+from streamlit.components.v2.bidi_component import main as bidi_component
+from streamlit.testing.v1 import AppTest
+
+from components import private_hooks
+from components.charts.heatmap import cells_by_head
+from components.charts.induction import STEP
+from components.charts.scrub import picker
+from components.private_hooks import (
+    Alert,
+    BackMsg,
+    ClientState,
+    DoubleArray,
+    Element,
+    ForwardMsg,
+    MediaFileManager,
+    WidgetState,
+    arrow_dataset,
+    bound_input_name,
+    component_events_id,
+)
+
+
+def frames() -> list[pd.DataFrame | pa.Table]:
+    """Datasets of the kinds the charts send: a scrubbed panel's cells (uint16 places, float32 with masked NaN),
+    labels and pictures (text), a frame indexed by something else than 0…n-1, and an Arrow table."""
+    values = np.arange(2 * 3 * 4 * 4, dtype=np.float32).reshape(2, 3, 4, 4)
+    values[0, 1, 0, 3] = np.nan
+    return [cells_by_head(values),
+            pd.DataFrame({"token": ["[CLS]", "if", "datum", None], "weight": [0.5, np.nan, 1.0, 0.25]}),
+            pd.DataFrame({"layer": [3, 4]}, index=[7, 9]),
+            pa.table({"key": np.arange(5, dtype=np.uint16), "bound": np.linspace(0, 1, 5, dtype=np.float32)})]
+
+
+@pytest.mark.parametrize("frame", frames(), ids=["cells", "labels", "indexed", "arrow"])
+def test_a_datasets_bytes_are_what_streamlit_itself_would_send(frame):
+    sent = arrow_dataset(frame)
+    assert sent == dataframe_util.convert_anything_to_arrow_bytes(frame), "byte for byte Streamlit's own"
+    table = pa.ipc.open_stream(sent).read_all()
+    assert table.equals(frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame), check_metadata=True)
+    if isinstance(frame, pd.DataFrame):
+        pd.testing.assert_frame_equal(table.to_pandas(), frame)
+
+
+def _chart_of_bytes():
+    import pandas as pd
+    import streamlit as st
+
+    from components.private_hooks import arrow_dataset
+
+    frame = pd.DataFrame({"x": [1, 2, 3], "y": [0.5, 0.25, 1.0]})
+    st.session_state["sent"] = arrow_dataset(frame)
+    st.vega_lite_chart(None, {"data": {"name": "points"}, "mark": "point",
+                              "encoding": {"x": {"field": "x", "type": "quantitative"},
+                                           "y": {"field": "y", "type": "quantitative"}},
+                              "datasets": {"points": st.session_state["sent"]}})
+
+
+def test_a_chart_given_a_datasets_bytes_sends_them_as_they_are():
+    page = AppTest.from_function(_chart_of_bytes).run()
+    assert not page.exception
+    [chart] = page.get("vega_lite_chart")
+    [dataset] = chart.proto.datasets
+    assert dataset.name == "points" and dataset.data.data == page.session_state["sent"]
+    assert "datasets" not in chart.proto.spec, "the bytes travel beside the spec, not in it"
+
+
+@pytest.mark.parametrize(("name", "label", "count"), [("layer", "Layer", 6), ("head", "Head", 12), (STEP, "Step", 3)])
+def test_vega_lite_names_a_pickers_input_as_the_hook_says(name, label, count):
+    import altair as alt
+
+    chart = alt.Chart(pd.DataFrame({name: range(count)})).mark_point().encode(x=f"{name}:O").add_params(
+        picker(name, label, count))
+    compiled = vl_convert.vegalite_to_vega(chart.to_dict())
+    assert [signal["name"] for signal in compiled["signals"] if "bind" in signal] == [bound_input_name(name)]
+
+
+def test_a_components_events_are_sent_under_the_id_streamlit_gives_them():
+    component = "$$ID-0123abcd-class_watch"
+    assert component_events_id(component) == bidi_component._make_trigger_id(component, "events")
+
+
+def test_the_wire_messages_hold_what_the_harness_sends_and_reads():
+    """harness/session_client.py's messages, made as it makes them and read back as Streamlit reads them; a whole
+    session over a real server's websocket is tests/deploy/test_load.py's."""
+    states = [WidgetState(id="slider", double_array_value=DoubleArray(data=[3.0])),
+              WidgetState(id="chart", string_value='{"selection": {}}'),
+              WidgetState(id="button", trigger_value=True),
+              WidgetState(id=component_events_id("c"), json_trigger_value='[{"event": "e", "value": 1}]')]
+    asked = BackMsg(rerun_script=ClientState(query_string="text=a", page_script_hash="h", fragment_id="f"))
+    asked.rerun_script.widget_states.widgets.extend(states)
+    read = BackMsg.FromString(asked.SerializeToString())
+    assert list(read.rerun_script.widget_states.widgets) == states and read.rerun_script.query_string == "text=a"
+    ends = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
+            ForwardMsg.FINISHED_WITH_COMPILE_ERROR}
+    assert len(ends) == 3, "three ends of a run the harness tells apart"
+    kinds = {field.name for field in ForwardMsg.DESCRIPTOR.oneofs_by_name["type"].fields}
+    assert {"new_session", "delta", "ref_hash", "page_info_changed", "session_event", "script_finished"} <= kinds
+    elements = {field.name for field in Element.DESCRIPTOR.oneofs_by_name["type"].fields}
+    assert {"vega_lite_chart", "slider", "button", "bidi_component", "progress", "metric", "exception",
+            "alert"} <= elements
+    assert Alert.ERROR != Alert.INFO
+
+
+def test_a_deferred_download_is_filed_with_its_callable_where_the_tests_catch_it():
+    """tests/pages.py's open_keeping_downloads wraps add_deferred; tests/test_downloads.py clicks what it kept."""
+    parameters = list(inspect.signature(MediaFileManager.add_deferred).parameters)
+    assert parameters[:5] == ["self", "data_callable", "mimetype", "coordinates", "file_name"]
+
+
+def _empty_page():
+    import streamlit as st
+
+    st.write("a page")
+
+
+def test_apptest_scans_for_components_through_the_function_the_tests_keep():
+    private_hooks.cache_component_manifests()  # as tests/conftest.py does, once
+    scan = manifest_scanner.scan_component_manifests
+    before = scan.cache_info()
+    for _ in range(2):
+        assert not AppTest.from_function(_empty_page).run().exception
+    after = scan.cache_info()
+    assert after.hits + after.misses >= before.hits + before.misses + 2, "AppTest asks it for each page"
+    assert after.misses <= 1, "the first answer is kept"
