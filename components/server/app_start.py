@@ -12,7 +12,9 @@ warmed, about 1.45× with pandas, pyarrow and Altair warmed after it, for no mor
 
 `streamlit run` opens a tab on a page script's URL unless the server is headless, but not on an App's: the
 lifespan does it, as Streamlit does it for a script, so that a learner's `streamlit run streamlit_app.py` still
-opens the page.
+opens the page. Through the standard library's webbrowser, which the BROWSER variable can point elsewhere; on a
+Linux machine without a display, server.headless is true unless set (Streamlit's own default), so no browser is
+asked for where there is no screen to show it.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ import asyncio
 import contextlib
 import logging
 import threading
+import webbrowser
 from collections.abc import AsyncIterator
 
-from streamlit import cli_util, config
-from streamlit.web.server import server_util
+import streamlit as st
 
 from components.server.no_delay import no_delay
 
@@ -36,7 +38,7 @@ async def lifespan(_app) -> AsyncIterator[None]:
     """st.App's lifespan: starts torch's import, sets TCP_NODELAY, asks for the browser tab, and yields at once;
     nothing to undo."""
     threading.Thread(target=_import_torch, name="warm-start", daemon=True).start()
-    port = config.get_option("server.port")
+    port = st.get_option("server.port")
     if not no_delay(port):
         log.info("no socket listening on port %s found: replies may wait for the browser's acknowledgement", port)
     asyncio.get_running_loop().call_soon(open_browser_unless_headless)
@@ -50,10 +52,29 @@ def _import_torch() -> None:
         log.exception("warming up: torch could not be imported")
 
 
-def open_browser_unless_headless() -> None:
-    """A tab on the page, at the address a reader would type (the server's port is bound by now)."""
-    if config.get_option("server.headless"):
-        return
-    address = (config.get_option("browser.serverAddress") if config.is_manually_set("browser.serverAddress")
-               else "localhost")
-    cli_util.open_browser(server_util.get_url(address))
+def open_browser_unless_headless() -> threading.Thread | None:
+    """Ask for a tab on the page (the server's port is bound by now), unless the server is headless or no browser
+    can reach it; return the thread that asks, or None. A thread: a browser in the terminal (lynx, w3m) runs until
+    it is closed, and the server must not wait for it."""
+    if st.get_option("server.headless"):
+        return None
+    address = page_address()
+    if address is None:
+        return None
+    asking = threading.Thread(target=webbrowser.open, args=(address,), name="browser-tab", daemon=True)
+    asking.start()
+    return asking
+
+
+def page_address() -> str | None:
+    """The page's URL as a reader on this machine would type it, as `streamlit run` opens it for a script: at
+    browser.serverAddress when set, else at the address the server listens on (localhost when that is every
+    address), on browser.serverPort, under server.baseUrlPath. None for a server on a Unix socket."""
+    host, listening = st.get_option("browser.serverAddress"), st.get_option("server.address")
+    if host == "localhost" and listening:  # localhost is browser.serverAddress's default: not set, or set to it
+        if listening.startswith("unix://"):
+            return None
+        host = "localhost" if listening in {"0.0.0.0", "::"} else listening
+    scheme = "https" if st.get_option("server.sslCertFile") else "http"
+    base = st.get_option("server.baseUrlPath").strip("/")
+    return f"{scheme}://{host}:{st.get_option('browser.serverPort')}" + (f"/{base}" if base else "")

@@ -93,20 +93,19 @@ def test_a_new_server_imports_torch_before_any_page_asks_for_it(tmp_path):
 
 
 def test_a_server_that_is_not_headless_opens_a_tab_on_its_page(tmp_path):
-    opened = tmp_path / "opened"  # what the desktop was asked to open: Streamlit calls xdg-open on Linux
-    desktop = tmp_path / "desktop"
-    desktop.mkdir()
-    (desktop / "xdg-open").write_text(f'#!/bin/sh\necho "$1" >> {opened}\n')
-    (desktop / "xdg-open").chmod(0o755)
+    opened = tmp_path / "opened"  # what the browser was asked to open: the server asks through Python's webbrowser
+    browser = tmp_path / "browser"  # which BROWSER names
+    browser.write_text(f'#!/bin/sh\necho "$1" >> {opened}\n')
+    browser.chmod(0o755)
     (tmp_path / ".streamlit").mkdir()  # a home whose Streamlit has asked for its email, as a laptop's after a first run
     (tmp_path / ".streamlit" / "credentials.toml").write_text('[general]\nemail = ""\n')
-    env = {"PATH": f"{desktop}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path)}
+    env = {"BROWSER": str(browser), "HOME": str(tmp_path)}
     with streamlit_server(APP, env=env, log_path=tmp_path / "streamlit.log", headless=False) as url:
         deadline = time.monotonic() + 30
         while not opened.exists():
             assert time.monotonic() < deadline, "the server asked for no browser tab"
             time.sleep(0.1)
-        assert opened.read_text().split() == [f"http://localhost:{port_of(url)}"]
+        assert opened.read_text().split() == [url], "the address it listens on (harness.server: 127.0.0.1)"
 
 
 def test_a_new_server_shows_its_titles_and_what_loads_then_the_heatmap_and_the_status_goes(page, base_url):
