@@ -8,7 +8,7 @@ Read off the source with ast, so a broken rule is named with its file and line:
 - no module of components/ is longer than MAX_MODULE_LINES;
 - imports between the project's modules go one way: no circle anywhere, imports inside functions included;
 - the core never imports Streamlit;
-- only components/private_hooks.py (and its test) imports a private part of Streamlit.
+- only components/private_hooks.py (and its test) imports a private part of Streamlit or Altair.
 """
 
 from __future__ import annotations
@@ -110,34 +110,38 @@ def test_the_core_never_imports_streamlit():
 # of every container (st.container(), st.sidebar), which Streamlit's own signatures name.
 PUBLIC_STREAMLIT = {"streamlit", "streamlit.testing.v1", "streamlit.components.v1", "streamlit.column_config",
                     "streamlit.delta_generator"}
+PUBLIC_MODULES = {"streamlit": PUBLIC_STREAMLIT, "altair": {"altair"}}  # Altair's API is its top-level namespace
+ALTAIR_INSIDES = {"utils", "vegalite", "jupyter"}  # what alt.<name> reaches behind that namespace (alt.expr is in it)
 PRIVATE_HOOKS = [ROOT / "components" / "private_hooks.py", ROOT / "tests" / "test_private_hooks.py"]
 
 
-def _streamlit_modules(node: ast.AST) -> list[str]:
-    """The modules of Streamlit an import statement reaches: `from streamlit import config` reaches
-    streamlit.config, `from streamlit import session_state` the package itself."""
+def _library_modules(node: ast.AST) -> list[str]:
+    """The modules of Streamlit or Altair that a statement reaches: `from streamlit import config` reaches
+    streamlit.config, `from streamlit import session_state` the package itself, `alt.utils.x` altair.utils."""
     if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names if alias.name.split(".")[0] == "streamlit"]
-    if not isinstance(node, ast.ImportFrom) or (node.module or "").split(".")[0] != "streamlit" or node.level:
+        return [alias.name for alias in node.names if alias.name.split(".")[0] in PUBLIC_MODULES]
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "alt":
+        return [f"altair.{node.attr}"] if node.attr in ALTAIR_INSIDES or node.attr.startswith("_") else []
+    top = (node.module or "").split(".")[0] if isinstance(node, ast.ImportFrom) and not node.level else ""
+    if top not in PUBLIC_MODULES:
         return []
-    if node.module != "streamlit":
+    if node.module != top:
         return [node.module]
-    return [f"streamlit.{alias.name}" if importlib.util.find_spec(f"streamlit.{alias.name}") else "streamlit"
-            for alias in node.names]
+    return [f"{top}.{alias.name}" if importlib.util.find_spec(f"{top}.{alias.name}") else top for alias in node.names]
 
 
-def test_only_the_hooks_module_imports_a_private_part_of_streamlit():
-    """A Streamlit upgrade that moves a private part fails in one named place (components/private_hooks.py, checked
-    by tests/test_private_hooks.py), not in whichever module reached for it."""
-    found, imports = [], 0
+def test_only_the_hooks_module_reaches_a_private_part_of_streamlit_or_altair():
+    """An upgrade that moves a private part fails in one named place (components/private_hooks.py, checked by
+    tests/test_private_hooks.py), not in whichever module reached for it."""
+    found, reached = [], 0
     for path in project_modules().values():
         for node in ast.walk(ast.parse(path.read_text())):
-            for name in _streamlit_modules(node):
-                imports += 1
-                if name not in PUBLIC_STREAMLIT and path not in PRIVATE_HOOKS:
-                    found.append(f"{relative(path)}:{node.lineno} imports {name}")
-    assert imports, "the check found no import of Streamlit: it reads the wrong files"
-    assert not found, "private parts of Streamlit outside components/private_hooks.py:\n" + "\n".join(found)
+            for name in _library_modules(node):
+                reached += 1
+                if name not in PUBLIC_MODULES[name.split(".")[0]] and path not in PRIVATE_HOOKS:
+                    found.append(f"{relative(path)}:{node.lineno} reaches {name}")
+    assert reached, "the check found no import of Streamlit or Altair: it reads the wrong files"
+    assert not found, "private parts outside components/private_hooks.py:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize("path", OUTSIDE_THE_CACHES, ids=relative)
