@@ -57,16 +57,22 @@ SENTENCES = (
 
 
 def gpt2_tokenizer():
-    """A transformers GPT2TokenizerFast whose byte-level BPE is trained on SENTENCES (the same every time)."""
-    from tokenizers import ByteLevelBPETokenizer
+    """A transformers GPT2TokenizerFast whose byte-level BPE is trained on SENTENCES (the same every time): the
+    tokenizer tokenizers' ByteLevelBPETokenizer trains, put together from its public parts, as that class holds its
+    own out of reach."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import GPT2TokenizerFast
 
-    byte_level = ByteLevelBPETokenizer()
-    byte_level.train_from_iterator(SENTENCES, vocab_size=VOCABULARY_SIZE, min_frequency=2,
-                                   special_tokens=[END_OF_TEXT], show_progress=False)
+    byte_level = Tokenizer(models.BPE())
+    byte_level.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    byte_level.decoder = decoders.ByteLevel()
+    byte_level.post_processor = processors.ByteLevel(trim_offsets=False)
+    byte_level.train_from_iterator(SENTENCES, trainer=trainers.BpeTrainer(
+        vocab_size=VOCABULARY_SIZE, min_frequency=2, special_tokens=[END_OF_TEXT], show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     # tokenizer_object: the trained vocabulary and merges themselves (a GPT2TokenizerFast made from the
     # vocab.json and merges.txt that save_model writes encoded every text to nothing)
-    return GPT2TokenizerFast(tokenizer_object=byte_level._tokenizer, bos_token=END_OF_TEXT, eos_token=END_OF_TEXT,
+    return GPT2TokenizerFast(tokenizer_object=byte_level, bos_token=END_OF_TEXT, eos_token=END_OF_TEXT,
                              unk_token=END_OF_TEXT)
 
 
