@@ -23,6 +23,14 @@ The hooks:
 - cache_component_manifests: a Streamlit server looks through every installed package for components once as it
   starts; AppTest does it for each page it opens (three quarters of a page test's time). The tests keep the first
   answer, as the server does; no setting turns the scan off.
+- app_test_tree and run_app_test_with: AppTest's element tree (to read what its accessors leave out: a dialog's
+  elements) and a run with widget states the test writes (a chart's selection, which AppTest cannot set).
+- forward_hooks: the hooks registered on a torch module. torch lists them nowhere public; the tests check that a
+  computation that hooks a model leaves none behind.
+- attention_implementation: the attention a transformers config asks for. Its public form is the argument the core
+  gives at construction (attn_implementation="eager"); reading it back has none, and a test checks it took.
+- run_temporary_folder: a folder in pytest's own temporary folder, from a hook that is given only the config (xdist's
+  pytest_configure_node): pytest makes its TempPathFactory for fixtures only.
 """
 
 from __future__ import annotations
@@ -44,8 +52,9 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.runtime.state.session_state import STREAMLIT_INTERNAL_KEY_PREFIX
 
 __all__ = ["Alert", "BackMsg", "ClientState", "DoubleArray", "Element", "ForwardMsg", "MediaFileManager",
-           "VegaLiteChart", "WidgetState", "arrow_dataset", "bound_input_name", "cache_component_manifests",
-           "component_events_id"]
+           "VegaLiteChart", "WidgetState", "app_test_tree", "arrow_dataset", "attention_implementation",
+           "bound_input_name", "cache_component_manifests", "component_events_id", "forward_hooks", "run_app_test_with",
+           "run_temporary_folder"]
 
 
 def arrow_dataset(frame: pd.DataFrame | pa.Table) -> bytes:
@@ -75,3 +84,31 @@ def cache_component_manifests() -> None:
     """Streamlit's scan of the installed packages for components answers once per process from now on."""
     if not hasattr(manifest_scanner.scan_component_manifests, "cache_info"):
         manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
+
+
+def app_test_tree(page):
+    """The element tree of an AppTest page (streamlit.testing.v1), every node of it, dialogs' included."""
+    return page._tree
+
+
+def run_app_test_with(page, add_states):
+    """Run an AppTest page again with the widget states of its last run, to which add_states(states) adds (a
+    WidgetStates message, as the frontend sends it); return the page."""
+    states = page._tree.get_widget_states()
+    add_states(states)
+    return page._run(states)
+
+
+def forward_hooks(module) -> list:
+    """The forward hooks and forward pre-hooks registered on a torch.nn.Module (not its children)."""
+    return [*module._forward_hooks.values(), *module._forward_pre_hooks.values()]
+
+
+def attention_implementation(config) -> str:
+    """The attention a transformers PretrainedConfig asks its model for ("eager", "sdpa", …)."""
+    return config._attn_implementation
+
+
+def run_temporary_folder(config, name: str):
+    """A new folder named after name in the temporary folder pytest keeps for this run (config: a pytest Config)."""
+    return config._tmp_path_factory.mktemp(name)

@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from attention import load_model  # noqa: E402
-from components.private_hooks import cache_component_manifests  # noqa: E402
+from components.private_hooks import cache_component_manifests, run_temporary_folder  # noqa: E402
 from components.server import process  # noqa: E402
 from harness.browser import SharedChromium  # noqa: E402
 from harness.checkpoints import tiny_gpt2  # noqa: E402
@@ -65,7 +65,7 @@ _SHARED_SERVER = pytest.StashKey[ServerForOthers]()
 def pytest_configure_node(node):
     """xdist's controller, for each worker it starts: where the shared server's address will be."""
     if _SHARED_SERVER not in node.config.stash:  # its output in pytest's temporary folder (basetemp/server0), as
-        folder = node.config._tmp_path_factory.mktemp("server")  # xdist finds that folder for its workers
+        folder = run_temporary_folder(node.config, "server")  # xdist finds that folder for its workers
         node.config.stash[_SHARED_SERVER] = ServerForOthers(APP, folder)
     node.workerinput[SHARED_SERVER_KEY] = str(node.config.stash[_SHARED_SERVER].url_file)
 

@@ -22,7 +22,7 @@ from streamlit.testing.v1 import AppTest
 from attention import TraceSettings, build_trace, encode
 from components.charts.scrub import STRIP
 from components.charts.style import colour_ramp
-from components.private_hooks import MediaFileManager, WidgetState
+from components.private_hooks import MediaFileManager, WidgetState, run_app_test_with
 
 APP = str(Path(__file__).resolve().parents[1] / "page.py")
 TEXT = "time flies like an arrow"  # the page's default text: 7 tokens with [CLS] and [SEP]
@@ -113,9 +113,8 @@ def select_on_chart(page: AppTest, chart, selection: dict) -> AppTest:
     """What Streamlit's frontend sends after a click on a chart, or a move of its inputs: the selection as
     JSON under the chart's widget id, beside the other widgets' states; then the run it asks for.
     (AppTest cannot click a chart; tests/browser/ do the same in Chromium.)"""
-    states = page._tree.get_widget_states()
-    states.widgets.append(WidgetState(id=chart.proto.id, string_value=json.dumps({"selection": selection})))
-    return page._run(states)
+    chosen = WidgetState(id=chart.proto.id, string_value=json.dumps({"selection": selection}))
+    return run_app_test_with(page, lambda states: states.widgets.append(chosen))
 
 
 def pick_on_chart(page: AppTest, key: str, **picks: int) -> AppTest:

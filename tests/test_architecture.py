@@ -8,7 +8,8 @@ Read off the source with ast, so a broken rule is named with its file and line:
 - no module of components/ is longer than MAX_MODULE_LINES;
 - imports between the project's modules go one way: no circle anywhere, imports inside functions included;
 - the core never imports Streamlit;
-- only components/private_hooks.py (and its test) imports a private part of Streamlit or Altair.
+- only components/private_hooks.py (and its test) imports a private part of Streamlit or Altair, or reads a private
+  attribute of another library's object.
 """
 
 from __future__ import annotations
@@ -142,6 +143,46 @@ def test_only_the_hooks_module_reaches_a_private_part_of_streamlit_or_altair():
                     found.append(f"{relative(path)}:{node.lineno} reaches {name}")
     assert reached, "the check found no import of Streamlit or Altair: it reads the wrong files"
     assert not found, "private parts outside components/private_hooks.py:\n" + "\n".join(found)
+
+
+def _own_private_names(modules: dict[str, Path]) -> set[str]:
+    """The names with one leading underscore that the project's classes define: their methods and class attributes,
+    and every self._name assigned."""
+    names = set()
+    for path in modules.values():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                names |= {item.name for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+                names |= {target.id for item in node.body if isinstance(item, (ast.Assign, ast.AnnAssign))
+                          for target in (item.targets if isinstance(item, ast.Assign) else [item.target])
+                          if isinstance(target, ast.Name)}
+            elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                  and isinstance(node.value, ast.Name) and node.value.id == "self"):
+                names.add(node.attr)
+    return {name for name in names if name.startswith("_") and not name.startswith("__")}
+
+
+def test_only_the_hooks_module_reads_a_private_attribute_of_another_librarys_object():
+    """`thing._name` where thing is not self, cls or a module or class of the project, and no class of the project
+    defines _name: another library's insides (AppTest's element tree, a torch module's hooks), which an upgrade may
+    move. Those the project needs go through components/private_hooks.py. A library's private name that a class of
+    the project happens to define too passes unseen."""
+    modules = project_modules()
+    own = _own_private_names(modules)
+    found = []
+    for path in modules.values():
+        if path in PRIVATE_HOOKS:
+            continue
+        tree = ast.parse(path.read_text())
+        ours = {"self", "cls"} | {(alias.asname or alias.name).split(".")[0] for node in ast.walk(tree)
+                                  if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names
+                                  if (getattr(node, "module", None) or alias.name).split(".")[0] in
+                                  {name.split(".")[0] for name in modules} or getattr(node, "level", 0)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                    and node.attr not in own and not (isinstance(node.value, ast.Name) and node.value.id in ours)):
+                found.append(f"{relative(path)}:{node.lineno} reads {ast.unparse(node)}")
+    assert not found, "private attributes read outside components/private_hooks.py:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize("path", OUTSIDE_THE_CACHES, ids=relative)

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from components import caches
 from components.classroom import class_link
 from components.classroom.class_store import STORE_ENV
+from components.private_hooks import app_test_tree
 from tests.pages import APP, assert_healthy, open_page
 
 FOLLOWING = "Following the teacher"
@@ -184,8 +185,8 @@ def large_qr_links(page: AppTest) -> list[str]:
         found = [node] if getattr(node, "type", "") == "dialog" else []
         return found + [dialog for child in getattr(node, "children", {}).values() for dialog in dialogs(child)]
 
-    return [markdown.value.rsplit("\n## ", 1)[-1].replace("\\", "")
-            for dialog in dialogs(page._tree) for markdown in dialog.markdown if "Scan the code" in markdown.value]
+    return [markdown.value.rsplit("\n## ", 1)[-1].replace("\\", "") for dialog in dialogs(app_test_tree(page))
+            for markdown in dialog.markdown if "Scan the code" in markdown.value]
 
 
 def test_the_large_qr_code_stays_open_through_reruns_until_the_class_ends():

@@ -11,6 +11,7 @@ import torch
 from attention import BUNDLED_MODEL, ModelLoadError, TraceSettings, build_trace, encode, load_model
 from attention.head_switch import drop_grid, head_ranking, layer_inputs, normalise_heads_off, predict, run_model
 from attention.lm_heads import NoLanguageModelHead, load_language_model
+from components.private_hooks import forward_hooks
 from harness.reference import transformers_tokenizer
 from tests.conftest import save_tiny_bert
 
@@ -102,7 +103,7 @@ def test_the_model_is_left_as_it_was(masked):
     before = {name: value.clone() for name, value in tensors.items()}
     predict(masked, SENTENCE, [(0, 1), (1, 3)])
     head_ranking(masked, SENTENCE)
-    assert all(not m._forward_hooks and not m._forward_pre_hooks for module in modules for m in module.modules())
+    assert all(not forward_hooks(m) for module in modules for m in module.modules())
     for name, value in tensors.items():
         assert torch.equal(value, before[name]), name
     assert not any(module.training for module in modules)

@@ -26,6 +26,7 @@ from attention import TraceSettings, build_trace, encode, load_model
 from attention.families import GPT2
 from attention.head_switch import drop_grid, head_ranking, layer_inputs, predict, run_model
 from attention.lm_heads import NoLanguageModelHead, load_language_model
+from components.private_hooks import forward_hooks
 from harness.checkpoints import gpt2_tokenizer, save_gpt2
 from harness.reference import transformers_tokenizer
 
@@ -215,8 +216,7 @@ def test_the_model_is_left_as_it_was(language_model):
 
 
 def _hooks(model) -> dict[str, tuple]:
-    return {name: (*module._forward_hooks.values(), *module._forward_pre_hooks.values())
-            for name, module in model.named_modules()}
+    return {name: tuple(forward_hooks(module)) for name, module in model.named_modules()}
 
 
 @pytest.fixture(scope="module")

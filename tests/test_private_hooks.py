@@ -32,9 +32,14 @@ from components.private_hooks import (
     ForwardMsg,
     MediaFileManager,
     WidgetState,
+    app_test_tree,
     arrow_dataset,
+    attention_implementation,
     bound_input_name,
     component_events_id,
+    forward_hooks,
+    run_app_test_with,
+    run_temporary_folder,
 )
 
 
@@ -140,3 +145,58 @@ def test_apptest_scans_for_components_through_the_function_the_tests_keep():
     after = scan.cache_info()
     assert after.hits + after.misses >= before.hits + before.misses + 2, "AppTest asks it for each page"
     assert after.misses <= 1, "the first answer is kept"
+
+
+def _chart_that_says_its_selection():
+    import pandas as pd
+    import streamlit as st
+
+    picker = {"name": "head", "select": {"type": "point", "fields": ["head"]}, "value": [{"head": 0}],
+              "bind": {"input": "range", "min": 0, "max": 3, "step": 1}}
+    chosen = st.vega_lite_chart(pd.DataFrame({"head": [0, 1, 2, 3]}), {
+        "mark": "point", "params": [picker], "encoding": {"x": {"field": "head", "type": "ordinal"}}},
+        key="chart", on_select="rerun")
+    with st.expander("inside"):
+        st.markdown(f"picked: {chosen.selection['head']}")
+
+
+def test_a_test_sends_a_charts_selection_as_the_frontend_would_and_reads_the_whole_tree():
+    import json
+
+    page = AppTest.from_function(_chart_that_says_its_selection).run()
+    [chart] = page.get("vega_lite_chart")
+    chosen = WidgetState(id=chart.proto.id, string_value=json.dumps({"selection": {"head": [{"head": 2}]}}))
+    page = run_app_test_with(page, lambda states: states.widgets.append(chosen))
+    assert not page.exception
+    assert [m.value for m in page.markdown] == ["picked: [{'head': 2}]"], "the script was given the selection"
+
+    def markdown_under(node) -> list[str]:
+        own = [node.value] if getattr(node, "type", "") == "markdown" else []
+        return own + [text for child in getattr(node, "children", {}).values() for text in markdown_under(child)]
+
+    assert markdown_under(app_test_tree(page)) == ["picked: [{'head': 2}]"], "the tree holds the expander's element"
+
+
+def test_a_torch_modules_hooks_are_listed_until_removed():
+    import torch
+
+    module = torch.nn.Linear(2, 2)
+    assert forward_hooks(module) == []
+    after = module.register_forward_hook(lambda *_: None)
+    before = module.register_forward_pre_hook(lambda *_: None)
+    assert len(forward_hooks(module)) == 2
+    after.remove()
+    before.remove()
+    assert forward_hooks(module) == []
+
+
+@pytest.mark.parametrize("asked", ["eager", "sdpa"])
+def test_a_transformers_config_holds_the_attention_it_was_built_with(asked):
+    from transformers import BertConfig
+
+    assert attention_implementation(BertConfig(attn_implementation=asked)) == asked
+
+
+def test_a_folder_from_the_config_is_in_pytests_own_temporary_folder(request, tmp_path_factory):
+    folder = run_temporary_folder(request.config, "server")
+    assert folder.is_dir() and folder.parent == tmp_path_factory.getbasetemp()

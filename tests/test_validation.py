@@ -34,6 +34,7 @@ from attention.limits import (
 from attention.model_list import ALLOWED_MODELS_ENV, DEFAULT_ALLOWED_HUB_IDS
 from attention.models import resolve
 from components.page import page_state
+from components.private_hooks import attention_implementation
 
 BUNDLED_SHAPE = ModelShape(num_layers=6, num_heads=12, hidden_size=384)
 TINY_SHAPE = ModelShape(num_layers=2, num_heads=4, hidden_size=32)
@@ -259,7 +260,7 @@ def test_a_checkpoint_saved_with_a_head_loads_its_trained_encoder(tiny_checkpoin
 def test_the_bundled_model_is_the_default(bundled):
     assert bundled.name == BUNDLED_MODEL
     assert bundled.shape == BUNDLED_SHAPE
-    assert bundled.model.config.transformers_config()._attn_implementation == "eager", "the proof's reference"
+    assert attention_implementation(bundled.model.config.transformers_config()) == "eager", "the proof's reference"
 
 
 # One set of limits and checks (attention.limits) serves the core, the counting lab and the page's links.
