@@ -5,7 +5,8 @@ Where a library documents a way, the project takes it: a selection read as `laye
 pyarrow for the Arrow bytes, webbrowser for the server's browser tab, st.get_option for settings. What is left is
 here. tests/test_private_hooks.py exercises each hook against the installed versions, so that an upgrade that moves
 one fails there, by name, rather than as a chart that stops following its inputs or a load test that hangs; and
-tests/test_architecture.py checks that no other module imports a private part of Streamlit.
+tests/test_architecture.py checks that no other module imports a private part of Streamlit or Altair, or reads a
+private attribute of another library's object.
 
 The hooks:
 - arrow_dataset: st.vega_lite_chart takes a named dataset's Arrow IPC bytes as they are. Its documentation speaks of
@@ -15,9 +16,10 @@ The hooks:
   field into, <name>_<field>. Nothing public names it, and the input's label is wording that may change; browser tests
   and the benchmarks find a chart's inputs by it.
 - Streamlit's wire messages (BackMsg, ClientState, DoubleArray, Element, ForwardMsg, VegaLiteChart, WidgetState,
-  Alert) and component_events_id: harness/session_client.py drives a session over its websocket as a browser's
-  frontend does, for load tests; Streamlit publishes no client. tests/pages.py sends a chart's selection to AppTest
-  as a WidgetState, as the frontend would: AppTest has no call for a chart's selection.
+  Alert), element_key and component_events_id: harness/session_client.py drives a session over its websocket as a
+  browser's frontend does, for load tests, and finds elements by the key their id ends with; Streamlit publishes no
+  client. tests/pages.py sends a chart's selection to AppTest as a WidgetState, as the frontend would: AppTest has no
+  call for a chart's selection.
 - MediaFileManager: a deferred download's data is made only when a browser asks for it; tests/pages.py catches its
   callable where Streamlit files it (MediaFileManager.add_deferred), as AppTest has no download to click.
 - cache_component_manifests: a Streamlit server looks through every installed package for components once as it
@@ -53,8 +55,8 @@ from streamlit.runtime.state.session_state import STREAMLIT_INTERNAL_KEY_PREFIX
 
 __all__ = ["Alert", "BackMsg", "ClientState", "DoubleArray", "Element", "ForwardMsg", "MediaFileManager",
            "VegaLiteChart", "WidgetState", "app_test_tree", "arrow_dataset", "attention_implementation",
-           "bound_input_name", "cache_component_manifests", "component_events_id", "forward_hooks", "run_app_test_with",
-           "run_temporary_folder"]
+           "bound_input_name", "cache_component_manifests", "component_events_id", "element_key", "forward_hooks",
+           "run_app_test_with", "run_temporary_folder"]
 
 
 def arrow_dataset(frame: pd.DataFrame | pa.Table) -> bytes:
@@ -72,6 +74,15 @@ def bound_input_name(selection: str, field: str | None = None) -> str:
     """The name attribute of the HTML input that Vega-Lite binds to a point selection's field (by default, the
     field named as the selection, as every picker of charts/ is)."""
     return f"{selection}_{field or selection}"
+
+
+def element_key(element_id: str) -> str | None:
+    """The key an element was created with, from the id Streamlit gives it ("$$ID-<hash>-<key>"), or None for an
+    element without a key (or an id of another form)."""
+    if not element_id.startswith("$$ID-"):
+        return None
+    key = element_id.split("-", 2)[2]
+    return None if key == "None" else key
 
 
 def component_events_id(component_id: str) -> str:

@@ -54,10 +54,10 @@ from components.private_hooks import (  # Streamlit's wire messages: no public c
     VegaLiteChart,
     WidgetState,
     component_events_id,
+    element_key,
 )
 
 XSRF_COOKIE = "_streamlit_xsrf"
-ELEMENT_ID_PREFIX = "$$ID-"
 # A run that has not finished after this long is reported as an error, not waited for.
 RUN_TIMEOUT_S = 120.0
 FINISHED = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
@@ -217,7 +217,7 @@ class WebsocketSession:
         for path, element in self._elements():
             if element.WhichOneof("type") == "vega_lite_chart":
                 chart = element.vega_lite_chart
-                charts[_user_key(chart.id) or _title(chart.spec) or "path " + ".".join(map(str, path))] = chart
+                charts[element_key(chart.id) or _title(chart.spec) or "path " + ".".join(map(str, path))] = chart
         return charts
 
     def texts(self) -> list[str]:
@@ -286,7 +286,7 @@ class WebsocketSession:
         """The delta that drew the element of this kind created with key=key."""
         for delta in self._page.values():
             element = delta.delta.new_element
-            if element.WhichOneof("type") == kind and _user_key(_element_id(element)) == key:
+            if element.WhichOneof("type") == kind and element_key(_element_id(element)) == key:
                 return delta
         raise KeyError(f"no {kind} with key {key!r} on the page")
 
@@ -304,14 +304,6 @@ def _element_id(element: Element) -> str:
     """A widget's id (or a selectable chart's); "" for an element that has none."""
     proto = getattr(element, element.WhichOneof("type"))
     return proto.id if "id" in proto.DESCRIPTOR.fields_by_name else ""
-
-
-def _user_key(element_id: str) -> str | None:
-    """The key an element was created with, from its id "$$ID-<hash>-<key>" (None without a key)."""
-    if not element_id.startswith(ELEMENT_ID_PREFIX):
-        return None
-    key = element_id.split("-", 2)[2]
-    return None if key == "None" else key
 
 
 def _title(spec: str) -> str | None:

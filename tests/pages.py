@@ -22,7 +22,7 @@ from streamlit.testing.v1 import AppTest
 from attention import TraceSettings, build_trace, encode
 from components.charts.scrub import STRIP
 from components.charts.style import colour_ramp
-from components.private_hooks import MediaFileManager, WidgetState, run_app_test_with
+from components.private_hooks import MediaFileManager, WidgetState, element_key, run_app_test_with
 
 APP = str(Path(__file__).resolve().parents[1] / "page.py")
 TEXT = "time flies like an arrow"  # the page's default text: 7 tokens with [CLS] and [SEP]
@@ -136,7 +136,7 @@ def chart_picks(chart) -> dict[str, float]:
     the counting lab's window size): where its own inputs start (the spec), or where the reader moved them since
     (the chart's selection). {} for other charts."""
     picks = {p["name"]: p["value"][0][p["name"]] for p in _bound_params(chart)}
-    key = chart.proto.id.split("-", 2)[-1] if chart.proto.id else None  # "$$ID-<hash>-<key>"
+    key = element_key(chart.proto.id)
     if picks and key in chart.root.session_state:
         moved = chart.root.session_state[key]["selection"]
         picks |= {name: points[0][name] for name, points in moved.items() if points}

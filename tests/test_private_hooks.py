@@ -37,6 +37,7 @@ from components.private_hooks import (
     attention_implementation,
     bound_input_name,
     component_events_id,
+    element_key,
     forward_hooks,
     run_app_test_with,
     run_temporary_folder,
@@ -200,3 +201,12 @@ def test_a_transformers_config_holds_the_attention_it_was_built_with(asked):
 def test_a_folder_from_the_config_is_in_pytests_own_temporary_folder(request, tmp_path_factory):
     folder = run_temporary_folder(request.config, "server")
     assert folder.is_dir() and folder.parent == tmp_path_factory.getbasetemp()
+
+
+def test_an_elements_key_is_read_off_the_id_streamlit_gives_it():
+    from streamlit.runtime.state.common import user_key_from_element_id
+
+    page = AppTest.from_function(_chart_that_says_its_selection).run()
+    [chart] = page.get("vega_lite_chart")
+    assert element_key(chart.proto.id) == "chart" == user_key_from_element_id(chart.proto.id)
+    assert element_key("") is None and element_key(chart.proto.id.rsplit("-", 1)[0] + "-None") is None
