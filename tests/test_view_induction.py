@@ -178,6 +178,17 @@ def test_a_finished_run_is_every_pages_without_training_again(trained_page):
     assert other.metric, "the run is drawn at once"
 
 
+def test_a_finished_run_says_why_train_is_off_and_a_new_seed_trains_anew(trained_page):
+    _, link = trained_page
+    other = open_page(link)
+    assert other.button(key="induction_train").disabled
+    assert "These settings are trained already" in texts(other) and "press New seed, then Train" in texts(other)
+    other.button(key="induction_new_seed").click().run()
+    assert_healthy(other)
+    assert other.number_input(key="seed").value == int(link["seed"]) + 1
+    assert not other.button(key="induction_train").disabled and "trained already" not in texts(other)
+
+
 def test_a_page_that_presses_train_while_another_trains_the_same_settings_follows_that_run(progress_said):
     from components import caches
 

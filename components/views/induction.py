@@ -66,7 +66,19 @@ def render(context) -> None:
         return
     if not pressed:
         note_column.caption(status(run))
+    if finished:
+        _another_seed(config, stop_column, note_column)
     _results(run, context)
+
+
+def _another_seed(config: InductionConfig, button_column, note_column) -> None:
+    """A finished run is every page's, so Train is off for its settings: say so where Train stands, and offer the
+    way to watch one form, a seed no page has trained yet (the next one; the counting restarts past the last)."""
+    seed = config.seed + 1 if config.seed < PAGE_SEED.high else PAGE_SEED.low
+    button_column.button("New seed", key="induction_new_seed", icon=":material/casino:", on_click=controls.request,
+                         kwargs={"seed": seed}, help=f"Seed {seed}: new weights and sequences, ready to train.")
+    note_column.caption("These settings are trained already, and every page shows that run (Train is off for "
+                        "them). To watch the heads form, press New seed, then Train.")
 
 
 def config_controls() -> InductionConfig:
