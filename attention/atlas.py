@@ -5,8 +5,12 @@ For a text of T tokens and one head's weights α (T × T), as Clark et al.'s cod
 - previous = Σ_i α[i, i−1] / T, next = Σ_i α[i, i+1] / T, self = Σ_i α[i, i] / T;
 - cls, sep, punct: the weight on the first token ([CLS] for BERT, GPT-2's first), on [SEP], on "." and ","
   tokens, summed over those keys and averaged over the queries (no [SEP] in GPT-2: its column is NaN);
-- entropy: the mean over the queries of −Σ_j α_ij ln α_ij, divided by ln T. Clark et al.'s 3.8 nats for "broad"
-  assumed 128-token texts, which a 12-token sentence could never reach; divided, 1 is a uniform row at any length.
+- entropy: the mean over the queries of −Σ_j α_ij ln α_ij, each row divided by ln of the number of keys the mask
+  lets it look at (T under BERT's mask; i + 1 for GPT-2's query i, which looks back only). Clark et al.'s 3.8 nats
+  for "broad" assumed 128-token texts, which a 12-token sentence could never reach; divided, 1 is a uniform row at
+  any length and under any mask (divided by ln T, a uniform causal head reached about 0.7 at 17 tokens, and no
+  decoder's head could be called broad). A query allowed one key has no spread to measure: it is left out of the
+  mean, and a text with no other query (one token) has no entropy (NaN), left out of the corpus's mean.
 
 Over a corpus each number is the mean over its sentences. A head is labelled by its strongest behaviour above
 its threshold (0.5 for previous, next and self, 0.6 for cls, sep and punct), else "broad" above 0.8 normalised
@@ -30,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from attention import masks
 from attention.encoding import Encoding, encode_batch
 from attention.models import LoadedModel
 from attention.readable import SPACE
@@ -116,12 +121,13 @@ def strength(scores: np.ndarray) -> float:
 
 
 def sentence_scores(weights: np.ndarray, attention_mask: np.ndarray, separators: np.ndarray | None,
-                    punctuation: np.ndarray) -> np.ndarray:
+                    punctuation: np.ndarray, allowed: np.ndarray | None = None) -> np.ndarray:
     """(B, H, len(COLUMNS)): the behaviours of every head on every sentence of a batch.
 
     weights (B, H, T, T); attention_mask (B, T), 1 for a token, 0 for padding; separators (B, T) bool, the [SEP]
-    tokens (None: the model has none, the column is NaN); punctuation (B, T) bool. The first token is the first
-    real one of each row."""
+    tokens (None: the model has none, the column is NaN); punctuation (B, T) bool; allowed (B, T, T) or (B, 1, T)
+    bool, the keys each query may look at (attention.masks.allowed_keys; None: every real key, BERT's mask). The
+    first token is the first real one of each row."""
     real = attention_mask.astype(bool)  # (B, T)
     counts = real.sum(axis=1).astype(np.float64)[:, None]  # (B, 1): T of each sentence
     weights = _without_padding(weights, real)  # (B, H, T, T)
@@ -138,9 +144,23 @@ def sentence_scores(weights: np.ndarray, attention_mask: np.ndarray, separators:
         "sep": (np.full(on_keys.shape[:2], np.nan) if separators is None
                 else (on_keys * separators[:, None, :]).sum(axis=-1) / counts),
         "punct": (on_keys * punctuation[:, None, :]).sum(axis=-1) / counts,
-        "entropy": _row_entropy(weights).sum(axis=-1) / counts / np.log(np.maximum(counts, 2)),
+        "entropy": _spread(weights, real, real[:, None, :] if allowed is None else allowed),
     }
     return np.stack([scores[name] for name in COLUMNS], axis=-1)  # (B, H, len(COLUMNS))
+
+
+def _spread(weights: np.ndarray, real: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """(B, H): the mean over each sentence's real queries of their rows' entropy divided by ln of the number of
+    keys the mask allows them, the queries allowed a single key left out (their entropy is 0 and can be nothing
+    else); NaN for a sentence with no other query. weights (B, H, T, T) without padding, real (B, T), allowed
+    (B, T, T) or (B, 1, T)."""
+    batch, tokens = real.shape
+    keys = (np.broadcast_to(allowed, (batch, tokens, tokens)) & real[:, None, :]).sum(axis=-1)  # (B, T)
+    measured = real & (keys > 1)  # (B, T): the queries whose row can spread
+    normalised = _row_entropy(weights) / np.log(np.maximum(keys, 2))[:, None, :]  # (B, H, T)
+    rows = measured.sum(axis=1).astype(np.float64)[:, None]  # (B, 1)
+    total = (normalised * measured[:, None, :]).sum(axis=-1)  # (B, H)
+    return np.divide(total, rows, out=np.full(total.shape, np.nan), where=rows > 0)
 
 
 def divergence_sums(weights: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
@@ -217,7 +237,7 @@ def head_atlas(loaded: LoadedModel, pairs: Sequence[tuple[str, str | None]], set
     shape = loaded.shape
     has_separator = loaded.family.separator is not None  # BERT's [SEP]; GPT-2 has none
     order = sorted(range(len(pairs)), key=lambda index: len(pairs[index][0]) + len(pairs[index][1] or ""))
-    score_sum = divergence_sum = None
+    score_sum = score_count = divergence_sum = None
     alike = True  # whether the divergences are measured: every batch within MAX_DIVERGENCE_WORK
     for start in range(0, len(order), batch_sentences):
         batch = [pairs[index] for index in order[start:start + batch_sentences]]
@@ -225,9 +245,14 @@ def head_atlas(loaded: LoadedModel, pairs: Sequence[tuple[str, str | None]], set
         weights = np.concatenate([  # (B, H, T, T): layer by layer, every head of each
             layer_attention(loaded, encoding, dataclasses.replace(settings, layer=layer, head=0)).weights
             for layer in range(shape.num_layers)], axis=1)
+        allowed = masks.allowed_keys(settings.mask_kind(shape), torch.from_numpy(encoding.attention_mask),
+                                     settings.window).numpy()  # (B, T, T) or (B, 1, T)
         scores = sentence_scores(weights, encoding.attention_mask, separator_mask(encoding, has_separator),
-                                 punctuation_mask(encoding.tokens)).sum(axis=0)  # (H, len(COLUMNS))
-        score_sum = scores if score_sum is None else score_sum + scores
+                                 punctuation_mask(encoding.tokens), allowed)  # (B, H, len(COLUMNS))
+        measured = np.isfinite(scores)  # a sentence without a number (NaN) is left out of its mean
+        sums, counts = np.where(measured, scores, 0.0).sum(axis=0), measured.sum(axis=0)  # (H, len(COLUMNS))
+        score_sum = sums if score_sum is None else score_sum + sums
+        score_count = counts if score_count is None else score_count + counts
         heads, tokens = weights.shape[1], weights.shape[-1]
         alike = alike and heads * heads * tokens * tokens // 2 <= MAX_DIVERGENCE_WORK
         if alike:
@@ -236,7 +261,8 @@ def head_atlas(loaded: LoadedModel, pairs: Sequence[tuple[str, str | None]], set
         if on_batch is not None:
             on_batch(min(start + batch_sentences, len(order)), len(order))
     count = len(order)
-    return HeadAtlas(scores=(score_sum / count).reshape(shape.num_layers, -1, len(COLUMNS)),
+    means = np.divide(score_sum, score_count, out=np.full(score_sum.shape, np.nan), where=score_count > 0)
+    return HeadAtlas(scores=means.reshape(shape.num_layers, -1, len(COLUMNS)),
                      divergence=divergence_sum / count if alike else None,
                      sentences=count)
 

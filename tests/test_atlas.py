@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from attention import encode
+from attention import encode, load_model
 from attention.atlas import (
     COLUMNS,
     classical_mds,
@@ -78,6 +78,49 @@ def test_a_uniform_head_has_normalised_entropy_one_and_is_broad():
     scores = scores_of(np.full((12, 12), 1 / 12))
     assert scores["entropy"] == pytest.approx(1.0)
     assert label(np.array(list(scores.values()))) == "broad"
+
+
+def test_a_uniform_causal_head_is_broad_its_rows_normalised_by_the_keys_they_may_see():
+    """Row i of a causal head sees i + 1 keys: uniform over them, it spreads as far as its mask lets it. Divided
+    by ln T, a uniform causal head read about 0.70 at 17 tokens, and no decoder's head could be called broad."""
+    tokens = 17
+    causal = np.tril(np.ones((tokens, tokens), dtype=bool))  # (T, T)
+    uniform = causal / causal.sum(axis=-1, keepdims=True)
+    mask = np.ones((1, tokens), dtype=np.int64)
+    row = sentence_scores(uniform[None, None], mask, None, np.zeros((1, tokens), bool), causal[None])[0, 0]
+    scores = dict(zip(COLUMNS, row.tolist(), strict=True))
+    assert scores["entropy"] == pytest.approx(normalised_entropy(uniform, causal=True)) == pytest.approx(1.0)
+    assert label(row) == "broad"
+    divided_by_ln_t = np.mean([-np.sum(r[r > 0] * np.log(r[r > 0])) for r in uniform]) / np.log(tokens)
+    assert divided_by_ln_t == pytest.approx(0.70, abs=0.01)  # the old measure: "mixed"
+
+
+def test_a_gpt2_whose_queries_and_keys_are_zero_has_every_head_broad(tiny_gpt2_checkpoint):
+    """A real model run with W_Q and W_K at 0 (its own copy): every score is 0, so every row is uniform over the
+    keys its causal mask lets it see. Its atlas, against the same numbers from transformers' own attention, calls
+    all 8 heads broad (divided by ln T they read 0.7, "mixed")."""
+    model = load_model(str(tiny_gpt2_checkpoint))
+    for block in transformers_model(model).h:
+        width = block.attn.split_size  # C: the first C columns of c_attn make Q, the next C make K
+        with torch.no_grad():
+            block.attn.c_attn.weight[:, :2 * width] = 0.0
+            block.attn.c_attn.bias[:2 * width] = 0.0
+    text = "the cat sat on the mat, and the dog sat on the rug."
+    atlas, want = atlas_against_transformers(model, text, first_is_cls=False)
+    assert len(encode(model, text).tokens[0]) >= 17
+    np.testing.assert_allclose(atlas.scores, want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(atlas.column("entropy"), 1.0, rtol=1e-5)
+    assert (atlas.labels() == "broad").all()
+
+
+def test_a_text_of_one_token_has_no_entropy_and_a_corpus_leaves_it_out(tiny_gpt2_model):
+    """One token can look at itself alone: no spread to measure, NaN, and a corpus's mean is over the others."""
+    one = np.ones((1, 1, 1, 1))
+    assert np.isnan(sentence_scores(one, np.ones((1, 1)), None, np.zeros((1, 1), bool))[0, 0, COLUMNS.index("entropy")])
+    text = "the cat sat, and the dog ran."
+    both = head_atlas(tiny_gpt2_model, [(text, None), ("a", None)])
+    alone = head_atlas(tiny_gpt2_model, [(text, None)])
+    np.testing.assert_allclose(both.column("entropy"), alone.column("entropy"), rtol=1e-5)
 
 
 def test_below_every_threshold_and_focused_is_mixed():
@@ -151,13 +194,26 @@ def test_punctuation_reads_gpt2_leading_spaces():
                                                                                   False]]
 
 
+def normalised_entropy(alpha: np.ndarray, causal: bool) -> float:
+    """One head's (T, T) weights -> the mean over its queries of each row's entropy over ln of the keys its query
+    may see (all T both ways; i + 1 for query i under a causal mask), a query that sees one key left out."""
+    count = len(alpha)
+    spreads = []
+    for query, row in enumerate(alpha):
+        seen = query + 1 if causal else count
+        if seen > 1:
+            spreads.append(-np.sum(row[row > 0] * np.log(row[row > 0])) / np.log(seen))
+    return float(np.mean(spreads))
+
+
 def reference_scores(attentions, tokens: list[str], first_is_cls: bool) -> np.ndarray:
-    """(L, nh, len(COLUMNS)) from transformers' output_attentions of one text, straight from the definitions."""
+    """(L, nh, len(COLUMNS)) from transformers' output_attentions of one text, straight from the definitions
+    (first_is_cls: BERT's, which looks both ways; else GPT-2's, causal)."""
     count = len(tokens)
     out = np.zeros((len(attentions), attentions[0].shape[1], len(COLUMNS)))
     for layer, weights in enumerate(attentions):
         for head, alpha in enumerate(weights[0].numpy().astype(np.float64)):
-            entropy = np.mean([-np.sum(row[row > 0] * np.log(row[row > 0])) for row in alpha]) / np.log(count)
+            entropy = normalised_entropy(alpha, causal=not first_is_cls)
             sep = [j for j, token in enumerate(tokens) if token == "[SEP]"]
             punct = [j for j, token in enumerate(tokens) if token.removeprefix("␣") in (".", ",")]
             out[layer, head] = [

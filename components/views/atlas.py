@@ -37,7 +37,7 @@ def render(context) -> None:
     side_by_side = not context.stacked and context.width >= SIDE_BY_SIDE_PX
     grid_column, words_column = st.columns([GRID_SHARE, 1 - GRID_SHARE]) if side_by_side else (st.container(),) * 2
     with grid_column:
-        show(atlas_grid(heads, list(names.values()), numbers, atlas.num_layers, atlas.num_heads,
+        show(atlas_grid(heads, names, numbers, atlas.num_layers, atlas.num_heads,
                         context.column_px(GRID_SHARE) if side_by_side else context.width, context.lettering),
              key=GRID_KEY, lettering=context.lettering, on_select=lambda: _open(GRID_KEY), selection_mode=OPEN_HEAD)
     with words_column:
@@ -52,7 +52,8 @@ def render(context) -> None:
                "share of its attention on the token before (previous), after (next), on itself (self), on "
                f"{family.first_token}, " + (f"on {family.separator}, " if family.separator else "") +
                "on \".\" and \",\" (punct), each averaged over the queries, and how spread out its rows are "
-               "(entropy ÷ ln T: 1 is a uniform row). A head is named by its strongest behaviour above "
+               "(entropy ÷ ln of the number of keys its mask lets a row see: 1 is a row spread evenly over all of "
+               "them, whether a token looks both ways or back only). A head is named by its strongest behaviour above "
                f"{THRESHOLDS['previous']:.1f} (previous, next, self) or {THRESHOLDS['cls']:.1f} (the others), else "
                "broad (entropy above 0.8), else mixed; its glyph is as large as that share.")
     _plane(context, atlas, heads, numbers, over)
@@ -75,15 +76,17 @@ def _corpus_atlas(name: str) -> HeadAtlas:
 
 
 def _label_names(family) -> dict[str, str]:
-    """Each label (attention.atlas.LABELS) as the page names it, for this model's family."""
-    return {"previous": "previous token", "next": "next token", "self": "itself",
-            "cls": family.first_token.removeprefix("the "), "sep": family.separator or "[SEP]",
-            "punct": "punctuation", "broad": "broad", "mixed": "mixed"}
+    """Each label (attention.atlas.LABELS) this model's family has, as the page names it: the sink labels are
+    the family's own tokens, and a family with no separator (GPT-2) has no "sep"."""
+    names = {"previous": "previous token", "next": "next token", "self": "itself",
+             "cls": family.first_token.removeprefix("the "), "sep": family.separator,
+             "punct": "punctuation", "broad": "broad", "mixed": "mixed"}
+    return {label: name for label, name in names.items() if name}
 
 
 def _column_title(name: str, family) -> str:
     return {"cls": family.first_token.removeprefix("the "), "sep": family.separator or "sep",
-            "entropy": "entropy / ln T"}.get(name, name)
+            "entropy": "entropy / ln keys seen"}.get(name, name)
 
 
 def _table(atlas: HeadAtlas, names: dict[str, str]) -> pd.DataFrame:
