@@ -6,6 +6,7 @@ The numbers come from attention/ (no Streamlit there); the drawing from componen
 
 from __future__ import annotations
 
+import functools
 import logging
 
 import streamlit as st
@@ -41,7 +42,8 @@ from attention import ModelLoadError, ModelShape
 from components import views
 from components.charts.style import page_icon
 from components.page import model_download, viewport
-from components.page.page_head import page_head
+from components.page.lesson_steps import step_outlines
+from components.page.page_head import model_title, page_head
 from components.page.shapes_panel import shapes_panel
 from components.page.tokens import token_chips, unknown_note
 from components.server import process
@@ -116,7 +118,9 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
             draw(view, context)
     if view in views.SHAPES_VIEWS:
         with side:
-            shapes_panel(context.outline(text_b=second_text(view, text_b)).steps, LETTERS, expanded=not state.present)
+            outline = functools.partial(context.outline, text_b=second_text(view, text_b))
+            per_step = step_outlines(outline, state.head, shape.num_heads) if view in views.STEP_VIEWS else None
+            shapes_panel(outline().steps, LETTERS, expanded=not state.present, per_step=per_step, step=state.step)
 
 
 @st.fragment
@@ -147,9 +151,9 @@ if text_b.strip() and not family.reads_pairs and view != "compare":
     text_b = ""
 
 # On a projector the model's line gives way to the charts: the sidebar, closed there, names the model too.
-model_line = (f"{model_name}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} heads, hidden size "
-              f"{loaded.shape.hidden_size}, a {family.label} ({family.reads}). Every number below is computed live "
-              f"from {views.NUMBERS_FROM.get(view, 'this text')}.")
+model_line = (f"{model_title(model_name)}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} heads, "
+              f"hidden size {loaded.shape.hidden_size}, a {family.label} ({family.reads}). Every number below is "
+              f"computed live from {views.NUMBERS_FROM.get(view, 'this text')}.")
 page_head(views.VIEW_LABELS[view], views.OWN_HEAD_LINES.get(views.VIEW_LABELS[view], "" if present else model_line),
           beside=classroom.class_card if present and classroom.teaching() else None, present=present)
 notices([*url_notices, *class_notices, *model_download.fallback_notices(chosen_model), *pair_notices])

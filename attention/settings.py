@@ -11,6 +11,9 @@ from attention.limits import SEED, TEMPERATURE, WINDOW, IntRange, require_choice
 from attention.mask_kinds import MASKS, mask_kind
 
 SOURCES = ("identity", "random", "bert")
+# Each source as a reader calls it. "bert" is the trained weights' name in a link (source=bert) since the page read
+# BERT alone; a GPT-2's weights are trained too, so the page calls them so whatever the model.
+SOURCE_LABELS = {"identity": "identity", "random": "random", "bert": "trained"}
 SCALINGS = ("none", "sqrt", "linear", "temperature")
 SIMILARITIES = ("dot", "cosine")
 

@@ -51,3 +51,26 @@ def test_the_compare_view_runs_two_texts_on_gpt2(gpt2_link):
     assert_healthy(page)
     assert "GPT-2 reads one text" not in warnings(page)
     assert any("The sinks (the first token) are left out" in caption.value for caption in page.caption)
+
+
+def test_gpt2s_words_are_its_own_the_trained_source_its_sinks_and_its_folders_name(gpt2_link, tiny_gpt2_checkpoint):
+    """Nothing on a GPT-2's page speaks of BERT: its trained weights are "trained", the atlas's legend has no [SEP]
+    (GPT-2 has none), and its model is named by its folder's name, not by a path of the server's disk."""
+    page = open_page({**gpt2_link, "view": "head"})
+    assert_healthy(page)
+    assert page.segmented_control(key="source").options == ["identity", "random", "trained"]
+    folder = str(tiny_gpt2_checkpoint)
+    line = next(caption.value for caption in page.caption if "looks back only" in caption.value)
+    assert line.startswith(f"{tiny_gpt2_checkpoint.name}: ") and folder not in line
+    model = page.selectbox(key="model")
+    assert tiny_gpt2_checkpoint.name in model.options and folder not in model.options
+    assert folder in model.help, "the whole path where it helps: the selector's help"
+
+    atlas = open_page({**gpt2_link, "view": "atlas", "atlas": "text"})
+    assert_healthy(atlas)
+    grid = next(chart for chart in atlas.get("vega_lite_chart") if "behaviour" in chart.proto.spec)
+    legend = json.loads(grid.proto.spec)["encoding"]["color"]["scale"]["domain"]
+    assert "[SEP]" not in legend and "first token" in legend
+    # Its random heads spread about evenly over the keys they may see: broad, not "mixed" (divided by ln T, a causal
+    # head's entropy could never pass for broad)
+    assert "Of 8 heads: 8 broad." in "\n".join(block.value for block in atlas.markdown)

@@ -13,9 +13,11 @@ import pandas as pd
 from components.charts.style import Lettering
 
 OPEN_HEAD = "open_head"  # the selection a click on a glyph fills: {"layer": …, "head": …}
-# Each label's colour, in the order of attention.atlas.LABELS: the four looks at a neighbour or itself in hues
-# apart, the sinks in browns, punctuation purple, broad a pale blue-grey and mixed grey.
-LABEL_COLOURS = ("#1f77b4", "#17becf", "#2ca02c", "#8c564b", "#d4a373", "#9467bd", "#aec7e8", "#9a9a9a")
+# Each label's colour (attention.atlas.LABELS): the looks at a neighbour or itself in hues apart, the sinks in
+# browns, punctuation purple, broad a pale blue-grey and mixed grey. By label, so that a head keeps its colour on a
+# model whose family lacks a label (GPT-2 has no [SEP]).
+LABEL_COLOURS = {"previous": "#1f77b4", "next": "#17becf", "self": "#2ca02c", "cls": "#8c564b", "sep": "#d4a373",
+                 "punct": "#9467bd", "broad": "#aec7e8", "mixed": "#9a9a9a"}
 # The plot as large as asked, its axes and legend around it: Streamlit's "fit" would squeeze a legend under the
 # grid into the grid's own height.
 PAD = alt.AutoSizeParams(type="pad", contains="padding")
@@ -30,11 +32,11 @@ def _tooltip(numbers: list[str]) -> list[alt.Tooltip]:
             *(alt.Tooltip(f"{name}:Q", format=".3f", title=title) for name, title in numbers)]
 
 
-def atlas_grid(heads: pd.DataFrame, names: list[str], numbers: list[tuple[str, str]], num_layers: int,
+def atlas_grid(heads: pd.DataFrame, names: dict[str, str], numbers: list[tuple[str, str]], num_layers: int,
                num_heads: int, width: int, lettering: Lettering) -> alt.Chart:
-    """One glyph per head, at its layer (rows) and head (columns), coloured by its label (names: the labels as the
-    page calls them, in attention.atlas.LABELS's order) and as large as its strength (0 to 1). numbers: the
-    columns its hover shows, with their titles. At most width px wide."""
+    """One glyph per head, at its layer (rows) and head (columns), coloured by its label (names: each label this
+    model's family has, attention.atlas.LABELS, as the page calls it; the legend lists these) and as large as its
+    strength (0 to 1). numbers: the columns its hover shows, with their titles. At most width px wide."""
     beside = 240 if width >= WIDE_PX else 60  # px the layer axis and the legend (beside) take, with room to spare
     widest = (PROJECTED_GLYPH_PX if lettering.projected else GLYPH_PX) + 8
     cell = max(12, min(widest, (width - beside) // max(num_heads, 1)))  # px a head's column takes
@@ -42,7 +44,8 @@ def atlas_grid(heads: pd.DataFrame, names: list[str], numbers: list[tuple[str, s
     return alt.Chart(heads).mark_point(filled=True, opacity=0.9, shape="circle").encode(
         x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0, orient="top")),
         y=alt.Y("layer:O", title="layer"),
-        color=alt.Color("behaviour:N", title="label", scale=alt.Scale(domain=names, range=list(LABEL_COLOURS)),
+        color=alt.Color("behaviour:N", title="label", scale=alt.Scale(domain=list(names.values()),
+                                                                range=[LABEL_COLOURS[label] for label in names]),
                         legend=alt.Legend(orient="right" if width >= WIDE_PX else "bottom", labelLimit=160,
                                           columns=1 if width >= WIDE_PX else 2)),
         size=alt.Size("strength:Q", title="share", scale=alt.Scale(domain=[0, 1], range=[MIN_GLYPH_AREA, largest]),

@@ -27,7 +27,9 @@ import streamlit as st
 from attention import SCALINGS, SOURCES, ModelShape, TraceSettings
 from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP, PAGE_WINDOW
 from attention.mask_kinds import MASKS
+from attention.settings import SOURCE_LABELS
 from components.page import page_state
+from components.page.page_head import model_titles
 from components.page.page_state import PageState
 
 PRESETS = {
@@ -39,7 +41,7 @@ PRESETS = {
 SOURCE_HELP = {
     "identity": "Q = K = V = X: the simplified self-attention, scores X·Xᵀ",
     "random": "fresh nn.Linear projections, reproducible from the seed",
-    "bert": "the trained weights of the chosen layer",
+    "bert": "the model's own trained weights of the chosen layer",
 }
 ON_CHART_NAMES = {"temperature": "τ ="}  # how a caption names a value picked on the chart, if not by its name
 SCALING_LABELS = {"none": "none", "sqrt": "√d_k", "linear": "d_k", "temperature": "τ"}
@@ -152,8 +154,11 @@ def _say_if_cut(key: str) -> None:
 
 
 def model_select(models: tuple[str, ...]) -> str:
-    return bound_widget(st.sidebar.selectbox, "model", "Model", options=models,
-                   help="The bundled all-MiniLM-L6-v2 works offline; Hub models download on first use.")
+    """The model selector, each checkpoint folder by its name and its whole path in the help (page_head)."""
+    titles = model_titles(models)
+    folders = "".join(f" {title} is the folder `{name}`." for name, title in titles.items() if title != name)
+    return bound_widget(st.sidebar.selectbox, "model", "Model", options=models, format_func=titles.get,
+                        help="The bundled all-MiniLM-L6-v2 works offline; Hub models download on first use." + folders)
 
 
 def presentation_toggle() -> bool:
@@ -176,7 +181,8 @@ def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] =
         st.session_state.pop(key, None)  # taken again from the shadow, now in range
 
     source = bound_widget(st.segmented_control, "source", "Projection source", options=SOURCES,
-                     help=" · ".join(f"{k}: {v}" for k, v in SOURCE_HELP.items()), wrap=True)
+                          format_func=SOURCE_LABELS.get, wrap=True,
+                          help=" · ".join(f"{SOURCE_LABELS[k]}: {v}" for k, v in SOURCE_HELP.items()))
     if source == "random":
         head_dim = bound_widget(st.slider, "head_dim", "head_dim (d)", min_value=1, max_value=shape.hidden_size,
                            help=f"Heads are {shape.hidden_size} // d; their concatenation has width heads·d.")

@@ -6,7 +6,8 @@ that pushed a 15-token heatmap down to about 550 px, so that a projected page sh
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -43,3 +44,19 @@ def page_head(title: str, caption: str, beside: Callable[[DeltaGenerator], None]
         if side is not None:
             with side:
                 beside(head)
+
+
+def model_title(name: str) -> str:
+    """A model as the page names it: a checkpoint folder given by its whole path (a deployer's /srv/models/tiny-gpt2)
+    by the folder's own name, tiny-gpt2; the bundled model, a Hub id ("org/model") or a folder given as a relative
+    path as they are written. The whole path told a learner nothing and filled the line under the title; it is kept
+    where it helps, in the model selector's help (model_titles)."""
+    path = Path(name).expanduser()
+    return path.name if path.is_absolute() and path.name else name
+
+
+def model_titles(names: Sequence[str]) -> dict[str, str]:
+    """Each model's title (model_title), but a folder's whole path where two folders have one name."""
+    titles = {name: model_title(name) for name in names}
+    counts = {title: list(titles.values()).count(title) for title in titles.values()}
+    return {name: title if counts[title] == 1 else name for name, title in titles.items()}

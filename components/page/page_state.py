@@ -29,6 +29,8 @@ from attention.limits import (
 from attention.mask_kinds import MASKS
 from attention.model_list import BUNDLED_MODEL
 from attention.segments import PAIR_FILTERS
+from attention.settings import SOURCE_LABELS
+from components.page.lesson_steps import STEP_TITLES
 from components.page.link_flags import flag
 
 # The model a page opens with when its link names none (one the page offers; else the bundled one).
@@ -57,7 +59,7 @@ AGGREGATES = {"mean": "mean of the heads", "max": "max of the heads", "rollout":
 WEIGHT_SCALES = {"head": ("each head's own max", "each head's own largest weight"),
                  "layer": ("the layer's max", "the largest weight of any head of the layer"),
                  "one": ("0 to 1", "1, the largest a weight can be")}
-LESSON_STEPS = 9
+LESSON_STEPS = len(STEP_TITLES)
 # What the head atlas measures its heads over: each choice's name in a link (atlas=), and its label.
 ATLASES = {"corpus": "the corpus", "text": "this text"}
 INDUCTION = InductionConfig()  # the induction lab's defaults, which its controls start from
@@ -152,7 +154,8 @@ def fit_to_model(state: PageState, shape: ModelShape) -> tuple[PageState, list[s
     layer = clamp("layer", state.layer, 0, shape.num_layers - 1, f"the model has {shape.num_layers} layers")
     head_dim = clamp("head_dim", state.head_dim, 1, shape.hidden_size, f"the hidden size is {shape.hidden_size}")
     num_heads = TraceSettings(source=state.source, head_dim=head_dim).num_heads(shape)
-    head = clamp("head", state.head, 0, num_heads - 1, f"{state.source} gives {num_heads} heads")
+    head = clamp("head", state.head, 0, num_heads - 1,
+                 f"the {SOURCE_LABELS[state.source]} source gives {num_heads} head{'' if num_heads == 1 else 's'}")
     return dataclasses.replace(state, layer=layer, head=head, head_dim=head_dim), notices
 
 
