@@ -5,7 +5,7 @@ model's shape, the batch, the token count and the settings alone: building the t
 every head's attention (about 16 MB at 472 tokens) on every move.
 
 The steps are written here beside attention/trace.py, which computes them: the formulas that depend on
-the settings (the similarity and the scaling) are written once, here, and the trace takes them from here;
+the settings (the source, the similarity and the scaling) are written once, here, and the trace takes them from here;
 tests/test_outline.py holds every other name, stage, formula and shape equal to the trace's, step for step.
 
 Letters used in shapes: B batch, T tokens, C hidden size, nh heads, d head size.
@@ -88,13 +88,11 @@ def outline_steps(shape: ModelShape, settings: TraceSettings, batch: int, tokens
     steps += [OutlineStep(name, "embeddings", formula, vectors) for name, formula in family.embedding_steps]
     steps.append(OutlineStep("layer_input", "embeddings", family.layer_input_formula(settings.layer), vectors))
     for letter in "QKV":
-        w = letter.lower()
         steps += [
-            OutlineStep(f"{letter} (all heads)", "projections", f"X · W_{w}ᵀ + b_{w}", side_by_side),
+            OutlineStep(f"{letter} (all heads)", "projections", projection_formula(settings, letter), side_by_side),
             OutlineStep(f"{letter} split", "projections", "view(B, T, nh, d).transpose(1, 2)", split),
         ]
-    steps += [OutlineStep(letter, "head", f"{letter} = {letter} split[:, {settings.head}]", one_head)
-              for letter in "QKV"]
+    steps += [OutlineStep(letter, "head", head_formula(settings, letter), one_head) for letter in "QKV"]
     steps += [
         OutlineStep("scores", "head", scores_formula(settings), pairs),
         OutlineStep("scaled", "head", scaled_formula(settings, head_size), pairs),
@@ -104,11 +102,30 @@ def outline_steps(shape: ModelShape, settings: TraceSettings, batch: int, tokens
         OutlineStep("context (all heads)", "heads", "softmax(mask(Q Kᵀ / s)) · V for every head", split),
         OutlineStep("concat", "heads", "concatenate heads: transpose(1, 2).reshape(B, T, nh·d)", side_by_side),
         # The identity's output is the concat itself, and its one head is C wide: (B, T, C) either way.
-        OutlineStep("output", "heads", "concat · W_oᵀ + b_o", vectors),
+        OutlineStep("output", "heads", output_formula(settings), vectors),
     ]
     if settings.source == "bert":
         steps.append(OutlineStep("attention output", "heads", family.attention_output_formula, vectors))
     return tuple(steps)
+
+
+def projection_formula(settings: TraceSettings, letter: str) -> str:
+    """How every head's Q, K or V (letter) is made from the layer's input X: through the source's weights, or as X
+    itself for the identity (the simplified self-attention, Q = K = V = X)."""
+    w = letter.lower()
+    return f"{letter} = X (identity: no W_{w}, no b_{w})" if settings.source == "identity" else f"X · W_{w}ᵀ + b_{w}"
+
+
+def head_formula(settings: TraceSettings, letter: str) -> str:
+    """Where the traced head's Q, K or V (letter) comes from: its slice of the split, which for the identity is X."""
+    if settings.source == "identity":
+        return f"{letter} = X: Q = K = V (identity, one head of d = C)"
+    return f"{letter} = {letter} split[:, {settings.head}]"
+
+
+def output_formula(settings: TraceSettings) -> str:
+    """How the heads' concatenation becomes the block's output: through W_O, or as it is for the identity."""
+    return "output = concat (identity: no W_o)" if settings.source == "identity" else "concat · W_oᵀ + b_o"
 
 
 def scores_formula(settings: TraceSettings) -> str:

@@ -17,7 +17,14 @@ from attention import masks
 from attention.dot_product import attend, attend_every_head, merge_heads, split_heads
 from attention.encoding import Encoding
 from attention.models import LoadedModel
-from attention.outline import masked_formula, scaled_formula, scores_formula
+from attention.outline import (
+    head_formula,
+    masked_formula,
+    output_formula,
+    projection_formula,
+    scaled_formula,
+    scores_formula,
+)
 from attention.projections import Linear, Projections, random_projections
 from attention.settings import TraceSettings
 
@@ -210,7 +217,7 @@ def _head_steps(encoding: Encoding, layer: LayerAttention, settings: TraceSettin
 
     with torch.inference_mode():
         query, key, value = (
-            record(letter, f"{letter} = {letter} split[:, {head}]",
+            record(letter, head_formula(settings, letter),
                    readable_tensor(split[letter][:, head]))  # (B, T, d)
             for letter in "QKV"
         )
@@ -249,15 +256,15 @@ def _shared_steps(loaded: LoadedModel, encoding: Encoding, layer: LayerAttention
         record("layer_input", "embeddings", family.layer_input_formula(settings.layer),
                family.attention_input(model, settings.layer, residual))  # (B, T, C): X, what Q, K and V read
         for letter in "QKV":
-            w = letter.lower()
-            record(f"{letter} (all heads)", "projections", f"X · W_{w}ᵀ + b_{w}", projected[letter])  # (B, T, nh·d)
+            record(f"{letter} (all heads)", "projections", projection_formula(settings, letter),
+                   projected[letter])  # (B, T, nh·d)
             record(f"{letter} split", "projections", "view(B, T, nh, d).transpose(1, 2)",
                    split[letter])  # (B, nh, T, d)
         record("context (all heads)", "heads", "softmax(mask(Q Kᵀ / s)) · V for every head", layer.context)
         record("concat", "heads", "concatenate heads: transpose(1, 2).reshape(B, T, nh·d)",
                layer.concat)  # (B, T, nh·d)
         projections = projections_for(loaded, settings)
-        projected = record("output", "heads", "concat · W_oᵀ + b_o",
+        projected = record("output", "heads", output_formula(settings),
                            _apply(projections.output, readable_tensor(layer.concat)))  # (B, T, C)
         if settings.source == "bert":
             record("attention output", "heads", family.attention_output_formula,

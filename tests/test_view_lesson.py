@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import urllib.parse
 
@@ -174,6 +175,45 @@ def test_step_2_identity_scores_peak_on_the_diagonal(bundled):
     np.testing.assert_allclose(matrix_on_screen(page, "Scores E·Eᵀ"), expected, rtol=1e-6)
     assert (expected.argmax(axis=1) == np.arange(7)).all()
     assert "In 7 of 7 rows the largest score is the token's score with itself" in prose(page)
+
+
+def test_step_2s_table_says_identity_not_a_split_of_trained_projections():
+    page = run_lesson(step="2")
+    assert_healthy(page)
+    [table] = [m.value for m in current(page).markdown if m.value.startswith("| step | shape | formula |")]
+    rows = {cells[0].strip("` "): cells[2].strip("` ") for line in table.splitlines()[2:]
+            for cells in [line.strip("|").split("|")]}
+    assert rows["Q"] == "Q = X: Q = K = V (identity, one head of d = C)"
+    assert "split" not in table and "W_q" not in table
+
+
+def panel_lists(page: AppTest) -> dict[int, str]:
+    """The shapes panel beside the lesson: each step's list, by step (the browser shows the one of its step)."""
+    [panel] = [h.proto.body for h in page.get("html") if 'data-testid="shapes-panel"' in h.proto.body]
+    lists = re.findall(r'<div class="for-steps" data-steps="([\d ]+)">(.*?)</div>', panel)
+    assert lists, "one list a set of steps"
+    return {int(step): html.unescape(body) for steps, body in lists for step in steps.split()}
+
+
+def test_the_shapes_panel_beside_step_2_describes_the_identity_unscaled_and_the_others_the_trained_head():
+    page = run_lesson(step="2", layer="1", head="4")
+    assert_healthy(page)
+    lists = panel_lists(page)
+    assert set(lists) == set(range(1, 10))
+    assert "Q = X (identity: no W_q, no b_q)" in lists[2] and "scores / 1" in lists[2]
+    assert "√d_k" not in lists[2] and "(1, 7, 384)" in lists[2]
+    for step in (3, 4, 5, 6, 7, 8):
+        assert "scores / √d_k = √32" in lists[step] and "Q = Q split[:, 4]" in lists[step], step
+    [panel] = [h.proto.body for h in page.get("html") if 'data-testid="shapes-panel"' in h.proto.body]
+    # the browser shows step 2's list when it shows step 2 (lesson_nav's script sets the body's attribute)
+    assert 'body[data-lesson-step="2"] .aa-shapes .for-steps[data-steps~="2"]' in panel
+    assert 'body:not([data-lesson-step]) .aa-shapes .for-steps[data-steps~="2"]' in panel
+
+
+def test_beside_a_random_source_the_panel_of_a_trained_step_is_the_trained_heads():
+    page = run_lesson(step="3", source="random", head_dim="24", head="14")
+    assert_healthy(page)
+    assert "Q = Q split[:, 11]" in panel_lists(page)[3] and "√d_k = √32" in panel_lists(page)[3]
 
 
 def test_step_3_shows_this_heads_projections(bundled):

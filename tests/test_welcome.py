@@ -24,6 +24,20 @@ def test_a_bare_link_opens_with_four_ways_in_and_names_the_texts_clearest_previo
     layer, head = np.unravel_index(shares.argmax(), shares.shape)
     assert buttons(page)["welcome_head"].label.endswith(f"layer {layer}, head {head}")
     assert shares[layer, head] > 0.5, "a head with a pattern worth looking at"
+    # What to notice, on the card itself (a tooltip is not seen on a phone, nor unless pointed at)
+    assert any(f"{shares[layer, head]:.0%} of a token's attention" in caption.value
+               and "just below the diagonal" in caption.value for caption in page.caption)
+
+
+def test_the_card_counts_the_lessons_own_steps_and_says_where_the_text_box_is_on_a_phone():
+    from components.views.lesson import STEP_RENDERERS
+
+    page = open_page()
+    assert_healthy(page)
+    assert buttons(page)["welcome_lesson"].label == f"Guided lesson: attention in {len(STEP_RENDERERS)} steps"
+    [card] = [block.value for block in page.markdown if "Attention Anatomy" in block.value]
+    assert "sidebar" in card and "on a phone, open the sidebar with **»** at the top left" in card
+    assert "trained BERT" in card
 
 
 def test_the_head_button_opens_that_head_and_the_card_is_gone():

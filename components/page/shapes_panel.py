@@ -9,6 +9,8 @@ import html
 
 import streamlit as st
 
+from components.page.lesson_steps import STEP_ATTRIBUTE
+
 STAGE_TITLES = {
     "inputs": "Tokens",
     "embeddings": "Embeddings",
@@ -35,6 +37,10 @@ def shape_rows(steps) -> list[tuple[str, str, str, str]]:
 def shapes_html(steps, letters: str) -> str:
     """One list item per step: name and shape on the first line, the formula under them (a narrow
     column wraps a list gracefully, where a three-column table would be cut off). Every text is escaped."""
+    return f'{_STYLE}<div class="aa-shapes" data-testid="shapes-panel">{_lists(steps, letters)}</div>'
+
+
+def _lists(steps, letters: str) -> str:
     rows = shape_rows(steps)
     blocks = [f'<p class="letters">{html.escape(letters)}</p>']
     for stage, title in STAGE_TITLES.items():
@@ -43,12 +49,32 @@ def shapes_html(steps, letters: str) -> str:
                  for s, name, shape, formula in rows if s == stage]
         if items:
             blocks.append(f'<p class="stage">{html.escape(title)}</p><ul>{"".join(items)}</ul>')
-    return f'{_STYLE}<div class="aa-shapes" data-testid="shapes-panel">{"".join(blocks)}</div>'
+    return "".join(blocks)
 
 
-def shapes_panel(steps, letters: str, expanded: bool = True) -> None:
+def per_step_html(per_step: dict[int, object], letters: str, step: int) -> str:
+    """The panel of a view of steps whose computations differ (the guided lesson's): one list for each set of
+    steps with the same steps of the trace, each marked with those steps (data-steps="1 3 4"). The browser shows
+    the list of the step it shows, as the body's data-lesson-step says (components/views/parts/lesson_nav.py sets
+    it the moment a step is pressed, before the server hears of it); step's, before that script has run."""
+    lists: dict[tuple, list[int]] = {}
+    for each, steps in per_step.items():
+        lists.setdefault(tuple(shape_rows(steps)), []).append(each)
+    blocks = [f'<div class="for-steps" data-steps="{" ".join(map(str, numbers))}">'
+              f"{_lists(per_step[numbers[0]], letters)}</div>" for numbers in lists.values()]
+    attribute = f"data-{STEP_ATTRIBUTE}"
+    shown = [f'body[{attribute}="{each}"] .aa-shapes .for-steps[data-steps~="{each}"]' for each in per_step]
+    shown.append(f'body:not([{attribute}]) .aa-shapes .for-steps[data-steps~="{step}"]')
+    style = f"<style>.aa-shapes .for-steps{{display:none}} {', '.join(shown)}{{display:block}}</style>"
+    return f'{_STYLE}{style}<div class="aa-shapes" data-testid="shapes-panel">{"".join(blocks)}</div>'
+
+
+def shapes_panel(steps, letters: str, expanded: bool = True, per_step: dict[int, object] | None = None,
+                 step: int = 1) -> None:
     """steps: a trace's steps or its outline's, in an expander that folds the panel's 1,300 px away. Drawn as
     HTML, not Markdown: the panel changes with every head, and the browser re-parsed its Markdown on every
-    move (20 ms of a 40 ms floor here)."""
+    move (20 ms of a 40 ms floor here). per_step: for a view of steps that compute with settings of their own
+    (the lesson's step 2 is the identity, unscaled), each step's steps instead of steps, the panel following the
+    step shown (per_step_html), step the one shown first."""
     with st.expander("Tensor shapes", expanded=expanded, icon=":material/data_array:"):
-        st.html(shapes_html(steps, letters))
+        st.html(shapes_html(steps, letters) if per_step is None else per_step_html(per_step, letters, step))

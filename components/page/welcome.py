@@ -16,7 +16,7 @@ import streamlit as st
 
 from components import caches
 from components.page import controls
-from components.page.page_state import PageState
+from components.page.page_state import LESSON_STEPS, PageState
 
 _SHOWN = "_welcome_shown"  # in the session: True while the card is to be drawn
 
@@ -46,16 +46,21 @@ def welcome(model_name: str, text: str, state: PageState, num_layers: int, num_h
     if not st.session_state.get(_SHOWN) or state.present or not text.strip():
         return
     layer, head, share = previous_token_head(model_name, text, state, num_layers, num_heads)
+    family = caches.model(model_name).family
     with slot, st.container(border=True, key="welcome"):
-        st.markdown("**Attention Anatomy** takes apart the self-attention of a real, trained BERT, step by step, "
-                    "on a text of your own (type it in the sidebar). Every number is computed live and checked "
-                    "against transformers. Where to begin:")
+        # A phone folds the sidebar away behind the » at the top left: the card says where the text box is.
+        st.markdown(f"**Attention Anatomy** takes apart the self-attention of a real, trained {family.label}, step "
+                    "by step, on a text of your own: type it in the **Text** box of the sidebar (on a phone, open "
+                    "the sidebar with **»** at the top left). Every number is computed live and checked against "
+                    "transformers. Where to begin:")
         left, right = st.columns(2, gap="small")  # on a phone, one under the other: left's, then right's
-        left.button("Guided lesson: attention in 7 steps", key="welcome_lesson", type="primary", on_click=_go,
-                    kwargs={"view": "lesson", "step": 1}, width="stretch", icon=":material/school:")
+        left.button(f"Guided lesson: attention in {LESSON_STEPS} steps", key="welcome_lesson", type="primary",
+                    on_click=_go, kwargs={"view": "lesson", "step": 1}, width="stretch", icon=":material/school:")
         left.button(f"A head that looks back: layer {layer}, head {head}", key="welcome_head", on_click=_go,
-                    kwargs={"view": "head", "layer": layer, "head": head}, width="stretch", icon=":material/grid_on:",
-                    help=f"{share:.0%} of this head's attention goes to the token just before each token.")
+                    kwargs={"view": "head", "layer": layer, "head": head}, width="stretch", icon=":material/grid_on:")
+        # Under its button, on a phone too: what the head does, and where its map shows it.
+        left.caption(f"On this text, {share:.0%} of a token's attention, on average, goes to the token just "
+                     "before it: look for the dark line just below the diagonal of its weights.")
         right.button("Why divide by √d_k? The scaling lab", key="welcome_lab", on_click=_go, kwargs={"view": "lab"},
                      width="stretch", icon=":material/science:")
         right.button("Train a head to count letters", key="welcome_counting", on_click=_go,

@@ -33,6 +33,9 @@ QUERY_VIEWS = ("neuron",)
 # The views the shapes panel describes: one head's computation at the side column's layer and settings. Not the
 # compare view (two texts, run apart) nor the switch view (the masked-word predictions of the whole model).
 SHAPES_VIEWS = ("head", "heads", "neuron", "lesson", "lab")
+# Views of steps that compute with settings of their own (the lesson's step 2: the identity, unscaled): the shapes
+# panel lists each step's and shows the one of the step shown (components/page/lesson_steps.py).
+STEP_VIEWS = ("lesson",)
 # Views that show the tokens of the sentences they work on themselves: the page's chips (the sidebar's text,
 # read as one pair) would show something else. The switch view reads its own sentence, or each text alone.
 OWN_TOKENS_VIEWS = ("switch",)

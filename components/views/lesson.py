@@ -16,6 +16,7 @@ import streamlit as st
 from components import caches
 from components.charts.draw import show
 from components.page.downloads import chart_downloads
+from components.page.lesson_steps import SIMPLIFIED
 from components.page.page_state import LESSON_STEPS, shorten
 from components.page.tables import numbers_html
 from components.views import VIEW_LABELS
@@ -102,7 +103,7 @@ def _tokens_step(context) -> None:
 
 
 def _identity_step(context) -> None:
-    trace = context.trace(source="identity", scaling="none", head=0)
+    trace = context.trace(**SIMPLIFIED)
     tokens = trace.tokens[0]
     scores = trace["scores"][0]  # (T, T)
     formula(context, "Q = K = V = E", r"S = E\,E^{\top}, \quad s_{ij} = \vec e_i \cdot \vec e_j")

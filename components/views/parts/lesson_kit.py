@@ -5,22 +5,25 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attention.settings import SOURCE_LABELS
 from components import caches
 from components.charts.draw import draw_spec
 from components.charts.heatmap import heatmap
 from components.charts.style import MIN_PLOT_PX, MIN_ROW_PX, second_sentence_from
 from components.page.downloads import chart_downloads
+from components.page.lesson_steps import trained_head
 from components.page.shapes_panel import shape_rows
 from components.page.viewport import COLUMN_GAP_PX
 
 
 def trained(context, quiet: bool = False):
-    """The trace with the model's trained projections (source bert), whatever the source chosen beside this view."""
-    head = min(context.state.head, context.shape.num_heads - 1)
-    if context.state.source != "bert" and not quiet:
-        st.caption(f"This step shows the model's trained weights (source bert), layer {context.state.layer}, "
-                   f"head {head}, whatever the source chosen beside this view.")
-    return context.trace(source="bert", head=head), head
+    """The trace with the model's trained projections, whatever the source chosen beside this view."""
+    changes = trained_head(context.state.head, context.shape.num_heads)
+    head = changes["head"]
+    if context.state.source != changes["source"] and not quiet:
+        st.caption(f"This step shows the model's trained weights (source: {SOURCE_LABELS[changes['source']]}), "
+                   f"layer {context.state.layer}, head {head}, whatever the source chosen beside this view.")
+    return context.trace(**changes), head
 
 
 def heatmap_in(context, matrix, rows, columns, title, key, *, row_title="query token", column_title="key token",

@@ -17,22 +17,9 @@ from __future__ import annotations
 import streamlit as st
 
 from components.page import controls
+from components.page.lesson_steps import STEP_ATTRIBUTE, STEP_LABELS, STEP_TITLES
 from components.page.page_state import LESSON_STEPS
 
-STEP_TITLES = {
-    1: "Tokens, ids and token embeddings",
-    2: "Simplified self-attention: E·Eᵀ",
-    3: "Query, key and value projections",
-    4: "Masking: which keys a query may look at",
-    5: "Scaling and softmax",
-    6: "One trained head",
-    7: "What a head moves, not only what it weighs",
-    8: "All heads: concatenation and output projection",
-    9: "Contextual representations",
-}
-STEP_LABELS = {1: "1 Tokens", 2: "2 E·Eᵀ", 3: "3 Q, K, V", 4: "4 Mask", 5: "5 Softmax", 6: "6 One head",
-               7: "7 What moves", 8: "8 All heads", 9: "9 Context"}
-STEP_ATTRIBUTE = "lesson-step"  # the body's data-lesson-step: the step the browser shows
 STEP_DATASET = "lessonStep"  # the same attribute as JavaScript's dataset names it
 RUNS = "lesson_runs"  # session state: how many times the navigation was drawn
 STEP_KEY = "lesson_step_"  # + the step: its container's key, and the CSS class (st-key-…) the browser hides it by
