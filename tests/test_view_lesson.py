@@ -12,6 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.context import similarity_by_layer
+from components.page.page_state import VIEW_NAMES, VIEWS
+from components.views.lesson import ONWARD
 from components.views.parts.lesson_nav import shown_alone, step_key
 from components.views.parts.lesson_pair import word_key
 from tests.pages import assert_healthy, chart_matrix, chart_title, chart_values, html_table, open_page
@@ -393,12 +395,23 @@ def test_step_9_ends_with_links_onward_that_keep_the_text():
     assert_healthy(page)
     last = current(page).markdown[-1].value
     links = dict(re.findall(r"\[([^\]]+)\]\((\?[^)]*)\)", last))
-    assert set(links) >= {"One head", "All heads of a layer", "Scaling lab", "Counting letters: train a head"}
+    assert set(links) == {label for view, label in VIEWS if view != "lesson"}, "every other view of the page"
+    assert set(ONWARD) == set(VIEW_NAMES) - {"lesson"}, "and a line for each, to say what it is for"
     for name, view in {"One head": "head", "All heads of a layer": "heads", "Scaling lab": "lab"}.items():
         query = urllib.parse.parse_qs(links[name][1:])
         assert query.get("view", ["head"]) == [view], "one head is the page's default view"
         assert (query["text"], query["layer"]) == (["what if (it) [rains]"], ["2"])
         assert "step" not in query, "the lesson's step stays behind"
+
+
+def test_step_7_explains_in_short_parts_not_one_paragraph():
+    """Its explanation ran to one paragraph of ten lines: what the keys offer, each sink, the layer, two papers."""
+    page = run_lesson(step="7")
+    assert_healthy(page)
+    words = [m.value for m in current(page).markdown if not m.value.startswith("| ")]
+    parts = [line for block in words for line in block.splitlines() if line.strip()]
+    assert len(parts) >= 6 and max(len(part) for part in parts) <= 300, parts
+    assert sum(part.startswith("- ") for part in parts) >= 4
 
 
 def test_step_4_bert_looks_both_ways_and_a_causal_what_if_zeroes_the_upper_triangle(bundled):

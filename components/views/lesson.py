@@ -37,12 +37,20 @@ from components.views.parts.lesson_pair import compared_pair
 SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperature": r"/\tau"}
 
 
-# Where the lesson leads once it is done: the views that let a reader look for themselves, and what each is for.
+# Where the lesson leads once it is done: what each of the page's other views is for. The list "Where next" shows
+# follows the page's own list of views (page_state.VIEWS), so a view added there is listed (tests/test_view_lesson.py
+# holds a line here for every one).
 ONWARD = {
     "head": "every stage of one head (weights, scores, context, lines) at any layer and head, picked on the chart",
     "heads": "every head of a layer side by side, to find those that look at the next token, at a sink, or all over",
+    "neuron": "how one query token's row of attention is made, number by number: q, each k_j, their products and "
+              "sums",
     "lab": "why the scores are divided by √d_k, measured on random vectors and on this model's heads",
+    "compare": "two texts, one head on each, and where the attention of the words they share differs",
     "counting": "train one attention head yourself, in seconds, and watch where it learns to look",
+    "switch": "switch heads off and see what each one carries of the model's own job",
+    "induction": "two tiny transformers trained on repeating tokens, and the step an induction head forms",
+    "atlas": "what every head of the model does, in a few numbers each, and which heads attend alike",
 }
 
 
@@ -62,10 +70,14 @@ def render(context) -> None:
 
 
 def _onward(context) -> None:
-    """The end of the lesson: links to the views where the reader looks for themselves, with this text."""
+    """The end of the lesson: a link to every other view of the page, with this text, and what each is for."""
     st.subheader("Where next", anchor=False)
-    st.markdown("\n".join(f"- [{VIEW_LABELS[view]}]({context.link(view=view, step=1)}): {what}."
-                           for view, what in ONWARD.items()))
+    lines = []
+    for view, label in VIEW_LABELS.items():
+        if view != "lesson":
+            what = f": {ONWARD[view]}." if view in ONWARD else ""  # a view with no line here is listed all the same
+            lines.append(f"- [{label}]({context.link(view=view, step=1)}){what}")
+    st.markdown("\n".join(lines))
 
 
 def _tokens_step(context) -> None:

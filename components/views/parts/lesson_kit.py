@@ -80,5 +80,11 @@ def explain(*sentences: str) -> None:
     st.markdown(" ".join(sentences))
 
 
+def points(*parts: str) -> None:
+    """Parts of an explanation as a list, one point each, where one paragraph would run for ten lines."""
+    if parts:
+        st.markdown("\n".join(f"- {part}" for part in parts))
+
+
 def numbers(count: int) -> list[str]:
     return [str(i) for i in range(count)]

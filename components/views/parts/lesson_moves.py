@@ -14,15 +14,18 @@ from components.views.parts.lesson_kit import (
     formula,
     heatmap_in,
     pair_starts,
+    points,
     shapes_table,
     trained,
     two_heatmaps,
 )
 
-CLARK = ("Clark et al. (2019) found that bert-base's heads in its middle layers put over half of their attention on "
-         "[SEP], and that the attention barely changes what they compute: a head with nothing to look for parks "
-         "its weight there, a no-op. Kobayashi et al. (2020) measured what the weights move, α·‖f(x)‖, and the "
-         "heavy weights on [CLS], [SEP] and punctuation moved little.")
+# What the papers found, a point each.
+PAPERS = ("Clark et al. (2019) found that bert-base's heads in its middle layers put over half of their attention on "
+          "[SEP], and that the attention barely changes what they compute: a head with nothing to look for parks its "
+          "weight there, a no-op.",
+          "Kobayashi et al. (2020) measured what the weights move, α·‖f(x)‖, and the heavy weights on [CLS], [SEP] "
+          "and punctuation moved little.")
 
 
 def moves_step(context) -> None:
@@ -46,11 +49,17 @@ def moves_step(context) -> None:
     heatmap_in(context, norms[head][None], ["‖f(x_j)‖"], tokens, f"What each key offers, ‖f(x_j)‖, head {head}",
                "moves-norms", row_title="", second_sentence=(None, pair_starts(trace)[1]))
     shapes_table(trace, ["V", "weights"])
-    explain(*_sentences(context, trace, head, weights, amounts, norms))
+    # In short parts a learner reads one at a time: what a key offers, each sink, the layer's verdict, the papers.
+    offered, *sinks = _sentences(context, trace, head, weights, amounts, norms)
+    explain(offered)
+    points(*sinks)
+    st.markdown("What the papers found:")
+    points(*PAPERS)
 
 
 def _sentences(context, trace, head: int, weights: np.ndarray, amounts: np.ndarray, norms: np.ndarray) -> list[str]:
-    """What the weights and what they move say here: every number computed."""
+    """What the weights and what they move say here, every number computed: what the keys offer, then what each
+    sink takes and, for the layer, what its heaviest sink moves."""
     tokens, layer = trace.tokens[0], context.state.layer
     offered = norms[head]  # (T,)
     longest, shortest = int(offered.argmax()), int(offered.argmin())
@@ -67,7 +76,6 @@ def _sentences(context, trace, head: int, weights: np.ndarray, amounts: np.ndarr
         sentences.append(f"This head puts {here.weight:.0%} of its weight on {shorten(here.token)} and takes "
                          f"{here.moved:.0%} of what it moves from it; the {len(norms)} heads of layer {layer} "
                          f"together: {whole.weight:.0%} of their weight, {whole.moved:.0%} of what they move.")
-    sentences.append(CLARK)
     if layer_shares:
         parked = max(layer_shares, key=lambda share: share.weight)
         verdict = ("moves far less than it is weighted: much of that weight is parked" if parked.moved < parked.weight
