@@ -18,7 +18,12 @@ _TABLE_STYLE = (
     ".aa-table table{border-collapse:collapse;font-size:.85rem}"
     ".aa-table th{position:sticky;top:0;background:#eef2f8;text-align:left;padding:.2rem .6rem}"
     ".aa-table td{padding:.1rem .6rem;border-top:1px solid #e3e8ef}"
-    ".aa-table td.number{text-align:right;font-variant-numeric:tabular-nums;min-width:5rem}</style>"
+    ".aa-table td.number{text-align:right;font-variant-numeric:tabular-nums;min-width:5rem}"
+    # A phone's column is about 350 px: cells as narrow as their numbers, so that a table of six columns fits it
+    # rather than hiding its last ones past the edge (it still scrolls sideways when one cannot fit).
+    "@media (max-width:640px){.aa-table table{font-size:.8rem}.aa-table th,.aa-table td{padding:.1rem .2rem}"
+    ".aa-table td.number{min-width:0}}"
+    "</style>"
 )
 
 
