@@ -18,7 +18,15 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from harness.browser import expect_head, load_page, move_head_to, open_tab, wait_until_settled, wait_until_sized
+from harness.browser import (
+    TAB_TIMEOUT_MS,
+    expect_head,
+    load_page,
+    move_head_to,
+    open_tab,
+    wait_until_settled,
+    wait_until_sized,
+)
 from harness.server import get_json
 from tests.marks import BROWSER_TESTS
 
@@ -27,6 +35,12 @@ pytestmark = [*BROWSER_TESTS, pytest.mark.long]  # a teacher and students: two m
 SHOTS = Path(__file__).resolve().parents[2] / "screenshots" / "class"
 TEXT = "the teacher points at one head"
 PROJECTOR, PHONE = {"width": 1280, "height": 720}, {"width": 390, "height": 844}
+# How long a follower's page may take to show the teacher's move, once the class has it: its watch's next poll
+# (classroom.POLL_S), then a run of the whole page, whose view waits its turn for a page slot behind whatever the
+# server's other sessions draw (up to caches.work.PAGE_WAIT_S, 30 s), on the 2 busy cores of a suite whose other
+# workers open every view of long texts on the same server (bench/class_busy_follow.py: 12 s and more, where expect's
+# 15 s was the bound). The teacher's own press is waited for as its rerun settles (harness.browser, 60 s).
+FOLLOW_TIMEOUT_MS = TAB_TIMEOUT_MS
 
 
 def scanned(screenshot: bytes, scale: float = 1.0) -> list[str]:
@@ -42,6 +56,63 @@ def scanned(screenshot: bytes, scale: float = 1.0) -> list[str]:
 
 def url_params(page) -> dict[str, str]:
     return {key: values[-1] for key, values in parse_qs(urlsplit(page.url).query).items()}
+
+
+def class_version(base_url: str, code: str) -> int | None:
+    """The class's version as the App's route answers it to a follower's watch (None once the class has ended)."""
+    status, answer = get_json(f"{base_url}/api/class?code={code}")
+    assert status == 200 and answer["reachable"] is True, answer
+    return answer["version"]
+
+
+def teacher_moves_head(teacher, base_url: str, head: int) -> None:
+    """The teacher presses its chart's Head input until it shows head; then its link says head, and the class has
+    heard of it: the page sends its view to the class before it writes its link (classroom.sync), so the version the
+    followers' watches read has moved by then."""
+    code = url_params(teacher)["class"]
+    before = class_version(base_url, code)
+    move_head_to(teacher, head)  # the teacher's chart, link and heading
+    assert class_version(base_url, code) > before, f"the teacher's link says head {head}; the class did not hear it"
+
+
+def expect_following(page, head: int) -> None:
+    """A follower's page shows head, the class having heard of it: its link within FOLLOW_TIMEOUT_MS (the run that
+    takes the teacher's view writes it), then its chart's input and its heading, which that run drew."""
+    from playwright.sync_api import expect
+
+    polls = getattr(page, "class_polls", [])
+    try:
+        expect(page).to_have_url(re.compile(rf"[?&]head={head}(&|$)" if head else r"^(?!.*[?&]head=)"),
+                                 timeout=FOLLOW_TIMEOUT_MS)
+    except AssertionError as error:
+        raise AssertionError(f"a follower's page did not take head {head} in {FOLLOW_TIMEOUT_MS} ms; its link "
+                             f"{page.url}; its watch's last answers {polls[-5:]}") from error
+    expect_head(page, head)
+
+
+def expect_following_view(page, heading: str) -> None:
+    """A follower's page shows the view whose heading is heading (the class having heard of it), as expect_following."""
+    from playwright.sync_api import expect
+
+    expect(page.get_by_role("heading", name=heading)).to_be_visible(timeout=FOLLOW_TIMEOUT_MS)
+
+
+def keep_class_polls(page) -> None:
+    """Keep what the page's class watch is answered (status and body of each /api/class ask, the last 20) on the
+    page, for a failed follow to say whether the watch was asking and what it heard."""
+    page.class_polls = []
+
+    def answered(response) -> None:
+        if "/api/class?" in response.url:
+            try:
+                page.class_polls.append((response.status, response.text()[:80]))
+            except Exception as error:  # noqa: BLE001 (a page gone: say so, as an answer)
+                page.class_polls.append((response.status, repr(error)))
+            del page.class_polls[:-20]
+
+    page.on("response", answered)
+    page.on("requestfailed", lambda request: page.class_polls.append(("failed", request.failure))
+            if "/api/class?" in request.url else None)
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +142,7 @@ def student(classroom, browser):
     def open_student(url: str = link, viewport=None):
         page = open_tab(browser, **({"viewport": viewport} if viewport else {}))
         tabs.append(page)
+        keep_class_polls(page)
         load_page(page, url)
         return page
 
@@ -86,7 +158,7 @@ def test_the_teachers_page_shows_the_students_link_without_the_key(classroom):
     assert link.startswith("http://127.0.0.1:"), "the link must open this server from another machine's browser"
 
 
-def test_students_follow_break_away_come_back_and_a_wrong_key_cannot_drive(classroom, student):
+def test_students_follow_break_away_come_back_and_a_wrong_key_cannot_drive(classroom, student, base_url):
     from playwright.sync_api import expect
 
     teacher, link = classroom
@@ -101,9 +173,9 @@ def test_students_follow_break_away_come_back_and_a_wrong_key_cannot_drive(class
     SHOTS.mkdir(parents=True, exist_ok=True)
     teacher.screenshot(path=SHOTS / "teacher-1280x720.png")
 
-    move_head_to(teacher, 2)
+    teacher_moves_head(teacher, base_url, 2)
     for page in (first, second):
-        expect_head(page, 2)
+        expect_following(page, 2)
 
     move_head_to(first, 3)  # the first student moves a control: it leaves follow mode
     expect(first.get_by_text("You are exploring on your own")).to_be_visible()
@@ -111,8 +183,8 @@ def test_students_follow_break_away_come_back_and_a_wrong_key_cannot_drive(class
     expect_head(teacher, 2)  # the teacher's page is never changed by a student
     expect_head(second, 2)
 
-    move_head_to(teacher, 5)
-    expect_head(second, 5)
+    teacher_moves_head(teacher, base_url, 5)
+    expect_following(second, 5)
     expect_head(first, 3)  # exploring on its own: it stays
     expect(first.get_by_text("You are exploring on your own")).to_be_visible()
 
@@ -122,7 +194,7 @@ def test_students_follow_break_away_come_back_and_a_wrong_key_cannot_drive(class
 
     teacher.locator('[data-testid="stSidebar"] [data-testid="stRadio"]').get_by_text("All heads of a layer").click()
     for page in (first, second):
-        expect(page.get_by_role("heading", name="All heads of a layer")).to_be_visible()
+        expect_following_view(page, "All heads of a layer")
         expect(page).to_have_url(re.compile(r"[?&]view=heads(&|$)"))
 
     wrong = student(f"{link}&key={'A' * 32}")
@@ -146,7 +218,8 @@ def follows_a_view_and_back(teacher, page) -> None:
     views = teacher.locator('[data-testid="stSidebar"] [data-testid="stRadio"]')
     for view in ("One head", "All heads of a layer"):
         views.get_by_text(view).click()
-        expect(page.get_by_role("heading", name=view)).to_be_visible()
+        expect(teacher.get_by_role("heading", name=view)).to_be_visible()
+        expect_following_view(page, view)
 
 
 def test_an_idle_follower_asks_the_route_and_reruns_only_when_the_teacher_moves(classroom, student):
