@@ -60,15 +60,19 @@ class Lettering:
     largest_plot_px: int  # the longer side of a plot, at most
     legend_beside: bool = False  # the colour legend right of the plot, upright, rather than under it
     projected: bool = False  # for a projector: small pictures (the all-heads view's maps) as large as their row allows
+    label_colour: str = "#4c4c4c"  # axis and legend text: Streamlit's theme draws it grey, 3.7:1 on white
 
     def vega_config(self) -> dict:
-        """A Vega-Lite config that draws a chart's text at font_px, where Streamlit's theme draws it smaller
-        (its axis and header labels; its titles and legends are 15 px or more); none for the theme's own size.
+        """A Vega-Lite config that draws a chart's labels, titles and legends in label_colour (Streamlit's theme
+        greys them to 3.7:1 on white, under WCAG AA's 4.5:1), and its text at font_px where Streamlit's theme
+        draws it smaller (its axis and header labels; its titles and legends are 15 px or more).
         A mark that sets a size of its own keeps it: those take font_px from the view."""
-        if self.font_px <= THEME_LABEL_PX:
-            return {}
-        return {"axis": {"labelFontSize": self.font_px}, "header": {"labelFontSize": self.font_px},
-                "text": {"fontSize": self.font_px}}
+        ink = {"labelColor": self.label_colour, "titleColor": self.label_colour}
+        config = {"axis": dict(ink), "header": dict(ink), "legend": dict(ink)}
+        if self.font_px > THEME_LABEL_PX:
+            config["axis"]["labelFontSize"] = config["header"]["labelFontSize"] = self.font_px
+            config["text"] = {"fontSize": self.font_px}
+        return config
 
 
 READING = Lettering(font_px=THEME_LABEL_PX, smallest_text_px=8, label_spacing_px=13, label_room_px=LABEL_PX,
@@ -77,8 +81,9 @@ READING = Lettering(font_px=THEME_LABEL_PX, smallest_text_px=8, label_spacing_px
 
 # Presentation mode, for a projector: labels and numbers at 15 px, plots as large as their column allows, and the
 # legend beside the plot, where a 1280×720 projector has room to spare, not under it, below the screen's edge.
+# Its labels as dark as the page's text (the theme's), read from the back of a room.
 PRESENTING = Lettering(font_px=15, smallest_text_px=15, label_spacing_px=17, label_room_px=130, largest_plot_px=800,
-                       legend_beside=True, projected=True)
+                       legend_beside=True, projected=True, label_colour="#10151c")
 
 
 LEGEND_BESIDE_PX = 64  # px right of a plot that an upright legend takes, with its numbers at 15 px
@@ -93,7 +98,7 @@ TOKEN_BANDS = alt.Scale(paddingOuter=0.001)
 SENTENCE_B_COLOUR = "#b35806"  # a sentence pair's B on the axes: orange, apart from both colour schemes
 
 
-LABEL_COLOUR = "#4c4c4c"  # Vega's own for axis labels
+LABEL_COLOUR = READING.label_colour  # where an axis colours its own labels (sentence B in orange): A in this
 
 
 # A masked cell: a key its query may not look at, −∞ before the softmax. No colour of either scale, so that it
