@@ -6,6 +6,8 @@ so they are checked against the Vega-Lite schema here, once.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -19,10 +21,13 @@ from components.charts.style import (
     LABEL_COLOUR,
     MASKED_COLOUR,
     SENTENCE_B_COLOUR,
+    UNIFORM_TIMES,
     colour_domain,
     colour_ramp,
+    head_domains,
     picture_url,
     pooled,
+    robust_bound,
 )
 from tests import rendered
 from tests.pages import cell_labels, picture_values
@@ -201,3 +206,39 @@ def test_a_kept_heatmap_spec_takes_the_frames_of_any_matrix_of_its_size(scheme, 
 def test_a_heatmap_drawn_as_a_picture_has_no_cells_to_send():
     with pytest.raises(ValueError, match="drawn as a picture"):
         heatmap_frames(np.zeros((65, 65)))
+
+
+def test_the_weights_colours_end_no_lower_than_a_few_times_a_uniform_row():
+    keys = 20
+    uniform = np.full((1, 2, 5, keys), 1 / keys, dtype=np.float32)  # (nl, h, R, K): two heads spread evenly
+    uniform[0, 0, 0, :2] += [0.01, -0.01]  # not quite even
+    uniform[0, 1, :, 0] += 0.6 - 1 / keys  # the second head focused on its first key
+    end = UNIFORM_TIMES / keys
+    for scale in ("head", "layer"):
+        domains = head_domains(uniform[:, :1], "blues", scale, weights=True)  # the even head alone in its layer
+        assert domains[0, 0].tolist() == pytest.approx([0.0, end]), f"{scale}: an even spread ends at {end}"
+    assert head_domains(uniform, "blues", "layer", weights=True)[0, 0].tolist() == pytest.approx([0.0, 0.6])
+    assert head_domains(uniform, "blues", "head", weights=True)[0, 1].tolist() == pytest.approx([0.0, 0.6])
+    assert head_domains(uniform, "blues", "one", weights=True)[0, 0].tolist() == [0.0, 1.0]
+    assert head_domains(uniform, "blues", "head")[0, 0].tolist() == pytest.approx([0.0, 1 / keys + 0.01]), \
+        "values that are not weights (what moves) keep their own largest"
+
+
+def test_a_clipped_picture_draws_its_outliers_at_the_ends_and_rings_them():
+    rng = np.random.default_rng(1)
+    matrix = rng.normal(0.0, 0.1, size=(70, 70)).astype(np.float32)  # a picture, past MAX_VECTOR_CELLS
+    matrix[3, 5], matrix[40, 60] = 4.0, -3.0  # two outlier cells
+    bound = robust_bound(matrix)
+    assert bound == pytest.approx(float(np.quantile(np.abs(matrix), 0.99)))
+    labels = [str(i) for i in range(70)]
+    drawn = rendered.svg(heatmap(matrix, labels, labels, title="t", scheme="redblue", clip_at=bound).to_dict())
+    colours = rendered.picture_colours(drawn, matrix.shape)
+    np.testing.assert_allclose(colours, picture_values_colours(matrix, bound), atol=2)
+    rings = re.findall(r'<path transform="translate\(([\d.]+),([\d.]+)\)"[^>]*stroke="#000000"', drawn)
+    assert len(rings) == int((np.abs(matrix) > bound).sum())
+
+
+def picture_values_colours(matrix: np.ndarray, bound: float) -> np.ndarray:
+    """(…, 3): each value's colour on the redblue ramp over ±bound, a value beyond it at the end colour."""
+    steps = np.round(np.clip((matrix + bound) / (2 * bound), 0, 1) * 255).astype(int)
+    return colour_ramp("redblue")[steps]

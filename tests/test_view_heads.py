@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 from attention import TraceSettings, build_trace, encode
 from attention.heads import aggregate_heads, head_summary, head_weights, rollout
 from components.charts.grid import GRID_SIZE, grid_layout
-from components.charts.style import colour_domain, pooled
+from components.charts.style import colour_domain, pooled, uniform_end
 from components.views.heads import ALL_LAYERS_WEIGHTS
 from tests import rendered
 from tests.pages import (
@@ -111,7 +111,8 @@ def layers_sent(page: AppTest) -> list[int]:
 
 
 def assert_pictures(page: AppTest, expected: np.ndarray) -> None:
-    """The grid's pictures show expected (h, T, T), each head coloured from 0 to its own largest weight; a text
+    """The grid's pictures show expected (h, T, T), each head coloured from 0 to its own largest weight (or, if
+    larger, a few times a uniform row's: style.uniform_end); a text
     longer than a small map is wide, in blocks of tokens, each its largest weight (style.pooled).
 
     Each cell's colour is read back through the colour ramp: equal to within a few of its 256 steps.
@@ -119,7 +120,7 @@ def assert_pictures(page: AppTest, expected: np.ndarray) -> None:
     rows = dataset(grid(page), "heads")
     assert len(rows) == len(expected)
     for url, weights in zip(rows["picture"], expected, strict=True):
-        low, high = colour_domain(weights, "blues")
+        low, high = colour_domain(weights, "blues", [0.0, uniform_end(weights.shape[-1])])
         blocks = pooled(weights, GRID_SIZE)  # (T / k, T / k)
         shown = picture_values(url, blocks.shape, [low, high], "blues")
         np.testing.assert_allclose(shown, blocks, atol=3 * (high - low) / 255)

@@ -200,7 +200,7 @@ def grid_frames(weights: np.ndarray, layers: tuple[int, ...], shown: tuple[int, 
     picture (coloured by weight_scale, a layer's largest weight read over layer_values, its every head), its
     summary for the tooltip (summaries: per layer, {"entropy", "max_weight"} of its heads shown), its place in the
     grid (layout)."""
-    domains = head_domains(weights, "blues", weight_scale, layer_values)  # (nl, h, 2)
+    domains = head_domains(weights, "blues", weight_scale, layer_values, weights=True)  # (nl, h, 2)
     x, y = layout.place(np.arange(len(shown)))
     rows = []
     for layer, heads, ends, summary in zip(layers, weights, domains, summaries, strict=True):  # (h, T, T), (h, 2)
@@ -219,4 +219,4 @@ def grid_frames(weights: np.ndarray, layers: tuple[int, ...], shown: tuple[int, 
 def summary_frames(summed: np.ndarray, layers: tuple[int, ...], raster: bool) -> dict[str, pd.DataFrame]:
     """Every layer sent summed up (summed (nl, T, T)), as a scrubbed panel named SUMMED holds it: one line per cell
     and a column per layer, or above MAX_VECTOR_CELLS a picture per layer and its colour range for the legend."""
-    return panel_frames(summed[:, None], layers, (0,), "blues", raster, SUMMED)
+    return panel_frames(summed[:, None], layers, (0,), "blues", raster, SUMMED, weights=True)

@@ -18,12 +18,15 @@ import numpy as np
 import pandas as pd
 
 from components.charts.style import (
+    CLIP_QUANTILE,
+    CLIPPED_RING,
     MASKED_COLOUR,
     PLOT_SIZE,
     READING,
     TOKEN_BANDS,
     Lettering,
     centred,
+    clipped_cells,
     colour_domain,
     colour_scale,
     label_axis,
@@ -32,6 +35,7 @@ from components.charts.style import (
     masked_as_missing,
     picture_url,
     plot_size,
+    robust_bound,
     title_lines,
     token_labels,
 )
@@ -44,6 +48,7 @@ MASKED = "!isValid(datum.value) || !isFinite(datum.value)"
 # What a masked cell's tooltip gives as its value; the chart's title, the tooltip's name of the value, says which keys
 # the mask hides (the outline's formula: "scaled + M (−∞ at padding and keys after the query)").
 MASKED_VALUE = "masked: −∞, so its weight is 0"
+CLIP_PERCENT = f"{CLIP_QUANTILE * 100:g}"  # "99", as a clipped heatmap's note says it
 Data = alt.NamedData | pd.DataFrame  # a dataset sent by name beside the spec (named), or held in the chart
 
 LAYER, HEAD = "layer", "head"  # the selections that pick a head in the browser, and the fields they pick
@@ -204,6 +209,7 @@ def heatmap(
     reverse: bool = False,
     second_sentence: tuple[int | None, int | None] = (None, None),
     lettering: Lettering = READING,
+    clip_at: float | None = None,
 ) -> alt.Chart:
     """matrix (rows, columns) -> a heatmap with the labels on both axes: the cells or the picture of a chart
     picked in the browser, holding one head.
@@ -214,6 +220,8 @@ def heatmap(
     as data like the numbers themselves. reverse darkens the small values instead of the large ones.
     second_sentence: the first row and the first column of a sentence pair's sentence B (None: no B there),
     marked on the axes.
+    clip_at: a "redblue" scale's ends, ±clip_at whatever the data (style.robust_bound); the cells beyond them are
+    drawn at the end colours, each ringed, and a line under the title says how many and how far they reach.
     canvas draws it on a canvas: a 32-token heatmap redraws in a fraction of the time its 1,024 SVG
     elements take (Streamlit switches by itself only above 2,000 cells), but its cells are no longer
     elements of the page a test or a script can find.
@@ -229,9 +237,10 @@ def heatmap(
                         spacing_px=lettering.label_spacing_px, second_from=second_sentence[1])
     y_axis = label_axis(row_labels, row_title, rows, angle=0, length_px=height, spacing_px=lettering.label_spacing_px,
                         second_from=second_sentence[0])
-    colour = colour_scale(scheme, reverse)
+    colour = colour_scale(scheme, reverse, clip_at)
     key = legend(width, height, lettering.legend_beside)
-    ends = pd.DataFrame({"value": colour_domain(matrix, scheme, domain)})
+    ends = pd.DataFrame({"value": [-clip_at, clip_at] if clip_at is not None else
+                         colour_domain(matrix, scheme, domain)})
     if rows * columns <= MAX_VECTOR_CELLS:  # one head's cells, labelled by vector_cells itself
         chart = vector_cells(cells_by_head(matrix[None, None]), row_labels, column_labels, x_axis, y_axis, colour,
                              title, [], picked_column([], 1), (width / columns, height / rows), key, aria=True)
@@ -242,11 +251,44 @@ def heatmap(
                                 "x": [0], "x2": [columns], "y": [0], "y2": [rows]})
         chart = labelled(raster_layers(picture, ends, rows, columns, centred(x_axis), centred(y_axis), colour, [], [],
                                        key), row_labels, column_labels)
+    subtitle = alt.Undefined
+    if clip_at is not None:
+        clipped = clipped_cells(matrix, clip_at)  # (n, 3): row, column, value
+        if len(clipped):
+            chart = alt.layer(chart, clipped_rings(clipped, rows * columns > MAX_VECTOR_CELLS, title))
+            note = clipped_note(clipped, clip_at, rows * columns, bool(np.isclose(clip_at, robust_bound(matrix))))
+            subtitle = title_lines(note, width + lettering.label_room_px)
     # "pad" keeps the plot at its size and puts axes and legend around it; Streamlit's default
     # ("fit") squeezes them into it, which flattens a short, wide matrix to nothing. The description
     # names the chart for screen readers (aria-label), whatever it is drawn on.
-    chart = chart.properties(title=title_lines(title, width + lettering.label_room_px), description=title, width=width,
-                             height=height, autosize=alt.AutoSizeParams(type="pad"))
+    lines = title_lines(title, width + lettering.label_room_px)
+    heading = lines if subtitle is alt.Undefined else alt.TitleParams(text=lines, subtitle=subtitle)
+    chart = chart.properties(title=heading,
+                             description=title, width=width, height=height, autosize=alt.AutoSizeParams(type="pad"))
     if canvas:
         chart = chart.properties(usermeta={"embedOptions": {"renderer": "canvas"}})
     return chart
+
+
+def clipped_rings(clipped: np.ndarray, raster: bool, value_title: str) -> alt.Chart:
+    """A ring round each clipped cell (clipped (n, 3): row, column, value), over the cells (on their bands) or the
+    picture (on its continuous axes, the cell's middle), with the cell's true value in its tooltip."""
+    frame = pd.DataFrame({"row": clipped[:, 0].astype(int), "column": clipped[:, 1].astype(int),
+                          "value": clipped[:, 2]})
+    if raster:
+        frame = frame.assign(x=frame["column"] + 0.5, y=frame["row"] + 0.5)
+        x, y = alt.X("x:Q"), alt.Y("y:Q")
+    else:
+        x, y = alt.X("column:O"), alt.Y("row:O")
+    return alt.Chart(frame).mark_point(shape="circle", filled=False, color=CLIPPED_RING, size=30, strokeWidth=1.2,
+                                       opacity=1, aria=False).encode(
+        x=x, y=y, tooltip=[alt.Tooltip("value:Q", title=f"{value_title} (beyond the colour scale)", format=".4f")])
+
+
+def clipped_note(clipped: np.ndarray, clip_at: float, cells: int, own: bool) -> str:
+    """The line under a clipped heatmap's title: where its colours end (own: at the matrix's own robust_bound), how
+    many cells lie beyond, and how far the largest goes."""
+    largest = float(np.abs(clipped[:, 2]).max())
+    why = f", the {CLIP_PERCENT}th percentile of |value|" if own else ""
+    return (f"Colours end at ±{clip_at:.3g}{why}; the {len(clipped)} of {cells} cells beyond are ringed and drawn at "
+            f"the end colours (largest |value| {largest:.3g})")

@@ -102,13 +102,14 @@ def cells_under(extent: list[float], count: int) -> range:
 
 
 def panel_frames(values: np.ndarray, layers: tuple[int, ...], heads: tuple[int, ...], scheme: str, raster: bool,
-                 name: str, weight_scale: str = "head", layer_values: np.ndarray | None = None
-                 ) -> dict[str, pd.DataFrame]:
+                 name: str, weight_scale: str = "head", layer_values: np.ndarray | None = None,
+                 weights: bool = False) -> dict[str, pd.DataFrame]:
     """A panel's datasets, named after it, from values (nl, h, R, K), the stage of the given layers' heads: its
     cells or its pictures, and each head's colour range (two rows), which the legend reads and the colours reach
     across (style.head_domains). layer_values: the layers' every head (nl, nh, R, K), when only some are sent and
-    the colours reach across the layer's largest weight."""
-    domains = head_domains(values, scheme, weight_scale, layer_values)  # (nl, h, 2)
+    the colours reach across the layer's largest weight. weights: the values are attention weights, whose colours
+    end no lower than a few times a uniform row's (style.head_domains)."""
+    domains = head_domains(values, scheme, weight_scale, layer_values, weights)  # (nl, h, 2)
     ranges = pd.DataFrame([{LAYER: layer, HEAD: head, "value": float(value)}
                            for layer, per_layer in zip(layers, domains, strict=True)
                            for head, domain in zip(heads, per_layer, strict=True) for value in domain])

@@ -22,7 +22,21 @@ from attention.dot_product import MASKED_SCORE
 SCHEMES = {
     "blues": "ffffffcfe1f2bed8eca8cee58fc1de74b2d75ba3cf4592c63181bd206fb2125ca40a4a90",
     "redblue": "8c0d25bf363adf745ef4ae91fbdbc9f2efeed2e5ef9dcae15da2cb2f78b3134b85",
+    # "blues" from Vega's own pale blue, not white: for a chart where every cell holds something (the overview's
+    # entropies), whose light end must read as "spread out", never as "nothing there".
+    "tinted blues": "cfe1f2bed8eca8cee58fc1de74b2d75ba3cf4592c63181bd206fb2125ca40a4a90",
 }
+
+# A weights' colours end, under a head's or a layer's own largest weight, no lower than UNIFORM_TIMES times the
+# weight a uniform row gives each of its K keys (1/K): a head that spreads its attention evenly (random projections:
+# about 1/K everywhere) is then drawn pale and flat, where its own largest weight, 1.3/K, made it a dark square.
+UNIFORM_TIMES = 4
+
+# A signed matrix with a few outlier dimensions (the token embeddings, the heads' concatenated contexts) is coloured
+# out to this quantile of its |values| (robust_bound): the outliers, beyond it, drawn at the end colours and ringed,
+# where their ±1 to ±4 made every other value pale.
+CLIP_QUANTILE = 0.99
+CLIPPED_RING = "#000000"  # the ring round a clipped cell: black on both end colours and on the light cells near it
 
 
 PLOT_SIZE = 420  # px, the longer side of a chart
@@ -172,10 +186,14 @@ def fitted_size(width: int, cap: int | None = None, lettering: Lettering = READI
     return max(MIN_PLOT_PX, min(cap or lettering.largest_plot_px, width - lettering.label_room_px - beside))
 
 
-def colour_scale(scheme: str, reverse: bool = False) -> alt.Scale:
+def colour_scale(scheme: str, reverse: bool = False, clip_at: float | None = None) -> alt.Scale:
     """The scale of a chart's colours. Its ends are the data's, carried with them (_scale_carrier and
-    colour_domain): white at zero for "redblue", 0 at the light end of "blues" (the dark end, reversed)."""
+    colour_domain): white at zero for "redblue", 0 at the light end of "blues" (the dark end, reversed).
+    clip_at: the ends of a "redblue" scale are ±clip_at whatever the data, a cell beyond them at the end colour
+    (robust_bound)."""
     if scheme == "redblue":
+        if clip_at is not None:
+            return alt.Scale(scheme=scheme, domain=[-clip_at, clip_at], clamp=True)
         return alt.Scale(scheme=scheme, domainMid=0)
     return alt.Scale(range=colour_stops(scheme), interpolate="rgb", zero=True, reverse=reverse)
 
@@ -283,19 +301,44 @@ def _finite_range(matrix: np.ndarray) -> tuple[float, float]:
 
 
 def head_domains(values: np.ndarray, scheme: str, weight_scale: str = "head",
-                 layer_values: np.ndarray | None = None) -> np.ndarray:
+                 layer_values: np.ndarray | None = None, weights: bool = False) -> np.ndarray:
     """values (nl, h, R, K) of some heads of some layers -> (nl, h, 2): each head's colour domain under the
     weight scale: "head" its own (colour_domain), "layer" its layer's, read over layer_values (nl, every
     head, R, K; values when omitted), "one" at least 0 to 1 (±1 for "redblue": a difference of weights).
+    weights: the values are attention weights (rows of K keys summing to 1 at most), whose "head" and "layer"
+    scales end no lower than uniform_end(K), so that a head no more focused than that is drawn pale.
     Carried as data, so that another scale swaps numbers and leaves a chart's spec alone."""
     layer_values = values if layer_values is None else layer_values
     covering = [0.0, 1.0] if weight_scale == "one" else None
+    if weights and scheme == "blues" and covering is None:
+        covering = [0.0, uniform_end(values.shape[-1])]
     domains = np.empty((*values.shape[:2], 2), dtype=np.float32)  # (nl, h, 2)
     for layer, heads in enumerate(values):  # (h, R, K)
-        shared = colour_domain(layer_values[layer], scheme) if weight_scale == "layer" else None
+        shared = colour_domain(layer_values[layer], scheme, covering) if weight_scale == "layer" else None
         for head, matrix in enumerate(heads):  # (R, K)
             domains[layer, head] = shared or colour_domain(matrix, scheme, covering)
     return domains
+
+
+def uniform_end(keys: int) -> float:
+    """The lowest end of a weights' colour scale over rows of `keys` keys: UNIFORM_TIMES times a uniform row's
+    weight, 1 at most. A uniform row is drawn a quarter of the way to the dark end, pale and flat."""
+    return min(1.0, UNIFORM_TIMES / max(keys, 1))
+
+
+def robust_bound(matrix: np.ndarray) -> float:
+    """How far a signed matrix's colours reach either side of zero: the CLIP_QUANTILE quantile of its unmasked
+    |values| (1 when it has none, or all are 0). A few outliers beyond it are drawn at the end colours, ringed
+    (clipped_cells), and the rest keep their colours."""
+    shown = np.abs(matrix[unmasked(matrix)])  # (n,)
+    bound = float(np.quantile(shown, CLIP_QUANTILE)) if shown.size else 0.0
+    return bound if bound > 0 else (float(shown.max()) if shown.size and shown.max() > 0 else 1.0)
+
+
+def clipped_cells(matrix: np.ndarray, clip_at: float) -> np.ndarray:
+    """(n, 3) the row, column and value of each cell of matrix whose |value| lies beyond clip_at."""
+    rows, columns = np.nonzero(unmasked(matrix) & (np.abs(matrix) > clip_at))  # (n,) each
+    return np.stack([rows, columns, matrix[rows, columns]], axis=1) if rows.size else np.empty((0, 3))
 
 
 def plot_size(rows: int, columns: int, size: int) -> tuple[int, int]:

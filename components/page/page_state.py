@@ -56,8 +56,10 @@ VIEW_NAMES = tuple(name for name, _ in VIEWS)
 AGGREGATES = {"mean": "mean of the heads", "max": "max of the heads", "rollout": "rollout up to this layer"}
 # How far a head's colours reach: its own largest weight, its layer's largest, or 1 (charts/style.head_domains).
 # Each choice's name in a link, its label on the control, and what a caption says the colours run to.
-WEIGHT_SCALES = {"head": ("each head's own max", "each head's own largest weight"),
-                 "layer": ("the layer's max", "the largest weight of any head of the layer"),
+# The first two never end below 4/K (style.UNIFORM_TIMES): an even spread is drawn pale, not as a dark square.
+EVEN_SPREAD = ", or 4/K if that is larger (K keys: 4 times a uniform row's weight, so that an even spread is pale)"
+WEIGHT_SCALES = {"head": ("each head's own max", "each head's own largest weight" + EVEN_SPREAD),
+                 "layer": ("the layer's max", "the largest weight of any head of the layer" + EVEN_SPREAD),
                  "one": ("0 to 1", "1, the largest a weight can be")}
 LESSON_STEPS = len(STEP_TITLES)
 # What the head atlas measures its heads over: each choice's name in a link (atlas=), and its label.

@@ -195,7 +195,8 @@ def _stage(context, outline, shown: Callable[[bool], Shown], whole: bool, which:
     def current_head():  # (R, K) of the page's layer and head, and its colours' range as the chart draws it
         values = stack.values()  # (nl, h, R, K)
         domain = head_domains(values, options["scheme"], weight_scale,
-                              stack.with_heads(tuple(range(shape[1]))).values() if weight_scale == "layer" else None)
+                              stack.with_heads(tuple(range(shape[1]))).values() if weight_scale == "layer" else None,
+                              weights=name == "weights")
         return values[at], domain[at].tolist()
 
     def current_chart():  # for the downloads, built on click only, coloured as the chart on the page

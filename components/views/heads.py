@@ -215,14 +215,15 @@ def _overview(context, num_heads: int) -> None:
     st.subheader("Every layer and head at a glance")
     st.caption("Mean entropy of each head's rows, in nats: low means each query looks at a few tokens, "
                "high means it spreads its attention (a uniform row over T tokens has entropy log T). "
-               "The darker a cell, the more focused its head: entropy 0 is the darkest blue. "
+               "The darker a cell, the more focused its head: entropy 0 is the darkest blue, and the most "
+               "spread-out head is the palest blue, never white (white would read as nothing there). "
                "Click a cell to open that layer and head.")
     # The same for every layer and head: moving either slider reads it from the cache.
     entropy = caches.entropy_by_layer(context.model_name, context.text, context.text_b, context.settings(),
                                        shape.num_layers)  # (L, nh)
     chart = heatmap(entropy, [str(layer) for layer in range(shape.num_layers)], [str(h) for h in range(num_heads)],
                     title=OVERVIEW_TITLE, row_title="layer", column_title="head",
-                    size=context.plot_px(), reverse=True, lettering=context.lettering)
+                    size=context.plot_px(), scheme="tinted blues", reverse=True, lettering=context.lettering)
     clickable = isinstance(chart, alt.Chart)
     if clickable:
         chart = chart.add_params(alt.selection_point(name=OVERVIEW_SELECTION, fields=["row", "column"], on="click"))

@@ -15,6 +15,7 @@ import streamlit as st
 
 from components import caches
 from components.charts.draw import show
+from components.charts.style import robust_bound
 from components.page.downloads import chart_downloads
 from components.page.lesson_steps import SIMPLIFIED
 from components.page.page_state import LESSON_STEPS, shorten
@@ -87,9 +88,11 @@ def _tokens_step(context) -> None:
              r"\xrightarrow{\;E_{\text{token}}[\,\cdot\,]\;} \text{token embeddings}", between="")
     segments = {"segment": trace["token_type_ids"][0]} if "token_type_ids" in trace.names else {}  # BERT's pairs
     st.html(numbers_html(pd.DataFrame({"token": tokens, "id": trace["input_ids"][0], **segments}), "lesson-ids"))
-    heatmap_in(context, trace["token embeddings"][0], tokens, numbers(context.shape.hidden_size),
+    embeddings = trace["token embeddings"][0]  # (T, C)
+    bound = robust_bound(embeddings)  # a few outlier dimensions would leave every other value pale
+    heatmap_in(context, embeddings, tokens, numbers(context.shape.hidden_size),
              "Token embeddings E_token[input_ids]", "token-embeddings", row_title="token", column_title="dimension",
-             scheme="redblue", second_sentence=pair_starts(trace, columns_too=False), download=True)
+             scheme="redblue", second_sentence=pair_starts(trace, columns_too=False), download=True, clip_at=bound)
     shapes_table(trace, ["input_ids", "token embeddings"])
     what = "the sentence pair" if context.text_b.strip() else "the text"
     explain(f"The tokenizer cut {what} into {len(tokens)} tokens, special ones included; each id picks "
@@ -104,7 +107,7 @@ def _tokens_step(context) -> None:
     st.caption(why)
     heatmap_in(context, np.stack([*vectors, difference]), [f"{found.word} in A", f"{found.word} in B", "A − B"],
              numbers(context.shape.hidden_size), "One token, two sentences: token embeddings and their difference",
-             "homonym", row_title="vector", column_title="dimension", scheme="redblue")
+             "homonym", row_title="vector", column_title="dimension", scheme="redblue", clip_at=bound)
     st.metric("Largest |A − B| over the dimensions", f"{largest:g}")
     ids = [context.encoding(text=text, text_b="").input_ids[0, index]
            for text, index in ((first, found.first_index), (second, found.second_index))]
@@ -249,9 +252,12 @@ def _head_step(context) -> None:
     heatmap_in(context, trace["weights"][0], tokens, tokens,
              f"Weights, layer {context.state.layer}, head {head}", "head-weights", second_sentence=pair_starts(trace),
              download=True)
+    bound = robust_bound(trace["concat"][0])  # step 8's scale, where this context is one slice of the concatenation
     heatmap_in(context, trace["context"][0], tokens, numbers(trace.head_size), "Context = weights · V",
              "head-context", column_title="dimension of the head", scheme="redblue",
-             second_sentence=pair_starts(trace, columns_too=False))
+             second_sentence=pair_starts(trace, columns_too=False), clip_at=bound)
+    st.caption(f"The context's colours end at ±{bound:.3g}, as step 8's concatenated contexts do, of which this "
+               "head's context is one slice: a number has the same colour in both steps.")
     shapes_table(trace, ["weights", "V", "context"])
     counts = caches.strongest_keys(trace["weights"][0], context.encoding().sinks[0])
     where = {"sink": f"a sink ({context.family.sink_words})", "self": "the token itself",
@@ -271,10 +277,12 @@ def _all_heads_step(context) -> None:
     size, width = trace.head_size, trace["concat"].shape[-1]
     columns = [f"h{h}.{i}" for h in range(trace.num_heads) for i in range(size)]
     heatmap_in(context, trace["concat"][0], tokens, columns, "Concatenated contexts of all heads", "concat",
-             column_title="head.dimension", scheme="redblue", second_sentence=pair_starts(trace, columns_too=False))
+             column_title="head.dimension", scheme="redblue", second_sentence=pair_starts(trace, columns_too=False),
+             clip_at=robust_bound(trace["concat"][0]))
     heatmap_in(context, trace["output"][0], tokens, numbers(context.shape.hidden_size),
              "Output = concat · W_oᵀ + b_o", "output", column_title="dimension", scheme="redblue",
-             second_sentence=pair_starts(trace, columns_too=False), download=True)
+             second_sentence=pair_starts(trace, columns_too=False), download=True,
+             clip_at=robust_bound(trace["output"][0]))
     shapes_table(trace, ["context (all heads)", "concat", "output", "attention output"])
     block_gap = float(np.abs(caches.head_block(trace["concat"][0], head, size) - trace["context"][0]).max())
     explain(f"The {trace.num_heads} heads' contexts, {size} numbers per token each, are put side by side: "

@@ -27,12 +27,15 @@ def trained(context, quiet: bool = False):
 
 
 def heatmap_in(context, matrix, rows, columns, title, key, *, row_title="query token", column_title="key token",
-             scheme="blues", second_sentence=(None, None), width: int | None = None, download: bool = False) -> None:
+             scheme="blues", second_sentence=(None, None), width: int | None = None, download: bool = False,
+             clip_at: float | None = None) -> None:
     """A heatmap sized to a column width px wide (the view's, by default), with its axes and legend around the
     plot, its text as large as the view's lettering; second_sentence: sentence B's first row and column
-    (heatmap's); download: PNG and SVG buttons under it (for the step's main chart)."""
+    (heatmap's); download: PNG and SVG buttons under it (for the step's main chart); clip_at: where a signed
+    scale ends, the cells beyond it ringed (heatmap's; style.robust_bound)."""
     options = dict(title=title, row_title=row_title, column_title=column_title, scheme=scheme, canvas=True,
-                   size=context.plot_px(width), second_sentence=second_sentence, lettering=context.lettering)
+                   size=context.plot_px(width), second_sentence=second_sentence, lettering=context.lettering,
+                   clip_at=clip_at)
     spec, frames = caches.drawn_chart(heatmap, matrix, rows, columns, **options)
     draw_spec(spec, frames, key=f"lesson-{key}", lettering=context.lettering)
     if download:  # built again on a click only

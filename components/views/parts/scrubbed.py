@@ -211,7 +211,7 @@ def _panel_frames(stack: HeadStack | AlignedDifference, scheme: str, raster: boo
     whole = len(stack.heads) >= heads_in_layer or weight_scale != "layer"
     layer_values = None if whole else stack.with_heads(tuple(range(heads_in_layer))).values()  # (nl, nh, R, K)
     return scrub.panel_frames(stack.values(), stack.layers, stack.heads, scheme, raster, name, weight_scale,
-                              layer_values)
+                              layer_values, weights=isinstance(stack, HeadStack) and stack.stage == "weights")
 
 
 def _lines_frames(stack: HeadStack, first_query: int = 0, last_query: int | None = None, first_key: int = 0,
