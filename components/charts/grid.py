@@ -57,6 +57,8 @@ LABELLED_SIDE_PX = 260
 TOKEN_BAND_PX = 58
 TOKEN_LIMIT_PX = 60  # a token's label is cut at this length
 GRID_SELECTION = "open_head"
+FOCUS = "focused_head"  # the parameter holding the side column's head, ringed in the grid
+FOCUS_COLOUR = "#d62728"  # its ring: red, apart from the blues of the pictures
 GRID_VIEW = "grid_pictures"  # the view the layer selection belongs to (its marks are clicked to open a head)
 GRID_DATA = "heads"  # the grid's dataset: one row per head shown, of every layer sent
 SUMMED = "summed"  # the summary's name: its datasets are summed-cells, or summed-pictures and summed-ranges
@@ -149,8 +151,22 @@ def _grid(slots: int, layer: alt.Parameter, picks: list, layout: GridLayout, lab
         centre="(datum.x + datum.x2) / 2", label="'head ' + datum.head").mark_text(
         baseline="bottom", dy=-4, fontSize=label_px).encode(x=alt.X("centre:Q", axis=None, scale=x),
                                                       y=alt.Y("y:Q", axis=None, scale=y), text="label:N")
-    parts = [pictures, labels, *(_grid_tokens(slots, layout, tokens, token_px, x, y) if tokens else ())]
+    # The side column's head (focused sets it in a copy of the kept spec), ringed: the Head slider beside the view
+    # moved nothing a learner could see.
+    focus = alt.param(name=FOCUS, value=0)
+    ring = base.transform_filter(f"{shown} && datum.head == {FOCUS}").mark_rect(
+        filled=False, stroke=FOCUS_COLOUR, strokeWidth=3, aria=False).encode(
+        x=alt.X("x:Q", axis=None, scale=x), x2="x2", y=alt.Y("y:Q", axis=None, scale=y), y2="y2",
+        tooltip=alt.value(None)).add_params(focus)
+    parts = [pictures, labels, ring, *(_grid_tokens(slots, layout, tokens, token_px, x, y) if tokens else ())]
     return alt.layer(*parts).properties(width=width, height=height)
+
+
+def focused(spec: dict, head: int) -> dict:
+    """A copy of a kept grid spec whose ring stands round the given head (the side column's); the kept spec itself
+    is left as it is, shared by every head."""
+    params = [{**param, "value": int(head)} if param.get("name") == FOCUS else param for param in spec["params"]]
+    return {**spec, "params": params}
 
 def _grid_tokens(slots: int, layout: GridLayout, tokens: tuple[str, ...], font_px: float, x: alt.Scale,
                  y: alt.Scale) -> tuple[alt.Chart, alt.Chart]:

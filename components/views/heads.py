@@ -37,6 +37,7 @@ from components.caches import HeadStack
 from components.charts import grid
 from components.charts.draw import draw_spec, show
 from components.charts.grid import (
+    FOCUS_COLOUR,
     GRID_SELECTION,
     SVG,
     GridLayout,
@@ -86,7 +87,8 @@ def render(context) -> None:
     unit = "word" if merged else "token"
     caption = (f"Each small map is one head's attention weights (rows: query {unit}s, columns: key {unit}s, "
                f"in the order of the tokens above), coloured from 0 (white) to {WEIGHT_SCALES[weight_scale][1]} "
-               "(darkest blue). Click a head to open it in the One head view. ")
+               "(darkest blue). Click a head to open it in the One head view; the Head slider beside the view "
+               "rings its head in red, and marks it in red on the overview's head axis below. ")
     if merged:
         caption += ("A word the tokenizer split is one row and one column: its weight as a key is the sum over its "
                     "pieces, its row the mean of its pieces' rows. ")
@@ -113,7 +115,7 @@ def render(context) -> None:
     if not summed:
         with chart:
             _grid_and_summary(stack, shown, None, tokens, num_layers, state.layer, attention_mask,
-                              width, weight_scale, num_heads, second, context.lettering, labelled)
+                              width, weight_scale, num_heads, second, context.lettering, labelled, state.head)
         st.info(f"{num_heads} heads × {len(tokens)}² token pairs are too many weights to sum up here: "
                 "choose a larger head_dim or a shorter text for the overview and the aggregate.")
         return
@@ -124,7 +126,7 @@ def render(context) -> None:
     st.caption(_aggregate_caption(how, state.layer, context.settings()))
     with chart:
         _grid_and_summary(stack, shown, how, tokens, num_layers, state.layer, attention_mask,
-                          width, weight_scale, num_heads, second, context.lettering, labelled)
+                          width, weight_scale, num_heads, second, context.lettering, labelled, state.head)
 
     def summary_chart():  # for the downloads, built on click only
         summed = _summed(stack, how)[stack.layers.index(state.layer)]  # (T, T)
@@ -138,19 +140,20 @@ def render(context) -> None:
 
 def _grid_and_summary(stack: HeadStack, shown: range, how: str | None, tokens: list[str], num_layers: int,
                       layer: int, attention_mask: np.ndarray, width: int, weight_scale: str, num_heads: int,
-                      second: int | None, lettering: Lettering, labelled: bool = False) -> None:
+                      second: int | None, lettering: Lettering, labelled: bool = False, focus: int = 0) -> None:
     """The grid of the heads shown (coloured by weight_scale, over the layer's num_heads; the tokens beside each,
-    when labelled) and, with how, their summary under it (sentence B marked from token `second` on): one chart,
-    one layer input, in a column width px wide, its text as large as lettering says."""
+    when labelled; head `focus` ringed) and, with how, their summary under it (sentence B marked from token `second`
+    on): one chart, one layer input, in a column width px wide, its text as large as lettering says."""
     # What the chart shows, but not the layer, which moves without a new spec (one layer sent: its data swapped).
     raster = how is not None and len(tokens) ** 2 > MAX_VECTOR_CELLS
     layout = grid_layout(width, len(tokens), labelled, lettering)
     drawing = (num_layers, len(shown), len(stack.layers) > 1, how, tuple(tokens), raster, layout,
                fitted_size(width, lettering=lettering), second, lettering, "word" if stack.words else "token")
+    # The ring's head too: a new one is a new spec, drawn at the page's layer, where the chart's input last stood.
     identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown), how,
-                drawing)
+                drawing, focus)
     anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
-    spec = placed(caches.chart_spec(grid.spec, *drawing), {LAYER: anchor})
+    spec = grid.focused(placed(caches.chart_spec(grid.spec, *drawing), {LAYER: anchor}), focus)
     frames = caches.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()), layout,
                                 weight_scale, num_heads)
     if how is not None:
@@ -225,7 +228,8 @@ def _overview(context, num_heads: int) -> None:
                     title=OVERVIEW_TITLE, row_title="layer", column_title="head",
                     size=context.plot_px(), scheme="tinted blues", reverse=True, lettering=context.lettering)
     clickable = isinstance(chart, alt.Chart)
-    if clickable:
+    if clickable:  # the side column's head marked on the head axis, in the grid's ring's red
+        chart = _head_marked(chart, context.state.head, context.lettering.label_colour)
         chart = chart.add_params(alt.selection_point(name=OVERVIEW_SELECTION, fields=["row", "column"], on="click"))
     chart = chart.properties(usermeta=SVG)
     if clickable:
@@ -234,6 +238,16 @@ def _overview(context, num_heads: int) -> None:
     else:
         show(chart, key="overview", lettering=context.lettering)
         st.caption("Too many cells to click one: choose the layer and head with the sliders.")
+
+
+def _head_marked(chart: alt.Chart, head: int, ink: str) -> alt.Chart:
+    """The overview with the given head's label on its head axis in FOCUS_COLOUR and bold (the others in ink). Not
+    its cell: the layer moves on the grid's own input, which leaves every chart as it is (no new spec to draw)."""
+    marked = f"datum.value == {int(head)}"
+    x = chart.encoding["x"]
+    axis = {**x["axis"].to_dict(), "labelColor": alt.ExprRef(f"{marked} ? '{FOCUS_COLOUR}' : '{ink}'"),
+            "labelFontWeight": alt.ExprRef(f"{marked} ? 'bold' : 'normal'")}
+    return chart.encode(x=alt.X("column:O", axis=alt.Axis(**axis), scale=x["scale"]))
 
 
 def _parks(context) -> None:
