@@ -8,10 +8,12 @@ import re
 
 import numpy as np
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from components.charts.heatmap import heatmap
+from components.page import viewport
 from tests import rendered
-from tests.pages import assert_healthy, charts, open_page, spec_parts
+from tests.pages import APP, assert_healthy, cell_labels, charts, open_page, spec_parts
 
 A = "The animal didn't cross the street because it was too tired"
 B = "The animal didn't cross the street because it was too wide"
@@ -35,3 +37,28 @@ def test_a_pairs_one_head_chart_labels_every_token_on_a_laptop():
     axes = [part["encoding"][channel]["axis"] for part in spec_parts(json.loads(charts(page)[0].proto.spec))
             for channel in ("x", "y") if "axis" in part.get("encoding", {}).get(channel, {})]
     assert axes and all(axis["values"] == list(range(29)) for axis in axes), [axis["values"] for axis in axes]
+
+
+WINOGRAD = ("The trophy didn't fit in the suitcase because it was too big.",
+            "The trophy didn't fit in the suitcase because it was too small.")
+
+
+def row_axis_values(page) -> list[int]:
+    """The rows the one-head chart labels: its query axis's values."""
+    return next(part["encoding"]["y"]["axis"]["values"] for part in spec_parts(json.loads(charts(page)[0].proto.spec))
+                if "axis" in part.get("encoding", {}).get("y", {}))
+
+
+@pytest.mark.parametrize("size", [{"main": 1000, "window": 1366, "height": 768},
+                                  {"main": 920, "window": 1280, "height": 720}], ids=["1366x768", "1280x720"])
+def test_the_winograd_pairs_one_head_chart_labels_every_row_where_its_column_has_room(size):
+    """33 tokens: at 13 px a label they need 429 px, and the plot stopped at 420, labelling every other row, neither
+    "it" among them. The column has room for 429 px and the labels beside them."""
+    page = AppTest.from_file(APP, default_timeout=120)
+    page.query_params.update(text=WINOGRAD[0], text_b=WINOGRAD[1])
+    page.session_state[viewport.KEY] = {"size": size}
+    page.run()
+    assert_healthy(page)
+    labels = cell_labels(json.loads(charts(page)[0].proto.spec))[0]
+    assert [index for index, label in enumerate(labels) if label == "it"] == [11, 27]
+    assert row_axis_values(page) == list(range(len(labels)))

@@ -167,8 +167,11 @@ def _stage(context, outline, shown: Callable[[bool], Shown], whole: bool, which:
     room = PRESENTED_FIRST_SCREEN_ROOM_PX if state.present else FIRST_SCREEN_ROOM_PX
     # Long words' labels take their room off the plot, below MIN_PLOT_PX if need be (44 px at most): on a phone,
     # the chart stays on the screen.
-    column_plot = (context.plot_px(context.column_px(GUIDE_BESIDE_SHARE) if guide_beside else None)
-                   - label_overflow_px(row_tokens, context.lettering))
+    # A plot past the lettering's largest where every label needs it and the column has the room (the Winograd
+    # pair's 33 tokens: 429 px, where 420 labelled every other row, neither "it" among them).
+    overflow = label_overflow_px(row_tokens, context.lettering)
+    column_plot = context.plot_px(context.column_px(GUIDE_BESIDE_SHARE) if guide_beside else None,
+                                  cap=max(context.lettering.largest_plot_px, every_label_px + overflow)) - overflow
     size = min(column_plot, max(MIN_PLOT_PX, context.height - room, every_label_px))
     at = layers.index(state.layer), heads.index(state.head)
     largest = None
