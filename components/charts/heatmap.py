@@ -49,6 +49,7 @@ MASKED = "!isValid(datum.value) || !isFinite(datum.value)"
 # the mask hides (the outline's formula: "scaled + M (−∞ at padding and keys after the query)").
 MASKED_VALUE = "masked: −∞, so its weight is 0"
 CLIP_PERCENT = f"{CLIP_QUANTILE * 100:g}"  # "99", as a clipped heatmap's note says it
+SUBTITLE_WIDER = 1.4  # a subtitle's letters are about 0.7 as wide as its title's: as many more to a line
 Data = alt.NamedData | pd.DataFrame  # a dataset sent by name beside the spec (named), or held in the chart
 
 LAYER, HEAD = "layer", "head"  # the selections that pick a head in the browser, and the fields they pick
@@ -257,7 +258,7 @@ def heatmap(
         if len(clipped):
             chart = alt.layer(chart, clipped_rings(clipped, rows * columns > MAX_VECTOR_CELLS, title))
             note = clipped_note(clipped, clip_at, rows * columns, bool(np.isclose(clip_at, robust_bound(matrix))))
-            subtitle = title_lines(note, width + lettering.label_room_px)
+            subtitle = title_lines(note, SUBTITLE_WIDER * (width + lettering.label_room_px))
     # "pad" keeps the plot at its size and puts axes and legend around it; Streamlit's default
     # ("fit") squeezes them into it, which flattens a short, wide matrix to nothing. The description
     # names the chart for screen readers (aria-label), whatever it is drawn on.
