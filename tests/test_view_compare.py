@@ -11,7 +11,10 @@ from streamlit.testing.v1 import AppTest
 
 from attention import TraceSettings, build_trace, encode
 from attention.compare import aligned_difference, aligned_positions
+from components.page import viewport
+from tests import pages
 from tests.pages import (
+    APP,
     assert_healthy,
     chart_inputs,
     chart_matrix,
@@ -207,3 +210,20 @@ def test_texts_that_share_only_special_tokens_say_so():
     page = run_compare(text="alpha beta", text_b="gamma delta")
     assert_healthy(page)
     assert any("share no token but the sinks ([CLS] and [SEP])" in info.value for info in page.info)
+
+
+LAPTOP_1280 = {"main": 900, "window": 1280, "height": 720}  # the main block at 1280×720, the sidebar open
+LEGIBLE_PLOT_PX = 200  # a text's plot at least: at 150 px, 7 tokens' cells were 21 px and 33 tokens' 4.5 px
+
+
+@pytest.mark.parametrize("text_b", [TEXT_B, "The trophy didn't fit in the suitcase because it was too small."])
+def test_each_texts_heatmap_is_legible_at_1280x720(text_b):
+    page = AppTest.from_file(APP, default_timeout=120)
+    page.query_params.update(view="compare", text=TEXT_A, text_b=text_b)
+    page.session_state[viewport.KEY] = {"size": LAPTOP_1280}
+    page.run()
+    assert_healthy(page)
+    spec = json.loads(page.get("vega_lite_chart")[0].proto.spec)
+    widths = [part["width"] for part in spec_parts(spec) if isinstance(part.get("width"), int | float)
+              and str(pages.title_text(part.get("title", ""))).startswith("Text ")]
+    assert len(widths) == 2 and min(widths) >= LEGIBLE_PLOT_PX, widths

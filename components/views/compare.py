@@ -31,8 +31,12 @@ from components.views.parts.scrubbed import Panel, scrub_panels
 FALLBACK_TEXT = "fruit flies like a banana"  # the notebooks' second sentence
 DIFFERENCE_SIZE = 260  # px, the difference's plot at most
 # px, a text's plot side by side: the smallest, and the largest (panels of 212 px drew a head move slower; in
-# presentation mode, legible from the back of a room comes first, and they are as large as the column allows)
-SIDE_BY_SIDE_SIZE = (130, 150)
+# presentation mode, legible from the back of a room comes first, and they are as large as the column allows).
+# Where the column has no room for two of the smallest (a 1280-px laptop: 166 px each), the texts stand one under
+# the other, each STACKED_SIZE px at most: at 150 px side by side, 33 tokens had cells of 4.5 px and no room to
+# write half of their labels.
+SIDE_BY_SIDE_SIZE = (200, 240)
+STACKED_SIZE = 360
 PANEL_SPACING = 24  # px between the two texts' panels
 BY_QUERY_PX = (120, 320)  # px, the bars of each query token's largest change: at least, at most
 TOKEN_COLUMN_PX = 100  # px beside those bars for the query tokens on their left, and for the keys on their right
@@ -78,7 +82,8 @@ def render(context) -> None:
     beside = (context.width - PANEL_SPACING) // 2 - lettering.label_room_px - overflow  # each text's plot, side by side
     side_by_side = beside >= SIDE_BY_SIDE_SIZE[0]
     largest = context.plot_px() if context.state.present else SIDE_BY_SIDE_SIZE[1]
-    size = min(beside, largest) if side_by_side else context.plot_px() - overflow
+    size = min(beside, largest) if side_by_side else context.plot_px(cap=None if context.state.present
+                                                                       else STACKED_SIZE + overflow) - overflow
     weight_scale = controls.weight_scale_select()
     panels = [Panel(stack_a, tokens_a, tokens_a, "Text A: weights", size=size, weight_scale=weight_scale,
                     lettering=lettering, **titles),
