@@ -26,6 +26,7 @@ from components.charts.draw import lettered
 from components.charts.heatmap import heatmap
 from components.page import controls
 from components.page.downloads import chart_downloads
+from components.page.page_head import model_title
 from components.page.tables import metric_html, numbers_html
 from components.page.tokens import token_chips
 from components.server.switch_asks import ASKS
@@ -234,13 +235,14 @@ def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, context
 def _other_models(name: str) -> None:
     """Where the guessing experiment is: models this server can load now (a local folder, a Hub model already
     downloaded) get a button; the others are named, since a download may not be possible here."""
-    st.caption(f"{name} has no language-model head, so it cannot guess the word behind [MASK] or the next token. "
+    st.caption(f"{model_title(name)} has no language-model head, so it cannot guess the word behind [MASK] or the "
+               "next token. "
                "A BERT saved with its masked-language-model head (bert-base-uncased, or a local BertForMaskedLM "
                "checkpoint) or a GPT-2 (gpt2, distilgpt2, or a local GPT-2 folder) shows what each head carries "
                "of its guess; pick one in the sidebar's model list.")
     ready = [m for m in caches.model_names() if m not in (name, BUNDLED_MODEL) and not caches.needs_download(m)]
     for model in ready:
-        st.button(f"Load {model}", key=f"switch_load_{model}", on_click=_use_model, args=(model,))
+        st.button(f"Load {model_title(model)}", key=f"switch_load_{model}", on_click=_use_model, args=(model,))
 
 
 def _use_model(model: str) -> None:
