@@ -61,7 +61,7 @@ MODEL_OWN = TraceSettings()  # the trained heads as the model runs them: Clark e
 class HeadAtlas:
     """Every head's behaviours, averaged over `sentences` texts, and how alike the heads attend."""
 
-    scores: np.ndarray  # (L, nh, len(COLUMNS)) float64; the sep column NaN when the model has no [SEP]
+    scores: np.ndarray  # (L, nh, len(COLUMNS)) float64; sep NaN when the model has no [SEP], entropy on one token
     divergence: np.ndarray | None  # (H, H) the mean Jensen–Shannon divergence (nats) between heads; None: too long
     sentences: int
 
