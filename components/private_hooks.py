@@ -15,6 +15,11 @@ The hooks:
 - bound_input_name: Vega-Lite names the HTML input bound to a selection after the signal it compiles the selection's
   field into, <name>_<field>. Nothing public names it, and the input's label is wording that may change; browser tests
   and the benchmarks find a chart's inputs by it.
+- bound_input_signal: the same signal, in a chart's expressions, for the value a picker holds. Vega-Lite documents
+  `layer.layer`, which reads the selection's store: when a new spec comes for a chart under the same key (a follower
+  moved by its teacher, a head opened from the all-heads view), Streamlit puts back the selection the reader's own
+  presses had left, and the store says the old head while the input says the new one. The input's signal follows
+  the value the spec gives it, so the chart draws what its input, heading and link say.
 - Streamlit's wire messages (BackMsg, ClientState, DoubleArray, Element, ForwardMsg, VegaLiteChart, WidgetState,
   Alert), element_key and component_events_id: harness/session_client.py drives a session over its websocket as a
   browser's frontend does, for load tests, and finds elements by the key their id ends with; Streamlit publishes no
@@ -55,8 +60,8 @@ from streamlit.runtime.state.session_state import STREAMLIT_INTERNAL_KEY_PREFIX
 
 __all__ = ["Alert", "BackMsg", "ClientState", "DoubleArray", "Element", "ForwardMsg", "MediaFileManager",
            "VegaLiteChart", "WidgetState", "app_test_tree", "arrow_dataset", "attention_implementation",
-           "bound_input_name", "cache_component_manifests", "component_events_id", "element_key", "forward_hooks",
-           "run_app_test_with", "run_temporary_folder"]
+           "bound_input_name", "bound_input_signal", "cache_component_manifests", "component_events_id",
+           "element_key", "forward_hooks", "run_app_test_with", "run_temporary_folder"]
 
 
 def arrow_dataset(frame: pd.DataFrame | pa.Table) -> bytes:
@@ -74,6 +79,12 @@ def bound_input_name(selection: str, field: str | None = None) -> str:
     """The name attribute of the HTML input that Vega-Lite binds to a point selection's field (by default, the
     field named as the selection, as every picker of charts/ is)."""
     return f"{selection}_{field or selection}"
+
+
+def bound_input_signal(selection: str, field: str | None = None) -> str:
+    """The Vega signal of a point selection's field bound to an input, as an expression: the value the input holds
+    (bound_input_name's signal)."""
+    return bound_input_name(selection, field)
 
 
 def element_key(element_id: str) -> str | None:

@@ -36,6 +36,7 @@ from components.private_hooks import (
     arrow_dataset,
     attention_implementation,
     bound_input_name,
+    bound_input_signal,
     component_events_id,
     element_key,
     forward_hooks,
@@ -96,6 +97,7 @@ def test_vega_lite_names_a_pickers_input_as_the_hook_says(name, label, count):
         picker(name, label, count))
     compiled = vl_convert.vegalite_to_vega(chart.to_dict())
     assert [signal["name"] for signal in compiled["signals"] if "bind" in signal] == [bound_input_name(name)]
+    assert bound_input_signal(name) == bound_input_name(name), "the expressions read the input's own signal"
 
 
 def test_a_components_events_are_sent_under_the_id_streamlit_gives_them():

@@ -1,10 +1,12 @@
-"""Every chart reads its selections in Vega-Lite's documented form, `name.field`, never through the signals
-Vega-Lite makes for a selection inside (`layer_layer`, the input's; `layer_store`, `layer_tuple`, …): those are
-its own business, and a Vega-Lite release may name them otherwise, when every chart would stop following its
-inputs with no error to see.
+"""Every chart reads what its pickers hold through the input's own signal (private_hooks.bound_input_signal), never
+through the selection's store: Vega-Lite's documented `layer.layer` reads the store, which Streamlit sets back to
+the reader's last pick when the server sends the chart a new value under the same key (a follower moved by its
+teacher then saw its own last head, under an input, a heading and a link that said the teacher's). The other
+signals Vega-Lite makes for a selection (`layer_store`, `layer_tuple`, …) are its own business too.
 
 The charts come from the page itself (AppTest), or from their builders where the page would first have to train
-(the counting lab's maps, the induction maps); tests/browser/*_e2e.py move their inputs in Chromium.
+(the counting lab's maps, the induction maps); tests/browser/*_e2e.py move their inputs in Chromium, and
+tests/browser/test_class_breakaway_e2e.py follows a teacher after breaking away.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 
 from components.charts import counting_maps, induction
 from components.charts.heatmap import CELLS, named
+from components.private_hooks import bound_input_signal
 from tests import rendered
 from tests.pages import assert_healthy, charts, open_page
 
@@ -63,9 +66,10 @@ def strings(spec):
 
 
 def inside_reads(spec: dict) -> list[str]:
-    """The expressions of a spec that read a signal Vega-Lite makes inside one of its selections."""
-    names = "|".join(re.escape(f"{name}_{suffix}") for name, fields in selections(spec).items()
-                     for suffix in (*fields, *INSIDE))
+    """The expressions of a spec that read a selection's store (`name.field`) or a signal Vega-Lite makes inside one
+    of its selections other than its input's."""
+    names = "|".join([re.escape(f"{name}_{suffix}") for name in selections(spec) for suffix in INSIDE]
+                     + [re.escape(f"{name}.{field}") for name, fields in selections(spec).items() for field in fields])
     if not names:
         return []
     signal = re.compile(rf"(?<![\w.$])({names})(?![\w$])")
@@ -82,14 +86,14 @@ def open_at(view: str, query: dict, stage: str | None = None):
 
 
 @pytest.mark.parametrize(("view", "query", "stage"), PAGES, ids=[f"{v}-{s or ''}" for v, _, s in PAGES])
-def test_the_pages_charts_read_their_selections_by_name_and_field(view, query, stage):
+def test_the_pages_charts_read_their_pickers_inputs_not_their_stores(view, query, stage):
     page = open_at(view, query, stage)
     specs = [json.loads(chart.proto.spec) for chart in charts(page)]
     assert any(selections(spec) for spec in specs), "the view has a chart with a selection to check"
     assert [text for spec in specs for text in inside_reads(spec)] == []
 
 
-def test_the_trained_views_maps_read_their_selections_by_name_and_field():
+def test_the_trained_views_maps_read_their_pickers_inputs_not_their_stores():
     window = counting_maps.maps_chart(named(counting_maps.WINDOW, CELLS), named(counting_maps.LETTERS, CELLS),
                                       {3: ("a", "b", "c"), 4: ("a", "b", "c", "d")}, ("x", "y"), 3, (2, 8), 300,
                                       True, 4).to_dict(validate=False)
@@ -99,12 +103,11 @@ def test_the_trained_views_maps_read_their_selections_by_name_and_field():
         assert inside_reads(spec) == []
 
 
-def test_the_check_finds_a_read_of_a_selections_own_signals():
+def test_the_check_finds_a_read_of_a_selections_store_and_lets_its_inputs_signal_be():
     spec = {"params": [{"name": "layer", "select": {"type": "point", "fields": ["layer"]}}],
-            "title": {"text": {"expr": "'layer ' + layer_layer"}},
-            "transform": [{"filter": "datum.layer == layer.layer[0] && length(data('layer_store'))"}]}
-    assert inside_reads(spec) == ["'layer ' + layer_layer", "datum.layer == layer.layer[0] && "
-                                                            "length(data('layer_store'))"]
+            "title": {"text": {"expr": f"'layer ' + {bound_input_signal('layer')}"}},
+            "transform": [{"filter": "datum.layer == layer.layer[0]"}, {"filter": "length(data('layer_store'))"}]}
+    assert inside_reads(spec) == ["datum.layer == layer.layer[0]", "length(data('layer_store'))"]
 
 
 def test_vega_reads_the_picks_where_the_page_placed_them():

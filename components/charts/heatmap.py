@@ -39,6 +39,7 @@ from components.charts.style import (
     title_lines,
     token_labels,
 )
+from components.private_hooks import bound_input_signal
 
 # Above this many cells a chart becomes a raster image (one mark instead of one per cell).
 MAX_VECTOR_CELLS = 64 * 64
@@ -161,13 +162,10 @@ def filter_on(selection: alt.Parameter) -> str:
 
 
 def picked(name: str) -> str:
-    """The value a picker (a point selection of one field, named as its field) holds, as an expression.
-
-    Vega-Lite documents a selection's name, in an expression, as an object of the fields it selects
-    (`layer.layer`), each an array of the values picked: one here, and always one, as the picker cannot be
-    cleared. Its first, not the array: `+` would join an array to a number as text. The input's own signal
-    (`layer_layer`) holds the same value, but its name is Vega-Lite's internal business."""
-    return f"{name}.{name}[0]"
+    """The value a picker (a point selection of one field, named as its field, bound to an input) holds, as an
+    expression: its input's signal (private_hooks.bound_input_signal says why not Vega-Lite's `name.name`, whose
+    store Streamlit sets back to the reader's last pick when the server sends the chart a new value)."""
+    return bound_input_signal(name)
 
 
 def named(panel: str, dataset: str) -> alt.NamedData:

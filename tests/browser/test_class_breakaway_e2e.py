@@ -106,10 +106,6 @@ def test_a_notice_that_goes_at_the_first_move_leaves_the_chart_where_the_move_to
     assert (target.input_value(), url_params(page).get("head")) == ("10", "10")
 
 
-@pytest.mark.xfail(strict=True, reason="the heatmap's filters read the head selection's value (head.head[0]), which "
-                   "Streamlit sets back to what the student's own presses left when it draws the chart anew from the "
-                   "teacher's spec; the input, the heading and the link say the teacher's head (components/charts/"
-                   "heatmap.py: filter_on, picked_column)")
 def test_a_student_who_follows_again_sees_the_head_the_teacher_is_at(browser, base_url):
     """A student breaks away on the chart's own input (head 3), the teacher moves on (head 5), the student presses
     Follow the teacher again: the chart is drawn anew at the teacher's head, and must draw that head's weights, as
