@@ -63,14 +63,20 @@ DEFAULTS = CountingConfig()
 
 
 def render(context) -> None:
-    st.markdown(
+    # On a projector the maps come first, on the first screen: the question and the settings fold away above them
+    # (at 1280x720 they took the whole first screen, and the maps began 30 px below it).
+    present = context.state.present
+    question = st.expander("What the head must learn", icon=":material/help:") if present else st.container()
+    question.markdown(
         "A window of positions holds random letters or blanks (shown as ·); the model must say **how often "
         "each letter occurs**. It has one attention head: every letter asks the window a question (its query "
         "against each position's key), gathers the values it attends to, and a small readout turns that into "
         "a count. Nothing tells positions apart, so equal letters ask the same question. Do they learn to look "
         "at each other?"
     )
-    config = config_controls(context.state.win_size)
+    with st.expander("Settings: letters, head size, scaling, training", icon=":material/tune:") if present \
+            else st.container():
+        config = config_controls(context.state.win_size)
     results = st.session_state.setdefault(RESULTS, {})
     train_column, stop_column, note_column = st.columns([1, 1, 4], vertical_alignment="center")
     trained_now = train_column.button("Train", key="count_train", type="primary", icon=":material/play_arrow:")
@@ -245,12 +251,20 @@ def _inspection(traces: dict[int, CountingTrace], config: CountingConfig, contex
     st.subheader(title)
     sample = _sample()
     trace = traces[config.win_size]
-    st.button("Another window", key="count_another", icon=":material/casino:",
-              on_click=lambda: st.session_state.update({SAMPLE: sample + 1}))
-    st.markdown(f"Window: **{' '.join(trace.labels[0])}**")
-    st.caption("Both maps colour a weight from 0 (white) to 1, before training and after: the same colour is the "
+    # On a projector the button and the window share a line, and the note on colours waits under the maps: the
+    # maps' top then stands on the first screen of a 1280x720 projector.
+    present = context.state.present
+    button_place, window_place = st.columns([1, 3], vertical_alignment="center") if present else (st, st)
+    button_place.button("Another window", key="count_another", icon=":material/casino:",
+                        on_click=lambda: st.session_state.update({SAMPLE: sample + 1}))
+    window_place.markdown(f"Window: **{' '.join(trace.labels[0])}**")
+    colours = ("Both maps colour a weight from 0 (white) to 1, before training and after: the same colour is the "
                "same weight, and a head that looks everywhere alike is pale.")
+    if not present:
+        st.caption(colours)
     _maps(traces, config, context, sample)
+    if present:
+        st.caption(colours)
     st.caption(_alike_note(trace))
     st.caption("The readout counts from the rows of the second map: one per symbol, asked whether or not the letter "
                "is in the window (an absent letter must answer 0). A position's row in the first map is its "

@@ -104,6 +104,9 @@ def render(context) -> None:
     if by_value:
         caption += (" Weighted by value norm: each weight times ‖f(x_j)‖, the length of what its key hands on, "
                     "each row rescaled to sum to 1; the rollout and the overview read the weights themselves.")
+    # On a projector the maps come first, on the first screen, and the words about them and their toggles under
+    # them: under four lines of caption and two toggles, a 1280x720 projector showed their first 70 px.
+    chart = st.container() if state.present else None  # drawn once the aggregate below it is chosen
     st.caption(caption)
     labelled = controls.bound_widget(st.toggle, "grid_tokens", "Tokens beside the small maps",
                                      help="Each small map grows to write its query tokens on the left and its key "
@@ -111,7 +114,8 @@ def render(context) -> None:
     by_value = controls.value_norm_toggle()
     stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), "weights",
                       layers, tuple(range(num_heads)) if summed else tuple(shown), value_norm=by_value, words=merged)
-    chart = st.container()  # drawn once the aggregate below it is chosen
+    if chart is None:
+        chart = st.container()
     if not summed:
         with chart:
             _grid_and_summary(stack, shown, None, tokens, num_layers, state.layer, attention_mask,

@@ -2,11 +2,15 @@
 the first screen with its colour scale beside the plot and its reading guide beside the chart, captions as dark
 as the text, and the all-heads view's small maps larger than on a laptop.
 
+The all-heads maps and the counting maps start on that first screen, their prose under them or folded away.
+
 Before: a 260-px heatmap with half its column empty beside it, the legend and the key axis's title below the
 screen's edge, captions in light grey, and 110-px small maps.
 """
 
 from __future__ import annotations
+
+import pytest
 
 from harness.browser import load_page, wait_until_settled, weights_chart
 from tests.marks import BROWSER_TESTS
@@ -43,3 +47,21 @@ def test_projected_small_maps_are_as_large_as_four_to_a_row_allow(page, base_url
     assert len(projected) >= 12 and min(projected[:12]) >= 150, projected[:12]
     page.goto(f"{base_url}/?view=heads")
     assert max(small_map_widths(page)[:12]) <= 112, "a laptop keeps the small maps"
+
+
+def first_chart_top(page) -> float:
+    """The top of the first chart's plot (its canvas or SVG), px from the window's top, with the main area scrolled
+    to its top."""
+    chart = page.locator('[data-testid="stVegaLiteChart"]').first
+    chart.locator("canvas, svg").first.wait_for()
+    return chart.locator("canvas, svg").first.bounding_box()["y"]
+
+
+@pytest.mark.parametrize("view", ["heads", "counting"])
+def test_a_projected_views_maps_start_on_the_first_screen(page, base_url, view):
+    """The all-heads maps and the counting maps stood under the controls and the prose, below a 1280x720
+    projector's first screen; the prose now waits in expanders or under the maps."""
+    load_page(page, f"{base_url}/?view={view}&present=1",
+              drawn=lambda page: page.locator('[data-testid="stVegaLiteChart"]').first)
+    top = first_chart_top(page)
+    assert top + 120 <= VIEWPORT["height"], f"the maps' first 120 px on the first screen: their top at {top}"
