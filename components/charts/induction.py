@@ -36,6 +36,9 @@ MAP_PROJECTED = 200  # px: a map's side at most in presentation mode, for the ba
 # px of a window the maps leave to the rest: the page's header, the Step input and the title above them
 MAPS_CHROME_PX = 150
 GROUP_GAP = 28  # px between two groups side by side
+# px the maps leave free at their column's right: Vega pads a chart, and on a phone four maps filled the column to
+# its last px and touched the screen's edge
+MAPS_MARGIN_PX = 16
 HEAD_LABEL, GROUP_LABEL = 16, 24  # px above each map for "head h", above each row of maps for its model and layer
 CURVE_HEIGHT = 170
 CURVE_PLOT = 220  # px, a curve's plot, at most
@@ -83,6 +86,7 @@ def maps_layout(heads: int, width: int, projected: bool = False, height: int | N
     """As many maps to a row as a column width px wide holds (at least MAP_LEAST px each), as many groups side by
     side as fit, the maps as large as they may be (larger on a projector) but no taller together than a window
     height px high leaves them: every head of every model in sight while the reader drags the Step input."""
+    width -= MAPS_MARGIN_PX
     columns = max(1, min(heads, (width + MAP_GAP) // (MAP_LEAST + MAP_GAP)))
     side = max(MAP_LEAST, min(MAP_PROJECTED if projected else MAP_MOST, (width + MAP_GAP) // columns - MAP_GAP))
     rows = math.ceil(heads / columns)
