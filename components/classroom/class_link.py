@@ -118,3 +118,25 @@ def _show_large(link: str) -> None:
 def plain(text: str) -> str:
     """A link shown in Markdown as the letters it is: no character of it can start Markdown or HTML."""
     return "".join(f"\\{ch}" if ch in "\\`*_{}[]()<>#+-.!|:~&=?/%" else ch for ch in text)
+
+
+# The sidebar scrolls inside its own element (Streamlit's stSidebarContent): the script sets it back to its top,
+# where the class's panel is. Mounted on the one run after the press, so it runs once.
+_TO_TOP_JS = """
+export default function ({ parentElement }) {
+  const sidebar = parentElement.closest('[data-testid="stSidebarContent"]')
+    ?? document.querySelector('[data-testid="stSidebarContent"]');
+  sidebar?.scrollTo({top: 0, behavior: 'smooth'});
+}
+"""
+_sidebar_to_top = st.components.v2.component("attention_anatomy.sidebar_to_top", js=_TO_TOP_JS,
+                                              isolate_styles=False)
+
+
+def say_started(code: str) -> None:
+    """Confirm a class just started, and bring its panel into view: Start a class stands at the sidebar's foot,
+    and the press left the sidebar scrolled there, the new code, link and QR code above it out of view."""
+    st.toast(f"Class {code} started: your students open the link or scan the QR code at the top of the sidebar.",
+             icon=":material/school:")
+    _sidebar_to_top(key=f"sidebar_to_top_{code}", height=0)
+

@@ -36,6 +36,7 @@ from components.classroom.class_link import (
     close_large,
     open_large,
     qr_png,
+    say_started,
     show_large_if_open,
     students_link,
     warn_if_unreachable,
@@ -65,6 +66,7 @@ COUNT_S = 2.0  # the teacher's panel counts the followers this often (and sends 
 # quiet zone, 111 px, read from the first rows (Show the QR code large is 4 times as large, for the back).
 CARD_QR_SCALE = 3
 _SEAT = "_class_seat"
+_JUST_STARTED = "_class_just_started"  # session state: the code of the class a press of Start a class opened
 UNREACHABLE = ("The class cannot be reached right now (its store does not answer). Your page stays as it is "
                "and follows again when the class answers.")
 CLASSES_OFF = (f"Classes are off on this server: its setting `{STORE_ENV}` must be {STORE_SETTING_FORMS}. "
@@ -201,6 +203,8 @@ def teacher_panel() -> None:
         _teacher_status()
         st.button("Show the QR code large", key="large_qr", on_click=open_large, icon=":material/qr_code_2:")
         st.button("End the class", key="end_class", on_click=_end_class, icon=":material/stop_circle:")
+        if st.session_state.pop(_JUST_STARTED, None) == seat.code:
+            say_started(seat.code)
     show_large_if_open(link)
 
 
@@ -338,6 +342,8 @@ def _start_class() -> None:
     seat = _seat()
     seat.notices.clear()
     _open_class(seat)
+    if seat.role == "teacher":
+        st.session_state[_JUST_STARTED] = seat.code
 
 
 def _end_class() -> None:
