@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from components.page import controls
+
 STEP_PX = 20  # widths are reported in steps of this: a few px more or less would rerun the page for nothing
 STACKED_BELOW_PX = 640  # Streamlit puts columns under each other in a window narrower than this
 COLUMN_GAP_PX = 34  # st.columns(gap="medium"): 2rem at the theme's 17-px font
@@ -123,6 +125,33 @@ def current() -> Viewport:
 
 def measure() -> None:
     """Mount the script that measures the page (at the end of the sidebar, where it takes no room from the
-    views); call it once per run, after every widget is drawn."""
+    views); call it once per run, after every widget is drawn. A run that shows another view than the run before
+    also mounts one that scrolls the main area to its top (to_top)."""
     with st.sidebar:
         _measure(key=KEY, data=_reported(), on_size_change=lambda: None, height=0)
+        _to_top_if_new_view()
+
+
+# The main area scrolls inside its own element (Streamlit's stMain), which Streamlit leaves where it was when the
+# page's contents change: a head clicked in the all-heads grid, 1,000 px down, opened the one-head view as far down,
+# its title out of sight. Mounted on the one run that shows a new view, so it runs once.
+_TO_TOP_JS = """
+export default function () {
+  const main = document.querySelector('[data-testid="stMain"]');
+  main?.scrollTo({top: 0});
+  window.scrollTo({top: 0});
+}
+"""
+_to_top = st.components.v2.component("attention_anatomy.main_to_top", js=_TO_TOP_JS, isolate_styles=False)
+_LAST_VIEW = "_viewport_last_view"  # in the session: (the view the last run showed, how many views it has shown)
+
+
+def _to_top_if_new_view() -> None:
+    """Scroll the main area to its top when this run shows another view than the last (not on a session's first
+    run: the page opens at its top)."""
+    view = controls.current_state().view
+    last, shown = st.session_state.get(_LAST_VIEW, (view, 0))
+    if view != last:
+        shown += 1
+        _to_top(key=f"main_to_top_{shown}", height=0)
+    st.session_state[_LAST_VIEW] = (view, shown)
