@@ -26,6 +26,7 @@ from components.charts.style import READING, Lettering, picture_url
 # text input came instead).
 STEP = "kept"
 MAPS = "maps"  # the maps' dataset: one row per kept step, model, layer and head
+MAPS_DESCRIBED = "Every head"  # how the maps' description starts: a page's style finds the chart by it
 SHOWN = "shown_steps"  # one row per kept step: the title over the maps
 WEIGHTS = [0.0, 1.0]  # every map's colours: the same colour is the same weight at every step and in every head
 # The maps' groups, in reading order: (the model's layers, the layer), each a row of heads.
@@ -159,7 +160,7 @@ def maps_spec(layout: MapsLayout, last_step: int, every: int, lettering: Letteri
         x=alt.value(0), y=alt.value(0), text="label:N").properties(width=width, height=font + 8)
     return alt.vconcat(title, chart, spacing=4).configure_view(strokeWidth=0).properties(
         autosize=alt.AutoSizeParams(type="pad"), usermeta={"embedOptions": {"renderer": "canvas"}},
-        description="Every head's attention at the step picked: the first layer's previous-token stripe and the "
+        description=f"{MAPS_DESCRIBED}'s attention at the step picked: the first layer's previous-token stripe and the "
                     "second layer's induction stripe appear as training goes").to_dict(validate=False)
 
 

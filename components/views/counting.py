@@ -45,7 +45,7 @@ from components.charts.scrub import INPUT_STYLE, placed
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.tables import numbers_html
-from components.views.parts.scrubbed import anchor_for, report_move
+from components.views.parts.scrubbed import anchor_for, report_move, toolbar_inside
 
 RESULTS = "count_results"  # session key: {CountingConfig: TrainingResult}, newest last
 MAX_RESULTS = 8  # trained models kept per session
@@ -294,7 +294,7 @@ def _maps(traces: dict[int, CountingTrace], config: CountingConfig, context, sam
     spec = placed(caches.chart_spec(_maps_spec, *layout), {WIN: anchor[0]})
     frames = (caches.chart_data(_untrained_frames, shown, sample) if untrained
               else counting_maps.maps_frames(*_weights(traces)))
-    st.html(INPUT_STYLE)
+    st.html(INPUT_STYLE + toolbar_inside(MAPS_KEY))
     draw_spec(spec, frames, key=MAPS_KEY, lettering=context.lettering, selection_mode=[WIN],
               on_select=lambda: report_move(MAPS_KEY, _follow_window, (WIN,)))
     at = traces[config.win_size]

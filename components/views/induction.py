@@ -31,6 +31,7 @@ from components.charts.scrub import INPUT_STYLE
 from components.page import controls
 from components.page.downloads import csv_download
 from components.views.parts.induction_training import draw_curves, session_run, status, train_or_watch
+from components.views.parts.scrubbed import toolbar_inside
 
 CSV_COLUMNS = ["layers", "step", "layer", "head", "previous_token", "induction", "loss"]
 ONE_LAYER_LIMIT = 0.3  # a one-layer head above this would be doing induction by some other road: said if it happens
@@ -180,7 +181,8 @@ def _maps(run: InductionRun, context) -> None:
     frames = caches.chart_data_by_key(charts.maps_frames, key, one.kept, two.kept, scores, run.kept_steps, layout)
     spec = caches.chart_spec(charts.maps_spec, layout, int(run.kept_steps[-1]), run.config.keep_every,
                              context.lettering)
-    st.html(INPUT_STYLE)  # the chart's Step input above it, as the one-head view's Layer and Head
+    # The chart's Step input above it, as the one-head view's Layer and Head; its toolbar off the caption above
+    st.html(INPUT_STYLE + toolbar_inside(described=charts.MAPS_DESCRIBED))
     draw_spec(spec, frames, key="chart-induction-maps", lettering=context.lettering)
     half = run.config.probe_half
     tokens = " ".join(str(token) for token in run.example[:half])
