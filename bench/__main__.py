@@ -52,8 +52,8 @@ PER_SESSION_TARGET_MB = 20.0
 SESSIONS = 10
 DEFAULT_FLOOR_MOVES = 20
 TRACE_REPEATS = 30
-CAUGHT_UP_TARGET_MS = 500  # issue 15: URL, shapes panel and proof follow a head moved in the browser
-OPEN_BYTES_TARGET = 4 * 2**20  # issue 15: the first view of a 512-token text on the bundled model
+CAUGHT_UP_TARGET_MS = 500  # URL, shapes panel and proof follow a head moved in the browser
+OPEN_BYTES_TARGET = 4 * 2**20  # the first view of a 512-token text on the bundled model
 
 
 @dataclass

@@ -5,7 +5,7 @@
 Each run starts a fresh Python process that, as the server does (one torch thread, components/server/process.py),
 loads the bundled model, computes the corpus atlas through the page's cache (components/caches/atlas.py), then
 asks the cache again: the model's load, the first time and the cached time are the figures (the median and the
-slowest of the runs: a shared machine's load comes and goes). Target (issue 35): the first time within 30 s, the
+slowest of the runs: a shared machine's load comes and goes). Target: the first time within 30 s, the
 cached at once.
 
 --page times the same through the page, once per run, on a server of its own: a fresh `?view=atlas` in Chromium

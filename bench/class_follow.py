@@ -1,4 +1,4 @@
-"""A class that follows its teacher (issue 19): the teacher's change -> the followers' heatmaps, and the server's
+"""A class that follows its teacher: the teacher's change -> the followers' heatmaps, and the server's
 CPU for followers that only poll.
 
 Opens a teacher's session (?teach=1) and FOLLOWERS sessions with the class's link, over Streamlit's websocket

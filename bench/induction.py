@@ -4,7 +4,7 @@
 
 For each seed, `runs` trainings of both models (the median and the slowest are the figures: a shared machine's
 load comes and goes), then each model's loss on the repeated part, its best induction and previous-token heads and
-the step its first induction head formed. Target (issue 33): both models within 60 s, a two-layer head at 0.5 or
+the step its first induction head formed. Target: both models within 60 s, a two-layer head at 0.5 or
 more as an induction head and a lower loss than the one-layer model's, no one-layer head above 0.3.
 
 --page times the same training through the page itself, once per run: the Train button on a fresh

@@ -8,10 +8,10 @@ DURATION_S seconds. Two classes (harness/classroom.py):
 
 - short (the default): 15-token texts on the one-head view, the head moved on its chart, and every
   third move the layer; students come in 0.2 s apart;
-- long (issue 16): a text of about 472 tokens and a second sentence for every student, on the
+- long: a text of about 472 tokens and a second sentence for every student, on the
   one-head, all-heads, neuron, lesson and compare views in turn, each moving that view's controls
   (its chart's inputs, or the lesson's Next and Previous); students come in 1 s apart;
-- train (issue 16): the short class, but TRAINERS of its students are on the counting view and press
+- train: the short class, but TRAINERS of its students are on the counting view and press
   Train all at once, TRAIN_AFTER_S into the class, while the others move their sliders.
 
 Prints, asserts nothing:
@@ -76,10 +76,10 @@ from harness.server import APP, port_of, server_pid, streamlit_server
 
 MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"  # components/caches/models.py: local checkpoints the page offers
 MODELS = ("bundled", "bert-base-random")
-# Issue 16's peak resident memory for the long class, in MB.
+# The target for the peak resident memory for the long class, in MB.
 MEMORY_TARGET_MB = {"bundled": 800, "bert-base-random": 1500}
 MOVE_TARGET_MS = 1000
-TRAINERS = 5  # issue 16: five Train presses at once, the class's other students moving sliders
+TRAINERS = 5  # five Train presses at once, the class's other students moving sliders
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -129,7 +129,7 @@ def report(args: argparse.Namespace, class_plans: list[Plan], load: Load, serial
     if args.class_name == "train":
         report_trainings(class_plans, records)
     memory = load.memory
-    target = f" (issue 16's target for this class: <= {MEMORY_TARGET_MB[args.model]} MB)" \
+    target = f" (the target for this class: <= {MEMORY_TARGET_MB[args.model]} MB)" \
         if args.class_name == "long" else ""
     how = "sampled, the kernel's peak unavailable" if memory.high_water is None else \
         f"the kernel's; sampled every {SAMPLE_EVERY_S} s: {memory.sampled:.0f} MB"

@@ -44,7 +44,7 @@ TEXT_32_B = ("a young girl walked to the old school by the river where every chi
              "teacher sat at her desk all morning")
 # The switch view guesses the word behind the one [MASK]: 32 tokens, [MASK] one of them.
 TEXT_32_MASK = TEXT_32.replace("the sea", "the [MASK]")
-# 128 tokens: where bertviz's lines get slow (its issue 82).
+# 128 tokens: where bertviz's lines get slow (its issue tracker says so).
 TEXT_128 = " ".join([TEXT_32] * 4 + ["the"] * 6)
 # About 720 tokens, cut by the page to the 512 BERT reads.
 TEXT_512 = ("the quick brown fox jumps over the lazy dog while the students read a long story "
@@ -137,7 +137,7 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
              chart_input("head", RIGHT), 1.2, in_browser=True),
         Case("layer change, 32 tokens, one head, GPT-2", "slider", "the chart's `layer` input 0 → 5 → 0", gpt2,
              chart_input("layer", THERE_AND_BACK), 1.2, in_browser=True),
-        # What a head moves, α·‖f(x)‖ (issue 34): the Moves stage, and the weights weighted by value norm.
+        # What a head moves, α·‖f(x)‖ : the Moves stage, and the weights weighted by value norm.
         Case("head change, 32 tokens, one head, what moves", "slider", "the chart's `head` input 0 → 11", text,
              chart_input("head", RIGHT), 1.2, in_browser=True, open_with=".st-key-head_stage button >> text=Moves"),
         Case("head change, 32 tokens, one head, weighted by value norm", "slider", "the chart's `head` input 0 → 11",

@@ -2,7 +2,7 @@
 
     python -m bench.suite_cpu [COMMAND …]    (default: python -m pytest, the README's test command)
 
-The suite is CPU-bound on 2 cores (README, issue 36): only less work shortens it, so the question is whose work.
+The suite is CPU-bound on 2 cores (docs/testing.md): only less work shortens it, so the question is whose work.
 Prints a Markdown table of the CPU seconds of Chromium's renderers, its GPU and browser processes, Playwright's
 driver, the Streamlit servers, pytest and its workers (the AppTest pages and the core's tests), nginx, Redis and
 the rest (harness/cpu_by_kind.py); then the wall time, and how busy the machine's cores were (from /proc/stat,

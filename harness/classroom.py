@@ -9,7 +9,7 @@ the server, not thirty Chromiums. Two classes:
   the one-head, all-heads, neuron, lesson and compare views, moving that view's controls (CONTROLS):
   its chart's own inputs, or the lesson's Next and Previous buttons;
 - training_plans(): students on the counting view who make no moves but press Train, all at once,
-  TRAIN_AFTER_S into the class (issue 16: five trainings while the others move their sliders).
+  TRAIN_AFTER_S into the class (five trainings while the others move their sliders).
 
 After opening and after every move the page must stand where the student put it (its URL) and show
 the view's chart or step; what every page showed is kept as digests (each chart's spec and data, and

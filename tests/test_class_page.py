@@ -1,4 +1,4 @@
-"""A class on the page, through AppTest (issue 19): links that start, follow or misuse a class.
+"""A class on the page, through AppTest: links that start, follow or misuse a class.
 
 Pages of one test process share the server's memory store (components/caches/stores.classes), as sessions of one
 server do, so a teacher's page and a student's page meet in it. The poll that a browser's timer repeats runs

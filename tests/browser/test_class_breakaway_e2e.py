@@ -1,4 +1,4 @@
-"""A student breaks away from the teacher with quick arrow keys on the chart's own input (issue 30, item 2).
+"""A student breaks away from the teacher with quick arrow keys on the chart's own input.
 
 The teacher stands at layer 2, head 2; a student following presses Right three times, 0.15 s apart, on the
 chart's Head input (the one-head view) or its Layer input (the all-heads view). The first press leaves follow

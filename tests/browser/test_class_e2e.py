@@ -1,4 +1,4 @@
-"""A class in real Chromium tabs: a teacher's page and two students' pages on one server (issue 19).
+"""A class in real Chromium tabs: a teacher's page and two students' pages on one server.
 
 The teacher opens ?teach=1; the students open the link the teacher's panel shows. Then, in order: both
 students follow the teacher's head and view; one breaks away by moving its own head (the teacher and the other

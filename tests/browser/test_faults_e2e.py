@@ -1,6 +1,6 @@
 """Faults, in a real Chromium: a tab closed mid-run, a dropped connection, two tabs, a server restart.
 
-Issue 6: through each of them the page recovers (Streamlit reconnects) and shows the view its URL
+Through each of them the page recovers (Streamlit reconnects) and shows the view its URL
 names. How each fault is made:
 
 - a tab closed mid-run: a long new text is sent, and the tab is closed while the page shows the

@@ -12,7 +12,7 @@ context (so its own cookies):
 - the proxy passes Host through, so Streamlit's websocket Origin check (server.enableCORS, on) accepts
   the app's own origin under any host name and still refuses a foreign one;
 - a link holding the longest texts the page takes opens the page with them;
-- a class across the replicas (issue 19): the teacher opens ?teach=1 through the proxy, students open the link it
+- a class across the replicas: the teacher opens ?teach=1 through the proxy, students open the link it
   shows until one lands on the other replica; that student follows the teacher's head and view, and its URL says
   so. Redis stops answering (SIGSTOP, so that calls wait rather than fail at once): the student's page says the
   class cannot be reached and keeps what it shows, the teacher's page keeps working and says its students cannot
