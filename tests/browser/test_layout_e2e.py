@@ -117,7 +117,10 @@ _LAYOUT_JS = """([graphics, obstacles]) => {
         || element.dataset.testid || element.className || element.tagName).toString().slice(0, 60);
     const charts = [...area.querySelectorAll(graphics)].map(e => [e, e.getBoundingClientRect()])
         .filter(([, b]) => shown(b));
-    const others = [...area.querySelectorAll(obstacles)].filter(e => !e.closest('[data-testid="stVegaLiteChart"]'))
+    // Chromium still gives a box to what a closed expander (a <details>) holds, laid out where it would stand open.
+    const folded = e => e.closest('details:not([open])') && !e.closest('summary');
+    const others = [...area.querySelectorAll(obstacles)]
+        .filter(e => !e.closest('[data-testid="stVegaLiteChart"]') && !folded(e))
         .map(e => [e, e.getBoundingClientRect()]).filter(([, b]) => shown(b));
     const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2
         && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2;
