@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.charts.heatmap import heatmap
+from components.charts.style import PRESENTING
 from components.page import viewport
 from tests import rendered
 from tests.pages import APP, assert_healthy, cell_labels, charts, open_page, spec_parts
@@ -62,3 +63,14 @@ def test_the_winograd_pairs_one_head_chart_labels_every_row_where_its_column_has
     labels = cell_labels(json.loads(charts(page)[0].proto.spec))[0]
     assert [index for index, label in enumerate(labels) if label == "it"] == [11, 27]
     assert row_axis_values(page) == list(range(len(labels)))
+
+
+def test_a_projected_tall_thin_matrix_labels_every_row():
+    """A context (13 tokens × 32 dimensions) on a projector: its rows stood 16 px apart, under presentation mode's
+    17 px between two labels, and every other token lost its label."""
+    labels = [f"t{i}" for i in range(13)]
+    spec = heatmap(np.random.default_rng(0).random((13, 32)), labels, [str(d) for d in range(32)], title="context",
+                   size=420, lettering=PRESENTING).to_dict()
+    rows = next(part["encoding"]["y"]["axis"]["values"] for part in spec_parts(spec)
+                if "axis" in part.get("encoding", {}).get("y", {}))
+    assert rows == list(range(13))

@@ -100,3 +100,13 @@ def test_a_link_opens_with_the_sidebar_closed_exactly_when_it_turns_presentation
     assert presents({"present": ["1"]}) and presents({"present": ["true"]})
     assert not presents({"present": ["0"]}) and not presents({"present": ["yes please"]})
     assert not presents({})
+
+
+def test_the_lessons_context_labels_every_token_on_a_projector():
+    """13 tokens × 32 dimensions: rows of 16 px under labels 17 px apart labelled every other token."""
+    page = pages.open_page({"view": "lesson", "step": "6", **PAIR, "present": "1"})
+    pages.assert_healthy(page)
+    context = next(spec for spec in specs(page) if pages.title_text(spec.get("title", "")).startswith("Context"))
+    rows = next(part["encoding"]["y"]["axis"]["values"] for part in pages.spec_parts(context)
+                if "axis" in part.get("encoding", {}).get("y", {}))
+    assert rows == list(range(13))

@@ -21,6 +21,7 @@ from components.charts.style import (
     CLIP_QUANTILE,
     CLIPPED_RING,
     MASKED_COLOUR,
+    MIN_ROW_PX,
     PLOT_SIZE,
     READING,
     TOKEN_BANDS,
@@ -231,7 +232,9 @@ def heatmap(
     """
     matrix = np.asarray(matrix, dtype=np.float32)
     rows, columns = matrix.shape
-    width, height = plot_size(rows, columns, size)
+    # Rows no closer than the lettering's labels may stand: a projected context (13 tokens × 32 dimensions) had rows
+    # of 16 px under labels 17 px apart, and every other token lost its label.
+    width, height = plot_size(rows, columns, size, max(MIN_ROW_PX, lettering.label_spacing_px))
     x_axis = label_axis(column_labels, column_title, columns, angle=-60, length_px=width,
                         spacing_px=lettering.label_spacing_px, second_from=second_sentence[1])
     y_axis = label_axis(row_labels, row_title, rows, angle=0, length_px=height, spacing_px=lettering.label_spacing_px,

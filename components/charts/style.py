@@ -341,9 +341,11 @@ def clipped_cells(matrix: np.ndarray, clip_at: float) -> np.ndarray:
     return np.stack([rows, columns, matrix[rows, columns]], axis=1) if rows.size else np.empty((0, 3))
 
 
-def plot_size(rows: int, columns: int, size: int) -> tuple[int, int]:
+def plot_size(rows: int, columns: int, size: int, min_row_px: float = MIN_ROW_PX) -> tuple[int, int]:
+    """A plot's width and height for a rows × columns matrix, its longer side size px, each row at least
+    min_row_px high (a short, wide matrix keeps readable rows) but the plot no taller than size."""
     cell = size / max(rows, columns)
-    height = min(size, round(rows * max(cell, MIN_ROW_PX)))
+    height = min(size, round(rows * max(cell, min_row_px)))
     return max(80, round(columns * cell)), max(80, height)
 
 
