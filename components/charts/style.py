@@ -246,23 +246,6 @@ def labelled(chart: alt.TopLevelMixin, *label_lists: list[str]) -> alt.TopLevelM
     return chart.add_params(*params.values())
 
 
-def stand_ins(*label_lists) -> dict[tuple[str, ...], tuple[str, ...]]:
-    """Each distinct list of labels -> as many labels that say only which list they stand for. A spec built on them
-    is the same for every text of those lengths, built once (caches.chart_spec), and with_labels puts a text's own
-    labels into a copy: Altair's building was a third of the page's run for a new 32-token text."""
-    distinct = dict.fromkeys(tuple(labels) for labels in label_lists)
-    return {labels: (f"#{index}",) * len(labels) for index, labels in enumerate(distinct)}
-
-
-def with_labels(spec: dict, standing: dict[tuple[str, ...], tuple[str, ...]]) -> dict:
-    """A copy of a spec built on stand_ins' labels (standing) that carries the real ones: the values of its label
-    parameters (token_labels') replaced; the kept spec is left as it is."""
-    values = {token_labels(list(stand_in)).name: list(labels) for labels, stand_in in standing.items()}
-    params = [{**param, "value": values[param["name"]]} if param.get("name") in values else param
-              for param in spec.get("params", [])]
-    return {**spec, "params": params}
-
-
 def second_sentence_from(segments: list[int]) -> int | None:
     """The index of the first token of sentence B (segment id 1) among the tokens of an axis, in their order;
     None when none of them is B's."""

@@ -22,10 +22,11 @@ from components.caches import AlignedDifference, HeadStack, NeuronStack
 from components.charts import lines, neuron_chart, scrub
 from components.charts.draw import draw_spec
 from components.charts.heatmap import HEAD, LAYER, MAX_VECTOR_CELLS
+from components.charts.label_stand_ins import stand_ins, with_labels
 from components.charts.lines import TOKENS, window
 from components.charts.neuron_chart import QUERY
 from components.charts.scrub import INPUT_STYLE, ZOOM, cells_under, placed
-from components.charts.style import PLOT_SIZE, READING, Lettering, plot_size, stand_ins, with_labels
+from components.charts.style import PLOT_SIZE, READING, Lettering, plot_size
 
 _HELD = "_scrub_anchors"  # in the session: {chart key: (identity, anchor, shown, run)}
 
