@@ -74,3 +74,16 @@ def test_a_projected_tall_thin_matrix_labels_every_row():
     rows = next(part["encoding"]["y"]["axis"]["values"] for part in spec_parts(spec)
                 if "axis" in part.get("encoding", {}).get("y", {}))
     assert rows == list(range(13))
+
+
+def test_on_a_phone_the_picked_querys_rows_keep_their_labels():
+    """A phone has no room for 33 labels: every other row is written, and neither "it" was. The query picked (the
+    neuron view's, carried in the link) keeps its label, and so does the same word in the pair's other sentence."""
+    page = AppTest.from_file(APP, default_timeout=120)
+    page.query_params.update(text=WINOGRAD[0], text_b=WINOGRAD[1], query="11")
+    page.session_state[viewport.KEY] = {"size": {"main": 360, "window": 390, "height": 844}}
+    page.run()
+    assert_healthy(page)
+    labelled = row_axis_values(page)
+    assert len(labelled) < 33, "a phone writes some of the labels"
+    assert {11, 27} <= set(labelled), labelled

@@ -38,6 +38,7 @@ from components.charts.heatmap import (
     vector_cells,
 )
 from components.charts.style import (
+    MIN_ROW_PX,
     PLOT_SIZE,
     centred,
     colour_scale,
@@ -178,14 +179,14 @@ def _strip(title: str, labels: tuple[str, ...], width: int, lettering, picks: li
 
 def _panel(drawing: tuple, params: list, picks: list, heads_sent: int) -> alt.TopLevelMixin:
     (name, title, row_labels, column_labels, scheme, row_title, column_title, size, raster, second, lettering,
-     zoomable) = drawing
+     zoomable, kept_rows) = drawing
     rows, columns = len(row_labels), len(column_labels)
-    width, height = plot_size(rows, columns, size)
+    width, height = plot_size(rows, columns, size, max(MIN_ROW_PX, lettering.label_spacing_px))  # as heatmap's
     spacing = lettering.label_spacing_px
     x_axis = label_axis(list(column_labels), column_title, columns, angle=-60, length_px=width, spacing_px=spacing,
                         second_from=second[1])
     y_axis = label_axis(list(row_labels), row_title, rows, angle=0, length_px=height, spacing_px=spacing,
-                        second_from=second[0])
+                        second_from=second[0], keep=kept_rows)
     colour = colour_scale(scheme)
     key = legend(width, height, lettering.legend_beside)
     if raster:

@@ -41,7 +41,6 @@ CLIPPED_RING = "#000000"  # the ring round a clipped cell: black on both end col
 
 PLOT_SIZE = 420  # px, the longer side of a chart
 
-
 LABEL_PX = 110  # px beside a heatmap's plot for its row labels and their title (labels are cut at 90 px)
 LABEL_LIMIT_PX = 90  # px: an axis label longer than this is cut (label_axis)
 # px a plot's row labels need besides their own length: the axis title, its padding and the ticks left of the plot
@@ -49,15 +48,11 @@ LABEL_LIMIT_PX = 90  # px: an axis label longer than this is cut (label_axis)
 ROW_TITLE_ROOM_PX = 64
 LABEL_CHARACTER_EM = 0.55  # an axis label's average character, in em of its font (the theme's sans-serif)
 
-
 MIN_PLOT_PX = 160  # px: below this a phone scrolls the chart rather than shrink its cells further
-
 
 MIN_ROW_PX = 16  # a short, wide matrix (7 tokens × 384 dimensions) keeps readable rows
 
-
 TITLE_CHAR_PX = 8  # px a character of a chart's title takes, at most (the theme's 17-px bold sans-serif)
-
 
 THEME_LABEL_PX = 12.75  # Streamlit's theme draws axis labels at 0.75 of its 17-px font
 
@@ -205,15 +200,19 @@ def colour_stops(scheme: str) -> list[str]:
 
 
 def label_axis(labels: list[str], title: str, count: int, angle: int, length_px: float | None = None,
-               spacing_px: int = READING.label_spacing_px, second_from: int | None = None) -> alt.Axis:
+               spacing_px: int = READING.label_spacing_px, second_from: int | None = None,
+               keep: tuple[int, ...] = ()) -> alt.Axis:
     """An axis whose tick at index i reads labels[i]; at most ~40 ticks on long texts, and no closer than
     spacing_px when the axis is length_px long (a small heatmap labels every other token or fewer).
     The axis reads its labels from a parameter that the chart must carry: labelled(chart, labels).
     second_from: the index of a sentence pair's first token of sentence B, whose labels from there on are
-    in SENTENCE_B_COLOUR and bold, as the title then says (None: no B on this axis)."""
+    in SENTENCE_B_COLOUR and bold, as the title then says (None: no B on this axis).
+    keep: indices labelled whatever the step (the query picked), their neighbours closer than a step left out."""
     step = max(1, int(np.ceil(count / 40)))
     if length_px:
         step = max(step, int(np.ceil(count * spacing_px / length_px)))
+    values = [value for value in range(0, count, step) if all(abs(value - index) >= step for index in keep)]
+    values = sorted({*values, *(index for index in keep if 0 <= index < count)})
     marks = {}
     if second_from is not None:
         in_b = f"floor(datum.value) >= {int(second_from)}"
@@ -222,7 +221,7 @@ def label_axis(labels: list[str], title: str, count: int, angle: int, length_px:
                  "labelFontWeight": alt.ExprRef(f"{in_b} ? 'bold' : 'normal'")}
     return alt.Axis(
         title=title,
-        values=list(range(0, count, step)),
+        values=values,
         labelExpr=f"{token_labels(labels).name}[floor(datum.value)]",
         labelAngle=angle,
         labelOverlap=False,

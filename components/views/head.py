@@ -186,6 +186,7 @@ def _stage(context, outline, shown: Callable[[bool], Shown], whole: bool, which:
             scrub_heatmap(stack, row_tokens, columns, title=title, key=f"chart-{name}",
                           position=(state.layer, state.head), shape=shape, on_move=_follow_chart, size=size,
                           weight_scale=weight_scale, lettering=context.lettering, zoomable=True,
+                          kept_rows=_query_rows(row_tokens, state.query),
                           strip=_value_norm_strip(context, which, renormalise, key_tokens, layers, heads)
                           if name == "moved" else None, **options)
         beside.markdown(reading_guide(name, outline.head_size, state.scaling, outline.divisor, largest=largest,
@@ -212,6 +213,12 @@ def _stage(context, outline, shown: Callable[[bool], Shown], whole: bool, which:
                    scheme=options["scheme"], row_title=options["row_title"], column_title=options["column_title"],
                    size=size, lettering=context.lettering)
     chart_downloads(current_chart, name, f"{name}-{stem}", title=f"{title} — {stem.replace('-', ' ')}")
+
+
+def _query_rows(rows: list[str], query: int) -> tuple[int, ...]:
+    """The rows whose labels a heatmap keeps whatever the step between them: the query picked (the neuron view's,
+    carried in the link) and every row of the same word (the Winograd pair's two "it"s), where it is among them."""
+    return tuple(index for index, token in enumerate(rows) if token == rows[query]) if 0 <= query < len(rows) else ()
 
 
 def _lines(context, outline, shown: Shown, which: str, renormalise: bool, sinks: str) -> None:

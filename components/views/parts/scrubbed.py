@@ -47,6 +47,7 @@ class Panel:
     second_sentence: tuple[int | None, int | None] = (None, None)  # B's first row and column: style.label_axis
     lettering: Lettering = READING  # how large its text is, and how close its labels may stand
     zoomable: bool = False  # as a picture, a rectangle dragged across it is reported (zoom_window)
+    kept_rows: tuple[int, ...] = ()  # rows labelled whatever the step between labels (the query picked)
 
     @property
     def raster(self) -> bool:
@@ -57,7 +58,7 @@ class Panel:
         with the name its datasets carry."""
         return (name, self.title, standing[self.row_labels], standing[self.column_labels], self.scheme,
                 self.row_title, self.column_title, self.size, self.raster, self.second_sentence, self.lettering,
-                self.zoomable and self.raster)
+                self.zoomable and self.raster, self.kept_rows)
 
 
 @dataclass(frozen=True)
@@ -76,16 +77,16 @@ def scrub_heatmap(stack: HeadStack, row_labels: list[str], column_labels: list[s
                   scheme: str = "blues", row_title: str = "query token", column_title: str = "key token",
                   size: int = PLOT_SIZE, weight_scale: str = "head",
                   second_sentence: tuple[int | None, int | None] = (None, None), lettering: Lettering = READING,
-                  zoomable: bool = False, strip: Strip | None = None) -> None:
+                  zoomable: bool = False, strip: Strip | None = None, kept_rows: tuple[int, ...] = ()) -> None:
     """Draw a HeadStack as one heatmap whose layer and head the reader picks in the browser.
 
     position is the (layer, head) the page stands at, shape the (layers, heads) there are to pick from.
     on_move(layer, head) is called, before the rerun, when the reader has moved the chart's inputs. size is the
-    longer side of the plot, in px; weight_scale, second_sentence, lettering and zoomable as Panel's.
+    longer side of the plot, in px; weight_scale, second_sentence, lettering, zoomable and kept_rows as Panel's.
     strip: bars under the plot, as wide, picked in the browser too.
     """
     panel = Panel(stack, tuple(row_labels), tuple(column_labels), title, scheme, row_title, column_title, size,
-                  weight_scale, second_sentence, lettering, zoomable)
+                  weight_scale, second_sentence, lettering, zoomable, kept_rows)
     scrub_panels([panel], key=key, position=position, shape=shape, on_move=on_move, strip=strip)
 
 
@@ -115,7 +116,7 @@ def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], sh
     if strip is not None:
         frames |= caches.chart_data(strip.build, *strip.arguments)
     st.html(INPUT_STYLE)
-    zoom = [ZOOM] if drawings[0][-1] else []
+    zoom = [ZOOM] if panels[0].zoomable and panels[0].raster else []
     draw_spec(spec, frames, key=key, lettering=panels[0].lettering, on_select=lambda: report_move(key, on_move),
               selection_mode=[LAYER, HEAD, *zoom])
 
