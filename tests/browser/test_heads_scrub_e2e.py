@@ -29,12 +29,14 @@ QUERY = "?view=heads&text=" + TEXT.replace(" ", "+")
 LAYERS = 6  # the bundled model's
 SHOWN_PICTURES = 'image:not([width="0"])'  # the grid's pictures of the layer shown
 
-# The grid's pictures shown (their data URLs) and the summary's cells (their colours), in the order drawn.
+# The grid's pictures shown (their data URLs) and the summary's cells (their colours), in the order drawn; not the
+# ring round the side column's head in the grid, a rect with no fill.
 # Every layer's pictures are in the chart: those of the layers not shown are 0 px wide.
 _SHOWN_JS = """chart => ({
   pictures: [...chart.querySelectorAll('g.mark-image image')].filter(image => +image.getAttribute('width') > 0)
     .map(image => image.getAttribute('href')),
-  cells: [...chart.querySelectorAll('g.mark-rect.role-mark path')].map(cell => cell.getAttribute('fill')),
+  cells: [...chart.querySelectorAll('g.mark-rect.role-mark path')].filter(cell => cell.hasAttribute('fill'))
+    .map(cell => cell.getAttribute('fill')),
 })"""
 
 
