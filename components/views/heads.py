@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from attention.settings import SOURCE_LABELS
 from components import caches
 from components.caches import HeadStack
 from components.charts import grid
@@ -200,11 +201,11 @@ def _aggregate_caption(how: str, layer: int, settings) -> str:
                 "with the identity for the residual connection, multiplied through layers 0 to "
                 f"{layer}. Row i says how much position i's output at layer {layer} draws on each input "
                 "token; every row sums to 1. "
-                + ("It uses the model's own weights (source bert, scaling √d_k), as the paper does."
+                + ("It uses the model's own weights (source trained, scaling √d_k), as the paper does."
                    if model_own else
-                   f"It follows the source ({settings.source}) and the scaling "
+                   f"It follows the source ({SOURCE_LABELS[settings.source]}) and the scaling "
                    f"({controls.SCALING_LABELS[settings.scaling]}) chosen beside this view, in every layer, so it "
-                   "differs from the model's own rollout (source bert, √d_k)."))
+                   "differs from the model's own rollout (source trained, √d_k)."))
     if how == "mean":
         return "The average of all heads' weights, cell by cell: every row still sums to 1."
     return ("The largest weight any head gives each (query, key) pair: shows what at least one head "
