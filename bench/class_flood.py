@@ -14,16 +14,15 @@ Prints, asserts nothing.
 from __future__ import annotations
 
 import argparse
-import gc
 import secrets
 import tempfile
-import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
 import redis as redis_client
 
 from components.classroom.class_store import MemoryStore, RedisStore, new_code
+from harness.allocations import bytes_kept
 from harness.redis import redis_server
 
 VIEW = {"text": "the class keeps following", "head": "3"}
@@ -48,18 +47,6 @@ def strangers(store, count: int) -> tuple[str, str, Callable[[], None], Callable
                 raise RuntimeError("the live class was lost in the flood")
 
     return code, student, random_codes, random_beats
-
-
-def bytes_kept(flood: Callable[[], None]) -> int:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        flood()
-        gc.collect()
-        return tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
 
 
 def memory_figures(count: int) -> dict[str, int]:

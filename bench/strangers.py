@@ -23,7 +23,16 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-from harness.server import APP, cpu_seconds, get_json, memory_mb, port_of, server_pid, streamlit_server, wait_for
+from harness.server import (
+    APP,
+    cpu_seconds,
+    get_json,
+    memory_mb,
+    port_of,
+    server_pid,
+    streamlit_server,
+    wait_until_warm,
+)
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"  # attention.BUNDLED_MODEL, named here so that the bench imports no torch
 CODE_LETTERS = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -59,20 +68,12 @@ def _ask(url: str) -> int:
     return get_json(url)[0]
 
 
-def _settled(pid: int) -> bool:
-    if "libtorch" not in Path(f"/proc/{pid}/maps").read_text():
-        return False
-    before, _ = memory_mb(pid)
-    time.sleep(1.0)
-    return abs(memory_mb(pid)[0] - before) < 1
-
-
 def measure(app: Path, count: int) -> list[tuple[str, int, float, float, float, list[int]]]:
     """(case, requests, server CPU ms a request, wall ms a request, MB grown, statuses seen) for each case."""
     rows = []
     with tempfile.TemporaryDirectory() as folder, streamlit_server(app, log_path=Path(folder) / "log") as url:
         pid = server_pid(port_of(url))
-        wait_for(lambda: _settled(pid), "the server's start to settle", timeout_s=180, poll_s=0.5)
+        wait_until_warm(pid)
         for case, make_url in CASES.items():
             urls = [make_url(url) for _ in range(count)]
             cpu_before, (rss_before, _), started = cpu_seconds(pid), memory_mb(pid), time.perf_counter()

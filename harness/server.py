@@ -192,6 +192,20 @@ def reset_peak(pid: int) -> bool:
     return True
 
 
+def wait_until_warm(pid: int, timeout_s: float = 180.0) -> None:
+    """Wait until a new server's start is done with its own work (the App's lifespan imports torch:
+    components/server/app_start.py): torch mapped, and its resident memory steady within 1 MB over a second. What
+    is measured after that is what the requests cost."""
+    def settled() -> bool:
+        if "libtorch" not in Path(f"/proc/{pid}/maps").read_text():
+            return False
+        before, _ = memory_mb(pid)
+        time.sleep(1.0)
+        return abs(memory_mb(pid)[0] - before) < 1
+
+    wait_for(settled, "the server's start to import torch and settle", timeout_s=timeout_s, poll_s=0.5)
+
+
 def wait_for(condition, what: str, timeout_s: float = 20.0, poll_s: float = 0.2) -> None:
     """Poll condition() until it holds (for things outside the page, such as a server's counters)."""
     deadline = time.monotonic() + timeout_s

@@ -11,12 +11,10 @@ tests/deploy/test_class_strangers.py.
 
 from __future__ import annotations
 
-import gc
 import ipaddress
 import secrets
 import threading
 import time
-import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -31,6 +29,7 @@ from components.classroom.class_store import (
     StoreUnavailable,
     new_code,
 )
+from harness.allocations import bytes_kept
 from harness.redis import redis_server
 from tests.marks import NEEDS_REDIS
 from tests.test_class_store import held_values
@@ -59,19 +58,6 @@ def store_and_leftovers(request, tmp_path):
         check = redis_client.Redis.from_url(server.url)
         store = RedisStore(server.url)
         yield store, lambda flood: keys_added(check, flood)
-
-
-def bytes_kept(flood) -> int:
-    """Bytes still allocated after flood() than before it, garbage collected (tracemalloc)."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        flood()
-        gc.collect()
-        return tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
 
 
 def keys_added(check: redis_client.Redis, flood) -> int:

@@ -8,15 +8,13 @@ anything else is a 404 that costs a dictionary look-up. The figures (CPU and mem
 from __future__ import annotations
 
 import secrets
-import time
-from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 
 from attention import BUNDLED_MODEL
 from attention.embedding_switch import DEFAULT_SECOND
-from harness.server import APP, get_json, memory_mb, port_of, server_pid, streamlit_server, wait_for
+from harness.server import APP, get_json, memory_mb, port_of, server_pid, streamlit_server, wait_until_warm
 
 STRANGER_REQUESTS = 200
 LASTING_MB = 30  # what the server's resident memory may grow by across them: allocator noise, no model
@@ -27,17 +25,8 @@ def fresh_server(tmp_path_factory):
     """A server no page has visited, once its start's own import of torch is done (components/server/app_start.py)."""
     with streamlit_server(APP, log_path=tmp_path_factory.mktemp("strangers") / "streamlit.log") as url:
         pid = server_pid(port_of(url))
-        wait_for(lambda: _settled(pid), "the server's start to import torch", timeout_s=120)
+        wait_until_warm(pid)
         yield url, pid
-
-
-def _settled(pid: int) -> bool:
-    """torch is mapped, and the resident memory stays within 1 MB for half a second."""
-    if "libtorch" not in Path(f"/proc/{pid}/maps").read_text():
-        return False
-    before, _ = memory_mb(pid)
-    time.sleep(0.5)
-    return abs(memory_mb(pid)[0] - before) < 1
 
 
 def test_a_stranger_s_switch_requests_are_refused_before_any_work_and_leave_nothing(fresh_server):
