@@ -38,7 +38,8 @@ chosen_model = controls.model_select(names)
 present = controls.presentation_toggle()
 classroom.start_button()
 
-from attention import ModelLoadError, ModelShape
+from attention.models.loading import ModelLoadError
+from attention.stages.settings import ModelShape
 from components import views
 from components.charts.style import page_icon
 from components.page import model_download, viewport

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attention.models import bundled_model_path
+from attention.models.loading import bundled_model_path
 from harness.checkpoints import gpt2_tokenizer, save_gpt2, tiny_gpt2
 
 __all__ = ["bert_base_random", "bundled_with_mlm_head", "gpt2_small_random", "tiny_gpt2"]

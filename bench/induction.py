@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from attention.induction import InductionConfig, InductionRun, train
+from attention.labs.induction import InductionConfig, InductionRun, train
 
 TARGET_S = 60.0
 APP = str(Path(__file__).resolve().parents[1] / "page.py")

@@ -16,7 +16,11 @@ from collections.abc import Callable
 
 import torch
 
-from attention import BUNDLED_MODEL, LoadedModel, TraceSettings, build_trace, encode, load_model
+from attention.dissect.trace import build_trace
+from attention.models.loading import load_model, LoadedModel
+from attention.models.model_list import BUNDLED_MODEL
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
 from harness.reference import bare_forward
 
 TARGET = 1.2

@@ -1,8 +1,8 @@
 """transformers' own model and tokenizer of a loaded checkpoint: the reference the core is checked against (tests)
 and timed against (bench/trace_overhead.py's bare forward pass).
 
-The core runs BERT on its own encoder (attention/families/bert_modules.py) and tokenizes with the tokenizers
-library alone (attention/tokenizer.py), so neither LoadedModel.model nor LoadedModel.tokenizer is transformers'
+The core runs BERT on its own encoder (attention/models/families/bert_modules.py) and tokenizes with the tokenizers
+library alone (attention/models/tokenizer.py), so neither LoadedModel.model nor LoadedModel.tokenizer is transformers'
 for BERT: its reference is loaded from the same checkpoint, once a name. GPT-2's model is transformers' already.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Callable
 def _transformers_bert(name: str):
     from transformers import BertModel
 
-    from attention.models import resolve
+    from attention.models.loading import resolve
 
     return BertModel.from_pretrained(resolve(name), attn_implementation="eager", add_pooling_layer=False).eval()
 
@@ -30,7 +30,7 @@ def transformers_model(loaded):
 def _transformers_tokenizer(name: str):
     from transformers import AutoTokenizer
 
-    from attention.models import resolve
+    from attention.models.loading import resolve
 
     tokenizer = AutoTokenizer.from_pretrained(resolve(name))
     if tokenizer.pad_token is None:  # GPT-2's: a batch pads with <|endoftext|> on the right, as the core pads it

@@ -13,7 +13,7 @@ os.environ["TRANSFORMERS_VERBOSITY"] = "error"
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from attention import load_model  # noqa: E402
+from attention.models.loading import load_model  # noqa: E402
 from components.private_hooks import cache_component_manifests, run_temporary_folder  # noqa: E402
 from components.server import process  # noqa: E402
 from harness.browser import SharedChromium  # noqa: E402
@@ -102,7 +102,7 @@ def save_tiny_bert(folder, *, with_mlm_head: bool = False, **overrides):
     """A small BERT with random weights and the bundled model's tokenizer, saved like a real checkpoint."""
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertModel
 
-    from attention.models import bundled_model_path
+    from attention.models.loading import bundled_model_path
 
     config = BertConfig(
         vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,

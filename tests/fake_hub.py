@@ -218,7 +218,7 @@ def save_hub_bert(folder: str | Path) -> Path:
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from attention.models import bundled_model_path
+    from attention.models.loading import bundled_model_path
 
     config = BertConfig(vocab_size=30522, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                         intermediate_size=64, max_position_embeddings=64)

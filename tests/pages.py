@@ -19,7 +19,9 @@ import pyarrow as pa
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
-from attention import TraceSettings, build_trace, encode
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
 from components.charts.scrub import STRIP
 from components.charts.style import colour_ramp
 from components.private_hooks import MediaFileManager, WidgetState, element_key, run_app_test_with

@@ -49,10 +49,12 @@ def project_modules() -> dict[str, Path]:
     return {module_name(path): path for path in paths if path.exists()}
 
 
-def imported_modules(path: Path, modules: dict[str, Path]) -> set[str]:
-    """The project modules a file imports anywhere in it: `from a import b` counts a.b when that is a module."""
+def imported_modules(path: Path, modules: dict[str, Path], name: str | None = None) -> set[str]:
+    """The project modules a file imports anywhere in it: `from a import b` counts a.b when that is a module.
+    name: the file's module name, when it does not follow from its path."""
     found = set()
-    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    name = name or module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
@@ -85,6 +87,57 @@ def test_no_import_circle_anywhere():
         if name not in state:
             visit(name, [name])
     assert not circles, "import circles:\n" + "\n".join(circles)
+
+
+# The packages of each layer of the house, lowest first: a module imports only from its own package or one
+# listed before it, so that the data path reads one way, from the core's stages up to the labs.
+PACKAGE_ORDER = {
+    "attention": ("stages", "models", "text", "dissect", "analyses", "experiments", "labs"),
+}
+MAX_CORE_TOP_LEVEL = 8  # modules and packages at the core's top level
+
+
+def package_of(module: str, layer: str) -> str | None:
+    """The package of the layer that holds the module: attention.stages.masks -> stages; None outside them."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == layer and len(parts) > 1 and parts[1] in PACKAGE_ORDER[layer] else None
+
+
+def upward_imports(modules: dict[str, Path], layer: str) -> list[str]:
+    order = PACKAGE_ORDER[layer]
+    found = []
+    for name, path in modules.items():
+        own = package_of(name, layer)
+        if own is None:
+            continue
+        for other in sorted(imported_modules(path, modules, name)):
+            theirs = package_of(other, layer)
+            if theirs is not None and theirs != own and order.index(theirs) > order.index(own):
+                found.append(f"{name} ({own}) imports {other} ({theirs})")
+    return found
+
+
+@pytest.mark.parametrize("layer", sorted(PACKAGE_ORDER))
+def test_packages_import_only_downward(layer):
+    modules = project_modules()
+    packages = {name.split(".")[1] for name in modules if name.startswith(layer + ".")
+                and (ROOT / layer / name.split(".")[1]).is_dir()}
+    assert packages == set(PACKAGE_ORDER[layer]), f"{layer}'s packages are not all in PACKAGE_ORDER: {packages}"
+    assert not upward_imports(modules, layer), "imports up the order:\n" + "\n".join(upward_imports(modules, layer))
+
+
+def test_an_upward_import_between_packages_is_found(tmp_path):
+    """The check above, seen failing: a stage that imports the labs."""
+    planted = tmp_path / "planted_upward.py"
+    planted.write_text("from attention.labs import counting\n")
+    modules = {**project_modules(), "attention.stages.planted_upward": planted}
+    assert upward_imports(modules, "attention") == [
+        "attention.stages.planted_upward (stages) imports attention.labs.counting (labs)"]
+
+
+def test_the_core_keeps_few_modules_at_its_top_level():
+    top = [p.name for p in (ROOT / "attention").iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()]
+    assert len(top) <= MAX_CORE_TOP_LEVEL, f"attention/ has {len(top)} modules at its top: {sorted(top)}"
 
 
 def test_bench_and_tests_share_the_harness_without_importing_each_other():

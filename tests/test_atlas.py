@@ -1,4 +1,4 @@
-"""The head atlas (attention/atlas.py): Clark et al.'s behaviours on synthetic attention with known answers, padding
+"""The head atlas (attention/analyses/atlas.py): Clark et al.'s behaviours on synthetic attention with known answers, padding
 left out, the labels, the divergences and the plane, and the atlas of a text against transformers' own attention."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from attention import encode, load_model
-from attention.atlas import (
+from attention.models.loading import load_model
+from attention.text.encoding import encode
+from attention.analyses.atlas import (
     COLUMNS,
     classical_mds,
     divergence_sums,

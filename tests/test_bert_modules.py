@@ -1,4 +1,4 @@
-"""BERT's own encoder (attention/families/bert_modules.py) against transformers' BertModel on the same weights, as
+"""BERT's own encoder (attention/models/families/bert_modules.py) against transformers' BertModel on the same weights, as
 minGPT's test_huggingface_import does: the same operations in the same order, so the same bits.
 
 And what it is for: a new server computes its first heatmap without importing transformers' modelling code,
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from attention.encoding import encode_batch
-from attention.families.bert_config import BertConfig
-from attention.models import ModelLoadError, bundled_model_path, load_model
+from attention.text.encoding import encode_batch
+from attention.models.families.bert_config import BertConfig
+from attention.models.loading import ModelLoadError, bundled_model_path, load_model
 from tests.conftest import save_tiny_bert
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,12 +100,12 @@ def test_the_first_heatmap_needs_neither_transformers_nor_torch_dynamo_and_the_p
     code = """
 import json, sys
 from attention import layer_attention
-from attention.encoding import encode
-from attention.layer_inputs import next_layer_input
-from attention.models import load_model
-from attention.parity import transformers_weights
-from attention.settings import TraceSettings
-from attention.unknown import unknown_characters
+from attention.text.encoding import encode
+from attention.text.layer_inputs import next_layer_input
+from attention.models.loading import load_model
+from attention.dissect.parity import transformers_weights
+from attention.stages.settings import TraceSettings
+from attention.text.unknown import unknown_characters
 loaded = load_model()
 unknown_characters(loaded.tokenizer, "The cat sat on the mat.")
 encoding = encode(loaded, "The cat sat on the mat.")

@@ -15,8 +15,10 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from attention import TraceSettings, build_trace, encode
-from attention.heads import head_entropies, head_weights
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
+from attention.dissect.heads import head_entropies, head_weights
 from components.charts.neuron_chart import PRODUCT_BOUND
 from components.charts.style import SENTENCE_B_COLOUR, colour_ramp
 from tests import rendered

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention.compare import (
+from attention.analyses.compare import (
     aligned_difference,
     aligned_positions,
     changes_by_query,

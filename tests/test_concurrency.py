@@ -15,7 +15,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from attention import TraceSettings, build_trace, encode, transformers_weights
+from attention.dissect.parity import transformers_weights
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
 
 THREADS = 8
 CALLS_PER_THREAD = 4  # each input is then in flight in 4 threads at once

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from attention.counting import (
+from attention.labs.counting import (
     BLANK,
     HELD_OUT_SEED_OFFSET,
     SYMBOLS,
@@ -26,7 +26,7 @@ from attention.counting import (
     untrained,
     untrained_windows,
 )
-from attention.settings import SCALINGS
+from attention.stages.settings import SCALINGS
 
 SHORT = CountingConfig(steps=40, eval_every=10, held_out=200)  # enough to compare runs, not to learn
 

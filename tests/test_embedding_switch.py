@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from attention.embedding_switch import (
+from attention.experiments.embedding_switch import (
     DEFAULT_SECOND,
     compare,
     head_ranking,

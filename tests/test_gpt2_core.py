@@ -11,8 +11,12 @@ import numpy as np
 import pytest
 import torch
 
-from attention import TraceSettings, build_outline, build_trace, encode, encode_batch, layer_reference, parity_report
-from attention.layer_inputs import next_layer_input
+from attention.dissect.outline import build_outline
+from attention.dissect.parity import layer_reference, parity_report
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode, encode_batch
+from attention.text.layer_inputs import next_layer_input
 
 TOLERANCE = 1e-5
 ROWS_SUM_TOLERANCE = 1e-5

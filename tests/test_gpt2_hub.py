@@ -10,15 +10,15 @@ import shutil
 
 import pytest
 
-from attention.download import Downloads, download
-from attention.hub import FILES, WEIGHTS, in_cache, is_cached
-from attention.models import ALLOWED_MODELS_ENV
+from attention.models.download import Downloads, download
+from attention.models.hub import FILES, WEIGHTS, in_cache, is_cached
+from attention.models.loading import ALLOWED_MODELS_ENV
 from components.caches import models
 from components.caches.memory_budget import MEMORY_ENV, memory_budget
 from tests.fake_hub import FakeHub
 
 REPO = "tiny-org/tiny-gpt2"
-# What GPT2Model and its tokenizer read (attention/hub.py)
+# What GPT2Model and its tokenizer read (attention/models/hub.py)
 NEEDED = {"config.json", "tokenizer_config.json", "tokenizer.json", "vocab.json", "merges.txt", WEIGHTS}
 # What the Hub's gpt2 repository holds beside them: other frameworks' copies of the weights, the 64-token
 # TFLite exports, the generation settings (the page never generates), the model card
@@ -97,7 +97,7 @@ def test_either_way_of_writing_a_gpt2_tokenizer_is_enough(repository, online, tm
 
 
 def test_vocab_json_without_its_merges_is_no_tokenizer(repository, online, tmp_path):
-    from attention import ModelLoadError
+    from attention.models.loading import ModelLoadError
 
     folder = tmp_path / "repository"
     folder.mkdir()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from attention.head_scores import (
+from attention.analyses.head_scores import (
     INDUCTION_THRESHOLD,
     HeadEvent,
     first_crossings,

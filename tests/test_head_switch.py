@@ -8,9 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-from attention import BUNDLED_MODEL, ModelLoadError, TraceSettings, build_trace, encode, load_model
-from attention.head_switch import drop_grid, head_ranking, layer_inputs, normalise_heads_off, predict, run_model
-from attention.lm_heads import NoLanguageModelHead, load_language_model
+from attention.dissect.trace import build_trace
+from attention.models.loading import load_model, ModelLoadError
+from attention.models.model_list import BUNDLED_MODEL
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
+from attention.experiments.head_switch import drop_grid, head_ranking, layer_inputs, normalise_heads_off, predict, run_model
+from attention.models.lm_heads import NoLanguageModelHead, load_language_model
 from components.private_hooks import forward_hooks
 from harness.reference import transformers_tokenizer
 from tests.conftest import save_tiny_bert

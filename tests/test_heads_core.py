@@ -12,8 +12,10 @@ import math
 import numpy as np
 import pytest
 
-from attention import TraceSettings, build_trace, encode, encode_batch, layer_attention
-from attention.heads import (
+from attention.dissect.trace import build_trace, layer_attention
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode, encode_batch
+from attention.dissect.heads import (
     aggregate_heads,
     head_entropies,
     head_stage,
@@ -23,7 +25,7 @@ from attention.heads import (
     rollout,
     row_entropy,
 )
-from attention.neuron import neuron_heads, neuron_view
+from attention.analyses.neuron import neuron_heads, neuron_view
 
 TEXT = "time flies like an arrow"
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from attention.dot_product import MASKED_SCORE
+from attention.stages.dot_product import MASKED_SCORE
 from components.charts.draw import spec_and_frames
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap, heatmap_frames
 from components.charts.scrub import panel_frames

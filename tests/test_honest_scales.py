@@ -16,8 +16,10 @@ import re
 import numpy as np
 import pytest
 
-from attention import TraceSettings, build_trace, encode
-from attention.heads import head_entropies
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
+from attention.dissect.heads import head_entropies
 from components.charts.style import CLIP_QUANTILE, UNIFORM_TIMES, colour_ramp
 from components.page.page_state import WEIGHT_SCALES
 from tests import rendered

@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attention.induction import (
+from attention.labs.induction import (
     LAYER_COUNTS,
     AttentionOnlyDecoder,
     InductionConfig,

@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from attention.induction import InductionConfig, history_rows, train
+from attention.labs.induction import InductionConfig, history_rows, train
 from components.charts import induction as charts
 
 SHORT = InductionConfig(steps=30, heads=3, vocab_size=12, held_out=16, probes=4)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from attention.model_list import ALLOWED_MODELS_ENV, DEFAULT_ALLOWED_HUB_IDS
+from attention.models.model_list import ALLOWED_MODELS_ENV, DEFAULT_ALLOWED_HUB_IDS
 from components.caches.memory_budget import MEMORY_ENV
 from components.caches.offered import MODEL_DIRS_ENV
 from components.classroom.class_store import STORE_ENV

@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from attention import TraceSettings, build_trace, encode
-from attention.context import find_token, similarity_by_layer
-from attention.heads import head_summary, head_weights
-from attention.scaling_lab import (
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
+from attention.analyses.context import find_token, similarity_by_layer
+from attention.dissect.heads import head_summary, head_weights
+from attention.labs.scaling_lab import (
     dot_product_variance,
     head_softmax_statistics,
     random_scores,
@@ -23,7 +25,7 @@ from attention.scaling_lab import (
     temperature_row,
     variance_by_head_size,
 )
-from attention.segments import PAIR_FILTERS, renormalised, visible_tokens, visible_weights
+from attention.text.segments import PAIR_FILTERS, renormalised, visible_tokens, visible_weights
 
 # [CLS] A A [SEP] B B [SEP]: segment ids and the special-token mask of a sentence pair.
 PAIR_TYPES = np.array([0, 0, 0, 0, 1, 1, 1])

@@ -12,18 +12,13 @@ import numpy as np
 import pytest
 import torch
 
-from attention import (
-    TraceSettings,
-    build_trace,
-    encode,
-    encode_batch,
-    layer_attention,
-    layer_projections,
-    transformers_weights,
-)
-from attention.dot_product import additive_mask, attend, attend_in_chunks
-from attention.heads import HEAD_STAGES, head_stage, head_weights
-from attention.trace import projections_for
+from attention.dissect.parity import transformers_weights
+from attention.dissect.trace import build_trace, layer_attention, layer_projections
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode, encode_batch
+from attention.stages.dot_product import additive_mask, attend, attend_in_chunks
+from attention.dissect.heads import HEAD_STAGES, head_stage, head_weights
+from attention.dissect.trace import projections_for
 
 TOLERANCE = 1e-5  # float32 against transformers, as tests/test_parity.py
 SETTINGS = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention import encode, encode_batch
-from attention.layer_inputs import next_layer_input
+from attention.text.encoding import encode, encode_batch
+from attention.text.layer_inputs import next_layer_input
 
 
 @pytest.mark.parametrize("pair", [("time flies like an arrow", None),

@@ -13,8 +13,10 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention import ModelShape, TraceSettings, build_trace, encode
-from attention.models import BUNDLED_MODEL
+from attention.dissect.trace import build_trace
+from attention.stages.settings import ModelShape, TraceSettings
+from attention.text.encoding import encode
+from attention.models.loading import BUNDLED_MODEL
 from components.caches import MODEL_DIRS_ENV, settings_for
 from components.charts.style import MASKED_COLOUR
 from components.page.page_state import PageState, from_query

@@ -1,4 +1,4 @@
-"""Texts packed one after the other into a row (attention.masks): each looks at its own keys only, under every kind
+"""Texts packed one after the other into a row (attention.stages.masks): each looks at its own keys only, under every kind
 of mask, as it would alone in a row of its own."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attention.masks import allowed_keys
+from attention.stages.masks import allowed_keys
 
 # Two texts packed into one row, then padding: text 1 is tokens 0-2, text 2 tokens 3-4.
 PACKED = torch.tensor([[1, 1, 1, 2, 2, 0]])

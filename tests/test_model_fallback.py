@@ -12,8 +12,9 @@ import shutil
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention import BUNDLED_MODEL, models
-from attention.models import ALLOWED_MODELS_ENV
+from attention.models import loading as models
+from attention.models.model_list import BUNDLED_MODEL
+from attention.models.loading import ALLOWED_MODELS_ENV
 from components import caches
 from tests.fake_hub import FakeHub, save_hub_bert
 from tests.pages import APP, open_page, warnings

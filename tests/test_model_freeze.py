@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from attention import BUNDLED_MODEL
+from attention.models.model_list import BUNDLED_MODEL
 from components import caches
 
 

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from attention import ModelLoadError
+from attention.models.loading import ModelLoadError
 from components.caches.model_room import LoadedWeights
 
 MB = 2**20

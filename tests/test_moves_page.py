@@ -11,10 +11,13 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention import TraceSettings, encode, layer_attention, segments
-from attention.heads import head_stage, head_value_norms
-from attention.trace import projections_for
-from attention.value_norms import weighted_by_value_norm
+from attention.dissect.trace import layer_attention
+from attention.stages.settings import TraceSettings
+from attention.text import segments
+from attention.text.encoding import encode
+from attention.dissect.heads import head_stage, head_value_norms
+from attention.dissect.trace import projections_for
+from attention.dissect.value_norms import weighted_by_value_norm
 from tests import rendered
 from tests.pages import (
     TEXT,

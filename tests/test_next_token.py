@@ -8,7 +8,7 @@ moves them by 4 to 12 points.
 
 The reference is a GPT2LMHeadModel loaded apart from the page's model; a head is switched off in it by a forward
 pre-hook on c_proj (W_O) that zeroes the head's slice of the context, here in the test only. The core switches
-heads off without hooks (attention/head_switch.py, the family's layer_with_heads_off).
+heads off without hooks (attention/experiments/head_switch.py, the family's layer_with_heads_off).
 Shapes: B batch, T tokens, C hidden size, nh heads, d head size, V vocabulary.
 """
 
@@ -22,10 +22,13 @@ import numpy as np
 import pytest
 import torch
 
-from attention import TraceSettings, build_trace, encode, load_model
-from attention.families import GPT2
-from attention.head_switch import drop_grid, head_ranking, layer_inputs, predict, run_model
-from attention.lm_heads import NoLanguageModelHead, load_language_model
+from attention.dissect.trace import build_trace
+from attention.models.loading import load_model
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
+from attention.models.families import GPT2
+from attention.experiments.head_switch import drop_grid, head_ranking, layer_inputs, predict, run_model
+from attention.models.lm_heads import NoLanguageModelHead, load_language_model
 from components.private_hooks import forward_hooks
 from harness.checkpoints import gpt2_tokenizer, save_gpt2
 from harness.reference import transformers_tokenizer

@@ -1,6 +1,6 @@
 """The outline of a trace is the trace's steps without their tensors: the same names, stages, formulas and
 shapes in the same order, for every source, head size, scaling, similarity, head switched off, layer,
-batch and model. Written apart from the trace (attention/outline.py), so these tests are what keeps them one.
+batch and model. Written apart from the trace (attention/dissect/outline.py), so these tests are what keeps them one.
 
 Shapes: B batch, T tokens, C hidden size, nh heads, d head size.
 """
@@ -11,17 +11,10 @@ import itertools
 
 import pytest
 
-from attention import (
-    SCALINGS,
-    SIMILARITIES,
-    Outline,
-    TraceSettings,
-    build_outline,
-    build_trace,
-    encode,
-    encode_batch,
-    outline_steps,
-)
+from attention.dissect.outline import build_outline, Outline, outline_steps
+from attention.dissect.trace import build_trace
+from attention.stages.settings import SCALINGS, SIMILARITIES, TraceSettings
+from attention.text.encoding import encode, encode_batch
 
 SHORT = "time flies like an arrow"
 PAIR = ("time flies like an arrow", "fruit flies like a banana")

@@ -11,7 +11,11 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode, transformers_weights
+from attention.dissect.parity import transformers_weights
+from attention.dissect.trace import build_trace
+from attention.models.model_list import BUNDLED_MODEL
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
 from components.page.controls import PRESETS
 from tests import pages
 from tests.pages import (

@@ -14,7 +14,9 @@ import sys
 
 import pytest
 
-from attention import TraceSettings, build_trace, encode
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
 from components import caches
 from tests import pages
 

@@ -1,4 +1,4 @@
-"""Where attention parks (attention/parks.py): shares known by hand on made-up weights, and the bundled model's
+"""Where attention parks (attention/analyses/parks.py): shares known by hand on made-up weights, and the bundled model's
 [CLS], which takes half of a middle layer's weight and little of what moves (Kobayashi et al. 2020)."""
 
 from __future__ import annotations
@@ -6,10 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention import TraceSettings, encode, layer_attention
-from attention.heads import head_value_norms
-from attention.parks import PUNCTUATION_NAME, park_places, park_shares
-from attention.trace import projections_for
+from attention.dissect.trace import layer_attention
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
+from attention.dissect.heads import head_value_norms
+from attention.analyses.parks import PUNCTUATION_NAME, park_places, park_shares
+from attention.dissect.trace import projections_for
 
 TEXT = "The cat sat on the mat, and then it slept."
 

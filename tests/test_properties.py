@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention.dot_product import MASKED_SCORE, additive_mask, attend, attend_in_chunks
+from attention.stages.dot_product import MASKED_SCORE, additive_mask, attend, attend_in_chunks
 
 PROPERTY_SETTINGS = settings(max_examples=50, deadline=None)
 

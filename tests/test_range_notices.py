@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attention import ModelShape
+from attention.stages.settings import ModelShape
 from components.page.page_state import PageState, fit_to_model
 from tests.pages import assert_healthy, open_page, warnings
 

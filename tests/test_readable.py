@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention.readable import BYTE_OF_CHARACTER, NEWLINE, SPACE, TAB, readable_token, readable_tokens
+from attention.models.readable import BYTE_OF_CHARACTER, NEWLINE, SPACE, TAB, readable_token, readable_tokens
 
 MARK_OF_BYTE = {SPACE: b" ", NEWLINE: b"\n", TAB: b"\t"}
 HEX_MARK = re.compile(r"⟨([0-9a-f]{2})⟩")

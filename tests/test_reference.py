@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention import TraceSettings, build_trace, encode
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
 from harness.reference import bare_forward, transformers_model
 
 

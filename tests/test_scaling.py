@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from attention.scaling_lab import dot_product_variance
+from attention.labs.scaling_lab import dot_product_variance
 
 HEAD_SIZES = [1, 2, 3, 4, 7, 8, 16, 31, 32, 64, 100, 128, 255, 256]
 RELATIVE_TOLERANCE = 0.10

@@ -13,7 +13,9 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from attention import TraceSettings, build_trace, encode
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
 from components.charts.lines import LINE_THRESHOLD, LINES_MOST
 from components.charts.scrub import send_plan
 from tests.pages import assert_healthy, chart_picks, chart_title, charts, open_page, pick_on_chart, picture_values

@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention import BUNDLED_MODEL, TraceSettings, heads
+from attention.dissect import heads
+from attention.models.model_list import BUNDLED_MODEL
+from attention.stages.settings import TraceSettings
 from components.caches.layers import layer_weights
 
 TEXT = "the shared layer of one text, read by every session"

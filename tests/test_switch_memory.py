@@ -20,7 +20,7 @@ import resource
 import torch
 torch.set_num_threads(1)
 from attention import BUNDLED_MODEL, embedding_switch
-from attention.models import load_model
+from attention.models.loading import load_model
 
 loaded = load_model(BUNDLED_MODEL)
 words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()

@@ -1,4 +1,4 @@
-"""The core's tokenizer (attention/tokenizer.py) against transformers' own, on the checkpoints the app reads:
+"""The core's tokenizer (attention/models/tokenizer.py) against transformers' own, on the checkpoints the app reads:
 the same ids, segments, special tokens, words, offsets and padding, from tokenizer.json or from the older forms
 that transformers converts."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tokenizers
 
-from attention.models import bundled_model_path, load_model
+from attention.models.loading import bundled_model_path, load_model
 from harness.reference import transformers_tokenizer
 
 TEXTS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention import encode, encode_batch
+from attention.text.encoding import encode, encode_batch
 from harness.reference import transformers_tokenizer
 
 KNOWN_IDS = {

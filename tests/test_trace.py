@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from attention import SCALINGS, SOURCES, TraceSettings, build_trace, encode, encode_batch
-from attention.dot_product import MASKED_SCORE, additive_mask, attend, attend_in_chunks
+from attention.dissect.trace import build_trace
+from attention.stages.settings import SCALINGS, SOURCES, TraceSettings
+from attention.text.encoding import encode, encode_batch
+from attention.stages.dot_product import MASKED_SCORE, additive_mask, attend, attend_in_chunks
 
 SHORT = "time flies like an arrow"
 LONG = "I am looking for a hot job and a warm flat near the river"

@@ -1,10 +1,10 @@
-"""What an [UNK] token stands for (attention/unknown.py), with the bundled model's real tokenizer, and the
+"""What an [UNK] token stands for (attention/text/unknown.py), with the bundled model's real tokenizer, and the
 page's note on it."""
 
 from __future__ import annotations
 
-from attention import encode
-from attention.unknown import UNKNOWN, alignment_keys, unknown_characters
+from attention.text.encoding import encode
+from attention.text.unknown import UNKNOWN, alignment_keys, unknown_characters
 from components.page.tokens import unknown_note
 from tests import pages
 

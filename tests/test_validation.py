@@ -5,22 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention import (
-    BUNDLED_MODEL,
-    SCALINGS,
-    SIMILARITIES,
-    SOURCES,
-    ModelLoadError,
-    ModelShape,
-    TraceSettings,
-    allowed_hub_ids,
-    build_trace,
-    encode,
-    encode_batch,
-    load_model,
-)
-from attention.counting import CountingConfig
-from attention.limits import (
+from attention.dissect.trace import build_trace
+from attention.models.loading import load_model, ModelLoadError
+from attention.models.model_list import allowed_hub_ids, BUNDLED_MODEL
+from attention.stages.settings import ModelShape, SCALINGS, SIMILARITIES, SOURCES, TraceSettings
+from attention.text.encoding import encode, encode_batch
+from attention.labs.counting import CountingConfig
+from attention.stages.limits import (
     PAGE_SEED,
     PAGE_TEMPERATURE,
     PAGE_WIN_SIZE,
@@ -31,8 +22,8 @@ from attention.limits import (
     RealRange,
     require_choice,
 )
-from attention.model_list import ALLOWED_MODELS_ENV, DEFAULT_ALLOWED_HUB_IDS
-from attention.models import resolve
+from attention.models.model_list import ALLOWED_MODELS_ENV, DEFAULT_ALLOWED_HUB_IDS
+from attention.models.loading import resolve
 from components.page import page_state
 from components.private_hooks import attention_implementation
 
@@ -263,7 +254,7 @@ def test_the_bundled_model_is_the_default(bundled):
     assert attention_implementation(bundled.model.config.transformers_config()) == "eager", "the proof's reference"
 
 
-# One set of limits and checks (attention.limits) serves the core, the counting lab and the page's links.
+# One set of limits and checks (attention.stages.limits) serves the core, the counting lab and the page's links.
 def test_the_pages_ranges_lie_inside_the_cores():
     assert PAGE_SEED.low >= SEED.low and PAGE_SEED.high <= SEED.high
     assert PAGE_SEED.high == 2**53 - 1, "the largest integer a browser's number holds exactly"

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attention.atlas import COLUMNS, corpus_sentences, head_atlas
+from attention.analyses.atlas import COLUMNS, corpus_sentences, head_atlas
 from tests.pages import TEXT, assert_healthy, open_keeping_downloads, open_page, select_on_chart, warnings
 
 CSV_COLUMNS = ["layer", "head", "previous", "next", "self", "cls", "sep", "punct", "entropy", "label"]

@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention.counting import CountingConfig, example_windows, inspect, train, untrained
-from attention.limits import PAGE_WIN_SIZE
+from attention.labs.counting import CountingConfig, example_windows, inspect, train, untrained
+from attention.stages.limits import PAGE_WIN_SIZE
 from components.charts.counting_maps import LETTERS, WINDOW, WINDOW_TITLE
 from components.views.counting import MAPS_KEY
 from tests.pages import (

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention import TraceSettings, build_trace, encode
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
 from tests.pages import TEXT, assert_healthy, open_page
 
 STAGES = {"weights": "Attention weights", "scores": "Raw scores Q·Kᵀ", "scaled": "Scaled scores",

@@ -18,8 +18,10 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention import TraceSettings, build_trace, encode
-from attention.heads import aggregate_heads, head_summary, head_weights, rollout
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
+from attention.dissect.heads import aggregate_heads, head_summary, head_weights, rollout
 from components.charts.grid import GRID_SIZE, grid_layout
 from components.charts.style import colour_domain, pooled, uniform_end
 from components.views.heads import ALL_LAYERS_WEIGHTS

@@ -16,8 +16,8 @@ import pyarrow as pa
 import pytest
 import torch
 
-from attention.head_scores import induction_score
-from attention.induction import InductionConfig, history_rows, train, untrained
+from attention.analyses.head_scores import induction_score
+from attention.labs.induction import InductionConfig, history_rows, train, untrained
 from tests.pages import assert_healthy, open_keeping_downloads, open_page, picture_values
 
 # A short run: the page's machinery, not the learning (tests/test_induction.py has that). Each test that trains

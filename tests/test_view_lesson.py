@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention import TraceSettings, build_trace, encode
-from attention.context import similarity_by_layer
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
+from attention.analyses.context import similarity_by_layer
 from components.page.page_state import VIEW_NAMES, VIEWS
 from components.views.lesson import ONWARD
 from components.views.parts.lesson_nav import shown_alone, step_key

@@ -11,7 +11,9 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention import TraceSettings, build_trace, encode
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
 from components.charts.neuron_chart import KEYS, NEURON_CELLS, QUERIES, ROWS, send_plan
 from tests import pages
 from tests.pages import chart_inputs, chart_picks, open_page, pick_on_chart, warnings

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention import BUNDLED_MODEL
-from attention.embedding_switch import DEFAULT_SECOND
-from attention.embedding_switch import head_ranking as embedding_ranking
-from attention.head_switch import head_ranking, predict
-from attention.lm_heads import load_language_model
+from attention.models.model_list import BUNDLED_MODEL
+from attention.experiments.embedding_switch import DEFAULT_SECOND
+from attention.experiments.embedding_switch import head_ranking as embedding_ranking
+from attention.experiments.head_switch import head_ranking, predict
+from attention.models.lm_heads import load_language_model
 from components.caches import MODEL_DIRS_ENV
 from components.server.switch_asks import ASKS, SwitchAsks
 from components.views.parts.head_toggles import HEADS_OFF, NAME, valid_pairs

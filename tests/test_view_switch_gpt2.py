@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention.head_switch import head_ranking, predict
-from attention.lm_heads import load_language_model
+from attention.experiments.head_switch import head_ranking, predict
+from attention.models.lm_heads import load_language_model
 from components.caches import MODEL_DIRS_ENV
 from components.views.switch import OBJECTIVE_KEY, SENTENCE_KEY, percent
 from harness.reference import transformers_tokenizer

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention import TraceSettings, build_trace, encode
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
 from tests.pages import TEXT, assert_healthy, open_page
 
 WAYS = ("welcome_lesson", "welcome_head", "welcome_lab", "welcome_counting")

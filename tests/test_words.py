@@ -1,12 +1,14 @@
-"""Whole words (attention/words.py): a word's pieces merged, attention to a word summed, from a word averaged."""
+"""Whole words (attention/text/words.py): a word's pieces merged, attention to a word summed, from a word averaged."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from attention import TraceSettings, build_trace, encode
-from attention.words import merge_weights, spans_from_tokens, spans_from_word_ids, text_words, word_label
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
+from attention.text.words import merge_weights, spans_from_tokens, spans_from_word_ids, text_words, word_label
 
 SPLIT_TEXT = "photosynthesis is unbelievable"  # the bundled tokenizer: photos ##yn ##thesis, one word in three
 

@@ -1,5 +1,5 @@
 """Whole words on the page (words=1): the one-head view's weights and lines, the all-heads view and the compare view
-draw a split word as one row and one column, with the numbers of attention/words.py."""
+draw a split word as one row and one column, with the numbers of attention/text/words.py."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention import TraceSettings, build_trace, encode
-from attention.compare import aligned_difference, aligned_positions
-from attention.heads import head_weights, rollout
-from attention.words import merge_weights, text_words
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
+from attention.analyses.compare import aligned_difference, aligned_positions
+from attention.dissect.heads import head_weights, rollout
+from attention.text.words import merge_weights, text_words
 from components.charts.lines import LINE_THRESHOLD
 from tests.pages import (
     assert_healthy,
@@ -176,8 +178,8 @@ def test_gpt2s_byte_level_pieces_merge_into_words_on_the_page(tiny_gpt2_checkpoi
 
 def test_words_compose_with_the_value_norm_weighting_weighted_first(bundled):
     """Both toggles: each weight times ‖f(x_j)‖ of its token, rows renormalised, then the pieces merged."""
-    from attention.trace import layer_attention, projections_for
-    from attention.value_norms import value_norms, weighted_by_value_norm
+    from attention.dissect.trace import layer_attention, projections_for
+    from attention.dissect.value_norms import value_norms, weighted_by_value_norm
 
     page = head_page(words="1", value_norm="1")
     [chart] = charts(page)

@@ -9,8 +9,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from attention import BUNDLED_MODEL, TraceSettings, build_trace, encode
-from attention.neuron import neuron_heads
+from attention.dissect.trace import build_trace
+from attention.models.model_list import BUNDLED_MODEL
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
+from attention.analyses.neuron import neuron_heads
 from components import caches
 from components.charts.heatmap import heatmap
 from tests.pages import assert_healthy, open_page

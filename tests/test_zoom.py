@@ -12,7 +12,9 @@ import json
 import numpy as np
 import pytest
 
-from attention import TraceSettings, build_trace, encode
+from attention.dissect.trace import build_trace
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
 from components.charts.scrub import ZOOM_MOST, cells_under
 from tests.pages import assert_healthy, cell_labels, chart_matrix, chart_title, charts, open_page, select_on_chart
 

@@ -21,7 +21,7 @@ equal inputs share an entry across sessions; how many entries each keeps is set 
 
 from __future__ import annotations
 
-from attention.lazy_names import lazy_names
+from components.lazy_names import lazy_names
 
 # Each name the caches offer, by the module that keeps it. Imported when first asked for (PEP 562): the page asks
 # for the offered models and the class store before torch is imported, and most of the caches import the core.

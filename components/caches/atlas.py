@@ -1,4 +1,4 @@
-"""The head atlas (attention/atlas.py): over the bundled corpus, computed once per model and kept for every session,
+"""The head atlas (attention/analyses/atlas.py): over the bundled corpus, computed once per model and kept for every session,
 and over one text, cached by its key (model name, text, second text). Both read the model's own heads."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from attention import atlas
-from attention.atlas import HeadAtlas
+from attention.analyses import atlas
+from attention.analyses.atlas import HeadAtlas
 from components.caches.budget import CACHE_ENTRIES
 from components.caches.models import model
 from components.caches.work import heavy_work

@@ -8,21 +8,14 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from attention import (
-    TraceSettings,
-    compare,
-    counting,
-    embedding_switch,
-    head_switch,
-    heads,
-    induction,
-    lesson,
-    scaling_lab,
-    unknown,
-    value_norms,
-)
-from attention.limits import PAGE_WIN_SIZE
-from attention.words import merge_weights
+from attention.analyses import compare, lesson
+from attention.dissect import heads, value_norms
+from attention.experiments import embedding_switch, head_switch
+from attention.labs import counting, induction, scaling_lab
+from attention.stages.settings import TraceSettings
+from attention.text import unknown
+from attention.stages.limits import PAGE_WIN_SIZE
+from attention.text.words import merge_weights
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.layers import layer_weights, trace, whole_layer
 from components.caches.models import language_model, model

@@ -8,15 +8,10 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from attention import (
-    LayerAttention,
-    Trace,
-    TraceSettings,
-    build_trace,
-    heads,
-    layer_attention,
-    transformers_weights,
-)
+from attention.dissect import heads
+from attention.dissect.parity import transformers_weights
+from attention.dissect.trace import build_trace, layer_attention, LayerAttention, Trace
+from attention.stages.settings import TraceSettings
 from components.caches.budget import BUDGET, CACHE_ENTRIES, LAYER_ENTRIES
 from components.caches.models import model
 from components.caches.texts import encoding, layer_encoding

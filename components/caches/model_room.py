@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from attention.models import ModelLoadError, check_fits
+from attention.models.loading import ModelLoadError, check_fits
 from components.caches.memory_budget import MEMORY_ENV
 
 MB = 2**20

@@ -5,16 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention import (
-    BUNDLED_MODEL,
-    LoadedModel,
-    ModelLoadError,
-    download,
-    hub,
-    lm_heads,
-    load_model,
-    weights_path,
-)
+from attention.models import download, hub, lm_heads
+from attention.models.loading import load_model, LoadedModel, ModelLoadError, weights_path
+from attention.models.model_list import BUNDLED_MODEL
 from components.caches import model_room
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.server.process import freeze_long_lived

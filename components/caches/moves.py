@@ -9,9 +9,11 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from attention import TraceSettings, heads, parks, value_norms
-from attention.projections import Linear
-from attention.trace import projections_for
+from attention.analyses import parks
+from attention.dissect import heads, value_norms
+from attention.stages.settings import TraceSettings
+from attention.stages.projections import Linear
+from attention.dissect.trace import projections_for
 from components.caches.budget import CACHE_ENTRIES
 from components.caches.layers import layer_weights, trace, whole_layer
 from components.caches.models import model

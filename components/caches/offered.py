@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from attention.model_list import BUNDLED_MODEL, allowed_hub_ids
+from attention.models.model_list import BUNDLED_MODEL, allowed_hub_ids
 
 # Folders of local BERT checkpoints the page may offer, separated like PATH ("a:b").
 MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"

@@ -11,18 +11,13 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from attention import (
-    LayerAttention,
-    TraceSettings,
-    compare,
-    heads,
-    layer_projections,
-    neuron,
-    segments,
-    value_norms,
-)
-from attention.neuron import NeuronHeads
-from attention.words import merge_weights
+from attention.analyses import compare, neuron
+from attention.dissect import heads, value_norms
+from attention.dissect.trace import layer_projections, LayerAttention
+from attention.stages.settings import TraceSettings
+from attention.text import segments
+from attention.analyses.neuron import NeuronHeads
+from attention.text.words import merge_weights
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.layers import layer_weights, trace, whole_layer
 from components.caches.models import model
@@ -38,7 +33,7 @@ def head_stack(name: str, text: str, text_b: str, settings: TraceSettings, stage
     (…, R, d)) of the given heads of the given layers, cut to the rows and keys the pair filter leaves; the weights
     renormalised over the kept keys when the sink tokens are hidden. value_norm: the weights weighted by ‖f(x_j)‖,
     rows summing to 1 again (AttentionViz), before anything else. With words, the weights are between whole words
-    (attention/words.py), merged after the value weighting and before they are cut and renormalised; the other
+    (attention/text/words.py), merged after the value weighting and before they are cut and renormalised; the other
     stages stay between tokens. The key leaves out the head.
 
     The weights are read off layer_weights, which holds them already, and are not kept a second time: a whole
@@ -146,7 +141,7 @@ class HeadStack:
 
 @dataclass(frozen=True)
 class AlignedDifference:
-    """The numbers of a difference panel: stack a − stack b where their tokens align (attention/compare.py)."""
+    """The numbers of a difference panel: stack a − stack b where their tokens align (attention/analyses/compare.py)."""
 
     a: HeadStack
     b: HeadStack

@@ -5,19 +5,13 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attention import (
-    Encoding,
-    LoadedModel,
-    Outline,
-    TraceSettings,
-    build_outline,
-    context,
-    encode,
-    next_layer_input,
-    segments,
-    unknown,
-    words,
-)
+from attention.analyses import context
+from attention.dissect.outline import build_outline, Outline
+from attention.models.loading import LoadedModel
+from attention.stages.settings import TraceSettings
+from attention.text import segments, unknown, words
+from attention.text.encoding import encode, Encoding
+from attention.text.layer_inputs import next_layer_input
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.models import model
 from components.caches.work import heavy_work
@@ -38,7 +32,7 @@ def _encoding(name: str, text: str, text_b: str, _loaded: LoadedModel) -> Encodi
 
 
 def unknown_characters(name: str, text: str, text_b: str) -> tuple[str, ...]:
-    """For every token of the text (or pair): the characters an [UNK] stands for, else "" (attention/unknown.py).
+    """For every token of the text (or pair): the characters an [UNK] stands for, else "" (attention/text/unknown.py).
     Tokenizing alone, as encoding(): without a heavy-work slot."""
     return _unknown_characters(name, text, text_b, model(name))
 
@@ -96,7 +90,7 @@ def visible_tokens(encoding: Encoding, pair: str, hide_special: bool) -> tuple[n
 
 
 def text_words(name: str, text: str, text_b: str, whole: bool) -> words.Words:
-    """The text's words (attention/words.py), or with whole=False each token a word of its own: the labels, sentences
+    """The text's words (attention/text/words.py), or with whole=False each token a word of its own: the labels, sentences
     and sinks of a chart's rows and columns. Made from the cached tokens in microseconds, as outline() is."""
     return words.text_words(encoding(name, text, text_b), model(name).family.byte_level, whole)
 

@@ -13,7 +13,7 @@ import pandas as pd
 from components.charts.style import Lettering
 
 OPEN_HEAD = "open_head"  # the selection a click on a glyph fills: {"layer": …, "head": …}
-# Each label's colour (attention.atlas.LABELS): the looks at a neighbour or itself in hues apart, the sinks in
+# Each label's colour (attention.analyses.atlas.LABELS): the looks at a neighbour or itself in hues apart, the sinks in
 # browns, punctuation purple, broad a pale blue-grey and mixed grey. By label, so that a head keeps its colour on a
 # model whose family lacks a label (GPT-2 has no [SEP]).
 LABEL_COLOURS = {"previous": "#1f77b4", "next": "#17becf", "self": "#2ca02c", "cls": "#8c564b", "sep": "#d4a373",
@@ -35,7 +35,7 @@ def _tooltip(numbers: list[str]) -> list[alt.Tooltip]:
 def atlas_grid(heads: pd.DataFrame, names: dict[str, str], numbers: list[tuple[str, str]], num_layers: int,
                num_heads: int, width: int, lettering: Lettering) -> alt.Chart:
     """One glyph per head, at its layer (rows) and head (columns), coloured by its label (names: each label this
-    model's family has, attention.atlas.LABELS, as the page calls it; the legend lists these) and as large as its
+    model's family has, attention.analyses.atlas.LABELS, as the page calls it; the legend lists these) and as large as its
     strength (0 to 1). numbers: the columns its hover shows, with their titles. At most width px wide."""
     beside = 240 if width >= WIDE_PX else 60  # px the layer axis and the legend (beside) take, with room to spare
     widest = (PROJECTED_GLYPH_PX if lettering.projected else GLYPH_PX) + 8

@@ -17,7 +17,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from attention.head_scores import INDUCTION_THRESHOLD
+from attention.analyses.head_scores import INDUCTION_THRESHOLD
 from components.charts.heatmap import picked
 from components.charts.style import READING, Lettering, picture_url
 
@@ -165,7 +165,7 @@ def maps_spec(layout: MapsLayout, last_step: int, every: int, lettering: Letteri
 
 
 def curves_frames(rows: dict[str, np.ndarray]) -> dict[str, pd.DataFrame]:
-    """The curves' datasets from the scores over training as the CSV's columns (attention.induction.history_rows):
+    """The curves' datasets from the scores over training as the CSV's columns (attention.labs.induction.history_rows):
     each model's loss per measured step, and every head's scores per measured step."""
     frame = pd.DataFrame(rows)
     frame["model"] = [group_name(layers, layer) for layers, layer in zip(frame["layers"], frame["layer"],
@@ -192,7 +192,7 @@ def curves_spec(total_steps: int, width: int, lettering: Lettering = READING) ->
     ).properties(title="Loss on the repeated part", width=plot, height=CURVE_HEIGHT)
     groups = alt.Color("model:N", title=None, legend=alt.Legend(orient="bottom", direction="vertical"),
                        scale=alt.Scale(domain=list(GROUP_COLOURS), range=list(GROUP_COLOURS.values())))
-    # Where a head becomes one (attention.head_scores), the same for both kinds.
+    # Where a head becomes one (attention.analyses.head_scores), the same for both kinds.
     rule = alt.Chart(alt.Data(values=[{"score": INDUCTION_THRESHOLD}])).mark_rule(
         strokeDash=[4, 4], color="gray").encode(y="score:Q")
 

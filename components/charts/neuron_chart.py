@@ -24,8 +24,8 @@ import altair as alt
 import numpy as np
 import pyarrow as pa
 
-from attention.dot_product import MASKED_SCORE
-from attention.neuron import NeuronHeads
+from attention.stages.dot_product import MASKED_SCORE
+from attention.analyses.neuron import NeuronHeads
 from components.charts.heatmap import HEAD, cell_tooltip, filter_on, picked, tooltip_of
 from components.charts.scrub import LEGEND, picker
 from components.charts.style import TOKEN_BANDS, Lettering, fitted_size, label_axis, labelled, plot_size, token_labels

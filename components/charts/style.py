@@ -14,7 +14,7 @@ import altair as alt
 import numpy as np
 from PIL import Image
 
-from attention.dot_product import MASKED_SCORE
+from attention.stages.dot_product import MASKED_SCORE
 
 # The colour ramps, stop by stop, interpolated linearly in RGB by Vega (cells) and by colour_ramp (pictures) alike.
 # "blues" is Vega's own scheme from white: Vega's starts at a pale blue (207, 225, 242), and no attention looked

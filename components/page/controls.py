@@ -24,10 +24,10 @@ import dataclasses
 
 import streamlit as st
 
-from attention import SCALINGS, SOURCES, ModelShape, TraceSettings
-from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP, PAGE_WINDOW
-from attention.mask_kinds import MASKS
-from attention.settings import SOURCE_LABELS
+from attention.stages.settings import ModelShape, SCALINGS, SOURCES, TraceSettings
+from attention.stages.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP, PAGE_WINDOW
+from attention.stages.mask_kinds import MASKS
+from attention.stages.settings import SOURCE_LABELS
 from components.page import page_state
 from components.page.page_head import model_titles
 from components.page.page_state import PageState
@@ -45,7 +45,7 @@ SOURCE_HELP = {
 }
 ON_CHART_NAMES = {"temperature": "τ ="}  # how a caption names a value picked on the chart, if not by its name
 SCALING_LABELS = {"none": "none", "sqrt": "√d_k", "linear": "d_k", "temperature": "τ"}
-# Each kind of mask (attention.masks): its word on the control, its name in a sentence, what it lets a query see.
+# Each kind of mask (attention.stages.masks): its word on the control, its name in a sentence, what it lets a query see.
 MASK_WORDS = {"none": ("padding only", "no mask but its padding", "every token looks both ways"),
               "causal": ("causal", "the causal mask", "a token looks back only, never ahead"),
               "window": ("window", "a window of {window} tokens back", "a token looks at itself and the window's "

@@ -15,7 +15,8 @@ from typing import NoReturn
 
 import streamlit as st
 
-from attention import BUNDLED_MODEL, ModelLoadError
+from attention.models.loading import ModelLoadError
+from attention.models.model_list import BUNDLED_MODEL
 from components import caches
 from components.page import controls
 

@@ -12,9 +12,9 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from attention import SCALINGS, SOURCES, ModelShape, TraceSettings
-from attention.induction_config import InductionConfig
-from attention.limits import (
+from attention.stages.settings import ModelShape, SCALINGS, SOURCES, TraceSettings
+from attention.labs.induction_config import InductionConfig
+from attention.stages.limits import (
     PAGE_INDUCTION_HEADS,
     PAGE_INDUCTION_PERIOD,
     PAGE_INDUCTION_STEPS,
@@ -26,10 +26,10 @@ from attention.limits import (
     PAGE_WINDOW,
     IntRange,
 )
-from attention.mask_kinds import MASKS
-from attention.model_list import BUNDLED_MODEL
-from attention.segments import PAIR_FILTERS
-from attention.settings import SOURCE_LABELS
+from attention.stages.mask_kinds import MASKS
+from attention.models.model_list import BUNDLED_MODEL
+from attention.text.segments import PAIR_FILTERS
+from attention.stages.settings import SOURCE_LABELS
 from components.page.lesson_steps import STEP_TITLES
 from components.page.link_flags import flag
 
@@ -85,7 +85,7 @@ class PageState:
     head_dim: int = 32  # used by the random source only
     scaling: str = "sqrt"
     temperature: float = 1.0
-    mask: str = "model"  # which keys a query may look at: the model's own mask, or a what-if (attention.masks)
+    mask: str = "model"  # which keys a query may look at: the model's own mask, or a what-if (attention.stages.masks)
     window: int = 4  # how many tokens back a query sees, besides itself, under mask="window"
     seed: int = 0
     view: str = "head"
@@ -94,7 +94,7 @@ class PageState:
     pair: str = "all"  # which block of a sentence pair's weights to show
     hide_special: bool = False  # drop the sink tokens ([CLS] and [SEP]; GPT-2's first) and renormalise the rest
     value_norm: bool = False  # the weights times ‖f(x_j)‖, rows rescaled to sum to 1 (AttentionViz)
-    words: bool = False  # a word's pieces merged into one row and column of the weights (attention/words.py)
+    words: bool = False  # a word's pieces merged into one row and column of the weights (attention/text/words.py)
     aggregate: str = "mean"  # how the all-heads view sums up a layer
     grid_tokens: bool = False  # the all-heads view's small maps with the tokens written beside them
     weight_scale: str = "head"  # the weights' colours: each head to its own max, to its layer's, or 0 to 1
@@ -105,7 +105,7 @@ class PageState:
     heads: int = INDUCTION.heads
     steps: int = INDUCTION.steps
     atlas: str = "corpus"  # the head atlas over the bundled corpus, or over the text alone
-    # The counting lab's window size, picked on its chart (attention.counting.CountingConfig's default; the lab's
+    # The counting lab's window size, picked on its chart (attention.labs.counting.CountingConfig's default; the lab's
     # other settings are its own controls', not the link's).
     win_size: int = 10
 
@@ -209,7 +209,7 @@ def _model(raw: str, models: Sequence[str]) -> str:
     return raw
 
 
-# The parsers turn a link's text into a value and check it against the core's limits (attention.limits);
+# The parsers turn a link's text into a value and check it against the core's limits (attention.stages.limits);
 # their reasons speak of "it", the value the notice has just quoted.
 def _choice(valid: Sequence[str]):
     def parse(raw: str, _models) -> str:

@@ -1,7 +1,7 @@
 """The side panel: every step of the trace with its actual shape and its formula.
 
 It reads each step's stage, name, shape and formula only, so the page hands it the trace's outline
-(attention/outline.py): the same steps, without the tensors that building them would cost."""
+(attention/dissect/outline.py): the same steps, without the tensors that building them would cost."""
 
 from __future__ import annotations
 

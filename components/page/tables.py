@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from attention.dot_product import MASKED_SCORE
+from attention.stages.dot_product import MASKED_SCORE
 
 CSV_COLUMNS = ["query_index", "query_token", "key_index", "key_token", "score", "masked_score", "weight",
                "alpha_fx_norm"]

@@ -10,8 +10,11 @@ import importlib
 import urllib.parse
 from dataclasses import dataclass
 
-from attention import Encoding, ModelShape, Outline, Trace, TraceSettings
-from attention.families import Family
+from attention.dissect.outline import Outline
+from attention.dissect.trace import Trace
+from attention.stages.settings import ModelShape, TraceSettings
+from attention.text.encoding import Encoding
+from attention.models.families import Family
 from components import caches
 from components.charts.style import PRESENTING, READING, Lettering, fitted_size
 from components.page.page_state import VIEWS, PageState, to_query
@@ -93,7 +96,7 @@ class ViewContext:
 
     @property
     def family(self) -> Family:
-        """The model's family (attention.families): what its tokens are called, how they look at each other."""
+        """The model's family (attention.models.families): what its tokens are called, how they look at each other."""
         return caches.model(self.model_name).family
 
     def settings(self, **changes) -> TraceSettings:

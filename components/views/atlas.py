@@ -3,7 +3,7 @@
 A layer × head grid of glyphs, each coloured by the head's label and as large as the share behind it, with all
 its numbers on hover; the heads placed on a plane by how alike they attend; the table as CSV. A click on a head,
 in either chart, opens it in the One head view, as the model runs it (source bert, √d_k, its own mask): the
-atlas measured the model's own heads (attention/atlas.py says how).
+atlas measured the model's own heads (attention/analyses/atlas.py says how).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from attention.atlas import BEHAVIOURS, COLUMNS, LABELS, THRESHOLDS, HeadAtlas
+from attention.analyses.atlas import BEHAVIOURS, COLUMNS, LABELS, THRESHOLDS, HeadAtlas
 from components import caches
 from components.charts.atlas import OPEN_HEAD, alike_plane, atlas_grid
 from components.charts.draw import show
@@ -76,7 +76,7 @@ def _corpus_atlas(name: str) -> HeadAtlas:
 
 
 def _label_names(family) -> dict[str, str]:
-    """Each label (attention.atlas.LABELS) this model's family has, as the page names it: the sink labels are
+    """Each label (attention.analyses.atlas.LABELS) this model's family has, as the page names it: the sink labels are
     the family's own tokens, and a family with no separator (GPT-2) has no "sep"."""
     names = {"previous": "previous token", "next": "next token", "self": "itself",
              "cls": family.first_token.removeprefix("the "), "sep": family.separator,

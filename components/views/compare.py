@@ -2,12 +2,12 @@
 
 The texts run separately (each its own [CLS] … [SEP]), not as a sentence pair. The
 difference is taken between the tokens both texts share, aligned in order by the core
-(attention/compare.py): notebook 004's "flies" in "time flies like an arrow" and "fruit
+(attention/analyses/compare.py): notebook 004's "flies" in "time flies like an arrow" and "fruit
 flies like a banana". Both texts and their difference are one chart with one pair of layer
 and head inputs, switched in the browser (components/charts/scrub.py); the largest change follows, with each query
 token's, between words: [CLS] and [SEP] take up whatever weight a head spends nowhere else, and their changes
 outranked the one the pair was written for ("too → [CLS]" over "it" moving from "animal" to "street").
-Whole words (words=1) merge each text's words first (attention/words.py), then align the words.
+Whole words (words=1) merge each text's words first (attention/text/words.py), then align the words.
 """
 
 from __future__ import annotations

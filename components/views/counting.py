@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.counting import (
+from attention.labs.counting import (
     BLANK,
     PAGE_HEAD_SIZE,
     PAGE_STEPS,
@@ -34,8 +34,8 @@ from attention.counting import (
     CountingTrace,
     TrainingResult,
 )
-from attention.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP, PAGE_WIN_SIZE
-from attention.settings import SCALINGS
+from attention.stages.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP, PAGE_WIN_SIZE
+from attention.stages.settings import SCALINGS
 from components import caches
 from components.charts import counting_maps
 from components.charts.counting_maps import MAPS_SPACING_PX, WIN

@@ -9,7 +9,7 @@ a stage of their own, show the mask chosen beside the scaling: −∞ (grey) whe
 α_ij·‖f(x_j)‖ (Kobayashi et al. 2020), is a stage too, with ‖f(x_j)‖ of each key as bars under it; the weights can
 be weighted by it, rows renormalised (AttentionViz's "weight by value norm").
 
-Whole words (words=1) merge a word's pieces in the weights and the lines (attention/words.py): merged first, then
+Whole words (words=1) merge a word's pieces in the weights and the lines (attention/text/words.py): merged first, then
 the pair filter and the sink toggle cut and renormalise the words. The scores and the context stay between
 tokens, and say so: a sum or a mean of scores is no score softmax reads.
 """
@@ -55,7 +55,7 @@ STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Masked", "Con
 STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "masked", "context", "lines", "moved"), strict=True))
 # The stages whose weights merge into whole words (the others' numbers are no weights: they stay tokens).
 WORD_STAGES = ("weights", "lines")
-# The keys each kind of mask sets to −∞ (attention.masks), for a reading guide.
+# The keys each kind of mask sets to −∞ (attention.stages.masks), for a reading guide.
 MASKED_KEYS = {"none": "none here: it masks padding only, and one text has none",
                "causal": "the keys after the query",
                "window": "the keys after the query and those more than {window} tokens before it"}
@@ -253,7 +253,7 @@ def reading_guide(name: str, head_size: int, scaling: str, divisor: float, *, la
     """How to read the chart of one stage (a STAGE_NAMES value), in Markdown, true for that stage alone: what its
     rows, columns and colours are, and whether a row sums to 1. largest: the head's largest |value| as shown, the
     end of the legend (scores, scaled and masked scores); lab_link: the scaling lab with the page's text and
-    settings; sinks: the sink tokens' names; mask, window: the kind of mask (attention.masks) and its window;
+    settings; sinks: the sink tokens' names; mask, window: the kind of mask (attention.stages.masks) and its window;
     value_norm: the weights are weighted by ‖f(x_j)‖, rows renormalised; words: the weights (or lines) are between
     whole words."""
     hidden = MASKED_KEYS[mask].format(window=window)

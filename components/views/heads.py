@@ -14,7 +14,7 @@ new view, layer and head before the page reruns.
 The weights can be weighted by value norm (α·‖f(x)‖, rows renormalised, as AttentionViz does), and under the
 overview a small chart says where each layer's attention parks (the sink tokens, punctuation), by weight and by
 what moves (Clark et al. 2019, Kobayashi et al. 2020). Whole words (words=1) merge each word's pieces in the grid
-and the summaries (attention/words.py: to a word summed, from it averaged); the rollout is computed between
+and the summaries (attention/text/words.py: to a word summed, from it averaged); the rollout is computed between
 tokens, as the model mixes them, and merged after.
 
 The grid is one view of a dozen pictures, placed by their data, not a facet per head: a chart per head
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.settings import SOURCE_LABELS
+from attention.stages.settings import SOURCE_LABELS
 from components import caches
 from components.caches import HeadStack
 from components.charts import grid

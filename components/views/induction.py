@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.head_scores import INDUCTION_THRESHOLD
-from attention.induction import InductionConfig, InductionRun
-from attention.limits import (
+from attention.analyses.head_scores import INDUCTION_THRESHOLD
+from attention.labs.induction import InductionConfig, InductionRun
+from attention.stages.limits import (
     PAGE_INDUCTION_HEADS,
     PAGE_INDUCTION_PERIOD,
     PAGE_INDUCTION_STEPS,

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.limits import PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
+from attention.stages.limits import PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from components import caches
 from components.charts.draw import draw_spec
 from components.charts.heatmap import picked

@@ -1,7 +1,7 @@
 """The guided lesson: the notebooks' walk through self-attention, one step at a time, on the current text.
 
 Each step shows a formula, live charts, the shapes involved and a few sentences whose every
-number is computed (attention.lesson), so the text never claims what the charts do not show.
+number is computed (attention.analyses.lesson), so the text never claims what the charts do not show.
 The step lives in the URL (step=1..9), so a teacher can project one step from a link.
 Tokens and texts typed by the user reach the page only inside charts, tables or code spans.
 """

@@ -19,8 +19,9 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from attention import BUNDLED_MODEL, ModelLoadError
-from attention.head_switch import HeadEffect, Prediction
+from attention.models.loading import ModelLoadError
+from attention.models.model_list import BUNDLED_MODEL
+from attention.experiments.head_switch import HeadEffect, Prediction
 from components import caches
 from components.charts.draw import lettered
 from components.charts.heatmap import heatmap
@@ -53,7 +54,7 @@ LARGE_GAP_PX = 51  # st.columns(gap="large"): 3rem at the theme's 17-px font
 
 @dataclass(frozen=True)
 class Task:
-    """How the view words what the model guesses, by its head's objective (attention.families.LanguageModelHead)."""
+    """How the view words what the model guesses, by its head's objective (attention.models.families.LanguageModelHead)."""
 
     trained: str  # what the family was trained to do, after its name
     asks: str  # what the reader types, and what the five guesses are of

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from attention.counting import CountingConfig, example_windows, letters
+from attention.labs.counting import CountingConfig, example_windows, letters
 from components.charts.counting_maps import WIN
 from components.private_hooks import bound_input_name
 from harness.browser import (

@@ -67,7 +67,8 @@ def test_every_head_of_gpt2_is_scrubbed_on_the_chart(page, base_url, gpt2_folder
 def test_the_heatmap_draws_no_weight_above_the_diagonal(page, base_url, gpt2_folder):
     from playwright.sync_api import Error
 
-    from attention import encode, load_model
+    from attention.models.loading import load_model
+    from attention.text.encoding import encode
 
     tokens = encode(load_model(str(gpt2_folder)), TEXT).tokens[0]
     position = {token: tokens.index(token) for token in tokens if tokens.count(token) == 1}  # labels read once

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from attention.download import FILES
-from attention.models import ALLOWED_MODELS_ENV
+from attention.models.download import FILES
+from attention.models.loading import ALLOWED_MODELS_ENV
 from harness.browser import chart_input, chart_pixels
 from harness.server import streamlit_server
 from tests.fake_hub import FakeHub, save_hub_bert

@@ -13,7 +13,10 @@ import re
 import numpy as np
 import pytest
 
-from attention import TraceSettings, build_trace, encode, load_model
+from attention.dissect.trace import build_trace
+from attention.models.loading import load_model
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
 from harness.browser import (
     HeldReplies,
     chart_input,

@@ -21,7 +21,7 @@ import asyncio
 
 import pytest
 
-from attention import encode
+from attention.text.encoding import encode
 from harness.classroom import (
     LONG_TEXT_TOKENS,
     LONG_VIEWS,

@@ -16,7 +16,7 @@ import time
 
 import streamlit as st
 
-from attention.induction import InductionConfig, InductionRun
+from attention.labs.induction import InductionConfig, InductionRun
 from components import caches
 from components.charts.draw import draw_spec
 from components.charts.induction import curves_frames, curves_spec

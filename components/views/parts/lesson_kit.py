@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention.settings import SOURCE_LABELS
+from attention.stages.settings import SOURCE_LABELS
 from components import caches
 from components.charts.draw import draw_spec
 from components.charts.heatmap import heatmap

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention.lesson import NOTEBOOK_PAIR, SharedWord
+from attention.analyses.lesson import NOTEBOOK_PAIR, SharedWord
 from components import caches
 
 CHOSEN_WORD = "lesson_word"  # the word the reader picked, in the session; the select boxes' keys end in the step

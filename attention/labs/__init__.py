@@ -1,0 +1,1 @@
+"""Toy models trained on the CPU in seconds (counting letters, induction heads) and the scaling lab's numbers."""

@@ -1,0 +1,1 @@
+"""The model families behind one seam, finding and loading a checkpoint, its tokenizer and language-model head."""
