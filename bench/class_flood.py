@@ -1,5 +1,5 @@
 """What a stranger's polls leave in the class store: random class codes and beats, as plain GETs of /api/class send
-them, straight to the store (components/classroom/class_store.py), in a real redis-server and in memory.
+them, straight to the store (components/server/class_store.py), in a real redis-server and in memory.
 
 For each store: one live class with one follower (a student); then COUNT polls for random codes, each with a random
 beat, and COUNT random beats on the live class's code, the student polling between them (a poll that loses the
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import redis as redis_client
 
-from components.classroom.class_store import MemoryStore, RedisStore, new_code
+from components.server.class_store import MemoryStore, RedisStore, new_code
 from harness.allocations import bytes_kept
 from harness.redis import redis_server
 

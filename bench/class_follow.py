@@ -35,7 +35,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from bench.report import machine
-from components.classroom.class_store import STORE_ENV
+from components.server.class_store import STORE_ENV
 from harness.following import Follower, join, keep_polling, latencies, teach
 from harness.following import class_code as code_of
 from harness.redis import redis_server

@@ -138,7 +138,7 @@ def metrics(base_url: str) -> dict[str, float]:
 
 
 def get_json(url: str) -> tuple[int, dict]:
-    """(HTTP status, JSON body) of one of the App's routes (components/server/routes.py), which never cache."""
+    """(HTTP status, JSON body) of one of the App's routes (components/api/routes.py), which never cache."""
     try:
         with urllib.request.urlopen(url, timeout=60) as response:
             assert response.headers["Cache-Control"] == "no-store"

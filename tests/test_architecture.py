@@ -93,6 +93,7 @@ def test_no_import_circle_anywhere():
 # listed before it, so that the data path reads one way, from the core's stages up to the labs.
 PACKAGE_ORDER = {
     "attention": ("stages", "models", "text", "dissect", "analyses", "experiments", "labs"),
+    "components": ("server", "charts", "caches", "page", "classroom", "views", "api"),
 }
 MAX_CORE_TOP_LEVEL = 8  # modules and packages at the core's top level
 
@@ -342,18 +343,21 @@ def _decorator_name(decorator: ast.expr) -> str:
 
 
 def test_every_view_of_the_one_list_is_a_module_and_every_view_module_is_on_the_list():
-    """page_state.VIEWS is the one list: the link parser, the selector's labels and the views' modules follow it."""
-    from components import views
-    from components.page import page_state
+    """components/page/view_list.py's records are the one list: the link parser, the selector and the views' modules
+    follow it. The modules are imported only when shown: the views' package imports none of them."""
+    from components.page import page_state, view_list
 
-    names = [name for name, _ in page_state.VIEWS]
+    names = [view.name for view in view_list.VIEWS]
     modules = sorted(path.stem for path in VIEWS if path.stem != "__init__")
     assert sorted(names) == modules
-    assert list(views.VIEW_LABELS) == names
+    assert list(view_list.LABELS) == names
     assert all(callable(importlib.import_module(f"components.views.{name}").render) for name in names)
     for name in names:
         state, notices = page_state.from_query({"view": [name]}, ["all-MiniLM-L6-v2"])
         assert state.view == name and not notices
+    package = ROOT / "components" / "views" / "__init__.py"
+    eager = imported_modules(package, project_modules()) & {f"components.views.{name}" for name in names}
+    assert not eager, f"the views' package imports {sorted(eager)} as the page starts; render imports a view's module"
 
 
 def served_page() -> str:

@@ -99,7 +99,7 @@ def test_a_config_json_reads_as_transformers_reads_it(tmp_path, written):
 def test_the_first_heatmap_needs_neither_transformers_nor_torch_dynamo_and_the_proof_brings_them():
     code = """
 import json, sys
-from attention import layer_attention
+from attention.dissect.trace import layer_attention
 from attention.text.encoding import encode
 from attention.text.layer_inputs import next_layer_input
 from attention.models.loading import load_model

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from components import caches
 from components.classroom import class_link
-from components.classroom.class_store import STORE_ENV
+from components.server.class_store import STORE_ENV
 from components.private_hooks import app_test_tree
 from tests.pages import APP, assert_healthy, open_page
 

@@ -1,4 +1,4 @@
-"""The class store (components/classroom/class_store.py): in memory and in a real redis-server, the same behaviour.
+"""The class store (components/server/class_store.py): in memory and in a real redis-server, the same behaviour.
 
 What a class holds, who may change it (the key, and nothing like it; the store keeps only its hash), how it ends,
 how followers are counted, two teachers' tabs, an End or an expiry landing in the middle of a teacher's change
@@ -16,8 +16,8 @@ from collections.abc import Iterator
 import pytest
 import redis as redis_client
 
-from components.classroom import class_store
-from components.classroom.class_store import (
+from components.server import class_store
+from components.server.class_store import (
     CODE_ALPHABET,
     CODE_LENGTH,
     HEARTBEAT_S,

@@ -1,4 +1,4 @@
-"""What a stranger's polls can make the class store keep (components/classroom/class_store.py): nothing.
+"""What a stranger's polls can make the class store keep (components/server/class_store.py): nothing.
 
 GET /api/class?code=CODE&beat=ID needs no page: anyone can send random codes and random heartbeat ids. Here they go
 straight to the store, in a real redis-server (a fresh one for each test, so that its keys can be counted) and in
@@ -21,8 +21,8 @@ import pytest
 import redis as redis_client
 import yaml
 
-from components.classroom.class_openers import MAX_CLASSES_PER_ADDRESS
-from components.classroom.class_store import (
+from components.server.class_openers import MAX_CLASSES_PER_ADDRESS
+from components.server.class_store import (
     MAX_FOLLOWERS,
     MemoryStore,
     RedisStore,

@@ -14,7 +14,7 @@ import yaml
 from attention.models.model_list import ALLOWED_MODELS_ENV, DEFAULT_ALLOWED_HUB_IDS
 from components.caches.memory_budget import MEMORY_ENV
 from components.caches.offered import MODEL_DIRS_ENV
-from components.classroom.class_store import STORE_ENV
+from components.server.class_store import STORE_ENV
 from components.page.page_state import DEFAULT_MODEL_ENV
 from components.server.cpus import CPUS_ENV, usable_cpus
 from components.server.turns import SLOTS_ENV

@@ -57,7 +57,7 @@ def test_the_default_holds_a_bert_base_sized_model_beside_the_bundled_one_and_no
 # layer 0, and prints that cache's bound in bytes and how much its resident memory grew (both in MB).
 FILL_THE_CACHE = """
 import os, sys
-from attention import BUNDLED_MODEL
+from attention.models.model_list import BUNDLED_MODEL
 from components.caches import texts
 from components.caches.budget import BUDGET
 from components.server import process

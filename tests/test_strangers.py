@@ -1,4 +1,4 @@
-"""What a stranger can make a fresh server do with plain GETs and no page open (components/server/routes.py).
+"""What a stranger can make a fresh server do with plain GETs and no page open (components/api/routes.py).
 
 The switch route used to take the model and the texts from its query: one GET with a text the server had not seen
 ranked every head of it (13 s of a core and 1 GB). It now answers only for what a page of this server registered;

@@ -19,7 +19,8 @@ _RANKING = """
 import resource
 import torch
 torch.set_num_threads(1)
-from attention import BUNDLED_MODEL, embedding_switch
+from attention.experiments import embedding_switch
+from attention.models.model_list import BUNDLED_MODEL
 from attention.models.loading import load_model
 
 loaded = load_model(BUNDLED_MODEL)

@@ -1,4 +1,4 @@
-"""The switch route's bounds (components/server/routes.py), on its own in a real HTTP server (uvicorn, as Streamlit
+"""The switch route's bounds (components/api/routes.py), on its own in a real HTTP server (uvicorn, as Streamlit
 serves it) in this process, where the test can hold every slot of heavy work: a request for a page's ask waits at
 most SWITCH_WAIT_S for a slot, then says the server is busy (429), and at most MAX_SWITCH_REQUESTS are under way at
 once, the rest refused at once. Without them each request held one of the server's worker threads for as long as
@@ -15,7 +15,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from components import caches
-from components.server import routes
+from components.api import routes
 from components.server.switch_asks import ASKS
 from harness.server import free_port, get_json, wait_for
 

@@ -7,7 +7,7 @@ import os
 
 import streamlit as st
 
-from components.classroom import class_store
+from components.server import class_store
 
 
 @st.cache_resource(show_spinner=False)

@@ -41,7 +41,7 @@ from components.charts.style import (
     plot_size,
     pooled,
 )
-from components.page.page_state import AGGREGATES
+from components.charts.aggregates import AGGREGATES
 
 GRID_COLUMNS = 4  # at most; fewer in a narrow column (grid_columns)
 # px, the side of one small heatmap: four to a row, moved right by the summary's token axis (the chart's

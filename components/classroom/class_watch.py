@@ -1,5 +1,5 @@
 """A follower's watch on its class: a small script on the page asks the App's route /api/class for the class's
-version every POLL_S (components/server/routes.py) and reruns the page only when the page is out of date: the
+version every POLL_S (components/api/routes.py) and reruns the page only when the page is out of date: the
 teacher's view moved on (while the student follows), the class ended, or the store stopped or started answering.
 
 A timed fragment did this before: each poll was a run of the page's script, and each run made the browser draw

@@ -1,7 +1,7 @@
 """A class: the teacher's page drives, the students' pages follow, and a student can break away and come back.
 
 The teacher opens the page with ?teach=1 (or presses Start a class): the page opens a class in the store
-(components/classroom/class_store.py), puts class=CODE&key=KEY in its own URL and shows the students' link, ?class=CODE,
+(components/server/class_store.py), puts class=CODE&key=KEY in its own URL and shows the students' link, ?class=CODE,
 as text and as a QR code. After each of its runs the teacher's page sends its view (FOLLOWED, as the URL
 writes them) when it changed.
 
@@ -41,7 +41,7 @@ from components.classroom.class_link import (
     students_link,
     warn_if_unreachable,
 )
-from components.classroom.class_store import (
+from components.server.class_store import (
     STORE_ENV,
     STORE_SETTING_FORMS,
     StoreSettingError,

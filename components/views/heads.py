@@ -50,7 +50,8 @@ from components.charts.scrub import INPUT_STYLE, placed
 from components.charts.style import Lettering, fitted_size, label_overflow_px, second_sentence_from
 from components.page import controls
 from components.page.downloads import chart_downloads
-from components.page.page_state import AGGREGATES, WEIGHT_SCALES
+from components.charts.aggregates import AGGREGATES
+from components.page.page_state import WEIGHT_SCALES
 from components.views.parts.scrubbed import anchor_for, report_move
 
 # bert-large has 16 heads; a random source with a tiny head_dim has hundreds, shown 16 at a time.

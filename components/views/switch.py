@@ -120,7 +120,7 @@ def _switchboard(name: str, sentence: str, intact: Prediction, num_layers: int, 
     with caches.page_work():
         # The model runs before anything is drawn: the browser's redraw then follows it instead of sharing the cores.
         heads_off = heads_off_now(num_layers, num_heads)
-        # A press shows the guesses it fetches from the App's route at once (components/server/routes.py).
+        # A press shows the guesses it fetches from the App's route at once (components/api/routes.py).
         head_toggles(heads_off, num_layers, num_heads,
                      numbers=guesses_html(intact, caches.prediction(name, sentence, heads_off), task),
                      ask=urlencode({"ask": ASKS.register({"model": name, "sentence": sentence})}))
@@ -174,7 +174,7 @@ def guesses_html(intact: Prediction, current: Prediction, task: Task) -> str:
 
 
 def answer(ask: Mapping[str, str], off: str) -> str:
-    """The App's route for the toggles (components/server/routes.py): the numbers for an ask that a page of this
+    """The App's route for the toggles (components/api/routes.py): the numbers for an ask that a page of this
     server registered (server/switch_asks.py) with the heads `off` ("layer:head,…"), guesses_html for a sentence with
     a model that guesses, else the sentence embedding's (embedding_switch.answer). ValueError, saying why, for what
     the page would not run. A request never starts a model's load or a ranking: at most a pass of the model with

@@ -1,6 +1,6 @@
 """The App's routes under server.baseUrlPath: Streamlit serves the page at /BASE/ but mounts an App's routes at the
 top, and the page's scripts ask relative to the page's own path. The switch view's press is answered by its route
-there, and a class poll finds its route there too (components/server/routes.py)."""
+there, and a class poll finds its route there too (components/api/routes.py)."""
 
 from __future__ import annotations
 

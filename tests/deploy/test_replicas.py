@@ -38,7 +38,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from components.classroom.class_store import STORE_ENV
+from components.server.class_store import STORE_ENV
 from components.page.page_state import MAX_TEXT_CHARS
 from harness.browser import (
     chart_input,

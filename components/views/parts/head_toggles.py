@@ -11,7 +11,7 @@ pressed. A press marks its button at once and sends the whole set of heads off (
 reads it once); the run that follows sends the set back, and the buttons show what the server holds.
 
 The numbers the heads change can live in the script too (HTML the view makes, above the buttons), with the query
-of the App's route that answers them (components/server/routes.py): a press then fetches the numbers for the new
+of the App's route that answers them (components/api/routes.py): a press then fetches the numbers for the new
 set (asked as a mouse button or the space bar goes down, so that they are often there by its release), shows them
 as soon as they come, and only once they are on the screen sends the set for the run, which finds them computed
 and sends the same HTML, which changes nothing. The run's numbers are the truth: a fetch that fails, takes longer
@@ -29,7 +29,7 @@ KEY = "switch_heads"  # the script's key; its container's CSS class is st-key-sw
 NAME = "attention_anatomy.head_switches"  # the script's name, as the page sends it
 MODEL_KEY = "_switch_model"  # the model the toggles were made for
 # How long a press waits for the route's numbers before it sends its set for the run regardless: longer than the
-# route waits for a slot on a busy server (components/server/routes.py), short enough that a press never looks lost.
+# route waits for a slot on a busy server (components/api/routes.py), short enough that a press never looks lost.
 ANSWER_WAIT_MS = 3_000
 
 # A head switched off reads as off: grey and struck through, not the pale blue of some attention that the rest of

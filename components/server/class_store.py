@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from components.classroom.class_openers import MAX_CLASSES_PER_ADDRESS, opener
+from components.server.class_openers import MAX_CLASSES_PER_ADDRESS, opener
 
 STORE_ENV = "ATTENTION_ANATOMY_CLASS_STORE"
 # No 0/O, 1/I/L: a code is read off a wall and typed. 31**6 is about 890 million codes.

@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from components.classroom.class_store import StoreSettingError, StoreUnavailable, parse_code
+from components.server.class_store import StoreSettingError, StoreUnavailable, parse_code
 from components.server.slots import NoSlotFree
 from components.server.switch_asks import ASKS
 
