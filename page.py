@@ -26,13 +26,15 @@ loading = first_paint.loading(link)
 from components import caches
 from components.classroom import classroom
 from components.page import controls, page_state, welcome
+from components.page.view_list import LABELS, view_named
 
 names = caches.model_names()
 welcome.first_visit(link)
 query, class_notices = classroom.start(link, names)
 url_notices = controls.start(query, names)
 classroom.teacher_panel()
-view = controls.view_select(dict(page_state.VIEWS))
+view = controls.view_select(LABELS)
+shown = view_named(view)  # the view's record: what the page draws around it
 text, text_b = controls.text_inputs()
 chosen_model = controls.model_select(names)
 present = controls.presentation_toggle()
@@ -91,15 +93,16 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
              ) -> None:
     controls.rerun_page_if_requested()
     caches.new_run()
-    if view in views.WHOLE_MODEL_VIEWS:  # no attention control applies to it: the view takes the whole width
+    record = view_named(view)
+    if record.whole_model:  # no attention control applies to it: the view takes the whole width
         main, share = st.container(), 1.0
         state, range_notices = controls.current_state(), []
     else:
         main, side = st.columns([VIEW_SHARE, 1 - VIEW_SHARE], gap="medium")
         share = VIEW_SHARE
         with side:
-            state, range_notices = controls.attention_controls(shape, view, views.ON_CHART.get(view, ()))
-        if view in views.QUERY_VIEWS and text.strip():
+            state, range_notices = controls.attention_controls(shape, view, record.on_chart)
+        if record.reads_query and text.strip():
             tokens = caches.encoding(model_name, text, second_text(view, text_b)).tokens[0]
             state, query_notices = controls.fit_query(state, len(tokens))
             range_notices = [*range_notices, *query_notices]
@@ -113,14 +116,14 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
         context = views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=shape,
                                     width=screen.column_px(share), stacked=screen.stacked,
                                     height=screen.height_px)
-        if view in views.OWN_RUN_VIEWS:
+        if record.own_run:
             view_alone(view, context)
         else:
             draw(view, context)
-    if view in views.SHAPES_VIEWS:
+    if record.shapes:
         with side:
             outline = functools.partial(context.outline, text_b=second_text(view, text_b))
-            per_step = step_outlines(outline, state.head, shape.num_heads) if view in views.STEP_VIEWS else None
+            per_step = step_outlines(outline, state.head, shape.num_heads) if record.steps else None
             shapes_panel(outline().steps, LETTERS, expanded=not state.present, per_step=per_step, step=state.step)
 
 
@@ -154,14 +157,14 @@ if text_b.strip() and not family.reads_pairs and view != "compare":
 # On a projector the model's line gives way to the charts: the sidebar, closed there, names the model too.
 model_line = (f"{model_title(model_name)}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} heads, "
               f"hidden size {loaded.shape.hidden_size}, a {family.label} ({family.reads}). Every number below is "
-              f"computed live from {views.NUMBERS_FROM.get(view, 'this text')}.")
-page_head(views.VIEW_LABELS[view], views.OWN_HEAD_LINES.get(views.VIEW_LABELS[view], "" if present else model_line),
+              f"computed live from {shown.numbers_from}.")
+page_head(shown.label, shown.own_head_line or ("" if present else model_line),
           beside=classroom.class_card if present and classroom.teaching() else None, present=present)
 notices([*url_notices, *class_notices, *model_download.fallback_notices(chosen_model), *pair_notices])
 welcome.welcome(model_name, text, controls.current_state(), loaded.shape.num_layers, loaded.shape.num_heads)
 classroom.follow()
 
-if view in views.STANDALONE_VIEWS:
+if shown.standalone:
     caches.new_run()  # a chart with inputs of its own (the counting lab's maps) tells its own moves from others'
     state = controls.pending_state()
     classroom.sync(state)
@@ -175,7 +178,7 @@ if text.strip():
     if encoding.dropped_tokens[0]:
         st.warning(f"The text is longer than the {loaded.max_tokens} tokens this page reads: the last "
                    f"{encoding.dropped_tokens[0]} tokens were dropped.", icon=":material/content_cut:")
-    if view not in views.OWN_TOKENS_VIEWS:
+    if not shown.own_tokens:
         token_chips(list(encoding.tokens[0]), encoding.special_tokens_mask[0].tolist())
         if note := unknown_note(caches.unknown_characters(model_name, text, second_text(view, text_b))):
             st.caption(note)

@@ -8,8 +8,7 @@ import json
 
 import pytest
 
-from components.page.page_state import VIEW_NAMES
-from components.views import STANDALONE_VIEWS
+from components.page.view_list import VIEW_NAMES, view_named
 from tests.pages import assert_healthy, open_page, warnings
 
 TEXT = "what if it rains tomorrow"
@@ -26,7 +25,7 @@ def gpt2_link(tiny_gpt2_checkpoint, monkeypatch):
 def test_every_view_draws_on_gpt2(view, gpt2_link):
     page = open_page({**gpt2_link, "view": view})
     assert_healthy(page)
-    if view not in STANDALONE_VIEWS:  # the toys train their own heads and name no model
+    if not view_named(view).standalone:  # the toys train their own heads and name no model
         assert any("GPT-2" in caption.value and "looks back only" in caption.value for caption in page.caption)
 
 

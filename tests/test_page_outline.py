@@ -18,6 +18,7 @@ from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
 from components import caches
+from components.page import view_list
 from tests import pages
 
 TEXT, TEXT_B = "time flies like an arrow", "fruit flies like a banana"
@@ -29,7 +30,7 @@ LINKS = {  # page link -> the core's settings for it
                         "scaling": "linear"},
                        TraceSettings(layer=4, head=SHOWN_HEAD, source="random", head_dim=48, seed=3, scaling="linear")),
 }
-VIEWS = ("head", "heads", "neuron", "lesson", "lab")  # views.SHAPES_VIEWS: the compare view shows no panel
+VIEWS = tuple(view.name for view in view_list.VIEWS if view.shapes)  # the compare view shows no panel
 
 
 def panel_rows(page) -> tuple[list[str], list[tuple[str, str, str]]]:

@@ -14,7 +14,7 @@ from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
 from attention.analyses.context import similarity_by_layer
-from components.page.page_state import VIEW_NAMES, VIEWS
+from components.page.view_list import VIEW_NAMES, VIEWS
 from components.views.lesson import ONWARD
 from components.views.parts.lesson_nav import shown_alone, step_key
 from components.views.parts.lesson_pair import word_key
@@ -397,7 +397,7 @@ def test_step_9_ends_with_links_onward_that_keep_the_text():
     assert_healthy(page)
     last = current(page).markdown[-1].value
     links = dict(re.findall(r"\[([^\]]+)\]\((\?[^)]*)\)", last))
-    assert set(links) == {label for view, label in VIEWS if view != "lesson"}, "every other view of the page"
+    assert set(links) == {view.label for view in VIEWS if view.name != "lesson"}, "every other view of the page"
     assert set(ONWARD) == set(VIEW_NAMES) - {"lesson"}, "and a line for each, to say what it is for"
     for name, view in {"One head": "head", "All heads of a layer": "heads", "Scaling lab": "lab"}.items():
         query = urllib.parse.parse_qs(links[name][1:])

@@ -32,26 +32,12 @@ from attention.text.segments import PAIR_FILTERS
 from attention.stages.settings import SOURCE_LABELS
 from components.page.lesson_steps import STEP_TITLES
 from components.page.link_flags import flag
+from components.page.view_list import VIEW_NAMES
 
 # The model a page opens with when its link names none (one the page offers; else the bundled one).
 DEFAULT_MODEL_ENV = "ATTENTION_ANATOMY_DEFAULT_MODEL"
 MAX_TEXT_CHARS = 10_000  # about 2,000 words: far beyond the 512 or 1,024 tokens a model reads
 DEFAULT_TEXT = "time flies like an arrow"
-# Every view of the page, with its label: the one list the link parser, the view selector and the views' modules
-# (components/views/<name>.py) follow.
-VIEWS = (
-    ("head", "One head"),
-    ("heads", "All heads of a layer"),
-    ("neuron", "Neuron view"),
-    ("lesson", "Guided lesson"),
-    ("lab", "Scaling lab"),
-    ("compare", "Two texts side by side"),
-    ("counting", "Counting letters: train a head"),
-    ("switch", "Switching heads off"),
-    ("induction", "Watch an induction head form"),
-    ("atlas", "Head atlas: what every head does"),
-)
-VIEW_NAMES = tuple(name for name, _ in VIEWS)
 # How the all-heads view sums up a layer: each choice's name in a link, and its label.
 AGGREGATES = {"mean": "mean of the heads", "max": "max of the heads", "rollout": "rollout up to this layer"}
 # How far a head's colours reach: its own largest weight, its layer's largest, or 1 (charts/style.head_domains).

@@ -1,6 +1,7 @@
 """The page's views. Each module draws one view from a ViewContext and reads the same cached traces.
 
-A view module is imported only when it is shown, so opening the page pays for one view.
+Each view is a record of components/page/view_list.py (its label and what the page draws around it) and the module
+of its name here. A view module is imported only when it is shown, so opening the page pays for one view.
 """
 
 from __future__ import annotations
@@ -17,45 +18,9 @@ from attention.text.encoding import Encoding
 from attention.models.families import Family
 from components import caches
 from components.charts.style import PRESENTING, READING, Lettering, fitted_size
-from components.page.page_state import VIEWS, PageState, to_query
+from components.page.page_state import PageState, to_query
 from components.page.viewport import COLUMN_GAP_PX, column_px
 
-# The view selector's labels, one per view of the page's one list (page_state.VIEWS), which the link parser reads
-# too; each view is the module of its name in this package (render).
-VIEW_LABELS = dict(VIEWS)
-# Views that train their own toy model and read nothing of the text or the trace.
-STANDALONE_VIEWS = ("counting", "induction")
-# What a view's chart picks with inputs of its own, switched in the browser (components/charts/scrub.py).
-ON_CHART = {"head": ("layer", "head"), "heads": ("layer",), "neuron": ("head",), "compare": ("layer", "head"),
-            "lab": ("temperature",)}
-# Views whose own controls change nothing beside them (the lesson's step): a move of one reruns the view alone.
-OWN_RUN_VIEWS = ("lesson",)
-# Views that read one query token of the text: the page fits it inside the text's tokens (controls.fit_query)
-# before the view or the class sees the state.
-QUERY_VIEWS = ("neuron",)
-# The views the shapes panel describes: one head's computation at the side column's layer and settings. Not the
-# compare view (two texts, run apart) nor the switch view (the masked-word predictions of the whole model).
-SHAPES_VIEWS = ("head", "heads", "neuron", "lesson", "lab")
-# Views of steps that compute with settings of their own (the lesson's step 2: the identity, unscaled): the shapes
-# panel lists each step's and shows the one of the step shown (components/page/lesson_steps.py).
-STEP_VIEWS = ("lesson",)
-# Views that show the tokens of the sentences they work on themselves: the page's chips (the sidebar's text,
-# read as one pair) would show something else. The switch view reads its own sentence, or each text alone.
-OWN_TOKENS_VIEWS = ("switch",)
-# Views that run the whole model as trained (with heads switched off; every head as it is, for the atlas): the
-# projection source, the layer, the head and the scaling beside the other views do not apply, and are not drawn.
-WHOLE_MODEL_VIEWS = ("switch", "atlas")
-# The line under a view's title, by the title, where the page's own line (its model, "this text") is not true:
-# the counting and induction labs train toys of their own on random symbols (page.py draws it).
-OWN_HEAD_LINES = {
-    VIEW_LABELS["counting"]: "A toy trained here from random weights: one attention head counting letters in windows "
-                             "of random letters. It reads neither the sidebar's text nor its model.",
-    VIEW_LABELS["induction"]: "Toys trained here from random weights: two attention-only transformers of one and two "
-                              "layers, on random tokens that repeat. They read neither the sidebar's text nor its "
-                              "model.",
-}
-# What the numbers of a view are computed from, where it is not the text alone (the page's line says so).
-NUMBERS_FROM = {"atlas": "the page's corpus of sentences, or this text alone, as chosen under the title"}
 PRESENTED_CHART_ROOM_PX = 240  # px of a window's height a heatmap's title, key-token axis and legend take
 
 
@@ -120,4 +85,5 @@ class ViewContext:
 
 
 def render(view: str, context: ViewContext) -> None:
+    """Draw the view of this name (a record's name in components/page/view_list.py) with its module."""
     importlib.import_module(f"components.views.{view}").render(context)

@@ -20,7 +20,7 @@ from components.page.downloads import chart_downloads
 from components.page.lesson_steps import SIMPLIFIED
 from components.page.page_state import LESSON_STEPS, shorten
 from components.page.tables import numbers_html
-from components.views import VIEW_LABELS
+from components.page.view_list import VIEWS
 from components.views.parts.lesson_kit import (
     explain,
     formula,
@@ -39,8 +39,8 @@ SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperat
 
 
 # Where the lesson leads once it is done: what each of the page's other views is for. The list "Where next" shows
-# follows the page's own list of views (page_state.VIEWS), so a view added there is listed (tests/test_view_lesson.py
-# holds a line here for every one).
+# follows the page's own list of views (components/page/view_list.py), so a view added there is listed
+# (tests/test_view_lesson.py holds a line here for every one).
 ONWARD = {
     "head": "every stage of one head (weights, scores, context, lines) at any layer and head, picked on the chart",
     "heads": "every head of a layer side by side, to find those that look at the next token, at a sink, or all over",
@@ -74,10 +74,10 @@ def _onward(context) -> None:
     """The end of the lesson: a link to every other view of the page, with this text, and what each is for."""
     st.subheader("Where next", anchor=False)
     lines = []
-    for view, label in VIEW_LABELS.items():
-        if view != "lesson":
-            what = f": {ONWARD[view]}." if view in ONWARD else ""  # a view with no line here is listed all the same
-            lines.append(f"- [{label}]({context.link(view=view, step=1)}){what}")
+    for view in VIEWS:
+        if view.name != "lesson":
+            what = f": {ONWARD[view.name]}." if view.name in ONWARD else ""  # a view with no line here is listed too
+            lines.append(f"- [{view.label}]({context.link(view=view.name, step=1)}){what}")
     st.markdown("\n".join(lines))
 
 

@@ -14,9 +14,9 @@ names. How each fault is made:
 What the server did is read from its own counters (``/_stcore/metrics``: websockets open, sessions
 made, sessions resumed) and from its log. Widgets are found by key only (``.st-key-<key>``), wherever
 the page puts them (the attention controls left the sidebar for a fragment next to the view). What a
-view's chart picks itself (components/views.ON_CHART: on the one-head view, layer and head) is an input
-of the chart (components/charts/scrub.py), not a slider: a move there repaints in the browser, then the chart's
-selection reruns the page.
+view's chart picks itself (its record's on_chart in components/page/view_list.py: on the one-head view, layer and
+head) is an input of the chart (components/charts/scrub.py), not a slider: a move there repaints in the browser,
+then the chart's selection reruns the page.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from components.views import ON_CHART
+from components.page.view_list import view_named
 from harness.browser import (
     TAB_TIMEOUT_MS,
     chart_input,
@@ -117,12 +117,12 @@ def app_state(page):
 
 def control(page, view: str, name: str):
     """The input that shows the layer or the head: the chart's own where the view's chart picks it, else the slider."""
-    return chart_input(page, name) if name in ON_CHART.get(view, ()) else slider_thumb(page, name)
+    return chart_input(page, name) if name in view_named(view).on_chart else slider_thumb(page, name)
 
 
 def press_control(page, view: str, name: str, key: str = "ArrowRight") -> None:
     """Press a key on control(); return once the rerun it asked for has settled."""
-    if name in ON_CHART.get(view, ()):
+    if name in view_named(view).on_chart:
         press_chart_key(page, name, key)
     else:
         press_slider_key(page, name, key)
