@@ -1,6 +1,6 @@
 """Every performance figure in one run, each against its target, as one Markdown table. Asserts nothing.
 
-    python -m bench [--only GROUP[,GROUP…]] [--case WORDS] [--runs N]
+    python -m bench [--only GROUP[,GROUP…]] [--case WORDS] [--runs N] [--out PATH]
 
 Groups (all by default, about 5 minutes on 2 cores):
   slider  the one-head view at 32 tokens (the chart's head and layer) and 512 tokens (its head, and its
@@ -21,6 +21,9 @@ goes weighs on both alike. The floor runs under the app's own .streamlit/config.
 pages differ in their script alone; the same floor under Streamlit's default settings (a gc.collect()
 after every run) is measured once more and reported apart.
 The cold start comes free with any page group.
+
+The rows are also written, as numbers, with the machine, the commit, the date and the arguments, to
+bench/results/DATE-COMMIT.json (or --out PATH); python -m bench.results_table prints a file's table again.
 """
 
 from __future__ import annotations
@@ -37,9 +40,9 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import checkpoints, first_paint, page_speed, server_memory, trace_overhead
+from bench import checkpoints, first_paint, page_speed, results_file, server_memory, trace_overhead
 from bench.page_speed import APP, FLOOR_APP, Result
-from bench.report import Row, machine, ms, table, verdict
+from bench.report import Figure, Row, machine_facts, machine_line, ms, table, verdict
 from harness.browser import Timing, launch_chromium
 from harness.server import streamlit_server
 
@@ -81,12 +84,15 @@ def main() -> None:
                         "processes (default 3)")
     parser.add_argument("--case", default="", help="of their page cases, only those whose name holds these words, "
                         "e.g. --only views --case neuron")
+    parser.add_argument("--out", type=Path, help="the results file to write (default: bench/results/DATE-COMMIT"
+                        ".json)")
     args = parser.parse_args()
     groups = {group.strip() for group in args.only.split(",") if group.strip()}
     if unknown := groups - set(GROUPS):
         parser.error(f"unknown group(s) {', '.join(sorted(unknown))}; choose among {', '.join(GROUPS)}")
 
     started, load_at_start = time.monotonic(), os.getloadavg()
+    checkout = results_file.checked_out()  # the code measured is the code of the start
     work = Path(tempfile.mkdtemp(prefix="attention-anatomy-bench-"))  # server logs, screenshots of failures
     figures = Figures([])
     browser_version = None
@@ -111,11 +117,15 @@ def main() -> None:
     if groups & {"text", "trace"}:
         run_in_process(groups, figures)
 
+    measured = results_file.measured(rows(figures), machine_facts(load_at_start, browser_version,
+                                                                  time.monotonic() - started),
+                                     notes(figures, work), sys.argv[1:], checkout)
     print()
-    print(table(rows(figures)))
-    for line in notes(figures, work):
+    print(table(measured.rows))
+    for line in measured.notes:
         print(f"\n{line}")
-    print(f"\n{machine(load_at_start, browser_version, time.monotonic() - started)}")
+    print(f"\n{machine_line(measured.machine)}")
+    print(f"\nWritten to {results_file.write(measured, args.out)}.")
 
 
 def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, figures: Figures) -> None:
@@ -157,7 +167,7 @@ def run_in_process(groups: set[str], figures: Figures) -> None:
     """transformers' bare forward over the typed texts, and the trace's overhead: torch on one thread, as the app."""
     import torch
 
-    from attention import load_model
+    from attention.models.loading import load_model
 
     torch.set_num_threads(1)
     loaded = load_model()
@@ -190,7 +200,7 @@ def rows(figures: Figures) -> list[Row]:
             page.floor_ms + forward_ms if forward_ms is not None else None)
         ratio = page.median_ms / reference if reference else None
         result.append(Row(case.name, case.moved, len(page.timings), ms(page.median_ms), ms(max(page.answered())),
-                          f"{ratio:.1f}×" if ratio is not None else "", target_text(case),
+                          Figure(ratio, "×", 1) if ratio is not None else "", target_text(case),
                           verdict(ratio, case.target) if ratio is not None else None, server=ms(page.server_ms),
                           floor=ms(page.floor_ms)))
         if case.in_browser:
@@ -199,8 +209,8 @@ def rows(figures: Figures) -> list[Row]:
         tokens = "/".join(map(str, figures.text_tokens))
         result.append(Row(f"bare forward of the same 10 texts, {tokens} tokens",
                           "transformers BertModel, eager, attentions, 1 thread, in this process",
-                          len(figures.text_forward_s), f"{forward_ms:.1f} ms",
-                          f"{1000 * max(figures.text_forward_s):.1f} ms", "", "", None))
+                          len(figures.text_forward_s), Figure(forward_ms, "ms", 1),
+                          Figure(1000 * max(figures.text_forward_s), "ms", 1), "", "", None))
     if figures.default_floor:
         settled = [timing.settled_ms for timing in figures.default_floor]
         server = statistics.median(timing.last_message_ms or 0.0 for timing in figures.default_floor)
@@ -209,7 +219,7 @@ def rows(figures: Figures) -> list[Row]:
                           ms(max(settled)), "", "", None, server=ms(server)))
     if figures.drawn_s is not None:
         result.append(Row("cold start, bundled model", f"launch → first heatmap drawn (server up after "
-                          f"{figures.healthy_s:.1f} s)", 1, f"{figures.drawn_s:.1f} s", "", "",
+                          f"{figures.healthy_s:.1f} s)", 1, Figure(figures.drawn_s, "s", 1), "", "",
                           f"≤ {COLD_START_TARGET_S:.0f} s", verdict(figures.drawn_s, COLD_START_TARGET_S)))
     if figures.first_paints is not None:
         result += first_paint.rows(figures.first_paints)
@@ -218,11 +228,12 @@ def rows(figures: Figures) -> list[Row]:
         one_gb = memory.one_session_mb / 1024
         steps = [b - a for a, b in itertools.pairwise(memory.with_sessions_mb)]
         result.append(Row("server memory, bert-base-sized, 1 session", f"VmRSS once the page drew (idle server "
-                          f"{memory.idle_mb:.0f} MB)", 1, f"{one_gb:.2f} GB", "", "", f"≤ {MEMORY_TARGET_GB} GB",
+                          f"{memory.idle_mb:.0f} MB)", 1, Figure(one_gb, "GB", 2), "", "", f"≤ {MEMORY_TARGET_GB} GB",
                           verdict(one_gb, MEMORY_TARGET_GB)))
         result.append(Row("memory per additional session", f"VmRSS growth from 1 to {len(memory.with_sessions_mb)} "
-                          "sessions, each its own 512-token text", len(steps), f"{memory.per_session_mb:.1f} MB (mean)",
-                          f"{max(steps):.1f} MB", "", f"≤ {PER_SESSION_TARGET_MB:.0f} MB",
+                          "sessions, each its own 512-token text", len(steps),
+                          Figure(memory.per_session_mb, "MB", 1, "(mean)"), Figure(max(steps), "MB", 1), "",
+                          f"≤ {PER_SESSION_TARGET_MB:.0f} MB",
                           verdict(memory.per_session_mb, PER_SESSION_TARGET_MB)))
     if figures.trace_s is not None:
         times = figures.trace_s
@@ -232,8 +243,9 @@ def rows(figures: Figures) -> list[Row]:
                 (trace_overhead.FULL, "tokenize, forward, dissect one head", trace_overhead.TARGET),
                 (trace_overhead.CACHED, "another head of the same text: no forward", None)):
             median = 1000 * statistics.median(times[name])
-            result.append(Row(f"{name}, {figures.trace_tokens} tokens", what, len(times[name]), f"{median:.1f} ms",
-                              f"{1000 * max(times[name]):.1f} ms", f"{median / bare:.2f}×",
+            result.append(Row(f"{name}, {figures.trace_tokens} tokens", what, len(times[name]),
+                              Figure(median, "ms", 1), Figure(1000 * max(times[name]), "ms", 1),
+                              Figure(median / bare, "×", 2),
                               f"≤ {target}× the bare forward" if target else "", verdict(median / bare, target)))
     return result
 
@@ -255,8 +267,8 @@ def in_browser_rows(page: Result) -> list[Row]:
     return rows_
 
 
-def kb(size: float) -> str:
-    return f"{size / 1024:,.0f} kB" if size >= 1024 else f"{size:.0f} B"
+def kb(size: float) -> Figure:
+    return Figure(size, "B")  # written in kB from 1 kB up
 
 
 def target_text(case: page_speed.Case) -> str:
