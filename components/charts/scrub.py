@@ -20,6 +20,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from components.assets import read_beside, style_tag
 from components.charts.heatmap import (
     CELLS,
     HEAD,
@@ -67,16 +68,8 @@ LEGEND = legend(PLOT_SIZE)
 ZOOM = "zoom"
 ZOOM_MOST = 48  # tokens a side of a zoom, at most: a cell of 8 px or more in a 420-px plot, each named on hover
 ZOOM_TOOLTIP = "Drag a rectangle across the picture: its cells are drawn larger under it, each named"
-# The chart's own inputs above it, in a row, readable from the back of a room.
-INPUT_STYLE = (
-    "<style>.vega-embed:has(> .vega-bindings){display:flex;flex-direction:column}"
-    ".vega-embed > .vega-bindings{order:-1;display:flex;flex-flow:row wrap !important;gap:.4rem 2rem;margin:0 0 .6rem;"
-    "font-size:1rem}"
-    ".vega-embed > .vega-bindings > .vega-bind{flex:0 0 auto;width:auto !important}"
-    ".vega-embed .vega-bind label{display:flex;align-items:center;gap:.6rem}"
-    ".vega-embed .vega-bind-name{font-weight:600;min-width:0 !important;width:auto !important}"
-    ".vega-embed .vega-bind input[type=range]{width:7rem !important;accent-color:#1f4e9c}</style>"
-)
+# The chart's own inputs above it, in a row, readable from the back of a room: chart_inputs.css, beside this module.
+INPUT_STYLE = style_tag(read_beside(__file__, "chart_inputs.css"))
 
 
 def send_plan(num_layers: int, num_heads: int, rows: int, columns: int, layer: int, head: int,

@@ -17,6 +17,8 @@ import segno
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from components.assets import read_beside
+
 CLASS_PARAM = "class"
 QR_PX = 10  # per module of the PNG the sidebar and the large dialog show, scaled to their width by the browser
 LARGE_QR_PX = 460  # on a 1280×720 projector: about 1.1 m across on a 3-m screen, read from 10 m or more
@@ -120,17 +122,10 @@ def plain(text: str) -> str:
     return "".join(f"\\{ch}" if ch in "\\`*_{}[]()<>#+-.!|:~&=?/%" else ch for ch in text)
 
 
-# The sidebar scrolls inside its own element (Streamlit's stSidebarContent): the script sets it back to its top,
-# where the class's panel is. Mounted on the one run after the press, so it runs once.
-_TO_TOP_JS = """
-export default function ({ parentElement }) {
-  const sidebar = parentElement.closest('[data-testid="stSidebarContent"]')
-    ?? document.querySelector('[data-testid="stSidebarContent"]');
-  sidebar?.scrollTo({top: 0, behavior: 'smooth'});
-}
-"""
-_sidebar_to_top = st.components.v2.component("attention_anatomy.sidebar_to_top", js=_TO_TOP_JS,
-                                              isolate_styles=False)
+# The script that scrolls the sidebar to its top (sidebar_to_top.js, beside this module), mounted on the one run
+# after the press, so that it runs once.
+_sidebar_to_top = st.components.v2.component("attention_anatomy.sidebar_to_top",
+                                              js=read_beside(__file__, "sidebar_to_top.js"), isolate_styles=False)
 
 
 def say_started(code: str) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from components.assets import filled, read_beside, style_tag
 from components.page.link_flags import presents
 from components.page.page_head import page_head
 
@@ -24,6 +25,7 @@ WARM_UP_KEY = "chart_warm_up"  # the container of the chart drawn, hidden, while
 _WARM_UP_CHART = {"width": 1, "height": 1, "data": {"values": [{"x": 0}]}, "mark": "rect",
                   "encoding": {"x": {"field": "x", "type": "ordinal", "axis": None}},
                   "config": {"view": {"stroke": None}}}
+_HIDDEN = style_tag(filled(read_beside(__file__, "first_paint.css"), warm_up_key=WARM_UP_KEY))  # the chart, hidden
 _READY = threading.Event()  # set once a run of this process has loaded the model: later runs show no status
 
 
@@ -53,7 +55,7 @@ def _warm_up_charts() -> None:
     The library comes with the page's first chart: without this, the first heatmap, once sent, took 0.8-1.0 s to
     draw, against 0.3 s once the library has started (a new server, three launches each)."""
     with st.container(key=WARM_UP_KEY, height=1, border=False):
-        st.html(f"<style>.st-key-{WARM_UP_KEY} {{visibility: hidden}}</style>")
+        st.html(_HIDDEN)
         st.vega_lite_chart(spec=_WARM_UP_CHART, width="content")
 
 

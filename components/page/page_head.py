@@ -12,16 +12,12 @@ from pathlib import Path
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-_STYLE = (
-    "<style>[data-testid='stMainBlockContainer']{padding-top:4rem;padding-bottom:3rem}"
-    "@media (min-width:640px){[data-testid='stMainBlockContainer']{padding-left:2rem;padding-right:2rem}}"
-    "[data-testid='stMainBlockContainer'] h1{font-size:1.75rem;padding:0}</style>"
-)
+from components.assets import read_beside, style_tag
 
-
-# Presentation mode: captions as dark as the text and a little larger (Streamlit draws them at 60 % opacity and
-# 14.9 px, which a projector washes out).
-_PRESENTED = "<style>[data-testid='stCaptionContainer']{opacity:.9;font-size:1.05rem}</style>"
+# The page's top, and in presentation mode its captions legible on a projector: page_head.css and
+# page_head_presented.css, beside this module.
+_STYLE = style_tag(read_beside(__file__, "page_head.css"))
+_PRESENTED = style_tag(read_beside(__file__, "page_head_presented.css"))
 
 
 def page_head(title: str, caption: str, beside: Callable[[DeltaGenerator], None] | None = None,

@@ -9,6 +9,7 @@ import html
 
 import streamlit as st
 
+from components.assets import read_beside, style_tag
 from components.page.lesson_steps import STEP_ATTRIBUTE
 
 STAGE_TITLES = {
@@ -18,15 +19,7 @@ STAGE_TITLES = {
     "head": "One head",
     "heads": "All heads together",
 }
-_STYLE = (
-    "<style>.aa-shapes{font-size:.9rem;line-height:1.45}"
-    ".aa-shapes .letters{color:#5f6b7a;font-size:.8rem;margin:0 0 .4rem}"
-    ".aa-shapes .stage{font-weight:600;margin:.6rem 0 .15rem}"
-    ".aa-shapes ul{margin:0;padding-left:1.1rem}.aa-shapes li{margin:.1rem 0}"
-    ".aa-shapes code{font-family:monospace;font-size:.85em;background:#eef2f8;color:#10151c;"
-    "padding:0 .2rem;border-radius:.2rem}"
-    ".aa-shapes .formula code{font-size:.8rem;background:none;color:#3d4856;padding:0}</style>"
-)
+_STYLE = style_tag(read_beside(__file__, "shapes_panel.css"))  # the panel's look, beside this module
 
 
 def shape_rows(steps) -> list[tuple[str, str, str, str]]:

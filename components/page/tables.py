@@ -10,21 +10,11 @@ import numpy as np
 import pandas as pd
 
 from attention.stages.dot_product import MASKED_SCORE
+from components.assets import read_beside, style_tag
 
 CSV_COLUMNS = ["query_index", "query_token", "key_index", "key_token", "score", "masked_score", "weight",
                "alpha_fx_norm"]
-_TABLE_STYLE = (
-    "<style>.aa-table{max-height:26rem;overflow-y:auto;margin:.3rem 0 .8rem}"
-    ".aa-table table{border-collapse:collapse;font-size:.85rem}"
-    ".aa-table th{position:sticky;top:0;background:#eef2f8;text-align:left;padding:.2rem .6rem}"
-    ".aa-table td{padding:.1rem .6rem;border-top:1px solid #e3e8ef}"
-    ".aa-table td.number{text-align:right;font-variant-numeric:tabular-nums;min-width:5rem}"
-    # A phone's column is about 350 px: cells as narrow as their numbers, so that a table of six columns fits it
-    # rather than hiding its last ones past the edge (it still scrolls sideways when one cannot fit).
-    "@media (max-width:640px){.aa-table table{font-size:.8rem}.aa-table th,.aa-table td{padding:.1rem .2rem}"
-    ".aa-table td.number{min-width:0}}"
-    "</style>"
-)
+_TABLE_STYLE = style_tag(read_beside(__file__, "tables.css"))  # the tables' look, beside this module
 
 
 def head_table(tokens: list[str], scaled: np.ndarray, masked: np.ndarray, weights: np.ndarray,

@@ -9,6 +9,7 @@ import html
 
 import streamlit as st
 
+from components.assets import filled, read_beside, style_tag
 from components.page.page_state import shorten
 
 # Past this many tokens the chips are folded to one row, with a count that opens them: a 512-token text
@@ -16,18 +17,8 @@ from components.page.page_state import shorten
 # short text's pushed the heatmap off the first screen (the heatmap's axes name the tokens too).
 FOLD_AFTER = 10
 ROW_REM = 1.62  # a row of chips, without the gap to the next
-_STYLE = (
-    "<style>.aa-tokens{display:flex;align-items:flex-start;gap:.6rem;margin:.1rem 0 .3rem}"
-    ".aa-chips{display:flex;flex-wrap:wrap;gap:.3rem;flex:1;line-height:1.4;font-size:.9rem}"
-    ".aa-chip{font-family:monospace;padding:.1rem .4rem;border-radius:.4rem;"
-    "background:#e8f0fb;border:1px solid #b9cfe9;color:#12345a}"
-    ".aa-chip.special{background:#fdebd3;border-color:#f0b46a;color:#6b3b00;font-weight:600}"
-    ".aa-chip small{opacity:.6;margin-right:.25rem}"
-    # One row of chips; the <details> before them unfolds them in the browser, with no rerun.
-    f".aa-fold:not([open]) + .aa-chips{{max-height:{ROW_REM}rem;overflow:hidden}}"
-    ".aa-fold summary{cursor:pointer;color:#1f4e9c;font-size:.9rem;white-space:nowrap;line-height:1.9}"
-    ".aa-fold[open] .closed,.aa-fold:not([open]) .opened{display:none}</style>"
-)
+# The chips' look: tokens.css, beside this module.
+_STYLE = style_tag(filled(read_beside(__file__, "tokens.css"), row_height=f"{ROW_REM}rem"))
 
 
 def chips_html(tokens: list[str], special: list[bool]) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from components.assets import filled, read_beside
 from components.page import controls
 
 STEP_PX = 20  # widths are reported in steps of this: a few px more or less would rerun the page for nothing
@@ -30,43 +31,13 @@ COOKIE = "aa_viewport"  # "<main>x<window>x<height>" in px, the last size report
 COOKIE_DAYS = 30
 _PX_RANGE = range(100, 20_001)  # what a cookie may say; anything else is not a size this script wrote
 
-# The size as the script reports it, of the page's main block `main`; the browser tests read it too
+# The size as the script reports it (viewport_size.js), of the page's main block `main`; the browser tests read it too
 # (harness/browser.py), to tell whether the page has reported the size it has now.
-SIZE_JS = f"""main => {{
-  const step = value => Math.round(value / {STEP_PX}) * {STEP_PX};
-  const style = getComputedStyle(main);
-  const inner = main.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
-  return {{main: step(inner), window: step(window.innerWidth), height: step(window.innerHeight)}};
-}}"""
-# Streamlit runs the script again whenever its data changes (a new size) and calls only the last run's cleanup, when
-# the page goes: so each run first stops what the run before it watched (parentElement.stopLast). Left, observers
-# piled up, one per size, each with its own last size, and a resize sent the same size twice: two runs of the page.
-_JS = f"""
-export default function ({{ data, setStateValue, parentElement }}) {{
-  parentElement.stopLast?.();
-  const main = document.querySelector('[data-testid="stMainBlockContainer"]');
-  if (!main) return;
-  const sizeOf = {SIZE_JS};
-  let last = data ? JSON.stringify(data) : '';
-  const report = () => {{
-    const size = sizeOf(main);
-    document.cookie = `{COOKIE}=${{size.main}}x${{size.window}}x${{size.height}}; path=/; `
-      + `max-age=${{{COOKIE_DAYS} * 86400}}; SameSite=Lax`;
-    if (JSON.stringify(size) !== last) {{ last = JSON.stringify(size); setStateValue('size', size); }}
-  }};
-  let timer;
-  const later = () => {{ clearTimeout(timer); timer = setTimeout(report, 150); }};
-  const observer = new ResizeObserver(later);
-  observer.observe(main);
-  window.addEventListener('resize', later);
-  report();
-  parentElement.stopLast = () => {{
-    observer.disconnect(); window.removeEventListener('resize', later); clearTimeout(timer);
-  }};
-  return parentElement.stopLast;
-}}
-"""
-_measure = st.components.v2.component("attention_anatomy.viewport", js=_JS, isolate_styles=False)
+SIZE_JS = filled(read_beside(__file__, "viewport_size.js"), step_px=STEP_PX).strip()
+# The script that measures and reports: viewport.js, beside this module.
+_measure = st.components.v2.component(
+    "attention_anatomy.viewport", isolate_styles=False,
+    js=filled(read_beside(__file__, "viewport.js"), size_js=SIZE_JS, cookie=COOKIE, cookie_days=COOKIE_DAYS))
 
 
 @dataclass(frozen=True)
@@ -132,17 +103,10 @@ def measure() -> None:
         _to_top_if_new_view()
 
 
-# The main area scrolls inside its own element (Streamlit's stMain), which Streamlit leaves where it was when the
-# page's contents change: a head clicked in the all-heads grid, 1,000 px down, opened the one-head view as far down,
-# its title out of sight. Mounted on the one run that shows a new view, so it runs once.
-_TO_TOP_JS = """
-export default function () {
-  const main = document.querySelector('[data-testid="stMain"]');
-  main?.scrollTo({top: 0});
-  window.scrollTo({top: 0});
-}
-"""
-_to_top = st.components.v2.component("attention_anatomy.main_to_top", js=_TO_TOP_JS, isolate_styles=False)
+# The script that scrolls the main area to its top (main_to_top.js, beside this module): mounted on the one run that
+# shows a new view, so that it runs once.
+_to_top = st.components.v2.component("attention_anatomy.main_to_top", js=read_beside(__file__, "main_to_top.js"),
+                                     isolate_styles=False)
 _LAST_VIEW = "_viewport_last_view"  # in the session: (the view the last run showed, how many views it has shown)
 
 

@@ -27,6 +27,7 @@ import pandas as pd
 import streamlit as st
 
 from components import caches
+from components.assets import filled, read_beside, style_tag
 from components.caches import HeadStack
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap
 from components.charts.lines import LINE_THRESHOLD, LINES_MOST, window
@@ -67,13 +68,12 @@ PAIR_LABELS = {"all": "all", "a_to_b": "A → B", "b_to_a": "B → A", "within_a
 # chart's right end: over the Lines button when the chart is narrower than the column. The chart's box as wide as
 # the column puts the toolbar at the column's right end, and keeps all its buttons; with seven stages the row of
 # buttons reaches that end on a laptop, so the toolbar comes down into the chart's own top row, right of its Layer
-# and Head inputs, where nothing stands.
-TOOLBAR_AT_COLUMN_END = "<style>" + ",".join(
-    f".st-key-chart-{name}, .st-key-chart-{name} > [data-testid='stFullScreenFrame'], "
-    f".st-key-chart-{name} > [data-testid='stFullScreenFrame'] > div" for name in STAGE_NAMES.values()
-) + "{width:100% !important}" + ",".join(
-    f".st-key-chart-{name} [data-testid='stElementToolbar']" for name in STAGE_NAMES.values()
-) + "{top:0 !important}</style>"
+# and Head inputs, where nothing stands: head_toolbar.css, beside this module, for each stage's chart.
+_CHART_BOXES = ("", " > [data-testid='stFullScreenFrame']", " > [data-testid='stFullScreenFrame'] > div")
+TOOLBAR_AT_COLUMN_END = style_tag(filled(
+    read_beside(__file__, "head_toolbar.css"),
+    charts=", ".join(f".st-key-chart-{name}{box}" for name in STAGE_NAMES.values() for box in _CHART_BOXES),
+    toolbars=", ".join(f".st-key-chart-{name} [data-testid='stElementToolbar']" for name in STAGE_NAMES.values())))
 
 
 def render(context) -> None:

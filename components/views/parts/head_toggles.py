@@ -24,6 +24,8 @@ from functools import partial
 
 import streamlit as st
 
+from components.assets import filled, read_beside
+
 HEADS_OFF = "switch_heads_off"  # session state: the (layer, head) pairs switched off, a sorted tuple
 KEY = "switch_heads"  # the script's key; its container's CSS class is st-key-switch_heads
 NAME = "attention_anatomy.head_switches"  # the script's name, as the page sends it
@@ -32,162 +34,10 @@ MODEL_KEY = "_switch_model"  # the model the toggles were made for
 # route waits for a slot on a busy server (components/api/routes.py), short enough that a press never looks lost.
 ANSWER_WAIT_MS = 3_000
 
-# A head switched off reads as off: grey and struck through, not the pale blue of some attention that the rest of
-# the page uses. The layer's name stands beside its buttons; on a phone the buttons wrap under each other.
-_CSS = """
-.head-switches { display: flex; flex-direction: column; gap: 0.5rem; font-family: var(--st-font, sans-serif);
-  font-size: 0.875rem; color: var(--st-text-color); }
-.head-switches .layer { display: flex; align-items: center; gap: 0.75rem; }
-.head-switches .name { flex: 0 0 4.5rem; }
-.head-switches .heads { display: flex; flex-wrap: wrap; gap: 0.25rem; }
-.head-switches button { min-width: 2.15rem; height: 2.125rem; padding: 0 0.75rem; border-radius: 9999px;
-  border: 1px solid rgba(16, 21, 28, 0.2); background: var(--st-background-color, #fff); color: inherit;
-  font: inherit; line-height: 1; cursor: pointer; }
-.head-switches button:hover { border-color: var(--st-primary-color); color: var(--st-primary-color); }
-.head-switches button:focus-visible { outline: 2px solid var(--st-primary-color); outline-offset: 1px; }
-.head-switches button[aria-pressed="true"] { background: #ececef; border-color: #9a9aa2; color: #55555c;
-  text-decoration: line-through; }
-.switch-numbers, .switch-hint { font-family: var(--st-font, sans-serif); color: var(--st-text-color); }
-.switch-numbers:not(:empty) { margin-bottom: 1rem; }
-.switch-hint { margin: 0 0 0.75rem; }
-.aa-metrics { display: flex; flex-wrap: wrap; gap: 1rem; }
-.aa-metric { flex: 1 1 14rem; }
-.aa-metric-label { font-size: 0.875rem; }
-.aa-metric-value { font-size: 2.25rem; line-height: 1.3; }
-.aa-metric-delta { display: inline-block; font-size: 0.875rem; padding: 0 0.4rem; border-radius: 0.5rem; }
-.aa-metric-delta.rises { color: #158237; background: rgba(33, 195, 84, 0.1); }
-.aa-metric-delta.falls { color: #c1262a; background: rgba(255, 43, 43, 0.1); }
-.aa-guesses { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; }
-.aa-guesses > .aa-metric { flex: 1 1 10rem; }
-.aa-guesses > .aa-table { flex: 3 1 20rem; min-width: 0; overflow-x: auto; }
-.aa-caption { font-size: 0.875rem; opacity: 0.6; margin: 0.25rem 0 0; }
-"""
-
-# The buttons are built once per shape, in the component's own element, and found again on every run: the function
-# runs again whenever the server sends new data. The click listener is the grid's, set once, and reads what the
-# latest run left on the grid (the heads off, and the function that sends a trigger).
-_JS = """
-const ANSWER_WAIT_MS = %d;
-
-export default function ({ data, parentElement, setTriggerValue }) {
-  const idOf = button => `${button.dataset.layer}:${button.dataset.head}`;
-  const keyOf = headsOff => [...headsOff].sort().join(',');  // a set of heads off as the route's `off` names it
-  const shape = `${data.layers}x${data.heads}`;
-  let numbers = parentElement.querySelector('.switch-numbers');
-  if (!numbers) {
-    numbers = document.createElement('div');
-    numbers.className = 'switch-numbers';
-    numbers.setAttribute('aria-live', 'polite');
-    parentElement.prepend(numbers);
-  }
-  const show = (html, off) => {
-    if (numbers.shown === html) return;
-    numbers.innerHTML = html;  // the view's HTML, every text in it escaped by the server
-    numbers.shown = html;
-    // Which heads the numbers are for, on the element that holds the script's shadow root, where the page's
-    // own scripts (and the bench's) can see it.
-    (parentElement.getRootNode().host ?? parentElement).dataset.headsOff = off;
-  };
-  let grid = parentElement.querySelector('.head-switches');
-  if (!parentElement.querySelector('.switch-hint')) {
-    const hint = document.createElement('p');
-    hint.className = 'switch-hint';
-    hint.innerHTML = '<strong>Heads switched off</strong> (grey, struck through): click a head to silence it, '
-      + 'again to bring it back.';
-    numbers.after(hint);
-  }
-  if (!grid || grid.dataset.shape !== shape) {
-    grid?.remove();
-    grid = document.createElement('div');
-    grid.className = 'head-switches';
-    grid.dataset.shape = shape;
-    grid.setAttribute('role', 'group');
-    grid.setAttribute('aria-label', 'Heads switched off');
-    for (let layer = 0; layer < data.layers; layer++) {
-      const row = document.createElement('div');
-      row.className = 'layer';
-      const name = document.createElement('span');
-      name.className = 'name';
-      name.textContent = `layer ${layer}`;
-      const heads = document.createElement('div');
-      heads.className = 'heads';
-      for (let head = 0; head < data.heads; head++) {
-        const button = document.createElement('button');
-        button.type = 'button';
-        button.textContent = String(head);
-        button.dataset.layer = String(layer);
-        button.dataset.head = String(head);
-        button.setAttribute('aria-label', `layer ${layer}, head ${head}`);
-        heads.appendChild(button);
-      }
-      row.append(name, heads);
-      grid.appendChild(row);
-    }
-    // The route's answer for a set of heads off (null if it has none), asked once: a button going down asks for
-    // the set its click will make, and the click takes that answer (a mouse button is down ~0.1 s, about what the
-    // model takes); a press that never clicks leaves its answer unread. Not for a touch, which often starts a
-    // scroll: every finger put on the grid would cost the server a pass of the model.
-    // The App's route under the page's own path (server.baseUrlPath). An answer that takes longer than
-    // ANSWER_WAIT_MS is given up (null): the press then goes to the session by its run, never held by a hung fetch.
-    const query = asked => `${location.pathname.replace(/[/]+$/, '')}/api/switch?${grid.ask}`
-      + `&off=${encodeURIComponent(asked)}`;
-    const answerFor = asked => {
-      const url = query(asked);
-      if (grid.early?.url !== url) {
-        const asking = fetch(url, {signal: AbortSignal.timeout(ANSWER_WAIT_MS)});
-        grid.early = {url, answer: asking.then(response => response.ok ? response.json() : null).catch(() => null)};
-      }
-      return grid.early.answer;
-    };
-    const toggled = button => {
-      const off = new Set(grid.headsOff);
-      const id = idOf(button);
-      off.has(id) ? off.delete(id) : off.add(id);
-      return [...off];
-    };
-    const goingDown = event => {
-      const button = event.target.closest('button');
-      if (button && grid.ask) answerFor(keyOf(toggled(button)));
-    };
-    grid.addEventListener('pointerdown', event => {
-      if (event.pointerType === 'mouse' && event.button === 0) goingDown(event);
-    });
-    grid.addEventListener('keydown', event => { if (event.key === ' ' && !event.repeat) goingDown(event); });
-    grid.addEventListener('click', event => {
-      const button = event.target.closest('button');
-      if (!button) return;
-      grid.headsOff = toggled(button);
-      button.setAttribute('aria-pressed', String(grid.headsOff.includes(idOf(button))));
-      const sendAll = () => grid.send('off', grid.headsOff.map(pair => pair.split(':').map(Number)));
-      if (!grid.ask) {
-        sendAll();
-        return;
-      }
-      // The route first, the run once it has answered: the two would share the server's cores, and the run then
-      // finds the numbers computed (the caches are the server's). It sends the set pressed by then, the latest.
-      const asked = keyOf(grid.headsOff);
-      answerFor(asked)
-        .then(answer => {
-          if (answer && asked === keyOf(grid.headsOff)) grid.show(answer.html, asked);
-        })
-        // The run once the numbers are on the screen: sending the trigger makes the page redraw at once, and the
-        // numbers' frame waited for it. A hidden tab draws no frames, and sends at once.
-        .finally(() => document.hidden ? sendAll() : requestAnimationFrame(() => setTimeout(sendAll, 0)));
-    });
-    parentElement.appendChild(grid);
-  }
-  grid.headsOff = data.off.map(([layer, head]) => `${layer}:${head}`);
-  grid.send = setTriggerValue;
-  grid.ask = data.ask;
-  grid.show = show;
-  show(data.numbers, keyOf(grid.headsOff));
-  const off = new Set(grid.headsOff);
-  for (const button of grid.querySelectorAll('button')) {
-    button.setAttribute('aria-pressed', String(off.has(idOf(button))));
-  }
-}
-"""
-_switches = st.components.v2.component(NAME, css=_CSS, js=_JS % ANSWER_WAIT_MS)
+# The buttons' script (head_toggles.js) and their look (head_toggles.css), beside this module.
+_switches = st.components.v2.component(
+    NAME, css=read_beside(__file__, "head_toggles.css"),
+    js=filled(read_beside(__file__, "head_toggles.js"), answer_wait_ms=ANSWER_WAIT_MS))
 
 
 def head_toggles(heads_off: tuple[tuple[int, int], ...], num_layers: int, num_heads: int, numbers: str = "",

@@ -18,6 +18,7 @@ import pyarrow as pa
 import streamlit as st
 
 from components import caches
+from components.assets import filled, read_beside, style_tag
 from components.caches import AlignedDifference, HeadStack, NeuronStack
 from components.charts import lines, neuron_chart, scrub
 from components.charts.draw import draw_spec
@@ -29,6 +30,7 @@ from components.charts.scrub import INPUT_STYLE, ZOOM, cells_under, placed
 from components.charts.style import PLOT_SIZE, READING, Lettering, plot_size
 
 _HELD = "_scrub_anchors"  # in the session: {chart key: (identity, anchor, shown, run)}
+_TOOLBAR_INSIDE = read_beside(__file__, "toolbar_inside.css")  # toolbar_inside's style, for one chart's selector
 
 
 @dataclass(frozen=True)
@@ -232,4 +234,4 @@ def toolbar_inside(key: str | None = None, described: str | None = None) -> str:
     drawn into a placeholder, the induction lab's, carries no class of its key: its description finds it.)"""
     chart = (f".st-key-{key}" if key else
              f"[data-testid='stElementContainer']:has([data-testid='stVegaLiteChart'][aria-label^='{described}'])")
-    return f"<style>{chart} [data-testid='stElementToolbar']{{top:0 !important}}</style>"
+    return style_tag(filled(_TOOLBAR_INSIDE, chart=chart))
