@@ -11,6 +11,7 @@ import logging
 
 import streamlit as st
 
+from components.charts.icon import page_icon
 from components.page import first_paint
 from components.page.reconnect import rerun_page_on_reconnect
 
@@ -43,7 +44,6 @@ classroom.start_button()
 from attention.models.loading import ModelLoadError
 from attention.stages.settings import ModelShape
 from components import views
-from components.charts.style import page_icon
 from components.page import model_download, viewport
 from components.page.lesson_steps import step_outlines
 from components.page.page_head import model_title, page_head

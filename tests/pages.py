@@ -22,8 +22,8 @@ from streamlit.testing.v1 import AppTest
 from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
+from components.charts.colours import colour_ramp
 from components.charts.scrub import STRIP
-from components.charts.style import colour_ramp
 from components.private_hooks import MediaFileManager, WidgetState, element_key, run_app_test_with
 
 APP = str(Path(__file__).resolve().parents[1] / "page.py")

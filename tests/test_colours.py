@@ -19,8 +19,9 @@ from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
 from attention.dissect.heads import head_entropies, head_weights
+from components.charts.colours import colour_ramp
 from components.charts.neuron_chart import PRODUCT_BOUND
-from components.charts.style import SENTENCE_B_COLOUR, colour_ramp
+from components.charts.token_axes import SENTENCE_B_COLOUR
 from tests import rendered
 from tests.pages import assert_healthy, charts, open_page, pick_on_chart, picture_values, warnings
 

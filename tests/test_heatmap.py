@@ -14,21 +14,14 @@ import pyarrow as pa
 import pytest
 
 from attention.stages.dot_product import MASKED_SCORE
+from components.charts.colour_ranges import UNIFORM_TIMES, colour_domain, head_domains, robust_bound
+from components.charts.colours import colour_ramp
 from components.charts.draw import spec_and_frames
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap, heatmap_frames
+from components.charts.masked import MASKED_COLOUR
+from components.charts.pictures import picture_url, pooled
 from components.charts.scrub import panel_frames
-from components.charts.style import (
-    LABEL_COLOUR,
-    MASKED_COLOUR,
-    SENTENCE_B_COLOUR,
-    UNIFORM_TIMES,
-    colour_domain,
-    colour_ramp,
-    head_domains,
-    picture_url,
-    pooled,
-    robust_bound,
-)
+from components.charts.token_axes import LABEL_COLOUR, SENTENCE_B_COLOUR
 from tests import rendered
 from tests.pages import cell_labels, picture_values
 

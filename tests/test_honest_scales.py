@@ -20,7 +20,8 @@ from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
 from attention.dissect.heads import head_entropies
-from components.charts.style import CLIP_QUANTILE, UNIFORM_TIMES, colour_ramp
+from components.charts.colour_ranges import CLIP_QUANTILE, UNIFORM_TIMES
+from components.charts.colours import colour_ramp
 from components.page.page_state import WEIGHT_SCALES
 from tests import rendered
 from tests.pages import assert_healthy, chart_matrix, chart_title, charts, open_page

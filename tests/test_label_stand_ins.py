@@ -11,7 +11,8 @@ import pytest
 from components.charts import neuron_chart, scrub
 from components.charts.heatmap import MAX_VECTOR_CELLS
 from components.charts.label_stand_ins import stand_ins, with_labels
-from components.charts.style import READING, token_labels
+from components.charts.lettering import READING
+from components.charts.token_axes import token_labels
 from components.views.parts.scrubbed import Panel
 
 HOSTILE = ("[CLS]", "if", "'", '"', "datum", "<b>", "\\", "[SEP]")  # words an expression or HTML would choke on

@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.charts.heatmap import heatmap
-from components.charts.style import PRESENTING
+from components.charts.lettering import PRESENTING
 from components.page import viewport
 from tests import rendered
 from tests.pages import APP, assert_healthy, cell_labels, charts, open_page, spec_parts

@@ -18,7 +18,7 @@ from attention.stages.settings import ModelShape, TraceSettings
 from attention.text.encoding import encode
 from attention.models.loading import BUNDLED_MODEL
 from components.caches import MODEL_DIRS_ENV, settings_for
-from components.charts.style import MASKED_COLOUR
+from components.charts.masked import MASKED_COLOUR
 from components.page.page_state import PageState, from_query
 from tests import rendered
 from tests.pages import (

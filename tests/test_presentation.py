@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from components.charts.style import PLOT_SIZE
+from components.charts.plot_sizes import PLOT_SIZE
 from components.page.link_flags import presents
 from tests import pages
 

@@ -22,8 +22,9 @@ from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
 from attention.dissect.heads import aggregate_heads, head_summary, head_weights, rollout
+from components.charts.colour_ranges import colour_domain, uniform_end
 from components.charts.grid import GRID_SIZE, grid_layout
-from components.charts.style import colour_domain, pooled, uniform_end
+from components.charts.pictures import pooled
 from components.views.heads import ALL_LAYERS_WEIGHTS
 from tests import rendered
 from tests.pages import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from components.charts.style import Lettering
+from components.charts.lettering import Lettering
 
 OPEN_HEAD = "open_head"  # the selection a click on a glyph fills: {"layer": …, "head": …}
 # Each label's colour (attention.analyses.atlas.LABELS): the looks at a neighbour or itself in hues apart, the sinks in

@@ -16,18 +16,12 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from components.charts.colours import colour_stops
 from components.charts.heatmap import CELLS, filter_on, named, picked, tooltip_of
-from components.charts.style import (
-    LABEL_COLOUR,
-    LABEL_LIMIT_PX,
-    MIN_ROW_PX,
-    READING,
-    TOKEN_BANDS,
-    Lettering,
-    colour_stops,
-    legend,
-    title_lines,
-)
+from components.charts.legends import legend
+from components.charts.lettering import READING, Lettering, title_lines
+from components.charts.plot_sizes import MIN_ROW_PX
+from components.charts.token_axes import LABEL_COLOUR, LABEL_LIMIT_PX, TOKEN_BANDS
 
 WIN = "win_size"  # the window input's selection, and the column whose rows it keeps
 WINDOW, LETTERS = "window", "letters"  # the two maps (panels), whose cells are sent by name: heatmap.named

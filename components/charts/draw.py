@@ -12,7 +12,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from components.charts.style import READING, Lettering
+from components.charts.lettering import READING, Lettering
 
 
 def show(chart: alt.TopLevelMixin, *, key: str, width: str | int = "content", lettering: Lettering = READING,

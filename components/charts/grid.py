@@ -14,6 +14,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from components.charts.colour_ranges import head_domains
+from components.charts.colours import colour_scale
 from components.charts.heatmap import (
     CELLS,
     LAYER,
@@ -27,21 +29,12 @@ from components.charts.heatmap import (
     raster_layers,
     vector_cells,
 )
+from components.charts.lettering import READING, Lettering
+from components.charts.pictures import picture_url, pooled
+from components.charts.plot_sizes import PLOT_SIZE, plot_size
 from components.charts.scrub import LEGEND, panel_frames, picker
-from components.charts.style import (
-    PLOT_SIZE,
-    READING,
-    Lettering,
-    centred,
-    colour_scale,
-    head_domains,
-    label_axis,
-    labelled,
-    picture_url,
-    plot_size,
-    pooled,
-)
 from components.charts.aggregates import AGGREGATES
+from components.charts.token_axes import centred, label_axis, labelled
 
 GRID_COLUMNS = 4  # at most; fewer in a narrow column (grid_columns)
 # px, the side of one small heatmap: four to a row, moved right by the summary's token axis (the chart's

@@ -17,29 +17,14 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from components.charts.style import (
-    CLIP_QUANTILE,
-    CLIPPED_RING,
-    MASKED_COLOUR,
-    MIN_ROW_PX,
-    PLOT_SIZE,
-    READING,
-    TOKEN_BANDS,
-    Lettering,
-    centred,
-    clipped_cells,
-    colour_domain,
-    colour_scale,
-    label_axis,
-    labelled,
-    legend,
-    masked_as_missing,
-    picture_url,
-    plot_size,
-    robust_bound,
-    title_lines,
-    token_labels,
-)
+from components.charts.colour_ranges import CLIP_QUANTILE, CLIPPED_RING, clipped_cells, colour_domain, robust_bound
+from components.charts.colours import colour_scale
+from components.charts.legends import legend
+from components.charts.lettering import READING, Lettering, title_lines
+from components.charts.masked import MASKED_COLOUR, masked_as_missing
+from components.charts.pictures import picture_url
+from components.charts.plot_sizes import MIN_ROW_PX, PLOT_SIZE, plot_size
+from components.charts.token_axes import TOKEN_BANDS, centred, label_axis, labelled, token_labels
 from components.private_hooks import bound_input_signal
 
 # Above this many cells a chart becomes a raster image (one mark instead of one per cell).

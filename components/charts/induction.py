@@ -19,7 +19,8 @@ import pandas as pd
 
 from attention.analyses.head_scores import INDUCTION_THRESHOLD
 from components.charts.heatmap import picked
-from components.charts.style import READING, Lettering, picture_url
+from components.charts.lettering import READING, Lettering
+from components.charts.pictures import picture_url
 
 # The selection that picks the kept step, and the field it picks. Not "step": Vega-Lite reads a key of a binding
 # named after a selection's field as that field's own binding, and the range input's "step" was taken for one (a

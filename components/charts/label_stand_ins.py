@@ -1,9 +1,9 @@
 """Charts built once for every text of the same lengths: their specs carry stand-in labels, and a copy made for a
-text carries its own (a chart's labels are parameters, style.token_labels, never expression source)."""
+text carries its own (a chart's labels are parameters, token_axes.token_labels, never expression source)."""
 
 from __future__ import annotations
 
-from components.charts.style import token_labels
+from components.charts.token_axes import token_labels
 
 
 def stand_ins(*label_lists) -> dict[tuple[str, ...], tuple[str, ...]]:

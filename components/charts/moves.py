@@ -1,7 +1,7 @@
 """What a head moves, beside how much it looks: where a layer's attention parks (the sink tokens, punctuation), by
 weight and by what moves. (The ‖f(x_j)‖ bars under the Moves heatmap are part of its own chart: scrub.spec's
-strip.) Built from numbers; the tokens and places reach the chart as data (style.label_axis reads a parameter, never a
-token written into an expression).
+strip.) Built from numbers; the tokens and places reach the chart as data (token_axes.label_axis reads a parameter,
+never a token written into an expression).
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from components.charts.style import LABEL_PX, READING, Lettering
+from components.charts.lettering import READING, Lettering
+from components.charts.plot_sizes import LABEL_PX
 
 PARK_MEASURES = ("by weight α", "by what moves α·‖f(x)‖")  # the park chart's two panels, in this order
 PARK_HEIGHT_PX = 160

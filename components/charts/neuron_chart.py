@@ -27,8 +27,11 @@ import pyarrow as pa
 from attention.stages.dot_product import MASKED_SCORE
 from attention.analyses.neuron import NeuronHeads
 from components.charts.heatmap import HEAD, cell_tooltip, filter_on, picked, tooltip_of
+from components.charts.label_room import fitted_size
+from components.charts.lettering import Lettering
+from components.charts.plot_sizes import plot_size
 from components.charts.scrub import LEGEND, picker
-from components.charts.style import TOKEN_BANDS, Lettering, fitted_size, label_axis, labelled, plot_size, token_labels
+from components.charts.token_axes import TOKEN_BANDS, label_axis, labelled, token_labels
 
 # What is sent at once, in numbers: every head and query when they fit (a 32-token text on the bundled
 # model: 61,440, about 0.25 MB), else the current head's every query, else the current query alone.

@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 
 from components.assets import read_beside, style_tag
+from components.charts.colour_ranges import head_domains
+from components.charts.colours import colour_scale
 from components.charts.heatmap import (
     CELLS,
     HEAD,
@@ -38,20 +40,11 @@ from components.charts.heatmap import (
     raster_layers,
     vector_cells,
 )
-from components.charts.style import (
-    MIN_ROW_PX,
-    PLOT_SIZE,
-    centred,
-    colour_scale,
-    head_domains,
-    label_axis,
-    labelled,
-    legend,
-    picture_url,
-    plot_size,
-    title_lines,
-    token_labels,
-)
+from components.charts.legends import legend
+from components.charts.lettering import title_lines
+from components.charts.pictures import picture_url
+from components.charts.plot_sizes import MIN_ROW_PX, PLOT_SIZE, plot_size
+from components.charts.token_axes import centred, label_axis, labelled, token_labels
 
 STRIP = "strip"  # the bars under the panels (spec's strip): their dataset's name
 STRIP_HEIGHT_PX = 90  # a strip, not a second chart to read

@@ -17,7 +17,8 @@ from attention.stages.settings import ModelShape, TraceSettings
 from attention.text.encoding import Encoding
 from attention.models.families import Family
 from components import caches
-from components.charts.style import PRESENTING, READING, Lettering, fitted_size
+from components.charts.label_room import fitted_size
+from components.charts.lettering import PRESENTING, READING, Lettering
 from components.page.page_state import PageState, to_query
 from components.page.viewport import COLUMN_GAP_PX, column_px
 

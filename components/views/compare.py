@@ -21,8 +21,9 @@ from components import caches
 from components.caches import AlignedDifference, HeadStack
 from components.charts.draw import show
 from components.charts.heatmap import heatmap
+from components.charts.label_room import label_overflow_px, text_px
+from components.charts.lettering import READING, Lettering
 from components.charts.scrub import send_plan
-from components.charts.style import READING, Lettering, label_overflow_px, text_px
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import shorten

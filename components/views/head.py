@@ -29,10 +29,14 @@ import streamlit as st
 from components import caches
 from components.assets import filled, read_beside, style_tag
 from components.caches import HeadStack
+from components.charts.colour_ranges import head_domains
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap
+from components.charts.label_room import label_overflow_px
 from components.charts.lines import LINE_THRESHOLD, LINES_MOST, window
+from components.charts.masked import unmasked
+from components.charts.plot_sizes import MIN_PLOT_PX
 from components.charts.scrub import STRIP, send_plan, strip_frame
-from components.charts.style import MIN_PLOT_PX, head_domains, label_overflow_px, second_sentence_from, unmasked
+from components.charts.token_axes import second_sentence_from
 from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
 from components.page.page_state import WEIGHT_SCALES

@@ -45,9 +45,11 @@ from components.charts.grid import (
     grid_layout,
 )
 from components.charts.heatmap import LAYER, MAX_VECTOR_CELLS, heatmap
+from components.charts.label_room import fitted_size, label_overflow_px
+from components.charts.lettering import Lettering
 from components.charts.moves import park_chart
 from components.charts.scrub import INPUT_STYLE, placed
-from components.charts.style import Lettering, fitted_size, label_overflow_px, second_sentence_from
+from components.charts.token_axes import second_sentence_from
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.charts.aggregates import AGGREGATES

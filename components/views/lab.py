@@ -25,8 +25,9 @@ from attention.stages.limits import PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from components import caches
 from components.charts.draw import draw_spec
 from components.charts.heatmap import picked
+from components.charts.lettering import READING, Lettering, title_lines
 from components.charts.scrub import INPUT_STYLE, placed
-from components.charts.style import READING, Lettering, labelled, title_lines, token_labels
+from components.charts.token_axes import labelled, token_labels
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import shorten

@@ -14,8 +14,8 @@ import pandas as pd
 import streamlit as st
 
 from components import caches
+from components.charts.colour_ranges import robust_bound
 from components.charts.draw import show
-from components.charts.style import robust_bound
 from components.page.downloads import chart_downloads
 from components.page.lesson_steps import SIMPLIFIED
 from components.page.page_state import LESSON_STEPS, shorten

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from components.charts.style import MASKED_COLOUR
+from components.charts.masked import MASKED_COLOUR
 from harness.browser import act_and_measure, load_page
 from tests.marks import BROWSER_TESTS
 

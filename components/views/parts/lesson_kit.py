@@ -9,7 +9,8 @@ from attention.stages.settings import SOURCE_LABELS
 from components import caches
 from components.charts.draw import draw_spec
 from components.charts.heatmap import heatmap
-from components.charts.style import MIN_PLOT_PX, MIN_ROW_PX, second_sentence_from
+from components.charts.plot_sizes import MIN_PLOT_PX, MIN_ROW_PX
+from components.charts.token_axes import second_sentence_from
 from components.page.downloads import chart_downloads
 from components.page.lesson_steps import trained_head
 from components.page.shapes_panel import shape_rows

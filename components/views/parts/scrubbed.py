@@ -24,10 +24,11 @@ from components.charts import lines, neuron_chart, scrub
 from components.charts.draw import draw_spec
 from components.charts.heatmap import HEAD, LAYER, MAX_VECTOR_CELLS
 from components.charts.label_stand_ins import stand_ins, with_labels
+from components.charts.lettering import READING, Lettering
 from components.charts.lines import TOKENS, window
 from components.charts.neuron_chart import QUERY
+from components.charts.plot_sizes import PLOT_SIZE, plot_size
 from components.charts.scrub import INPUT_STYLE, ZOOM, cells_under, placed
-from components.charts.style import PLOT_SIZE, READING, Lettering, plot_size
 
 _HELD = "_scrub_anchors"  # in the session: {chart key: (identity, anchor, shown, run)}
 _TOOLBAR_INSIDE = read_beside(__file__, "toolbar_inside.css")  # toolbar_inside's style, for one chart's selector

@@ -13,8 +13,8 @@ import streamlit as st
 
 from components.charts.draw import show
 from components.charts.heatmap import heatmap
+from components.charts.lettering import READING, Lettering
 from components.charts.scrub import ZOOM_MOST
-from components.charts.style import READING, Lettering
 from components.views.parts.scrubbed import zoom_window
 
 
