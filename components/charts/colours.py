@@ -18,15 +18,18 @@ SCHEMES = {
 }
 
 
-def colour_scale(scheme: str, reverse: bool = False, clip_at: float | None = None) -> alt.Scale:
+def colour_scale(scheme: str, reverse: bool = False, clip_at: float | None = None,
+                 domain: list[float] | None = None) -> alt.Scale:
     """The scale of a chart's colours. Its ends are the data's, carried with them (heatmap.range_carrier and
     colour_ranges.colour_domain): white at zero for "redblue", 0 at the light end of "blues" (the dark end,
     reversed). clip_at: the ends of a "redblue" scale are ±clip_at whatever the data, a cell beyond them at the end
-    colour (colour_ranges.robust_bound)."""
+    colour (colour_ranges.robust_bound). domain: the ends of a "blues" scale, fixed in the spec whatever the data."""
     if scheme == "redblue":
         if clip_at is not None:
             return alt.Scale(scheme=scheme, domain=[-clip_at, clip_at], clamp=True)
         return alt.Scale(scheme=scheme, domainMid=0)
+    if domain is not None:
+        return alt.Scale(domain=domain, range=colour_stops(scheme), interpolate="rgb")
     return alt.Scale(range=colour_stops(scheme), interpolate="rgb", zero=True, reverse=reverse)
 
 

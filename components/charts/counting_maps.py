@@ -6,8 +6,9 @@ size's cells (a plain comparison, heatmap.filter_on), and the axes read that siz
 move of the input redraws the maps in the browser, from the data it has. A chart sent one window size alone (a
 trained head: its config's only) draws it whatever its input says, and the move asks for the rerun that brings
 the next. Both maps colour a weight from 0 (white) to 1 on one scale, fixed in the spec, before training and
-after. Drawn on a canvas: a move repaints a few hundred cells, where SVG made each an element anew.
-Plain functions of numbers -> Altair charts, testable without a server.
+after. The cells are every heatmap's (heatmap.vector_cells), each as large as its band. Drawn on a canvas: a move
+repaints a few hundred cells, where SVG made each an element anew. Plain functions of numbers -> Altair charts,
+testable without a server.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from components.charts.colours import colour_stops
-from components.charts.heatmap import CELLS, filter_on, named, picked, tooltip_of
+from components.charts.colours import colour_scale
+from components.charts.heatmap import CELLS, filter_on, named, picked, titled, vector_cells
 from components.charts.legends import legend
-from components.charts.lettering import READING, Lettering, title_lines
+from components.charts.lettering import READING, Lettering
 from components.charts.plot_sizes import MIN_ROW_PX
-from components.charts.token_axes import LABEL_COLOUR, LABEL_LIMIT_PX, TOKEN_BANDS
+from components.charts.token_axes import LABEL_COLOUR, LABEL_LIMIT_PX
 
 WIN = "win_size"  # the window input's selection, and the column whose rows it keeps
 WINDOW, LETTERS = "window", "letters"  # the two maps (panels), whose cells are sent by name: heatmap.named
@@ -64,14 +65,13 @@ def maps_chart(window_data, letters_data, window_letters: dict[int, tuple[str, .
     many = len(sizes) > 1
     shown = picked(WIN) if many else str(sizes[0])  # one size sent: drawn whatever the input says
     letters_of = f"{WINDOW_LETTERS}[{shown}]"
-    colour = alt.Color("value:Q", title=None, legend=legend(size),
-                       scale=alt.Scale(domain=WEIGHT_DOMAIN, range=colour_stops("blues"), interpolate="rgb"))
+    colour, key = colour_scale("blues", domain=WEIGHT_DOMAIN), legend(size)
     keep = filter_on(picker) if many else None
     window = _map(window_data, keep, f"{letters_of}[datum.row]", letters_of, "query: the letter asking",
-                  WINDOW_TITLE, colour, size, size, lettering).add_params(picker)
+                  WINDOW_TITLE, colour, key, size, size, lettering, [picker])
     height = max(len(symbols) * MIN_ROW_PX, min(size, round(size * len(symbols) / square_at)))
     letters = _map(letters_data, keep, f"{SYMBOL_LABELS}[datum.row]", letters_of, "query: the symbol asking",
-                   LETTERS_TITLE, colour, size, height, lettering)
+                   LETTERS_TITLE, colour, key, size, height, lettering)
     labels = {str(size): list(letters) for size, letters in window_letters.items()}
     chart = (alt.hconcat if beside else alt.vconcat)(window, letters, spacing=MAPS_SPACING_PX)
     return chart.add_params(alt.param(name=WINDOW_LETTERS, value=labels),
@@ -80,26 +80,15 @@ def maps_chart(window_data, letters_data, window_letters: dict[int, tuple[str, .
                                    usermeta={"embedOptions": {"renderer": "canvas"}})
 
 
-def _map(data, keep: str | None, row_label: str, letters_of: str, row_title: str, title: str, colour: alt.Color,
-         width: int, height: int, lettering: Lettering) -> alt.Chart:
-    """One map's rects: a cell per (row, column) of the window size shown (keep: the filter that keeps its rows,
-    None when one size is sent), its letters on the axes.
-
-    A move re-evaluates what depends on the input, row by row and mark by mark (heatmap.vector_cells says more):
-    the rows are filtered before their labels are looked up, and the cells carry no ARIA description each."""
-    column_label = f"{letters_of}[datum.column]"
+def _map(data, keep: str | None, row_label: str, letters_of: str, row_title: str, title: str, colour: alt.Scale,
+         key: alt.Legend, width: int, height: int, lettering: Lettering, params: list = ()) -> alt.Chart:
+    """One map: heatmap.vector_cells' cells, a cell per (row, column) of the window size shown (keep: the filter
+    that keeps its rows, None when one size is sent), each as large as its band (the window's size changes how many
+    there are), its letters on the axes (read off the window size shown); params: the selections it carries."""
     axis = {"labelAngle": 0, "labelOverlap": False, "labelFlush": False, "labelLimit": LABEL_LIMIT_PX,
             "labelColor": LABEL_COLOUR}
-    chart = alt.Chart(data).mark_rect(aria=False)
-    if keep is not None:
-        chart = chart.transform_filter(keep)
-    return chart.transform_calculate(row_label=row_label, column_label=column_label).encode(
-        x=alt.X("column:O", scale=TOKEN_BANDS,
-                axis=alt.Axis(title="key: the letter looked at", labelExpr=f"{letters_of}[datum.value]", **axis)),
-        y=alt.Y("row:O", scale=TOKEN_BANDS, axis=alt.Axis(title=row_title, labelExpr=row_label.replace(
-            "datum.row", "datum.value"), **axis)),
-        color=colour,
-        tooltip=tooltip_of({row_title: "datum.row_label", "key: the letter looked at": "datum.column_label",
-                            "weight": "format(datum.value, '.4f')"}),
-    ).properties(title=title_lines(title, width + lettering.label_room_px), description=title, width=width,
-                 height=height)
+    x_axis = alt.Axis(title="key: the letter looked at", labelExpr=f"{letters_of}[datum.value]", **axis)
+    y_axis = alt.Axis(title=row_title, labelExpr=row_label.replace("datum.row", "datum.value"), **axis)
+    cells = vector_cells(data, (row_label, f"{letters_of}[datum.column]"), x_axis, y_axis, colour, "weight",
+                         list(params), None, None, key, keep=keep)
+    return titled(cells, title, width, height, lettering)

@@ -15,26 +15,23 @@ import numpy as np
 import pandas as pd
 
 from components.charts.colour_ranges import head_domains
-from components.charts.colours import colour_scale
 from components.charts.heatmap import (
     CELLS,
     LAYER,
     PICTURES,
     RANGES,
     filter_on,
+    heatmap_panel,
     named,
     picked,
-    picked_column,
-    range_carrier,
-    raster_layers,
-    vector_cells,
+    pixel_scales,
+    placed_picture,
+    placed_pictures,
 )
 from components.charts.lettering import READING, Lettering
-from components.charts.pictures import picture_url, pooled
-from components.charts.plot_sizes import PLOT_SIZE, plot_size
+from components.charts.plot_sizes import PLOT_SIZE
 from components.charts.scrub import LEGEND, panel_frames, picker
 from components.charts.aggregates import AGGREGATES
-from components.charts.token_axes import centred, label_axis, labelled
 
 GRID_COLUMNS = 4  # at most; fewer in a narrow column (grid_columns)
 # px, the side of one small heatmap: four to a row, moved right by the summary's token axis (the chart's
@@ -111,7 +108,7 @@ def spec(num_layers: int, slots: int, many_layers: bool, how: str | None, tokens
     parts = [_grid(slots, layer, picks, layout, max(GRID_LABEL_FONT_PX, lettering.font_px),
                    tokens if layout.band else (), max(11, lettering.font_px))]
     if how is not None:
-        parts.append(_summary(tokens, how, raster, picks, size, lettering.label_spacing_px, second, unit))
+        parts.append(_summary(tokens, how, raster, picks, size, lettering, second, unit))
     chart = alt.vconcat(*parts, spacing=28) if len(parts) > 1 else parts[0]
     # Altair lifts the selections to the top, naming the view they belong to: the grid's pictures.
     return chart.properties(description="Attention weights of every head of the layer, and the heads summed up",
@@ -123,22 +120,15 @@ def _grid(slots: int, layer: alt.Parameter, picks: list, layout: GridLayout, lab
     layout places them, each under its "head N" (label_px high), with the tokens beside it when given (token_px
     high). A click selects the head; the tooltip sums it up."""
     width, height = layout.size(slots)
-    x = alt.Scale(domain=[0, width], nice=False, zero=False)
-    y = alt.Scale(domain=[0, height], nice=False, zero=False, reverse=True)
+    x, y = pixel_scales(width, height)
     base = alt.Chart(alt.NamedData(name=GRID_DATA))
-    # Every layer's pictures stay drawn; those of the layers not picked are 0 px wide. A filter would make
-    # the browser load the new layer's pictures anew on every move, and paint the grid empty meanwhile.
+    # Every layer's pictures stay drawn; those of the layers not picked are 0 px wide (heatmap.placed_pictures).
     shown = " && ".join(filter_on(pick) for pick in picks) or "true"
-    pictures = base.transform_calculate(right=f"{shown} ? datum.x2 : datum.x").mark_image(
-        aspect=False, cursor="pointer").encode(
-        x=alt.X("x:Q", axis=None, scale=x), x2="right",
-        y=alt.Y("y:Q", axis=None, scale=y), y2="y2",
-        url="picture:N",
-        tooltip=[alt.Tooltip("head:O", title="head (click to open)"),
-                 alt.Tooltip("entropy:Q", title="mean entropy (nats)", format=".3f"),
-                 alt.Tooltip("max_weight:Q", title="mean largest weight", format=".3f")],
-    ).add_params(alt.selection_point(name=GRID_SELECTION, fields=["head"], on="click"), layer).properties(
-        name=GRID_VIEW)
+    pictures = placed_pictures(base, x, y, shown, [
+        alt.Tooltip("head:O", title="head (click to open)"),
+        alt.Tooltip("entropy:Q", title="mean entropy (nats)", format=".3f"),
+        alt.Tooltip("max_weight:Q", title="mean largest weight", format=".3f")], cursor="pointer").add_params(
+        alt.selection_point(name=GRID_SELECTION, fields=["head"], on="click"), layer).properties(name=GRID_VIEW)
     # One label per place in the grid, whatever the layer: the labels need not move with it.
     labels = base.transform_aggregate(groupby=["head", "x", "x2", "y"]).transform_calculate(
         centre="(datum.x + datum.x2) / 2", label="'head ' + datum.head").mark_text(
@@ -179,27 +169,15 @@ def _grid_tokens(slots: int, layout: GridLayout, tokens: tuple[str, ...], font_p
                               text="token:N") for chart in (query, key))
 
 
-def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size: int, spacing_px: int,
+def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size: int, lettering: Lettering,
              second: int | None = None, unit: str = "token") -> alt.Chart | alt.LayerChart:
     """Every layer's heads summed up, drawn as a scrubbed panel named SUMMED is (summary_frames), the picked layer
-    shown, with its tokens on both axes (labels no
-    closer than spacing_px)."""
-    count = len(tokens)
-    width, height = plot_size(count, count, size)
-    x_axis = label_axis(list(tokens), f"key {unit}", count, angle=-60, length_px=width, spacing_px=spacing_px,
-                        second_from=second)
-    y_axis = label_axis(list(tokens), f"query {unit}", count, angle=0, length_px=height, spacing_px=spacing_px,
-                        second_from=second)
-    colour = colour_scale("blues")
-    if raster:
-        chart = labelled(raster_layers(named(SUMMED, PICTURES), named(SUMMED, RANGES), count, count, centred(x_axis),
-                                       centred(y_axis), colour, [], picks, LEGEND), tokens)
-    else:
-        cells = vector_cells(named(SUMMED, CELLS), tokens, tokens, x_axis, y_axis, colour, AGGREGATES[how], [],
-                             picked_column(picks, heads_sent=1), (width / count, height / count), LEGEND)
-        chart = alt.layer(cells, range_carrier(named(SUMMED, RANGES), colour, picks, LEGEND))
-    return chart.properties(title=alt.TitleParams(text=alt.ExprRef(AGGREGATE_TITLES[how]), anchor="start"),
-                            width=width, height=height)
+    shown, with its tokens on both axes (labels as close as the lettering allows), under a title naming the layer."""
+    heading = alt.TitleParams(text=alt.ExprRef(AGGREGATE_TITLES[how]), anchor="start")
+    return heatmap_panel(named(SUMMED, PICTURES if raster else CELLS), named(SUMMED, RANGES), raster, tokens, tokens,
+                         title=heading, value_title=AGGREGATES[how], row_title=f"query {unit}",
+                         column_title=f"key {unit}", size=size, lettering=lettering, second=(second, second),
+                         picks=picks, key=LEGEND)
 
 
 def grid_frames(weights: np.ndarray, layers: tuple[int, ...], shown: tuple[int, ...], summaries: list[dict],
@@ -211,18 +189,12 @@ def grid_frames(weights: np.ndarray, layers: tuple[int, ...], shown: tuple[int, 
     grid (layout)."""
     domains = head_domains(weights, "blues", weight_scale, layer_values, weights=True)  # (nl, h, 2)
     x, y = layout.place(np.arange(len(shown)))
-    rows = []
-    for layer, heads, ends, summary in zip(layers, weights, domains, summaries, strict=True):  # (h, T, T), (h, 2)
-        rows.append(pd.DataFrame({
-            LAYER: layer,
-            "head": list(shown),
-            "picture": [picture_url(pooled(head, layout.side), domain.tolist(), "blues", side=layout.side)
-                        for head, domain in zip(heads, ends, strict=True)],
-            "entropy": summary["entropy"],
-            "max_weight": summary["max_weight"],
-            "x": x, "x2": x + layout.side, "y": y, "y2": y + layout.side,
-        }))
-    return {GRID_DATA: pd.concat(rows, ignore_index=True)}
+    rows = [{LAYER: layer, "head": head, "entropy": entropy, "max_weight": max_weight,
+             **placed_picture(matrix, domain, left, top, layout.side)}
+            for layer, heads, ends, summary in zip(layers, weights, domains, summaries, strict=True)  # (h, T, T)
+            for head, matrix, domain, entropy, max_weight, left, top in zip(
+                shown, heads, ends, summary["entropy"], summary["max_weight"], x, y, strict=True)]
+    return {GRID_DATA: pd.DataFrame(rows)}
 
 
 def summary_frames(summed: np.ndarray, layers: tuple[int, ...], raster: bool) -> dict[str, pd.DataFrame]:

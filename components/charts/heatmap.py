@@ -1,12 +1,15 @@
 """The one heatmap builder: every matrix on the page (weights, scores, context vectors, differences, sums of
-heads) is drawn with these cells and pictures, whether it stands still (heatmap) or its layer and head are
-picked in the browser (charts/scrub.py, charts/grid.py: several heads in one dataset, the picked one shown).
+heads, the labs' maps) is drawn with these cells and pictures. heatmap_panel draws one on token axes, whether it
+stands still (heatmap) or its layer and head are picked in the browser (charts/scrub.py, the all-heads summary in
+charts/grid.py: several heads in one dataset, the picked one shown); the counting lab's maps are its cells
+(vector_cells) on axes of their own; many small maps in one view (the all-heads grid, the induction lab's heads) are
+its pictures, placed by their data (placed_picture, placed_pictures).
 
 A masked cell (a key its query may not look at: −∞ in the masked scores) is drawn grey, in cells and pictures
-alike, and left out of the colour range (style.unmasked). Small matrices are drawn as one rect mark per cell, with a
-tooltip. Large ones (a 512-token text has 262,144
-cells) are drawn as a single raster image under the same axes, which the browser paints in milliseconds
-instead of seconds. Plain functions of numbers -> Altair charts, testable without a server.
+alike, and left out of the colour range (masked.unmasked). Small matrices are drawn as one rect mark per cell, with
+a tooltip. Large ones (a 512-token text has 262,144 cells) are drawn as a single raster image under the same axes,
+which the browser paints in milliseconds instead of seconds. Plain functions of numbers -> Altair charts, testable
+without a server.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from components.charts.colours import colour_scale
 from components.charts.legends import legend
 from components.charts.lettering import READING, Lettering, title_lines
 from components.charts.masked import MASKED_COLOUR, masked_as_missing
-from components.charts.pictures import picture_url
+from components.charts.pictures import picture_url, pooled
 from components.charts.plot_sizes import MIN_ROW_PX, PLOT_SIZE, plot_size
 from components.charts.token_axes import TOKEN_BANDS, centred, label_axis, labelled, token_labels
 from components.private_hooks import bound_input_signal
@@ -48,7 +51,7 @@ def cells_by_head(values: np.ndarray) -> pd.DataFrame:
     head, in columns "0", "1", … in (layer, head) order. The browser copies the picked head's column into the
     line's value (picked_column): the lines, and the marks drawn from them, stay from move to move and
     only their colours change, where filtering and unfolding rows made every mark anew (a 32-token text on
-    the bundled model: 1,024 lines of 72 heads). A masked cell is NaN (style.masked_as_missing): null in Arrow."""
+    the bundled model: 1,024 lines of 72 heads). A masked cell is NaN (masked.masked_as_missing): null in Arrow."""
     layers, heads, rows, columns = values.shape
     row_index, column_index = np.indices((rows, columns))  # each (R, K)
     lines = pd.DataFrame({"row": row_index.ravel().astype(np.uint16), "column": column_index.ravel().astype(np.uint16)})
@@ -70,29 +73,49 @@ def _column_names(count: int) -> list[str]:
     return [str(column) for column in range(count)]
 
 
-def vector_cells(cells: Data, row_labels, column_labels, x_axis, y_axis, colour, value_title, params, column: str,
-                 cell: tuple[float, float], key: alt.Legend, aria: bool = False) -> alt.Chart:
-    """A rect per cell of cells (cells_by_head's lines), coloured by the picked head's value (column:
-    picked_column), with its tokens and value in the tooltip; a masked cell grey, and named masked.
+def pictures_by_head(values: np.ndarray, domains: np.ndarray, scheme: str, layers: tuple[int, ...],
+                     heads: tuple[int, ...]) -> pd.DataFrame:
+    """One picture per head sent (values (nl, h, R, K)), each coloured over its domain (domains (nl, h, 2)): a row
+    a head, its layer and head, then picture_row's fields."""
+    return pd.DataFrame([{LAYER: layer, HEAD: head, **picture_row(matrix, domain.tolist(), scheme)}
+                         for layer, per_layer, layer_domains in zip(layers, values, domains, strict=True)
+                         for head, matrix, domain in zip(heads, per_layer, layer_domains, strict=True)])
+
+
+def picture_row(matrix: np.ndarray, domain: list[float], scheme: str, reverse: bool = False) -> dict:
+    """matrix (R, K) as one picture (its url) on the cells' axes, from 0 to K across and 0 to R down."""
+    rows, columns = matrix.shape
+    return {"url": picture_url(matrix, domain, scheme, reverse=reverse), "x": 0, "x2": columns, "y": 0, "y2": rows}
+
+
+def vector_cells(cells: Data, labels: tuple[str, str], x_axis, y_axis, colour, value_title, params,
+                 column: str | None, cell: tuple[float, float] | None, key: alt.Legend, aria: bool = False,
+                 keep: str | None = None) -> alt.Chart:
+    """A rect per cell of cells (a line a cell: its row, its column, its values), coloured by the value the column
+    expression reads (picked_column: the picked head's, of cells_by_head's lines; None: the line's own "value"),
+    with its row's and column's labels (labels: their expressions) and its value in the tooltip; a masked cell
+    grey, and named masked. keep: a filter of the lines drawn (None: all).
 
     A move re-evaluates every mark's encoding, expression by expression (Streamlit runs Vega's interpreter,
     not compiled code), so the marks carry as little as they can: cell (px) is a fixed width and height,
-    not a bandwidth worked out for each mark; the tooltip is one object, not Vega-Lite's checks on each
-    field; and no ARIA description per cell (unless aria), which is a long string formatted for every mark of a
-    canvas no screen reader can enter (the chart keeps its own description). A heatmap that stands still takes
-    aria: its cells, drawn as SVG, are elements a screen reader and a browser test can find.
+    not a bandwidth worked out for each mark (None: the band's, where a move changes how many cells there are);
+    the tooltip is one object, not Vega-Lite's checks on each field; and no ARIA description per cell (unless
+    aria), which is a long string formatted for every mark of a canvas no screen reader can enter (the chart keeps
+    its own description). A heatmap that stands still takes aria: its cells, drawn as SVG, are elements a screen
+    reader and a browser test can find. The lines are filtered before their labels are looked up.
     """
-    # The labels as parameters (the axes' own): an array written into the expression would be built anew for
+    # The labels read from parameters (the axes' own): an array written into the expression would be built anew for
     # every cell, and a token such as "if" would stop Vega's parser. Vega lists the inputs of a chart's
     # parameters last first: head is added first so that Layer leads.
     # invalid=None: Vega-Lite would leave a cell without a number out (a hole in the plot); it is drawn grey instead.
-    chart = alt.Chart(cells).mark_rect(
-        aria=aria, width=cell[0], height=cell[1], invalid=None).add_params(*reversed(params))
-    chart = labelled(chart, row_labels, column_labels)
-    return chart.transform_calculate(
-        row_label=f"{token_labels(row_labels).name}[datum.row]",
-        column_label=f"{token_labels(column_labels).name}[datum.column]",
-    ).transform_calculate(value=column).encode(
+    size = {} if cell is None else {"width": cell[0], "height": cell[1]}
+    chart = alt.Chart(cells).mark_rect(aria=aria, invalid=None, **size).add_params(*reversed(params))
+    if keep is not None:
+        chart = chart.transform_filter(keep)
+    chart = chart.transform_calculate(row_label=labels[0], column_label=labels[1])
+    if column is not None:
+        chart = chart.transform_calculate(value=column)
+    return chart.encode(
         x=alt.X("column:O", axis=x_axis, scale=TOKEN_BANDS),
         y=alt.Y("row:O", axis=y_axis, scale=TOKEN_BANDS),
         color=alt.condition(MASKED, alt.value(MASKED_COLOUR), alt.Color("value:Q", scale=colour, title=None,
@@ -205,8 +228,8 @@ def heatmap(
     as data like the numbers themselves. reverse darkens the small values instead of the large ones.
     second_sentence: the first row and the first column of a sentence pair's sentence B (None: no B there),
     marked on the axes.
-    clip_at: a "redblue" scale's ends, ±clip_at whatever the data (style.robust_bound); the cells beyond them are
-    drawn at the end colours, each ringed, and a line under the title says how many and how far they reach.
+    clip_at: a "redblue" scale's ends, ±clip_at whatever the data (colour_ranges.robust_bound); the cells beyond
+    them are drawn at the end colours, each ringed, and a line under the title says how many and how far they reach.
     canvas draws it on a canvas: a 32-token heatmap redraws in a fraction of the time its 1,024 SVG
     elements take (Streamlit switches by itself only above 2,000 cells), but its cells are no longer
     elements of the page a test or a script can find.
@@ -217,44 +240,86 @@ def heatmap(
     """
     matrix = np.asarray(matrix, dtype=np.float32)
     rows, columns = matrix.shape
-    # Rows no closer than the lettering's labels may stand: a projected context (13 tokens × 32 dimensions) had rows
-    # of 16 px under labels 17 px apart, and every other token lost its label.
-    width, height = plot_size(rows, columns, size, max(MIN_ROW_PX, lettering.label_spacing_px))
-    x_axis = label_axis(column_labels, column_title, columns, angle=-60, length_px=width,
-                        spacing_px=lettering.label_spacing_px, second_from=second_sentence[1])
-    y_axis = label_axis(row_labels, row_title, rows, angle=0, length_px=height, spacing_px=lettering.label_spacing_px,
-                        second_from=second_sentence[0])
-    colour = colour_scale(scheme, reverse, clip_at)
-    key = legend(width, height, lettering.legend_beside)
+    raster = rows * columns > MAX_VECTOR_CELLS
     ends = pd.DataFrame({"value": [-clip_at, clip_at] if clip_at is not None else
                          colour_domain(matrix, scheme, domain)})
-    if rows * columns <= MAX_VECTOR_CELLS:  # one head's cells, labelled by vector_cells itself
-        chart = vector_cells(cells_by_head(matrix[None, None]), row_labels, column_labels, x_axis, y_axis, colour,
-                             title, [], picked_column([], 1), (width / columns, height / rows), key, aria=True)
-        if _carries_range(scheme, domain):
-            chart = alt.layer(chart, range_carrier(ends, colour, [], key))
-    else:
-        picture = pd.DataFrame({"url": [picture_url(matrix, ends["value"].tolist(), scheme, reverse=reverse)],
-                                "x": [0], "x2": [columns], "y": [0], "y2": [rows]})
-        chart = labelled(raster_layers(picture, ends, rows, columns, centred(x_axis), centred(y_axis), colour, [], [],
-                                       key), row_labels, column_labels)
-    subtitle = alt.Undefined
+    data = (pd.DataFrame([picture_row(matrix, ends["value"].tolist(), scheme, reverse)]) if raster
+            else cells_by_head(matrix[None, None]))
+    over, note = [], None
     if clip_at is not None:
         clipped = clipped_cells(matrix, clip_at)  # (n, 3): row, column, value
         if len(clipped):
-            chart = alt.layer(chart, clipped_rings(clipped, rows * columns > MAX_VECTOR_CELLS, title))
+            over.append(clipped_rings(clipped, raster, title))
             note = clipped_note(clipped, clip_at, rows * columns, bool(np.isclose(clip_at, robust_bound(matrix))))
-            subtitle = title_lines(note, SUBTITLE_WIDER * (width + lettering.label_room_px))
+    chart = heatmap_panel(data, ends if raster or _carries_range(scheme, domain) else None, raster, row_labels,
+                          column_labels, title=title, row_title=row_title, column_title=column_title, scheme=scheme,
+                          size=size, lettering=lettering, second=second_sentence, reverse=reverse, clip_at=clip_at,
+                          aria=True, over=over, subtitle=note)
     # "pad" keeps the plot at its size and puts axes and legend around it; Streamlit's default
-    # ("fit") squeezes them into it, which flattens a short, wide matrix to nothing. The description
-    # names the chart for screen readers (aria-label), whatever it is drawn on.
-    lines = title_lines(title, width + lettering.label_room_px)
-    heading = lines if subtitle is alt.Undefined else alt.TitleParams(text=lines, subtitle=subtitle)
-    chart = chart.properties(title=heading,
-                             description=title, width=width, height=height, autosize=alt.AutoSizeParams(type="pad"))
+    # ("fit") squeezes them into it, which flattens a short, wide matrix to nothing.
+    chart = chart.properties(autosize=alt.AutoSizeParams(type="pad"))
     if canvas:
         chart = chart.properties(usermeta={"embedOptions": {"renderer": "canvas"}})
     return chart
+
+
+def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, column_labels, *,
+                  title: str | alt.TitleParams, value_title: str | None = None, row_title: str = "query token",
+                  column_title: str = "key token", scheme: str = "blues", size: int = PLOT_SIZE,
+                  lettering: Lettering = READING, second: tuple[int | None, int | None] = (None, None),
+                  kept_rows: tuple[int, ...] = (), reverse: bool = False, clip_at: float | None = None,
+                  params: list = (), picks: list = (), heads_sent: int = 1, key: alt.Legend | None = None,
+                  tooltip: str = PICTURE_TOOLTIP, aria: bool = False, over: list = (),
+                  subtitle: str | None = None) -> alt.TopLevelMixin:
+    """A heatmap on token axes: data, its cells (cells_by_head's lines) or, raster, its pictures (picture_row's, a
+    row a head: pictures_by_head), coloured in scheme over ranges (a "value" per end, a head's two when several are
+    sent; None: the data's own, which Vega finds), the head shown picked by picks (selections; params: those the
+    chart carries, bound to inputs), heads_sent of a layer in the data.
+
+    title: the chart's heading and description (words, broken into lines) or its TitleParams (an expression a
+    selection changes), value_title the tooltip's name of a cell's value (the title, when words); row_labels and
+    column_labels, under row_title and column_title, no closer than the lettering allows, a sentence pair's B from
+    second (first row, first column) in orange, kept_rows labelled whatever the step; size the plot's longer side
+    (px); reverse, clip_at: colour_scale's; key the legend (by default under the plot, or beside it as the
+    lettering says); tooltip a picture's; aria an ARIA description per cell; over: layers drawn over the cells
+    (clipped cells' rings), subtitle a line under the title."""
+    rows, columns = len(row_labels), len(column_labels)
+    # Rows no closer than the lettering's labels may stand: a projected context (13 tokens × 32 dimensions) had rows
+    # of 16 px under labels 17 px apart, and every other token lost its label.
+    width, height = plot_size(rows, columns, size, max(MIN_ROW_PX, lettering.label_spacing_px))
+    spacing = lettering.label_spacing_px
+    x_axis = label_axis(list(column_labels), column_title, columns, angle=-60, length_px=width, spacing_px=spacing,
+                        second_from=second[1])
+    y_axis = label_axis(list(row_labels), row_title, rows, angle=0, length_px=height, spacing_px=spacing,
+                        second_from=second[0], keep=kept_rows)
+    colour = colour_scale(scheme, reverse, clip_at)
+    key = key or legend(width, height, lettering.legend_beside)
+    if raster:
+        chart = labelled(raster_layers(data, ranges, rows, columns, centred(x_axis), centred(y_axis), colour,
+                                       list(params), list(picks), key, tooltip), row_labels, column_labels)
+    else:
+        labels = (f"{token_labels(row_labels).name}[datum.row]", f"{token_labels(column_labels).name}[datum.column]")
+        chart = labelled(vector_cells(data, labels, x_axis, y_axis, colour, value_title or title, list(params),
+                                      picked_column(picks, heads_sent), (width / columns, height / rows), key, aria),
+                         row_labels, column_labels)
+        if ranges is not None:
+            chart = alt.layer(chart, range_carrier(ranges, colour, list(picks), key))
+    for layer in over:
+        chart = alt.layer(chart, layer)
+    return titled(chart, title, width, height, lettering, subtitle)
+
+
+def titled(chart: alt.TopLevelMixin, title: str | alt.TitleParams, width: int, height: int,
+           lettering: Lettering = READING, subtitle: str | None = None) -> alt.TopLevelMixin:
+    """The chart at its plot's width and height under its title: words broken into lines no wider than the plot
+    and its labels (and a subtitle under them), which also name the chart for screen readers (its description,
+    aria-label, whatever it is drawn on); or a TitleParams as it is."""
+    if not isinstance(title, str):
+        return chart.properties(title=title, width=width, height=height)
+    lines = title_lines(title, width + lettering.label_room_px)
+    heading = lines if subtitle is None else alt.TitleParams(
+        text=lines, subtitle=title_lines(subtitle, SUBTITLE_WIDER * (width + lettering.label_room_px)))
+    return chart.properties(title=heading, description=title, width=width, height=height)
 
 
 def clipped_rings(clipped: np.ndarray, raster: bool, value_title: str) -> alt.Chart:
@@ -279,3 +344,30 @@ def clipped_note(clipped: np.ndarray, clip_at: float, cells: int, own: bool) -> 
     why = f", the {CLIP_PERCENT}th percentile of |value|" if own else ""
     return (f"Colours end at ±{clip_at:.3g}{why}; the {len(clipped)} of {cells} cells beyond are ringed and drawn at "
             f"the end colours (largest |value| {largest:.3g})")
+
+
+# Many small maps in one view (the all-heads grid, the induction lab's heads): each head's picture placed by its row.
+
+
+def placed_picture(matrix: np.ndarray, domain: list[float], x: int, y: int, side: int) -> dict:
+    """A small map (many to a view: placed_pictures): matrix (R, K) as a picture side px across, in blues over
+    domain, its blocks of cells each their largest value where it has more cells than px (pictures.pooled), and its
+    place (x, x2, y, y2: px from the view's top left)."""
+    return {"picture": picture_url(pooled(matrix, side), list(domain), "blues", side=side),
+            "x": x, "x2": x + side, "y": y, "y2": y + side}
+
+
+def pixel_scales(width: int, height: int) -> tuple[alt.Scale, alt.Scale]:
+    """The x and y scales of a view of small maps placed in px, from its top left."""
+    return (alt.Scale(domain=[0, width], nice=False, zero=False),
+            alt.Scale(domain=[0, height], nice=False, zero=False, reverse=True))
+
+
+def placed_pictures(base: alt.Chart, x: alt.Scale, y: alt.Scale, shown: str, tooltip: list, **mark) -> alt.Chart:
+    """The small maps of base's rows (placed_picture's fields), on the scales pixel_scales gives, those that shown
+    (an expression) keeps drawn at their size and the others 0 px wide: all stay drawn, and a move of the
+    selection that picks them repaints without loading a picture again (a filter reloaded them on every move, and
+    painted the view empty meanwhile). mark: the image mark's own properties (a cursor)."""
+    return base.transform_calculate(right=f"{shown} ? datum.x2 : datum.x").mark_image(aspect=False, **mark).encode(
+        x=alt.X("x:Q", axis=None, scale=x), x2="right", y=alt.Y("y:Q", axis=None, scale=y), y2="y2",
+        url="picture:N", tooltip=tooltip)

@@ -1,11 +1,11 @@
 """The induction lab's charts, built from numbers: the two models' loss and every head's scores over training,
 and every head's attention at the kept steps, the step picked in the browser.
 
-The maps are all sent once, one small picture per kept step and head, in the all-heads grid's way (grid.py):
-every picture stays drawn, those of the steps not picked 0 px wide, so that moving the Step input repaints
-without a round trip to the server and without loading a picture again. The step is a point selection bound to a
-range input, as the one-head view's layer and head are (scrub.picker), and nothing reports it to the server: the
-page has nothing to redo for it.
+The maps are all sent once, one small picture per kept step and head, drawn as the all-heads grid's are
+(heatmap.placed_picture and placed_pictures): every picture stays drawn, those of the steps not picked 0 px wide,
+so that moving the Step input repaints without a round trip to the server and without loading a picture again. The
+step is a point selection bound to a range input, as the one-head view's layer and head are (scrub.picker), and
+nothing reports it to the server: the page has nothing to redo for it.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ import numpy as np
 import pandas as pd
 
 from attention.analyses.head_scores import INDUCTION_THRESHOLD
-from components.charts.heatmap import picked
+from components.charts.heatmap import picked, pixel_scales, placed_picture, placed_pictures
 from components.charts.lettering import READING, Lettering
-from components.charts.pictures import picture_url
 
 # The selection that picks the kept step, and the field it picks. Not "step": Vega-Lite reads a key of a binding
 # named after a selection's field as that field's own binding, and the range input's "step" was taken for one (a
@@ -115,11 +114,9 @@ def maps_frames(kept_one: np.ndarray, kept_two: np.ndarray, scores: tuple[np.nda
             for head in range(layout.heads):
                 x, y = layout.place(group, head)
                 rows.append({STEP: step, "until": end, "model": group_name(layers, layer), "head": head,
-                             "picture": picture_url(kept[layers][index, layer, head], WEIGHTS, "blues",
-                                                    side=layout.side),
                              "previous_token": float(previous[layers][index, layer, head]),
                              "induction": float(induction[layers][index, layer, head]),
-                             "x": x, "x2": x + layout.side, "y": y, "y2": y + layout.side})
+                             **placed_picture(kept[layers][index, layer, head], WEIGHTS, x, y, layout.side)})
     return {MAPS: pd.DataFrame(rows), SHOWN: pd.DataFrame({STEP: kept_steps, "until": until})}
 
 
@@ -133,18 +130,13 @@ def maps_spec(layout: MapsLayout, last_step: int, every: int, lettering: Letteri
     # Before training there is one step to show, and no input to move.
     params = [step] if top > 0 else []
     shown = f"datum.{STEP} <= {picked(STEP)} && {picked(STEP)} < datum.until" if params else "true"
-    x = alt.Scale(domain=[0, width], nice=False, zero=False)
-    y = alt.Scale(domain=[0, height], nice=False, zero=False, reverse=True)
+    x, y = pixel_scales(width, height)
     base = alt.Chart(alt.NamedData(name=MAPS))
-    # Every step's pictures stay drawn; the others are 0 px wide (grid.py: a filter reloaded them on every move).
-    pictures = base.transform_calculate(right=f"{shown} ? datum.x2 : datum.x").mark_image(aspect=False).encode(
-        x=alt.X("x:Q", axis=None, scale=x), x2="right", y=alt.Y("y:Q", axis=None, scale=y), y2="y2",
-        url="picture:N",
-        tooltip=[alt.Tooltip("model:N", title="model"), alt.Tooltip("head:O"),
-                 alt.Tooltip(f"{STEP}:Q", title="step"),
-                 alt.Tooltip("previous_token:Q", title="previous-token score on this sequence", format=".2f"),
-                 alt.Tooltip("induction:Q", title="induction score on this sequence", format=".2f")],
-    ).add_params(*params)
+    # Every step's pictures stay drawn; the others are 0 px wide (heatmap.placed_pictures).
+    pictures = placed_pictures(base, x, y, shown, [
+        alt.Tooltip("model:N", title="model"), alt.Tooltip("head:O"), alt.Tooltip(f"{STEP}:Q", title="step"),
+        alt.Tooltip("previous_token:Q", title="previous-token score on this sequence", format=".2f"),
+        alt.Tooltip("induction:Q", title="induction score on this sequence", format=".2f")]).add_params(*params)
     font = max(12, lettering.font_px)
     first_step = base.transform_filter(f"datum.{STEP} == 0")
     heads = first_step.transform_calculate(label="'head ' + datum.head").mark_text(

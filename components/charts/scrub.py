@@ -22,7 +22,6 @@ import pandas as pd
 
 from components.assets import read_beside, style_tag
 from components.charts.colour_ranges import head_domains
-from components.charts.colours import colour_scale
 from components.charts.heatmap import (
     CELLS,
     HEAD,
@@ -33,18 +32,14 @@ from components.charts.heatmap import (
     RANGES,
     cells_by_head,
     filter_on,
+    heatmap_panel,
     named,
     picked,
-    picked_column,
-    range_carrier,
-    raster_layers,
-    vector_cells,
+    pictures_by_head,
 )
 from components.charts.legends import legend
-from components.charts.lettering import title_lines
-from components.charts.pictures import picture_url
-from components.charts.plot_sizes import MIN_ROW_PX, PLOT_SIZE, plot_size
-from components.charts.token_axes import centred, label_axis, labelled, token_labels
+from components.charts.plot_sizes import PLOT_SIZE
+from components.charts.token_axes import label_axis, labelled, token_labels
 
 STRIP = "strip"  # the bars under the panels (spec's strip): their dataset's name
 STRIP_HEIGHT_PX = 90  # a strip, not a second chart to read
@@ -93,27 +88,17 @@ def panel_frames(values: np.ndarray, layers: tuple[int, ...], heads: tuple[int, 
                  weights: bool = False) -> dict[str, pd.DataFrame]:
     """A panel's datasets, named after it, from values (nl, h, R, K), the stage of the given layers' heads: its
     cells or its pictures, and each head's colour range (two rows), which the legend reads and the colours reach
-    across (style.head_domains). layer_values: the layers' every head (nl, nh, R, K), when only some are sent and
-    the colours reach across the layer's largest weight. weights: the values are attention weights, whose colours
-    end no lower than a few times a uniform row's (style.head_domains)."""
+    across (colour_ranges.head_domains). layer_values: the layers' every head (nl, nh, R, K), when only some are
+    sent and the colours reach across the layer's largest weight. weights: the values are attention weights, whose
+    colours end no lower than a few times a uniform row's (colour_ranges.head_domains)."""
     domains = head_domains(values, scheme, weight_scale, layer_values, weights)  # (nl, h, 2)
     ranges = pd.DataFrame([{LAYER: layer, HEAD: head, "value": float(value)}
                            for layer, per_layer in zip(layers, domains, strict=True)
                            for head, domain in zip(heads, per_layer, strict=True) for value in domain])
     if raster:
-        pictures = _pictures(layers, heads, values, domains, scheme)
+        pictures = pictures_by_head(values, domains, scheme, layers, heads)
         return {f"{name}-{PICTURES}": pictures, f"{name}-{RANGES}": ranges}
     return {f"{name}-{CELLS}": cells_by_head(values), f"{name}-{RANGES}": ranges}
-
-
-def _pictures(layers: tuple[int, ...], heads: tuple[int, ...], values: np.ndarray, domains: np.ndarray,
-              scheme: str) -> pd.DataFrame:
-    """One picture per head sent (values (nl, h, R, K)), each coloured over its domain (domains (nl, h, 2))."""
-    rows, columns = values.shape[2:]
-    return pd.DataFrame([{LAYER: layer, HEAD: head, "url": picture_url(matrix, domain.tolist(), scheme),
-                          "x": 0, "x2": columns, "y": 0, "y2": rows}
-                         for layer, per_layer, layer_domains in zip(layers, values, domains, strict=True)
-                         for head, matrix, domain in zip(heads, per_layer, layer_domains, strict=True)])
 
 
 def spec(drawings: tuple[tuple, ...], shape: tuple[int, int], many_layers: bool, many_heads: bool,
@@ -166,26 +151,11 @@ def _strip(title: str, labels: tuple[str, ...], width: int, lettering, picks: li
 def _panel(drawing: tuple, params: list, picks: list, heads_sent: int) -> alt.TopLevelMixin:
     (name, title, row_labels, column_labels, scheme, row_title, column_title, size, raster, second, lettering,
      zoomable, kept_rows) = drawing
-    rows, columns = len(row_labels), len(column_labels)
-    width, height = plot_size(rows, columns, size, max(MIN_ROW_PX, lettering.label_spacing_px))  # as heatmap's
-    spacing = lettering.label_spacing_px
-    x_axis = label_axis(list(column_labels), column_title, columns, angle=-60, length_px=width, spacing_px=spacing,
-                        second_from=second[1])
-    y_axis = label_axis(list(row_labels), row_title, rows, angle=0, length_px=height, spacing_px=spacing,
-                        second_from=second[0], keep=kept_rows)
-    colour = colour_scale(scheme)
-    key = legend(width, height, lettering.legend_beside)
-    if raster:
-        zoom = [alt.selection_interval(name=ZOOM, encodings=["x", "y"], zoom=False)] if zoomable else []
-        chart = labelled(raster_layers(named(name, PICTURES), named(name, RANGES), rows, columns, centred(x_axis),
-                                       centred(y_axis), colour, [*params, *zoom], picks, key,
-                                       ZOOM_TOOLTIP if zoomable else PICTURE_TOOLTIP), row_labels, column_labels)
-    else:
-        cells = vector_cells(named(name, CELLS), row_labels, column_labels, x_axis, y_axis, colour, title, params,
-                             picked_column(picks, heads_sent), (width / columns, height / rows), key)
-        chart = alt.layer(cells, range_carrier(named(name, RANGES), colour, picks, key))
-    return chart.properties(title=title_lines(title, width + lettering.label_room_px), description=title,
-                            width=width, height=height)
+    zoom = [alt.selection_interval(name=ZOOM, encodings=["x", "y"], zoom=False)] if raster and zoomable else []
+    return heatmap_panel(named(name, PICTURES if raster else CELLS), named(name, RANGES), raster, row_labels,
+                         column_labels, title=title, row_title=row_title, column_title=column_title, scheme=scheme,
+                         size=size, lettering=lettering, second=second, kept_rows=kept_rows, params=[*params, *zoom],
+                         picks=picks, heads_sent=heads_sent, tooltip=ZOOM_TOOLTIP if zoomable else PICTURE_TOOLTIP)
 
 
 def selections(shape: tuple[int, int], many_layers: bool, many_heads: bool):
