@@ -89,7 +89,7 @@ class AttentionOnlyDecoder(nn.Module):
             key = split_heads(stream @ w_k, self.heads)  # (B, nh, T', d)
             value = split_heads(stream @ w_v, self.heads)  # (B, nh, T', d)
             attention = attend(query, key, value, mask, math.sqrt(self.head_size))  # weights (B, nh, T', T')
-            stream = stream + merge_heads(attention.analyses.context) @ w_o  # (B, T', nh·d) -> (B, T', C)
+            stream = stream + merge_heads(attention.context) @ w_o  # (B, T', nh·d) -> (B, T', C)
             stages.append(attention)
         return stream @ self.unembedding, tuple(stages)  # (B, T', V)
 
