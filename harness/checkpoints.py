@@ -102,3 +102,33 @@ def tiny_gpt2(folder: Path, *, n_layer: int = 2, n_head: int = 4, n_embd: int = 
     config = GPT2Config(vocab_size=len(tokenizer), n_positions=n_positions, n_embd=n_embd, n_layer=n_layer,
                         n_head=n_head, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
     return save_gpt2(folder, config, tokenizer, seed=seed)
+
+
+def tiny_llama(folder: Path, *, num_hidden_layers: int = 2, num_attention_heads: int = 4, num_key_value_heads: int = 2,
+               hidden_size: int = 32, max_position_embeddings: int = 128, seed: int = 0) -> Path:
+    """Save a tiny random Llama in folder, SmolLM2's kind at a toy's size: by default 2 layers, 4 query heads of 8
+    sharing 2 key/value heads (grouped-query attention), RoPE of base 100,000, tied word embeddings, with the
+    byte-level BPE of gpt2_tokenizer (SmolLM2's tokenizer is byte-level BPE too)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tokenizer = gpt2_tokenizer()
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+                         num_hidden_layers=num_hidden_layers, num_attention_heads=num_attention_heads,
+                         num_key_value_heads=num_key_value_heads, max_position_embeddings=max_position_embeddings,
+                         rope_parameters={"rope_type": "default", "rope_theta": 100000.0}, tie_word_embeddings=True,
+                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with torch.random.fork_rng(devices=[]):  # the caller's random numbers go on as if nothing had been drawn
+        torch.manual_seed(seed)
+        model = LlamaForCausalLM(config)
+        # transformers initialises the weights with std 0.02: every head of a 32-wide toy would then look evenly at
+        # every key. Ten times that gives heads that pick keys, as trained ones do, so a wrong key or head shows.
+        with torch.no_grad():
+            for name, parameter in model.named_parameters():
+                if name.endswith("proj.weight"):
+                    parameter.normal_(0.0, 0.2)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)  # tokenizer.json and tokenizer_config.json
+    return folder

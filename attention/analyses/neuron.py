@@ -61,8 +61,8 @@ def neuron_view(trace: Trace, query_index: int) -> NeuronView:
 def neuron_heads(trace: Trace, heads: Sequence[int]) -> NeuronHeads:
     """The neuron view of the given heads of the traced layer, for every query token."""
     chosen = [int(head) for head in heads]
-    queries = _as_compared(trace, trace["Q split"][0, chosen])  # (h, T, d)
-    keys = _as_compared(trace, trace["K split"][0, chosen])  # (h, T, d)
+    queries = _as_compared(trace, trace.attended("Q")[0, chosen])  # (h, T, d): a Llama's turned by position
+    keys = _as_compared(trace, trace.attended("K")[0, chosen])  # (h, T, d): each query head's own or shared keys
     return NeuronHeads(
         heads=tuple(chosen),
         queries=queries,

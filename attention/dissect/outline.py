@@ -8,7 +8,8 @@ The steps are written here beside attention/dissect/trace.py, which computes the
 the settings (the source, the similarity and the scaling) are written once, here, and the trace takes them from here;
 tests/test_outline.py holds every other name, stage, formula and shape equal to the trace's, step for step.
 
-Letters used in shapes: B batch, T tokens, C hidden size, nh heads, d head size.
+Letters used in shapes: B batch, T tokens, C hidden size, nh heads, n_kv key/value heads (fewer than nh under
+grouped-query attention), d head size.
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ from attention.text.encoding import Encoding
 from attention.models.families import family_named
 from attention.stages.mask_kinds import masked_where
 from attention.stages.settings import ModelShape, TraceSettings
+
+# Which step holds "Q", "K" or "V" of every head as the scores and the context read them, (B, nh, T, d): the first of
+# these a trace has (Trace.attended). Under RoPE q and k are read turned, under grouped-query attention K and V
+# repeated for the query heads that share them; else as split.
+ATTENDED_STEPS = {"Q": ("Q rotated", "Q split"), "K": ("K repeated", "K rotated", "K split"),
+                  "V": ("V repeated", "V split")}
 
 
 @dataclass(frozen=True)
@@ -83,16 +90,34 @@ def outline_steps(shape: ModelShape, settings: TraceSettings, batch: int, tokens
     split = (batch, num_heads, tokens, head_size)  # (B, nh, T, d)
     one_head = (batch, tokens, head_size)  # (B, T, d)
     pairs = (batch, tokens, tokens)  # (B, T, T)
+    kv_heads = settings.num_kv_heads(shape)  # n_kv: nh but under grouped-query attention
     family = family_named(shape.family)
     steps = [OutlineStep(name, "inputs", formula, ids) for name, formula in family.input_steps]
     steps += [OutlineStep(name, "embeddings", formula, vectors) for name, formula in family.embedding_steps]
     steps.append(OutlineStep("layer_input", "embeddings", family.layer_input_formula(settings.layer), vectors))
     for letter in "QKV":
+        heads = num_heads if letter == "Q" else kv_heads
         steps += [
-            OutlineStep(f"{letter} (all heads)", "projections", projection_formula(settings, letter), side_by_side),
-            OutlineStep(f"{letter} split", "projections", "view(B, T, nh, d).transpose(1, 2)", split),
+            OutlineStep(f"{letter} (all heads)", "projections", projection_formula(settings, letter),
+                        (batch, tokens, heads * head_size)),  # (B, T, nh·d), K and V (B, T, n_kv·d)
+            OutlineStep(f"{letter} split", "projections", split_formula(settings, shape, letter),
+                        (batch, heads, tokens, head_size)),  # (B, nh, T, d), K and V (B, n_kv, T, d)
         ]
-    steps += [OutlineStep(letter, "head", head_formula(settings, letter), one_head) for letter in "QKV"]
+    if turns_by_position(shape, settings):
+        (angles, turned_q, turned_k) = (formula for _, formula in rotary_formulas(shape))
+        steps += [
+            OutlineStep("RoPE angles", "projections", angles, (tokens, head_size // 2)),  # (T, d/2)
+            OutlineStep("Q rotated", "projections", turned_q, split),  # (B, nh, T, d)
+            OutlineStep("K rotated", "projections", turned_k, (batch, kv_heads, tokens, head_size)),  # (B, n_kv, T, d)
+        ]
+    if shares_heads(shape, settings):
+        mapping, repeated_k, repeated_v = (formula for _, formula in grouped_formulas(shape, settings))
+        steps += [
+            OutlineStep("shared head of each query head", "projections", mapping, (num_heads,)),  # (nh,)
+            OutlineStep("K repeated", "projections", repeated_k, split),  # (B, nh, T, d)
+            OutlineStep("V repeated", "projections", repeated_v, split),  # (B, nh, T, d)
+        ]
+    steps += [OutlineStep(letter, "head", head_formula(settings, letter, shape), one_head) for letter in "QKV"]
     steps += [
         OutlineStep("scores", "head", scores_formula(settings), pairs),
         OutlineStep("scaled", "head", scaled_formula(settings, head_size), pairs),
@@ -116,11 +141,56 @@ def projection_formula(settings: TraceSettings, letter: str) -> str:
     return f"{letter} = X (identity: no W_{w}, no b_{w})" if settings.source == "identity" else f"X · W_{w}ᵀ + b_{w}"
 
 
-def head_formula(settings: TraceSettings, letter: str) -> str:
-    """Where the traced head's Q, K or V (letter) comes from: its slice of the split, which for the identity is X."""
+def head_formula(settings: TraceSettings, letter: str, shape: ModelShape) -> str:
+    """Where the traced head's Q, K or V (letter) comes from: its slice of the split, which for the identity is X;
+    under RoPE q and k turned, under grouped-query attention its shared key or value head."""
     if settings.source == "identity":
         return f"{letter} = X: Q = K = V (identity, one head of d = C)"
-    return f"{letter} = {letter} split[:, {settings.head}]"
+    head = settings.head
+    if letter == "Q":
+        return f"Q = Q rotated[:, {head}]" if turns_by_position(shape, settings) else f"Q = Q split[:, {head}]"
+    before = f"{letter} rotated" if letter == "K" and turns_by_position(shape, settings) else f"{letter} split"
+    if shares_heads(shape, settings):
+        shared = head // (settings.num_heads(shape) // settings.num_kv_heads(shape))
+        return f"{letter} = {letter} repeated[:, {head}] = {before}[:, {shared}]"
+    return f"{letter} = {before}[:, {head}]"
+
+
+def turns_by_position(shape: ModelShape, settings: TraceSettings) -> bool:
+    """Whether a trace turns q and k by position (RoPE): with a rotating family's trained weights only. The toys'
+    random and identity projections are the notebooks' position-free attention, whatever the model."""
+    return settings.source == "bert" and family_named(shape.family).rotates
+
+
+def shares_heads(shape: ModelShape, settings: TraceSettings) -> bool:
+    """Whether the query heads share fewer key and value heads (grouped- or multi-query attention)."""
+    return settings.num_kv_heads(shape) < settings.num_heads(shape)
+
+
+def split_formula(settings: TraceSettings, shape: ModelShape, letter: str) -> str:
+    """How every head's Q, K or V (letter) is cut into heads: nh of them, or n_kv for K and V when shared."""
+    shared = letter != "Q" and shares_heads(shape, settings)
+    return f"view(B, T, {'n_kv' if shared else 'nh'}, d).transpose(1, 2)"
+
+
+def rotary_formulas(shape: ModelShape) -> tuple[tuple[str, str], ...]:
+    """(name, formula) of the RoPE steps: the angles, then q and k turned by them (attention.stages.rotary)."""
+    return (
+        ("RoPE angles", "p · θ_i for position p, θ_i = base^(−2i/d), i < d/2"),
+        ("Q rotated", "RoPE(Q split): (x_i, x_{i+d/2}) of position p turned by p · θ_i"),
+        ("K rotated", "RoPE(K split): the same turn, so q_p · k_p' depends on p − p' alone"),
+    )
+
+
+def grouped_formulas(shape: ModelShape, settings: TraceSettings) -> tuple[tuple[str, str], ...]:
+    """(name, formula) of the grouped-query steps: which shared head each query head reads, then K and V repeated."""
+    group = settings.num_heads(shape) // settings.num_kv_heads(shape)  # g query heads share each key/value head
+    key = "K rotated" if turns_by_position(shape, settings) else "K split"
+    return (
+        ("shared head of each query head", f"h // (nh / n_kv) = h // {group}"),
+        ("K repeated", f"repeat_kv({key}, {group}): shared head h // {group} for query head h"),
+        ("V repeated", f"repeat_kv(V split, {group}): shared head h // {group} for query head h"),
+    )
 
 
 def output_formula(settings: TraceSettings) -> str:

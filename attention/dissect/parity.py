@@ -3,7 +3,11 @@
 Two references for the same layer: transformers' own attention code (BertSelfAttention and BertAttention for
 BERT; GPT-2's eager_attention_forward and GPT2Attention, with the causal mask GPT2Model makes), and the
 layer's trained weights loaded into torch.nn.MultiheadAttention and run through
-torch.nn.functional.scaled_dot_product_attention, with the model's own mask. Differences are returned as
+torch.nn.functional.scaled_dot_product_attention, with the model's own mask. Neither of torch's turns q and k by
+position (RoPE) or shares key heads (GQA): for a Llama they are handed Q, K and V as its heads read them (turned
+and repeated, attention.dissect.trace.projections_as_read), with W_Q, W_K and W_V left out of
+MultiheadAttention (its input projections the identity), so they check the attention and W_O, and transformers
+checks the rest. Differences are returned as
 numbers (largest absolute difference), so that a page can show them.
 Shapes: B batch, T tokens, C hidden size, nh heads, d head size.
 """
@@ -20,7 +24,9 @@ from attention.stages import masks
 from attention.stages.dot_product import merge_heads, split_heads
 from attention.text.encoding import Encoding
 from attention.models.loading import LoadedModel
-from attention.dissect.trace import Trace
+from attention.dissect.outline import shares_heads, turns_by_position
+from attention.dissect.trace import Trace, projections_as_read
+from attention.stages.settings import TraceSettings
 
 
 @dataclass(frozen=True)
@@ -55,13 +61,20 @@ def layer_reference(loaded: LoadedModel, encoding: Encoding, layer: int) -> Laye
         batch, tokens, _ = hidden.shape
         allowed = masks.allowed_keys(shape.own_mask, attention_mask).expand(batch, tokens, tokens)  # (B, T, T)
 
-        mha = _as_multihead_attention(projections, shape.hidden_size, shape.num_heads)
         blocked = ~allowed.repeat_interleave(shape.num_heads, dim=0)  # (B·nh, T, T): True where not looked at
-        torch_output, torch_weights = mha(hidden, hidden, hidden, attn_mask=blocked,
-                                          need_weights=True, average_attn_weights=False)  # (B, T, C), (B, nh, T, T)
-
-        query, key, value = (split_heads(linear(hidden), shape.num_heads)  # (B, nh, T, d)
-                             for linear in (projections.query, projections.key, projections.value))
+        settings = TraceSettings(layer=layer)
+        if turns_by_position(shape, settings) or shares_heads(shape, settings):
+            read = projections_as_read(loaded, encoding, settings)  # (B, T, nh·d) each: turned, shared
+            mha = _as_multihead_attention(projections, shape.hidden_size, shape.num_heads, project_inputs=False)
+            torch_output, torch_weights = mha(read["Q"], read["K"], read["V"], attn_mask=blocked, need_weights=True,
+                                              average_attn_weights=False)  # (B, T, C), (B, nh, T, T)
+            query, key, value = (split_heads(read[letter], shape.num_heads) for letter in "QKV")  # (B, nh, T, d)
+        else:
+            mha = _as_multihead_attention(projections, shape.hidden_size, shape.num_heads)
+            torch_output, torch_weights = mha(hidden, hidden, hidden, attn_mask=blocked, need_weights=True,
+                                              average_attn_weights=False)  # (B, T, C), (B, nh, T, T)
+            query, key, value = (split_heads(linear(hidden), shape.num_heads)  # (B, nh, T, d)
+                                 for linear in (projections.query, projections.key, projections.value))
         sdpa = F.scaled_dot_product_attention(query, key, value, attn_mask=allowed[:, None])  # (B, nh, T, d)
 
     return LayerReference(
@@ -102,14 +115,20 @@ def parity_report(trace: Trace, reference: LayerReference) -> dict[str, float]:
     }
 
 
-def _as_multihead_attention(projections, hidden_size: int, num_heads: int) -> torch.nn.MultiheadAttention:
-    """The same trained weights inside torch.nn.MultiheadAttention (packed in_proj, out_proj)."""
+def _as_multihead_attention(projections, hidden_size: int, num_heads: int,
+                            project_inputs: bool = True) -> torch.nn.MultiheadAttention:
+    """The same trained weights inside torch.nn.MultiheadAttention (packed in_proj, out_proj); without
+    project_inputs, in_proj is the identity and MultiheadAttention reads Q, K and V projected already."""
     mha = torch.nn.MultiheadAttention(hidden_size, num_heads, bias=True, batch_first=True)
     mha.eval()
     with torch.no_grad():
-        linears = (projections.query, projections.key, projections.value)
-        mha.in_proj_weight.copy_(torch.cat([linear.weight for linear in linears]))  # (3·C, C)
-        mha.in_proj_bias.copy_(torch.cat([linear.bias for linear in linears]))  # (3·C,)
+        if project_inputs:
+            linears = (projections.query, projections.key, projections.value)
+            mha.in_proj_weight.copy_(torch.cat([linear.weight for linear in linears]))  # (3·C, C)
+            mha.in_proj_bias.copy_(torch.cat([linear.bias for linear in linears]))  # (3·C,)
+        else:
+            mha.in_proj_weight.copy_(torch.eye(hidden_size).repeat(3, 1))  # (3·C, C): Q, K, V as they come
+            mha.in_proj_bias.zero_()
         mha.out_proj.weight.copy_(projections.output.weight)  # (C, C)
         mha.out_proj.bias.copy_(projections.output.bias)  # (C,)
     return mha

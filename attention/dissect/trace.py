@@ -1,7 +1,7 @@
 """One self-attention computation as an ordered list of named steps, each with its tensor.
 
-Letters used in shape comments: B batch, T tokens, C hidden size, nh heads, d head size.
-The trace reuses an Encoding's hidden states, so moving layer, head, head_dim or
+Letters used in shape comments: B batch, T tokens, C hidden size, nh heads, n_kv key/value heads (nh but under
+grouped-query attention), d head size. The trace reuses an Encoding's hidden states, so moving layer, head, head_dim or
 scaling never runs the model again.
 """
 
@@ -15,18 +15,25 @@ import torch
 
 from attention.stages import masks
 from attention.stages.dot_product import attend, attend_every_head, merge_heads, split_heads
+from attention.stages.rotary import repeat_kv
 from attention.text.encoding import Encoding
 from attention.models.loading import LoadedModel
 from attention.dissect.outline import (
+    ATTENDED_STEPS,
+    grouped_formulas,
     head_formula,
     masked_formula,
     output_formula,
     projection_formula,
+    rotary_formulas,
     scaled_formula,
     scores_formula,
+    shares_heads,
+    split_formula,
+    turns_by_position,
 )
 from attention.stages.projections import Linear, Projections, random_projections
-from attention.stages.settings import TraceSettings
+from attention.stages.settings import ModelShape, TraceSettings
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,6 +73,13 @@ class Trace:
     def names(self) -> tuple[str, ...]:
         return tuple(step.name for step in self.steps)
 
+    def attended(self, letter: str) -> np.ndarray:
+        """(B, nh, T, d): "Q", "K" or "V" of every head as the scores and the context read them: "Q split" itself,
+        or under RoPE the queries turned ("Q rotated"), and under grouped-query attention each query head's
+        shared key or value head ("K repeated"), whose "K split" has n_kv heads only."""
+        named = set(self.names)
+        return self[next(name for name in ATTENDED_STEPS[letter] if name in named)]
+
 
 @dataclass(frozen=True, eq=False)
 class LayerAttention:
@@ -75,7 +89,9 @@ class LayerAttention:
 
     Kept as the arrays the projections and the concatenation make, (B, T, nh·d) each: the split heads
     and every head's context are views of them, not copies (a cache pickles each array once). What a
-    trace needs kept is less (contexts_only).
+    trace needs kept is less (contexts_only). The projections are kept as the heads read them: a Llama's
+    queries and keys turned by position (RoPE), and its n_kv key and value heads handed to the nh query heads
+    that share them (repeat_kv), so that every head here has its own Q, K and V, as BERT's and GPT-2's have.
     """
 
     settings: TraceSettings  # head 0 stands for any head: nothing here depends on it
@@ -84,7 +100,7 @@ class LayerAttention:
     divisor: float
     mask_kind: str  # the mask on the scores: "none", "causal" or "window" (attention.stages.masks)
     attention_mask: np.ndarray  # (B, T)
-    projected: dict[str, np.ndarray] | None  # "Q", "K", "V": (B, T, nh·d) each, or None when not kept
+    projected: dict[str, np.ndarray] | None  # "Q", "K", "V": (B, T, nh·d) each as the heads read them, or None
     concat: np.ndarray | None  # (B, T, nh·d) every head's context side by side, switched-off heads at 0; None
     # when only the projections were made (layer_projections)
     weights: np.ndarray | None  # (B, nh, T, T) every head's softmax, or None when not kept
@@ -138,7 +154,7 @@ def layer_attention(loaded: LoadedModel, encoding: Encoding, settings: TraceSett
     num_heads = settings.num_heads(shape)
     divisor = settings.divisor(shape)
     with torch.inference_mode():
-        projected = _project(loaded, encoding, settings)  # (B, T, nh·d) each
+        projected = _heads_read(loaded, settings, _project(loaded, encoding, settings))  # (B, T, nh·d) each
         heads = {letter: split_heads(value, num_heads) for letter, value in projected.items()}  # (B, nh, T, d)
         kind = settings.mask_kind(shape)
         mask = masks.additive(kind, torch.from_numpy(encoding.attention_mask), settings.window)  # (B, 1 or T, T)
@@ -168,7 +184,7 @@ def layer_projections(loaded: LoadedModel, encoding: Encoding, settings: TraceSe
     shape = loaded.shape
     settings.validate(shape)
     with torch.inference_mode():
-        projected = _as_numpy(_project(loaded, encoding, settings))  # (B, T, nh·d) each
+        projected = _as_numpy(_heads_read(loaded, settings, _project(loaded, encoding, settings)))  # (B, T, nh·d) each
     return LayerAttention(settings=settings, num_heads=settings.num_heads(shape), head_size=settings.head_size(shape),
                           divisor=settings.divisor(shape), mask_kind=settings.mask_kind(shape),
                           attention_mask=encoding.attention_mask,
@@ -189,7 +205,7 @@ def build_trace(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings
     projected = layer.projected
     if projected is None:
         with torch.inference_mode():
-            projected = _as_numpy(_project(loaded, encoding, settings))  # (B, T, nh·d) each
+            projected = _as_numpy(_heads_read(loaded, settings, _project(loaded, encoding, settings)))  # (B, T, nh·d)
     split = {letter: _heads_of(value, layer.num_heads) for letter, value in projected.items()}  # (B, nh, T, d)
     steps = list(_shared_steps(loaded, encoding, layer, projected, split))
     first_of_heads = next(index for index, step in enumerate(steps) if step.stage == "heads")
@@ -201,13 +217,14 @@ def build_trace(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings
         divisor=layer.divisor,
         mask_kind=layer.mask_kind,
         dropped_tokens=encoding.dropped_tokens,
-        steps=(*steps[:first_of_heads], *_head_steps(encoding, layer, settings, split), *steps[first_of_heads:]),
+        steps=(*steps[:first_of_heads], *_head_steps(shape, encoding, layer, settings, split), *steps[first_of_heads:]),
     )
 
 
-def _head_steps(encoding: Encoding, layer: LayerAttention, settings: TraceSettings,
+def _head_steps(shape: ModelShape, encoding: Encoding, layer: LayerAttention, settings: TraceSettings,
                 split: dict[str, np.ndarray]) -> list[Step]:
-    """The steps of head settings.head alone: its Q, K and V, then its attention stage by stage."""
+    """The steps of head settings.head alone: its Q, K and V (as the heads read them: turned, shared), then its
+    attention stage by stage."""
     head = settings.head
     steps: list[Step] = []
 
@@ -217,7 +234,7 @@ def _head_steps(encoding: Encoding, layer: LayerAttention, settings: TraceSettin
 
     with torch.inference_mode():
         query, key, value = (
-            record(letter, head_formula(settings, letter),
+            record(letter, head_formula(settings, letter, shape),
                    readable_tensor(split[letter][:, head]))  # (B, T, d)
             for letter in "QKV"
         )
@@ -255,11 +272,14 @@ def _shared_steps(loaded: LoadedModel, encoding: Encoding, layer: LayerAttention
         residual = torch.from_numpy(encoding.layer_input(settings.layer))  # (B, T, C)
         record("layer_input", "embeddings", family.layer_input_formula(settings.layer),
                family.attention_input(model, settings.layer, residual))  # (B, T, C): X, what Q, K and V read
-        for letter in "QKV":
-            record(f"{letter} (all heads)", "projections", projection_formula(settings, letter),
-                   projected[letter])  # (B, T, nh·d)
-            record(f"{letter} split", "projections", "view(B, T, nh, d).transpose(1, 2)",
-                   split[letter])  # (B, nh, T, d)
+        if turns_by_position(loaded.shape, settings) or shares_heads(loaded.shape, settings):
+            _rotary_steps(record, loaded, settings, _project(loaded, encoding, settings), split)
+        else:
+            for letter in "QKV":
+                record(f"{letter} (all heads)", "projections", projection_formula(settings, letter),
+                       projected[letter])  # (B, T, nh·d)
+                record(f"{letter} split", "projections", "view(B, T, nh, d).transpose(1, 2)",
+                       split[letter])  # (B, nh, T, d)
         record("context (all heads)", "heads", "softmax(mask(Q Kᵀ / s)) · V for every head", layer.context)
         record("concat", "heads", "concatenate heads: transpose(1, 2).reshape(B, T, nh·d)",
                layer.concat)  # (B, T, nh·d)
@@ -272,8 +292,61 @@ def _shared_steps(loaded: LoadedModel, encoding: Encoding, layer: LayerAttention
     return tuple(steps)
 
 
+def _rotary_steps(record, loaded: LoadedModel, settings: TraceSettings, raw: dict[str, torch.Tensor],
+                  split: dict[str, np.ndarray]) -> None:
+    """The projection steps of a model whose positions turn q and k (RoPE) or whose query heads share key and
+    value heads (GQA): Q with nh heads, K and V with n_kv; q and k turned; each query head's shared K and V.
+    raw: the projections before any of it, (B, T, nh·d) and (B, T, n_kv·d); split: (B, nh, T, d) as the heads read
+    them (LayerAttention.projected)."""
+    shape = loaded.shape
+    num_heads, kv_heads = settings.num_heads(shape), settings.num_kv_heads(shape)
+    heads = {"Q": num_heads, "K": kv_heads, "V": kv_heads}
+    separate = {}
+    for letter in "QKV":
+        record(f"{letter} (all heads)", "projections", projection_formula(settings, letter),
+               raw[letter])  # (B, T, nh·d) for Q, (B, T, n_kv·d) for K and V
+        separate[letter] = record(f"{letter} split", "projections", split_formula(settings, shape, letter),
+                                  split_heads(raw[letter], heads[letter]))  # (B, nh or n_kv, T, d)
+    if turns_by_position(shape, settings):
+        rotation = loaded.family.rotation(loaded.model, raw["Q"].shape[1])
+        angles, turned_q, turned_k = (formula for _, formula in rotary_formulas(shape))
+        record("RoPE angles", "projections", angles, rotation.angles)  # (T, d/2)
+        record("Q rotated", "projections", turned_q, rotation.rotate(separate["Q"]))  # (B, nh, T, d)
+        separate["K"] = record("K rotated", "projections", turned_k, rotation.rotate(separate["K"]))  # (B, n_kv, T, d)
+    if shares_heads(shape, settings):
+        mapping, repeated_k, repeated_v = (formula for _, formula in grouped_formulas(shape, settings))
+        record("shared head of each query head", "projections", mapping,
+               np.arange(num_heads) // (num_heads // kv_heads))  # (nh,): query head h reads shared head h // g
+        record("K repeated", "projections", repeated_k, split["K"])  # (B, nh, T, d): repeat_kv(K rotated)
+        record("V repeated", "projections", repeated_v, split["V"])  # (B, nh, T, d): repeat_kv(V split)
+
+
+def projections_as_read(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings) -> dict[str, torch.Tensor]:
+    """"Q", "K", "V" of layer settings.layer as its heads read them, (B, T, nh·d) each (LayerAttention.projected)."""
+    return _heads_read(loaded, settings, _project(loaded, encoding, settings))
+
+
+def _heads_read(loaded: LoadedModel, settings: TraceSettings, raw: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """"Q", "K", "V" as the heads read them, (B, T, nh·d) each: raw itself, or under RoPE q and k turned by
+    position, and under grouped-query attention each of the n_kv key and value heads repeated for the query heads
+    that share it (raw's K and V are (B, T, n_kv·d))."""
+    shape = loaded.shape
+    turned, shared = turns_by_position(shape, settings), shares_heads(shape, settings)
+    if not (turned or shared):
+        return raw
+    num_heads, kv_heads = settings.num_heads(shape), settings.num_kv_heads(shape)
+    query = split_heads(raw["Q"], num_heads)  # (B, nh, T, d)
+    key, value = split_heads(raw["K"], kv_heads), split_heads(raw["V"], kv_heads)  # (B, n_kv, T, d) each
+    if turned:
+        rotation = loaded.family.rotation(loaded.model, query.shape[2])
+        query, key = rotation.rotate(query), rotation.rotate(key)  # (B, nh, T, d), (B, n_kv, T, d)
+    key, value = repeat_kv(key, num_heads), repeat_kv(value, num_heads)  # (B, nh, T, d) each
+    return {"Q": merge_heads(query), "K": merge_heads(key), "V": merge_heads(value)}  # (B, T, nh·d) each
+
+
 def _project(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings) -> dict[str, torch.Tensor]:
-    """"Q", "K", "V": the layer's input projected, (B, T, nh·d) each (the input itself for identity)."""
+    """"Q", "K", "V": the layer's input projected, (B, T, nh·d) each (the input itself for identity); K and V
+    (B, T, n_kv·d) under grouped-query attention."""
     projections = projections_for(loaded, settings)
     residual = torch.from_numpy(encoding.layer_input(settings.layer))  # (B, T, C)
     layer_input = loaded.family.attention_input(loaded.model, settings.layer, residual)  # (B, T, C): X

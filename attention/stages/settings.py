@@ -27,10 +27,16 @@ class ModelShape:
     hidden_size: int  # C
     family: str = "bert"  # the config's model_type (attention.models.families)
     own_mask: str = "none"  # the mask it was trained with: "none" (padding only) or "causal" (attention.stages.masks)
+    # n_kv: the key and value heads the query heads share (grouped-query attention, a Llama's); None: one each
+    num_kv_heads: int | None = None
 
     @property
     def head_size(self) -> int:  # d of a trained head
         return self.hidden_size // self.num_heads
+
+    @property
+    def kv_heads(self) -> int:  # n_kv of the trained heads: nh unless the query heads share keys and values
+        return self.num_kv_heads or self.num_heads
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,11 @@ class TraceSettings:
         if self.source == "random":
             return shape.hidden_size // self.head_size(shape)
         return shape.num_heads
+
+    def num_kv_heads(self, shape: ModelShape) -> int:
+        """How many key and value heads the query heads read: the model's own n_kv for its trained weights (fewer
+        than nh under grouped-query attention), one for each query head otherwise."""
+        return shape.kv_heads if self.source == "bert" else self.num_heads(shape)
 
     def divisor(self, shape: ModelShape) -> float:
         """What the raw scores are divided by."""

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from attention.stages.projections import Projections
+    from attention.stages.rotary import Rotation
     from attention.stages.settings import ModelShape
 
 Record = Callable[[str, str, str, "torch.Tensor | np.ndarray"], torch.Tensor]  # (name, stage, formula, value)
@@ -86,6 +87,9 @@ class Family:
     # its tokenizer's special tokens where a checkpoint's files name none, as transformers' tokenizer class has them:
     # {"mask_token": "[MASK]", …}
     special_tokens: dict[str, str]
+    # Whether positions enter by turning q and k (RoPE, rotation()) rather than as vectors added to the embeddings:
+    # a trace of its trained weights then records q and k before and after the turn. BERT and GPT-2 add them.
+    rotates: bool = False
 
     def check_config(self, config) -> None:
         """ValueError, saying why, for a checkpoint of this family whose attention the core does not compute."""
@@ -112,7 +116,18 @@ class Family:
         from attention.stages.settings import ModelShape
 
         return ModelShape(num_layers=config.num_hidden_layers, num_heads=config.num_attention_heads,
-                          hidden_size=config.hidden_size, family=self.name, own_mask=self.own_mask)
+                          hidden_size=config.hidden_size, family=self.name, own_mask=self.own_mask,
+                          num_kv_heads=self.num_kv_heads(config))
+
+    def num_kv_heads(self, config) -> int | None:
+        """n_kv, the key and value heads its query heads share (grouped-query attention); None: each query head
+        has its own key and value head, as BERT's and GPT-2's do."""
+        return None
+
+    def rotation(self, model, tokens: int) -> Rotation | None:
+        """How each of `tokens` positions turns q and k (attention.stages.rotary), the same in every layer; None
+        for a family whose positions are added to the embeddings (rotates False)."""
+        return None
 
     def readable(self, tokens: list[str]) -> tuple[str, ...]:
         """The tokens as the page shows them."""
