@@ -1,8 +1,8 @@
 """The bench's results file (bench/results_file.py) and the table made from it (bench/results_table.py).
 
-Tests import nothing of bench/ (test_architecture: the two share harness/ only), so each check runs the bench's
-own code in a child Python from the repository's top level, as `python -m bench` runs it, and reads what it
-printed or wrote. No browser, no model: the rows are made by the bench's rows() from figures given here.
+The bench's own code, called in this process: its rows() over figures given here (no browser, no model), the
+writer and the reader of its file, the table and the docs' rewrite. `python -m bench.results_table` runs as a
+child process only where its command line is what is checked: its output, its exit status and its message.
 """
 
 from __future__ import annotations
@@ -11,85 +11,64 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from bench import first_paint, page_speed, results_file, server_memory, trace_overhead
+from bench.__main__ import Figures, rows
+from bench.report import Figure, Row, machine_facts, table
+from bench.results_file import Results, ResultsError, measured, read, write
+from bench.results_table import main, markdown
+from harness.browser import Timing
+
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = "python -m bench.results_table"
 
-# The bench's rows() over figures of every group: page cases (one drawn in the browser, one failed), the floor
-# under Streamlit's defaults, the typed texts' forward, the cold start, first paints, memory and the trace.
-BENCH_ROWS = """
-from bench import first_paint, page_speed, server_memory, trace_overhead
-from bench.__main__ import Figures, rows
-from harness.browser import Timing
 
-cases = page_speed.app_cases("", "", "")
-drawn = next(case for case in cases if case.in_browser and "512" in case.name)
-rerun = next(case for case in cases if not case.in_browser)
-timings = [Timing(100.0 + 7.3 * move, 40.0 + move) for move in range(10)]
-floor = [Timing(90.0 + 3.1 * move, 30.25) for move in range(10)]
-pages = [page_speed.Result(drawn, timings, floor, tokens=512, painted_ms=[55.5 + move for move in range(10)],
-                           repaints=[0, 1] * 5, bytes_in=[900 + 400 * move for move in range(10)],
-                           open_bytes=3_500_000),
-         page_speed.Result(rerun, timings, floor, tokens=32),
-         page_speed.Result(rerun, [], [], error="timed out")]
-figures = Figures(pages, healthy_s=0.52, drawn_s=4.43, memory=server_memory.Memory(310.2, (700.4, 712.9, 724.0)),
-                  text_forward_s=[0.0123, 0.0131], text_tokens=[32], trace_tokens=32,
-                  trace_s={trace_overhead.BARE: [0.011, 0.012], trace_overhead.FULL: [0.013, 0.0135],
-                           trace_overhead.CACHED: [0.002, 0.0021]},
-                  default_floor=floor,
-                  first_paints=first_paint.FirstPaint([1.1, 1.2], [1.5, 1.6], [2.0, 2.1], [2.9, 3.0]))
-bench_rows = rows(figures)
-"""
-
-# One run's results, of a fixed date and commit.
-FIXED = """
-from bench.report import Figure, Row, machine_facts
-from bench.results_file import Results
-
-fixed = Results([Row("trace", "a trace", 30, Figure(13.25, "ms", 1), "", Figure(1.104, "×", 2),
-                     "≤ 1.2× the bare forward", True)],
-                machine_facts((0.5, 0.5, 0.5), None, 61.0), [], ["--only", "trace"], "abc1234", False,
-                "{date}")
-"""
+def bench_rows() -> list[Row]:
+    """The bench's rows() over figures of every group: page cases (one drawn in the browser, one failed), the floor
+    under Streamlit's defaults, the typed texts' forward, the cold start, first paints, memory and the trace."""
+    cases = page_speed.app_cases("", "", "")
+    drawn = next(case for case in cases if case.in_browser and "512" in case.name)
+    rerun = next(case for case in cases if not case.in_browser)
+    timings = [Timing(100.0 + 7.3 * move, 40.0 + move) for move in range(10)]
+    floor = [Timing(90.0 + 3.1 * move, 30.25) for move in range(10)]
+    pages = [page_speed.Result(drawn, timings, floor, tokens=512, painted_ms=[55.5 + move for move in range(10)],
+                               repaints=[0, 1] * 5, bytes_in=[900 + 400 * move for move in range(10)],
+                               open_bytes=3_500_000),
+             page_speed.Result(rerun, timings, floor, tokens=32),
+             page_speed.Result(rerun, [], [], error="timed out")]
+    return rows(Figures(pages, healthy_s=0.52, drawn_s=4.43,
+                        memory=server_memory.Memory(310.2, (700.4, 712.9, 724.0)),
+                        text_forward_s=[0.0123, 0.0131], text_tokens=[32], trace_tokens=32,
+                        trace_s={trace_overhead.BARE: [0.011, 0.012], trace_overhead.FULL: [0.013, 0.0135],
+                                 trace_overhead.CACHED: [0.002, 0.0021]},
+                        default_floor=floor,
+                        first_paints=first_paint.FirstPaint([1.1, 1.2], [1.5, 1.6], [2.0, 2.1], [2.9, 3.0])))
 
 
-def run_python(code: str, *arguments: str) -> str:
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *arguments], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "HF_HUB_OFFLINE": "1"})
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+def fixed_results(date: str = "2026-11-29T03:40:00Z") -> Results:
+    """One run's results, of a fixed date and commit."""
+    return Results([Row("trace", "a trace", 30, Figure(13.25, "ms", 1), "", Figure(1.104, "×", 2),
+                        "≤ 1.2× the bare forward", True)],
+                   machine_facts((0.5, 0.5, 0.5), None, 61.0), [], ["--only", "trace"], "abc1234", False, date)
 
 
-def results_table(*arguments: str) -> subprocess.CompletedProcess:
+def results_table(*arguments: object) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "bench.results_table", *map(str, arguments)], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
 
 
-def write_fixed(path: Path, date: str = "2026-11-29T03:40:00Z") -> Path:
-    run_python(FIXED.format(date=date) + "from bench.results_file import write\nimport sys\n"
-               "write(fixed, sys.argv[1])", str(path))
-    return path
-
-
 def test_the_bench_rows_read_back_from_their_file_as_they_were_written(tmp_path):
-    out = tmp_path / "run.json"
-    done = json.loads(run_python(BENCH_ROWS + """
-import json, sys
-from bench.report import machine_facts, table
-from bench.results_file import measured, read, write
-
-results = measured(bench_rows, machine_facts((0.5, 0.5, 0.5), "140.0", 61.0), ["a note"], ["--only", "trace"])
-back = read(write(results, sys.argv[1]))
-print(json.dumps({"same": back == results, "rows": len(bench_rows), "before": table(bench_rows),
-                  "after": table(back.rows)}))
-""", str(out)))
-    assert done["rows"] >= 15, done["before"]
-    assert done["before"] == done["after"]
-    assert done["same"]
+    made = bench_rows()
+    results = measured(made, machine_facts((0.5, 0.5, 0.5), "140.0", 61.0), ["a note"], ["--only", "trace"])
+    out = write(results, tmp_path / "run.json")
+    back = read(out)
+    assert len(made) >= 15, table(made)
+    assert table(back.rows) == table(made)
+    assert back == results
     assert [path.name for path in tmp_path.iterdir()] == ["run.json"]  # nothing half-written left beside it
     umask = os.umask(0o022)
     os.umask(umask)
@@ -111,27 +90,20 @@ print(json.dumps({"same": back == results, "rows": len(bench_rows), "before": ta
         for name in ("median", "maximum", "server", "floor", "ratio", "target"):
             assert row[name] in (None, "failed") or type(row[name]["value"]) in (int, float), row
 
-    printed = results_table(out)
-    assert printed.returncode == 0, printed.stderr
-    assert done["before"] in printed.stdout
-    assert f"From `{out}`: commit {written['commit']}" in printed.stdout
-    assert "Machine: " in printed.stdout and "a note" in printed.stdout
+    shown = markdown(back)
+    assert table(made) in shown
+    assert f"From `{out}`: commit {written['commit']}" in shown
+    assert "Machine: " in shown and "a note" in shown
 
 
-def test_a_file_is_named_by_date_and_commit_and_the_newest_is_by_its_date(tmp_path):
-    names = run_python(FIXED.format(date="2026-11-29T03:40:00Z") + """
-import sys
-from dataclasses import replace
-from pathlib import Path
-from bench import results_file
-
-results_file.RESULTS = Path(sys.argv[1])
-first, second = results_file.write(fixed), results_file.write(fixed)
-later = results_file.write(replace(fixed, commit="0000000", date="2026-11-29T09:00:00Z"))
-print(first.name, second.name, later.name, results_file.newest(results_file.RESULTS).name)
-""", str(tmp_path)).split()
-    assert names == ["2026-11-29-abc1234.json", "2026-11-29-abc1234-2.json", "2026-11-29-0000000.json",
-                     "2026-11-29-0000000.json"]
+def test_a_file_is_named_by_date_and_commit_and_the_newest_is_by_its_date(tmp_path, monkeypatch):
+    monkeypatch.setattr(results_file, "RESULTS", tmp_path)
+    fixed = fixed_results("2026-11-29T03:40:00Z")
+    first, second = results_file.write(fixed), results_file.write(fixed)
+    later = results_file.write(replace(fixed, commit="0000000", date="2026-11-29T09:00:00Z"))
+    assert [first.name, second.name, later.name] == ["2026-11-29-abc1234.json", "2026-11-29-abc1234-2.json",
+                                                     "2026-11-29-0000000.json"]
+    assert results_file.newest(tmp_path) == later  # a later time of the same day, though its name sorts first
 
 
 DOCUMENT = """# Benchmarks
@@ -147,14 +119,13 @@ Words below, kept too.
 """
 
 
-def test_the_docs_table_is_rewritten_between_its_markers_only(tmp_path):
-    results = write_fixed(tmp_path / "2026-11-29-abc1234.json")
+def test_the_docs_table_is_rewritten_between_its_markers_only(tmp_path, capsys):
+    results = write(fixed_results(), tmp_path / "2026-11-29-abc1234.json")
     document = tmp_path / "benchmarks.md"
     document.write_text(DOCUMENT)
 
     for _ in range(2):  # and again: the same document, not a second table
-        done = results_table(results, "--docs", document)
-        assert done.returncode == 0, done.stderr
+        main([str(results), "--docs", str(document)])
         above, rest = document.read_text().split("<!-- bench-table:start -->\n")
         between, below = rest.split("<!-- bench-table:end -->\n")
         assert above == DOCUMENT.split("<!-- bench-table:start -->")[0]
@@ -163,22 +134,33 @@ def test_the_docs_table_is_rewritten_between_its_markers_only(tmp_path):
         assert between.startswith(f"From `{results}`: commit abc1234, 2026-11-29 03:40:00 UTC, "
                                   "`python -m bench --only trace`.")
         assert "| trace | a trace | 30 | 13.2 ms |  |  |  | 1.10× | ≤ 1.2× the bare forward | met |" in between
+    assert capsys.readouterr().out == f"{document}: the table of {results}\n" * 2
 
 
 @pytest.mark.parametrize("markers", ["", "<!-- bench-table:end -->\n<!-- bench-table:start -->\n",
                                      "<!-- bench-table:start -->\n<!-- bench-table:start -->\n"
                                      "<!-- bench-table:end -->\n"])
-def test_a_document_without_its_two_markers_is_left_alone(tmp_path, markers):
-    results = write_fixed(tmp_path / "results.json")
+def test_a_document_without_its_two_markers_is_left_alone(tmp_path, capsys, markers):
+    results = write(fixed_results(), tmp_path / "results.json")
     document = tmp_path / "benchmarks.md"
     document.write_text(f"# Benchmarks\n\n{markers}")
-    done = results_table(results, "--docs", document)
-    assert done.returncode == 2
-    assert done.stderr.startswith(f"{PROGRAM}: {document}: the document needs a line <!-- bench-table:start -->")
+    with pytest.raises(SystemExit) as exited:
+        main([str(results), "--docs", str(document)])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.startswith(
+        f"{PROGRAM}: {document}: the document needs a line <!-- bench-table:start -->")
     assert document.read_text() == f"# Benchmarks\n\n{markers}"
 
 
-def test_a_missing_results_file_is_named(tmp_path):
+def test_the_command_prints_a_files_table(tmp_path):
+    path = write(fixed_results(), tmp_path / "2026-11-29-abc1234.json")
+    done = results_table(path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == markdown(read(path)) + "\n"
+    assert "| trace | a trace | 30 | 13.2 ms |" in done.stdout
+
+
+def test_the_command_names_a_missing_results_file(tmp_path):
     done = results_table(tmp_path / "2026-01-01-nothing.json")
     assert done.returncode == 2
     assert done.stderr == (f"{PROGRAM}: {tmp_path / '2026-01-01-nothing.json'}: no such results file "
@@ -187,6 +169,14 @@ def test_a_missing_results_file_is_named(tmp_path):
 
 GOOD_ROW = {"case": "trace", "moved": "a trace", "count": 30, "median": {"value": 13.25, "unit": "ms", "digits": 1},
             "maximum": None, "server": None, "floor": None, "ratio": None, "target": None, "met": None}
+
+
+def with_rows(path: Path, *records: dict[str, object]) -> Path:
+    """A good results file at path but for its rows."""
+    document = json.loads(write(fixed_results(), path).read_text())
+    document["rows"] = list(records)
+    path.write_text(json.dumps(document))
+    return path
 
 
 @pytest.mark.parametrize("text, says", [
@@ -202,24 +192,18 @@ GOOD_ROW = {"case": "trace", "moved": "a trace", "count": 30, "median": {"value"
 def test_a_garbled_results_file_is_named_with_what_is_wrong(tmp_path, text, says):
     path = tmp_path / "garbled.json"
     if isinstance(text, dict):  # a good file but for one field of its row
-        write_fixed(path)
-        document = json.loads(path.read_text())
-        document["rows"] = [GOOD_ROW | text]
-        text = json.dumps(document)
-    path.write_text(text)
-    done = results_table(path)
-    assert done.returncode == 2
-    assert done.stderr.startswith(f"{PROGRAM}: {path}: ")
-    assert says in done.stderr
-    assert "Traceback" not in done.stderr
+        with_rows(path, GOOD_ROW | text)
+    else:
+        path.write_text(text)
+    with pytest.raises(ResultsError) as refused:  # and no other error: the command prints it, no traceback
+        read(path)
+    assert str(refused.value).startswith(f"{path}: ")
+    assert says in str(refused.value)
 
 
 def test_a_good_row_in_that_file_reads(tmp_path):
     """The garbled files above differ from this one by their one field: it is that field the reader refuses."""
-    path = write_fixed(tmp_path / "good.json")
-    document = json.loads(path.read_text())
-    document["rows"] = [GOOD_ROW]
-    path.write_text(json.dumps(document))
-    done = results_table(path)
-    assert done.returncode == 0, done.stderr
-    assert "| trace | a trace | 30 | 13.2 ms |" in done.stdout
+    path = with_rows(tmp_path / "good.json", GOOD_ROW)
+    read_rows = read(path).rows
+    assert read_rows == [Row("trace", "a trace", 30, Figure(13.25, "ms", 1), "", "", "", None)]
+    assert "| trace | a trace | 30 | 13.2 ms |" in table(read_rows)
