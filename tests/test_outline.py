@@ -112,3 +112,27 @@ def test_settings_the_trace_refuses_the_outline_refuses_alike(tiny, settings, me
     for build in (lambda: build_trace(tiny, encoding, settings), lambda: build_outline(tiny.shape, encoding, settings)):
         with pytest.raises(ValueError, match=mention):
             build()
+
+
+@pytest.fixture(scope="module")
+def tiny_llama_model(tmp_path_factory):
+    """A tiny Llama: 4 query heads sharing 2 key/value heads, RoPE (harness/checkpoints.py)."""
+    from attention.models.loading import load_model
+    from harness.checkpoints import tiny_llama
+
+    return load_model(str(tiny_llama(tmp_path_factory.mktemp("tiny-llama"))))
+
+
+@pytest.mark.parametrize("texts", [[(SHORT, None)], [(SHORT, None), (LONG, None)]], ids=["one text", "a padded batch"])
+def test_the_outline_is_a_llamas_trace_without_its_tensors(tiny_llama_model, texts):
+    """RoPE and grouped-query attention add steps (q and k turned, K and V of n_kv heads repeated for the query
+    heads): the outline has them too, with K and V fewer heads than Q where the shapes panel reads them."""
+    encoding = encode_batch(tiny_llama_model, texts)
+    settings = every_setting(tiny_llama_model.shape, range(tiny_llama_model.shape.num_layers))
+    assert len(settings) > 500
+    for each in settings:
+        assert_outline_is_the_trace(tiny_llama_model, encoding, each)
+    shapes = {step.name: step.shape for step in build_outline(tiny_llama_model.shape, encoding, TraceSettings()).steps}
+    batch, tokens = encoding.input_ids.shape
+    assert shapes["Q split"] == (batch, 4, tokens, 8) and shapes["K split"] == shapes["V split"] == (batch, 2, tokens, 8)
+    assert shapes["K repeated"] == shapes["Q rotated"] == (batch, 4, tokens, 8)
