@@ -44,9 +44,12 @@ def checkpoint_file(source: str | Path, cache_only: bool) -> Path:
 
 def read_weights(path: Path, wanted: Callable[[str], bool] = lambda key: True) -> dict[str, torch.Tensor]:
     """{key: tensor} of a safetensors or PyTorch weights file, the keys for which wanted is true only; the
-    LayerNorm's gamma and beta of checkpoints converted from TensorFlow named weight and bias."""
+    LayerNorm's gamma and beta of checkpoints converted from TensorFlow named weight and bias. A GGUF file's tensors
+    have llama.cpp's names and are read whole by transformers (attention/models/gguf.py): none is read here."""
     import torch
 
+    if path.suffix == ".gguf":
+        return {}
     if path.suffix == ".safetensors":
         from safetensors import safe_open
 

@@ -1,21 +1,25 @@
-"""Finding and loading a model: the bundled BERT, an allowed Hub id, or a local folder, of any family the core
-dissects (attention.models.families: BERT and GPT-2).
+"""Finding and loading a model: the bundled BERT, an allowed Hub id, a local folder, or a GGUF file (one a package
+ships, attention.models.model_list.PACKAGED_MODELS, or one named by its path), of any family the core dissects
+(attention.models.families: BERT, GPT-2, Llama with Qwen2 and Mistral).
 
 Models are loaded for inference only (eval mode, no gradients) so that one
-instance can serve many threads at once.
+instance can serve many threads at once. A load tells its stages as they start to a progress callback
+(load_model(name, progress)): a GGUF's dequantizing takes SmolLM2-135M 16 s, long enough for a page to say so.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from attention.models import gguf
 from attention.models.checkpoints import checkpoint_file, checkpoint_folder
 from attention.models.families import FAMILIES, Family
 from attention.models.hub import WEIGHTS, is_cached
-from attention.models.model_list import ALLOWED_MODELS_ENV, BUNDLED_MODEL, allowed_hub_ids
+from attention.models.model_list import ALLOWED_MODELS_ENV, BUNDLED_MODEL, allowed_hub_ids, packaged_model_file
 from attention.stages.settings import ModelShape
 from attention.models.tokenizer import Tokenizer, load_tokenizer
 
@@ -25,6 +29,15 @@ log = logging.getLogger(__name__)
 # caches, the memory budget, what the page sends to a browser) is planned for 512, and a layer's weights at
 # 1,024 tokens take four times the room.
 MAX_TOKENS = 512
+# The stages a load tells its progress callback, in order; a GGUF's replace "reading the weights" with "reading the
+# file" (its config) and "dequantizing" (attention/models/gguf.py). "ready" is told last, once all is loaded.
+LOAD_STAGES = ("reading the weights", "reading the tokenizer", "ready")
+GGUF_LOAD_STAGES = ("reading the file", "dequantizing", "reading the tokenizer", "ready")
+Progress = Callable[[str], None]  # told each stage's name as it starts
+
+
+def _unheard(stage: str) -> None:
+    """A Progress that tells no one."""
 
 
 class ModelLoadError(ValueError):
@@ -36,8 +49,8 @@ class LoadedModel:
     """A model ready for inference, with its tokenizer and the name it was asked for."""
 
     name: str
-    # the family's model without a head, eval mode: BERT's own (attention.models.families.bert_modules), GPT-2's
-    # transformers' GPT2Model with eager attention
+    # the family's model without a head, eval mode: BERT's own (attention.models.families.bert_modules), GPT-2's and
+    # a Llama's transformers' GPT2Model and LlamaModel (float32, from a GGUF too) with eager attention
     model: object
     tokenizer: Tokenizer
 
@@ -74,28 +87,40 @@ def bundled_model_path() -> Path:
 
 
 def resolve(name: str) -> str | Path:
-    """Turn a model name into what from_pretrained takes, or refuse it with a reason."""
+    """Turn a model name into what from_pretrained takes (a Hub id, a folder, a GGUF file's Path), or refuse it
+    with a reason."""
     if not isinstance(name, str) or not name.strip():
         raise ModelLoadError(f"No model was named. Use {BUNDLED_MODEL!r}, the bundled model that works offline.")
     if name == BUNDLED_MODEL:
         return bundled_model_path()
     if name in allowed_hub_ids():
         return name
+    packaged = packaged_model_file(name)
+    if packaged is not None:
+        return packaged
     path = Path(name).expanduser()
-    if path.is_dir():
+    if path.is_dir() or (path.is_file() and path.suffix == gguf.SUFFIX):
         _require_known_checkpoint(path)
         return path
     raise ModelLoadError(
         f"Unknown model {name!r}. Use {BUNDLED_MODEL!r} (bundled, works offline), one of the "
         f"allowed Hub models ({', '.join(allowed_hub_ids())}; a deployer adds more through "
-        f"the {ALLOWED_MODELS_ENV} environment variable), or a folder holding a BERT or GPT-2 checkpoint."
+        f"the {ALLOWED_MODELS_ENV} environment variable), or a folder holding a checkpoint of "
+        f"{_family_labels()} (or its GGUF file)."
     )
+
+
+def _family_labels() -> str:
+    labels = [family.label for family in FAMILIES.values()]
+    return f"{', '.join(labels[:-1])} or {labels[-1]}"
 
 
 def weights_path(name: str) -> Path:
     """The file of a model's weights: model.safetensors (else pytorch_model.bin) of its folder, of the bundled
     model, or of a downloaded Hub model in the cache; ModelLoadError when there is none."""
     source = resolve(name)
+    if isinstance(source, Path) and source.suffix == gguf.SUFFIX:
+        return source
     if isinstance(source, Path):
         try:
             return checkpoint_file(source, cache_only=True)
@@ -109,7 +134,41 @@ def weights_path(name: str) -> Path:
     return Path(cached)
 
 
+def memory_bytes(name: str) -> int:
+    """What a model's weights take in memory once loaded, as the core holds them (float32): a GGUF's dequantized
+    (SmolLM2-135M-Instruct: 513 MB from a 94 MB file), a bfloat16 safetensors' twice its size (SmolLM2's Hub
+    weights), a float32 file's its own size. What the memory budget must weigh, rather than the file's size;
+    ModelLoadError when the weights are not on disk (weights_path)."""
+    path = weights_path(name)
+    if path.suffix == gguf.SUFFIX:
+        return gguf.float32_bytes(path)
+    if path.suffix != ".safetensors":
+        return path.stat().st_size
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as weights:
+        names = weights.keys()  # noqa: SIM118 (safe_open is no mapping)
+        as_float32 = sum(_elements(weights.get_slice(key).get_shape()) * gguf.FLOAT32_BYTES for key in names)
+    return max(path.stat().st_size, as_float32)
+
+
+def _elements(shape) -> int:
+    count = 1
+    for size in shape:
+        count *= size
+    return count
+
+
 def _require_known_checkpoint(path: Path) -> None:
+    if path.suffix == gguf.SUFFIX:
+        try:
+            architecture = gguf.architecture(path)
+        except OSError as error:
+            raise ModelLoadError(f"The file {str(path)!r} cannot be read: {error}") from error
+        if architecture not in FAMILIES:
+            raise ModelLoadError(f"The GGUF {str(path)!r} holds a {architecture!r} model; this tool dissects the "
+                                 f"self-attention of {_family_labels()} only.")
+        return
     config_file = path / "config.json"
     if not config_file.is_file():
         raise ModelLoadError(f"The folder {str(path)!r} holds no config.json, so it is no checkpoint.")
@@ -120,22 +179,26 @@ def _require_known_checkpoint(path: Path) -> None:
     if model_type not in FAMILIES:
         raise ModelLoadError(
             f"The checkpoint in {str(path)!r} is a {model_type!r} model; this tool dissects the self-attention "
-            f"of {' and '.join(family.label for family in FAMILIES.values())} only."
+            f"of {_family_labels()} only."
         )
 
 
-def load_model(name: str = BUNDLED_MODEL) -> LoadedModel:
-    """Load a model of a known family and its tokenizer for inference, with attention weights available."""
-    model, tokenizer = load_checkpoint(name)
+def load_model(name: str = BUNDLED_MODEL, progress: Progress = _unheard) -> LoadedModel:
+    """Load a model of a known family and its tokenizer for inference, with attention weights available.
+    progress(stage) is told each of LOAD_STAGES (a GGUF's: GGUF_LOAD_STAGES) as it starts, "ready" at the end."""
+    model, tokenizer = load_checkpoint(name, progress)
+    progress("ready")
     return LoadedModel(name=name, model=model, tokenizer=tokenizer)
 
 
-def load_checkpoint(name: str):
+def load_checkpoint(name: str, progress: Progress = _unheard):
     """(model, tokenizer) of an allowed model, its family's model without a head, in eval mode; ModelLoadError
-    saying what to do."""
+    saying what to do. progress: as load_model's, but for "ready"."""
     from safetensors import SafetensorError
 
     source = resolve(name)
+    if isinstance(source, Path) and source.suffix == gguf.SUFFIX:
+        return _load_gguf(name, source, progress)
     # A Hub model already downloaded is read from the cache alone: asking the Hub for updates first
     # costs minutes of retries when it cannot be reached.
     cache_only = isinstance(source, str) and is_cached(source)
@@ -152,7 +215,9 @@ def load_checkpoint(name: str):
             family.check_config(config)
         except ValueError as error:
             raise ModelLoadError(f"{name!r}: {error}.") from error
+        progress(LOAD_STAGES[0])
         model = family.load(source, config, cache_only)
+        progress(LOAD_STAGES[1])
         tokenizer = load_tokenizer(folder, source, cache_only, family.special_tokens)
     except ModelLoadError:
         raise
@@ -169,3 +234,13 @@ def load_checkpoint(name: str):
             f"HF_HUB_OFFLINE is not set), or use the bundled model {BUNDLED_MODEL!r}, which needs no network."
         ) from error
     return model, tokenizer
+
+
+def _load_gguf(name: str, path: Path, progress: Progress):
+    """(model, tokenizer) of a GGUF file of a known family; ModelLoadError saying why not."""
+    try:
+        family = FAMILIES[gguf.architecture(path)]  # resolve() refused any other architecture
+        return gguf.load(path, family, progress)
+    except (OSError, ValueError) as error:  # ValueError: check_config's reason, or a file transformers cannot read
+        log.warning("loading %s failed: %s", name, error)
+        raise ModelLoadError(f"{name!r} could not be loaded from {path.name}: {error}.") from error

