@@ -134,5 +134,6 @@ def test_the_outline_is_a_llamas_trace_without_its_tensors(tiny_llama_model, tex
         assert_outline_is_the_trace(tiny_llama_model, encoding, each)
     shapes = {step.name: step.shape for step in build_outline(tiny_llama_model.shape, encoding, TraceSettings()).steps}
     batch, tokens = encoding.input_ids.shape
-    assert shapes["Q split"] == (batch, 4, tokens, 8) and shapes["K split"] == shapes["V split"] == (batch, 2, tokens, 8)
+    assert shapes["Q split"] == (batch, 4, tokens, 8)
+    assert shapes["K split"] == shapes["V split"] == (batch, 2, tokens, 8)
     assert shapes["K repeated"] == shapes["Q rotated"] == (batch, 4, tokens, 8)

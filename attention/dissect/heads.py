@@ -93,7 +93,7 @@ def read_only(array: np.ndarray) -> np.ndarray:
 
 
 def _split_heads(source: Trace | LayerAttention) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Q, K and V of every head as its scores and context read them (a Llama's turned and shared), (B, nh, T, d) each."""
+    """Q, K and V of every head as its scores and context read them (a Llama's turned, shared), (B, nh, T, d) each."""
     if isinstance(source, LayerAttention):
         return tuple(source.split(letter) for letter in "QKV")
     return tuple(source.attended(letter) for letter in "QKV")

@@ -214,6 +214,7 @@ def test_switching_every_head_on_gives_the_layer_transformers_runs(llama):
     with torch.inference_mode():
         _, layer_output = llama.family.layer_with_heads_off(llama.model, 1, hidden, mask, torch.ones(2, 4))
         theirs = llama.family.run_layer(llama.model, 1, hidden, mask)
-        _, head_off = llama.family.layer_with_heads_off(llama.model, 1, hidden, mask, torch.tensor([[1.0, 0, 1, 1]] * 2))
+        one_off = torch.tensor([[1.0, 0.0, 1.0, 1.0]] * 2)  # (B, nh): head 1 switched off
+        _, head_off = llama.family.layer_with_heads_off(llama.model, 1, hidden, mask, one_off)
     np.testing.assert_allclose(layer_output.numpy()[real], theirs.numpy()[real], **VECTORS_TOLERANCE)
     assert not np.allclose(head_off.numpy()[real], theirs.numpy()[real], atol=1e-4)

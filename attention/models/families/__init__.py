@@ -3,8 +3,8 @@
 transformers keeps modeling_bert.py, modeling_gpt2.py and modeling_llama.py apart and lets AutoModel choose by
 the config's model_type; so does this package. Everything that differs between an encoder and a decoder (where
 the embeddings come from, what a layer's attention reads, how its weights are stored, which mask it was trained
-with, how positions enter, how many key and value heads there are, how its tokens read) is answered by a Family; the trace, the outline, the proof and the experiments
-ask it and never test which family they hold.
+with, how positions enter, how many key and value heads there are, how its tokens read) is answered by a Family;
+the trace, the outline, the proof and the experiments ask it and never test which family they hold.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ READ_TOKENS = 512  # the most tokens the core reads (attention.models.loading.MA
 # RoPE types whose frequencies depend on how long the text is: a trace of one text would turn q and k otherwise
 # than the same model on another length
 LENGTH_DEPENDENT_ROPE = ("dynamic", "longrope")
-SENTENCEPIECE_SPACE = "▁"  # Llama 2's and Mistral's tokenizers mark a leading space so; Llama 3's and SmolLM's are byte-level
+SENTENCEPIECE_SPACE = "▁"  # Llama 2's and Mistral's mark a leading space so; Llama 3's and SmolLM's are byte-level
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,7 +131,8 @@ class LlamaFamily(Family):
         return outputs.hidden_states
 
     def embed(self, model, input_ids, token_type_ids, record=unrecorded):
-        return record("embeddings", "embeddings", self.embedding_steps[0][1], model.embed_tokens(input_ids))  # (B, T, C)
+        words = model.embed_tokens(input_ids)  # (B, T, C): no position added
+        return record("embeddings", "embeddings", self.embedding_steps[0][1], words)  # (B, T, C)
 
     def layer_input_formula(self, layer: int) -> str:
         read = "embeddings" if layer == 0 else f"output of layer {layer - 1}"
@@ -169,8 +170,9 @@ class LlamaFamily(Family):
         positions = torch.arange(hidden.shape[1])[None, :]  # (1, T)
         cos, sin = model.rotary_emb(hidden, positions)  # (1, T, d) each
         batch, tokens, _ = hidden.shape
+        # (B, nh, T, d) for q, (B, n_kv, T, d) for k and v
         query, key, value = (projection(hidden).view(batch, tokens, -1, attention.head_dim).transpose(1, 2)
-                             for projection in (attention.q_proj, attention.k_proj, attention.v_proj))  # (B, nh|n_kv, T, d)
+                             for projection in (attention.q_proj, attention.k_proj, attention.v_proj))
         query, key = modeling.apply_rotary_pos_emb(query, key, cos, sin)
         context, weights = modeling.eager_attention_forward(attention, query, key, value, mask,
                                                             scaling=attention.scaling)  # (B, T, nh, d), (B, nh, T, T)
