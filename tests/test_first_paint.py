@@ -48,6 +48,18 @@ def test_what_the_page_imports_before_its_sidebar_is_drawn_brings_no_torch_or_tr
     assert json.loads(run_python(code)) == []
 
 
+# The caches read before the sidebar is drawn, and the package that holds them, which imports none of its modules.
+TORCH_FREE_CACHES = ("components.caches", "components.caches.offered", "components.caches.stores")
+
+
+def test_the_caches_package_and_the_caches_the_sidebar_reads_bring_no_torch_or_transformers():
+    """Whatever the page imports today, a module that reaches these first (the page, a class's link, a test) pays
+    for no torch: the heavy caches are modules of their own, imported by name where they are used."""
+    code = "\n".join([f"import {name}" for name in TORCH_FREE_CACHES] +
+                      ["import sys, json", f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"])
+    assert json.loads(run_python(code)) == []
+
+
 def drawn_without_torch(link: dict[str, str]) -> dict:
     """What a run of the page, opened with link, draws before it stops at the import of torch."""
     code = f"""
