@@ -24,12 +24,12 @@ loading = first_paint.loading(link)
 
 # The sidebar's controls come before torch too: what the page offers and the class a link joins are read without it
 # (components/caches/offered.py, stores.py), so that a reader can pick a view and type a text while the model loads.
-from components import caches
+from components.caches import offered
 from components.classroom import classroom
 from components.page import controls, page_state, welcome
 from components.page.view_list import LABELS, view_named
 
-names = caches.model_names()
+names = offered.model_names()
 welcome.first_visit(link)
 query, class_notices = classroom.start(link, names)
 url_notices = controls.start(query, names)
@@ -44,6 +44,7 @@ classroom.start_button()
 from attention.models.loading import ModelLoadError
 from attention.stages.settings import ModelShape
 from components import views
+from components.caches import chart_memos, models, texts, work
 from components.page import model_download, viewport
 from components.page.lesson_steps import step_outlines
 from components.page.page_head import model_title, page_head
@@ -84,15 +85,15 @@ def second_text(view: str, text_b: str) -> str:
 @st.fragment
 def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShape, screen: viewport.Viewport) -> None:
     """The attention controls, the view (sized for the reader's screen) and the shapes panel: moving a control
-    reruns only this. At most caches.PAGE_SLOTS of them are drawn at once, server-wide."""
-    with caches.page_work():
+    reruns only this. At most work.PAGE_SLOTS of them are drawn at once, server-wide."""
+    with work.page_work():
         _explore(view, model_name, text, text_b, shape, screen)
 
 
 def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShape, screen: viewport.Viewport
              ) -> None:
     controls.rerun_page_if_requested()
-    caches.new_run()
+    chart_memos.new_run()
     record = view_named(view)
     if record.whole_model:  # no attention control applies to it: the view takes the whole width
         main, share = st.container(), 1.0
@@ -103,7 +104,7 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
         with side:
             state, range_notices = controls.attention_controls(shape, view, record.on_chart)
         if record.reads_query and text.strip():
-            tokens = caches.encoding(model_name, text, second_text(view, text_b)).tokens[0]
+            tokens = texts.encoding(model_name, text, second_text(view, text_b)).tokens[0]
             state, query_notices = controls.fit_query(state, len(tokens))
             range_notices = [*range_notices, *query_notices]
     classroom.sync(state)
@@ -131,7 +132,7 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
 def view_alone(view: str, context: views.ViewContext) -> None:
     """A view whose own controls change nothing beside it (the lesson's step): moving one reruns the view alone,
     not the attention controls and the shapes panel, and writes the link (and the class's view) again."""
-    with caches.page_work():
+    with work.page_work():
         draw(view, context)
         classroom.sync(controls.current_state())
 
@@ -141,7 +142,7 @@ st.set_page_config(page_icon=page_icon())  # added to first_paint.frame's settin
 screen = viewport.current()
 try:
     model_name = model_download.usable_model(chosen_model)  # the bundled model while a Hub model downloads
-    loaded = caches.model(model_name)
+    loaded = models.model(model_name)
 except ModelLoadError as error:
     first_paint.loaded(loading)
     model_download.fall_back(chosen_model, error)
@@ -165,7 +166,7 @@ welcome.welcome(model_name, text, controls.current_state(), loaded.shape.num_lay
 classroom.follow()
 
 if shown.standalone:
-    caches.new_run()  # a chart with inputs of its own (the counting lab's maps) tells its own moves from others'
+    chart_memos.new_run()  # a chart with inputs of its own (the counting lab's maps) tells its own moves from others'
     state = controls.pending_state()
     classroom.sync(state)
     classroom.status()
@@ -174,13 +175,13 @@ if shown.standalone:
     viewport.measure()
     st.stop()
 if text.strip():
-    encoding = caches.encoding(model_name, text, second_text(view, text_b))
+    encoding = texts.encoding(model_name, text, second_text(view, text_b))
     if encoding.dropped_tokens[0]:
         st.warning(f"The text is longer than the {loaded.max_tokens} tokens this page reads: the last "
                    f"{encoding.dropped_tokens[0]} tokens were dropped.", icon=":material/content_cut:")
     if not shown.own_tokens:
         token_chips(list(encoding.tokens[0]), encoding.special_tokens_mask[0].tolist())
-        if note := unknown_note(caches.unknown_characters(model_name, text, second_text(view, text_b))):
+        if note := unknown_note(texts.unknown_characters(model_name, text, second_text(view, text_b))):
             st.caption(note)
 explore(view, model_name, text, text_b, loaded.shape, screen)
 viewport.measure()

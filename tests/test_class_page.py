@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components import caches
+from components.caches import stores
 from components.classroom import class_link
 from components.server.class_store import STORE_ENV
 from components.private_hooks import app_test_tree
@@ -31,9 +31,9 @@ def captions(page: AppTest) -> list[str]:
 def store_setting(monkeypatch):
     """Set the server's ATTENTION_ANATOMY_CLASS_STORE for the test's pages: its store (cached for the process)
     is made again from the setting, and after the test from the usual one."""
-    caches.classes.clear()
+    stores.classes.clear()
     yield lambda value: monkeypatch.setenv(STORE_ENV, value)
-    caches.classes.clear()
+    stores.classes.clear()
 
 
 def start_class() -> tuple[AppTest, str, str]:
@@ -207,7 +207,7 @@ def test_the_large_qr_code_stays_open_through_reruns_until_the_class_ends():
 
 def published(code: str) -> dict[str, str]:
     """The view the class's store holds for its students: what the teacher's page last sent."""
-    return caches.classes().read(code).settings
+    return stores.classes().read(code).settings
 
 
 def test_a_query_the_neuron_view_moves_to_the_texts_end_keeps_the_students_following():
@@ -231,7 +231,7 @@ def test_a_query_the_neuron_view_moves_to_the_texts_end_keeps_the_students_follo
 
 def test_a_student_fits_a_teachers_query_past_the_texts_end_and_keeps_following():
     teacher, code, key = start_class()
-    caches.classes().publish(code, key, {"view": "neuron", "query": "9"})  # as a page that does not fit it would
+    stores.classes().publish(code, key, {"view": "neuron", "query": "9"})  # as a page that does not fit it would
     student = open_page(**{"class": code})
     student.run()  # a rerun of the student's page without a move of the student's
     assert_healthy(student)

@@ -89,8 +89,8 @@ def test_the_trainings_at_once_default_to_the_cores_of_the_quota_not_the_machine
 def _server_slots(cpus_setting: str) -> tuple[list[int], str]:
     """HEAVY_SLOTS, PAGE_SLOTS and the line of trainings' slots of a fresh server process given the setting,
     and what it logged."""
-    script = ("from components import caches; "
-              "print(caches.HEAVY_SLOTS, caches.PAGE_SLOTS, caches.training_turns().slots)")
+    script = ("from components.caches import shared, work; "
+              "print(work.HEAVY_SLOTS, work.PAGE_SLOTS, shared.training_turns().slots)")
     environ = {key: value for key, value in os.environ.items() if key not in (CPUS_ENV, SLOTS_ENV)}
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env={**environ, CPUS_ENV: cpus_setting},
                           capture_output=True, text=True, timeout=300, check=True)

@@ -17,7 +17,8 @@ from attention.dissect.trace import build_trace
 from attention.stages.settings import ModelShape, TraceSettings
 from attention.text.encoding import encode
 from attention.models.loading import BUNDLED_MODEL
-from components.caches import MODEL_DIRS_ENV, settings_for
+from components.caches.layers import settings_for
+from components.caches.offered import MODEL_DIRS_ENV
 from components.charts.masked import MASKED_COLOUR
 from components.page.page_state import PageState, from_query
 from tests import rendered

@@ -12,10 +12,10 @@ import shutil
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention.models import loading as models
+from attention.models import loading
 from attention.models.model_list import BUNDLED_MODEL
 from attention.models.loading import ALLOWED_MODELS_ENV
-from components import caches
+from components.caches import models, offered
 from tests.fake_hub import FakeHub, save_hub_bert
 from tests.pages import APP, open_page, warnings
 
@@ -47,10 +47,10 @@ def online(hub, monkeypatch, tmp_path):
     monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
     monkeypatch.setenv(ALLOWED_MODELS_ENV, REPO)
-    caches.downloads.clear()  # the server's downloads, shared by sessions: none from another test
+    models.downloads.clear()  # the server's downloads, shared by sessions: none from another test
     yield
-    caches.downloads.clear()
-    caches.model.clear()  # REPO's model lives in this test's cache only
+    models.downloads.clear()
+    models.model.clear()  # REPO's model lives in this test's cache only
 
 
 def wait_for_download(page: AppTest) -> None:
@@ -88,15 +88,15 @@ def broken_bundled_model(request, monkeypatch, tmp_path, tiny_checkpoint):
         weights.unlink()
     else:
         weights.write_bytes(weights.read_bytes()[:1000])
-    monkeypatch.setattr(models, "bundled_model_path", lambda: folder)
-    caches.model.clear()  # the real bundled model, loaded by an earlier test, is not asked for again
+    monkeypatch.setattr(loading, "bundled_model_path", lambda: folder)
+    models.model.clear()  # the real bundled model, loaded by an earlier test, is not asked for again
     yield
-    caches.model.clear()
+    models.model.clear()
 
 
 def test_a_bundled_model_that_cannot_load_is_an_error_on_the_page(broken_bundled_model, tiny_checkpoint,
                                                                   monkeypatch):
-    monkeypatch.setenv(caches.MODEL_DIRS_ENV, str(tiny_checkpoint))
+    monkeypatch.setenv(offered.MODEL_DIRS_ENV, str(tiny_checkpoint))
     page = AppTest.from_file(APP, default_timeout=RUN_TIMEOUT_S).run()
 
     assert not page.exception, [e.message for e in page.exception]
@@ -119,7 +119,7 @@ def test_a_deployers_folder_whose_config_holds_a_string_of_heads_falls_back_to_t
     typed = config.replace('"num_attention_heads": 4', '"num_attention_heads": "4"')
     assert typed != config
     (folder / "config.json").write_text(typed)
-    monkeypatch.setenv(caches.MODEL_DIRS_ENV, str(folder))
+    monkeypatch.setenv(offered.MODEL_DIRS_ENV, str(folder))
     page = open_page()
     page.selectbox(key="model").set_value(str(folder)).run()
 

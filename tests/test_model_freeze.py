@@ -10,7 +10,7 @@ import gc
 import weakref
 
 from attention.models.model_list import BUNDLED_MODEL
-from components import caches
+from components.caches import models, offered
 
 
 class _Cycle:
@@ -22,19 +22,19 @@ class _Cycle:
 
 def test_a_later_model_load_freezes_nothing_so_garbage_alive_then_is_freed(tiny_checkpoint, monkeypatch):
     folder = str(tiny_checkpoint)
-    monkeypatch.setenv(caches.MODEL_DIRS_ENV, folder)
-    caches.model(BUNDLED_MODEL)  # the first load of this process (or an earlier test's): what lives is frozen
-    caches.model.clear(folder)  # so that the folder's model is loaded anew, for real
+    monkeypatch.setenv(offered.MODEL_DIRS_ENV, folder)
+    models.model(BUNDLED_MODEL)  # the first load of this process (or an earlier test's): what lives is frozen
+    models.model.clear(folder)  # so that the folder's model is loaded anew, for real
     garbage = _Cycle()
     gone = weakref.ref(garbage)
     del garbage  # garbage now, waiting for the cyclic collector
     frozen = gc.get_freeze_count()
     gc.disable()  # the load allocates enough to run a collection that would free it before any freeze
     try:
-        caches.model(folder)
+        models.model(folder)
     finally:
         gc.enable()
-        caches.model.clear(folder)
+        models.model.clear(folder)
     assert gc.get_freeze_count() <= frozen, "the second load froze what was alive then"
     gc.collect()
     assert gone() is None, "garbage alive at a later model's load was frozen, and a frozen cycle is never freed"

@@ -17,7 +17,7 @@ import pytest
 from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from components import caches
+from components.caches import layers
 from components.page import view_list
 from tests import pages
 
@@ -65,7 +65,7 @@ def test_every_views_panel_lists_the_steps_of_the_cores_trace(bundled, view, lin
 ])
 def test_a_view_that_shows_no_number_of_the_heads_trace_builds_none(monkeypatch, view, reads_the_heads_trace):
     asked: list[TraceSettings] = []
-    real_trace = caches.trace
+    real_trace = layers.trace
 
     def trace(name, text, text_b, settings):
         asked.append(settings)

@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PROBE = """
 import threading, torch, pyarrow
 torch.set_num_threads(2)
-import components.caches, components.charts.draw, components.views
+import importlib, pkgutil, components.caches, components.charts.draw, components.views
+for cache in pkgutil.iter_modules(components.caches.__path__):  # every module of the caches: the package imports none
+    importlib.import_module(f"components.caches.{cache.name}")
 print(torch.get_num_threads(), pyarrow.default_memory_pool().backend_name,
       any(t.name == "malloc-trim" for t in threading.enumerate()))
 from components.server import process

@@ -1,4 +1,4 @@
-"""caches.chart_data keeps a student's last charts in their session: a rerun that draws them again builds
+"""chart_memos.chart_data keeps a student's last charts in their session: a rerun that draws them again builds
 nothing, even when the class's other charts have pushed them out of the shared cache."""
 
 from __future__ import annotations
@@ -8,11 +8,10 @@ from streamlit.testing.v1 import AppTest
 
 def page():
     """Draws the datasets of a chart of `rows` rows, after emptying the shared cache as a class would; with
-    `views`, each run numbered as the app numbers its view's runs (caches.new_run)."""
+    `views`, each run numbered as the app numbers its view's runs (chart_memos.new_run)."""
     import pandas as pd
     import streamlit as st
 
-    from components import caches
     from components.caches import chart_memos
 
     def rows_chart(rows: int, width: int) -> dict[str, pd.DataFrame]:
@@ -20,9 +19,9 @@ def page():
         return {"data": pd.DataFrame({"x": range(rows), "label": ["x" * width] * rows})}
 
     if st.session_state.get("views"):
-        caches.new_run()
+        chart_memos.new_run()
     chart_memos._chart_data.clear()
-    datasets = caches.chart_data(rows_chart, st.session_state.get("rows", 3), st.session_state.get("width", 1))
+    datasets = chart_memos.chart_data(rows_chart, st.session_state.get("rows", 3), st.session_state.get("width", 1))
     st.write(f"{len(datasets['data'])} bytes drawn")
 
 

@@ -14,7 +14,7 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 
-from components import caches
+from components.caches import work
 from components.api import routes
 from components.server.switch_asks import ASKS
 from harness.server import free_port, get_json, wait_for
@@ -39,11 +39,11 @@ def every_heavy_slot_held():
     release, holding = threading.Event(), threading.Semaphore(0)
 
     def hold() -> None:
-        with caches.heavy_work():
+        with work.heavy_work():
             holding.release()
             release.wait(60)
 
-    holders = [threading.Thread(target=hold) for _ in range(caches.HEAVY_SLOTS)]
+    holders = [threading.Thread(target=hold) for _ in range(work.HEAVY_SLOTS)]
     for holder in holders:
         holder.start()
     for _ in holders:

@@ -82,11 +82,11 @@ def test_a_bad_setting_says_what_to_write(setting):
 
 
 def test_a_training_turn_runs_on_one_torch_thread_as_every_heavy_thread_does():
-    """The server's line of trainings (caches.training_turns) takes the heavy-work rule: a training whose thread
+    """The server's line of trainings (shared.training_turns) takes the heavy-work rule: a training whose thread
     came with one torch thread per core still trains on one, beside the students' moves."""
     import torch
 
-    from components import caches
+    from components.caches import shared
     from components.server.process import TORCH_THREADS
 
     before = torch.get_num_threads()
@@ -94,7 +94,7 @@ def test_a_training_turn_runs_on_one_torch_thread_as_every_heavy_thread_does():
 
     def train() -> None:
         torch.set_num_threads(2)  # what a thread may come with: one per core
-        with caches.training_turns().turn():
+        with shared.training_turns().turn():
             seen.append(torch.get_num_threads())
 
     try:

@@ -241,9 +241,9 @@ def test_other_task_sizes_and_the_temperature_scaling_train_too():
 
 
 def test_a_training_past_the_servers_time_limit_stops_and_says_so(monkeypatch):
-    from components import caches
+    from components.caches import experiments
 
-    monkeypatch.setattr(caches, "TRAINING_LIMIT_S", 0.0)  # the server's setting, as a deployer would lower it
+    monkeypatch.setattr(experiments, "TRAINING_LIMIT_S", 0.0)  # the server's setting, as a deployer would lower it
     page = open_lab()
     page.button(key="count_train").click().run()
     assert_healthy(page)
@@ -254,7 +254,7 @@ def test_a_training_past_the_servers_time_limit_stops_and_says_so(monkeypatch):
 def test_a_training_waits_for_a_free_place_and_says_how_many_are_ahead(monkeypatch):
     from streamlit.delta_generator import DeltaGenerator
 
-    from components import caches
+    from components.caches import shared
 
     said = []  # every text the page's progress bars were given, as the browser would be sent them
     drawn = DeltaGenerator.progress
@@ -265,7 +265,7 @@ def test_a_training_waits_for_a_free_place_and_says_how_many_are_ahead(monkeypat
 
     monkeypatch.setattr(DeltaGenerator, "progress", progress)
 
-    line = caches.training_turns()
+    line = shared.training_turns()
     ahead = [threading.Event() for _ in range(line.slots)]
     release = threading.Event()
 

@@ -190,11 +190,11 @@ def test_a_finished_run_says_why_train_is_off_and_a_new_seed_trains_anew(trained
 
 
 def test_a_page_that_presses_train_while_another_trains_the_same_settings_follows_that_run(progress_said):
-    from components import caches
+    from components.caches import shared
 
     link = {**SHORT, "seed": "12"}
     config = config_of(link)
-    runs = caches.induction_runs()
+    runs = shared.induction_runs()
     finished = train(config)
     holding, release = threading.Event(), threading.Event()
 
@@ -231,11 +231,11 @@ def until(condition, what: str, timeout_s: float = 60.0) -> None:
 
 
 def test_a_page_following_a_training_that_waits_in_line_says_its_place_as_it_changes_and_is_counted(progress_said):
-    from components import caches
+    from components.caches import shared
 
     link = {**SHORT, "seed": "18"}
     config = config_of(link)
-    runs = caches.induction_runs()
+    runs = shared.induction_runs()
     follows = "Another page is training these settings; this page follows it. Waiting for a free place on the server: "
     holding, said, counted = threading.Event(), threading.Event(), []
 
@@ -267,11 +267,11 @@ def test_a_page_following_a_training_that_waits_in_line_says_its_place_as_it_cha
 
 
 def test_a_training_page_says_how_many_pages_follow_it(progress_said):
-    from components import caches
+    from components.caches import shared
 
     link = {**SHORT, "seed": "19"}
     config = config_of(link)
-    runs, line = caches.induction_runs(), caches.training_turns()
+    runs, line = shared.induction_runs(), shared.training_turns()
     started, release = [threading.Event() for _ in range(line.slots)], threading.Event()
 
     def occupy(event: threading.Event) -> None:  # the line stays full: the page's training waits, drawing its note
@@ -306,24 +306,24 @@ def test_a_training_page_says_how_many_pages_follow_it(progress_said):
 
 
 def test_a_training_past_the_servers_time_limit_stops_says_so_and_is_not_shared(monkeypatch):
-    from components import caches
+    from components.caches import experiments, shared
 
-    monkeypatch.setattr(caches, "TRAINING_LIMIT_S", 0.0)
+    monkeypatch.setattr(experiments, "TRAINING_LIMIT_S", 0.0)
     link = {**SHORT, "seed": "13"}
     page = open_page(link)
     page.button(key="induction_train").click().run()
     assert_healthy(page)
     assert "The training stopped after 0 s, the server's limit for one training, at step 1 of 100" in texts(page)
-    assert caches.induction_runs().finished(config_of(link)) is None, "an unfinished run stays with its session"
+    assert shared.induction_runs().finished(config_of(link)) is None, "an unfinished run stays with its session"
     page.run()
     assert "Stopped at step 1 of 100" in texts(page)
     assert not page.button(key="induction_train").disabled, "it can be trained again"
 
 
 def test_a_training_waits_for_a_free_place_and_says_how_many_are_ahead(progress_said):
-    from components import caches
+    from components.caches import shared
 
-    line = caches.training_turns()
+    line = shared.training_turns()
     started, release = [threading.Event() for _ in range(line.slots)], threading.Event()
 
     def occupy(event: threading.Event) -> None:
@@ -355,12 +355,12 @@ def test_a_training_waits_for_a_free_place_and_says_how_many_are_ahead(progress_
 
 def shared_run(link: dict[str, str], change) -> None:
     """Put a run of the link's settings on the server, its scores changed by change(one, two) -> (one, two)."""
-    from components import caches
+    from components.caches import shared
 
     config = config_of(link)
     run = train(config)
     one, two = change(*run.models)
-    caches.induction_runs().keep_finished(config, dataclasses.replace(run, models=(one, two)))
+    shared.induction_runs().keep_finished(config, dataclasses.replace(run, models=(one, two)))
 
 
 def test_the_page_says_in_words_which_head_became_an_induction_head_and_when():

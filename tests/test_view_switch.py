@@ -19,7 +19,7 @@ from attention.experiments.embedding_switch import DEFAULT_SECOND
 from attention.experiments.embedding_switch import head_ranking as embedding_ranking
 from attention.experiments.head_switch import head_ranking, predict
 from attention.models.lm_heads import load_language_model
-from components.caches import MODEL_DIRS_ENV
+from components.caches.offered import MODEL_DIRS_ENV
 from components.server.switch_asks import ASKS, SwitchAsks
 from components.views.parts.head_toggles import HEADS_OFF, NAME, valid_pairs
 from components.views.switch import DEFAULT_SENTENCE, answer

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention.experiments.head_switch import head_ranking, predict
 from attention.models.lm_heads import load_language_model
-from components.caches import MODEL_DIRS_ENV
+from components.caches.offered import MODEL_DIRS_ENV
 from components.views.switch import OBJECTIVE_KEY, SENTENCE_KEY, percent
 from harness.reference import transformers_tokenizer
 from tests.pages import APP, TEXT, assert_healthy, html_table

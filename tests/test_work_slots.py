@@ -14,7 +14,7 @@ from attention.models.model_list import BUNDLED_MODEL
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
 from attention.analyses.neuron import neuron_heads
-from components import caches
+from components.caches import chart_memos, stacks, texts, work
 from components.charts.heatmap import heatmap
 from tests.pages import assert_healthy, open_page
 
@@ -24,18 +24,18 @@ NOT_STUCK_S = 120
 
 def test_the_tokens_of_a_text_are_read_while_other_sessions_hold_every_heavy_slot(bundled):
     text = "tokens read while every heavy slot is taken"
-    holding, release = threading.Barrier(caches.HEAVY_SLOTS + 1), threading.Event()
+    holding, release = threading.Barrier(work.HEAVY_SLOTS + 1), threading.Event()
 
     def hold_a_slot() -> None:
-        with caches.heavy_work():
+        with work.heavy_work():
             holding.wait()
             release.wait()
 
-    with ThreadPoolExecutor(caches.HEAVY_SLOTS + 1) as pool:
-        holders = [pool.submit(hold_a_slot) for _ in range(caches.HEAVY_SLOTS)]
+    with ThreadPoolExecutor(work.HEAVY_SLOTS + 1) as pool:
+        holders = [pool.submit(hold_a_slot) for _ in range(work.HEAVY_SLOTS)]
         try:
             holding.wait(timeout=NOT_STUCK_S)
-            tokens = pool.submit(caches.encoding, BUNDLED_MODEL, text, "").result(timeout=NOT_STUCK_S)
+            tokens = pool.submit(texts.encoding, BUNDLED_MODEL, text, "").result(timeout=NOT_STUCK_S)
         finally:
             release.set()
         for holder in holders:
@@ -49,7 +49,7 @@ def test_the_kept_neuron_numbers_are_those_of_the_settings_and_heads_asked_for(b
     encoding = encode(bundled, text)
     for settings, heads in [(TraceSettings(layer=2), (3,)), (TraceSettings(layer=2, scaling="none"), (3,)),
                             (TraceSettings(layer=4), (5, 1)), (TraceSettings(layer=2), (3,))]:
-        kept = caches.neuron_heads(BUNDLED_MODEL, text, "", settings, heads)
+        kept = stacks.neuron_heads(BUNDLED_MODEL, text, "", settings, heads)
         alone = neuron_heads(build_trace(bundled, encoding, settings), heads)
         assert kept.heads == alone.heads == heads
         for name in ("queries", "keys", "dots", "scaled", "weights"):
@@ -65,30 +65,30 @@ def _shown_numbers(spec: dict, frames: dict[str, bytes]) -> np.ndarray:
 def test_a_kept_chart_shows_the_numbers_it_was_asked_for_keyed_on_them_not_the_arrays_identity():
     matrix = np.arange(12, dtype=np.float32).reshape(3, 4) / 12  # (rows, columns)
     labels = (["a", "b", "c"], ["w", "x", "y", "z"])
-    spec, frames = caches.drawn_chart(heatmap, matrix, *labels, title="kept")
+    spec, frames = chart_memos.drawn_chart(heatmap, matrix, *labels, title="kept")
     assert spec["description"] == "kept" and "values" not in spec["data"], "the numbers go by name, once"
     np.testing.assert_array_equal(_shown_numbers(spec, frames), matrix)
     matrix[0, 0] = 0.9  # the same array, other numbers: not the chart kept for the old ones
-    spec, changed = caches.drawn_chart(heatmap, matrix, *labels, title="kept")
+    spec, changed = chart_memos.drawn_chart(heatmap, matrix, *labels, title="kept")
     np.testing.assert_array_equal(_shown_numbers(spec, changed), matrix)
-    assert caches.drawn_chart(heatmap, matrix.copy(), *labels, title="kept")[1] == changed
+    assert chart_memos.drawn_chart(heatmap, matrix.copy(), *labels, title="kept")[1] == changed
 
 
 def _hold_every_page_slot(holding: threading.Barrier, release: threading.Event) -> None:
-    with caches.page_work():
+    with work.page_work():
         holding.wait()
         release.wait()
 
 
 def test_a_view_waits_for_a_page_slot_and_one_thread_takes_one_however_deeply_it_nests():
-    holding, release, entered = threading.Barrier(caches.PAGE_SLOTS + 1), threading.Event(), threading.Event()
+    holding, release, entered = threading.Barrier(work.PAGE_SLOTS + 1), threading.Event(), threading.Event()
 
     def draw_nested() -> None:
-        with caches.page_work(), caches.page_work():  # nested: one slot, taken once
+        with work.page_work(), work.page_work():  # nested: one slot, taken once
             entered.set()
 
-    with ThreadPoolExecutor(caches.PAGE_SLOTS + 1) as pool:
-        holders = [pool.submit(_hold_every_page_slot, holding, release) for _ in range(caches.PAGE_SLOTS)]
+    with ThreadPoolExecutor(work.PAGE_SLOTS + 1) as pool:
+        holders = [pool.submit(_hold_every_page_slot, holding, release) for _ in range(work.PAGE_SLOTS)]
         try:
             holding.wait(timeout=NOT_STUCK_S)
             waiting = pool.submit(draw_nested)
@@ -99,16 +99,16 @@ def test_a_view_waits_for_a_page_slot_and_one_thread_takes_one_however_deeply_it
         for holder in holders:
             holder.result()
     assert entered.is_set()
-    with caches.page_work():  # every slot was given back
+    with work.page_work():  # every slot was given back
         pass
 
 
 def test_a_page_s_view_is_drawn_only_once_a_page_slot_comes_free():
     page = open_page()
     assert_healthy(page)  # the model loaded and the text read: a rerun now takes a fraction of a second
-    holding, release = threading.Barrier(caches.PAGE_SLOTS + 1), threading.Event()
-    with ThreadPoolExecutor(caches.PAGE_SLOTS + 1) as pool:
-        holders = [pool.submit(_hold_every_page_slot, holding, release) for _ in range(caches.PAGE_SLOTS)]
+    holding, release = threading.Barrier(work.PAGE_SLOTS + 1), threading.Event()
+    with ThreadPoolExecutor(work.PAGE_SLOTS + 1) as pool:
+        holders = [pool.submit(_hold_every_page_slot, holding, release) for _ in range(work.PAGE_SLOTS)]
         try:
             holding.wait(timeout=NOT_STUCK_S)
             rerun = pool.submit(page.run)

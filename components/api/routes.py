@@ -70,10 +70,10 @@ def _busy() -> JSONResponse:
 
 def _answer(ask: dict[str, str], off: str) -> str:
     # torch, the caches and the view: imported here, off the server's thread, by a request that a page asked for
-    from components import caches
+    from components.caches import work
     from components.views import switch
 
-    with caches.heavy_work_within(SWITCH_WAIT_S):
+    with work.heavy_work_within(SWITCH_WAIT_S):
         return switch.answer(ask, off)
 
 
@@ -97,9 +97,10 @@ async def class_version(request: Request) -> JSONResponse:
 
 def _version(code: str, follower: str | None) -> int | None:
     """The class's version, None once it has ended; beats for follower when given."""
-    from components import caches  # Streamlit's caches and the store's client: imported here, off the server's thread
+    # Streamlit's caches and the store's client: imported here, off the server's thread
+    from components.caches import stores
 
-    return caches.classes().version(code, follower)
+    return stores.classes().version(code, follower)
 
 
 def routes() -> list[Route]:

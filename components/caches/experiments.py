@@ -1,15 +1,17 @@
-"""The labs and the comparisons: two texts side by side, the scaling lab, switching heads off, the lesson's facts,
-the counting toy and the induction lab."""
+"""The labs and the comparisons: two texts side by side, the scaling lab, switching heads off, the counting toy and
+the induction lab. The core's helpers that take numbers only (the lesson's facts, the switch views' grids) are the
+views' own to call (tests/test_architecture.py names them)."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import streamlit as st
 
-from attention.analyses import compare, lesson
-from attention.dissect import heads, value_norms
+from attention.analyses import compare
+from attention.dissect import heads
 from attention.experiments import embedding_switch, head_switch
 from attention.labs import counting, induction, scaling_lab
 from attention.stages.settings import TraceSettings
@@ -24,12 +26,10 @@ from components.caches.work import heavy_work
 
 # ---- Two texts side by side ----
 
-aligned_positions = compare.aligned_positions  # (tokens_a, tokens_b) -> positions (K,) of the shared tokens
-
-
 def alignment_words(name: str, text: str, whole: bool = False) -> list[str]:
-    """What aligned_positions compares of one text run alone: its tokens, or with whole its words (text_words),
-    each [UNK] written with the characters it stands for, so that it pairs only with an [UNK] of the same ones."""
+    """What compare.aligned_positions compares of one text run alone: its tokens, or with whole its words
+    (text_words), each [UNK] written with the characters it stands for, so that it pairs only with an [UNK] of the
+    same ones."""
     keys = unknown.alignment_keys(list(encoding(name, text, "").tokens[0]), unknown_characters(name, text, ""))
     return [" ".join(keys[start:stop]) for start, stop in text_words(name, text, "", whole).spans]
 
@@ -48,7 +48,8 @@ def _head_changes(name: str, text_a: str, text_b: str, settings: TraceSettings,
                   count_special: bool, words: bool) -> tuple[compare.HeadChange | None, ...]:
     """Every head's largest change, found once per layer: a head move then reads a few numbers, where it read
     both texts' every head (whose layers a class's texts push out of _layer: two layers computed a move)."""
-    positions_a, positions_b = aligned_positions(*(alignment_words(name, text, words) for text in (text_a, text_b)))
+    positions_a, positions_b = compare.aligned_positions(*(alignment_words(name, text, words)
+                                                           for text in (text_a, text_b)))
     shown_a, shown_b = (text_words(name, text, "", words) for text in (text_a, text_b))
     # (K,): [CLS] and [SEP], or GPT-2's first token (its word, with words)
     leave_out = None if count_special else np.asarray(shown_a.sinks, dtype=bool)[positions_a]
@@ -110,7 +111,12 @@ def _head_softmax_statistics(name: str, text: str, text_b: str, settings: TraceS
     return scaling_lab.head_softmax_statistics(layer["Q split"][0], layer["K split"][0], scalings, temperature)
 
 
-temperature_row = scaling_lab.temperature_row  # (scores (T,), τs) -> (τs, T) softmax(scores / τ) per τ
+def temperature_row(scores_row: np.ndarray, temperatures: list[float]) -> np.ndarray:
+    """(τs, T) softmax(scores_row / τ) for each τ of temperatures: one row, too small to keep, through torch."""
+    return scaling_lab.temperature_row(scores_row, temperatures)
+
+
+# ---- Switching heads off in a model with its language-model head: keys (model, sentence[, heads off]) ----
 
 def prediction(name: str, sentence: str, heads_off: tuple[tuple[int, int], ...]) -> head_switch.Prediction:
     with heavy_work():
@@ -142,13 +148,7 @@ def _ranking(name: str, sentence: str, _intact_inputs: tuple[np.ndarray, ...],
     return head_switch.head_ranking(language_model(name)[0], sentence, intact_inputs=_intact_inputs)
 
 
-drop_grid = head_switch.drop_grid  # (effects, shape) -> (L, nh) drop in the top word's probability, in points
-
-
 # ---- Switching heads off in a model without the head: the sentence embedding, keys (model, text, second[, off]) ----
-
-DEFAULT_SECOND = embedding_switch.DEFAULT_SECOND  # the second sentence when none is typed
-
 
 def sentence_pair(name: str, text: str, second: str,
                   heads_off: tuple[tuple[int, int], ...]) -> embedding_switch.EmbeddingRun:
@@ -184,35 +184,23 @@ def _embedding_ranking(name: str, text: str, second: str, _intact_inputs: tuple[
     return embedding_switch.head_ranking(model(name), text, second, intact_inputs=_intact_inputs)
 
 
-moved_grid = embedding_switch.moved_grid  # (effects, L, nh) -> (L, nh) how far the first embedding moves
-
-
-# ---- The lesson: the core's facts about a trace, read on arrays the view already holds ----
-
-diagonal_wins = lesson.diagonal_wins
-twin_wins = lesson.twin_wins
-row_sum_error = lesson.row_sum_error
-masked_cells = lesson.masked_cells
-word_text = lesson.word_text
-strongest_keys = lesson.strongest_keys
-head_block = lesson.head_block
-falling_layers = lesson.falling_layers
-shared_word = lesson.shared_word
-shared_words = lesson.shared_words  # (encoding, encoding) -> every whole word the two share, once each
-telling_word = lesson.telling_word  # shared words -> the first that is not a stop word
-sink_shares = lesson.sink_shares  # (weights, amounts, tokens, sinks) -> each sink's share of weight and of what moves
-moved = value_norms.moved  # (weights, norms) -> α_ij·‖f(x_j)‖
-
-
 # ---- Counting letters: trained in the session that asked (the models are tiny and nobody else's) ----
 
 TRAINING_LIMIT_S = 120.0  # a training still running after this long stops where it is, and says so
 
-train_counting = counting.train  # (config, on_step) -> TrainingResult, reporting every step
-inspect_counting = counting.inspect  # (result, windows) -> CountingTrace: attention and counts per window
-example_windows = counting.example_windows  # (config, count, seed) -> (count, W) windows to look at
-letter_counts = counting.letter_counts  # (trace, index) -> per letter: counts and own-letter attention
-equal_letters = counting.equal_letters  # (trace, index) -> how rows of a repeated letter compare
+
+def train_counting(config: counting.CountingConfig,
+                   on_step: Callable[[counting.TrainingStep], bool | None]) -> counting.TrainingResult:
+    """The head trained from scratch, on_step told every step (it returns False to stop there). Not kept: the
+    session that asked keeps its own; the caller holds a turn of the line of trainings (shared.training_turns)."""
+    return counting.train(config, on_step=on_step)
+
+
+def counting_window(result: counting.TrainingResult, config: counting.CountingConfig,
+                    sample: int) -> counting.CountingTrace:
+    """What the trained head does with example window `sample` of config: its attention and its counts. Not kept:
+    the trained head is the session's own."""
+    return counting.inspect(result, counting.example_windows(config, 1, seed=sample))
 
 
 def untrained_counting_accuracy(config: counting.CountingConfig) -> float:
@@ -241,8 +229,10 @@ def _untrained_counting_windows(config: counting.CountingConfig, sample: int) ->
 
 # ---- The induction lab: two tiny decoders trained side by side; runs shared by their settings (shared.py) ----
 
-induction_training = induction.training  # config -> InductionProgress after every step, the run so far in each
-history_rows = induction.history_rows  # run -> the scores over training as the CSV's columns
+def induction_training(config: induction.InductionConfig) -> Iterator[induction.InductionProgress]:
+    """Both models trained side by side, the run so far after every step. Not kept here: the caller shares the run
+    with every session of the same settings (shared.induction_runs) and holds a turn of the line of trainings."""
+    return induction.training(config)
 
 
 def untrained_induction(config: induction.InductionConfig) -> induction.InductionRun:

@@ -95,10 +95,6 @@ def settings_for(state) -> TraceSettings:
 
 # ---- Every head of a layer, and every layer: the key leaves out the head, which none of them reads ----
 
-head_summary = heads.head_summary  # (weights, mask) -> mean entropy and mean largest weight per head
-aggregate_heads = heads.aggregate_heads  # (..., nh, T, T) -> (..., T, T) by mean or max
-
-
 def entropy_by_layer(name: str, text: str, text_b: str, settings: TraceSettings, num_layers: int) -> np.ndarray:
     """(L, nh): the mean entropy of every head of every layer, under settings at each layer in turn."""
     with heavy_work():

@@ -3,7 +3,7 @@
 ATTENTION_ANATOMY_MEMORY_MB sets it; else the container's memory limit (its cgroup), when one is set;
 else DEFAULT_MB. Out of it come, in this order: the Python runtime with torch, transformers and
 Streamlit loaded (RUNTIME_MB, measured); what a class's open pages hold (SESSIONS × SESSION_MB); the
-work in progress (WORK_MB: a few traces being built at once, caches.HEAVY_SLOTS of them); the
+work in progress (WORK_MB: a few traces being built at once, work.HEAVY_SLOTS of them); the
 caches, CACHE_SHARE of what is left; and the models' weights, the rest. A model is loaded only if its
 weights fit beside the bundled one's and those of the other models loaded (caches/model_room.py). Every
 size here is in MB (2**20 bytes).

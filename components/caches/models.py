@@ -33,7 +33,12 @@ def needs_download(name: str) -> bool:
     return download.is_hub_model(name) and not hub.is_cached(name)
 
 
-check_can_download = download.check_can_download  # raises ModelLoadError, saying why, when no download may start
+def start_download(name: str) -> download.Download:
+    """name's download, started or joined (one per model per server process). Raises ModelLoadError at once,
+    saying why, when none may start (not an allowed Hub id, or a server that may not download), rather than after
+    a thread has started."""
+    download.check_can_download(name)
+    return downloads().start(name)
 
 
 # ---- The model: key (model name) ----

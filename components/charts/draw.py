@@ -34,7 +34,7 @@ def spec_and_frames(chart: alt.TopLevelMixin) -> tuple[dict, dict[str, pd.DataFr
 def draw_spec(spec: dict, frames: dict[str, pd.DataFrame | bytes], *, key: str, width: str | int = "content",
               lettering: Lettering = READING, **selection) -> None:
     """Draw a Vega-Lite spec whose data are named datasets (frames, by name: DataFrames, or the Arrow bytes
-    of caches.chart_data), so that the next rerun with the same spec only swaps their rows; its text at the
+    of chart_memos.chart_data), so that the next rerun with the same spec only swaps their rows; its text at the
     lettering's size. selection: st.vega_lite_chart's on_select and selection_mode."""
     config = {**spec.get("config", {}), **lettering.vega_config()}
     st.vega_lite_chart(None, {**spec, **({"config": config} if config else {}), "datasets": frames}, width=width,

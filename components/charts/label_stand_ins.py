@@ -8,7 +8,7 @@ from components.charts.token_axes import token_labels
 
 def stand_ins(*label_lists) -> dict[tuple[str, ...], tuple[str, ...]]:
     """Each distinct list of labels -> as many labels that say only which list they stand for. A spec built on them
-    is the same for every text of those lengths, built once (caches.chart_spec), and with_labels puts a text's own
+    is the same for every text of those lengths, built once (chart_memos.chart_spec), and with_labels puts a text's own
     labels into a copy: Altair's building was a third of the page's run for a new 32-token text."""
     distinct = dict.fromkeys(tuple(labels) for labels in label_lists)
     return {labels: (f"#{index}",) * len(labels) for index, labels in enumerate(distinct)}

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from components import caches
+from components.caches import offered, stores
 from components.classroom import class_watch
 from components.classroom.class_link import (
     CLASS_PARAM,
@@ -116,8 +116,8 @@ def start(query: dict[str, list[str]], models: Sequence[str]) -> tuple[dict[str,
                             "and digits): showing the page on its own.")
         return query, seat.notices
     try:
-        snapshot = caches.classes().read(code)
-        teaches = key_given is not None and snapshot is not None and caches.classes().teaches(code, key_given)
+        snapshot = stores.classes().read(code)
+        teaches = key_given is not None and snapshot is not None and stores.classes().teaches(code, key_given)
     except StoreUnavailable:
         seat.role, seat.code = "follower", code
         seat.notices.append(UNREACHABLE)
@@ -251,7 +251,7 @@ def _teacher_status() -> None:
                    "Go on teaching; the page sends your view when it can.", icon=":material/cloud_off:")
         return
     try:
-        count = caches.classes().followers(seat.code)
+        count = stores.classes().followers(seat.code)
     except StoreUnavailable:
         return
     st.markdown(f"**{count}** {'student' if count == 1 else 'students'} following")
@@ -284,11 +284,11 @@ def _check(seat: Seat) -> bool:
     now = time.monotonic()
     beat = seat.following and now - seat.beat_at >= BEAT_S
     try:
-        version = caches.classes().version(seat.code, seat.follower_id if beat else None)
+        version = stores.classes().version(seat.code, seat.follower_id if beat else None)
         seat.beat_at = now if beat else seat.beat_at
         snapshot = None
         if seat.following and version is not None and version != seat.version:
-            snapshot = caches.classes().read(seat.code)
+            snapshot = stores.classes().read(seat.code)
     except StoreUnavailable:
         seat.unreachable = True
         return False
@@ -305,7 +305,7 @@ def _check(seat: Seat) -> bool:
 
 def _take(seat: Seat, version: int, settings: Mapping[str, str]) -> None:
     """Put the teacher's view on this page (through the page's own requests), from the next run on."""
-    state, _ = page_state.from_query(_as_query(settings), caches.model_names())
+    state, _ = page_state.from_query(_as_query(settings), offered.model_names())
     controls.request(**{name: getattr(state, name) for name in FOLLOWED})
     seat.version, seat.expected, seat.following = version, None, True
 
@@ -319,7 +319,7 @@ def _send(seat: Seat, view: dict[str, str], again: bool = False) -> None:
     if seat.unsent and not again:
         return
     try:
-        accepted = caches.classes().publish(seat.code, seat.key, view)
+        accepted = stores.classes().publish(seat.code, seat.key, view)
     except StoreUnavailable:
         seat.unsent = True
         return
@@ -331,7 +331,7 @@ def _send(seat: Seat, view: dict[str, str], again: bool = False) -> None:
 
 def _open_class(seat: Seat) -> None:
     try:  # the page's address is counted against a cap of classes per address, never kept (class_openers.py)
-        seat.code, seat.key = caches.classes().create({}, address=st.context.ip_address)
+        seat.code, seat.key = stores.classes().create({}, address=st.context.ip_address)
     except StoreUnavailable as error:
         seat.notices.append(f"A class cannot be started right now ({error}). The page works on its own.")
         return
@@ -349,7 +349,7 @@ def _start_class() -> None:
 def _end_class() -> None:
     seat = _seat()
     try:
-        caches.classes().end(seat.code, seat.key)
+        stores.classes().end(seat.code, seat.key)
     except StoreUnavailable:
         seat.notices.append("The class's store does not answer: the class ends by itself after a few hours "
                             "without a change.")
@@ -365,7 +365,7 @@ def _leave_class(seat: Seat) -> None:
 def _follow_again() -> None:
     seat = _seat()
     try:
-        snapshot = caches.classes().read(seat.code)
+        snapshot = stores.classes().read(seat.code)
     except StoreUnavailable:
         seat.following, seat.version = True, 0  # the poll takes the teacher's view once the class answers
         return
@@ -377,9 +377,9 @@ def _follow_again() -> None:
 
 
 def _setting_names_no_store() -> bool:
-    """Whether ATTENTION_ANATOMY_CLASS_STORE names no store (caches.classes() makes the store from it)."""
+    """Whether ATTENTION_ANATOMY_CLASS_STORE names no store (stores.classes() makes the store from it)."""
     try:
-        caches.classes()
+        stores.classes()
     except StoreSettingError:
         return True
     return False

@@ -17,7 +17,7 @@ import streamlit as st
 
 from attention.models.loading import ModelLoadError
 from attention.models.model_list import BUNDLED_MODEL
-from components import caches
+from components.caches import models
 from components.page import controls
 
 REFRESH_S = 1.0  # how often a waiting page looks at the progress: a small rerun of the bar alone
@@ -31,14 +31,13 @@ def usable_model(name: str) -> str:
     Raises ModelLoadError, saying why, when this server may not download, or when the download this
     session was waiting for failed; the page then goes back to the bundled model with that notice.
     """
-    if not caches.needs_download(name):
+    if not models.needs_download(name):
         return name
     watched = st.session_state.setdefault(_WATCHED, {})
     waited_for = watched.pop(name, None)
     if waited_for is not None and waited_for.failed:  # told once; choosing the model again retries
         raise ModelLoadError(waited_for.error)
-    caches.check_can_download(name)  # offline or not allowed: said at once, not after a thread has started
-    job = caches.downloads().start(name)
+    job = models.start_download(name)  # offline or not allowed: said at once, not after a thread has started
     if job.succeeded:
         return name
     watched[name] = job

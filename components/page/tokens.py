@@ -41,7 +41,7 @@ def token_chips(tokens: list[str], special: list[bool]) -> None:
 
 def unknown_note(stand_for: tuple[str, ...], most: int = 8) -> str | None:
     """A sentence on the text's [UNK] tokens (stand_for: the characters each token stands for, "" for the
-    others; caches.unknown_characters), or None without any. Markdown, every character from the text in a
+    others; texts.unknown_characters), or None without any. Markdown, every character from the text in a
     code span (shorten), so none of it is read as Markdown or HTML."""
     positions = [index for index, characters in enumerate(stand_for) if characters]
     if not positions:

@@ -14,7 +14,6 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from components import caches
 from components.page import controls
 from components.page.page_state import LESSON_STEPS, PageState
 
@@ -30,8 +29,11 @@ def previous_token_head(model_name: str, text: str, state: PageState, num_layers
                         ) -> tuple[int, int, float]:
     """(layer, head, share): the head of the model whose queries give the most of their attention to the token
     just before them, over this text, and that share (the mean of α[i, i−1] over the queries i ≥ 1)."""
-    settings = caches.settings_for(dataclasses.replace(state, source="bert", scaling="sqrt"))
-    weights = caches.head_stack(model_name, text, "", settings, "weights", tuple(range(num_layers)),
+    # Here, not at the top: the page imports this module before torch, for first_visit (page/first_paint.py).
+    from components.caches import layers, stacks
+
+    settings = layers.settings_for(dataclasses.replace(state, source="bert", scaling="sqrt"))
+    weights = stacks.head_stack(model_name, text, "", settings, "weights", tuple(range(num_layers)),
                                  tuple(range(num_heads)))  # (nl, h, T, T)
     tokens = weights.shape[-1]
     share = weights[..., np.arange(1, tokens), np.arange(tokens - 1)].mean(axis=-1)  # (nl, h)
@@ -45,8 +47,10 @@ def welcome(model_name: str, text: str, state: PageState, num_layers: int, num_h
     slot = st.container()
     if not st.session_state.get(_SHOWN) or state.present or not text.strip():
         return
+    from components.caches import models  # here, not at the top: as in previous_token_head
+
     layer, head, share = previous_token_head(model_name, text, state, num_layers, num_heads)
-    family = caches.model(model_name).family
+    family = models.model(model_name).family
     with slot, st.container(border=True, key="welcome"):
         # A phone folds the sidebar away behind the » at the top left: the card says where the text box is.
         st.markdown(f"**Attention Anatomy** takes apart the self-attention of a real, trained {family.label}, step "

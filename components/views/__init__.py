@@ -16,7 +16,7 @@ from attention.dissect.trace import Trace
 from attention.stages.settings import ModelShape, TraceSettings
 from attention.text.encoding import Encoding
 from attention.models.families import Family
-from components import caches
+from components.caches import layers, models, texts
 from components.charts.label_room import fitted_size
 from components.charts.lettering import PRESENTING, READING, Lettering
 from components.page.page_state import PageState, to_query
@@ -63,25 +63,25 @@ class ViewContext:
     @property
     def family(self) -> Family:
         """The model's family (attention.models.families): what its tokens are called, how they look at each other."""
-        return caches.model(self.model_name).family
+        return models.model(self.model_name).family
 
     def settings(self, **changes) -> TraceSettings:
         """The core's settings for the controls, with some of them changed (e.g. layer=3)."""
-        return caches.settings_for(dataclasses.replace(self.state, **changes))
+        return layers.settings_for(dataclasses.replace(self.state, **changes))
 
     def trace(self, text: str | None = None, text_b: str | None = None, **changes) -> Trace:
         """The cached trace of the current text (or another one) under the controls' settings."""
-        return caches.trace(self.model_name, self.text if text is None else text,
+        return layers.trace(self.model_name, self.text if text is None else text,
                              self.text_b if text_b is None else text_b, self.settings(**changes))
 
     def outline(self, text: str | None = None, text_b: str | None = None, **changes) -> Outline:
         """What the trace of trace(...) would be without its numbers: its steps' names, formulas and shapes,
         its tokens, head count and head size. For what a view draws around the numbers, at no cost."""
-        return caches.outline(self.model_name, self.text if text is None else text,
+        return texts.outline(self.model_name, self.text if text is None else text,
                                self.text_b if text_b is None else text_b, self.settings(**changes))
 
     def encoding(self, text: str | None = None, text_b: str | None = None) -> Encoding:
-        return caches.encoding(self.model_name, self.text if text is None else text,
+        return texts.encoding(self.model_name, self.text if text is None else text,
                                 self.text_b if text_b is None else text_b)
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from attention.analyses.atlas import BEHAVIOURS, COLUMNS, LABELS, THRESHOLDS, HeadAtlas
-from components import caches
+from components.caches import atlas
 from components.charts.atlas import OPEN_HEAD, alike_plane, atlas_grid
 from components.charts.draw import show
 from components.page import controls
@@ -30,21 +30,21 @@ def render(context) -> None:
     names = _label_names(family)
     over = controls.bound_widget(st.segmented_control, "atlas", "Measured over", options=list(ATLASES),
                                  format_func=ATLASES.get)
-    atlas = _corpus_atlas(context.model_name) if over == "corpus" else caches.text_atlas(
+    measured = _corpus_atlas(context.model_name) if over == "corpus" else atlas.text_atlas(
         context.model_name, context.text, context.text_b)
-    heads = _table(atlas, names)
+    heads = _table(measured, names)
     numbers = [(name, _column_title(name, family)) for name in COLUMNS if name != "sep" or family.separator]
     side_by_side = not context.stacked and context.width >= SIDE_BY_SIDE_PX
     grid_column, words_column = st.columns([GRID_SHARE, 1 - GRID_SHARE]) if side_by_side else (st.container(),) * 2
     with grid_column:
-        show(atlas_grid(heads, names, numbers, atlas.num_layers, atlas.num_heads,
+        show(atlas_grid(heads, names, numbers, measured.num_layers, measured.num_heads,
                         context.column_px(GRID_SHARE) if side_by_side else context.width, context.lettering),
              key=GRID_KEY, lettering=context.lettering, on_select=lambda: _open(GRID_KEY), selection_mode=OPEN_HEAD)
     with words_column:
         st.markdown(_in_words(heads, names))
-        st.caption((f"Averaged over the {atlas.sentences} sentences of the page's corpus, varied English written for "
-                    "it (attention/data/atlas_corpus.txt, CC0), not over the sidebar's text: \"this text\" measures "
-                    "that alone. " if over == "corpus" else
+        st.caption((f"Averaged over the {measured.sentences} sentences of the page's corpus, varied English written "
+                    "for it (attention/data/atlas_corpus.txt, CC0), not over the sidebar's text: \"this text\" "
+                    "measures that alone. " if over == "corpus" else
                     "Measured on the sidebar's text alone. ") + "Point at a head for its numbers; click it to open "
                    "it in the One head view.")
         csv_download(lambda: heads[CSV_COLUMNS].to_csv(index=False, float_format="%.6g"), f"head-atlas-{over}")
@@ -56,23 +56,23 @@ def render(context) -> None:
                "them, whether a token looks both ways or back only). A head is named by its strongest behaviour above "
                f"{THRESHOLDS['previous']:.1f} (previous, next, self) or {THRESHOLDS['cls']:.1f} (the others), else "
                "broad (entropy above 0.8), else mixed; its glyph is as large as that share.")
-    _plane(context, atlas, heads, numbers, over)
+    _plane(context, measured, heads, numbers, over)
 
 
 def _corpus_atlas(name: str) -> HeadAtlas:
     """The corpus atlas, with a progress bar the first time the server computes it."""
-    kept = caches.corpus_atlas_kept(name)
+    kept = atlas.corpus_atlas_kept(name)
     if kept is not None:
         return kept
-    bar = st.progress(0.0, text=f"Measuring every head over the corpus's {caches.CORPUS_SENTENCES} sentences, "
+    bar = st.progress(0.0, text=f"Measuring every head over the corpus's {atlas.CORPUS_SENTENCES} sentences, "
                                 "once for this server…")
 
     def report(done: int, total: int) -> None:
         bar.progress(done / total, text=f"Measuring every head over the corpus: {done} of {total} sentences…")
 
-    atlas = caches.corpus_atlas(name, report)
+    measured = atlas.corpus_atlas(name, report)
     bar.empty()
-    return atlas
+    return measured
 
 
 def _label_names(family) -> dict[str, str]:
@@ -89,13 +89,13 @@ def _column_title(name: str, family) -> str:
             "entropy": "entropy / ln keys seen"}.get(name, name)
 
 
-def _table(atlas: HeadAtlas, names: dict[str, str]) -> pd.DataFrame:
+def _table(measured: HeadAtlas, names: dict[str, str]) -> pd.DataFrame:
     """One row per head: layer, head, the COLUMNS, label, its name on the page, its strength and its place on
     the plane (x, y; none when the text is too long for the divergences)."""
-    heads = pd.DataFrame(atlas.rows())
+    heads = pd.DataFrame(measured.rows())
     heads["behaviour"] = heads["label"].map(names)
-    heads["strength"] = atlas.strength().ravel()
-    plane = atlas.plane()
+    heads["strength"] = measured.strength().ravel()
+    plane = measured.plane()
     if plane is not None:
         heads["x"], heads["y"] = plane[:, 0], plane[:, 1]
     return heads
@@ -122,7 +122,7 @@ def _where(behaviour: str, names: dict[str, str]) -> str:
             "punct": "\".\" and \",\""}.get(behaviour, names[behaviour])
 
 
-def _plane(context, atlas: HeadAtlas, heads: pd.DataFrame, numbers: list[tuple[str, str]], over: str) -> None:
+def _plane(context, measured: HeadAtlas, heads: pd.DataFrame, numbers: list[tuple[str, str]], over: str) -> None:
     st.subheader("Heads that attend alike", anchor=False)
     if "x" not in heads:
         st.info("This text is too long to compare every two heads here: the corpus atlas (Measured over: the "
@@ -132,7 +132,7 @@ def _plane(context, atlas: HeadAtlas, heads: pd.DataFrame, numbers: list[tuple[s
                "between two heads' rows " + ("over the corpus's sentences" if over == "corpus" else "on this text") +
                ", laid on a plane by classical multidimensional scaling (Clark et al.'s Fig. 6). Colour is the "
                "layer; the axes have no unit, only distances count. Click a head to open it.")
-    show(alike_plane(heads, numbers, atlas.num_layers, min(context.plot_px(), 460), context.lettering),
+    show(alike_plane(heads, numbers, measured.num_layers, min(context.plot_px(), 460), context.lettering),
          key=PLANE_KEY, lettering=context.lettering, on_select=lambda: _open(PLANE_KEY), selection_mode=OPEN_HEAD)
 
 

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from components import caches
-from components.caches import AlignedDifference, HeadStack
+from attention.analyses.compare import aligned_positions
+from components.caches import experiments, stacks, texts
 from components.charts.draw import show
 from components.charts.heatmap import heatmap
 from components.charts.label_room import label_overflow_px, text_px
@@ -63,18 +63,18 @@ def render(context) -> None:
         st.warning(f"Text B is longer than the model reads: its last {encoding_b.dropped_tokens[0]} tokens were "
                    "dropped.", icon=":material/content_cut:")
     whole = controls.words_toggle()
-    tokens_a, tokens_b = (caches.text_words(context.model_name, text, "", whole).labels for text in (text_a, text_b))
+    tokens_a, tokens_b = (texts.text_words(context.model_name, text, "", whole).labels for text in (text_a, text_b))
     # An [UNK] of one text pairs with an [UNK] of the other only where both stand for the same characters.
-    positions_a, positions_b = caches.aligned_positions(
-        *(caches.alignment_words(context.model_name, text, whole) for text in (text_a, text_b)))  # (K,) each
+    positions_a, positions_b = aligned_positions(
+        *(experiments.alignment_words(context.model_name, text, whole) for text in (text_a, text_b)))  # (K,) each
     st.caption(f"Text A: {shorten(text_a, 80)} · Text B: {shorten(text_b, 80)}")
 
     settings = context.settings(layer=0, head=0)
     shape = (context.shape.num_layers, settings.num_heads(context.shape))  # a random source's C // d heads
     longest = max(len(tokens_a), len(tokens_b))
     layers, heads = send_plan(*shape, longest, 2 * longest, state.layer, state.head)  # two texts' worth
-    stack_a = HeadStack(context.model_name, text_a, "", settings, "weights", layers, heads, words=whole)
-    stack_b = HeadStack(context.model_name, text_b, "", settings, "weights", layers, heads, words=whole)
+    stack_a = stacks.HeadStack(context.model_name, text_a, "", settings, "weights", layers, heads, words=whole)
+    stack_b = stacks.HeadStack(context.model_name, text_b, "", settings, "weights", layers, heads, words=whole)
     lettering, unit = context.lettering, "word" if whole else "token"
     titles = dict(row_title=f"query {unit}", column_title=f"key {unit}")
     # Long words' labels take their room off the plots, below MIN_PLOT_PX if need be (at most 44 px): on a phone,
@@ -92,7 +92,8 @@ def render(context) -> None:
                     lettering=lettering, **titles)]
     shared = tuple(tokens_a[i] for i in positions_a)
     if positions_a.size:
-        difference = AlignedDifference(stack_a, stack_b, tuple(positions_a.tolist()), tuple(positions_b.tolist()))
+        difference = stacks.AlignedDifference(stack_a, stack_b, tuple(positions_a.tolist()),
+                                              tuple(positions_b.tolist()))
         panels.append(Panel(difference, shared, shared, "weights A − weights B", scheme="redblue",
                             size=context.plot_px(cap=DIFFERENCE_SIZE) - overflow,
                             weight_scale=weight_scale,
@@ -121,7 +122,7 @@ def render(context) -> None:
                               help=f"The sinks ({sinks}) take up whatever weight a head spends on no word, so their "
                                    "weights change with anything; left out, the changes ranked are those between "
                                    "words.")
-    found = caches.head_change(context.model_name, text_a, text_b, context.settings(), count_special, whole)
+    found = experiments.head_change(context.model_name, text_a, text_b, context.settings(), count_special, whole)
     if found is None:
         st.info(f"The two texts share no token but the sinks ({sinks}): switch on *Count the sink tokens* to rank "
                 "their changes.")
@@ -175,7 +176,7 @@ def by_query_chart(found, shared: tuple[str, ...], width: int, lettering: Letter
         title="Each query token's largest change").configure_view(stroke=None)
 
 
-def _shown_head(stack: HeadStack | AlignedDifference, layer: int, head: int) -> np.ndarray:
+def _shown_head(stack: stacks.HeadStack | stacks.AlignedDifference, layer: int, head: int) -> np.ndarray:
     """(T, T): one head of the stack (its weights, or the difference of two texts'), which holds it."""
     return stack.values()[stack.layers.index(layer), stack.heads.index(head)]
 

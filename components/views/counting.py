@@ -33,10 +33,12 @@ from attention.labs.counting import (
     CountingConfig,
     CountingTrace,
     TrainingResult,
+    equal_letters,
+    letter_counts,
 )
 from attention.stages.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP, PAGE_WIN_SIZE
 from attention.stages.settings import SCALINGS
-from components import caches
+from components.caches import chart_memos, experiments, shared
 from components.charts import counting_maps
 from components.charts.counting_maps import MAPS_SPACING_PX, WIN
 from components.charts.draw import draw_spec, lettered
@@ -97,7 +99,7 @@ def render(context) -> None:
         return
     st.altair_chart(lettered(curves_chart(result, context.width), context.lettering), width="content",
                     key="chart-count-curves")
-    trace = caches.inspect_counting(result, caches.example_windows(config, 1, seed=_sample()))
+    trace = experiments.counting_window(result, config, _sample())
     _inspection({config.win_size: trace}, config, context)
 
 
@@ -158,7 +160,7 @@ def curves_chart(result: TrainingResult, width: int) -> alt.HConcatChart | alt.V
 
 def counts_table(trace, index: int) -> pd.DataFrame:
     """One row per letter of the vocabulary: the true count, the model's, and where its attention went."""
-    counts = caches.letter_counts(trace, index)
+    counts = letter_counts(trace, index)
     return pd.DataFrame({
         "letter": counts.letters,
         "true count": counts.true,
@@ -171,7 +173,7 @@ def counts_table(trace, index: int) -> pd.DataFrame:
 
 def _train_live(config: CountingConfig, results: dict, context) -> None:
     """Wait for a free slot on the server (saying how many are ahead), then train, redrawing the curve; a
-    training still running after caches.TRAINING_LIMIT_S stops there and says so."""
+    training still running after experiments.TRAINING_LIMIT_S stops there and says so."""
     progress = st.progress(0.0, text="Starting…")
     chart = st.empty()
     last_drawn = started = 0.0
@@ -182,7 +184,7 @@ def _train_live(config: CountingConfig, results: dict, context) -> None:
 
     def on_step(update) -> bool:
         nonlocal last_drawn
-        if time.perf_counter() - started > caches.TRAINING_LIMIT_S:
+        if time.perf_counter() - started > experiments.TRAINING_LIMIT_S:
             return False
         if update.step < update.total and time.perf_counter() - last_drawn < REDRAW_SECONDS:
             return True
@@ -193,13 +195,13 @@ def _train_live(config: CountingConfig, results: dict, context) -> None:
         last_drawn = time.perf_counter()
         return True
 
-    with caches.training_turns().turn(on_wait):
+    with shared.training_turns().turn(on_wait):
         started = time.perf_counter()
-        result = caches.train_counting(config, on_step=on_step)
+        result = experiments.train_counting(config, on_step=on_step)
     _keep(results, config, result)
     chart.empty()  # the page draws the finished curve below, under its own key
     if result.steps_run < config.steps:
-        st.info(f"The training stopped after {caches.TRAINING_LIMIT_S:.0f} s, the server's limit for one "
+        st.info(f"The training stopped after {experiments.TRAINING_LIMIT_S:.0f} s, the server's limit for one "
                 f"training, at step {result.steps_run} of {config.steps}: what it learned so far is below. "
                 "Fewer steps or a smaller window train within it.", icon=":material/timer:")
 
@@ -230,11 +232,11 @@ def _status(result: TrainingResult, running: bool = False) -> str:
 
 def _before_training(config: CountingConfig, context) -> None:
     """The head as training will find it: its random weights' attention and counts, and its held-out accuracy."""
-    accuracy = caches.untrained_counting_accuracy(config)
+    accuracy = experiments.untrained_counting_accuracy(config)
     st.metric("Held-out accuracy before training", f"{accuracy:.1%}",
               help=f"Counts right out of {config.held_out} held-out windows × {config.vocab_size} letters, "
                    "with the weights training starts from.")
-    _inspection(caches.untrained_counting_windows(config, _sample()), config, context,
+    _inspection(experiments.untrained_counting_windows(config, _sample()), config, context,
                 "Before training: what the untrained head does")
     st.caption("Random weights: the attention is spread with no pattern to it, and the counts are guesses. "
                "Press Train and compare.")
@@ -291,8 +293,8 @@ def _maps(traces: dict[int, CountingTrace], config: CountingConfig, context, sam
     untrained = len(traces) > 1
     shown = dataclasses.replace(config, win_size=0) if untrained else config
     anchor = anchor_for(MAPS_KEY, (untrained, shown, sample, layout), (config.win_size,))
-    spec = placed(caches.chart_spec(_maps_spec, *layout), {WIN: anchor[0]})
-    frames = (caches.chart_data(_untrained_frames, shown, sample) if untrained
+    spec = placed(chart_memos.chart_spec(_maps_spec, *layout), {WIN: anchor[0]})
+    frames = (chart_memos.chart_data(_untrained_frames, shown, sample) if untrained
               else counting_maps.maps_frames(*_weights(traces)))
     st.html(INPUT_STYLE + toolbar_inside(MAPS_KEY))
     draw_spec(spec, frames, key=MAPS_KEY, lettering=context.lettering, selection_mode=[WIN],
@@ -312,8 +314,8 @@ def _maps_spec(labels: tuple, symbols: tuple[str, ...], size: int, beside: bool,
 
 
 def _untrained_frames(config: CountingConfig, sample: int) -> dict[str, pd.DataFrame]:
-    """The untrained head's maps at every window size, for config but its window (kept: caches.chart_data)."""
-    return counting_maps.maps_frames(*_weights(caches.untrained_counting_windows(config, sample)))
+    """The untrained head's maps at every window size, for config but its window (kept: chart_memos.chart_data)."""
+    return counting_maps.maps_frames(*_weights(experiments.untrained_counting_windows(config, sample)))
 
 
 def _weights(traces: dict[int, CountingTrace]) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray]]:
@@ -327,7 +329,7 @@ def _follow_window(win_size: int) -> None:
 
 
 def _alike_note(trace) -> str:
-    alike = caches.equal_letters(trace, 0)
+    alike = equal_letters(trace, 0)
     if alike is None:
         return "No letter occurs twice in this window: try another one to compare equal letters."
     rows = "are identical" if alike.spread == 0 else f"differ by at most {alike.spread:.1e}"

@@ -26,9 +26,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from components import caches
 from components.assets import filled, read_beside, style_tag
-from components.caches import HeadStack
+from components.caches import layers, moves, stacks, texts
 from components.charts.colour_ranges import head_domains
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap
 from components.charts.label_room import label_overflow_px
@@ -90,8 +89,8 @@ def render(context) -> None:
                                          sinks)
 
     def shown(merged: bool) -> Shown:  # the rows and keys left by the filters, in words or in tokens
-        units = caches.text_words(context.model_name, context.text, context.text_b, merged)
-        rows, keys = caches.visible_words(units, which, renormalise)  # (R,), (K,)
+        units = texts.text_words(context.model_name, context.text, context.text_b, merged)
+        rows, keys = texts.visible_words(units, which, renormalise)  # (R,), (K,)
         segments = units.token_type_ids  # 1 for sentence B's words (or tokens)
         return Shown([units.labels[i] for i in rows], [units.labels[i] for i in keys],
                      (second_sentence_from([segments[i] for i in rows]),
@@ -156,7 +155,7 @@ def _stage(context, outline, shown: Callable[[bool], Shown], whole: bool, which:
         title = "Context = weights · V" if name == "context" else stage
     state, shape = context.state, (context.shape.num_layers, outline.num_heads)
     layers, heads = send_plan(*shape, len(row_tokens), len(columns), state.layer, state.head)
-    stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), name,
+    stack = stacks.HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), name,
                       layers, heads, which, renormalise, by_value, words)
     unit = "word" if words else "token"
     options = dict(scheme="blues" if name in ("weights", "moved") else "redblue", row_title=f"query {unit}",
@@ -230,7 +229,7 @@ def _lines(context, outline, shown: Shown, which: str, renormalise: bool, sinks:
     state, shape = context.state, (context.shape.num_layers, outline.num_heads)
     row_tokens, key_tokens, words = shown.rows, shown.keys, shown.words
     layers, heads = send_plan(*shape, len(row_tokens), len(key_tokens), state.layer, state.head, drawn_as="lines")
-    stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0),
+    stack = stacks.HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0),
                       "weights", layers, heads, which, renormalise, words=words)
     title = "Attention weights as lines" + (" between whole words" if words else "") + (
         f" (renormalised without {sinks})" if renormalise else "")
@@ -329,7 +328,7 @@ def _value_norm_strip(context, which: str, renormalise: bool, key_tokens: list[s
                       heads: tuple[int, ...]) -> Strip:
     """‖f(x_j)‖ of each key shown, in every head the Moves chart sends: the bars under it, picked with it in the
     browser (drawn apart, they were drawn anew by the rerun after every head move)."""
-    _, keys = caches.visible_tokens(context.encoding(), which, renormalise)  # (K,)
+    _, keys = texts.visible_tokens(context.encoding(), which, renormalise)  # (K,)
     return Strip("‖f(x_j)‖ of each key", tuple(key_tokens), _value_norm_frames,
                  (context.model_name, context.text, context.text_b, context.settings(layer=0, head=0),
                   tuple(int(key) for key in keys), layers, heads))
@@ -338,7 +337,7 @@ def _value_norm_strip(context, which: str, renormalise: bool, key_tokens: list[s
 def _value_norm_frames(model: str, text: str, text_b: str, settings, keys: tuple[int, ...], layers: tuple[int, ...],
                        heads: tuple[int, ...]) -> dict[str, pd.DataFrame]:
     """The strip's dataset: ‖f(x_j)‖ of the keys shown, (nl, h, K) over the layers and heads sent."""
-    norms = np.stack([caches.layer_value_norms(model, text, text_b, dataclasses.replace(settings, layer=layer))
+    norms = np.stack([moves.layer_value_norms(model, text, text_b, dataclasses.replace(settings, layer=layer))
                       for layer in layers])[:, list(heads)][:, :, list(keys)]  # (nl, h, K)
     return {STRIP: strip_frame(norms, layers, heads)}
 
@@ -346,9 +345,9 @@ def _value_norm_frames(model: str, text: str, text_b: str, settings, keys: tuple
 def _head_csv(model: str, text: str, text_b: str, settings) -> str:
     """The head as CSV, made on click from the cached trace: the button keeps these few plain values
     until then, not a copy of the trace (28 MB at 512 tokens on bert-base) for every open page."""
-    trace = caches.trace(model, text, text_b, settings)
+    trace = layers.trace(model, text, text_b, settings)
     return head_csv(list(trace.tokens[0]), trace["scaled"][0], trace["masked"][0], trace["weights"][0],
-                    caches.head_moved(model, text, text_b, settings))
+                    moves.head_moved(model, text, text_b, settings))
 
 
 def _follow_chart(layer: int, head: int) -> None:
@@ -385,7 +384,7 @@ def _proof(context) -> None:
         return
     # A new server's first proof imports transformers' modelling code (seconds): the reader is told what is coming.
     with st.spinner("Checking this head against transformers' own attention code…"):
-        proof = caches.proof(context.model_name, context.text, context.text_b, state.layer, state.head)
+        proof = layers.proof(context.model_name, context.text, context.text_b, state.layer, state.head)
     verdict = "equal to float32 precision" if proof <= PROOF_TOLERANCE else "NOT equal"
     settings, shape = context.settings(), context.shape
     what_ifs = [trained for trained, chosen in (

@@ -33,8 +33,8 @@ import pandas as pd
 import streamlit as st
 
 from attention.stages.settings import SOURCE_LABELS
-from components import caches
-from components.caches import HeadStack
+from attention.dissect.heads import aggregate_heads, head_summary
+from components.caches import chart_memos, layers, moves, stacks, texts
 from components.charts import grid
 from components.charts.draw import draw_spec, show
 from components.charts.grid import (
@@ -77,7 +77,7 @@ def render(context) -> None:
     st.subheader(f"Every head of layer {state.layer}" + (", weighted by value norm" if state.value_norm else ""),
                  anchor=False)
     weight_scale = controls.weight_scale_select()
-    words = caches.text_words(context.model_name, context.text, context.text_b, controls.words_toggle())
+    words = texts.text_words(context.model_name, context.text, context.text_b, controls.words_toggle())
     tokens = list(words.labels)  # each word (or token) as it reads
     # (1, W): whether each word is text, not padding (a word's tokens are all text or all padding)
     attention_mask = context.encoding().attention_mask[:, [start for start, _ in words.spans]]
@@ -116,8 +116,9 @@ def render(context) -> None:
                                      help="Each small map grows to write its query tokens on the left and its key "
                                           "tokens under it (every other one, or fewer, on a long text).")
     by_value = controls.value_norm_toggle()
-    stack = HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0), "weights",
-                      layers, tuple(range(num_heads)) if summed else tuple(shown), value_norm=by_value, words=merged)
+    stack = stacks.HeadStack(context.model_name, context.text, context.text_b, context.settings(layer=0, head=0),
+                             "weights", layers, tuple(range(num_heads)) if summed else tuple(shown),
+                             value_norm=by_value, words=merged)
     if chart is None:
         chart = st.container()
     if not summed:
@@ -146,7 +147,7 @@ def render(context) -> None:
     _parks(context)
 
 
-def _grid_and_summary(stack: HeadStack, shown: range, how: str | None, tokens: list[str], num_layers: int,
+def _grid_and_summary(stack: stacks.HeadStack, shown: range, how: str | None, tokens: list[str], num_layers: int,
                       layer: int, attention_mask: np.ndarray, width: int, weight_scale: str, num_heads: int,
                       second: int | None, lettering: Lettering, labelled: bool = False, focus: int = 0) -> None:
     """The grid of the heads shown (coloured by weight_scale, over the layer's num_heads; the tokens beside each,
@@ -161,17 +162,17 @@ def _grid_and_summary(stack: HeadStack, shown: range, how: str | None, tokens: l
     identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown), how,
                 drawing, focus)
     anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
-    spec = grid.focused(placed(caches.chart_spec(grid.spec, *drawing), {LAYER: anchor}), focus)
-    frames = caches.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()), layout,
+    spec = grid.focused(placed(chart_memos.chart_spec(grid.spec, *drawing), {LAYER: anchor}), focus)
+    frames = chart_memos.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()), layout,
                                 weight_scale, num_heads)
     if how is not None:
-        frames = {**frames, **caches.chart_data(_summary_frames, stack, how, raster)}
+        frames = {**frames, **chart_memos.chart_data(_summary_frames, stack, how, raster)}
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=CHART_KEY, lettering=lettering, on_select=_on_grid,
               selection_mode=[GRID_SELECTION, LAYER])
 
 
-def _grid_frames(stack: HeadStack, shown: tuple[int, ...], attention_mask: tuple[int, ...], layout: GridLayout,
+def _grid_frames(stack: stacks.HeadStack, shown: tuple[int, ...], attention_mask: tuple[int, ...], layout: GridLayout,
                  weight_scale: str = "head", num_heads: int = 0) -> dict[str, pd.DataFrame]:
     """The grid's dataset (grid.grid_frames) from the stack's weights, computed only when no kept dataset answers:
     the heads shown, their summaries, and the layer's every head where the colours reach across the layer."""
@@ -181,20 +182,20 @@ def _grid_frames(stack: HeadStack, shown: tuple[int, ...], attention_mask: tuple
     if weight_scale == "layer" and len(stack.heads) < num_heads:
         every_head = stack.with_heads(tuple(range(num_heads))).values()
     mask = np.asarray([attention_mask])  # (1, T)
-    summaries = [caches.head_summary(heads[None], mask) for heads in weights]
+    summaries = [head_summary(heads[None], mask) for heads in weights]
     return grid.grid_frames(weights, stack.layers, shown, summaries, layout, weight_scale, every_head)
 
 
-def _summary_frames(stack: HeadStack, how: str, raster: bool) -> dict[str, pd.DataFrame]:
+def _summary_frames(stack: stacks.HeadStack, how: str, raster: bool) -> dict[str, pd.DataFrame]:
     return grid.summary_frames(_summed(stack, how), stack.layers, raster)
 
 
-def _summed(stack: HeadStack, how: str) -> np.ndarray:
+def _summed(stack: stacks.HeadStack, how: str) -> np.ndarray:
     """(nl, T, T): every layer of the stack, its heads summed up by how."""
     if how == "rollout":
-        rollout = caches.rollout_by_layer(stack.model, stack.text, stack.text_b, stack.settings, stack.layers)
-        return caches.merged_words(rollout, stack.model, stack.text, stack.text_b) if stack.words else rollout
-    return caches.aggregate_heads(stack.values(), how)
+        rollout = layers.rollout_by_layer(stack.model, stack.text, stack.text_b, stack.settings, stack.layers)
+        return texts.merged_words(rollout, stack.model, stack.text, stack.text_b) if stack.words else rollout
+    return aggregate_heads(stack.values(), how)
 
 
 def _aggregate_caption(how: str, layer: int, settings) -> str:
@@ -230,7 +231,7 @@ def _overview(context, num_heads: int) -> None:
                "spread-out head is the palest blue, never white (white would read as nothing there). "
                "Click a cell to open that layer and head.")
     # The same for every layer and head: moving either slider reads it from the cache.
-    entropy = caches.entropy_by_layer(context.model_name, context.text, context.text_b, context.settings(),
+    entropy = layers.entropy_by_layer(context.model_name, context.text, context.text_b, context.settings(),
                                        shape.num_layers)  # (L, nh)
     chart = heatmap(entropy, [str(layer) for layer in range(shape.num_layers)], [str(h) for h in range(num_heads)],
                     title=OVERVIEW_TITLE, row_title="layer", column_title="head",
@@ -261,7 +262,7 @@ def _head_marked(chart: alt.Chart, head: int, ink: str) -> alt.Chart:
 def _parks(context) -> None:
     """Every layer's share of its heads' attention on the sink tokens and on punctuation, by weight and by what
     moves, and what that says of this model and text."""
-    shares = caches.park_shares(context.model_name, context.text, context.text_b, context.settings(),
+    shares = moves.park_shares(context.model_name, context.text, context.text_b, context.settings(),
                                 context.shape.num_layers)
     st.subheader("Where attention parks", anchor=False)
     show(park_chart(shares.places, shares.weight, shares.moved, width=context.width, lettering=context.lettering),

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from attention.analyses.head_scores import INDUCTION_THRESHOLD
-from attention.labs.induction import InductionConfig, InductionRun
+from attention.labs.induction import history_rows, InductionConfig, InductionRun
 from attention.stages.limits import (
     PAGE_INDUCTION_HEADS,
     PAGE_INDUCTION_PERIOD,
@@ -24,7 +24,7 @@ from attention.stages.limits import (
     PAGE_INDUCTION_VOCAB,
     PAGE_SEED,
 )
-from components import caches
+from components.caches import chart_memos, experiments
 from components.charts import induction as charts
 from components.charts.draw import draw_spec
 from components.charts.scrub import INPUT_STYLE
@@ -109,7 +109,7 @@ def config_controls() -> InductionConfig:
 
 def _before_training(config: InductionConfig, context) -> None:
     """Both models as training will find them: every head's attention on the sequence, by chance."""
-    run = caches.untrained_induction(config)
+    run = experiments.untrained_induction(config)
     st.subheader("Before training")
     _maps(run, context)
     st.caption("Random weights: every head spreads its attention over the tokens before it (the causal mask hides "
@@ -129,7 +129,7 @@ def _results(run: InductionRun, context) -> None:
     columns[1].metric("Loss, 2 layers", f"{two.repeated_loss[-1]:.2f}", help=loss)
     columns[2].metric("Induction, 1 layer", f"{one.induction[-1].max():.2f}", help=best)
     columns[3].metric("Induction, 2 layers", f"{two.induction[-1].max():.2f}", help=best)
-    rows = caches.history_rows(run)
+    rows = history_rows(run)
     draw_curves(rows, run.config.steps, context.width, context.lettering, key="chart-induction-curves")
     st.caption("Loss: the cross-entropy of the next token where it can be known (a period or more in), on held-out "
                "sequences. Scores, per head, on n random tokens repeated once (n = "
@@ -178,8 +178,8 @@ def _maps(run: InductionRun, context) -> None:
     one, two = run.models
     scores = (one.kept_previous_token, two.kept_previous_token, one.kept_induction, two.kept_induction)
     key = (run.config, run.steps_run, tuple(run.kept_steps.tolist()), layout)  # a run is its config's, to the step
-    frames = caches.chart_data_by_key(charts.maps_frames, key, one.kept, two.kept, scores, run.kept_steps, layout)
-    spec = caches.chart_spec(charts.maps_spec, layout, int(run.kept_steps[-1]), run.config.keep_every,
+    frames = chart_memos.chart_data_by_key(charts.maps_frames, key, one.kept, two.kept, scores, run.kept_steps, layout)
+    spec = chart_memos.chart_spec(charts.maps_spec, layout, int(run.kept_steps[-1]), run.config.keep_every,
                              context.lettering)
     # The chart's Step input above it, as the one-head view's Layer and Head; its toolbar off the caption above
     st.html(INPUT_STYLE + toolbar_inside(described=charts.MAPS_DESCRIBED))

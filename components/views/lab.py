@@ -22,7 +22,7 @@ import pandas as pd
 import streamlit as st
 
 from attention.stages.limits import PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
-from components import caches
+from components.caches import chart_memos, experiments
 from components.charts.draw import draw_spec
 from components.charts.heatmap import picked
 from components.charts.lettering import READING, Lettering, title_lines
@@ -76,7 +76,7 @@ def scaling_label(scaling: str, temperature: float) -> str:
 
 def variance_table() -> pd.DataFrame:
     """Long table: d_k, series, variance — the three scalings measured, and the theory line d_k."""
-    measured = caches.variance_by_head_size(HEAD_SIZES, FIXED_SCALINGS, VARIANCE_SAMPLES)
+    measured = experiments.variance_by_head_size(HEAD_SIZES, FIXED_SCALINGS, VARIANCE_SAMPLES)
     frames = [pd.DataFrame({"d_k": HEAD_SIZES, "series": SERIES[s], "variance": measured[s]}) for s in FIXED_SCALINGS]
     frames.append(pd.DataFrame({"d_k": HEAD_SIZES, "series": THEORY, "variance": np.asarray(HEAD_SIZES, float)}))
     return pd.concat(frames, ignore_index=True)
@@ -96,11 +96,11 @@ def random_statistics(tokens: int, taus: tuple[float, ...]) -> dict[str, dict[st
     """{scaling: {"entropy", "max_weight": (N, H)}} of softmax over random scores of `tokens` keys at each τ of
     taus (the fixed scalings' rows the same at every τ), each computed once per token count."""
     rows = random_rows(tokens)
-    fixed = caches.random_softmax_statistics(HEAD_SIZES, tokens, rows, FIXED_SCALINGS, 1.0)
-    by_tau = caches.random_temperature_statistics(HEAD_SIZES, tokens, rows, TAU_GRID)  # (len(TAU_GRID), H) each
+    fixed = experiments.random_softmax_statistics(HEAD_SIZES, tokens, rows, FIXED_SCALINGS, 1.0)
+    by_tau = experiments.random_temperature_statistics(HEAD_SIZES, tokens, rows, TAU_GRID)  # (len(TAU_GRID), H) each
     if taus != TAU_GRID:  # one τ off the grid, from a link
         [extra] = set(taus) - set(TAU_GRID)
-        alone = caches.random_softmax_statistics(HEAD_SIZES, tokens, rows, ("temperature",), extra)["temperature"]
+        alone = experiments.random_softmax_statistics(HEAD_SIZES, tokens, rows, ("temperature",), extra)["temperature"]
         at = taus.index(extra)
         by_tau = {name: np.insert(values, at, alone[name], axis=0) for name, values in by_tau.items()}
     shape = (len(taus), len(HEAD_SIZES))
@@ -138,7 +138,7 @@ def _random_frames(tokens: int, temperature: float) -> dict[str, pd.DataFrame]:
 
 def trained_heads_table(model_name: str, text: str, text_b: str, settings, temperature: float) -> pd.DataFrame:
     """Long table: head, scaling, rank, entropy, max_weight for every trained head of settings.layer."""
-    statistics = caches.head_softmax_statistics(model_name, text, text_b, settings, SCALINGS, temperature)
+    statistics = experiments.head_softmax_statistics(model_name, text, text_b, settings, SCALINGS, temperature)
     num_heads = len(statistics[SCALINGS[0]]["entropy"])
     return pd.concat([
         pd.DataFrame({"head": np.arange(num_heads), "scaling": scaling_label(s, temperature), "rank": rank,
@@ -240,7 +240,7 @@ def _per_head_marks(field: str, title: str, colour: alt.Color) -> alt.LayerChart
 
 def temperature_table(scores_row: np.ndarray, tokens: list[str], temperatures: list[float],
                       labels: list[str]) -> pd.DataFrame:
-    weights = caches.temperature_row(scores_row, temperatures)  # (τs, T)
+    weights = experiments.temperature_row(scores_row, temperatures)  # (τs, T)
     return pd.DataFrame({
         "tau": np.repeat(temperatures, len(tokens)),
         "label": np.repeat(labels, len(tokens)),
@@ -277,7 +277,7 @@ def chart_spec(kind: str, *arguments) -> dict:
 
     No number that τ moves is in a spec; tests/test_view_lab.py checks each against the schema once.
     """
-    return caches.chart_spec(_spec, kind, *arguments)
+    return chart_memos.chart_spec(_spec, kind, *arguments)
 
 
 def _spec(kind: str, *arguments) -> dict:
@@ -314,7 +314,7 @@ def _random_softmax_section(tokens: int, temperature: float, width: int, letteri
     arguments = (False, title, tokens, width, TAU_FIRST)
     anchor = anchor_for(key, (tokens, taus, arguments, lettering), (temperature,))
     spec = placed(chart_spec("softmax", *arguments), {TAU: anchor[0]})
-    frames = caches.chart_data(_random_frames, tokens, TAU_FIRST if taus == TAU_GRID else temperature)
+    frames = chart_memos.chart_data(_random_frames, tokens, TAU_FIRST if taus == TAU_GRID else temperature)
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=key, lettering=lettering, selection_mode=[TAU],
               on_select=lambda: report_move(key, _follow_tau, (TAU,), cast=lambda tau: round(float(tau), 2)))

@@ -13,7 +13,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from components import caches
+from attention.analyses.lesson import (diagonal_wins, falling_layers, head_block, masked_cells, row_sum_error,
+                                       strongest_keys, twin_wins)
+from components.caches import texts
 from components.charts.colour_ranges import robust_bound
 from components.charts.draw import show
 from components.page.downloads import chart_downloads
@@ -126,16 +128,16 @@ def _identity_step(context) -> None:
              "identity-scores", scheme="redblue", second_sentence=pair_starts(trace), download=True)
     shapes_table(trace, ["layer_input", "Q", "scores"])
     layer_input = next(step.formula for step in trace.steps if step.name == "layer_input")
-    wins = caches.diagonal_wins(scores)
+    wins = diagonal_wins(scores)
     sentences = [f"Here E is the input of layer {context.state.layer} ({layer_input}), used as query, key and value "
                  f"alike. In {wins} of {len(tokens)} rows the largest score is the token's score with itself, on "
                  "the diagonal."]
-    repeated, on_copy = caches.twin_wins(scores, tokens)
+    repeated, on_copy = twin_wins(scores, tokens)
     if repeated:
         sentences.append(f"{repeated} rows belong to a token that occurs more than once; in {on_copy} of them the "
                          "next-largest score is on another copy of the same token.")
     projected, head = trained(context, quiet=True)
-    trained_wins = caches.diagonal_wins(projected["scores"][0])
+    trained_wins = diagonal_wins(projected["scores"][0])
     sentences.append(f"With the trained projections of layer {context.state.layer}, head {head} (step 3), the "
                      f"diagonal holds the largest score in {trained_wins} of {len(tokens)} rows"
                      + (": projections let a token look for something other than itself." if trained_wins < wins
@@ -157,7 +159,7 @@ def _projections_step(context) -> None:
     explain(f"All {trace.num_heads} heads are projected at once from X, {context.shape.hidden_size} numbers per "
              f"token, then split; head {head} keeps d = {trace.head_size} numbers per token for each of Q, K and V. "
              f"Q and K come from different weights (their largest difference here is {gap:.3g}), so in Q·Kᵀ "
-             f"the diagonal holds a row's largest score in {caches.diagonal_wins(trace['scores'][0])} of "
+             f"the diagonal holds a row's largest score in {diagonal_wins(trace['scores'][0])} of "
              f"{len(tokens)} rows.")
 
 
@@ -168,7 +170,7 @@ def _masking_step(context) -> None:
     formula(context, rf"\tilde S = Q K^{{\top}}{scaling} + M,", r"M_{ij} \in \{0, -\infty\}", between=r"\quad")
     st.caption("M is 0 where query i may look at key j and −∞ where it may not: softmax turns −∞ into a weight of "
                "exactly 0.")
-    masked, weights = caches.masked_cells(trace["masked"][0]), trace["weights"][0]  # (T, T) each
+    masked, weights = masked_cells(trace["masked"][0]), trace["weights"][0]  # (T, T) each
     left, right, width = two_heatmaps(context, len(tokens))
     with left:
         heatmap_in(context, (~masked).astype(np.float32), tokens, tokens, "Mask: 1 = may look, 0 = masked (−∞)",
@@ -190,7 +192,7 @@ def _masking_sentences(context, trace, head: int, masked: np.ndarray, weights: n
              "window": f"every key after its query and more than {state.window} tokens back"}[trace.mask_kind]
     sentences = [f"{whose} hides {hides}: {int(masked.sum())} of {cells} cells are −∞ here, and their weights are "
                  f"exactly 0. Softmax spreads each row over the keys left, and the rows still sum to 1 (largest "
-                 f"deviation {caches.row_sum_error(weights):.1e})."]
+                 f"deviation {row_sum_error(weights):.1e})."]
     if trace.mask_kind == "causal":
         sentences.append(f"The first token can only look at itself: its whole weight, {weights[0, 0]:.3f}, stays on "
                          f"it. Trained this way, {family.label}'s heads park the weight they spend nowhere else on "
@@ -235,7 +237,7 @@ def _softmax_step(context) -> None:
                  if scaling != "none" else
                  f"No scaling is chosen: the scores go into softmax as they are, {raw.min():.2f} … {raw.max():.2f}.",
                  f"Softmax makes every row a set of weights that sum to 1: the largest deviation of a row sum "
-                 f"from 1 is {caches.row_sum_error(weights):.1e}."]
+                 f"from 1 is {row_sum_error(weights):.1e}."]
     if scaling != "none":
         unscaled = context.trace(source="bert", head=head, scaling="none")["weights"][0]
         sentences.append(f"A row's largest weight averages {weights.max(axis=-1).mean():.2f} here and would average "
@@ -259,7 +261,7 @@ def _head_step(context) -> None:
     st.caption(f"The context's colours end at ±{bound:.3g}, as step 8's concatenated contexts do, of which this "
                "head's context is one slice: a number has the same colour in both steps.")
     shapes_table(trace, ["weights", "V", "context"])
-    counts = caches.strongest_keys(trace["weights"][0], context.encoding().sinks[0])
+    counts = strongest_keys(trace["weights"][0], context.encoding().sinks[0])
     where = {"sink": f"a sink ({context.family.sink_words})", "self": "the token itself",
              "previous": "the previous token", "next": "the next token", "other": "some other token"}
     parts = [f"on {where[kind]} in {count}" for kind, count in counts.items() if count]
@@ -284,7 +286,7 @@ def _all_heads_step(context) -> None:
              second_sentence=pair_starts(trace, columns_too=False), download=True,
              clip_at=robust_bound(trace["output"][0]))
     shapes_table(trace, ["context (all heads)", "concat", "output", "attention output"])
-    block_gap = float(np.abs(caches.head_block(trace["concat"][0], head, size) - trace["context"][0]).max())
+    block_gap = float(np.abs(head_block(trace["concat"][0], head, size) - trace["context"][0]).max())
     explain(f"The {trace.num_heads} heads' contexts, {size} numbers per token each, are put side by side: "
              f"{width} numbers per token. Columns {head * size} to {(head + 1) * size - 1} are head {head}'s "
              f"context from step 6 (largest difference {block_gap:.1e}).",
@@ -294,9 +296,9 @@ def _all_heads_step(context) -> None:
 
 def _contextual_step(context) -> None:
     first, second, found, why = compared_pair(context, 9)
-    similarities = caches.word_similarity_by_layer(context.model_name, first, found.first_index, second,
+    similarities = texts.word_similarity_by_layer(context.model_name, first, found.first_index, second,
                                                     found.second_index)
-    token_counts = [caches.encoding(context.model_name, text, "").num_tokens for text in (first, second)]
+    token_counts = [texts.encoding(context.model_name, text, "").num_tokens for text in (first, second)]
     hidden_size = context.shape.hidden_size
     st.latex(r"\cos(\vec a, \vec b) = \frac{\vec a \cdot \vec b}{\lVert \vec a \rVert\,\lVert \vec b \rVert}")
     st.caption(why)
@@ -311,7 +313,7 @@ def _contextual_step(context) -> None:
     explain(f"A is {shorten(first, 60)}, B is {shorten(second, 60)}; the chart compares the vector of "
              f"{shorten(found.word)} (token {found.first_index} in A, {found.second_index} in B) after each layer.",
              f"The cosine similarity is {similarities[0]:.3f} at the embeddings and {similarities[-1]:.3f} after "
-             f"layer {layers}; it goes down in {caches.falling_layers(similarities)} of the {layers} layers.",
+             f"layer {layers}; it goes down in {falling_layers(similarities)} of the {layers} layers.",
              "Each layer mixes the other tokens of the word's own sentence into its vector, and those differ "
              "between A and B.")
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components import caches
-from components.caches import NeuronStack
+from components.caches import stacks
 from components.charts.heatmap import heatmap
 from components.charts.neuron_chart import send_plan
 from components.page import controls
@@ -35,7 +34,8 @@ def render(context) -> None:
                "writes q · k for the scaled score, the column called scaled here.")
     shape = (outline.num_heads, len(tokens))
     heads, queries = send_plan(*shape, outline.head_size, state.head, query)
-    stack = NeuronStack(context.model_name, context.text, context.text_b, context.settings(head=0), heads, queries)
+    stack = stacks.NeuronStack(context.model_name, context.text, context.text_b, context.settings(head=0), heads,
+                               queries)
     scrub_neuron(stack, [f"{j}: {token}" for j, token in enumerate(tokens)], outline.head_size,
                  dot_title=similarity, scaled_title="scaled", key="chart-neuron", position=(state.head, query),
                  shape=shape, on_move=_follow_chart, width=context.width, lettering=context.lettering)
@@ -43,7 +43,7 @@ def render(context) -> None:
                "the numbers of this layer are already in the browser. Point at a number or a cell to read it.")
 
     def products_chart():  # for the downloads, built on click only
-        view = caches.neuron_view(context.model_name, context.text, context.text_b, context.settings(), query)
+        view = stacks.neuron_view(context.model_name, context.text, context.text_b, context.settings(), query)
         return heatmap(view.products, [f"{j}: {token}" for j, token in enumerate(tokens)],
                        [str(i) for i in range(outline.head_size)], scheme="redblue", row_title="key token",
                        column_title="dimension of the head",

@@ -21,8 +21,8 @@ import streamlit as st
 
 from attention.models.loading import ModelLoadError
 from attention.models.model_list import BUNDLED_MODEL
-from attention.experiments.head_switch import HeadEffect, Prediction
-from components import caches
+from attention.experiments.head_switch import drop_grid, HeadEffect, Prediction
+from components.caches import experiments, models, offered, work
 from components.charts.draw import lettered
 from components.charts.heatmap import heatmap
 from components.page import controls
@@ -82,7 +82,7 @@ TASKS = {
 def render(context) -> None:
     name = context.model_name
     try:
-        language_model, _ = caches.language_model(name)
+        language_model, _ = models.language_model(name)
     except ModelLoadError as error:
         st.error(str(error), icon=":material/error:")
         return
@@ -104,7 +104,7 @@ def render(context) -> None:
                              help=f"{task.help.format(mask=mask)}; the model reads at most "
                                   f"{language_model.max_tokens} tokens.")
     try:
-        intact, effects = caches.ranking(name, sentence)
+        intact, effects = experiments.ranking(name, sentence)
     except ValueError as error:
         st.warning(str(error), icon=":material/info:")
         return
@@ -117,12 +117,12 @@ def render(context) -> None:
 def _switchboard(name: str, sentence: str, intact: Prediction, num_layers: int, num_heads: int, task: Task) -> None:
     """The guesses and the toggles under them: a head switched on or off reruns only this, one forward pass and a
     table; the ranking, its heatmap and the rest of the page stay as they are (they do not read the toggles)."""
-    with caches.page_work():
+    with work.page_work():
         # The model runs before anything is drawn: the browser's redraw then follows it instead of sharing the cores.
         heads_off = heads_off_now(num_layers, num_heads)
         # A press shows the guesses it fetches from the App's route at once (components/api/routes.py).
         head_toggles(heads_off, num_layers, num_heads,
-                     numbers=guesses_html(intact, caches.prediction(name, sentence, heads_off), task),
+                     numbers=guesses_html(intact, experiments.prediction(name, sentence, heads_off), task),
                      ask=urlencode({"ask": ASKS.register({"model": name, "sentence": sentence})}))
 
 
@@ -180,9 +180,9 @@ def answer(ask: Mapping[str, str], off: str) -> str:
     the page would not run. A request never starts a model's load or a ranking: at most a pass of the model with
     all heads on and one with these off, each cached as the page's own runs are."""
     name = ask.get("model", "")
-    if not caches.loaded_now(name):
+    if not models.loaded_now(name):
         raise ValueError("not a model this server has loaded")
-    language_model, _ = caches.language_model(name)
+    language_model, _ = models.language_model(name)
     if language_model is None:
         return embedding_switch.answer(name, ask, off)
     sentence = ask.get("sentence", "")
@@ -191,7 +191,8 @@ def answer(ask: Mapping[str, str], off: str) -> str:
     heads_off = heads_off_asked(off, language_model.shape.num_layers, language_model.shape.num_heads)
     task = TASKS[language_model.head.objective]
     # The intact guesses are the ranking's (the same pass, all heads on), without the ranking's 1 + L·nh passes.
-    return guesses_html(caches.prediction(name, sentence, ()), caches.prediction(name, sentence, heads_off), task)
+    return guesses_html(experiments.prediction(name, sentence, ()), experiments.prediction(name, sentence, heads_off),
+                        task)
 
 
 def percent(probability: float) -> str:
@@ -209,7 +210,7 @@ def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, context
     top_word = intact.top_words[0]
     num_layers, num_heads = shape.num_layers, shape.num_heads
     st.subheader(f"Which heads carry “{top_word}”?")
-    grid = caches.drop_grid(effects, shape)  # (L, nh)
+    grid = drop_grid(effects, shape)  # (L, nh)
     chart = heatmap(grid, [str(i) for i in range(num_layers)], [str(i) for i in range(num_heads)],
                     title=f"Drop in P({top_word}), points", row_title="layer",
                     column_title="head", scheme="redblue",
@@ -241,7 +242,7 @@ def _other_models(name: str) -> None:
                "A BERT saved with its masked-language-model head (bert-base-uncased, or a local BertForMaskedLM "
                "checkpoint) or a GPT-2 (gpt2, distilgpt2, or a local GPT-2 folder) shows what each head carries "
                "of its guess; pick one in the sidebar's model list.")
-    ready = [m for m in caches.model_names() if m not in (name, BUNDLED_MODEL) and not caches.needs_download(m)]
+    ready = [m for m in offered.model_names() if m not in (name, BUNDLED_MODEL) and not models.needs_download(m)]
     for model in ready:
         st.button(f"Load {model_title(model)}", key=f"switch_load_{model}", on_click=_use_model, args=(model,))
 

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from components import caches
+from attention.experiments.embedding_switch import DEFAULT_SECOND, moved_grid
+from components.caches import chart_memos, experiments, models, work
 from components.charts.draw import draw_spec, lettered, spec_and_frames
 from components.charts.heatmap import heatmap, heatmap_frames
 from components.page.downloads import chart_downloads
@@ -47,9 +48,9 @@ def render(context, shape) -> None:
         "cosine of their vectors. Switch heads off (their context is set to zero before the layer's output "
         "projection) and watch sentence A's vector move and the similarity of A and B change."
     )
-    second = context.text_b.strip() or caches.DEFAULT_SECOND
+    second = context.text_b.strip() or DEFAULT_SECOND
     try:
-        intact, effects = caches.embedding_ranking(name, context.text, second)
+        intact, effects = experiments.embedding_ranking(name, context.text, second)
     except ValueError as error:
         st.warning(str(error), icon=":material/info:")
         return
@@ -62,10 +63,10 @@ def render(context, shape) -> None:
 def _switchboard(context, second: str, intact, num_layers: int, num_heads: int) -> None:
     """The numbers, the toggles and sentence A's embedding: a head switched on or off reruns only this; the
     ranking under it does not read the toggles and stays as it is."""
-    with caches.page_work():
+    with work.page_work():
         # The model runs before anything is drawn: the browser's redraw then follows it instead of sharing the cores.
         heads_off = heads_off_now(num_layers, num_heads)
-        current = caches.sentence_pair(context.model_name, context.text, second, heads_off)
+        current = experiments.sentence_pair(context.model_name, context.text, second, heads_off)
         # A press shows the numbers it fetches from the App's route at once; the run it starts draws the chart.
         head_toggles(heads_off, num_layers, num_heads, numbers=switch_numbers_html(intact, current),
                      ask=urlencode({"ask": ASKS.register({"model": context.model_name, "text": context.text,
@@ -120,11 +121,11 @@ def answer(name: str, ask: Mapping[str, str], off: str) -> str:
     text, second = ask.get("text", ""), ask.get("second", "")
     if not text.strip() or not second.strip() or max(len(text), len(second)) > MAX_TEXT_CHARS:
         raise ValueError(f"a text and a second sentence of at most {MAX_TEXT_CHARS:,} characters, please")
-    shape = caches.model(name).shape
+    shape = models.model(name).shape
     heads_off = heads_off_asked(off, shape.num_layers, shape.num_heads)
     # The intact pair is the ranking's (the same pass, all heads on), without the ranking's 1 + L·nh passes.
-    intact = caches.sentence_pair(name, text, second, ())
-    return switch_numbers_html(intact, caches.sentence_pair(name, text, second, heads_off))
+    intact = experiments.sentence_pair(name, text, second, ())
+    return switch_numbers_html(intact, experiments.sentence_pair(name, text, second, heads_off))
 
 
 def _movement(intact, current, context) -> None:
@@ -132,7 +133,7 @@ def _movement(intact, current, context) -> None:
     same for every toggle (the numbers are data): built once, it was most of a toggle's run."""
     before, after = intact.embeddings[0], current.embeddings[0]  # (C,) each
     matrix = np.stack([before, after, after - before])  # (3, C)
-    spec = caches.chart_spec(_movement_spec, len(before), context.plot_px(), context.lettering)
+    spec = chart_memos.chart_spec(_movement_spec, len(before), context.plot_px(), context.lettering)
     draw_spec(spec, heatmap_frames(matrix, MOVEMENT_SCHEME), key="chart-switch-embedding", lettering=context.lettering)
 
 
@@ -146,7 +147,7 @@ def _movement_spec(size: int, plot_px: int, lettering) -> dict:
 
 def _ranking(effects, shape, context, chart_width: int) -> None:
     st.subheader("Which heads move sentence A's embedding?")
-    grid = caches.moved_grid(effects, shape.num_layers, shape.num_heads)  # (L, nh)
+    grid = moved_grid(effects, shape.num_layers, shape.num_heads)  # (L, nh)
     chart = heatmap(grid, [str(i) for i in range(shape.num_layers)], [str(i) for i in range(shape.num_heads)],
                     title="A moved (1 − cos), one head off", row_title="layer", column_title="head",
                     scheme="blues", size=context.plot_px(chart_width, cap=36 * max(shape.num_layers, shape.num_heads)),

@@ -1,5 +1,5 @@
 """The induction lab's Train: wait for a free place, train both models while drawing their curves, or watch the run
-another page is training for the same settings; a finished run goes to every session (caches.induction_runs).
+another page is training for the same settings; a finished run goes to every session (shared.induction_runs).
 
 Training runs in the script itself, as the counting lab's does. Streamlit (1.67) interrupts a running script at
 its next drawing call as soon as a widget is used, so Stop needs no flag: the click reruns the page, the run stops
@@ -16,8 +16,8 @@ import time
 
 import streamlit as st
 
-from attention.labs.induction import InductionConfig, InductionRun
-from components import caches
+from attention.labs.induction import history_rows, InductionConfig, InductionRun
+from components.caches import chart_memos, experiments, shared
 from components.charts.draw import draw_spec
 from components.charts.induction import curves_frames, curves_spec
 from components.server.shared_runs import Live
@@ -30,7 +30,7 @@ WATCH_POLL_S = 0.5  # a watcher reads the trainer's run this often, and sends it
 
 def session_run(config: InductionConfig) -> InductionRun | None:
     """The run of these settings this page can show: the server's finished one, else this session's unfinished."""
-    return caches.induction_runs().finished(config) or st.session_state.get(STOPPED, {}).get(config)
+    return shared.induction_runs().finished(config) or st.session_state.get(STOPPED, {}).get(config)
 
 
 def train_or_watch(config: InductionConfig, width: int, lettering) -> InductionRun | None:
@@ -38,19 +38,19 @@ def train_or_watch(config: InductionConfig, width: int, lettering) -> InductionR
     run was stopped by its page, and nothing was trained here)."""
     progress = st.progress(0.0, text="Starting…")
     live_chart, events = st.empty(), st.empty()
-    with caches.induction_runs().train(config) as live:
+    with shared.induction_runs().train(config) as live:
         if live is None:
             return _watch(config, progress, live_chart, width, lettering)
         run, limited = _train(config, live, progress, live_chart, events, width, lettering)
         if run.finished:
-            caches.induction_runs().keep_finished(config, run)
+            shared.induction_runs().keep_finished(config, run)
             st.session_state.get(STOPPED, {}).pop(config, None)
     live_chart.empty()  # the page draws the finished curves below, under their own key
     events.empty()
     if limited:
-        st.info(f"The training stopped after {caches.TRAINING_LIMIT_S:.0f} s, the server's limit for one training, "
-                f"at step {run.steps_run} of {config.steps}: what both models learned so far is below. Fewer steps "
-                "or fewer heads train within it.", icon=":material/timer:")
+        st.info(f"The training stopped after {experiments.TRAINING_LIMIT_S:.0f} s, the server's limit for one "
+                f"training, at step {run.steps_run} of {config.steps}: what both models learned so far is below. "
+                "Fewer steps or fewer heads train within it.", icon=":material/timer:")
     return run
 
 
@@ -80,11 +80,11 @@ def _train(config: InductionConfig, live: Live, progress, chart, events, width: 
         progress.progress(0.0, text=_trainer_note(live))
 
     last_drawn = 0.0
-    with caches.training_turns().turn(on_wait):
+    with shared.training_turns().turn(on_wait):
         started = time.perf_counter()
-        with contextlib.closing(caches.induction_training(config)) as steps:
+        with contextlib.closing(experiments.induction_training(config)) as steps:
             for update in steps:
-                if time.perf_counter() - started > caches.TRAINING_LIMIT_S:
+                if time.perf_counter() - started > experiments.TRAINING_LIMIT_S:
                     run = update.finish()
                     _keep(stopped, config, run)
                     return run, True
@@ -102,7 +102,7 @@ def _train(config: InductionConfig, live: Live, progress, chart, events, width: 
 
 def _watch(config: InductionConfig, progress, chart, width: int, lettering) -> InductionRun | None:
     """Follow the run another page is training for these settings until it ends; its finished run, if it finished."""
-    runs = caches.induction_runs()
+    runs = shared.induction_runs()
     with runs.watch(config) as live:
         shown = None
         while live is not None and not live.ended:
@@ -114,7 +114,7 @@ def _watch(config: InductionConfig, progress, chart, width: int, lettering) -> I
             if live.latest is not shown:
                 shown = live.latest
                 with chart:
-                    draw_curves(caches.history_rows(shown), config.steps, width, lettering)
+                    draw_curves(history_rows(shown), config.steps, width, lettering)
             time.sleep(WATCH_POLL_S)
     chart.empty()
     finished = runs.finished(config)
@@ -135,7 +135,7 @@ def _trainer_note(live: Live) -> str:
 def _draw(run: InductionRun, live: Live, progress, chart, width: int, lettering, events) -> None:
     progress.progress(live.fraction, text=_trainer_note(live))
     with chart:
-        draw_curves(caches.history_rows(run), run.config.steps, width, lettering)
+        draw_curves(history_rows(run), run.config.steps, width, lettering)
     formed = [str(event) for event in run.events() if event.layers == 2]
     if formed:
         events.markdown("With two layers: " + "; ".join(formed) + ".")
@@ -143,7 +143,7 @@ def _draw(run: InductionRun, live: Live, progress, chart, width: int, lettering,
 
 def draw_curves(rows: dict, total_steps: int, width: int, lettering, key: str | None = None) -> None:
     """The loss and the heads' scores over training: one spec per run length and width, its data swapped in."""
-    spec = caches.chart_spec(curves_spec, total_steps, width, lettering)
+    spec = chart_memos.chart_spec(curves_spec, total_steps, width, lettering)
     draw_spec(spec, curves_frames(rows), key=key, lettering=lettering)
 
 

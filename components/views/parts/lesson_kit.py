@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attention.stages.settings import SOURCE_LABELS
-from components import caches
+from components.caches import chart_memos
 from components.charts.draw import draw_spec
 from components.charts.heatmap import heatmap
 from components.charts.plot_sizes import MIN_PLOT_PX, MIN_ROW_PX
@@ -37,7 +37,7 @@ def heatmap_in(context, matrix, rows, columns, title, key, *, row_title="query t
     options = dict(title=title, row_title=row_title, column_title=column_title, scheme=scheme, canvas=True,
                    size=context.plot_px(width), second_sentence=second_sentence, lettering=context.lettering,
                    clip_at=clip_at)
-    spec, frames = caches.drawn_chart(heatmap, matrix, rows, columns, **options)
+    spec, frames = chart_memos.drawn_chart(heatmap, matrix, rows, columns, **options)
     draw_spec(spec, frames, key=f"lesson-{key}", lettering=context.lettering)
     if download:  # built again on a click only
         chart_downloads(lambda: heatmap(matrix, rows, columns, **options), f"lesson-{key}", f"lesson-{key}")

@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from components import caches
-from components.caches import HeadStack
+from attention.analyses.lesson import sink_shares
+from attention.dissect.value_norms import moved
+from components.caches import moves, stacks
 from components.page.page_state import shorten
 from components.views.parts.lesson_kit import (
     explain,
@@ -36,9 +37,9 @@ def moves_step(context) -> None:
     st.caption("f(x_j) is what key j offers the head: its value vector taken through the head's columns of the "
                "output projection W_O. A large weight on a key whose f is short moves little.")
     settings = context.settings(source="bert", head=head)
-    norms = caches.layer_value_norms(context.model_name, context.text, context.text_b, settings)  # (nh, T)
+    norms = moves.layer_value_norms(context.model_name, context.text, context.text_b, settings)  # (nh, T)
     weights = trace["weights"][0]  # (T, T)
-    amounts = caches.moved(weights, norms[head])  # (T, T): α_ij·‖f(x_j)‖
+    amounts = moved(weights, norms[head])  # (T, T): α_ij·‖f(x_j)‖
     left, right, width = two_heatmaps(context, len(tokens))
     with left:
         heatmap_in(context, weights, tokens, tokens, f"Weights α, head {head}", "moves-weights",
@@ -67,11 +68,11 @@ def _sentences(context, trace, head: int, weights: np.ndarray, amounts: np.ndarr
                  f"{offered[longest]:.3g} ({shorten(tokens[longest])}): a key's weight says how much a query looks "
                  "at it, its ‖f‖ how much that look can bring."]
     sinks = context.encoding().sinks[0]  # (T,)
-    head_shares = caches.sink_shares(weights[None], amounts[None], tokens, sinks)
-    every_head = HeadStack(context.model_name, context.text, context.text_b,
+    head_shares = sink_shares(weights[None], amounts[None], tokens, sinks)
+    every_head = stacks.HeadStack(context.model_name, context.text, context.text_b,
                            context.settings(source="bert", layer=0, head=0), "weights", (layer,),
                            tuple(range(len(norms)))).values()[0]  # (nh, T, T)
-    layer_shares = caches.sink_shares(every_head, caches.moved(every_head, norms), tokens, sinks)
+    layer_shares = sink_shares(every_head, moved(every_head, norms), tokens, sinks)
     for here, whole in zip(head_shares, layer_shares, strict=True):
         sentences.append(f"This head puts {here.weight:.0%} of its weight on {shorten(here.token)} and takes "
                          f"{here.moved:.0%} of what it moves from it; the {len(norms)} heads of layer {layer} "

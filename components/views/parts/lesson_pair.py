@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention.analyses.lesson import NOTEBOOK_PAIR, SharedWord
-from components import caches
+from attention.analyses.lesson import NOTEBOOK_PAIR, shared_word, shared_words, SharedWord, telling_word, word_text
 
 CHOSEN_WORD = "lesson_word"  # the word the reader picked, in the session; the select boxes' keys end in the step
 
@@ -28,24 +27,24 @@ def compared_pair(context, step: int) -> tuple[str, str, SharedWord, str]:
     text = context.text
     own = context.encoding(text=text, text_b="")
     if context.text_b.strip():
-        words = caches.shared_words(own, context.encoding(text=context.text_b, text_b=""))
+        words = shared_words(own, context.encoding(text=context.text_b, text_b=""))
         if words:
             return text, context.text_b, _word_picker(words, step), "Sentences A and B are the sidebar's two texts."
         why = "The sidebar's two texts share no whole word, so B is the word on its own."
     else:
         why = "No second sentence is typed, so B is the word on its own, with no sentence around it."
-    words = caches.shared_words(own, own)
+    words = shared_words(own, own)
     if words:
         picked = _word_picker(words, step)
-        alone_text = caches.word_text(picked.word)  # GPT-2's "␣bank" is read from " bank"
-        alone = caches.shared_words(own, context.encoding(text=alone_text, text_b=""))
+        alone_text = word_text(picked.word)  # GPT-2's "␣bank" is read from " bank"
+        alone = shared_words(own, context.encoding(text=alone_text, text_b=""))
         found = next((w for w in alone if w.word == picked.word), None)
         if found is not None:
             return text, alone_text, SharedWord(picked.word, picked.first_index, found.second_index), (
                 f"{why} To compare it with its use in another sentence, type that sentence in the sidebar's "
                 "“Second sentence (optional)” box, or pick the notebooks' pair in its Example list.")
     first, second = NOTEBOOK_PAIR
-    found = caches.shared_word(context.encoding(text=first, text_b=""), context.encoding(text=second, text_b=""))
+    found = shared_word(context.encoding(text=first, text_b=""), context.encoding(text=second, text_b=""))
     return first, second, found, "The sidebar's text has no whole word to compare, so this uses the notebooks' pair."
 
 
@@ -54,7 +53,7 @@ def _word_picker(words: list[SharedWord], step: int) -> SharedWord:
     until they pick one, or when a new text lacks it)."""
     options = [w.word for w in words]
     if st.session_state.get(CHOSEN_WORD) not in options:  # a new text: its own default
-        st.session_state[CHOSEN_WORD] = caches.telling_word(words).word
+        st.session_state[CHOSEN_WORD] = telling_word(words).word
     key = word_key(step)
     st.session_state[key] = st.session_state[CHOSEN_WORD]
     chosen = st.selectbox("Token to compare", options, key=key, on_change=_picked, args=(key,),

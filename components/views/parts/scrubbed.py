@@ -1,7 +1,7 @@
 """Charts whose layer and head (or head and query) are picked in the browser, drawn on the page: their specs and
-datasets built once (caches.chart_spec, caches.chart_data), where their inputs start (the anchor, kept in the
+datasets built once (chart_memos.chart_spec, chart_memos.chart_data), where their inputs start (the anchor, kept in the
 session), and what a move on them reports. The charts themselves are built in components/charts/ from numbers;
-here a stack of heads (caches.HeadStack) becomes those numbers, only when no kept dataset answers.
+here a stack of heads (stacks.HeadStack) becomes those numbers, only when no kept dataset answers.
 
 The spec holds where the inputs start: the anchor. It stays as it was while the chart itself is what
 moves, so that those reruns leave the spec alone; it moves to the page's layer and head when the
@@ -17,9 +17,8 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from components import caches
 from components.assets import filled, read_beside, style_tag
-from components.caches import AlignedDifference, HeadStack, NeuronStack
+from components.caches import chart_memos, stacks
 from components.charts import lines, neuron_chart, scrub
 from components.charts.draw import draw_spec
 from components.charts.heatmap import HEAD, LAYER, MAX_VECTOR_CELLS
@@ -38,7 +37,7 @@ _TOOLBAR_INSIDE = read_beside(__file__, "toolbar_inside.css")  # toolbar_inside'
 class Panel:
     """One heatmap of a scrubbed chart: its numbers (all the heads sent) and how to draw them."""
 
-    stack: HeadStack | AlignedDifference
+    stack: stacks.HeadStack | stacks.AlignedDifference
     row_labels: tuple[str, ...]
     column_labels: tuple[str, ...]
     title: str
@@ -67,7 +66,8 @@ class Panel:
 @dataclass(frozen=True)
 class Strip:
     """Bars under a scrubbed heatmap, one a column label, picked by its inputs: build(*arguments) gives their
-    dataset, scrub.strip_frame's of every head the heatmap sends, by the name scrub.STRIP (kept: caches.chart_data)."""
+    dataset, scrub.strip_frame's of every head the heatmap sends, by the name scrub.STRIP (kept:
+    chart_memos.chart_data)."""
 
     title: str  # the layer and head picked follow it
     labels: tuple[str, ...]
@@ -75,13 +75,13 @@ class Strip:
     arguments: tuple
 
 
-def scrub_heatmap(stack: HeadStack, row_labels: list[str], column_labels: list[str], *, title: str, key: str,
+def scrub_heatmap(stack: stacks.HeadStack, row_labels: list[str], column_labels: list[str], *, title: str, key: str,
                   position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
                   scheme: str = "blues", row_title: str = "query token", column_title: str = "key token",
                   size: int = PLOT_SIZE, weight_scale: str = "head",
                   second_sentence: tuple[int | None, int | None] = (None, None), lettering: Lettering = READING,
                   zoomable: bool = False, strip: Strip | None = None, kept_rows: tuple[int, ...] = ()) -> None:
-    """Draw a HeadStack as one heatmap whose layer and head the reader picks in the browser.
+    """Draw a stacks.HeadStack as one heatmap whose layer and head the reader picks in the browser.
 
     position is the (layer, head) the page stands at, shape the (layers, heads) there are to pick from.
     on_move(layer, head) is called, before the rerun, when the reader has moved the chart's inputs. size is the
@@ -111,13 +111,14 @@ def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], sh
     layout = (drawings, shape, len(stacks[0].layers) > 1, len(stacks[0].heads) > 1, shared_colour, side_by_side,
               strip_drawing)
     anchor = anchor_for(key, (stacks, layout), position)
-    spec = with_labels(placed(caches.chart_spec(scrub.spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]}), standing)
+    spec = with_labels(placed(chart_memos.chart_spec(scrub.spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]}),
+                       standing)
     frames = {}
     for panel, name in zip(panels, names, strict=True):
-        frames |= caches.chart_data(_panel_frames, panel.stack, panel.scheme, panel.raster, name, panel.weight_scale,
-                                     shape[1])
+        frames |= chart_memos.chart_data(_panel_frames, panel.stack, panel.scheme, panel.raster, name,
+                                         panel.weight_scale, shape[1])
     if strip is not None:
-        frames |= caches.chart_data(strip.build, *strip.arguments)
+        frames |= chart_memos.chart_data(strip.build, *strip.arguments)
     st.html(INPUT_STYLE)
     zoom = [ZOOM] if panels[0].zoomable and panels[0].raster else []
     draw_spec(spec, frames, key=key, lettering=panels[0].lettering, on_select=lambda: report_move(key, on_move),
@@ -140,7 +141,7 @@ def anchor_for(key: str, identity: tuple, position: tuple[int, ...]) -> tuple[in
     identity holds what the chart shows and everything its spec is built from: a spec that changes (another
     window size, presentation mode) is drawn anew by the browser, from where the spec says its inputs start."""
     held = st.session_state.setdefault(_HELD, {})
-    run = caches.view_run()  # a chart drawn in the run just before still stands in the browser
+    run = chart_memos.view_run()  # a chart drawn in the run just before still stands in the browser
     last = held.get(key)
     fresh = last is None or last[0] != identity or last[2] != position or last[3] != run - 1
     anchor = position if fresh else last[1]
@@ -163,10 +164,10 @@ def report_move(key: str, on_move: Callable[..., None], names: tuple[str, ...] =
     on_move(*picked)
 
 
-def scrub_lines(stack: HeadStack, query_tokens: list[str], key_tokens: list[str], *, key: str,
+def scrub_lines(stack: stacks.HeadStack, query_tokens: list[str], key_tokens: list[str], *, key: str,
                 position: tuple[int, int], shape: tuple[int, int], on_move: Callable[[int, int], None],
                 title: str, width: int, lettering: Lettering = READING, start: int = 0) -> None:
-    """Draw a weights HeadStack as lines whose layer and head the reader picks in the browser: the query
+    """Draw a weights stacks.HeadStack as lines whose layer and head the reader picks in the browser: the query
     tokens on the left, the key tokens on the right (the same, unless a sentence pair's block is chosen), in a
     column width px wide. Tokens are written no smaller than lettering's font, however long the text.
     start: the first of the LINES_MOST queries and keys shown (window), on a longer text."""
@@ -176,18 +177,18 @@ def scrub_lines(stack: HeadStack, query_tokens: list[str], key_tokens: list[str]
     between = max(80, min(lines.WIDTH, width - 2 * lines.TOKEN_PX))
     layout = (title, rows, shape, len(stack.layers) > 1, len(stack.heads) > 1, between, lettering.smallest_text_px)
     anchor = anchor_for(key, (stack, layout), position)
-    spec = placed(caches.chart_spec(lines.spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]})
+    spec = placed(chart_memos.chart_spec(lines.spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]})
     tokens = pd.DataFrame({"side": ["q"] * len(query_tokens) + ["k"] * len(key_tokens),
                            "position": [*range(len(query_tokens)), *range(len(key_tokens))],
                            "token": [*query_tokens, *key_tokens]})
-    frames = {**caches.chart_data(_lines_frames, stack, queries.start, queries.stop, keys.start, keys.stop),
+    frames = {**chart_memos.chart_data(_lines_frames, stack, queries.start, queries.stop, keys.start, keys.stop),
               TOKENS: tokens}
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=key, lettering=lettering, on_select=lambda: report_move(key, on_move),
               selection_mode=[LAYER, HEAD])
 
 
-def scrub_neuron(stack: NeuronStack, labels: list[str], head_size: int, *, dot_title: str, scaled_title: str,
+def scrub_neuron(stack: stacks.NeuronStack, labels: list[str], head_size: int, *, dot_title: str, scaled_title: str,
                  key: str, position: tuple[int, int], shape: tuple[int, int],
                  on_move: Callable[[int, int], None], width: int, lettering: Lettering = READING) -> None:
     """Draw the neuron view of the stack, its head and query picked in the browser.
@@ -201,30 +202,30 @@ def scrub_neuron(stack: NeuronStack, labels: list[str], head_size: int, *, dot_t
     layout = (standing[labels], head_size, shape, len(stack.heads) > 1, len(stack.queries) > 1, dot_title,
               scaled_title, width, lettering)
     anchor = anchor_for(key, (stack, layout), position)
-    spec = with_labels(placed(caches.chart_spec(neuron_chart.spec, *layout), {HEAD: anchor[0], QUERY: anchor[1]}),
+    spec = with_labels(placed(chart_memos.chart_spec(neuron_chart.spec, *layout), {HEAD: anchor[0], QUERY: anchor[1]}),
                        standing)
-    frames = caches.chart_data(_neuron_frames, stack)
+    frames = chart_memos.chart_data(_neuron_frames, stack)
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=key, lettering=lettering, on_select=lambda: report_move(key, on_move, (HEAD, QUERY)),
               selection_mode=[HEAD, QUERY])
 
 
-def _panel_frames(stack: HeadStack | AlignedDifference, scheme: str, raster: bool, name: str,
+def _panel_frames(stack: stacks.HeadStack | stacks.AlignedDifference, scheme: str, raster: bool, name: str,
                   weight_scale: str = "head", heads_in_layer: int = 0) -> dict[str, pd.DataFrame]:
     """A panel's datasets (scrub.panel_frames) from its stack's numbers, computed only when no kept dataset
     answers. A layer's colour range is read over its every head (heads_in_layer), sent or not."""
     whole = len(stack.heads) >= heads_in_layer or weight_scale != "layer"
     layer_values = None if whole else stack.with_heads(tuple(range(heads_in_layer))).values()  # (nl, nh, R, K)
     return scrub.panel_frames(stack.values(), stack.layers, stack.heads, scheme, raster, name, weight_scale,
-                              layer_values, weights=isinstance(stack, HeadStack) and stack.stage == "weights")
+                              layer_values, weights=isinstance(stack, stacks.HeadStack) and stack.stage == "weights")
 
 
-def _lines_frames(stack: HeadStack, first_query: int = 0, last_query: int | None = None, first_key: int = 0,
+def _lines_frames(stack: stacks.HeadStack, first_query: int = 0, last_query: int | None = None, first_key: int = 0,
                   last_key: int | None = None) -> dict[str, pd.DataFrame]:
     return lines.lines_frames(stack.values(), stack.layers, stack.heads, first_query, last_query, first_key, last_key)
 
 
-def _neuron_frames(stack: NeuronStack) -> dict[str, pa.Table]:
+def _neuron_frames(stack: stacks.NeuronStack) -> dict[str, pa.Table]:
     return neuron_chart.neuron_frames(stack.values(), stack.heads, stack.queries)
 
 
