@@ -113,3 +113,13 @@ def test_its_float32_weights_are_what_the_memory_budget_weighs(smollm2, monkeypa
     with pytest.raises(ModelLoadError, match="513 MB of weights"):
         check_fits(NAME, memory_bytes(NAME), room(1536))
     check_fits(NAME, memory_bytes(NAME), room(2700))
+
+
+def test_it_guesses_the_next_token_through_its_tied_embeddings(smollm2):
+    """The switch view's language model: the GGUF's word embeddings are tied to its head (none is read apart)."""
+    from attention.experiments.head_switch import predict
+    from attention.models.lm_heads import load_language_model
+
+    loaded, _ = smollm2
+    guess = predict(load_language_model(NAME, loaded), "The capital of France is")
+    assert guess.top_words[0] == "␣Paris", guess
