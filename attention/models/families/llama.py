@@ -84,7 +84,8 @@ class LlamaFamily(Family):
         ("attention_mask", "1 for a token, 0 for padding"),
     )
     embedding_steps = (
-        ("embeddings", "E_token[input_ids] (no position added: RoPE turns q and k)"),
+        ("token embeddings", "E_token[input_ids]"),
+        ("embeddings", "token embeddings alone: no position is added, RoPE turns q and k"),
     )
     attention_output_formula = "output + layer input (the residual stream)"
     lm_head_prefix = "lm_head."
@@ -131,8 +132,9 @@ class LlamaFamily(Family):
         return outputs.hidden_states
 
     def embed(self, model, input_ids, token_type_ids, record=unrecorded):
-        words = model.embed_tokens(input_ids)  # (B, T, C): no position added
-        return record("embeddings", "embeddings", self.embedding_steps[0][1], words)  # (B, T, C)
+        words = record("token embeddings", "embeddings", self.embedding_steps[0][1],
+                       model.embed_tokens(input_ids))  # (B, T, C)
+        return record("embeddings", "embeddings", self.embedding_steps[1][1], words)  # (B, T, C): no position added
 
     def layer_input_formula(self, layer: int) -> str:
         read = "embeddings" if layer == 0 else f"output of layer {layer - 1}"
