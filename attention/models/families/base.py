@@ -6,7 +6,8 @@ trained W_Q, W_K, W_V and W_O, the mask it was trained with, what transformers i
 layer (the proof's reference), how its tokens read, one layer run with some heads switched off, and the
 language-model head its checkpoint was trained with. Nothing here holds a model: every method takes it.
 
-Letters used in shape comments: B batch, T tokens, C hidden size, nh heads, d head size, L layers.
+Letters used in shape comments: B batch, T tokens, C hidden size, nh heads, n_kv key/value heads (nh but under
+grouped-query attention), d head size, L layers.
 """
 
 from __future__ import annotations
@@ -158,7 +159,8 @@ class Family:
         raise NotImplementedError
 
     def projections(self, model, layer: int) -> Projections:
-        """The trained W_Q, W_K, W_V (nh·d, C) and W_O (C, nh·d) of one layer, as torch.nn.Linear stores them."""
+        """The trained W_Q (nh·d, C), W_K and W_V (n_kv·d, C) and W_O (C, nh·d) of one layer, as torch.nn.Linear
+        stores them (a Linear without bias given zeros)."""
         raise NotImplementedError
 
     def attention_output(self, model, layer: int, output: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
