@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 # The progress-bar group (huggingface_hub.utils.tqdm's `name`) of snapshot_download's bar of bytes written
 # to the cache, summed over all files; its other bars count bytes off the network and finished files.
 BYTES_BAR = "huggingface_hub.snapshot_download"
+FLOAT32_BYTES = 4  # what a parameter takes as the core holds it, whatever the checkpoint stores
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,8 @@ def download(name: str, on_progress: Callable[[DownloadProgress], None] | None =
 
     check_can_download(name)
     report = on_progress or (lambda progress: None)
-    commit, sizes = _wanted_files(name, endpoint)
-    check_fits(name, sizes[WEIGHTS], max_weights_bytes)
+    commit, sizes, weights_bytes = _wanted_files(name, endpoint)
+    check_fits(name, weights_bytes, max_weights_bytes)
     total = sum(sizes.values())
     done = sum(size for file, size in sizes.items() if in_cache(name, file, cache_dir=cache_dir, revision=commit))
     lock = threading.Lock()  # several files are written at once: one sum, reported in order
@@ -100,8 +101,9 @@ def download(name: str, on_progress: Callable[[DownloadProgress], None] | None =
     return Path(folder)
 
 
-def _wanted_files(name: str, endpoint: str | None) -> tuple[str, dict[str, int]]:
-    """The commit the main branch is at, and {file: bytes} of the wanted files it has (one request to the Hub).
+def _wanted_files(name: str, endpoint: str | None) -> tuple[str, dict[str, int], int]:
+    """The commit the main branch is at, {file: bytes} of the wanted files it has, and what its weights will take
+    in memory as the core holds them, float32 (one request to the Hub).
 
     Asked before anything is fetched, so that the progress has its total from the first report and a
     repository the app cannot use is refused without downloading a byte of it.
@@ -133,7 +135,15 @@ def _wanted_files(name: str, endpoint: str | None) -> tuple[str, dict[str, int]]
     if not any(all(file in sizes for file in vocabulary) for vocabulary in VOCABULARIES):
         ways = ", ".join(" with ".join(vocabulary) for vocabulary in VOCABULARIES)
         raise ModelLoadError(f"The Hub repository {name!r} has no tokenizer: none of {ways}.")
-    return info.sha, sizes
+    return info.sha, sizes, _memory_bytes(info, sizes[WEIGHTS])
+
+
+def _memory_bytes(info, file_bytes: int) -> int:
+    """What the weights take once loaded, float32: 4 bytes a parameter where the Hub counts the safetensors'
+    parameters (SmolLM2's are stored in bfloat16: 269 MB on disk, 538 MB loaded), else the file's own size."""
+    counted = getattr(info, "safetensors", None)
+    parameters = getattr(counted, "total", 0) or 0
+    return max(file_bytes, FLOAT32_BYTES * parameters)
 
 
 def _describe(error: Exception) -> str:

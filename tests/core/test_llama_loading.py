@@ -129,3 +129,19 @@ def test_a_gguf_of_another_architecture_or_none_is_refused_before_it_is_read(tmp
     broken.write_bytes(b"not a gguf at all")
     with pytest.raises(ModelLoadError, match="cannot be read"):
         resolve(str(broken))
+
+
+def test_a_bfloat16_hub_model_is_weighed_as_float32_before_its_download(llama_folder, monkeypatch, tmp_path):
+    """The Hub counts a repository's safetensors parameters: SmolLM2-360M's 362 M parameters are a 724 MB bfloat16
+    file and 1.45 GB loaded, refused where the room is 1 GB before a byte of it is fetched."""
+    from huggingface_hub import constants
+
+    repo, parameters = SMOLLM2[2], 361_821_120
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    with FakeHub(repo, llama_folder, claimed_sizes={WEIGHTS: 2 * parameters}) as hub:
+        told = hub.info
+        hub.info = lambda blobs=False: {**told(blobs), "safetensors": {"parameters": {"BF16": parameters},
+                                                                        "total": parameters}}
+        with pytest.raises(ModelLoadError, match="1,380 MB of weights, more than the 1,024 MB"):
+            download(repo, endpoint=hub.url, cache_dir=tmp_path / "hf-cache", max_weights_bytes=2**30)
+        assert not [path for method, path in hub.requests if "/resolve/" in path and method == "GET"]
