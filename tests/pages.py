@@ -184,7 +184,7 @@ def chart_title(chart) -> str:
 
 
 def title_text(title) -> str:
-    """A spec's title as one line: a title broken into lines (style.title_lines) is joined again."""
+    """A spec's title as one line: a title broken into lines (lettering.title_lines) is joined again."""
     if isinstance(title, dict):
         title = title.get("text", "")
     return " ".join(title) if isinstance(title, list) else str(title)

@@ -143,7 +143,7 @@ def test_the_heads_are_those_of_the_source_not_of_the_model(bundled, source, hea
 
 def difference_labels(page: AppTest) -> list[str]:
     """The tokens the difference panel is drawn over: those the two texts share, as aligned. Its y axis reads
-    them from a parameter (style.token_labels), named in its label expression."""
+    them from a parameter (token_axes.token_labels), named in its label expression."""
     parts = spec_parts(json.loads(page.get("vega_lite_chart")[0].proto.spec))
     cells = next(part for part in parts if part.get("data", {}).get("name") == "p2-cells")
     labels = cells["encoding"]["y"]["axis"]["labelExpr"].split("[")[0]

@@ -115,8 +115,8 @@ def layers_sent(page: AppTest) -> list[int]:
 
 def assert_pictures(page: AppTest, expected: np.ndarray) -> None:
     """The grid's pictures show expected (h, T, T), each head coloured from 0 to its own largest weight (or, if
-    larger, a few times a uniform row's: style.uniform_end); a text
-    longer than a small map is wide, in blocks of tokens, each its largest weight (style.pooled).
+    larger, a few times a uniform row's: colour_ranges.uniform_end); a text
+    longer than a small map is wide, in blocks of tokens, each its largest weight (pictures.pooled).
 
     Each cell's colour is read back through the colour ramp: equal to within a few of its 256 steps.
     """

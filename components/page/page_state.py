@@ -30,6 +30,7 @@ from attention.stages.mask_kinds import MASKS
 from attention.models.model_list import BUNDLED_MODEL
 from attention.text.segments import PAIR_FILTERS
 from attention.stages.settings import SOURCE_LABELS
+from components.charts.aggregates import AGGREGATES
 from components.page.lesson_steps import STEP_TITLES
 from components.page.link_flags import flag
 from components.page.view_list import VIEW_NAMES
@@ -38,11 +39,9 @@ from components.page.view_list import VIEW_NAMES
 DEFAULT_MODEL_ENV = "ATTENTION_ANATOMY_DEFAULT_MODEL"
 MAX_TEXT_CHARS = 10_000  # about 2,000 words: far beyond the 512 or 1,024 tokens a model reads
 DEFAULT_TEXT = "time flies like an arrow"
-# How the all-heads view sums up a layer: each choice's name in a link, and its label.
-AGGREGATES = {"mean": "mean of the heads", "max": "max of the heads", "rollout": "rollout up to this layer"}
-# How far a head's colours reach: its own largest weight, its layer's largest, or 1 (charts/style.head_domains).
+# How far a head's colours reach: its own largest weight, its layer's largest, or 1 (charts/colour_ranges.head_domains).
 # Each choice's name in a link, its label on the control, and what a caption says the colours run to.
-# The first two never end below 4/K (style.UNIFORM_TIMES): an even spread is drawn pale, not as a dark square.
+# The first two never end below 4/K (colour_ranges.UNIFORM_TIMES): an even spread is drawn pale, not as a dark square.
 EVEN_SPREAD = ", or 4/K if that is larger (K keys: 4 times a uniform row's weight, so that an even spread is pale)"
 WEIGHT_SCALES = {"head": ("each head's own max", "each head's own largest weight" + EVEN_SPREAD),
                  "layer": ("the layer's max", "the largest weight of any head of the layer" + EVEN_SPREAD),

@@ -33,7 +33,7 @@ def heatmap_in(context, matrix, rows, columns, title, key, *, row_title="query t
     """A heatmap sized to a column width px wide (the view's, by default), with its axes and legend around the
     plot, its text as large as the view's lettering; second_sentence: sentence B's first row and column
     (heatmap's); download: PNG and SVG buttons under it (for the step's main chart); clip_at: where a signed
-    scale ends, the cells beyond it ringed (heatmap's; style.robust_bound)."""
+    scale ends, the cells beyond it ringed (heatmap's; colour_ranges.robust_bound)."""
     options = dict(title=title, row_title=row_title, column_title=column_title, scheme=scheme, canvas=True,
                    size=context.plot_px(width), second_sentence=second_sentence, lettering=context.lettering,
                    clip_at=clip_at)

@@ -45,8 +45,8 @@ class Panel:
     row_title: str = "query token"
     column_title: str = "key token"
     size: int = PLOT_SIZE  # px, the longer side of the plot
-    weight_scale: str = "head"  # how far each head's colours reach: style.head_domains
-    second_sentence: tuple[int | None, int | None] = (None, None)  # B's first row and column: style.label_axis
+    weight_scale: str = "head"  # how far each head's colours reach: colour_ranges.head_domains
+    second_sentence: tuple[int | None, int | None] = (None, None)  # B's first row and column: token_axes.label_axis
     lettering: Lettering = READING  # how large its text is, and how close its labels may stand
     zoomable: bool = False  # as a picture, a rectangle dragged across it is reported (zoom_window)
     kept_rows: tuple[int, ...] = ()  # rows labelled whatever the step between labels (the query picked)
