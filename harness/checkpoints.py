@@ -7,7 +7,7 @@ characters ("Ġ" for a space), then merges learnt from SENTENCES; any text encod
 its alphabet. Its words are few, so most text splits into short pieces: the shapes are GPT-2's, the
 numbers meaningless.
 
-Here rather than in bench/ or tests/, which may not import each other (tests/test_architecture.py).
+Here rather than in bench/ or tests/, which may not import each other (tests/tooling/test_architecture.py).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ For a text of T tokens and one head's weights α (T × T), as Clark et al.'s cod
 Over a corpus each number is the mean over its sentences. A head is labelled by its strongest behaviour above
 its threshold (0.5 for previous, next and self, 0.6 for cls, sep and punct), else "broad" above 0.8 normalised
 entropy, else "mixed". Clark et al.'s plotting code swaps "previous" and "next"; the definitions above are their
-computation's (tests/test_atlas.py holds them against synthetic diagonals).
+computation's (tests/core/test_atlas.py holds them against synthetic diagonals).
 
 Heads that attend alike: the mean Jensen–Shannon divergence between every two heads' rows (over the queries and
 the sentences), placed on a plane by classical multidimensional scaling (their Fig. 6).

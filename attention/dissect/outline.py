@@ -6,7 +6,7 @@ every head's attention (about 16 MB at 472 tokens) on every move.
 
 The steps are written here beside attention/dissect/trace.py, which computes them: the formulas that depend on
 the settings (the source, the similarity and the scaling) are written once, here, and the trace takes them from here;
-tests/test_outline.py holds every other name, stage, formula and shape equal to the trace's, step for step.
+tests/core/test_outline.py holds every other name, stage, formula and shape equal to the trace's, step for step.
 
 Letters used in shapes: B batch, T tokens, C hidden size, nh heads, n_kv key/value heads (fewer than nh under
 grouped-query attention), d head size.

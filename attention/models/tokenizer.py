@@ -5,7 +5,7 @@ It is the `tokenizers` library's Tokenizer read from the checkpoint's tokenizer.
 fast tokenizers wrap, without importing transformers (about 2 s, which a new server's first heatmap waited
 on). A checkpoint written in an older form (BERT's vocab.txt, GPT-2's vocab.json and merges.txt) has no
 tokenizer.json: transformers converts it once, and the Tokenizer it converts to is used the same way.
-tests/test_tokenizer.py checks that both give transformers' own ids, masks, words and offsets.
+tests/core/test_tokenizer.py checks that both give transformers' own ids, masks, words and offsets.
 
 Shapes: B batch, T tokens (the longest row; shorter rows padded on the right).
 """

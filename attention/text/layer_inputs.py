@@ -4,7 +4,7 @@ A page on layer L of a long text keeps that layer's input only (a student of a c
 layer, and every layer's input of every text would not fit). A move to layer L + 1 then runs layer L on it,
 a sixth of a forward pass on a 6-layer model, and a move to layer 0 only looks the embeddings up. The
 modules, the mask and their order are the model's own, so the numbers are bit for bit those of its forward
-pass (tests/test_layer_inputs.py). Shapes: B batch, T tokens, C hidden size.
+pass (tests/core/test_layer_inputs.py). Shapes: B batch, T tokens, C hidden size.
 """
 
 from __future__ import annotations

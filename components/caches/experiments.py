@@ -1,6 +1,6 @@
 """The labs and the comparisons: two texts side by side, the scaling lab, switching heads off, the counting toy and
 the induction lab. The core's helpers that take numbers only (the lesson's facts, the switch views' grids) are the
-views' own to call (tests/test_architecture.py names them)."""
+views' own to call (tests/tooling/test_architecture.py names them)."""
 
 from __future__ import annotations
 

@@ -186,7 +186,7 @@ def heatmap_frames(matrix: np.ndarray, scheme: str = "blues", domain: list[float
                    ) -> dict[str, pd.DataFrame]:
     """The datasets of heatmap(matrix, …, scheme=scheme, domain=domain) drawn as cells, by the names draw.show gives
     them: a view that keeps the spec of a heatmap (the same for every matrix of its size) sends these alone
-    (tests/test_heatmap.py holds them to show's own)."""
+    (tests/charts/test_heatmap.py holds them to show's own)."""
     matrix = np.asarray(matrix, dtype=np.float32)
     if matrix.size > MAX_VECTOR_CELLS:
         raise ValueError(f"a {matrix.shape} matrix is drawn as a picture, not as cells")

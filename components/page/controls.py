@@ -11,7 +11,7 @@ Not Streamlit's bind="query-params" (1.67), which would write a choice's label i
 value (scaling=d_k, view=One head, query=4: an), a toggle as true/false instead of 1/0, drop
 a hidden widget's parameter, write `source=` for a choice clicked off, clamp or cut what the
 page refuses with a notice, and leave moves to the browser (AppTest sees no URL change).
-tests/test_url_sync.py pins what this sync keeps.
+tests/page/test_url_sync.py pins what this sync keeps.
 
 The attention controls sit in a fragment with the view, so moving one reruns only that part.
 A change to a sidebar control requested from inside the fragment (a click on a head in the grid

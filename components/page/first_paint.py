@@ -2,7 +2,7 @@
 
 A process's first run imports torch and transformers and loads the model: seconds in which the page used to
 stay blank. Streamlit sends each element to the browser as the script draws it, so what the script draws
-before that import shows at once. This module imports Streamlit alone (tests/test_first_paint.py checks that
+before that import shows at once. This module imports Streamlit alone (tests/page/test_first_paint.py checks that
 nothing it imports brings torch or transformers in); the page's script imports the rest after calling it.
 """
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class View:
     """One view of the page. The flags say what the page draws around it; the defaults are a view of one head of
-    the sidebar's text (tests/test_view_list.py holds the flags consistent with each other and with the page)."""
+    the sidebar's text (tests/page/test_view_list.py holds the flags consistent with each other and with the page)."""
 
     # The link's view=<name>, and the module that draws it: components/views/<name>.py, render(context).
     name: str

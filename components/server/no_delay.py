@@ -1,5 +1,5 @@
 """Small replies sent whole at once: TCP_NODELAY on the server's listening socket, which every connection it
-accepts inherits (Linux copies the option to an accepted socket: tests/test_no_delay.py). Where the system lists
+accepts inherits (Linux copies the option to an accepted socket: tests/server/test_no_delay.py). Where the system lists
 no open descriptors (Windows), nothing is changed.
 
 Streamlit binds its socket itself (`socket.socket(family)` in its Starlette server), so the socket's protocol

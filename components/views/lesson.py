@@ -42,7 +42,7 @@ SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperat
 
 # Where the lesson leads once it is done: what each of the page's other views is for. The list "Where next" shows
 # follows the page's own list of views (components/page/view_list.py), so a view added there is listed
-# (tests/test_view_lesson.py holds a line here for every one).
+# (tests/page/test_view_lesson.py holds a line here for every one).
 ONWARD = {
     "head": "every stage of one head (weights, scores, context, lines) at any layer and head, picked on the chart",
     "heads": "every head of a layer side by side, to find those that look at the next token, at a sink, or all over",

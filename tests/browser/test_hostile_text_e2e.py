@@ -2,7 +2,7 @@
 console stays free of errors, whatever the text holds.
 
 "What if it rains tomorrow" drew no heatmap at all: the axes' labels were written into a Vega expression, and
-Vega's parser stopped at "if" (tests/test_hostile_text.py draws the same charts with vl-convert, view by view).
+Vega's parser stopped at "if" (tests/page/test_hostile_text.py draws the same charts with vl-convert, view by view).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from harness.browser import wait_until_settled
 from tests.marks import BROWSER_TESTS
-from tests.test_hostile_text import HOSTILE, PAIR
+from tests.page.test_hostile_text import HOSTILE, PAIR
 
 pytestmark = BROWSER_TESTS
 

@@ -294,7 +294,7 @@ def svg_text_sizes(page) -> list[float]:
 
 
 def test_presentation_mode_draws_every_text_of_a_chart_at_14_px_or_more(browser, base_url):
-    """What the page asks of Vega (tests/test_presentation.py) is what Chromium draws: the heads view's charts are
+    """What the page asks of Vega (tests/page/test_presentation.py) is what Chromium draws: the heads view's charts are
     SVG, whose text elements say their size, and Streamlit's theme, merged into every chart, must not undo it."""
     page = open_tab(browser, viewport=PROJECTOR)
     try:

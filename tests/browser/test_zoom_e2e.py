@@ -10,7 +10,7 @@ import re
 
 from harness.browser import wait_until_settled
 from tests.marks import BROWSER_TESTS
-from tests.test_zoom import TEXT
+from tests.page.test_zoom import TEXT
 
 pytestmark = BROWSER_TESTS
 VIEWPORT = {"width": 1366, "height": 768}

@@ -2,7 +2,7 @@
 
 BertConfig holds what the encoder (attention.models.families.bert_modules) reads, with the defaults of transformers'
 BertConfig for whatever a config.json leaves out, and the whole file, from which the proof builds transformers'
-own config (tests/test_bert_modules.py checks that both read a config alike).
+own config (tests/core/test_bert_modules.py checks that both read a config alike).
 
 A config.json is a deployer's file, or a Hub repository's: every value read is checked for its kind before the
 encoder is built of it, so that a string of heads or a negative size is a ValueError naming the field and the file

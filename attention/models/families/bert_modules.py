@@ -1,6 +1,6 @@
 """BERT's encoder built from torch.nn alone, for inference: the modules, names and order of operations of
 transformers' BertModel (eager attention), so that a checkpoint's weights load as they are and every number
-is bit for bit the one transformers computes (tests/test_bert_modules.py runs both on the same weights).
+is bit for bit the one transformers computes (tests/core/test_bert_modules.py runs both on the same weights).
 
 Why not transformers' own class: importing its modelling stack (torch._dynamo, torch.distributed, sympy,
 scipy) takes longer than loading and running the model, and a new server's first heatmap waited on it.

@@ -1,6 +1,6 @@
 """What a head moves on the page, through AppTest: the one-head view's Moves stage and its ‖f(x_j)‖ bars, the
 "Weight by value norm" toggle (with the sinks hidden too), and the CSV's alpha_fx_norm, against transformers' own
-modules (tests/test_value_norms.py's references), for BERT and GPT-2."""
+modules (tests/core/test_value_norms.py's references), for BERT and GPT-2."""
 
 from __future__ import annotations
 
@@ -31,10 +31,10 @@ from tests.pages import (
     pick_on_chart,
     title_text,
 )
-from tests.test_mask_page import as_matrix, csv_of
-from tests.test_scrub import datasets, matrix_of
-from tests.test_value_norms import bert_reference, gpt2_reference
-from tests.test_view_head import guide
+from tests.page.test_mask_page import as_matrix, csv_of
+from tests.charts.test_scrub import datasets, matrix_of
+from tests.core.test_value_norms import bert_reference, gpt2_reference
+from tests.page.test_view_head import guide
 
 
 def test_the_csv_says_what_each_key_moves_as_transformers_computes_it_for_bert(bundled):

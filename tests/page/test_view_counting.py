@@ -29,8 +29,8 @@ from tests.pages import (
     title_text,
 )
 
-APP = str(Path(__file__).resolve().parents[1] / "page.py")
-STEPS = 60  # a short run: the page's machinery, not the learning (tests/test_counting.py has that)
+APP = str(Path(__file__).resolve().parents[2] / "page.py")
+STEPS = 60  # a short run: the page's machinery, not the learning (tests/core/test_counting.py has that)
 SHORT = replace(CountingConfig(), steps=STEPS)
 
 

@@ -20,7 +20,7 @@ from attention.stages.dot_product import additive_mask, attend, attend_in_chunks
 from attention.dissect.heads import HEAD_STAGES, head_stage, head_weights
 from attention.dissect.trace import projections_for
 
-TOLERANCE = 1e-5  # float32 against transformers, as tests/test_parity.py
+TOLERANCE = 1e-5  # float32 against transformers, as tests/core/test_parity.py
 SETTINGS = {
     "bert": TraceSettings(layer=1),
     "random": TraceSettings(source="random", head_dim=5, seed=4),

@@ -19,7 +19,7 @@ from components.views.lesson import ONWARD
 from components.views.parts.lesson_nav import shown_alone, step_key
 from components.views.parts.lesson_pair import word_key
 from tests.pages import assert_healthy, chart_matrix, chart_title, chart_values, html_table, open_page
-from tests.test_value_norms import bert_reference
+from tests.core.test_value_norms import bert_reference
 
 TEXT = "time flies like an arrow"
 # Charts each step draws, by their titles' beginnings.

@@ -25,7 +25,7 @@ from components.charts.colours import colour_ramp
 from components.page.page_state import WEIGHT_SCALES
 from tests import rendered
 from tests.pages import assert_healthy, chart_matrix, chart_title, charts, open_page
-from tests.test_colours import expected_colours, head_range
+from tests.page.test_colours import expected_colours, head_range
 
 TEXT = "time flies like an arrow"  # the page's own
 LONG = "the quick brown fox jumps over the lazy dog while the cat sleeps on a warm mat"  # 19 tokens

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PEAK_LIMIT_MB = 400  # the ranking now peaks near 280 MB at 2 × 256 tokens; it peaked near 990 MB unchunked
 
 _RANKING = """

@@ -3,7 +3,7 @@
 What a class holds, who may change it (the key, and nothing like it; the store keeps only its hash), how it ends,
 how followers are counted, two teachers' tabs, an End or an expiry landing in the middle of a teacher's change
 (forced to land there), and Redis that stops answering: the store says so within its timeout. What strangers'
-polls leave behind: tests/test_class_store_strangers.py.
+polls leave behind: tests/classroom/test_class_store_strangers.py.
 """
 
 from __future__ import annotations

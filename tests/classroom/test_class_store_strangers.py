@@ -32,12 +32,12 @@ from components.server.class_store import (
 from harness.allocations import bytes_kept
 from harness.redis import redis_server
 from tests.marks import NEEDS_REDIS
-from tests.test_class_store import held_values
+from tests.classroom.test_class_store import held_values
 
 VIEW = {"text": "the class keeps following", "head": "3"}
 STRANGERS = 2000  # the flood: random codes and beats, as plain GETs send them
 FLOOD = 10_000  # random polls against a Redis with 0.5 MB to spare: a key of ~100 bytes each would fill it twice
-KUBERNETES = Path(__file__).resolve().parents[1] / "deploy" / "kubernetes.yaml"
+KUBERNETES = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes.yaml"
 # A store's own structures for one class with MAX_FOLLOWERS heartbeats: an id of 16 characters and a float each,
 # in a dict; about 120 bytes a follower in CPython 3.11. What is kept beyond it grows with the flood.
 BYTES_PER_FOLLOWER = 200

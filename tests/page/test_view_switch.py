@@ -25,9 +25,9 @@ from components.views.parts.head_toggles import HEADS_OFF, NAME, valid_pairs
 from components.views.switch import DEFAULT_SENTENCE, answer
 from tests.conftest import save_tiny_bert
 from tests.pages import TEXT, assert_healthy, chart_title, html_table, open_page, table_in
-from tests.test_embedding_switch import reference_embeddings
+from tests.core.test_embedding_switch import reference_embeddings
 
-APP = str(Path(__file__).resolve().parents[1] / "page.py")
+APP = str(Path(__file__).resolve().parents[2] / "page.py")
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from bench.results_file import Results, ResultsError, measured, read, write
 from bench.results_table import main, markdown
 from harness.browser import Timing
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = "python -m bench.results_table"
 
 

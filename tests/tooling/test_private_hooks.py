@@ -1,7 +1,7 @@
 """Each hook of components/private_hooks.py, against the installed Streamlit, Vega-Lite and pyarrow: what the
 project relies on still holds. A failure here names the hook an upgrade moved.
 
-This module may reach into Streamlit's private parts to compare (tests/test_architecture.py lets it, and the hooks'
+This module may reach into Streamlit's private parts to compare (tests/tooling/test_architecture.py lets it, and the hooks'
 module, alone): the hooks must match what Streamlit itself does.
 """
 
@@ -128,7 +128,7 @@ def test_the_wire_messages_hold_what_the_harness_sends_and_reads():
 
 
 def test_a_deferred_download_is_filed_with_its_callable_where_the_tests_catch_it():
-    """tests/pages.py's open_keeping_downloads wraps add_deferred; tests/test_downloads.py clicks what it kept."""
+    """tests/pages.py's open_keeping_downloads wraps add_deferred; tests/page/test_downloads.py clicks what it kept."""
     parameters = list(inspect.signature(MediaFileManager.add_deferred).parameters)
     assert parameters[:5] == ["self", "data_callable", "mimetype", "coordinates", "file_name"]
 

@@ -26,9 +26,9 @@ from tests.pages import (
     pick_on_chart,
     weights_of,
 )
-from tests.test_scrub import datasets, matrix_of
-from tests.test_view_compare import difference_labels, heatmaps
-from tests.test_view_heads import assert_pictures, grid, summary
+from tests.charts.test_scrub import datasets, matrix_of
+from tests.page.test_view_compare import difference_labels, heatmaps
+from tests.page.test_view_heads import assert_pictures, grid, summary
 
 TEXT = "photosynthesis is unbelievable"  # [CLS] photos ##yn ##thesis is unbelievable [SEP]
 WORDS = ["[CLS]", "photosynthesis", "is", "unbelievable", "[SEP]"]

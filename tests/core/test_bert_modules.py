@@ -23,7 +23,7 @@ from attention.models.families.bert_config import BertConfig
 from attention.models.loading import ModelLoadError, bundled_model_path, load_model
 from tests.conftest import save_tiny_bert
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAIRS = [("The cat sat on the mat because it was tired.", None), ("Short one.", "And a second sentence here.")]
 
 

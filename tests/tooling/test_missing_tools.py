@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHOSEN = ["tests/browser/test_lines_e2e.py", "tests/deploy/test_replicas.py"]
 HINT = ("Chromium not found: no `chromium-headless-shell` or `chromium` on PATH. Install them with "
         "`apt-get install -y chromium chromium-headless-shell`")

@@ -19,7 +19,7 @@ from components.caches.memory_budget import (
     memory_budget,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_setting_wins_over_the_container(tmp_path):

@@ -1,7 +1,7 @@
 """deploy/kubernetes.yaml says what the app reads: its settings are the app's, its allow-list comment names the
 models the app allows by default, and a pod sizes its heavy work from its own share of the cores.
 
-What the provided Redis does under a flood and when full (its eviction policy): tests/test_class_store_strangers.py.
+What the provided Redis does under a flood and when full (its eviction policy): tests/classroom/test_class_store_strangers.py.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from components.page.page_state import DEFAULT_MODEL_ENV
 from components.server.cpus import CPUS_ENV, usable_cpus
 from components.server.turns import SLOTS_ENV
 
-MANIFEST = Path(__file__).resolve().parents[1] / "deploy" / "kubernetes.yaml"
+MANIFEST = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes.yaml"
 APP_SETTINGS = {ALLOWED_MODELS_ENV, MEMORY_ENV, MODEL_DIRS_ENV, STORE_ENV, DEFAULT_MODEL_ENV, CPUS_ENV, SLOTS_ENV,
                 "HF_HUB_OFFLINE"}
 

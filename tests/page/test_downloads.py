@@ -1,4 +1,4 @@
-"""Every view's main chart downloads as PNG and SVG (the one-head view's: tests/test_page.py), made on click from
+"""Every view's main chart downloads as PNG and SVG (the one-head view's: tests/page/test_page.py), made on click from
 the same numbers the page shows."""
 
 from __future__ import annotations

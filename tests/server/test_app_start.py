@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ASK = ("from components.server.app_start import open_browser_unless_headless\n"
        "asking = open_browser_unless_headless()\n"
        "print('asked' if asking else 'not asked')\n"

@@ -1,7 +1,7 @@
 """The switch view on a GPT-2 through AppTest (as ?view=switch&model=<folder>): it guesses the token after the
 text with GPT-2's own LM head, ranks the heads by what each carries of that guess, and toggles switch them off.
 
-The model is a tiny GPT-2 with peaked guesses (tests/test_next_token.py says why), offered as a local folder.
+The model is a tiny GPT-2 with peaked guesses (tests/core/test_next_token.py says why), offered as a local folder.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from components.caches.offered import MODEL_DIRS_ENV
 from components.views.switch import OBJECTIVE_KEY, SENTENCE_KEY, percent
 from harness.reference import transformers_tokenizer
 from tests.pages import APP, TEXT, assert_healthy, html_table
-from tests.test_next_token import save_peaked_gpt2
-from tests.test_view_switch import caption, chip_rows, heads_off, numbers, open_view, switch_off, toggles, top5
+from tests.core.test_next_token import save_peaked_gpt2
+from tests.page.test_view_switch import caption, chip_rows, heads_off, numbers, open_view, switch_off, toggles, top5
 
 
 @pytest.fixture(scope="module")

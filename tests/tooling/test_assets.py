@@ -14,7 +14,7 @@ import streamlit as st
 
 from components.assets import PLACEHOLDER, filled, style_tag
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COMPONENTS = ROOT / "components"
 ASSETS = sorted(path for suffix in ("*.js", "*.css") for path in COMPONENTS.rglob(suffix))
 MODULES = sorted(COMPONENTS.rglob("*.py"))

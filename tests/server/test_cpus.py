@@ -13,7 +13,7 @@ import pytest
 from components.server.cpus import CPUS_ENV, available_cpus, cgroup_cpus, usable_cpus
 from components.server.turns import SLOTS_ENV, slots_from_environment
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # The cores the machine running the tests lets this process use, without any cgroup quota.
 MACHINE = min(os.cpu_count() or 1, len(os.sched_getaffinity(0)))
 

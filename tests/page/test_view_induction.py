@@ -20,7 +20,7 @@ from attention.analyses.head_scores import induction_score
 from attention.labs.induction import InductionConfig, history_rows, train, untrained
 from tests.pages import assert_healthy, open_keeping_downloads, open_page, picture_values
 
-# A short run: the page's machinery, not the learning (tests/test_induction.py has that). Each test that trains
+# A short run: the page's machinery, not the learning (tests/core/test_induction.py has that). Each test that trains
 # takes settings of its own: a finished run is every session's, and would be shown instead of trained.
 SHORT = {"view": "induction", "steps": "100", "heads": "2", "vocab": "16"}
 

@@ -69,7 +69,7 @@ def test_a_waiting_student_hears_how_many_are_ahead_and_leaves_the_line_when_sto
 
 @pytest.mark.parametrize(("setting", "slots"), [("", None), ("3", 3)])
 def test_the_slots_come_from_the_setting_else_the_cores(setting, slots):
-    """The cores this process may use: tests/test_cpus.py checks them against a quota."""
+    """The cores this process may use: tests/server/test_cpus.py checks them against a quota."""
     from components.server.cpus import available_cpus
 
     assert slots_from_environment({SLOTS_ENV: setting}) == (slots or available_cpus())
