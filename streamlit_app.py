@@ -8,7 +8,7 @@ Streamlit there), the drawing from components/.
 
 import streamlit as st
 
-from components.server.app_start import lifespan
 from components.api.routes import routes
+from components.server.app_start import lifespan
 
 app = st.App("page.py", lifespan=lifespan, routes=routes())

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import torch
 
 from attention.dissect.trace import build_trace
-from attention.models.loading import load_model, LoadedModel
+from attention.models.loading import LoadedModel, load_model
 from attention.models.model_list import BUNDLED_MODEL
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode

@@ -3,8 +3,8 @@ no public form serves.
 
 Where a library documents a way, the project takes it: a selection read as `layer.layer` in a chart's expressions,
 pyarrow for the Arrow bytes, webbrowser for the server's browser tab, st.get_option for settings. What is left is
-here. tests/tooling/test_private_hooks.py exercises each hook against the installed versions, so that an upgrade that moves
-one fails there, by name, rather than as a chart that stops following its inputs or a load test that hangs; and
+here. tests/tooling/test_private_hooks.py exercises each hook against the installed versions, so that an upgrade that
+moves one fails there, by name, rather than as a chart that stops following its inputs or a load test that hangs; and
 tests/tooling/test_architecture.py checks that no other module imports a private part of Streamlit or Altair, or reads a
 private attribute of another library's object.
 

@@ -34,12 +34,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from attention.stages import masks
-from attention.text.encoding import Encoding, encode_batch
+from attention.dissect.trace import layer_attention
 from attention.models.loading import LoadedModel
 from attention.models.readable import SPACE
+from attention.stages import masks
 from attention.stages.settings import TraceSettings
-from attention.dissect.trace import layer_attention
+from attention.text.encoding import Encoding, encode_batch
 
 BEHAVIOURS = ("previous", "next", "self", "cls", "sep", "punct")
 COLUMNS = (*BEHAVIOURS, "entropy")

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention.models.readable import SPACE
 from attention.stages.dot_product import MASKED_SCORE
 from attention.text.encoding import Encoding
-from attention.models.readable import SPACE
 
 # The notebooks' homonym example: "flies" is a verb in one sentence and a noun in the other.
 NOTEBOOK_PAIR = ("time flies like an arrow", "fruit flies like a banana")

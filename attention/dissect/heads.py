@@ -12,11 +12,11 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from attention.dissect.trace import LayerAttention, Trace, readable_tensor
+from attention.dissect.value_norms import moved, value_norms
 from attention.stages import masks
 from attention.stages.dot_product import CHUNK_ELEMENTS, attend
 from attention.stages.projections import Linear
-from attention.dissect.trace import LayerAttention, Trace, readable_tensor
-from attention.dissect.value_norms import moved, value_norms
 
 AGGREGATES = ("mean", "max")
 

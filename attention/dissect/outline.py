@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attention.text.encoding import Encoding
 from attention.models.families import family_named
 from attention.stages.mask_kinds import masked_where
 from attention.stages.settings import ModelShape, TraceSettings
+from attention.text.encoding import Encoding
 
 # Which step holds "Q", "K" or "V" of every head as the scores and the context read them, (B, nh, T, d): the first of
 # these a trace has (Trace.attended). Under RoPE q and k are read turned, under grouped-query attention K and V

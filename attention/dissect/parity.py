@@ -20,13 +20,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from attention.stages import masks
-from attention.stages.dot_product import merge_heads, split_heads
-from attention.text.encoding import Encoding
-from attention.models.loading import LoadedModel
 from attention.dissect.outline import shares_heads, turns_by_position
 from attention.dissect.trace import Trace, projections_as_read
+from attention.models.loading import LoadedModel
+from attention.stages import masks
+from attention.stages.dot_product import merge_heads, split_heads
 from attention.stages.settings import TraceSettings
+from attention.text.encoding import Encoding
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from attention.stages import masks
-from attention.stages.dot_product import attend, attend_every_head, merge_heads, split_heads
-from attention.stages.rotary import repeat_kv
-from attention.text.encoding import Encoding
-from attention.models.loading import LoadedModel
 from attention.dissect.outline import (
     ATTENDED_STEPS,
     grouped_formulas,
@@ -32,8 +27,13 @@ from attention.dissect.outline import (
     split_formula,
     turns_by_position,
 )
+from attention.models.loading import LoadedModel
+from attention.stages import masks
+from attention.stages.dot_product import attend, attend_every_head, merge_heads, split_heads
 from attention.stages.projections import Linear, Projections, random_projections
+from attention.stages.rotary import repeat_kv
 from attention.stages.settings import ModelShape, TraceSettings
+from attention.text.encoding import Encoding
 
 
 @dataclass(frozen=True, eq=False)

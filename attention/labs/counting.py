@@ -28,10 +28,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from attention.labs.threads import one_thread
 from attention.stages.dot_product import attend
 from attention.stages.limits import SEED, TEMPERATURE, WIN_SIZE_RANGE, IntRange, RealRange, require_choice
 from attention.stages.settings import SCALINGS, scaling_divisor
-from attention.labs.threads import one_thread
 
 BLANK = "·"  # how a blank position is shown; symbol 0
 SYMBOLS = BLANK + string.ascii_uppercase  # symbol i > 0 is the i-th letter

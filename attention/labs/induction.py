@@ -36,11 +36,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from attention.analyses import head_scores
-from attention.stages.dot_product import AttentionStages, attend, merge_heads, split_heads
 from attention.labs.induction_config import InductionConfig
+from attention.labs.threads import one_thread
+from attention.stages.dot_product import AttentionStages, attend, merge_heads, split_heads
 from attention.stages.limits import SEED
 from attention.stages.masks import additive
-from attention.labs.threads import one_thread
 
 LAYER_COUNTS = (1, 2)  # the two models, trained side by side
 # Each model's weights, the held-out sequences and the probes come from generators of their own, seeded this far

@@ -20,8 +20,8 @@ from attention.models.checkpoints import checkpoint_file, checkpoint_folder
 from attention.models.families import FAMILIES, Family
 from attention.models.hub import WEIGHTS, is_cached
 from attention.models.model_list import ALLOWED_MODELS_ENV, BUNDLED_MODEL, allowed_hub_ids, packaged_model_file
-from attention.stages.settings import ModelShape
 from attention.models.tokenizer import Tokenizer, load_tokenizer
+from attention.stages.settings import ModelShape
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,8 @@ class Encoding:
     hidden_states: tuple[np.ndarray | None, ...]
     dropped_tokens: tuple[int, ...]  # per batch row: tokens cut off beyond the model's limit
     # (B, T) int64: the tokenizer's own word of each token (counted anew in sentence B), -1 for a special token or
-    # padding; None when the tokenizer tells no words (a slow one): attention/text/words.py then reads them off the tokens
+    # padding; None when the tokenizer tells no words (a slow one): attention/text/words.py then reads them off the
+    # tokens
     word_ids: np.ndarray | None = None
 
     @property

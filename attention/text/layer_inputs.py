@@ -13,8 +13,8 @@ import dataclasses
 
 import torch
 
-from attention.text.encoding import Encoding
 from attention.models.loading import LoadedModel
+from attention.text.encoding import Encoding
 
 
 def next_layer_input(loaded: LoadedModel, encoding: Encoding, layer: int) -> Encoding:

@@ -6,8 +6,8 @@ to its pieces, and attention FROM a word the mean of its pieces' rows: a row tha
 
 Which tokens make a word is the tokenizer's own answer where it gives one (Encoding.word_ids, recorded at encoding
 time: its pre-tokenizer's words, so "let's" is three words for BERT, whose pre-tokenizer splits punctuation off);
-else it is read off the tokens, as the lesson reads them (attention/analyses/lesson.py): a WordPiece "##…" goes on from the
-token before, and so does a byte-level token that begins with a letter or digit right after one. A special token
+else it is read off the tokens, as the lesson reads them (attention/analyses/lesson.py): a WordPiece "##…" goes on from
+the token before, and so does a byte-level token that begins with a letter or digit right after one. A special token
 ([CLS], [SEP], padding) is always a word of its own, and no word crosses from sentence A into sentence B.
 
 The page merges first and filters after: a sentence-pair block or hidden sink tokens (attention/text/segments.py) are
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention.text.encoding import Encoding
 from attention.models.readable import MARKS
+from attention.text.encoding import Encoding
 
 Spans = tuple[tuple[int, int], ...]  # each word's tokens, tokens[start:stop], in order, covering every token
 WORDPIECE_MARK = "##"  # how BERT's tokenizer writes a piece that goes on from the token before

@@ -1,7 +1,7 @@
 """The page's caches, and its one door to the core's heavy work: whatever is given a model, builds a trace or runs
 torch. A view imports the module that keeps what it asks for (`from components.caches import layers`, then
-`layers.trace(...)`); the core's helpers that take numbers only it calls itself (tests/tooling/test_architecture.py names
-them).
+`layers.trace(...)`); the core's helpers that take numbers only it calls itself (tests/tooling/test_architecture.py
+names them).
 
 Each module keeps one job's caches, keyed on plain values (a model name, a text, frozen settings), so that
 equal inputs share an entry across sessions; how many entries each keeps is set in budget.CACHE_ENTRIES.

@@ -1,5 +1,5 @@
-"""The head atlas (attention/analyses/atlas.py): over the bundled corpus, computed once per model and kept for every session,
-and over one text, cached by its key (model name, text, second text). Both read the model's own heads."""
+"""The head atlas (attention/analyses/atlas.py): over the bundled corpus, computed once per model and kept for every
+session, and over one text, cached by its key (model name, text, second text). Both read the model's own heads."""
 
 from __future__ import annotations
 

@@ -14,9 +14,9 @@ from attention.analyses import compare
 from attention.dissect import heads
 from attention.experiments import embedding_switch, head_switch
 from attention.labs import counting, induction, scaling_lab
+from attention.stages.limits import PAGE_WIN_SIZE
 from attention.stages.settings import TraceSettings
 from attention.text import unknown
-from attention.stages.limits import PAGE_WIN_SIZE
 from attention.text.words import merge_weights
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.layers import layer_weights, trace, whole_layer
@@ -108,7 +108,8 @@ def head_softmax_statistics(name: str, text: str, text_b: str, settings: TraceSe
 def _head_softmax_statistics(name: str, text: str, text_b: str, settings: TraceSettings, scalings: tuple[str, ...],
                              temperature: float) -> dict[str, dict[str, np.ndarray]]:
     layer = trace(name, text, text_b, settings)
-    return scaling_lab.head_softmax_statistics(layer["Q split"][0], layer["K split"][0], scalings, temperature)
+    # Q and K as the scores read them: a Llama's turned by position, its n_kv key heads repeated for the nh query heads
+    return scaling_lab.head_softmax_statistics(layer.attended("Q")[0], layer.attended("K")[0], scalings, temperature)
 
 
 def temperature_row(scores_row: np.ndarray, temperatures: list[float]) -> np.ndarray:

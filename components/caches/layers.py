@@ -10,7 +10,7 @@ import streamlit as st
 
 from attention.dissect import heads
 from attention.dissect.parity import transformers_weights
-from attention.dissect.trace import build_trace, layer_attention, LayerAttention, Trace
+from attention.dissect.trace import LayerAttention, Trace, build_trace, layer_attention
 from attention.stages.settings import TraceSettings
 from components.caches.budget import BUDGET, CACHE_ENTRIES, LAYER_ENTRIES
 from components.caches.models import model

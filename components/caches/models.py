@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attention.models import download, hub, lm_heads
-from attention.models.loading import load_model, LoadedModel, ModelLoadError, weights_path
+from attention.models.loading import LoadedModel, ModelLoadError, load_model, weights_path
 from attention.models.model_list import BUNDLED_MODEL
 from components.caches import model_room
 from components.caches.budget import BUDGET, CACHE_ENTRIES

@@ -11,9 +11,9 @@ import streamlit as st
 
 from attention.analyses import parks
 from attention.dissect import heads, value_norms
-from attention.stages.settings import TraceSettings
-from attention.stages.projections import Linear
 from attention.dissect.trace import projections_for
+from attention.stages.projections import Linear
+from attention.stages.settings import TraceSettings
 from components.caches.budget import CACHE_ENTRIES
 from components.caches.layers import layer_weights, trace, whole_layer
 from components.caches.models import model

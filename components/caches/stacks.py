@@ -12,11 +12,11 @@ import numpy as np
 import streamlit as st
 
 from attention.analyses import compare, neuron
+from attention.analyses.neuron import NeuronHeads
 from attention.dissect import heads, value_norms
-from attention.dissect.trace import layer_projections, LayerAttention
+from attention.dissect.trace import LayerAttention, layer_projections
 from attention.stages.settings import TraceSettings
 from attention.text import segments
-from attention.analyses.neuron import NeuronHeads
 from attention.text.words import merge_weights
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.layers import layer_weights, trace, whole_layer

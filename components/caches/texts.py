@@ -6,11 +6,11 @@ import numpy as np
 import streamlit as st
 
 from attention.analyses import context
-from attention.dissect.outline import build_outline, Outline
+from attention.dissect.outline import Outline, build_outline
 from attention.models.loading import LoadedModel
 from attention.stages.settings import TraceSettings
 from attention.text import segments, unknown, words
-from attention.text.encoding import encode, Encoding
+from attention.text.encoding import Encoding, encode
 from attention.text.layer_inputs import next_layer_input
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.models import model
@@ -90,8 +90,8 @@ def visible_tokens(encoding: Encoding, pair: str, hide_special: bool) -> tuple[n
 
 
 def text_words(name: str, text: str, text_b: str, whole: bool) -> words.Words:
-    """The text's words (attention/text/words.py), or with whole=False each token a word of its own: the labels, sentences
-    and sinks of a chart's rows and columns. Made from the cached tokens in microseconds, as outline() is."""
+    """The text's words (attention/text/words.py), or with whole=False each token a word of its own: the labels,
+    sentences and sinks of a chart's rows and columns. Made from the cached tokens in microseconds, as outline() is."""
     return words.text_words(encoding(name, text, text_b), model(name).family.byte_level, whole)
 
 

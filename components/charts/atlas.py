@@ -35,8 +35,8 @@ def _tooltip(numbers: list[str]) -> list[alt.Tooltip]:
 def atlas_grid(heads: pd.DataFrame, names: dict[str, str], numbers: list[tuple[str, str]], num_layers: int,
                num_heads: int, width: int, lettering: Lettering) -> alt.Chart:
     """One glyph per head, at its layer (rows) and head (columns), coloured by its label (names: each label this
-    model's family has, attention.analyses.atlas.LABELS, as the page calls it; the legend lists these) and as large as its
-    strength (0 to 1). numbers: the columns its hover shows, with their titles. At most width px wide."""
+    model's family has, attention.analyses.atlas.LABELS, as the page calls it; the legend lists these) and as large as
+    its strength (0 to 1). numbers: the columns its hover shows, with their titles. At most width px wide."""
     beside = 240 if width >= WIDE_PX else 60  # px the layer axis and the legend (beside) take, with room to spare
     widest = (PROJECTED_GLYPH_PX if lettering.projected else GLYPH_PX) + 8
     cell = max(12, min(widest, (width - beside) // max(num_heads, 1)))  # px a head's column takes

@@ -14,6 +14,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from components.charts.aggregates import AGGREGATES
 from components.charts.colour_ranges import head_domains
 from components.charts.heatmap import (
     CELLS,
@@ -31,7 +32,6 @@ from components.charts.heatmap import (
 from components.charts.lettering import READING, Lettering
 from components.charts.plot_sizes import PLOT_SIZE
 from components.charts.scrub import LEGEND, panel_frames, picker
-from components.charts.aggregates import AGGREGATES
 
 GRID_COLUMNS = 4  # at most; fewer in a narrow column (grid_columns)
 # px, the side of one small heatmap: four to a row, moved right by the summary's token axis (the chart's

@@ -24,8 +24,8 @@ import altair as alt
 import numpy as np
 import pyarrow as pa
 
-from attention.stages.dot_product import MASKED_SCORE
 from attention.analyses.neuron import NeuronHeads
+from attention.stages.dot_product import MASKED_SCORE
 from components.charts.heatmap import HEAD, cell_tooltip, filter_on, picked, tooltip_of
 from components.charts.label_room import fitted_size
 from components.charts.lettering import Lettering

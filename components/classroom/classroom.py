@@ -41,6 +41,8 @@ from components.classroom.class_link import (
     students_link,
     warn_if_unreachable,
 )
+from components.page import controls, page_state, url
+from components.page.page_state import PageState
 from components.server.class_store import (
     STORE_ENV,
     STORE_SETTING_FORMS,
@@ -48,8 +50,6 @@ from components.server.class_store import (
     StoreUnavailable,
     parse_code,
 )
-from components.page import controls, page_state, url
-from components.page.page_state import PageState
 
 KEY_PARAM, TEACH_PARAM = "key", "teach"
 FOLLOWED = ("view", "text", "text_b", "model", "source", "layer", "head", "head_dim", "scaling", "temperature",

@@ -24,10 +24,9 @@ import dataclasses
 
 import streamlit as st
 
-from attention.stages.settings import ModelShape, SCALINGS, SOURCES, TraceSettings
 from attention.stages.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP, PAGE_WINDOW
 from attention.stages.mask_kinds import MASKS
-from attention.stages.settings import SOURCE_LABELS
+from attention.stages.settings import SCALINGS, SOURCE_LABELS, SOURCES, ModelShape, TraceSettings
 from components.page import page_state
 from components.page.page_head import model_titles
 from components.page.page_state import PageState

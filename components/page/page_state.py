@@ -12,8 +12,8 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from attention.stages.settings import ModelShape, SCALINGS, SOURCES, TraceSettings
 from attention.labs.induction_config import InductionConfig
+from attention.models.model_list import BUNDLED_MODEL
 from attention.stages.limits import (
     PAGE_INDUCTION_HEADS,
     PAGE_INDUCTION_PERIOD,
@@ -27,9 +27,8 @@ from attention.stages.limits import (
     IntRange,
 )
 from attention.stages.mask_kinds import MASKS
-from attention.models.model_list import BUNDLED_MODEL
+from attention.stages.settings import SCALINGS, SOURCE_LABELS, SOURCES, ModelShape, TraceSettings
 from attention.text.segments import PAIR_FILTERS
-from attention.stages.settings import SOURCE_LABELS
 from components.charts.aggregates import AGGREGATES
 from components.page.lesson_steps import STEP_TITLES
 from components.page.link_flags import flag

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from attention.dissect.outline import Outline
 from attention.dissect.trace import Trace
+from attention.models.families import Family
 from attention.stages.settings import ModelShape, TraceSettings
 from attention.text.encoding import Encoding
-from attention.models.families import Family
 from components.caches import layers, models, texts
 from components.charts.label_room import fitted_size
 from components.charts.lettering import PRESENTING, READING, Lettering

@@ -32,10 +32,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.stages.settings import SOURCE_LABELS
 from attention.dissect.heads import aggregate_heads, head_summary
+from attention.stages.settings import SOURCE_LABELS
 from components.caches import chart_memos, layers, moves, stacks, texts
 from components.charts import grid
+from components.charts.aggregates import AGGREGATES
 from components.charts.draw import draw_spec, show
 from components.charts.grid import (
     FOCUS_COLOUR,
@@ -52,7 +53,6 @@ from components.charts.scrub import INPUT_STYLE, placed
 from components.charts.token_axes import second_sentence_from
 from components.page import controls
 from components.page.downloads import chart_downloads
-from components.charts.aggregates import AGGREGATES
 from components.page.page_state import WEIGHT_SCALES
 from components.views.parts.scrubbed import anchor_for, report_move
 

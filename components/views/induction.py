@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from attention.analyses.head_scores import INDUCTION_THRESHOLD
-from attention.labs.induction import history_rows, InductionConfig, InductionRun
+from attention.labs.induction import InductionConfig, InductionRun, history_rows
 from attention.stages.limits import (
     PAGE_INDUCTION_HEADS,
     PAGE_INDUCTION_PERIOD,

@@ -13,8 +13,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.analyses.lesson import (diagonal_wins, falling_layers, head_block, masked_cells, row_sum_error,
-                                       strongest_keys, twin_wins)
+from attention.analyses.lesson import (
+    diagonal_wins,
+    falling_layers,
+    head_block,
+    masked_cells,
+    row_sum_error,
+    strongest_keys,
+    twin_wins,
+)
 from components.caches import texts
 from components.charts.colour_ranges import robust_bound
 from components.charts.draw import show

@@ -19,9 +19,9 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
+from attention.experiments.head_switch import HeadEffect, Prediction, drop_grid
 from attention.models.loading import ModelLoadError
 from attention.models.model_list import BUNDLED_MODEL
-from attention.experiments.head_switch import drop_grid, HeadEffect, Prediction
 from components.caches import experiments, models, offered, work
 from components.charts.draw import lettered
 from components.charts.heatmap import heatmap
@@ -54,7 +54,8 @@ LARGE_GAP_PX = 51  # st.columns(gap="large"): 3rem at the theme's 17-px font
 
 @dataclass(frozen=True)
 class Task:
-    """How the view words what the model guesses, by its head's objective (attention.models.families.LanguageModelHead)."""
+    """How the view words what the model guesses, by its head's objective
+    (attention.models.families.LanguageModelHead)."""
 
     trained: str  # what the family was trained to do, after its name
     asks: str  # what the reader types, and what the five guesses are of

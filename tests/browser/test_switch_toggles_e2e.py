@@ -10,8 +10,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
-from attention.models.model_list import BUNDLED_MODEL
 from attention.experiments.embedding_switch import DEFAULT_SECOND
+from attention.models.model_list import BUNDLED_MODEL
 from components.views.parts.head_toggles import ANSWER_WAIT_MS
 from harness.browser import act_and_measure, press_and_measure, wait_until_settled
 from harness.server import get_json

@@ -14,10 +14,10 @@ import weakref
 
 import pytest
 
-from attention.models.loading import ModelLoadError, weights_path
-from attention.models.model_list import BUNDLED_MODEL
 from attention.experiments.head_switch import predict
 from attention.models.lm_heads import load_language_model
+from attention.models.loading import ModelLoadError, weights_path
+from attention.models.model_list import BUNDLED_MODEL
 from components.caches import model_room, models
 from components.caches.budget import CACHE_ENTRIES
 from components.caches.memory_budget import MEMORY_ENV, RUNTIME_MB, memory_budget

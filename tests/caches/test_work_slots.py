@@ -9,11 +9,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from attention.analyses.neuron import neuron_heads
 from attention.dissect.trace import build_trace
 from attention.models.model_list import BUNDLED_MODEL
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from attention.analyses.neuron import neuron_heads
 from components.caches import chart_memos, stacks, texts, work
 from components.charts.heatmap import heatmap
 from tests.pages import assert_healthy, open_page

@@ -1,5 +1,5 @@
-"""A scrubbed chart's spec built once on stand-in labels, then given a text's own (charts/label_stand_ins.with_labels): the same
-chart as one built on the text's labels, and the same kept spec for every text of those lengths."""
+"""A scrubbed chart's spec built once on stand-in labels, then given a text's own (charts/label_stand_ins.with_labels):
+the same chart as one built on the text's labels, and the same kept spec for every text of those lengths."""
 
 from __future__ import annotations
 

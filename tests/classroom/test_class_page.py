@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 from components.caches import stores
 from components.classroom import class_link
-from components.server.class_store import STORE_ENV
 from components.private_hooks import app_test_tree
+from components.server.class_store import STORE_ENV
 from tests.pages import APP, assert_healthy, open_page
 
 FOLLOWING = "Following the teacher"

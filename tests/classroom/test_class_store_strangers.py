@@ -31,8 +31,8 @@ from components.server.class_store import (
 )
 from harness.allocations import bytes_kept
 from harness.redis import redis_server
-from tests.marks import NEEDS_REDIS
 from tests.classroom.test_class_store import held_values
+from tests.marks import NEEDS_REDIS
 
 VIEW = {"text": "the class keeps following", "head": "3"}
 STRANGERS = 2000  # the flood: random codes and beats, as plain GETs send them

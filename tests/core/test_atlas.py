@@ -1,5 +1,6 @@
-"""The head atlas (attention/analyses/atlas.py): Clark et al.'s behaviours on synthetic attention with known answers, padding
-left out, the labels, the divergences and the plane, and the atlas of a text against transformers' own attention."""
+"""The head atlas (attention/analyses/atlas.py): Clark et al.'s behaviours on synthetic attention with known answers,
+padding left out, the labels, the divergences and the plane, and the atlas of a text against transformers' own
+attention."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ import numpy as np
 import pytest
 import torch
 
-from attention.models.loading import load_model
-from attention.text.encoding import encode
 from attention.analyses.atlas import (
     COLUMNS,
     classical_mds,
@@ -19,6 +18,8 @@ from attention.analyses.atlas import (
     sentence_scores,
     strength,
 )
+from attention.models.loading import load_model
+from attention.text.encoding import encode
 from harness.reference import transformers_model
 
 

@@ -11,8 +11,8 @@ import shutil
 
 import pytest
 
-from attention.models.loading import load_model, ModelLoadError
 from attention.models.families.bert_config import BertConfig
+from attention.models.loading import ModelLoadError, load_model
 
 LEFT_OUT = object()  # a field's value in bad_folder: the field is not in the file
 

@@ -1,5 +1,5 @@
-"""BERT's own encoder (attention/models/families/bert_modules.py) against transformers' BertModel on the same weights, as
-minGPT's test_huggingface_import does: the same operations in the same order, so the same bits.
+"""BERT's own encoder (attention/models/families/bert_modules.py) against transformers' BertModel on the same weights,
+as minGPT's test_huggingface_import does: the same operations in the same order, so the same bits.
 
 And what it is for: a new server computes its first heatmap without importing transformers' modelling code,
 which only the proof imports (the import check runs in a new process, since this one has long imported it).
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from attention.text.encoding import encode_batch
 from attention.models.families.bert_config import BertConfig
 from attention.models.loading import ModelLoadError, bundled_model_path, load_model
+from attention.text.encoding import encode_batch
 from tests.conftest import save_tiny_bert
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,10 +9,9 @@ import threading
 
 import pytest
 
-from attention.models.loading import load_model, ModelLoadError
 from attention.models.download import DownloadProgress, Downloads, download
 from attention.models.hub import FILES, WEIGHTS, in_cache, is_cached
-from attention.models.loading import ALLOWED_MODELS_ENV
+from attention.models.loading import ALLOWED_MODELS_ENV, ModelLoadError, load_model
 from harness.server import free_port
 from tests.fake_hub import FakeHub, save_hub_bert
 

@@ -9,12 +9,19 @@ import pytest
 import torch
 
 from attention.dissect.trace import build_trace
-from attention.models.loading import load_model, ModelLoadError
+from attention.experiments.head_switch import (
+    drop_grid,
+    head_ranking,
+    layer_inputs,
+    normalise_heads_off,
+    predict,
+    run_model,
+)
+from attention.models.lm_heads import NoLanguageModelHead, load_language_model
+from attention.models.loading import ModelLoadError, load_model
 from attention.models.model_list import BUNDLED_MODEL
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from attention.experiments.head_switch import drop_grid, head_ranking, layer_inputs, normalise_heads_off, predict, run_model
-from attention.models.lm_heads import NoLanguageModelHead, load_language_model
 from components.private_hooks import forward_hooks
 from harness.reference import transformers_tokenizer
 from tests.conftest import save_tiny_bert

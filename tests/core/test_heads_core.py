@@ -12,9 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from attention.dissect.trace import build_trace, layer_attention
-from attention.stages.settings import TraceSettings
-from attention.text.encoding import encode, encode_batch
+from attention.analyses.neuron import neuron_heads, neuron_view
 from attention.dissect.heads import (
     aggregate_heads,
     head_entropies,
@@ -25,7 +23,9 @@ from attention.dissect.heads import (
     rollout,
     row_entropy,
 )
-from attention.analyses.neuron import neuron_heads, neuron_view
+from attention.dissect.trace import build_trace, layer_attention
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode, encode_batch
 
 TEXT = "time flies like an arrow"
 

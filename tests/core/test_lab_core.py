@@ -8,11 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from attention.dissect.trace import build_trace
-from attention.stages.settings import TraceSettings
-from attention.text.encoding import encode
 from attention.analyses.context import find_token, similarity_by_layer
 from attention.dissect.heads import head_summary, head_weights
+from attention.dissect.trace import build_trace
 from attention.labs.scaling_lab import (
     dot_product_variance,
     head_softmax_statistics,
@@ -25,6 +23,8 @@ from attention.labs.scaling_lab import (
     temperature_row,
     variance_by_head_size,
 )
+from attention.stages.settings import TraceSettings
+from attention.text.encoding import encode
 from attention.text.segments import PAIR_FILTERS, renormalised, visible_tokens, visible_weights
 
 # [CLS] A A [SEP] B B [SEP]: segment ids and the special-token mask of a sentence pair.

@@ -12,13 +12,12 @@ import numpy as np
 import pytest
 import torch
 
+from attention.dissect.heads import HEAD_STAGES, head_stage, head_weights
 from attention.dissect.parity import transformers_weights
-from attention.dissect.trace import build_trace, layer_attention, layer_projections
+from attention.dissect.trace import build_trace, layer_attention, layer_projections, projections_for
+from attention.stages.dot_product import additive_mask, attend, attend_in_chunks
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode, encode_batch
-from attention.stages.dot_product import additive_mask, attend, attend_in_chunks
-from attention.dissect.heads import HEAD_STAGES, head_stage, head_weights
-from attention.dissect.trace import projections_for
 
 TOLERANCE = 1e-5  # float32 against transformers, as tests/core/test_parity.py
 SETTINGS = {

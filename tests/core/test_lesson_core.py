@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention.text.encoding import encode
 from attention.analyses.lesson import (
     NOTEBOOK_PAIR,
     SharedWord,
@@ -20,6 +19,7 @@ from attention.analyses.lesson import (
     twin_wins,
     whole_word_positions,
 )
+from attention.text.encoding import encode
 
 
 def test_the_notebooks_pair_shares_flies_at_the_same_place(bundled):
@@ -99,8 +99,8 @@ def test_falling_layers_counts_drops_only():
 
 def test_a_byte_level_texts_whole_words_start_with_a_space_and_no_piece_follows_them(tiny_gpt2_model):
     """GPT-2's "␣m"+"at" is one word in two pieces, and "t"+"he" too: neither is offered as a whole word."""
-    from attention.text.encoding import encode
     from attention.analyses.lesson import whole_word_positions, word_text
+    from attention.text.encoding import encode
 
     encoding = encode(tiny_gpt2_model, "the cat sat on the mat")
     tokens = encoding.tokens[0]
@@ -110,8 +110,8 @@ def test_a_byte_level_texts_whole_words_start_with_a_space_and_no_piece_follows_
 
 
 def test_a_wordpiece_texts_whole_words_are_as_before(bundled):
-    from attention.text.encoding import encode
     from attention.analyses.lesson import whole_word_positions
+    from attention.text.encoding import encode
 
     encoding = encode(bundled, "the tokenizer splits unbelievable words")
     words = [encoding.tokens[0][position] for position in whole_word_positions(encoding)]

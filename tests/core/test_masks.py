@@ -1,5 +1,5 @@
-"""Texts packed one after the other into a row (attention.stages.masks): each looks at its own keys only, under every kind
-of mask, as it would alone in a row of its own."""
+"""Texts packed one after the other into a row (attention.stages.masks): each looks at its own keys only, under every
+kind of mask, as it would alone in a row of its own."""
 
 from __future__ import annotations
 

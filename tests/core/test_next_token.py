@@ -23,12 +23,12 @@ import pytest
 import torch
 
 from attention.dissect.trace import build_trace
+from attention.experiments.head_switch import drop_grid, head_ranking, layer_inputs, predict, run_model
+from attention.models.families import GPT2
+from attention.models.lm_heads import NoLanguageModelHead, load_language_model
 from attention.models.loading import load_model
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from attention.models.families import GPT2
-from attention.experiments.head_switch import drop_grid, head_ranking, layer_inputs, predict, run_model
-from attention.models.lm_heads import NoLanguageModelHead, load_language_model
 from components.private_hooks import forward_hooks
 from harness.checkpoints import gpt2_tokenizer, save_gpt2
 from harness.reference import transformers_tokenizer

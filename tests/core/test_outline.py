@@ -11,7 +11,7 @@ import itertools
 
 import pytest
 
-from attention.dissect.outline import build_outline, Outline, outline_steps
+from attention.dissect.outline import Outline, build_outline, outline_steps
 from attention.dissect.trace import build_trace
 from attention.stages.settings import SCALINGS, SIMILARITIES, TraceSettings
 from attention.text.encoding import encode, encode_batch

@@ -13,11 +13,10 @@ import numpy as np
 import pytest
 import torch
 
-from attention.dissect.parity import layer_reference, parity_report
+from attention.dissect.parity import layer_reference, parity_report, transformers_weights
 from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode, encode_batch
-from attention.dissect.parity import transformers_weights
 from harness.reference import transformers_model
 
 TOLERANCE = 1e-5

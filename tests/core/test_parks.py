@@ -6,12 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention.dissect.trace import layer_attention
+from attention.analyses.parks import PUNCTUATION_NAME, park_places, park_shares
+from attention.dissect.heads import head_value_norms
+from attention.dissect.trace import layer_attention, projections_for
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from attention.dissect.heads import head_value_norms
-from attention.analyses.parks import PUNCTUATION_NAME, park_places, park_shares
-from attention.dissect.trace import projections_for
 
 TEXT = "The cat sat on the mat, and then it slept."
 

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from attention.dissect.trace import build_trace
+from attention.stages.dot_product import MASKED_SCORE, additive_mask, attend, attend_in_chunks
 from attention.stages.settings import SCALINGS, SOURCES, TraceSettings
 from attention.text.encoding import encode, encode_batch
-from attention.stages.dot_product import MASKED_SCORE, additive_mask, attend, attend_in_chunks
 
 SHORT = "time flies like an arrow"
 LONG = "I am looking for a hot job and a warm flat near the river"

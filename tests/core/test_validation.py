@@ -6,11 +6,9 @@ import numpy as np
 import pytest
 
 from attention.dissect.trace import build_trace
-from attention.models.loading import load_model, ModelLoadError
-from attention.models.model_list import allowed_hub_ids, BUNDLED_MODEL
-from attention.stages.settings import ModelShape, SCALINGS, SIMILARITIES, SOURCES, TraceSettings
-from attention.text.encoding import encode, encode_batch
 from attention.labs.counting import CountingConfig
+from attention.models.loading import ModelLoadError, load_model, resolve
+from attention.models.model_list import ALLOWED_MODELS_ENV, BUNDLED_MODEL, DEFAULT_ALLOWED_HUB_IDS, allowed_hub_ids
 from attention.stages.limits import (
     PAGE_SEED,
     PAGE_TEMPERATURE,
@@ -22,8 +20,8 @@ from attention.stages.limits import (
     RealRange,
     require_choice,
 )
-from attention.models.model_list import ALLOWED_MODELS_ENV, DEFAULT_ALLOWED_HUB_IDS
-from attention.models.loading import resolve
+from attention.stages.settings import SCALINGS, SIMILARITIES, SOURCES, ModelShape, TraceSettings
+from attention.text.encoding import encode, encode_batch
 from components.page import page_state
 from components.private_hooks import attention_implementation
 

@@ -11,12 +11,11 @@ import numpy as np
 import pytest
 import torch
 
-from attention.dissect.trace import layer_attention
+from attention.dissect.heads import head_stage
+from attention.dissect.trace import layer_attention, projections_for
+from attention.dissect.value_norms import moved, value_norms, weighted_by_value_norm
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from attention.dissect.heads import head_stage
-from attention.dissect.trace import projections_for
-from attention.dissect.value_norms import moved, value_norms, weighted_by_value_norm
 from harness.reference import transformers_model, transformers_tokenizer
 
 TEXT = "The cat sat on the mat, and then it slept."

@@ -16,9 +16,9 @@ import pytest
 import redis as redis_client
 
 from components.caches.offered import MODEL_DIRS_ENV
+from components.page.page_state import DEFAULT_MODEL_ENV
 from components.server.class_openers import MAX_CLASSES_PER_ADDRESS
 from components.server.class_store import STORE_ENV, RedisStore, new_code
-from components.page.page_state import DEFAULT_MODEL_ENV
 from harness.redis import redis_server
 from harness.server import APP, streamlit_server
 from harness.session_client import open_session

@@ -38,8 +38,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from components.server.class_store import STORE_ENV
 from components.page.page_state import MAX_TEXT_CHARS
+from components.server.class_store import STORE_ENV
 from harness.browser import (
     chart_input,
     chart_pixels,

@@ -15,10 +15,10 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from attention.dissect.heads import head_entropies, head_weights
 from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from attention.dissect.heads import head_entropies, head_weights
 from components.charts.colours import colour_ramp
 from components.charts.neuron_chart import PRODUCT_BOUND
 from components.charts.token_axes import SENTENCE_B_COLOUR

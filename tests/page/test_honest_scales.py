@@ -16,16 +16,16 @@ import re
 import numpy as np
 import pytest
 
+from attention.dissect.heads import head_entropies
 from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from attention.dissect.heads import head_entropies
 from components.charts.colour_ranges import CLIP_QUANTILE, UNIFORM_TIMES
 from components.charts.colours import colour_ramp
 from components.page.page_state import WEIGHT_SCALES
 from tests import rendered
-from tests.pages import assert_healthy, chart_matrix, chart_title, charts, open_page
 from tests.page.test_colours import expected_colours, head_range
+from tests.pages import assert_healthy, chart_matrix, chart_title, charts, open_page
 
 TEXT = "time flies like an arrow"  # the page's own
 LONG = "the quick brown fox jumps over the lazy dog while the cat sleeps on a warm mat"  # 19 tokens

@@ -14,9 +14,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention.dissect.trace import build_trace
+from attention.models.loading import BUNDLED_MODEL
 from attention.stages.settings import ModelShape, TraceSettings
 from attention.text.encoding import encode
-from attention.models.loading import BUNDLED_MODEL
 from components.caches.layers import settings_for
 from components.caches.offered import MODEL_DIRS_ENV
 from components.charts.masked import MASKED_COLOUR

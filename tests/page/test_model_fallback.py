@@ -13,8 +13,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention.models import loading
-from attention.models.model_list import BUNDLED_MODEL
 from attention.models.loading import ALLOWED_MODELS_ENV
+from attention.models.model_list import BUNDLED_MODEL
 from components.caches import models, offered
 from tests.fake_hub import FakeHub, save_hub_bert
 from tests.pages import APP, open_page, warnings

@@ -11,14 +11,17 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention.dissect.trace import layer_attention
+from attention.dissect.heads import head_stage, head_value_norms
+from attention.dissect.trace import layer_attention, projections_for
+from attention.dissect.value_norms import weighted_by_value_norm
 from attention.stages.settings import TraceSettings
 from attention.text import segments
 from attention.text.encoding import encode
-from attention.dissect.heads import head_stage, head_value_norms
-from attention.dissect.trace import projections_for
-from attention.dissect.value_norms import weighted_by_value_norm
 from tests import rendered
+from tests.charts.test_scrub import datasets, matrix_of
+from tests.core.test_value_norms import bert_reference, gpt2_reference
+from tests.page.test_mask_page import as_matrix, csv_of
+from tests.page.test_view_head import guide
 from tests.pages import (
     TEXT,
     assert_healthy,
@@ -31,10 +34,6 @@ from tests.pages import (
     pick_on_chart,
     title_text,
 )
-from tests.page.test_mask_page import as_matrix, csv_of
-from tests.charts.test_scrub import datasets, matrix_of
-from tests.core.test_value_norms import bert_reference, gpt2_reference
-from tests.page.test_view_head import guide
 
 
 def test_the_csv_says_what_each_key_moves_as_transformers_computes_it_for_bert(bundled):

@@ -7,10 +7,9 @@ import re
 
 import numpy as np
 
-from attention.dissect.trace import build_trace
+from attention.dissect.trace import Step, build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from attention.dissect.trace import Step
 from components.page.shapes_panel import STAGE_TITLES, shapes_html
 
 LETTERS = "B batch · T tokens"

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from attention.analyses.compare import aligned_difference, aligned_positions
 from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from attention.analyses.compare import aligned_difference, aligned_positions
 from components.page import viewport
 from tests import pages
 from tests.pages import (

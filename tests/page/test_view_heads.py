@@ -18,10 +18,10 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from attention.dissect.heads import aggregate_heads, head_summary, head_weights, rollout
 from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from attention.dissect.heads import aggregate_heads, head_summary, head_weights, rollout
 from components.charts.colour_ranges import colour_domain, uniform_end
 from components.charts.grid import GRID_SIZE, grid_layout
 from components.charts.pictures import pooled

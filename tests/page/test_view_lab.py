@@ -14,9 +14,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention.dissect.trace import build_trace
+from attention.labs.scaling_lab import head_softmax_statistics, random_softmax_statistics, temperature_row
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from attention.labs.scaling_lab import head_softmax_statistics, random_softmax_statistics, temperature_row
 from tests.pages import assert_healthy, chart_values, open_page, pick_on_chart, title_text
 
 TEXT = "time flies like an arrow"  # the page's default: 7 tokens with [CLS] and [SEP]

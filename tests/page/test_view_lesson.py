@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from attention.analyses.context import similarity_by_layer
 from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from attention.analyses.context import similarity_by_layer
 from components.page.view_list import VIEW_NAMES, VIEWS
 from components.views.lesson import ONWARD
 from components.views.parts.lesson_nav import shown_alone, step_key
 from components.views.parts.lesson_pair import word_key
-from tests.pages import assert_healthy, chart_matrix, chart_title, chart_values, html_table, open_page
 from tests.core.test_value_norms import bert_reference
+from tests.pages import assert_healthy, chart_matrix, chart_title, chart_values, html_table, open_page
 
 TEXT = "time flies like an arrow"
 # Charts each step draws, by their titles' beginnings.

@@ -14,18 +14,18 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention.models.model_list import BUNDLED_MODEL
 from attention.experiments.embedding_switch import DEFAULT_SECOND
 from attention.experiments.embedding_switch import head_ranking as embedding_ranking
 from attention.experiments.head_switch import head_ranking, predict
 from attention.models.lm_heads import load_language_model
+from attention.models.model_list import BUNDLED_MODEL
 from components.caches.offered import MODEL_DIRS_ENV
 from components.server.switch_asks import ASKS, SwitchAsks
 from components.views.parts.head_toggles import HEADS_OFF, NAME, valid_pairs
 from components.views.switch import DEFAULT_SENTENCE, answer
 from tests.conftest import save_tiny_bert
-from tests.pages import TEXT, assert_healthy, chart_title, html_table, open_page, table_in
 from tests.core.test_embedding_switch import reference_embeddings
+from tests.pages import TEXT, assert_healthy, chart_title, html_table, open_page, table_in
 
 APP = str(Path(__file__).resolve().parents[2] / "page.py")
 

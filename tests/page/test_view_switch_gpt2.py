@@ -15,9 +15,9 @@ from attention.models.lm_heads import load_language_model
 from components.caches.offered import MODEL_DIRS_ENV
 from components.views.switch import OBJECTIVE_KEY, SENTENCE_KEY, percent
 from harness.reference import transformers_tokenizer
-from tests.pages import APP, TEXT, assert_healthy, html_table
 from tests.core.test_next_token import save_peaked_gpt2
 from tests.page.test_view_switch import caption, chip_rows, heads_off, numbers, open_view, switch_off, toggles, top5
+from tests.pages import APP, TEXT, assert_healthy, html_table
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,16 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from attention.analyses.compare import aligned_difference, aligned_positions
+from attention.dissect.heads import head_weights, rollout
 from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from attention.analyses.compare import aligned_difference, aligned_positions
-from attention.dissect.heads import head_weights, rollout
 from attention.text.words import merge_weights, text_words
 from components.charts.lines import LINE_THRESHOLD
+from tests.charts.test_scrub import datasets, matrix_of
+from tests.page.test_view_compare import difference_labels, heatmaps
+from tests.page.test_view_heads import assert_pictures, grid, summary
 from tests.pages import (
     assert_healthy,
     cell_labels,
@@ -26,9 +29,6 @@ from tests.pages import (
     pick_on_chart,
     weights_of,
 )
-from tests.charts.test_scrub import datasets, matrix_of
-from tests.page.test_view_compare import difference_labels, heatmaps
-from tests.page.test_view_heads import assert_pictures, grid, summary
 
 TEXT = "photosynthesis is unbelievable"  # [CLS] photos ##yn ##thesis is unbelievable [SEP]
 WORDS = ["[CLS]", "photosynthesis", "is", "unbelievable", "[SEP]"]

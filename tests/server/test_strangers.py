@@ -12,8 +12,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from attention.models.model_list import BUNDLED_MODEL
 from attention.experiments.embedding_switch import DEFAULT_SECOND
+from attention.models.model_list import BUNDLED_MODEL
 from harness.server import APP, get_json, memory_mb, port_of, server_pid, streamlit_server, wait_until_warm
 
 STRANGER_REQUESTS = 200

@@ -14,8 +14,8 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 
-from components.caches import work
 from components.api import routes
+from components.caches import work
 from components.server.switch_asks import ASKS
 from harness.server import free_port, get_json, wait_for
 

@@ -1,7 +1,8 @@
 """deploy/kubernetes.yaml says what the app reads: its settings are the app's, its allow-list comment names the
 models the app allows by default, and a pod sizes its heavy work from its own share of the cores.
 
-What the provided Redis does under a flood and when full (its eviction policy): tests/classroom/test_class_store_strangers.py.
+What the provided Redis does under a flood and when full (its eviction policy):
+tests/classroom/test_class_store_strangers.py.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import yaml
 from attention.models.model_list import ALLOWED_MODELS_ENV, DEFAULT_ALLOWED_HUB_IDS
 from components.caches.memory_budget import MEMORY_ENV
 from components.caches.offered import MODEL_DIRS_ENV
-from components.server.class_store import STORE_ENV
 from components.page.page_state import DEFAULT_MODEL_ENV
+from components.server.class_store import STORE_ENV
 from components.server.cpus import CPUS_ENV, usable_cpus
 from components.server.turns import SLOTS_ENV
 

@@ -1,8 +1,8 @@
 """Each hook of components/private_hooks.py, against the installed Streamlit, Vega-Lite and pyarrow: what the
 project relies on still holds. A failure here names the hook an upgrade moved.
 
-This module may reach into Streamlit's private parts to compare (tests/tooling/test_architecture.py lets it, and the hooks'
-module, alone): the hooks must match what Streamlit itself does.
+This module may reach into Streamlit's private parts to compare (tests/tooling/test_architecture.py lets it, and the
+hooks' module, alone): the hooks must match what Streamlit itself does.
 """
 
 from __future__ import annotations

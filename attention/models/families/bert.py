@@ -14,10 +14,10 @@ import numpy as np
 import torch
 
 from attention.models.checkpoints import checkpoint_file, read_weights
-from attention.stages.dot_product import additive_mask, attend_in_chunks, merge_heads, split_heads
 from attention.models.families import bert_modules
 from attention.models.families.base import Family, LanguageModelHead, MissingHead, ReferenceAttention, unrecorded
 from attention.models.families.bert_config import BertConfig
+from attention.stages.dot_product import additive_mask, attend_in_chunks, merge_heads, split_heads
 from attention.stages.masks import additive
 from attention.stages.projections import Linear, Projections
 from attention.stages.settings import scaling_divisor

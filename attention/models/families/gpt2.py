@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from attention.stages.dot_product import attend_in_chunks, merge_heads, split_heads
 from attention.models.families.base import Family, LanguageModelHead, MissingHead, ReferenceAttention, unrecorded
+from attention.stages.dot_product import attend_in_chunks, merge_heads, split_heads
 from attention.stages.masks import additive
 from attention.stages.projections import Linear, Projections
 from attention.stages.settings import scaling_divisor

@@ -16,7 +16,7 @@ import time
 
 import streamlit as st
 
-from attention.labs.induction import history_rows, InductionConfig, InductionRun
+from attention.labs.induction import InductionConfig, InductionRun, history_rows
 from components.caches import chart_memos, experiments, shared
 from components.charts.draw import draw_spec
 from components.charts.induction import curves_frames, curves_spec

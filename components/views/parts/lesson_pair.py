@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention.analyses.lesson import NOTEBOOK_PAIR, shared_word, shared_words, SharedWord, telling_word, word_text
+from attention.analyses.lesson import NOTEBOOK_PAIR, SharedWord, shared_word, shared_words, telling_word, word_text
 
 CHOSEN_WORD = "lesson_word"  # the word the reader picked, in the session; the select boxes' keys end in the step
 
