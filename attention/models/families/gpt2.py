@@ -13,40 +13,17 @@ V vocabulary.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 
-from attention.models.families.base import Family, LanguageModelHead, MissingHead, ReferenceAttention, unrecorded
+from attention.models.families.base import Family, ReferenceAttention, unrecorded
+from attention.models.families.next_token import next_token_head
 from attention.stages.dot_product import attend_in_chunks, merge_heads, split_heads
 from attention.stages.masks import additive
 from attention.stages.projections import Linear, Projections
 from attention.stages.settings import scaling_divisor
 
 END_OF_TEXT = "<|endoftext|>"  # GPT-2's one special token: beginning, end, unknown, and the padding of a batch
-LM_HEAD_WEIGHT = "lm_head.weight"  # GPT2LMHeadModel's decoder (V, C), in a checkpoint only when it is not tied
-
-
-@dataclass(frozen=True, eq=False)
-class NextTokenHead(LanguageModelHead):
-    """GPT-2's language-model head alone: ln_f of the last layer's output, scored against the word embeddings.
-
-    ln_f and, when tied, the word embeddings are the model's (GPT2Model keeps both), looked up at each use.
-    """
-
-    decoder_weight: torch.Tensor | None  # (V, C) the checkpoint's own lm_head.weight; None: tied to wte
-    objective = "next"
-    prompt = "Type a text for the model to continue."
-
-    def logits(self, model, hidden):
-        decoder = model.wte.weight if self.decoder_weight is None else self.decoder_weight  # (V, C)
-        return torch.nn.functional.linear(model.ln_f(hidden), decoder)  # (..., V): lm_head has no bias
-
-    def position(self, input_ids):
-        if not input_ids:
-            raise ValueError(self.prompt)
-        return len(input_ids) - 1  # the last token's output is the guess of the one after it
 
 
 class GPT2Family(Family):
@@ -149,17 +126,8 @@ class GPT2Family(Family):
         return attention_output, attention_output + block.mlp(block.ln_2(attention_output))  # (B, T, C)
 
     def language_model_head(self, model, tokenizer, weights):
-        config = model.config
-        if config.tie_word_embeddings:  # as GPT2LMHeadModel ties them, whatever lm_head.weight the file holds
-            return NextTokenHead(decoder_weight=None)
-        if LM_HEAD_WEIGHT not in weights:
-            raise MissingHead(f"has no language-model head: its word embeddings are not tied to one and its "
-                              f"checkpoint lacks {LM_HEAD_WEIGHT}, so it cannot guess the next token. Load a "
-                              "GPT-2 saved from GPT2LMHeadModel (gpt2, distilgpt2).")
-        decoder_weight = weights[LM_HEAD_WEIGHT]
-        if decoder_weight.shape != (config.vocab_size, config.hidden_size):
-            raise ValueError(f"its {LM_HEAD_WEIGHT} is not {config.vocab_size} tokens of {config.hidden_size} numbers")
-        return NextTokenHead(decoder_weight=decoder_weight.to(model.wte.weight.dtype))
+        return next_token_head(model, weights, "wte", "ln_f",
+                               "a GPT-2 saved from GPT2LMHeadModel (gpt2, distilgpt2)")
 
 
 def _causal_mask(model, hidden: torch.Tensor, attention_mask: torch.Tensor):

@@ -25,44 +25,22 @@ Shapes: B batch, T tokens, C hidden size, nh query heads, n_kv key/value heads, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 
-from attention.models.families.base import Family, LanguageModelHead, MissingHead, ReferenceAttention, unrecorded
+from attention.models.families.base import Family, ReferenceAttention, unrecorded
+from attention.models.families.next_token import next_token_head
 from attention.stages.dot_product import attend_in_chunks, merge_heads, split_heads
 from attention.stages.masks import additive
 from attention.stages.projections import Linear, Projections
 from attention.stages.rotary import Rotation, repeat_kv
 from attention.stages.settings import scaling_divisor
 
-LM_HEAD_WEIGHT = "lm_head.weight"  # LlamaForCausalLM's decoder (V, C), in a checkpoint only when it is not tied
 READ_TOKENS = 512  # the most tokens the core reads (attention.models.loading.MAX_TOKENS): a longer window is none
 # RoPE types whose frequencies depend on how long the text is: a trace of one text would turn q and k otherwise
 # than the same model on another length
 LENGTH_DEPENDENT_ROPE = ("dynamic", "longrope")
 SENTENCEPIECE_SPACE = "▁"  # Llama 2's and Mistral's mark a leading space so; Llama 3's and SmolLM's are byte-level
-
-
-@dataclass(frozen=True, eq=False)
-class NextTokenHead(LanguageModelHead):
-    """A Llama's language-model head alone: the final RMSNorm of the last layer's output, scored against the
-    word embeddings (tied, as SmolLM2's are) or the checkpoint's own lm_head.weight. The norm and, when tied, the
-    embeddings are the model's, looked up at each use."""
-
-    decoder_weight: torch.Tensor | None  # (V, C) the checkpoint's own lm_head.weight; None: tied to embed_tokens
-    objective = "next"
-    prompt = "Type a text for the model to continue."
-
-    def logits(self, model, hidden):
-        decoder = model.embed_tokens.weight if self.decoder_weight is None else self.decoder_weight  # (V, C)
-        return torch.nn.functional.linear(model.norm(hidden), decoder)  # (..., V): lm_head has no bias
-
-    def position(self, input_ids):
-        if not input_ids:
-            raise ValueError(self.prompt)
-        return len(input_ids) - 1  # the last token's output is the guess of the one after it
 
 
 class LlamaFamily(Family):
@@ -199,17 +177,8 @@ class LlamaFamily(Family):
         return attention_output, attention_output + block.mlp(block.post_attention_layernorm(attention_output))
 
     def language_model_head(self, model, tokenizer, weights):
-        config = model.config
-        if config.tie_word_embeddings:  # as LlamaForCausalLM ties them, whatever lm_head.weight the file holds
-            return NextTokenHead(decoder_weight=None)
-        if LM_HEAD_WEIGHT not in weights:
-            raise MissingHead(f"has no language-model head: its word embeddings are not tied to one and its "
-                              f"checkpoint lacks {LM_HEAD_WEIGHT} (a GGUF's is not read), so it cannot guess the next "
-                              "token. Load a checkpoint saved from LlamaForCausalLM as safetensors.")
-        decoder_weight = weights[LM_HEAD_WEIGHT]
-        if decoder_weight.shape != (config.vocab_size, config.hidden_size):
-            raise ValueError(f"its {LM_HEAD_WEIGHT} is not {config.vocab_size} tokens of {config.hidden_size} numbers")
-        return NextTokenHead(decoder_weight=decoder_weight.to(model.embed_tokens.weight.dtype))
+        return next_token_head(model, weights, "embed_tokens", "norm", "a checkpoint saved from LlamaForCausalLM "
+                               "as safetensors (a GGUF's untied decoder is not read)")
 
 
 class Qwen2Family(LlamaFamily):
