@@ -45,7 +45,7 @@ from attention.models.loading import ModelLoadError
 from attention.stages.settings import ModelShape
 from components import views
 from components.caches import chart_memos, models, texts, work
-from components.page import model_download, viewport
+from components.page import model_download, model_loading, viewport
 from components.page.lesson_steps import step_outlines
 from components.page.page_head import model_title, page_head
 from components.page.shapes_panel import shapes_panel
@@ -142,6 +142,7 @@ st.set_page_config(page_icon=page_icon())  # added to first_paint.frame's settin
 screen = viewport.current()
 try:
     model_name = model_download.usable_model(chosen_model)  # the bundled model while a Hub model downloads
+    model_name = model_loading.usable_model(model_name)  # and while a model takes long to load
     loaded = models.model(model_name)
 except ModelLoadError as error:
     first_paint.loaded(loading)

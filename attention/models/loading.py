@@ -144,11 +144,14 @@ def memory_bytes(name: str) -> int:
         return gguf.float32_bytes(path)
     if path.suffix != ".safetensors":
         return path.stat().st_size
-    from safetensors import safe_open
+    from safetensors import SafetensorError, safe_open
 
-    with safe_open(str(path), framework="pt") as weights:
-        names = weights.keys()  # noqa: SIM118 (safe_open is no mapping)
-        as_float32 = sum(_elements(weights.get_slice(key).get_shape()) * gguf.FLOAT32_BYTES for key in names)
+    try:
+        with safe_open(str(path), framework="pt") as weights:
+            names = weights.keys()  # noqa: SIM118 (safe_open is no mapping)
+            as_float32 = sum(_elements(weights.get_slice(key).get_shape()) * gguf.FLOAT32_BYTES for key in names)
+    except (SafetensorError, OSError):  # a file cut short or damaged: its load says so, with what to do
+        return path.stat().st_size
     return max(path.stat().st_size, as_float32)
 
 

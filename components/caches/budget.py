@@ -14,6 +14,9 @@ CACHE_ENTRIES = {
     # The language-model head alone (BERT's: a few MB; GPT-2's tied one: nothing), put on model()'s model at each
     # use, for the switch view.
     "lm_head": 2,
+    # What a model's weights take once loaded, an int, weighed once per weights file: a GGUF's header takes seconds
+    # to read (SmolLM2-135M-Instruct's vocabulary is in it). Every model the page offers, and more.
+    "model_weights": 32,
     # Tokens, ids and masks of a text (a few kB): a class of 30, each with a text of their own.
     "encoding": 64,
     "unknown_characters": 64,  # what each [UNK] of a text stands for: a few characters

@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MEMORY_ENV = "ATTENTION_ANATOMY_MEMORY_MB"
-DEFAULT_MB = 1536  # a small cloud server's share: a class of 30 on a bert-base-sized model fits
+# A laptop's share, where no container says otherwise: the offline decoder (SmolLM2-135M-Instruct, 513 MB of float32
+# weights) fits beside the bundled model, with room for what its load holds on the way; a class of 30 on a
+# bert-base-sized model fits too. A smaller server says so (ATTENTION_ANATOMY_MEMORY_MB, or its container's limit).
+DEFAULT_MB = 2048
 RUNTIME_MB = 500  # python -c "import torch, transformers, streamlit, altair, …": 484 MB resident
 SESSIONS = 40  # a class, and its teacher
 SESSION_MB = 3  # Streamlit's own state of an open page: its widgets, the last run's messages
@@ -80,7 +83,7 @@ def memory_budget(environ=os.environ, limit_files=CGROUP_LIMIT_FILES) -> MemoryB
         try:
             total = int(setting)
         except ValueError:
-            raise ValueError(f"{MEMORY_ENV} must be a whole number of MB, such as 1536; got {setting!r}") from None
+            raise ValueError(f"{MEMORY_ENV} must be a whole number of MB, such as 2048; got {setting!r}") from None
         if total < RUNTIME_MB:
             raise ValueError(f"{MEMORY_ENV}={total} is less than the {RUNTIME_MB} MB that Python with torch and "
                              "Streamlit takes before any model; give the server more")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attention.models import download, hub, lm_heads
-from attention.models.loading import LoadedModel, ModelLoadError, load_model, weights_path
+from attention.models.loading import LoadedModel, ModelLoadError, Progress, load_model, memory_bytes, weights_path
 from attention.models.model_list import BUNDLED_MODEL
 from components.caches import model_room
 from components.caches.budget import BUDGET, CACHE_ENTRIES
@@ -22,7 +22,7 @@ def downloads() -> download.Downloads:
 def model_room_bytes() -> int:
     """The room every loaded model's weights share beside the bundled model's, in this server's memory budget."""
     try:
-        bundled = weights_path(BUNDLED_MODEL).stat().st_size
+        bundled = weights_bytes(BUNDLED_MODEL)
     except ModelLoadError:  # a damaged install: the bundled model cannot load, so it takes no room either
         bundled = 0
     return BUDGET.weights_mb * 2**20 - bundled
@@ -43,16 +43,36 @@ def start_download(name: str) -> download.Download:
 
 # ---- The model: key (model name) ----
 
-# A model the cache pushes out or is cleared of gives its room back (caches/model_room.py).
-@st.cache_resource(show_spinner="Loading the model (once per server)…", max_entries=CACHE_ENTRIES["model"],
+# A model the cache pushes out or is cleared of gives its room back (caches/model_room.py). No spinner: a model
+# other than the bundled one is loaded by a thread of caches/model_loads.py, under a bar of its stages, and the
+# bundled one under the first paint's status.
+@st.cache_resource(show_spinner=False, max_entries=CACHE_ENTRIES["model"],
                    on_release=lambda loaded: model_room.LOADED.forget(loaded.name))
-def model(name: str) -> LoadedModel:
-    # On disk already (a folder, or downloaded): refused before it is read unless it fits beside the models loaded.
-    weights_bytes = 0 if name == BUNDLED_MODEL else weights_path(name).stat().st_size  # the room is beside it
-    with model_room.LOADED.reserved(name, weights_bytes, model_room_bytes()):
-        loaded = load_model(name)
+def model(name: str, _progress: Progress | None = None) -> LoadedModel:
+    """name loaded, once per server process; _progress (not part of the key) is told each stage as it starts.
+
+    On disk already (a folder, a GGUF, or downloaded), it is weighed as the core will hold it, float32
+    (memory_bytes: a GGUF's 94 MB file is 513 MB of weights, a bfloat16 file half of them), and refused before it
+    is read unless it fits beside the models loaded."""
+    weighed = 0 if name == BUNDLED_MODEL else weights_bytes(name)  # the room is beside the bundled model
+    with model_room.LOADED.reserved(name, weighed, model_room_bytes()):
+        loaded = load_model(name) if _progress is None else load_model(name, _progress)
     freeze_long_lived()  # the first load only: torch's, transformers' and the first model's objects
     return loaded
+
+
+def weights_bytes(name: str) -> int:
+    """What name's weights take once loaded (attention.models.loading.memory_bytes), weighed once per weights file:
+    reading a GGUF's header to count its tensors takes seconds, as long as its vocabulary is."""
+    path = weights_path(name)
+    stat = path.stat()
+    return _weighed(name, str(path), stat.st_size, stat.st_mtime_ns)
+
+
+@st.cache_resource(show_spinner=False, max_entries=CACHE_ENTRIES["model_weights"])
+def _weighed(name: str, path: str, size: int, modified_ns: int) -> int:
+    """path, size and modified_ns name the file in the key: a folder saved anew is weighed anew."""
+    return memory_bytes(name)
 
 
 def loaded_now(name: str) -> bool:

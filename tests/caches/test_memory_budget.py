@@ -39,7 +39,7 @@ def test_a_container_without_a_limit_gets_the_default(tmp_path, written):
 
 
 @pytest.mark.parametrize(("setting", "says"), [
-    ("1.5GB", "must be a whole number of MB, such as 1536; got '1.5GB'"),
+    ("1.5GB", "must be a whole number of MB, such as 2048; got '1.5GB'"),
     ("100", f"is less than the {RUNTIME_MB} MB that Python with torch and Streamlit takes"),
 ])
 def test_a_bad_setting_is_refused_with_what_to_write(setting, says):
