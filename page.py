@@ -48,11 +48,10 @@ from components.caches import chart_memos, models, texts, work
 from components.page import model_download, model_loading, viewport
 from components.page.lesson_steps import step_outlines
 from components.page.page_head import model_title, page_head
-from components.page.shapes_panel import shapes_panel
+from components.page.shapes_panel import letters, shapes_panel
 from components.page.tokens import token_chips, unknown_note
 from components.server import process
 
-LETTERS = "B batch · T tokens · C hidden size · nh heads · d head size"
 VIEW_SHARE = 2 / 3  # of the page's width, for the view; the rest for its controls and the tensor shapes
 log = logging.getLogger("attention_anatomy")
 
@@ -125,7 +124,9 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
         with side:
             outline = functools.partial(context.outline, text_b=second_text(view, text_b))
             per_step = step_outlines(outline, state.head, shape.num_heads) if record.steps else None
-            shapes_panel(outline().steps, LETTERS, expanded=not state.present, per_step=per_step, step=state.step)
+            outlined = outline()
+            shapes_panel(outlined.steps, letters(shape, outlined.settings), expanded=not state.present,
+                         per_step=per_step, step=state.step)
 
 
 @st.fragment

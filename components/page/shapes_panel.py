@@ -22,6 +22,17 @@ STAGE_TITLES = {
 _STYLE = style_tag(read_beside(__file__, "shapes_panel.css"))  # the panel's look, beside this module
 
 
+def letters(shape, settings) -> str:
+    """The letters the shapes are written in, for a model of this shape (attention.stages.settings.ModelShape)
+    under these settings: n_kv too where K and V have fewer heads than Q (grouped-query attention: a Llama's trained
+    weights), with how many of each, so that a learner reads K split's and Q split's shapes for what they say."""
+    heads, kv_heads = settings.num_heads(shape), settings.num_kv_heads(shape)
+    if kv_heads == heads:
+        return "B batch · T tokens · C hidden size · nh heads · d head size"
+    return (f"B batch · T tokens · C hidden size · nh query heads ({heads}) · n_kv key/value heads ({kv_heads}): K "
+            f"and V have fewer heads than Q, each read by {heads // kv_heads} query heads · d head size")
+
+
 def shape_rows(steps) -> list[tuple[str, str, str, str]]:
     """(stage, name, shape as Python prints a tuple, formula) for each step, in order."""
     return [(step.stage, step.name, str(tuple(step.shape)), step.formula) for step in steps]
