@@ -43,6 +43,19 @@ class ReferenceAttention:
     attention_output: torch.Tensor  # (B, T, C) what the layer's attention block hands on (residual included)
 
 
+@dataclass(frozen=True, eq=False)
+class BlockParts:
+    """One layer's modules around its attention, as the block runs them (attention.dissect.block): where its two
+    norms sit, what they are, and its MLP. The model's own modules, shared, never copied."""
+
+    placement: str  # "post": add, then norm (BERT); "pre": norm, then the sublayer, then add (GPT-2, Llama)
+    norm_name: str  # "LayerNorm" or "RMSNorm", as the formulas name it
+    attention_norm: torch.nn.Module  # (B, T, C) -> (B, T, C): before the attention (pre) or after its add (post)
+    mlp_norm: torch.nn.Module  # (B, T, C) -> (B, T, C): before the MLP (pre) or after its add (post)
+    mlp: Callable[[torch.Tensor], torch.Tensor]  # (B, T, C) -> (B, T, C): the feed-forward, without its residual
+    mlp_formula: str  # what mlp computes, as the block's step writes it
+
+
 class MissingHead(ValueError):
     """A checkpoint holds no language-model head: the message says what it lacks and what to load instead."""
 
@@ -181,6 +194,10 @@ class Family:
         from attention_mask (B, T)), every head's context multiplied by keep (B, nh) before W_O: 0 switches a
         head off. Returns the attention block's output and the layer's output, (B, T, C) each. The model's own
         modules are run and nothing in the model is changed (no hook: it is shared by every thread)."""
+        raise NotImplementedError
+
+    def block_parts(self, model, layer: int) -> BlockParts:
+        """Layer `layer`'s norms and MLP, for the block around its attention (attention.dissect.block)."""
         raise NotImplementedError
 
     def language_model_head(self, model, tokenizer, weights: dict[str, torch.Tensor]) -> LanguageModelHead:

@@ -15,7 +15,14 @@ import torch
 
 from attention.models.checkpoints import checkpoint_file, read_weights
 from attention.models.families import bert_modules
-from attention.models.families.base import Family, LanguageModelHead, MissingHead, ReferenceAttention, unrecorded
+from attention.models.families.base import (
+    BlockParts,
+    Family,
+    LanguageModelHead,
+    MissingHead,
+    ReferenceAttention,
+    unrecorded,
+)
 from attention.models.families.bert_config import BertConfig
 from attention.stages.dot_product import additive_mask, attend_in_chunks, merge_heads, split_heads
 from attention.stages.masks import additive
@@ -161,6 +168,13 @@ class BertFamily(Family):
         context = context * keep[:, :, None, None]  # (B, nh, T, d): switched-off heads at 0
         attention_output = block.attention.output(merge_heads(context), hidden)  # (B, T, C) LayerNorm(W_O·concat + X)
         return attention_output, block.output(block.intermediate(attention_output), attention_output)  # (B, T, C)
+
+    def block_parts(self, model, layer):
+        block = model.encoder.layer[layer]
+        return BlockParts(placement="post", norm_name="LayerNorm", attention_norm=block.attention.output.LayerNorm,
+                          mlp_norm=block.output.LayerNorm,
+                          mlp=lambda hidden: block.output.dense(block.intermediate(hidden)),  # (B, T, I) -> (B, T, C)
+                          mlp_formula="W_2 · GELU(W_1 · x + b_1) + b_2")
 
     def language_model_head(self, model, tokenizer, weights):
         missing = sorted(key for key in MLM_HEAD_KEYS if key not in weights)

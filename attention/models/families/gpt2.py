@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from attention.models.families.base import Family, ReferenceAttention, unrecorded
+from attention.models.families.base import BlockParts, Family, ReferenceAttention, unrecorded
 from attention.models.families.next_token import next_token_head
 from attention.stages.dot_product import attend_in_chunks, merge_heads, split_heads
 from attention.stages.masks import additive
@@ -124,6 +124,11 @@ class GPT2Family(Family):
         context = context * keep[:, :, None, None]  # (B, nh, T, d): switched-off heads at 0
         attention_output = block.attn.c_proj(merge_heads(context)) + hidden  # (B, T, C): W_O·concat + residual
         return attention_output, attention_output + block.mlp(block.ln_2(attention_output))  # (B, T, C)
+
+    def block_parts(self, model, layer):
+        block = model.h[layer]
+        return BlockParts(placement="pre", norm_name="LayerNorm", attention_norm=block.ln_1, mlp_norm=block.ln_2,
+                          mlp=block.mlp, mlp_formula="W_proj · GELU(W_fc · x + b_fc) + b_proj")
 
     def language_model_head(self, model, tokenizer, weights):
         return next_token_head(model, weights, "wte", "ln_f",

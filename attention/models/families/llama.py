@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from attention.models.families.base import Family, ReferenceAttention, unrecorded
+from attention.models.families.base import BlockParts, Family, ReferenceAttention, unrecorded
 from attention.models.families.next_token import next_token_head
 from attention.stages.dot_product import attend_in_chunks, merge_heads, split_heads
 from attention.stages.masks import additive
@@ -175,6 +175,12 @@ class LlamaFamily(Family):
         context = context * keep[:, :, None, None]  # (B, nh, T, d): switched-off heads at 0
         attention_output = attention.o_proj(merge_heads(context)) + hidden  # (B, T, C): W_O·concat + residual
         return attention_output, attention_output + block.mlp(block.post_attention_layernorm(attention_output))
+
+    def block_parts(self, model, layer):
+        block = model.layers[layer]
+        return BlockParts(placement="pre", norm_name="RMSNorm", attention_norm=block.input_layernorm,
+                          mlp_norm=block.post_attention_layernorm, mlp=block.mlp,
+                          mlp_formula="W_down · (SiLU(W_gate · x) ⊙ (W_up · x))")
 
     def language_model_head(self, model, tokenizer, weights):
         return next_token_head(model, weights, "embed_tokens", "norm", "a checkpoint saved from LlamaForCausalLM "
