@@ -97,6 +97,17 @@ PAGE_TEMPERATURE_STEP = 0.05
 PAGE_WINDOW = WINDOW.narrowed(1, 32)
 
 
+# Past the attention layer (attention/analyses/logit_lens.py, attention/experiments/generation.py).
+LENS_TOP_K = IntRange(1, 50)  # tokens read at each layer and position: a table, not the vocabulary
+PAGE_LENS_TOP_K = LENS_TOP_K.narrowed(1, 10)
+# Greedy decoding's new tokens: one forward step each; the text and them must fit the model's positions besides
+MAX_NEW_TOKENS = IntRange(1, 256)
+PAGE_MAX_NEW_TOKENS = MAX_NEW_TOKENS.narrowed(1, 32)  # a few seconds of the shared CPU on SmolLM2-135M
+# StreamingLLM's cache: the first tokens kept (0 evicts the first token too) and the last ones beside them
+STREAMING_SINKS = IntRange(0, 16)
+STREAMING_WINDOW = IntRange(1, 512)  # no longer than a text the core reads
+PAGE_STREAMING_SINKS = STREAMING_SINKS.narrowed(0, 4)
+PAGE_STREAMING_WINDOW = STREAMING_WINDOW.narrowed(1, 32)
 
 # The induction lab's (attention/labs/induction.py): the core's, then the page's inside them.
 INDUCTION_VOCAB = IntRange(2, 4_096)  # random tokens 0 to V − 1
