@@ -163,7 +163,8 @@ model_line = (f"{model_title(model_name)}: {loaded.shape.num_layers} layers × {
               f"computed live from {shown.numbers_from}.")
 page_head(shown.label, shown.own_head_line or ("" if present else model_line),
           beside=classroom.class_card if present and classroom.teaching() else None, present=present)
-notices([*url_notices, *class_notices, *model_download.fallback_notices(chosen_model), *pair_notices])
+notices([*url_notices, *class_notices, *model_download.fallback_notices(chosen_model),
+         *model_loading.loading_notices(chosen_model), *pair_notices])
 welcome.welcome(model_name, text, controls.current_state(), loaded.shape.num_layers, loaded.shape.num_heads)
 classroom.follow()
 

@@ -42,8 +42,8 @@ class LoadProgress:
         return self.stages.index(self.stage) / (len(self.stages) - 1)
 
     def __str__(self) -> str:
-        if self.stage is None:
-            return f"starting, {self.seconds:.0f} s"
+        if self.stage is None:  # weighing it, finding its family: a GGUF's header alone takes seconds
+            return f"opening it, {self.seconds:.0f} s"
         number = min(self.stages.index(self.stage) + 1, len(self.stages) - 1)
         return f"{self.stage} (step {number} of {len(self.stages) - 1}), {self.seconds:.0f} s"
 

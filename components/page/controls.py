@@ -24,6 +24,7 @@ import dataclasses
 
 import streamlit as st
 
+from attention.models.model_list import PACKAGED_MODELS
 from attention.stages.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP, PAGE_WINDOW
 from attention.stages.mask_kinds import MASKS
 from attention.stages.settings import SCALINGS, SOURCE_LABELS, SOURCES, ModelShape, TraceSettings
@@ -156,8 +157,11 @@ def model_select(models: tuple[str, ...]) -> str:
     """The model selector, each checkpoint folder by its name and its whole path in the help (page_head)."""
     titles = model_titles(models)
     folders = "".join(f" {title} is the folder `{name}`." for name, title in titles.items() if title != name)
+    packaged = "".join(f" {name} works offline too, installed with the page; its load takes 15 s to a minute."
+                       for name in models if name in PACKAGED_MODELS)
     return bound_widget(st.sidebar.selectbox, "model", "Model", options=models, format_func=titles.get,
-                        help="The bundled all-MiniLM-L6-v2 works offline; Hub models download on first use." + folders)
+                        help="The bundled all-MiniLM-L6-v2 works offline; Hub models download on first use."
+                             + packaged + folders)
 
 
 def presentation_toggle() -> bool:

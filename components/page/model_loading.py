@@ -46,6 +46,16 @@ def usable_model(name: str) -> str:
     return BUNDLED_MODEL
 
 
+def loading_notices(chosen: str) -> list[str]:
+    """A line at the top of the page while the chosen model loads: a reader who opened a link sees why the page shows
+    another model, without finding the bar at the foot of the sidebar. Gone with the whole page's rerun at the end."""
+    job = st.session_state.get(_WATCHED, {}).get(chosen)
+    if job is None or job.finished:
+        return []
+    return [f"{model_title(chosen)} is loading, which takes 15 s to a minute (its weights are dequantized as they are "
+            "read): the bar under the model selector says how far. The bundled model is shown until then."]
+
+
 @st.fragment(run_every=REFRESH_S)
 def _load_progress(name: str) -> None:
     """The bar of the load this session waits for; the whole page reruns once it has ended."""

@@ -38,13 +38,15 @@ def test_the_offline_decoder_loads_under_a_bar_then_shows_k_with_fewer_heads_tha
     page.get_by_role("option", name=NAME, exact=True).click()
 
     bar = page.locator('[data-testid="stSidebar"] [data-testid="stProgress"]')
-    expect(bar).to_contain_text(re.compile(rf"Loading {NAME}: (reading the file|dequantizing|reading the tokenizer) "
-                                           r"\(step \d of 3\)"), timeout=30_000)
+    expect(bar).to_contain_text(re.compile(rf"Loading {NAME}: (opening it|(reading the file|dequantizing|reading the "
+                                           r"tokenizer) \(step \d of 3\)), \d+ s"), timeout=30_000)
+    expect(page.locator('[data-testid="stAlert"]').filter(has_text=f"{NAME} is loading")).to_be_visible()
     expect(page.get_by_text("Showing the bundled model until it is ready.")).to_be_visible()
     expect(page.get_by_text("all-MiniLM-L6-v2: 6 layers × 12 heads")).to_be_visible()
 
     expect(page.get_by_text(f"{NAME}: 30 layers × 9 heads")).to_be_visible(timeout=LOADED_TIMEOUT_MS)
     expect(bar).to_have_count(0)
+    expect(page.locator('[data-testid="stAlert"]').filter(has_text="is loading")).to_have_count(0)
     weights_chart(page).wait_for()
     expect(page).to_have_url(re.compile(rf"[?&]model={NAME}(&|$)"))
     shown = shapes(page)

@@ -14,7 +14,7 @@ from components.caches import model_loads, model_room, models
 from components.caches.offered import MODEL_DIRS_ENV
 from components.page import model_loading
 from tests.conftest import save_tiny_bert
-from tests.pages import assert_healthy, open_page
+from tests.pages import assert_healthy, open_page, warnings
 
 
 @pytest.fixture
@@ -51,6 +51,7 @@ def test_a_long_load_shows_a_bar_and_the_bundled_model_and_a_second_session_wait
     assert bar(first) == "Loading slow-bert: reading the weights (step 1 of 2), 0 s"
     assert first.caption[0].value.startswith(f"{BUNDLED_MODEL}: 6 layers"), "the bundled model meanwhile"
     assert first.selectbox(key="model").value == folder, "the choice stays the reader's"
+    assert "slow-bert is loading" in warnings(first), "said at the top too, where a link's reader looks"
 
     second = open_page(model=folder)
     assert_healthy(second)
@@ -66,6 +67,7 @@ def test_a_long_load_shows_a_bar_and_the_bundled_model_and_a_second_session_wait
         assert_healthy(page)
         assert not page.get("progress")
         assert page.caption[0].value.startswith("slow-bert: 2 layers")
+        assert "is loading" not in warnings(page)
     assert calls == [folder]
 
 

@@ -34,6 +34,7 @@ def test_the_selector_offers_the_offline_decoder_when_its_file_is_installed():
     assert_healthy(page)
     options = page.selectbox(key="model").options
     assert options[:2] == [BUNDLED_MODEL, NAME], "beside the bundled model, the other that needs no network"
+    assert f"{NAME} works offline too" in page.selectbox(key="model").help
 
 
 def test_the_selector_leaves_it_out_when_the_finder_finds_no_package(monkeypatch):
