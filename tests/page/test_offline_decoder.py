@@ -10,7 +10,7 @@ import importlib.util
 
 import pytest
 
-from attention.models.loading import check_fits, memory_bytes
+from attention.models.loading import check_fits
 from attention.models.model_list import BUNDLED_MODEL, PACKAGED_MODELS
 from components.caches import model_loads, model_room, models, offered
 from components.caches.memory_budget import DEFAULT_MB, MEMORY_ENV, memory_budget
@@ -71,4 +71,4 @@ def test_the_default_budget_holds_it_beside_the_bundled_model(monkeypatch):
     assert budget.total_mb == DEFAULT_MB
     monkeypatch.setattr(models, "BUDGET", budget)
     check_fits(NAME, models.weights_bytes(NAME), models.model_room_bytes())
-    assert 500 * MB < models.weights_bytes(NAME) == memory_bytes(NAME) < 520 * MB
+    assert 500 * MB < models.weights_bytes(NAME) < 520 * MB, "float32, not the 94 MB file"
