@@ -1,10 +1,11 @@
-"""GPT-2 checkpoints built offline: a byte-level BPE tokenizer trained here on a few sentences, random weights.
+"""Decoder checkpoints built offline (GPT-2, and a Llama with grouped-query attention and RoPE): a byte-level BPE
+tokenizer trained here on a few sentences, random weights.
 
 The Hub cannot be reached where the tests run, and no GPT-2 ships in a package as the bundled BERT does, so
 the tests (tiny, for shape logic and downloads) and the benchmarks (tiny for page speed, gpt2's real size for
 memory, bench/checkpoints.py) build their own. The tokenizer is GPT-2's kind: bytes mapped to printable
 characters ("Ġ" for a space), then merges learnt from SENTENCES; any text encodes, since every byte is in
-its alphabet. Its words are few, so most text splits into short pieces: the shapes are GPT-2's, the
+its alphabet. Its words are few, so most text splits into short pieces: the shapes are the family's, the
 numbers meaningless.
 
 Here rather than in bench/ or tests/, which may not import each other (tests/tooling/test_architecture.py).
