@@ -77,6 +77,15 @@ CACHE_ENTRIES = {
     # bundled model, 166 kB on bert-base. Over the corpus, one per model the server offers; over a text, a class's.
     "corpus_atlas": 8,
     "text_atlas": 64,
+    # Past the attention layer (caches/past_attention.py). A block: each step's per-token norms and the mixing's
+    # (T, T) contributions, 1 MB at 512 tokens, a class's layers. A lens: (L + 1, T, k) ids and probabilities and
+    # the tokens' strings, 0.3 MB for SmolLM2 at 128 tokens and k = 10. A generation: per step (L, nh, S) weights
+    # and (L, nh, d) queries, and the last cache (L, n_kv, S, d) twice: 2 MB for SmolLM2 at 64 tokens; a what-if
+    # is two of them.
+    "block": 64,
+    "lens": 32,
+    "generation": 32,
+    "streaming": 16,
 }
 
 

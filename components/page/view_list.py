@@ -66,6 +66,10 @@ VIEWS = (
     # Every head as it is, over a corpus or the text.
     View("atlas", "Head atlas: what every head does", whole_model=True,
          numbers_from="the page's corpus of sentences, or this text alone, as chosen under the title"),
+    # Past the attention layer: the side column's layer as the model runs it, and the whole model's head and cache.
+    View("block", "The whole block"),
+    View("lens", "Next token, layer by layer", whole_model=True),
+    View("generate", "Generation with a KV cache", whole_model=True),
 )
 VIEW_NAMES = tuple(view.name for view in VIEWS)
 LABELS = {view.name: view.label for view in VIEWS}  # the view selector's options, in the list's order

@@ -1,0 +1,74 @@
+"""The block around the heads: each step's per-token norms as small bars, what each sublayer wrote against the
+residual stream (grouped bars a token), and the mixing ratio a token. Numbers in, Vega-Lite out; the tokens reach
+the charts as data (token_axes.label_axis reads a parameter, never a token written into an expression). The
+contributions' map is heatmap.py's.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from components.charts.lettering import READING, Lettering, title_lines
+from components.charts.token_axes import label_axis, labelled
+
+PAD = alt.AutoSizeParams(type="pad")  # the plot as large as asked, its axes and title around it
+STEP_BARS_PX = 56  # a step's bars: a strip beside its formula
+WRITTEN_PX = 200
+PARTS_SHOWN = {"residual in": "residual in", "attention": "attention", "MLP": "MLP"}  # written()'s, as the legend
+PART_COLOURS = ["#9e9e9e", "#1f77b4", "#ff7f0e"]
+
+
+def _token_axis(tokens: list[str], width: int, lettering: Lettering, title: str | None = "token") -> alt.Axis:
+    return label_axis(tokens, title, len(tokens), angle=-60, length_px=width, spacing_px=lettering.label_spacing_px)
+
+
+def step_bars(norms: np.ndarray, tokens: list[str], *, title: str, width: int, shared_top: float,
+              lettering: Lettering = READING) -> alt.TopLevelMixin:
+    """(T,) one step's per-token norms ‖x_t‖ as bars, on a scale up to shared_top (every step's largest), so that
+    the steps compare."""
+    frame = pd.DataFrame({"position": np.arange(len(tokens)), "norm": np.asarray(norms, dtype=float)})
+    chart = alt.Chart(frame).mark_bar().encode(
+        x=alt.X("position:O", axis=_token_axis(tokens, width, lettering, None)),
+        y=alt.Y("norm:Q", title="‖x‖", scale=alt.Scale(domain=[0, max(shared_top, 1e-6)]),
+                axis=alt.Axis(tickCount=2)),
+        tooltip=[alt.Tooltip("position:O"), alt.Tooltip("norm:Q", format=".3f")],
+    ).properties(width=width, height=STEP_BARS_PX, title=title_lines(title, width), description=title,
+                 autosize=PAD)
+    return labelled(chart, tokens)
+
+
+def written_frame(written: dict[str, np.ndarray]) -> pd.DataFrame:
+    """{part: (T,)} -> a row per (position, part) of PARTS_SHOWN."""
+    return pd.DataFrame([{"position": position, "part": PARTS_SHOWN[part], "norm": float(value)}
+                         for part in PARTS_SHOWN for position, value in enumerate(written[part])],
+                        columns=["position", "part", "norm"])
+
+
+def written_bars(written: dict[str, np.ndarray], tokens: list[str], *, title: str, width: int,
+                 lettering: Lettering = READING) -> alt.TopLevelMixin:
+    """What each sublayer wrote into each token's vector beside what the stream carried in: grouped bars a token."""
+    parts = list(PARTS_SHOWN.values())
+    chart = alt.Chart(written_frame(written)).mark_bar().encode(
+        x=alt.X("position:O", axis=_token_axis(tokens, width, lettering)),
+        xOffset=alt.XOffset("part:N", sort=parts),
+        y=alt.Y("norm:Q", title="norm ‖·‖"),
+        color=alt.Color("part:N", sort=parts, scale=alt.Scale(domain=parts, range=PART_COLOURS), title=None,
+                        legend=alt.Legend(orient="bottom")),
+        tooltip=[alt.Tooltip("position:O"), alt.Tooltip("part:N"), alt.Tooltip("norm:Q", format=".3f")],
+    ).properties(width=width, height=WRITTEN_PX, title=title_lines(title, width), description=title, autosize=PAD)
+    return labelled(chart, tokens)
+
+
+def ratio_bars(ratio: np.ndarray, tokens: list[str], *, title: str, width: int,
+               lettering: Lettering = READING) -> alt.TopLevelMixin:
+    """(T,) each token's mixing ratio, 0 (kept to itself and its residual) to 1 (updated by the others alone)."""
+    frame = pd.DataFrame({"position": np.arange(len(tokens)), "ratio": np.asarray(ratio, dtype=float)})
+    chart = alt.Chart(frame).mark_bar(color="#1f77b4").encode(
+        x=alt.X("position:O", axis=_token_axis(tokens, width, lettering)),
+        y=alt.Y("ratio:Q", title="mixing ratio", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        tooltip=[alt.Tooltip("position:O"), alt.Tooltip("ratio:Q", format=".1%", title="mixing ratio")],
+    ).properties(width=width, height=WRITTEN_PX * 3 // 4, title=title_lines(title, width), description=title,
+                 autosize=PAD)
+    return labelled(chart, tokens)

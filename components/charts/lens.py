@@ -1,0 +1,51 @@
+"""The logit lens as one map: a row per layer read, a column per position, each cell coloured by the probability
+of its top token and lettered with that token; a ring on the first layer whose top token is the model's final
+guess. heatmap.py's cells (heatmap_panel), with the tokens written over them as data (never an expression).
+
+Letters used in shape comments: L layers, P positions drawn.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from components.charts.heatmap import cells_by_head, heatmap_panel
+from components.charts.lettering import READING, Lettering
+
+FIRST_RING = "#d62728"  # the first layer whose top token is the final guess
+DARK_CELL = 0.55  # above this probability a cell's token is written white, below it black
+TOKEN_CHARS = 8  # a cell's token cut to this many characters (the tooltip has it whole)
+
+
+def cell_tokens(top_tokens: list[list[str]], probabilities: np.ndarray) -> pd.DataFrame:
+    """[layer][position] top tokens and their (L + 1, P) probabilities -> a row per cell: row, column, the token
+    as written in the cell and whole, its probability, and whether it is written white."""
+    rows = [{"row": layer, "column": position, "whole": token,
+             "short": token if len(token) <= TOKEN_CHARS else token[:TOKEN_CHARS - 1] + "…",
+             "probability": float(probabilities[layer, position]),
+             "white": bool(probabilities[layer, position] > DARK_CELL)}
+            for layer, per_layer in enumerate(top_tokens) for position, token in enumerate(per_layer)]
+    return pd.DataFrame(rows, columns=["row", "column", "whole", "short", "probability", "white"])
+
+
+def lens_map(probabilities: np.ndarray, top_tokens: list[list[str]], first_layer: np.ndarray, layer_labels: list[str],
+             position_labels: list[str], *, title: str, size: int, lettering: Lettering = READING) -> alt.TopLevelMixin:
+    """probabilities (L + 1, P) of each cell's top token, top_tokens [layer][position], first_layer (P,) the first
+    row whose top token is the final guess; rows named by layer_labels, columns by position_labels (the text's
+    tokens there)."""
+    matrix = np.asarray(probabilities, dtype=np.float32)[None, None]  # (1, 1, L + 1, P)
+    letters = cell_tokens(top_tokens, probabilities)
+    text = alt.Chart(letters).mark_text(aria=False, fontSize=max(10.0, lettering.font_px - 2)).encode(
+        x=alt.X("column:O"), y=alt.Y("row:O"), text="short:N",
+        color=alt.condition("datum.white", alt.value("white"), alt.value("black")),
+        tooltip=[alt.Tooltip("whole:N", title="top token"), alt.Tooltip("probability:Q", format=".1%")])
+    rings = pd.DataFrame({"row": np.asarray(first_layer, dtype=int), "column": np.arange(len(first_layer))})
+    ring = alt.Chart(rings).mark_rect(filled=False, stroke=FIRST_RING, strokeWidth=2.5, aria=False).encode(
+        x=alt.X("column:O"), y=alt.Y("row:O"))
+    chart = heatmap_panel(cells_by_head(matrix), pd.DataFrame({"value": [0.0, 1.0]}), False, layer_labels,
+                          position_labels, title=title, value_title="P(top token)", row_title="layer read",
+                          column_title="position", scheme="blues", size=size, lettering=lettering, aria=True,
+                          over=[text, ring])
+    return chart.properties(autosize=alt.AutoSizeParams(type="pad"))

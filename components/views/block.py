@@ -1,0 +1,89 @@
+"""The whole block: the side column's layer as the model runs it, step by step past the attention layer (residual
+in, the norm where the family puts it, every head through W_O, the adds, the MLP), each step with its formula, its
+shape and its per-token norms; what attention and the MLP write against the residual stream; and how much of each
+token's update came from the other tokens once the residual and the norm are counted (Kobayashi et al. 2021).
+The numbers are attention/dissect/block.py's and mixing.py's, through components/caches/past_attention.py.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.caches import past_attention
+from components.charts.block import ratio_bars, step_bars, written_bars
+from components.charts.draw import lettered, show
+from components.charts.heatmap import heatmap
+from components.page import controls
+from components.page.downloads import chart_downloads
+
+FORMULA_SHARE = 0.45  # of the view's width for a step's name, formula and shape; its bars take the rest
+PLACEMENTS = {  # where the norm sits, in words, by the family's answer (Family.block_parts)
+    "post": "after each add (post-norm, as in the original transformer): x + attention is normed before the MLP "
+            "reads it, and x + MLP before the next layer does, so the stream the next layer reads is always normed",
+    "pre": "before each sublayer (pre-norm): Q, K and V read {norm}(x) and the MLP reads {norm}(h), while the adds "
+           "write into the un-normed stream, which grows from layer to layer",
+}
+
+
+def render(context) -> None:
+    layer = context.state.layer
+    numbers = past_attention.block(context.model_name, context.text, context.text_b, layer)
+    tokens = list(context.encoding().tokens[0])
+    st.markdown(f"Layer {layer} of the model as it runs it: the model's own heads, √d_k and mask, whatever the "
+                f"side column's source and scaling. Its {context.family.label} puts the {numbers.norm_name} "
+                f"{PLACEMENTS[numbers.placement].format(norm=numbers.norm_name)}.")
+    st.button(f"Open layer {layer}'s heads, one at a time (the One head view)", key="block_to_head",
+              on_click=controls.request, kwargs={"view": "head", "layer": layer}, icon=":material/arrow_back:")
+    _steps(context, numbers, tokens)
+    _written(context, numbers, tokens)
+    _mixing(context, numbers, tokens)
+
+
+def _steps(context, numbers, tokens: list[str]) -> None:
+    st.subheader("The steps, in order")
+    top = float(numbers.norms.max())
+    side_by_side = not context.stacked
+    bars_px = max(160, context.column_px(1 - FORMULA_SHARE) - 90) if side_by_side else max(160, context.width - 90)
+    for index, (name, formula, shape) in enumerate(zip(numbers.names, numbers.formulas, numbers.shapes,
+                                                       strict=True)):
+        words, bars = st.columns([FORMULA_SHARE, 1 - FORMULA_SHARE]) if side_by_side else (st.container(),) * 2
+        with words:
+            st.markdown(f"**{index + 1}. {name}** · shape `{tuple(shape)}`")
+            st.caption(formula)
+        with bars:
+            show(step_bars(numbers.norms[index], tokens, title=f"‖{name}‖ per token", width=bars_px,
+                           shared_top=top, lettering=context.lettering),
+                 key=f"block_step_{index}", lettering=context.lettering)
+    st.caption("Each bar is a token's vector's length, ‖x_t‖, after that step, on one scale for every step. Shapes "
+               "are (B, T, C): batch, tokens, hidden size.")
+
+
+def _written(context, numbers, tokens: list[str]) -> None:
+    st.subheader("What each sublayer writes into the stream")
+    width = max(200, context.width - 90)
+    chart = written_bars(numbers.written, tokens, title=f"Layer {numbers.layer}: ‖residual in‖, ‖attention‖ "
+                         "and ‖MLP‖ per token", width=width, lettering=context.lettering)
+    st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-block-written")
+    chart_downloads(lambda: chart, "block-written", f"block-written-layer-{numbers.layer}")
+    st.caption("Grey: the residual stream a token brings in; blue: what the attention block adds to it (every head "
+               "through W_O); orange: what the MLP adds. A small update beside a long stream changes the token "
+               "little. " + ("For a post-norm model the MLP reads the normed stream." if numbers.placement == "post"
+                             else "The stream is read before its norm."))
+
+
+def _mixing(context, numbers, tokens: list[str]) -> None:
+    st.subheader("How much of each token's update came from the others")
+    width = max(200, context.width - 90)
+    show(ratio_bars(numbers.mixing_ratio, tokens, title="Mixing ratio per token", width=width,
+                    lettering=context.lettering), key="block_ratio", lettering=context.lettering)
+    chart = heatmap(numbers.contributions, tokens, tokens,
+                    title=f"‖z̃_ij‖: what token j wrote into token i, layer {numbers.layer}",
+                    row_title="token i (updated)", column_title="token j (source)", scheme="blues",
+                    size=context.plot_px(), lettering=context.lettering)
+    show(chart, key="block_contributions", lettering=context.lettering)
+    st.caption("Kobayashi et al. (2021): the attention block's output for token i is a sum over the tokens j of "
+               "α_ij·(x̂_j W_V) W_O, with token i's own residual on the diagonal"
+               + (" and the LayerNorm after the add linearised around it" if numbers.placement == "post" else "")
+               + ". The mixing ratio is ‖Σ_{j≠i} z̃_ij‖ / (‖Σ_{j≠i} z̃_ij‖ + ‖z̃_ii‖): 0 when a token kept to itself "
+               "and its residual, 1 when its update came from the others alone. The weights α alone overstate the "
+               "mixing: the residual carries most of each token through.")

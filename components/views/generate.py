@@ -1,0 +1,133 @@
+"""Generation with a key/value cache: greedy decoding of the text's continuation, step by step. The prefill reads
+the text at once; then each step feeds the token just guessed, whose one query row reads every cached key, while K
+and V grow one row a step in every layer and Q is never cached. The cache's bytes for this model's heads (MHA, GQA,
+MQA), and StreamingLLM's what-if: a cache of fixed size with the first tokens kept, or evicted. The numbers are
+attention/experiments/generation.py's, through components/caches/past_attention.py; an encoder gets a notice.
+
+Letters: L layers, nh query heads, n_kv key/value heads, S cached tokens, d head size, T the text's tokens.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from attention.stages.limits import PAGE_MAX_NEW_TOKENS, PAGE_STREAMING_SINKS, PAGE_STREAMING_WINDOW
+from components.caches import past_attention
+from components.charts.draw import show
+from components.charts.heatmap import heatmap
+
+NEW_TOKENS_KEY, STEP_KEY, LAYER_KEY = "generate_new_tokens", "generate_step", "generate_layer"
+SINKS_KEY, WINDOW_KEY = "generate_sinks", "generate_window"
+DEFAULT_NEW_TOKENS = 8
+BYTES_PER_NUMBER = 4  # float32, as the core holds the cache
+
+
+def attention_kind(num_heads: int, kv_heads: int) -> str:
+    """What the cache's heads are called: every query head its own K and V (MHA), one shared by all (MQA), or
+    groups (GQA)."""
+    if kv_heads == num_heads:
+        return f"multi-head attention (MHA): each of the {num_heads} query heads has its own K and V"
+    if kv_heads == 1:
+        return f"multi-query attention (MQA): the {num_heads} query heads share one K and one V"
+    return (f"grouped-query attention (GQA): the {num_heads} query heads share {kv_heads} K and V heads, "
+            f"{num_heads // kv_heads} each")
+
+
+def render(context) -> None:
+    family, shape = context.family, context.shape
+    if family.own_mask != "causal":  # the family's own answer: it reads every token both ways
+        st.info(f"{family.label} is an encoder: it reads every token both ways at once and was never trained to "
+                "write the next one, so it does not generate. Load gpt2 or a SmolLM2 (the sidebar's model list) to "
+                "watch a decoder fill its key/value cache.", icon=":material/info:")
+        return
+    new_tokens = st.slider("New tokens", PAGE_MAX_NEW_TOKENS.low, PAGE_MAX_NEW_TOKENS.high, DEFAULT_NEW_TOKENS,
+                           key=NEW_TOKENS_KEY, help="Greedy decoding: the model's top token, one step through every "
+                                                    "layer each.")
+    try:
+        generation, why = past_attention.generation(context.model_name, context.text, new_tokens)
+    except ValueError as error:  # a text that leaves the model no room
+        st.warning(str(error), icon=":material/info:")
+        return
+    if generation is None:
+        st.info(f"This model has no language-model head, so it cannot guess a next token: {why}",
+                icon=":material/info:")
+        return
+    prompt = len(generation.prompt_ids)
+    st.markdown("**The text and its continuation:**")
+    st.text("".join(generation.tokens[:prompt]) + " ⟶ " + " · ".join(generation.tokens[prompt:]))
+    _steps_table(generation, shape)
+    _one_step(context, generation, shape)
+    _streaming(context, new_tokens, prompt)
+
+
+def _steps_table(generation, shape) -> None:
+    prompt, d = len(generation.prompt_ids), shape.head_size
+    rows = [{"step": index, "fed": "the whole text" if index == 0 else generation.tokens[step.position],
+             "Q (per layer)": str((1, shape.num_heads, prompt if index == 0 else 1, d)),
+             "K and V cached (per layer)": str((1, shape.kv_heads, len(step.cache_positions), d)),
+             "cache (bytes)": step.cache_bytes, "next token": generation.tokens[step.position + 1],
+             "P(next)": step.next_probability} for index, step in enumerate(generation.steps)]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="generate_steps",
+                 column_config={"P(next)": st.column_config.NumberColumn(format="percent")})
+    layers, kv, heads = shape.num_layers, shape.kv_heads, shape.num_heads
+    st.caption(f"K and V gain one row a step in each of the {layers} layers; Q is never cached: a query is read once, "
+               f"by the token that made it, so each step after the prefill computes one query row (1 × {d} per "
+               f"head). This model uses {attention_kind(heads, kv)}. The cache holds 2 (K and V) · {layers} layers "
+               f"· {kv} heads · S tokens · {d} · {BYTES_PER_NUMBER} bytes = {2 * layers * kv * d * BYTES_PER_NUMBER:,}"
+               f" bytes a token" + (f", where a head of its own for each query head would take "
+                                    f"{2 * layers * heads * d * BYTES_PER_NUMBER:,}" if kv != heads else "") + ".")
+
+
+def _one_step(context, generation, shape) -> None:
+    st.subheader("One step: the new token's query row against every cached key")
+    left, right = st.columns(2)
+    with left:
+        index = st.slider("Step", 0, len(generation.steps) - 1, 0, key=STEP_KEY,
+                          help="0 is the prefill (the text read at once); each later step feeds one new token.")
+    with right:
+        layer = st.slider("Layer", 0, shape.num_layers - 1, 0, key=LAYER_KEY)
+    step = generation.steps[index]
+    keys = [generation.tokens[position] for position in step.cache_positions]
+    fed = generation.tokens[step.position]
+    show(heatmap(step.weights[layer], [str(head) for head in range(shape.num_heads)], keys,
+                 title=f"Step {index}, layer {layer}: the query row of token {step.position} over the {len(keys)} "
+                       "cached keys", row_title="query head", column_title="cached key", scheme="blues",
+                 domain=[0.0, 1.0], size=context.plot_px(cap=max(320, 28 * len(keys))), lettering=context.lettering),
+         key="generate_row", lettering=context.lettering)
+    st.caption(f"Q of {fed!r}: (1, {shape.num_heads}, 1, {shape.head_size}); K and V of the cache: (1, "
+               f"{shape.kv_heads}, {len(keys)}, {shape.head_size}), each K head read by "
+               f"{shape.num_heads // shape.kv_heads} query head(s). The row sums to 1 over the cache; the guess "
+               f"after it: {generation.tokens[step.position + 1]!r} at {step.next_probability:.1%}.")
+
+
+def _streaming(context, new_tokens: int, prompt: int) -> None:
+    st.subheader("StreamingLLM: a cache of fixed size, its first tokens kept or evicted")
+    left, right = st.columns(2)
+    with left:
+        sinks = st.slider("First tokens kept (sinks)", PAGE_STREAMING_SINKS.low, PAGE_STREAMING_SINKS.high, 4,
+                          key=SINKS_KEY)
+    with right:
+        window = st.slider("Last tokens kept (window)", PAGE_STREAMING_WINDOW.low, PAGE_STREAMING_WINDOW.high, 4,
+                           key=WINDOW_KEY)
+    what_if = past_attention.streaming(context.model_name, context.text, new_tokens, sinks, window)
+    kept, evicted = what_if.kept, what_if.evicted
+    st.dataframe(pd.DataFrame({"cache": [f"first {sinks} kept + last {window}", f"last {sinks + window} only"],
+                               "continuation": [" · ".join(run.tokens[prompt:]) for run in (kept, evicted)]}),
+                 hide_index=True, key="generate_streaming")
+    parted = ("The two guess the same tokens." if what_if.diverges_at is None else
+              f"They part at new token {what_if.diverges_at}.")
+    sink_share = float(what_if.sink_weight[-1].mean()) if sinks else 0.0
+    st.caption(f"Both caches hold {sinks + window} entries; the text is read a token at a time within them, positions "
+               f"re-assigned within the cache (Xiao et al. 2023). {parted} At the last step the kept first tokens "
+               f"draw {sink_share:.0%} of the attention, averaged over every layer and head: the weight a head spends "
+               "nowhere else, which evicting them hands to other tokens.")
+    layer = st.session_state.get(LAYER_KEY, 0)
+    for run, name, key in ((kept, "first tokens kept", "generate_kept"), (evicted, "first tokens evicted",
+                                                                           "generate_evicted")):
+        last = run.steps[-1]
+        show(heatmap(last.weights[layer], [str(head) for head in range(context.shape.num_heads)],
+                     [run.tokens[position] for position in last.cache_positions],
+                     title=f"Last step, layer {layer}, {name}", row_title="query head", column_title="cached key",
+                     domain=[0.0, 1.0], size=context.plot_px(cap=320), lettering=context.lettering),
+             key=key, lettering=context.lettering)
