@@ -24,15 +24,15 @@ def _token_axis(tokens: list[str], width: int, lettering: Lettering, title: str 
     return label_axis(tokens, title, len(tokens), angle=-60, length_px=width, spacing_px=lettering.label_spacing_px)
 
 
-def step_bars(norms: np.ndarray, tokens: list[str], *, title: str, width: int, shared_top: float,
+def step_bars(norms: np.ndarray, tokens: list[str], *, title: str, width: int,
               lettering: Lettering = READING) -> alt.TopLevelMixin:
-    """(T,) one step's per-token norms ‖x_t‖ as bars, on a scale up to shared_top (every step's largest), so that
-    the steps compare."""
+    """(T,) one step's per-token norms ‖x_t‖ as bars, from 0 to the step's own largest: on one scale for every
+    step, a norm's output (a few units) flattened the attention's and the MLP's (hundredths, in a tiny model) to
+    nothing. The title says the largest, so that the steps still compare."""
     frame = pd.DataFrame({"position": np.arange(len(tokens)), "norm": np.asarray(norms, dtype=float)})
     chart = alt.Chart(frame).mark_bar().encode(
         x=alt.X("position:O", axis=_token_axis(tokens, width, lettering, None)),
-        y=alt.Y("norm:Q", title="‖x‖", scale=alt.Scale(domain=[0, max(shared_top, 1e-6)]),
-                axis=alt.Axis(tickCount=2)),
+        y=alt.Y("norm:Q", title=None, scale=alt.Scale(zero=True), axis=alt.Axis(tickCount=2)),
         tooltip=[alt.Tooltip("position:O"), alt.Tooltip("norm:Q", format=".3f")],
     ).properties(width=width, height=STEP_BARS_PX, title=title_lines(title, width), description=title,
                  autosize=PAD)

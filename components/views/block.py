@@ -16,7 +16,7 @@ from components.charts.heatmap import heatmap
 from components.page import controls
 from components.page.downloads import chart_downloads
 
-FORMULA_SHARE = 0.45  # of the view's width for a step's name, formula and shape; its bars take the rest
+FORMULA_SHARE = 0.4  # of the view's width for a step's name, formula and shape; its bars take the rest
 PLACEMENTS = {  # where the norm sits, in words, by the family's answer (Family.block_parts)
     "post": "after each add (post-norm, as in the original transformer): x + attention is normed before the MLP "
             "reads it, and x + MLP before the next layer does, so the stream the next layer reads is always normed",
@@ -30,9 +30,9 @@ def render(context) -> None:
     numbers = past_attention.block(context.model_name, context.text, context.text_b, layer)
     tokens = list(context.encoding().tokens[0])
     st.markdown(f"Layer {layer} of the model as it runs it: the model's own heads, √d_k and mask, whatever the "
-                f"side column's source and scaling. Its {context.family.label} puts the {numbers.norm_name} "
+                f"side column's source and scaling. A {context.family.label} puts its {numbers.norm_name} "
                 f"{PLACEMENTS[numbers.placement].format(norm=numbers.norm_name)}.")
-    st.button(f"Open layer {layer}'s heads, one at a time (the One head view)", key="block_to_head",
+    st.button(f"Back to layer {layer}'s heads (One head)", key="block_to_head",
               on_click=controls.request, kwargs={"view": "head", "layer": layer}, icon=":material/arrow_back:")
     _steps(context, numbers, tokens)
     _written(context, numbers, tokens)
@@ -41,7 +41,6 @@ def render(context) -> None:
 
 def _steps(context, numbers, tokens: list[str]) -> None:
     st.subheader("The steps, in order")
-    top = float(numbers.norms.max())
     side_by_side = not context.stacked
     bars_px = max(160, context.column_px(1 - FORMULA_SHARE) - 90) if side_by_side else max(160, context.width - 90)
     for index, (name, formula, shape) in enumerate(zip(numbers.names, numbers.formulas, numbers.shapes,
@@ -51,11 +50,11 @@ def _steps(context, numbers, tokens: list[str]) -> None:
             st.markdown(f"**{index + 1}. {name}** · shape `{tuple(shape)}`")
             st.caption(formula)
         with bars:
-            show(step_bars(numbers.norms[index], tokens, title=f"‖{name}‖ per token", width=bars_px,
-                           shared_top=top, lettering=context.lettering),
+            show(step_bars(numbers.norms[index], tokens, width=bars_px, lettering=context.lettering,
+                           title=f"‖{name}‖ per token (largest {float(numbers.norms[index].max()):.3g})"),
                  key=f"block_step_{index}", lettering=context.lettering)
-    st.caption("Each bar is a token's vector's length, ‖x_t‖, after that step, on one scale for every step. Shapes "
-               "are (B, T, C): batch, tokens, hidden size.")
+    st.caption("Each bar is a token's vector's length, ‖x_t‖, after that step, from 0 to the step's largest (in its "
+               "title). Shapes are (B, T, C): batch, tokens, hidden size.")
 
 
 def _written(context, numbers, tokens: list[str]) -> None:

@@ -41,9 +41,10 @@ def render(context) -> None:
                 "write the next one, so it does not generate. Load gpt2 or a SmolLM2 (the sidebar's model list) to "
                 "watch a decoder fill its key/value cache.", icon=":material/info:")
         return
-    new_tokens = st.slider("New tokens", PAGE_MAX_NEW_TOKENS.low, PAGE_MAX_NEW_TOKENS.high, DEFAULT_NEW_TOKENS,
-                           key=NEW_TOKENS_KEY, help="Greedy decoding: the model's top token, one step through every "
-                                                    "layer each.")
+    control = st.columns(2)[0] if not context.stacked else st.container()
+    new_tokens = control.slider("New tokens", PAGE_MAX_NEW_TOKENS.low, PAGE_MAX_NEW_TOKENS.high, DEFAULT_NEW_TOKENS,
+                                key=NEW_TOKENS_KEY, help="Greedy decoding: the model's top token, one step through "
+                                                         "every layer each.")
     try:
         generation, why = past_attention.generation(context.model_name, context.text, new_tokens)
     except ValueError as error:  # a text that leaves the model no room
@@ -63,7 +64,7 @@ def render(context) -> None:
 
 def _steps_table(generation, shape) -> None:
     prompt, d = len(generation.prompt_ids), shape.head_size
-    rows = [{"step": index, "fed": "the whole text" if index == 0 else generation.tokens[step.position],
+    rows = [{"step": index, "fed": "the text" if index == 0 else generation.tokens[step.position],
              "Q (per layer)": str((1, shape.num_heads, prompt if index == 0 else 1, d)),
              "K and V cached (per layer)": str((1, shape.kv_heads, len(step.cache_positions), d)),
              "cache (bytes)": step.cache_bytes, "next token": generation.tokens[step.position + 1],
@@ -123,11 +124,19 @@ def _streaming(context, new_tokens: int, prompt: int) -> None:
                f"draw {sink_share:.0%} of the attention, averaged over every layer and head: the weight a head spends "
                "nowhere else, which evicting them hands to other tokens.")
     layer = st.session_state.get(LAYER_KEY, 0)
-    for run, name, key in ((kept, "first tokens kept", "generate_kept"), (evicted, "first tokens evicted",
-                                                                           "generate_evicted")):
+    places = st.columns(2) if not context.stacked else (st.container(),) * 2
+    for place, run, name, key in ((places[0], kept, "first tokens kept", "generate_kept"),
+                                  (places[1], evicted, "first tokens evicted", "generate_evicted")):
         last = run.steps[-1]
-        show(heatmap(last.weights[layer], [str(head) for head in range(context.shape.num_heads)],
-                     [run.tokens[position] for position in last.cache_positions],
-                     title=f"Last step, layer {layer}, {name}", row_title="query head", column_title="cached key",
-                     domain=[0.0, 1.0], size=context.plot_px(cap=320), lettering=context.lettering),
-             key=key, lettering=context.lettering)
+        with place:
+            _last_row(context, run, last, layer, name, key)
+
+
+def _last_row(context, run, last, layer: int, name: str, key: str) -> None:
+    """The last step's query row of one run of the what-if, over its cache, at the layer chosen above."""
+    show(heatmap(last.weights[layer], [str(head) for head in range(context.shape.num_heads)],
+                 [run.tokens[position] for position in last.cache_positions],
+                 title=f"Last step, layer {layer}, {name}", row_title="query head", column_title="cached key",
+                 domain=[0.0, 1.0], size=context.plot_px(context.column_px(0.5), cap=320),
+                 lettering=context.lettering),
+         key=key, lettering=context.lettering)

@@ -16,6 +16,8 @@ from components.charts.lens import lens_map
 from components.page.downloads import chart_downloads, csv_download
 
 SHOWN_POSITIONS = 16  # the map's last positions of a long text; the CSV has every one
+CELL_PX = 40  # a cell wide enough for a short token: a phone's map shows fewer positions
+LABEL_ROOM_PX = 90  # the row labels and their title, beside the cells
 NO_HEAD = ("This model has no language-model head: {why}. Load gpt2, a SmolLM2 or bert-base-uncased (the sidebar's "
            "model list) to read its layers as next-token guesses; the other views work on this one.")
 
@@ -30,7 +32,8 @@ def render(context) -> None:
         st.info(NO_HEAD.format(why=first_sentence(why)), icon=":material/info:")
         return
     layers = lens.top_ids.shape[0] - 1
-    shown = range(max(0, len(lens.positions) - SHOWN_POSITIONS), len(lens.positions))
+    columns = max(4, min(SHOWN_POSITIONS, (context.width - LABEL_ROOM_PX) // CELL_PX))
+    shown = range(max(0, len(lens.positions) - columns), len(lens.positions))
     st.markdown(f"Each row is the residual stream entering a layer (row 0: the embeddings; row {layers}: the last "
                 "layer's output) read through the model's own head, as if no layer came after it. A cell holds the "
                 "token the head would guess there and, by its colour, how sure it is; a red ring marks the first "

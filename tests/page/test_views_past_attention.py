@@ -1,0 +1,206 @@
+"""The views past the attention layer (block, lens, generate) on the bundled BERT, the tiny GPT-2 and the tiny Llama
+(harness/checkpoints.py), opened by links: the numbers they draw are the core's (whose parity with transformers is
+tests/core/test_block.py's, test_logit_lens.py's and test_generation.py's), the block's button opens the one-head
+view at its layer, and what a model cannot do, or a text that will not do, is said in a notice."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attention.analyses.logit_lens import TABLE_COLUMNS, logit_lens
+from attention.dissect.block import build_block
+from attention.dissect.mixing import mixing
+from attention.experiments.generation import GenerationSettings, StreamingSettings, generate, streaming_what_if
+from attention.models.lm_heads import load_language_model
+from attention.models.loading import load_model
+from attention.text.encoding import encode
+from tests.pages import (
+    assert_healthy,
+    chart_matrix,
+    chart_title,
+    chart_values,
+    charts,
+    open_keeping_downloads,
+    open_page,
+)
+
+TEXT = "what if it rains tomorrow"
+CLOSE = dict(rtol=1e-5, atol=1e-5)  # float32, through Arrow
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    from harness.checkpoints import tiny_gpt2, tiny_llama
+
+    return {"gpt2": tiny_gpt2(tmp_path_factory.mktemp("gpt2")), "llama": tiny_llama(tmp_path_factory.mktemp("llama"))}
+
+
+@pytest.fixture(params=["gpt2", "llama"])
+def decoder(request, folders, monkeypatch):
+    """The link's query to a tiny decoder, and its folder."""
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", ":".join(str(folder) for folder in folders.values()))
+    return {"model": str(folders[request.param]), "text": TEXT}, folders[request.param]
+
+
+def chart_keyed(page, title: str):
+    """The one chart whose title starts so."""
+    [chart] = [chart for chart in charts(page) if chart_title(chart).startswith(title)]
+    return chart
+
+
+# ---- The block ----
+
+@pytest.mark.parametrize("model", ["bundled", "gpt2", "llama"])
+def test_the_block_draws_the_cores_steps_written_norms_and_mixing(model, folders, bundled, monkeypatch):
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", ":".join(str(folder) for folder in folders.values()))
+    query = {"view": "block", "layer": "1"} | ({} if model == "bundled" else {"model": str(folders[model]),
+                                                                               "text": TEXT})
+    page = open_page(query)
+    assert_healthy(page)
+    loaded = bundled if model == "bundled" else load_model(str(folders[model]))
+    encoding = encode(loaded, query.get("text", "time flies like an arrow"))
+    block = build_block(loaded, encoding, 1)
+    for step in block.steps:
+        drawn = chart_values(chart_keyed(page, f"‖{step.name}‖ per token"))["norm"].to_numpy()
+        np.testing.assert_allclose(drawn, np.linalg.norm(step.value[0], axis=-1), **CLOSE)
+    written = chart_values(chart_keyed(page, "Layer 1: ‖residual in‖"))
+    for part, norms in block.written().items():
+        if part in set(written["part"]):
+            np.testing.assert_allclose(written[written["part"] == part]["norm"].to_numpy(), norms[0], **CLOSE)
+    mixed = mixing(loaded, encoding, 1)
+    np.testing.assert_allclose(chart_values(chart_keyed(page, "Mixing ratio"))["ratio"], mixed.mixing_ratio[0], **CLOSE)
+    np.testing.assert_allclose(chart_matrix(chart_keyed(page, "‖z̃_ij‖")), mixed.contributions[0], **CLOSE)
+    words = " ".join(block.value for block in page.markdown)
+    assert ("after each add" if block.placement == "post" else "before each sublayer") in words
+    assert block.norm_name in words
+
+
+def test_the_blocks_button_opens_the_one_head_view_at_its_layer():
+    page = open_page(view="block", layer="3")
+    page.button(key="block_to_head").click().run()
+    assert_healthy(page)
+    assert page.query_params.get("view", "head") == "head", "the default view leaves the link"
+    assert page.query_params["layer"] == "3"
+    assert page.radio(key="view").value == "head"
+
+
+def test_a_layer_beyond_the_model_is_refused_with_a_notice():
+    page = open_page(view="block", layer="9")
+    assert_healthy(page)
+    assert any("layer" in warning.value for warning in page.warning), [w.value for w in page.warning]
+    assert charts(page), "the block of a layer the model has is drawn"
+
+
+# ---- The next token, layer by layer ----
+
+def test_the_lens_draws_the_cores_top_tokens_and_downloads_its_table(decoder):
+    query, folder = decoder
+    page, made = open_keeping_downloads({**query, "view": "lens"})
+    assert_healthy(page)
+    model = load_language_model(str(folder))
+    lens = logit_lens(model, encode(model.model, TEXT))
+    shown = chart_matrix(chart_keyed(page, "Top next token"))  # (L + 1, P shown): the last positions
+    np.testing.assert_allclose(shown, lens.top_probabilities[:, -shown.shape[1]:, 0], **CLOSE)
+    table = pd.read_csv(io.StringIO(made["logit-lens.csv"]()), keep_default_na=False)
+    assert tuple(table.columns) == TABLE_COLUMNS
+    expected = pd.DataFrame(lens.table(), columns=list(TABLE_COLUMNS))
+    assert table["token"].tolist() == expected["token"].tolist()
+    np.testing.assert_allclose(table["probability"], expected["probability"], rtol=1e-5)
+    assert len(table) == lens.top_ids.shape[0] * len(lens.positions) * 5
+
+
+def test_the_lens_rings_the_first_layer_of_the_final_guess(decoder):
+    query, folder = decoder
+    page = open_page({**query, "view": "lens"})
+    model = load_language_model(str(folder))
+    lens = logit_lens(model, encode(model.model, TEXT))
+    spec = chart_keyed(page, "Top next token").proto
+    frames = [chart_values_of(data.data.data) for data in spec.datasets]
+    [rings] = [frame for frame in frames if list(frame.columns) == ["row", "column"]]
+    assert rings["row"].tolist() == lens.first_layer[-len(rings):].tolist()
+
+
+def chart_values_of(blob: bytes) -> pd.DataFrame:
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(blob).read_all().to_pandas()
+
+
+def test_a_model_without_a_head_gets_a_notice_and_no_lens():
+    page = open_page(view="lens")
+    assert_healthy(page)
+    notice = " ".join(info.value for info in page.info)
+    assert "no language-model head" in notice and "load gpt2, a smollm2 or bert-base-uncased" in notice.lower()
+    assert not charts(page)
+
+
+def test_a_bert_with_its_head_asks_for_its_mask(tmp_path, monkeypatch):
+    from tests.conftest import save_tiny_bert
+
+    save_tiny_bert(tmp_path, with_mlm_head=True)
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tmp_path))
+    page = open_page(view="lens", model=str(tmp_path), text="no mask here")
+    assert_healthy(page)
+    assert page.warning and "[MASK]" in " ".join(warning.value for warning in page.warning)
+
+
+# ---- Generation with a KV cache ----
+
+def test_generation_draws_each_steps_row_and_the_cache_growing(decoder):
+    query, folder = decoder
+    page = open_page({**query, "view": "generate"})
+    assert_healthy(page)
+    model = load_language_model(str(folder))
+    generation = generate(model, TEXT, GenerationSettings(max_new_tokens=8, stop_at_end=False))
+    shape = model.shape
+    steps = page.dataframe[0].value  # the steps, then the what-if's two runs
+    assert steps["cache (bytes)"].tolist() == [step.cache_bytes for step in generation.steps]
+    prompt = len(generation.prompt_ids)
+    assert steps["K and V cached (per layer)"].tolist() == [
+        str((1, shape.kv_heads, prompt + index, shape.head_size)) for index in range(len(generation.steps))]
+    assert steps["Q (per layer)"].tolist()[1:] == [str((1, shape.num_heads, 1, shape.head_size))] * 7
+    np.testing.assert_allclose(chart_matrix(chart_keyed(page, "Step ")), generation.steps[0].weights[0],
+                               **CLOSE)
+    page.slider(key="generate_step").set_value(5).run()
+    page.slider(key="generate_layer").set_value(1).run()
+    assert_healthy(page)
+    row = chart_matrix(chart_keyed(page, "Step "))
+    assert row.shape == (shape.num_heads, prompt + 5)
+    np.testing.assert_allclose(row, generation.steps[5].weights[1], **CLOSE)
+    kind = "grouped-query" if shape.kv_heads < shape.num_heads else "multi-head"
+    assert any(kind in caption.value for caption in page.caption)
+
+
+def test_streaming_what_if_shows_the_cores_two_continuations(decoder):
+    query, folder = decoder
+    page = open_page({**query, "view": "generate"})
+    page.slider(key="generate_sinks").set_value(2).run()
+    page.slider(key="generate_window").set_value(3).run()
+    assert_healthy(page)
+    model = load_language_model(str(folder))
+    what_if = streaming_what_if(model, TEXT, StreamingSettings(sinks=2, window=3),
+                                GenerationSettings(max_new_tokens=8, stop_at_end=False))
+    prompt = len(what_if.kept.prompt_ids)
+    shown = page.dataframe[1].value["continuation"].tolist()
+    assert shown == [" · ".join(run.tokens[prompt:]) for run in (what_if.kept, what_if.evicted)]
+    kept = chart_matrix(chart_keyed(page, "Last step, layer 0, first tokens kept"))
+    np.testing.assert_allclose(kept, what_if.kept.steps[-1].weights[0], **CLOSE)
+    assert kept.shape[1] == 5, "2 sinks and a window of 3"
+
+
+def test_an_encoder_is_told_it_does_not_generate():
+    page = open_page(view="generate")
+    assert_healthy(page)
+    assert any("does not generate" in info.value for info in page.info)
+    assert not charts(page)
+
+
+def test_a_text_that_fills_the_models_positions_gets_a_notice(decoder):
+    query, _ = decoder
+    page = open_page({**query, "view": "generate", "text": " ".join(["rain"] * 400)})
+    assert_healthy(page)
+    assert any("no room" in warning.value or "positions" in warning.value for warning in page.warning)
