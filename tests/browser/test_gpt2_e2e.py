@@ -93,3 +93,18 @@ def test_the_heatmap_draws_no_weight_above_the_diagonal(page, base_url, gpt2_fol
     assert len(after) >= 5 and len(before) >= 5, seen
     assert max(after) == 0.0, "a key after its query got weight"
     assert max(before) > 0.0
+
+
+@pytest.mark.parametrize(("view", "charts_at_least"), [("lens", 1), ("generate", 3), ("block", 10)])
+def test_the_views_past_the_attention_layer_draw_on_gpt2(page, base_url, gpt2_folder, view, charts_at_least):
+    """The lens's map, generation's query row and the what-if's two rows, the block's steps: drawn by Vega, with
+    no error. (tests/page/test_views_past_attention.py holds their numbers to the core's.)"""
+    from playwright.sync_api import expect
+
+    charts = '[data-testid="stVegaLiteChart"]'
+    load_page(page, f"{base_url}/{link(gpt2_folder, view=view)}", drawn=lambda tab: tab.locator(
+        f"{charts} svg, {charts} canvas").first)
+    drawn = page.locator(charts).filter(has=page.locator("svg, canvas"))
+    expect(drawn.nth(charts_at_least - 1)).to_be_attached()
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+    expect(page.locator('[data-testid="stAlert"]')).to_have_count(0)

@@ -95,7 +95,7 @@ PAGES = {
     "head": "?view=head", "heads": "?view=heads", "heads-tokens": "?view=heads&grid_tokens=1" + PAIR,
     "neuron": "?view=neuron", "lab": "?view=lab",
     "compare": "?view=compare" + PAIR, "counting": "?view=counting", "switch": "?view=switch",
-    "induction": "?view=induction", "atlas": "?view=atlas",
+    "induction": "?view=induction", "atlas": "?view=atlas", "block": "?view=block",
     # whole words, whose labels ("ophthalmologist") are longer than most tokens'
     "head-words": "?view=head&words=1&text=the+ophthalmologist+examined+photosynthesis",
     "compare-words": "?view=compare&words=1&text=the+ophthalmologist+examined+photosynthesis"

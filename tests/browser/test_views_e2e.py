@@ -83,6 +83,9 @@ def test_clicking_a_glyph_of_the_head_atlas_opens_that_head(page, base_url):
     ("?view=switch", 2),  # the bundled model's sentence embedding and the heads ranked by how far they move it
     ("?view=induction", 1),  # both untrained models' heads, on the sequence the maps are drawn for
     ("?view=atlas", 2),  # every head's glyph on the layer × head grid, and the plane of heads that attend alike
+    ("?view=block&layer=2", 10),  # the 7 steps' bars, what each sublayer writes, the mixing ratio, the contributions
+    ("?view=lens", 0),  # the bundled model has no language-model head: a notice (test_gpt2_e2e.py draws the lens)
+    ("?view=generate", 0),  # an encoder does not generate: a notice
 ])
 def test_every_view_opens_from_its_link_and_draws_its_charts(page, base_url, query, charts_at_least):
     from playwright.sync_api import expect

@@ -21,6 +21,7 @@ DOWNLOADS = {
     "lesson-9": ({"view": "lesson", "step": "9"}, "lesson-similarity-time", ("Cosine similarity of “time”",)),
     "counting": ({"view": "counting"}, "counting-window-attention", ("Attention weights",)),
     "switch": ({"view": "switch"}, "switch-embedding-moves-by-head", ("A moved (1 − cos), one head off",)),
+    "block": ({"view": "block", "layer": "1"}, "block-written-layer-1", ("Layer 1: ‖residual in‖", "flies")),
 }
 
 

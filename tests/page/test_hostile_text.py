@@ -28,7 +28,11 @@ VIEWS = [
     ("lab", {}),
     *[("lesson", {"step": str(step)}) for step in range(1, 9)],
     ("atlas", {"atlas": "text"}),
+    ("block", {}),
 ]
+# Short enough for the tiny GPT-2's 128 positions with new tokens after it: the views of a model with a head.
+DECODER_HOSTILE = 'what if <b>"datum"</b> ${x} {{y}} \\back else'
+
 
 
 def every_chart_is_drawn(page) -> list[str]:
@@ -43,6 +47,14 @@ def every_chart_is_drawn(page) -> list[str]:
 @pytest.mark.parametrize(("view", "query"), VIEWS, ids=[f"{v}-{q.get('step', '')}" for v, q in VIEWS])
 def test_every_chart_of_a_view_is_drawn_whatever_the_text_holds(view, query):
     page = open_page(view=view, text=HOSTILE, **query)
+    assert_healthy(page)
+    assert every_chart_is_drawn(page), "the view draws at least one chart"
+
+
+@pytest.mark.parametrize("view", ["lens", "generate"])
+def test_every_chart_of_a_view_of_a_decoder_is_drawn_whatever_the_text_holds(view, tiny_gpt2_checkpoint, monkeypatch):
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))
+    page = open_page(view=view, text=DECODER_HOSTILE, model=str(tiny_gpt2_checkpoint))
     assert_healthy(page)
     assert every_chart_is_drawn(page), "the view draws at least one chart"
 

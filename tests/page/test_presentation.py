@@ -16,7 +16,7 @@ from tests import pages
 LEGIBLE_PX = 14  # the least size for labels and numbers on a projector
 PAIR = {"text_b": "the bank raised its rates"}
 VIEWS = {**{view: {"view": view} for view in ("head", "heads", "neuron", "lab", "counting", "switch",
-                                                            "induction", "atlas")},
+                                                            "induction", "atlas", "block")},
          "compare": {"view": "compare", **PAIR},
          **{f"lesson-{step}": {"view": "lesson", "step": str(step), **PAIR} for step in range(1, 9)}}
 
@@ -40,6 +40,18 @@ def text_sizes(spec: dict) -> list[float]:
 @pytest.mark.parametrize("name", list(VIEWS))
 def test_every_chart_of_a_view_writes_its_labels_and_numbers_at_14_px_or_more(name):
     page = pages.open_page({**VIEWS[name], "present": "1"})
+    pages.assert_healthy(page)
+    drawn = specs(page)
+    assert drawn, "the view draws charts"
+    for spec in drawn:
+        sizes = text_sizes(spec)
+        assert min(sizes) >= LEGIBLE_PX, f"{pages.title_text(spec.get('title', ''))!r}: text at {sizes}"
+
+
+@pytest.mark.parametrize("view", ["lens", "generate"])
+def test_every_chart_of_a_decoders_view_writes_its_text_at_14_px_or_more(view, tiny_gpt2_checkpoint, monkeypatch):
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))
+    page = pages.open_page(view=view, model=str(tiny_gpt2_checkpoint), text="what if it rains", present="1")
     pages.assert_healthy(page)
     drawn = specs(page)
     assert drawn, "the view draws charts"
