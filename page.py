@@ -96,7 +96,8 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
     record = view_named(view)
     if record.whole_model:  # no attention control applies to it: the view takes the whole width
         main, share = st.container(), 1.0
-        state, range_notices = controls.current_state(), []
+        # Its own controls are drawn after the link is written: the link takes what the reader has just moved
+        state, range_notices = controls.pending_state(), []
     else:
         main, side = st.columns([VIEW_SHARE, 1 - VIEW_SHARE], gap="medium")
         share = VIEW_SHARE

@@ -20,7 +20,10 @@ from attention.stages.limits import (
     PAGE_INDUCTION_STEPS,
     PAGE_INDUCTION_STEPS_STEP,
     PAGE_INDUCTION_VOCAB,
+    PAGE_MAX_NEW_TOKENS,
     PAGE_SEED,
+    PAGE_STREAMING_SINKS,
+    PAGE_STREAMING_WINDOW,
     PAGE_TEMPERATURE,
     PAGE_WIN_SIZE,
     PAGE_WINDOW,
@@ -92,6 +95,11 @@ class PageState:
     # The counting lab's window size, picked on its chart (attention.labs.counting.CountingConfig's default; the lab's
     # other settings are its own controls', not the link's).
     win_size: int = 10
+    # Generation with a KV cache: the new tokens (a step through every layer each, a few seconds on SmolLM2 at 32),
+    # and StreamingLLM's cache of first tokens kept (the paper's 4) beside the last `recent`.
+    new_tokens: int = 8
+    sinks: int = 4
+    recent: int = 4
 
 
 PARAMS = tuple(field.name for field in dataclasses.fields(PageState))
@@ -278,4 +286,7 @@ _PARSERS = {
     "steps": _multiple(PAGE_INDUCTION_STEPS, PAGE_INDUCTION_STEPS_STEP),
     "atlas": _choice(tuple(ATLASES)),
     "win_size": _integer(PAGE_WIN_SIZE),
+    "new_tokens": _integer(PAGE_MAX_NEW_TOKENS),
+    "sinks": _integer(PAGE_STREAMING_SINKS),
+    "recent": _integer(PAGE_STREAMING_WINDOW),
 }

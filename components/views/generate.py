@@ -16,10 +16,9 @@ from attention.stages.limits import PAGE_MAX_NEW_TOKENS, PAGE_STREAMING_SINKS, P
 from components.caches import past_attention
 from components.charts.draw import show
 from components.charts.heatmap import heatmap
+from components.page import controls
 
-NEW_TOKENS_KEY, STEP_KEY, LAYER_KEY = "generate_new_tokens", "generate_step", "generate_layer"
-SINKS_KEY, WINDOW_KEY = "generate_sinks", "generate_window"
-DEFAULT_NEW_TOKENS = 8
+STEP_KEY, LAYER_KEY = "generate_step", "generate_layer"  # which step and layer are shown: not the link's
 BYTES_PER_NUMBER = 4  # float32, as the core holds the cache
 
 
@@ -42,9 +41,10 @@ def render(context) -> None:
                 "watch a decoder fill its key/value cache.", icon=":material/info:")
         return
     control = st.columns(2)[0] if not context.stacked else st.container()
-    new_tokens = control.slider("New tokens", PAGE_MAX_NEW_TOKENS.low, PAGE_MAX_NEW_TOKENS.high, DEFAULT_NEW_TOKENS,
-                                key=NEW_TOKENS_KEY, help="Greedy decoding: the model's top token, one step through "
-                                                         "every layer each.")
+    with control:
+        new_tokens = controls.bound_widget(st.slider, "new_tokens", "New tokens", min_value=PAGE_MAX_NEW_TOKENS.low,
+                                           max_value=PAGE_MAX_NEW_TOKENS.high, help="Greedy decoding: the model's "
+                                           "top token, one step through every layer each.")
     try:
         generation, why = past_attention.generation(context.model_name, context.text, new_tokens)
     except ValueError as error:  # a text that leaves the model no room
@@ -106,11 +106,11 @@ def _streaming(context, new_tokens: int, prompt: int) -> None:
     st.subheader("StreamingLLM: a cache of fixed size, its first tokens kept or evicted")
     left, right = st.columns(2)
     with left:
-        sinks = st.slider("First tokens kept (sinks)", PAGE_STREAMING_SINKS.low, PAGE_STREAMING_SINKS.high, 4,
-                          key=SINKS_KEY)
+        sinks = controls.bound_widget(st.slider, "sinks", "First tokens kept (sinks)",
+                                      min_value=PAGE_STREAMING_SINKS.low, max_value=PAGE_STREAMING_SINKS.high)
     with right:
-        window = st.slider("Last tokens kept (window)", PAGE_STREAMING_WINDOW.low, PAGE_STREAMING_WINDOW.high, 4,
-                           key=WINDOW_KEY)
+        window = controls.bound_widget(st.slider, "recent", "Last tokens kept (window)",
+                                       min_value=PAGE_STREAMING_WINDOW.low, max_value=PAGE_STREAMING_WINDOW.high)
     what_if = past_attention.streaming(context.model_name, context.text, new_tokens, sinks, window)
     kept, evicted = what_if.kept, what_if.evicted
     st.dataframe(pd.DataFrame({"cache": [f"first {sinks} kept + last {window}", f"last {sinks + window} only"],

@@ -177,9 +177,9 @@ def test_generation_draws_each_steps_row_and_the_cache_growing(decoder):
 
 def test_streaming_what_if_shows_the_cores_two_continuations(decoder):
     query, folder = decoder
-    page = open_page({**query, "view": "generate"})
-    page.slider(key="generate_sinks").set_value(2).run()
-    page.slider(key="generate_window").set_value(3).run()
+    page = open_page({**query, "view": "generate", "sinks": "2"})
+    page.slider(key="recent").set_value(3).run()
+    assert page.query_params["recent"] == "3" and page.query_params["sinks"] == "2", "the link holds the cache's"
     assert_healthy(page)
     model = load_language_model(str(folder))
     what_if = streaming_what_if(model, TEXT, StreamingSettings(sinks=2, window=3),
@@ -204,3 +204,14 @@ def test_a_text_that_fills_the_models_positions_gets_a_notice(decoder):
     page = open_page({**query, "view": "generate", "text": " ".join(["rain"] * 400)})
     assert_healthy(page)
     assert any("no room" in warning.value or "positions" in warning.value for warning in page.warning)
+
+
+def test_the_links_new_tokens_are_generated_and_a_count_past_the_pages_range_is_refused(decoder):
+    query, _ = decoder
+    page = open_page({**query, "view": "generate", "new_tokens": "3"})
+    assert_healthy(page)
+    assert len(page.dataframe[0].value) == 3, "the prefill and two fed tokens: three guesses"
+    page = open_page({**query, "view": "generate", "new_tokens": "99"})
+    assert_healthy(page)
+    assert any("new_tokens=`99` was ignored" in warning.value for warning in page.warning)
+    assert len(page.dataframe[0].value) == 8, "the default instead"
