@@ -119,14 +119,20 @@ class ModelLoads:
             job._done.set()
 
 
+def dequantized(name: str) -> bool:
+    """Whether the model's weights are a GGUF's, dequantized as they load (15 s to a minute), not read as they are."""
+    try:
+        return weights_path(name).suffix == gguf.SUFFIX
+    except ModelLoadError:  # no weights to read: its load says why, at once
+        return False
+
+
 def stages_of(name: str) -> tuple[str, ...]:
     """The stages name's load tells, in order: a GGUF's, or a checkpoint's."""
-    try:
-        return GGUF_LOAD_STAGES if weights_path(name).suffix == gguf.SUFFIX else LOAD_STAGES
-    except ModelLoadError:  # said by the load itself, in a moment
-        return LOAD_STAGES
+    return GGUF_LOAD_STAGES if dequantized(name) else LOAD_STAGES
 
 
 # This server process's loads. Here rather than in models.py, as model_room.LOADED is: a models.py reloaded while the
 # server runs must not forget the loads running.
 LOADS = ModelLoads()
+

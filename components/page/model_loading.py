@@ -18,7 +18,10 @@ from attention.models.model_list import BUNDLED_MODEL
 from components.caches import model_loads, models
 from components.page.page_head import model_title
 
-QUICK_S = 2.0  # how long a page waits for a load before it shows the bundled model and a bar instead
+QUICK_S = 2.0  # how long a page waits for a GGUF's load before it shows the bundled model and a bar instead
+# How long it waits for any other model (a checkpoint folder, a downloaded Hub model): their weights are read as they
+# are, in a second or two on a quiet machine; a machine busy with other readers must not turn that into a bar.
+READ_AS_THEY_ARE_S = 30.0
 REFRESH_S = 1.0  # how often a waiting page looks at the load: a small rerun of the bar alone
 _WATCHED = "_loads_watched"  # in the session: {model name: the Load this session waits for}
 
@@ -35,7 +38,7 @@ def usable_model(name: str) -> str:
         raise ModelLoadError(waited_for.error)
     job = model_loads.LOADS.start(name)
     if waited_for is None:  # a rerun while the bar is up does not wait again
-        job.wait(QUICK_S)
+        job.wait(QUICK_S if model_loads.dequantized(name) else READ_AS_THEY_ARE_S)
     if job.failed:
         raise ModelLoadError(job.error)
     if job.succeeded:

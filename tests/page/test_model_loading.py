@@ -34,6 +34,7 @@ def held_load(tmp_path, monkeypatch):
 
     monkeypatch.setattr(models, "load_model", held)
     monkeypatch.setattr(model_loading, "QUICK_S", 0.2)
+    monkeypatch.setattr(model_loading, "READ_AS_THEY_ARE_S", 0.2)  # a folder, held as long as a GGUF's load
     yield folder, gate, calls
     gate.set()
     models.model.clear(folder)
