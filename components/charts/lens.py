@@ -37,8 +37,8 @@ def lens_map(probabilities: np.ndarray, top_tokens: list[list[str]], first_layer
     tokens there)."""
     matrix = np.asarray(probabilities, dtype=np.float32)[None, None]  # (1, 1, L + 1, P)
     letters = cell_tokens(top_tokens, probabilities)
-    size = max(lettering.smallest_text_px, lettering.font_px - 2)  # a little under the labels', where room allows
-    text = alt.Chart(letters).mark_text(aria=False, fontSize=size).encode(
+    font_px = max(lettering.smallest_text_px, lettering.font_px - 2)  # a little under the labels', where room allows
+    text = alt.Chart(letters).mark_text(aria=False, fontSize=font_px).encode(
         x=alt.X("column:O"), y=alt.Y("row:O"), text="short:N",
         color=alt.condition("datum.white", alt.value("white"), alt.value("black")),
         tooltip=[alt.Tooltip("whole:N", title="top token"), alt.Tooltip("probability:Q", format=".1%")])
