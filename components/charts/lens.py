@@ -17,6 +17,7 @@ from components.charts.lettering import READING, Lettering
 FIRST_RING = "#d62728"  # the first layer whose top token is the final guess
 DARK_CELL = 0.55  # above this probability a cell's token is written white, below it black
 TOKEN_CHARS = 8  # a cell's token cut to this many characters (the tooltip has it whole)
+LETTERED_CELL_PX = 32  # a cell narrower than this holds no letters: its token is in its tooltip
 
 
 def cell_tokens(top_tokens: list[list[str]], probabilities: np.ndarray) -> pd.DataFrame:
@@ -38,15 +39,20 @@ def lens_map(probabilities: np.ndarray, top_tokens: list[list[str]], first_layer
     matrix = np.asarray(probabilities, dtype=np.float32)[None, None]  # (1, 1, L + 1, P)
     letters = cell_tokens(top_tokens, probabilities)
     font_px = max(lettering.smallest_text_px, lettering.font_px - 2)  # a little under the labels', where room allows
-    text = alt.Chart(letters).mark_text(aria=False, fontSize=font_px).encode(
-        x=alt.X("column:O"), y=alt.Y("row:O"), text="short:N",
-        color=alt.condition("datum.white", alt.value("white"), alt.value("black")),
-        tooltip=[alt.Tooltip("whole:N", title="top token"), alt.Tooltip("probability:Q", format=".1%")])
+    tooltip = [alt.Tooltip("row:O", title="layer read"), alt.Tooltip("whole:N", title="top token"),
+               alt.Tooltip("probability:Q", format=".1%")]
+    if size / max(probabilities.shape) >= LETTERED_CELL_PX:  # the token written in its cell
+        text = alt.Chart(letters).mark_text(aria=False, fontSize=font_px).encode(
+            x=alt.X("column:O"), y=alt.Y("row:O"), text="short:N",
+            color=alt.condition("datum.white", alt.value("white"), alt.value("black")), tooltip=tooltip)
+    else:  # cells too small to letter (SmolLM2's 31 rows): the token in the tooltip, over the whole cell
+        text = alt.Chart(letters).mark_rect(aria=False, opacity=0.001).encode(
+            x=alt.X("column:O"), y=alt.Y("row:O"), tooltip=tooltip)
     rings = pd.DataFrame({"row": np.asarray(first_layer, dtype=int), "column": np.arange(len(first_layer))})
     ring = alt.Chart(rings).mark_rect(filled=False, stroke=FIRST_RING, strokeWidth=2.5, aria=False).encode(
         x=alt.X("column:O"), y=alt.Y("row:O"))
     chart = heatmap_panel(cells_by_head(matrix), pd.DataFrame({"value": [0.0, 1.0]}), False, layer_labels,
                           position_labels, title=title, value_title="P(top token)", row_title="layer read",
-                          column_title="position", scheme="blues", size=size, lettering=lettering, aria=True,
+                          column_title="after the token", scheme="blues", size=size, lettering=lettering, aria=True,
                           over=[text, ring])
     return chart.properties(autosize=alt.AutoSizeParams(type="pad"))

@@ -51,6 +51,7 @@ def render(context) -> None:
         st.caption(f"The map shows the last {len(shown)} of the {len(lens.positions)} positions read; the CSV has "
                    "them all.")
     st.caption(_first_layers(lens, layers))
+    _last_position(lens)
     csv_download(lambda: pd.DataFrame(lens.table(), columns=list(TABLE_COLUMNS)).to_csv(index=False,
                                                                                           float_format="%.6g"),
                  "logit-lens")
@@ -67,3 +68,19 @@ def _first_layers(lens, layers: int) -> str:
 def first_sentence(why: str | None) -> str:
     """The first sentence of the core's reason, without its stop: what the model lacks (the rest says what to load)."""
     return (why or "its checkpoint holds none").split(". ")[0].rstrip(".")
+
+
+def _last_position(lens) -> None:
+    """The guess after the text's last token read, layer by layer, as a table: every token whole, however many
+    layers the map squeezes into its rows."""
+    last = len(lens.positions) - 1
+    final = lens.top_tokens[-1][last][0]
+    st.markdown(f"**After the last token, {lens.tokens[lens.positions[last]]!r}, layer by layer** (the final guess: "
+                f"{final!r})")
+    st.dataframe(pd.DataFrame({"layer read": range(len(lens.top_tokens)),
+                               "top token": [per_layer[last][0] for per_layer in lens.top_tokens],
+                               "P(top token)": lens.top_probabilities[:, last, 0],
+                               "P(final guess)": lens.prediction_probability[:, last]}),
+                 hide_index=True, height=min(400, 36 * (len(lens.top_tokens) + 1)),
+                 column_config={name: st.column_config.NumberColumn(format="percent")
+                                for name in ("P(top token)", "P(final guess)")})

@@ -39,3 +39,20 @@ def test_each_cell_holds_its_top_token_cut_short_and_white_on_dark_cells():
     cells = cell_tokens([["a-very-long-token", "b"]], np.array([[0.9, 0.1]]))
     assert cells["short"].tolist() == ["a-very-…", "b"] and cells["whole"].tolist() == ["a-very-long-token", "b"]
     assert cells["white"].tolist() == [True, False]
+
+
+def test_cells_too_small_to_letter_keep_their_token_in_the_tooltip():
+    tall = np.full((31, 6), 0.5)  # SmolLM2's 30 layers and the embeddings, in 300 px: 9.7 px a cell
+    chart = lens_map(tall, [HOSTILE] * 31, np.zeros(6, int), [str(row) for row in range(31)], HOSTILE,
+                     title="Top next token", size=300).to_dict()
+    marks = [part.get("mark") for part in parts_of(chart)]
+    assert not any(isinstance(mark, dict) and mark.get("type") == "text" for mark in marks)
+    assert "top token" in str(chart), "the token stays, in the tooltip"
+
+
+def parts_of(part) -> list[dict]:
+    if isinstance(part, dict):
+        return [part] + [found for value in part.values() for found in parts_of(value)]
+    if isinstance(part, list):
+        return [found for value in part for found in parts_of(value)]
+    return []

@@ -111,6 +111,9 @@ def test_the_lens_draws_the_cores_top_tokens_and_downloads_its_table(decoder):
     assert table["token"].tolist() == expected["token"].tolist()
     np.testing.assert_allclose(table["probability"], expected["probability"], rtol=1e-5)
     assert len(table) == lens.top_ids.shape[0] * len(lens.positions) * 5
+    last = page.dataframe[0].value  # the guess after the last token, layer by layer
+    assert last["top token"].tolist() == [per_layer[-1][0] for per_layer in lens.top_tokens]
+    np.testing.assert_allclose(last["P(final guess)"], lens.prediction_probability[:, -1], **CLOSE)
 
 
 def test_the_lens_rings_the_first_layer_of_the_final_guess(decoder):
