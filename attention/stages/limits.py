@@ -83,6 +83,9 @@ SEED = IntRange(0, 2**63 - 1)  # what torch.Generator.manual_seed takes
 # Beyond these, softmax of scores / τ overflows to NaN or is indistinguishable from uniform.
 TEMPERATURE = RealRange(1e-3, 1e3)
 WINDOW = IntRange(1)  # a sliding window sees itself and at least one token back
+# Keys per block of the tiled softmax (attention/stages/tiled_softmax.py): one at least, and the row's T at most
+# (one block is then the whole row, the softmax in one piece); the row narrows this to (1, T).
+SOFTMAX_BLOCK = IntRange(1)
 
 
 # The page's, inside the core's.
