@@ -47,7 +47,7 @@ from components import views
 from components.caches import chart_memos, models, texts, work
 from components.page import model_download, model_loading, viewport
 from components.page.lesson_steps import step_outlines
-from components.page.page_head import model_title, page_head
+from components.page.page_head import model_line, page_head
 from components.page.shapes_panel import letters, shapes_panel
 from components.page.tokens import token_chips, unknown_note
 from components.server import process
@@ -159,10 +159,9 @@ if text_b.strip() and not family.reads_pairs and view != "compare":
     text_b = ""
 
 # On a projector the model's line gives way to the charts: the sidebar, closed there, names the model too.
-model_line = (f"{model_title(model_name)}: {loaded.shape.num_layers} layers × {loaded.shape.num_heads} heads, "
-              f"hidden size {loaded.shape.hidden_size}, a {family.label} ({family.reads}). Every number below is "
-              f"computed live from {shown.numbers_from}.")
-page_head(shown.label, shown.own_head_line or ("" if present else model_line),
+model_caption = model_line(model_name, loaded.shape, family.label, family.reads, shown.numbers_from,
+                           loaded.provenance)
+page_head(shown.label, shown.own_head_line or ("" if present else model_caption),
           beside=classroom.class_card if present and classroom.teaching() else None, present=present)
 notices([*url_notices, *class_notices, *model_download.fallback_notices(chosen_model),
          *model_loading.loading_notices(chosen_model), *pair_notices])

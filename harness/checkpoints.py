@@ -83,8 +83,11 @@ def save_gpt2(folder: Path, config, tokenizer, *, seed: int = 0) -> Path:
     import torch
     from transformers import GPT2LMHeadModel
 
+    from attention.models.loading import RANDOM_WEIGHTS
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    setattr(config, RANDOM_WEIGHTS, True)  # in its config.json: the page says its numbers are no trained model's
     with torch.random.fork_rng(devices=[]):  # the caller's random numbers go on as if nothing had been drawn
         torch.manual_seed(seed)
         model = GPT2LMHeadModel(config)
@@ -113,12 +116,15 @@ def tiny_llama(folder: Path, *, num_hidden_layers: int = 2, num_attention_heads:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
+    from attention.models.loading import RANDOM_WEIGHTS
+
     tokenizer = gpt2_tokenizer()
     config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
                          num_hidden_layers=num_hidden_layers, num_attention_heads=num_attention_heads,
                          num_key_value_heads=num_key_value_heads, max_position_embeddings=max_position_embeddings,
                          rope_parameters={"rope_type": "default", "rope_theta": 100000.0}, tie_word_embeddings=True,
-                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                         **{RANDOM_WEIGHTS: True})
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     with torch.random.fork_rng(devices=[]):  # the caller's random numbers go on as if nothing had been drawn

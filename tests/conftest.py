@@ -102,11 +102,11 @@ def save_tiny_bert(folder, *, with_mlm_head: bool = False, **overrides):
     """A small BERT with random weights and the bundled model's tokenizer, saved like a real checkpoint."""
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertModel
 
-    from attention.models.loading import bundled_model_path
+    from attention.models.loading import RANDOM_WEIGHTS, bundled_model_path
 
     config = BertConfig(
         vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-        intermediate_size=37, max_position_embeddings=64, **overrides,
+        intermediate_size=37, max_position_embeddings=64, **{RANDOM_WEIGHTS: True, **overrides},
     )
     torch.manual_seed(0)
     model = (BertForMaskedLM if with_mlm_head else BertModel)(config)

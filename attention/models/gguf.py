@@ -34,6 +34,66 @@ def architecture(path: Path) -> str:
     return str(field.contents())
 
 
+def quantization(path: Path) -> str | None:
+    """The quantized type the file stores its weights in, from its header: "Q4_1" for SmolLM2-135M-Instruct's
+    (general.file_type; where it is missing, the type most of its tensors have). None for float32, float16 or
+    bfloat16, which are no quantized copy; OSError for no GGUF."""
+    from collections import Counter
+
+    from gguf import LlamaFileType
+
+    file_type = _header_number(path, "general.file_type")
+    try:
+        kind = LlamaFileType(file_type).name.removeprefix("MOSTLY_") if file_type is not None else None
+    except ValueError:  # a number this gguf package does not know
+        kind = None
+    if kind in (None, "GUESSED"):
+        tensors = _reader(path).tensors
+        kind = Counter(tensor.tensor_type.name for tensor in tensors).most_common(1)[0][0] if tensors else None
+    return None if kind in (None, "GUESSED", "ALL_F32", "F32", "F16", "BF16") else kind
+
+
+# GGUF's value types (its specification's gguf_type) by number: the struct format of a number, or "string", "array".
+_VALUE_FORMATS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 8: "string", 9: "array",
+                  10: "<Q", 11: "<q", 12: "<d"}
+
+
+def _header_number(path: Path, key: str) -> int | None:
+    """A number of the header's key-value pairs, read up to it with struct: GGUFReader parses the whole header first,
+    SmolLM2's vocabulary of 49,152 strings and its merges with it, seconds on a busy machine, where general.file_type
+    comes before them. None where the key is missing or is no number; OSError for no GGUF (little-endian, version 2
+    or 3)."""
+    import struct
+
+    with path.open("rb") as file:
+        def read(fmt: str):
+            size = struct.calcsize(fmt)
+            data = file.read(size)
+            if len(data) != size:
+                raise OSError(f"{path.name} ends inside its GGUF header")
+            return struct.unpack(fmt, data)[0]
+
+        def value(kind: int):
+            fmt = _VALUE_FORMATS.get(kind)
+            if fmt is None:
+                raise OSError(f"{path.name} holds a value of unknown GGUF type {kind}")
+            if fmt == "string":
+                return file.read(read("<Q")).decode("utf-8", "replace")
+            if fmt == "array":
+                item_kind, count = read("<I"), read("<Q")
+                return [value(item_kind) for _ in range(count)]
+            return read(fmt)
+
+        if file.read(4) != b"GGUF" or read("<I") not in (2, 3):
+            raise OSError(f"{path.name} is no little-endian GGUF file of version 2 or 3")
+        read("<Q")  # the tensors' count
+        for _ in range(read("<Q")):  # the key-value pairs'
+            name, found = value(8), value(read("<I"))
+            if name == key:
+                return found if type(found) is int else None
+    return None
+
+
 def float32_bytes(path: Path) -> int:
     """What the file's tensors take once dequantized to float32, as the core holds them: its elements times 4. A
     checkpoint whose word embeddings are tied stores them once (token_embd), and transformers ties them once too."""

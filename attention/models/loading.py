@@ -34,6 +34,9 @@ MAX_TOKENS = 512
 LOAD_STAGES = ("reading the weights", "reading the tokenizer", "ready")
 GGUF_LOAD_STAGES = ("reading the file", "dequantizing", "reading the tokenizer", "ready")
 Progress = Callable[[str], None]  # told each stage's name as it starts
+# A checkpoint whose weights were drawn at random and never trained (the tests' and the benchmarks' tiny ones,
+# harness/checkpoints.py and tests/conftest.py) says so with this key of its config.json set to true.
+RANDOM_WEIGHTS = "random_weights"
 
 
 def _unheard(stage: str) -> None:
@@ -42,6 +45,16 @@ def _unheard(stage: str) -> None:
 
 class ModelLoadError(ValueError):
     """A model could not be loaded; the message says which and what to do."""
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a model's weights come from, where that changes what its numbers mean. Neither field set: trained
+    weights, read as they are stored."""
+
+    random: bool = False  # drawn at random, never trained (config.json's RANDOM_WEIGHTS)
+    # the quantized type a GGUF stores its weights in ("Q4_1"), dequantized to float32 as they load; None: not quantized
+    quantization: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,6 +66,7 @@ class LoadedModel:
     # a Llama's transformers' GPT2Model and LlamaModel (float32, from a GGUF too) with eager attention
     model: object
     tokenizer: Tokenizer
+    provenance: Provenance = Provenance()  # provenance(name): random or quantized weights, else trained
 
     @property
     def family(self) -> Family:
@@ -191,7 +205,21 @@ def load_model(name: str = BUNDLED_MODEL, progress: Progress = _unheard) -> Load
     progress(stage) is told each of LOAD_STAGES (a GGUF's: GGUF_LOAD_STAGES) as it starts, "ready" at the end."""
     model, tokenizer = load_checkpoint(name, progress)
     progress("ready")
-    return LoadedModel(name=name, model=model, tokenizer=tokenizer)
+    return LoadedModel(name=name, model=model, tokenizer=tokenizer, provenance=provenance(name))
+
+
+def provenance(name: str) -> Provenance:
+    """Where name's weights come from, read without their tensors: a GGUF's quantized type from its header, a
+    checkpoint's RANDOM_WEIGHTS from its config.json (a Hub model's from the cache alone: its load put it there).
+    A config.json that cannot be read says nothing: its load says why."""
+    source = resolve(name)
+    if isinstance(source, Path) and source.suffix == gguf.SUFFIX:
+        return Provenance(quantization=gguf.quantization(source))
+    try:
+        values = json.loads((checkpoint_folder(source, cache_only=True) / "config.json").read_text())
+    except (OSError, ValueError):
+        return Provenance()
+    return Provenance(random=isinstance(values, dict) and values.get(RANDOM_WEIGHTS) is True)
 
 
 def load_checkpoint(name: str, progress: Progress = _unheard):

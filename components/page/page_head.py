@@ -6,6 +6,7 @@ that pushed a 15-token heatmap down to about 550 px, so that a projected page sh
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -40,6 +41,29 @@ def page_head(title: str, caption: str, beside: Callable[[DeltaGenerator], None]
         if side is not None:
             with side:
                 beside(head)
+
+
+def model_line(name: str, shape, family_label: str, family_reads: str, numbers_from: str, provenance) -> str:
+    """The line under a view's title: the model, its shape and family, where its weights come from when that changes
+    what its numbers mean (provenance, attention.models.loading.Provenance: random, or a quantized copy), and what
+    the numbers below are computed from."""
+    return (f"{model_title(name)}: {shape.num_layers} layers × {shape.num_heads} heads, hidden size "
+            f"{shape.hidden_size}, a {family_label} ({family_reads}){weights_clause(provenance)}. Every number below "
+            f"is computed live from {numbers_from}.")
+
+
+def weights_clause(provenance) -> str:
+    """Where the weights come from, as the model line says it after the model's family; "" for trained weights read
+    as they are stored."""
+    if provenance.random:
+        return ("; its weights are random (built for tests), so its numbers show shapes, not what a trained model "
+                "learned")
+    if provenance.quantization:
+        bits = re.match(r"I?Q(\d)_", provenance.quantization)  # Q4_1, Q5_K_M, IQ2_XS: the bits a weight takes
+        size = f"{bits.group(1)}-bit " if bits else ""
+        return (f"; its weights are a {size}quantized copy ({provenance.quantization}), dequantized to float32 as they "
+                "load")
+    return ""
 
 
 def model_title(name: str) -> str:

@@ -85,8 +85,9 @@ def render(context) -> None:
     stem = re.sub(r"\W+", "-", f"layer {state.layer}, head {state.head}")  # "layer-2-head-5"
 
     sinks = context.family.sink_words  # "[CLS] and [SEP]", "the first token"
-    which, renormalise, whole = _filters(f"Layer {state.layer}, head {state.head}", bool(context.text_b.strip()),
-                                         sinks)
+    # A head of random projections says so where the head is named, once: its numbers are no trained head's.
+    head = f"random head {state.head} (seed {state.seed})" if state.source == "random" else f"head {state.head}"
+    which, renormalise, whole = _filters(f"Layer {state.layer}, {head}", bool(context.text_b.strip()), sinks)
 
     def shown(merged: bool) -> Shown:  # the rows and keys left by the filters, in words or in tokens
         units = texts.text_words(context.model_name, context.text, context.text_b, merged)
@@ -380,7 +381,7 @@ def _filters(heading: str, has_pair: bool, sinks: str) -> tuple[str, bool, bool]
 def _proof(context) -> None:
     state = context.state
     if state.source != "bert":
-        st.info("The proof compares against transformers' trained heads: choose the bert source.")
+        st.info("The proof compares against transformers' trained heads: choose the trained source.")
         return
     # A new server's first proof imports transformers' modelling code (seconds): the reader is told what is coming.
     with st.spinner("Checking this head against transformers' own attention code…"):
