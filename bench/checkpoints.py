@@ -25,8 +25,11 @@ def bert_base_random(folder: Path) -> Path:
     """Save a BertModel of bert-base's shape with random weights, and the bundled tokenizer, in folder."""
     from transformers import AutoTokenizer, BertConfig, BertModel
 
+    from attention.models.loading import RANDOM_WEIGHTS
+
     tokenizer = AutoTokenizer.from_pretrained(bundled_model_path())
     config = BertConfig(vocab_size=len(tokenizer))  # defaults: bert-base's 12 layers, 12 heads, hidden 768
+    setattr(config, RANDOM_WEIGHTS, True)  # in its config.json: the page says its numbers are no trained model's
     BertModel(config, add_pooling_layer=False).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
