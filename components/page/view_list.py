@@ -46,30 +46,49 @@ class View:
     own_head_line: str | None = None
     # What its numbers are computed from, as the page's line under the title says.
     numbers_from: str = "this text"
+    # What it is for, in a line: the lesson's last step lists every other view with it.
+    purpose: str = ""
 
 
 VIEWS = (
-    View("head", "One head", on_chart=("layer", "head"), shapes=True),
-    View("heads", "All heads of a layer", on_chart=("layer",), shapes=True),
-    View("neuron", "Neuron view", on_chart=("head",), reads_query=True, shapes=True),
+    View("head", "One head", on_chart=("layer", "head"), shapes=True,
+         purpose="every stage of one head (weights, scores, context, lines) at any layer and head, picked on the "
+                 "chart"),
+    View("heads", "All heads of a layer", on_chart=("layer",), shapes=True,
+         purpose="every head of a layer side by side, to find those that look at the next token, at a sink, or all "
+                 "over"),
+    View("neuron", "Neuron view", on_chart=("head",), reads_query=True, shapes=True,
+         purpose="how one query token's row of attention is made, number by number: q, each k_j, their products and "
+                 "sums"),
     View("lesson", "Guided lesson", own_run=True, shapes=True, steps=True),
-    View("lab", "Scaling lab", on_chart=("temperature",), shapes=True),
-    View("compare", "Two texts side by side", on_chart=("layer", "head")),
+    View("lab", "Scaling lab", on_chart=("temperature",), shapes=True,
+         purpose="why the scores are divided by √d_k, measured on random vectors and on this model's heads"),
+    View("compare", "Two texts side by side", on_chart=("layer", "head"),
+         purpose="two texts, one head on each, and where the attention of the words they share differs"),
     View("counting", "Counting letters: train a head", standalone=True,
          own_head_line="A toy trained here from random weights: one attention head counting letters in windows of "
-                       "random letters. It reads neither the sidebar's text nor its model."),
+                       "random letters. It reads neither the sidebar's text nor its model.",
+         purpose="train one attention head yourself, in seconds, and watch where it learns to look"),
     # Its own sentence, or each text alone; the model with heads switched off.
-    View("switch", "Switching heads off", own_tokens=True, whole_model=True),
+    View("switch", "Switching heads off", own_tokens=True, whole_model=True,
+         purpose="switch heads off and see what each one carries of the model's own job"),
     View("induction", "Watch an induction head form", standalone=True,
          own_head_line="Toys trained here from random weights: two attention-only transformers of one and two "
-                       "layers, on random tokens that repeat. They read neither the sidebar's text nor its model."),
+                       "layers, on random tokens that repeat. They read neither the sidebar's text nor its model.",
+         purpose="two tiny transformers trained on repeating tokens, and the step an induction head forms"),
     # Every head as it is, over a corpus or the text.
     View("atlas", "Head atlas: what every head does", whole_model=True,
-         numbers_from="the page's corpus of sentences, or this text alone, as chosen under the title"),
+         numbers_from="the page's corpus of sentences, or this text alone, as chosen under the title",
+         purpose="what every head of the model does, in a few numbers each, and which heads attend alike"),
     # Past the attention layer: the side column's layer as the model runs it, and the whole model's head and cache.
-    View("block", "The whole block"),
-    View("lens", "Next token, layer by layer", whole_model=True),
-    View("generate", "Generation with a KV cache", whole_model=True),
+    View("block", "The whole block",
+         purpose="the whole layer around the heads: the norms, the MLP and the adds, and how much each token's "
+                 "vector takes from the others"),
+    View("lens", "Next token, layer by layer", whole_model=True,
+         purpose="the next token the model would guess at every layer, and the layer where its final guess comes "
+                 "first"),
+    View("generate", "Generation with a KV cache", whole_model=True,
+         purpose="the model writing one token at a time, its key/value cache one row longer each step"),
 )
 VIEW_NAMES = tuple(view.name for view in VIEWS)
 LABELS = {view.name: view.label for view in VIEWS}  # the view selector's options, in the list's order

@@ -47,21 +47,6 @@ from components.views.parts.lesson_pair import compared_pair
 SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperature": r"/\tau"}
 
 
-# Where the lesson leads once it is done: what each of the page's other views is for. The list "Where next" shows
-# follows the page's own list of views (components/page/view_list.py), so a view added there is listed
-# (tests/page/test_view_lesson.py holds a line here for every one).
-ONWARD = {
-    "head": "every stage of one head (weights, scores, context, lines) at any layer and head, picked on the chart",
-    "heads": "every head of a layer side by side, to find those that look at the next token, at a sink, or all over",
-    "neuron": "how one query token's row of attention is made, number by number: q, each k_j, their products and "
-              "sums",
-    "lab": "why the scores are divided by √d_k, measured on random vectors and on this model's heads",
-    "compare": "two texts, one head on each, and where the attention of the words they share differs",
-    "counting": "train one attention head yourself, in seconds, and watch where it learns to look",
-    "switch": "switch heads off and see what each one carries of the model's own job",
-    "induction": "two tiny transformers trained on repeating tokens, and the step an induction head forms",
-    "atlas": "what every head of the model does, in a few numbers each, and which heads attend alike",
-}
 
 
 def render(context) -> None:
@@ -85,7 +70,7 @@ def _onward(context) -> None:
     lines = []
     for view in VIEWS:
         if view.name != "lesson":
-            what = f": {ONWARD[view.name]}." if view.name in ONWARD else ""  # a view with no line here is listed too
+            what = f": {view.purpose}." if view.purpose else ""
             lines.append(f"- [{view.label}]({context.link(view=view.name, step=1)}){what}")
     st.markdown("\n".join(lines))
 
