@@ -18,7 +18,8 @@ from harness.server import streamlit_server
 from tests.browser.conftest import APP
 from tests.marks import BROWSER_TESTS
 
-pytestmark = [*BROWSER_TESTS, pytest.mark.long]
+# In one xdist group with tests/core/test_smollm2_gguf.py: one GGUF dequantized at a time.
+pytestmark = [*BROWSER_TESTS, pytest.mark.long, pytest.mark.xdist_group("offline_decoder")]
 NAME = "SmolLM2-135M-Instruct"
 TEXT = "The capital of France is Paris"
 LOADED_TIMEOUT_MS = 240_000  # the load's minute on a busy machine, and the first heatmap after it

@@ -27,7 +27,10 @@ TEXT = "The quick brown fox jumps over the lazy dog because it was in a hurry to
 LAYER = 3
 MB = 2**20
 
-pytestmark = pytest.mark.long
+# Long, and in one xdist group with the offline decoder's browser test (tests/browser/test_offline_decoder_e2e.py):
+# one worker dequantizes one GGUF at a time, rather than two at once on 2 cores beside the timing-sensitive
+# browser tests that start with them.
+pytestmark = [pytest.mark.long, pytest.mark.xdist_group("offline_decoder")]
 
 
 @pytest.fixture(scope="module")
