@@ -11,7 +11,6 @@ import logging
 
 import streamlit as st
 
-from components.charts.icon import page_icon
 from components.page import first_paint
 from components.page.reconnect import rerun_page_on_reconnect
 
@@ -45,6 +44,7 @@ from attention.models.loading import ModelLoadError
 from attention.stages.settings import ModelShape
 from components import views
 from components.caches import chart_memos, models, texts, work
+from components.charts.icon import page_icon
 from components.page import model_download, model_loading, viewport
 from components.page.lesson_steps import step_outlines
 from components.page.page_head import model_line, page_head
