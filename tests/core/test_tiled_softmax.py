@@ -1,7 +1,8 @@
 """The tiled softmax (attention.stages.tiled_softmax) gives torch.softmax's weights and softmax(s) · V's context for
 any row and block size, with very large scores and masked keys, and its record of steps adds up.
 
-Shapes: T keys in the row, d head size. Rows are drawn from a seed (fast to generate, still shrinkable).
+Shapes: T keys in the row, d head size. Rows are drawn from a seed (fast to generate, still shrinkable); the
+rows of a real trace (the bundled BERT's, and the tiny GPT-2's under its causal mask) are held to 1e-6.
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from attention.dissect.trace import build_trace
 from attention.stages.dot_product import MASKED_SCORE
+from attention.stages.settings import TraceSettings
 from attention.stages.tiled_softmax import tiled_context, tiled_softmax
+from attention.text.encoding import encode
 
 PROPERTY_SETTINGS = settings(max_examples=200, deadline=None)
 
@@ -150,3 +154,23 @@ def test_rows_without_a_softmax_are_refused(scores, message):
 def test_values_must_have_a_row_per_key():
     with pytest.raises(ValueError, match=r"\(T, d\) with T = 3"):
         tiled_context(torch.zeros(3), torch.zeros(4, 2), 1)
+
+
+REAL_TOLERANCE = 1e-6  # a real row's tiled weights and context against torch's, in float32
+
+
+@pytest.mark.parametrize("model", ["bundled", "tiny_gpt2_model"])
+def test_every_row_of_a_real_trace_is_torch_softmax_of_its_scores(model, request):
+    """Every query row of a real head's masked scores (B, T, T), in blocks of 1, 3 and all the keys: the weights
+    torch.softmax gives and the trace drew, and the trace's context row, each within 1e-6."""
+    loaded = request.getfixturevalue(model)
+    trace = build_trace(loaded, encode(loaded, "the cat sat on the mat because it was tired"),
+                        TraceSettings(layer=0, head=0))  # rows whose max comes after their first key
+    masked, values = torch.from_numpy(trace["masked"][0]), torch.from_numpy(trace["V"][0])  # (T, T), (T, d)
+    weights, context = torch.from_numpy(trace["weights"][0]), torch.from_numpy(trace["context"][0])  # (T, T), (T, d)
+    for block_size in (1, 3, masked.shape[0]):
+        for query, row in enumerate(masked):
+            tiled = tiled_context(row, values, block_size)
+            assert (tiled.weights - torch.softmax(row, dim=-1)).abs().max() <= REAL_TOLERANCE
+            assert (tiled.weights - weights[query]).abs().max() <= REAL_TOLERANCE
+            assert (tiled.context - context[query]).abs().max() <= REAL_TOLERANCE
