@@ -16,6 +16,7 @@ Used by python -m bench, which starts the servers and prints the figures against
 from __future__ import annotations
 
 import contextlib
+import re
 import statistics
 import sys
 import time
@@ -109,6 +110,9 @@ class Case:
     in_browser: bool = False
     open_with: str | None = None  # a button to click once the page is open (e.g. a stage), before the moves
     picture: str = "chart"  # in_browser: what a move must change, a key of PICTURES
+    # A regular expression the page's text must match before the moves: the model it shows (a model that loads in
+    # the background is shown once loaded, the bundled one meanwhile)
+    shows: str | None = None
 
 
 # The floor's slider, moved once after every move of a case: right, left, right, … (0 <-> 1, no end to hit).
@@ -297,6 +301,8 @@ def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> 
     received: list[int] | None = [] if case.in_browser else None
     try:
         page = open_page(browser, f"{base_url}/?{urlencode(case.query)}", case.ready, received)
+        if case.shows is not None:
+            page.get_by_text(re.compile(case.shows)).first.wait_for()
         result.tokens = page.locator('[data-testid="token-chips"] .aa-chip').count() or None
         if case.open_with is not None:
             act_and_time(page, page.locator(case.open_with).click, timeout_ms=TIMEOUT_MS)
