@@ -24,6 +24,7 @@ import torch
 
 from attention.experiments.kv_cache import KeyValueCache, StepReading, forward_step
 from attention.models.lm_heads import LanguageModel
+from attention.stages.kv_heads import cache_bytes as cache_bytes  # a cache's size: the shapes panel's too
 from attention.stages.limits import MAX_NEW_TOKENS, STREAMING_SINKS, STREAMING_WINDOW
 from attention.text.encoding import encode
 
@@ -144,11 +145,6 @@ def streaming_what_if(model: LanguageModel, text: str, streaming: StreamingSetti
     parted = [index for index, (a, b) in enumerate(zip(kept.new_ids, evicted.new_ids, strict=False)) if a != b]
     return StreamingWhatIf(kept=kept, evicted=evicted, sink_weight=sink_weight,
                            diverges_at=parted[0] if parted else None)
-
-
-def cache_bytes(layers: int, kv_heads: int, tokens: int, head_size: int, bytes_per_number: int = 4) -> int:
-    """2 (K and V) · L · n_kv · T · d · bytes per number: a cache's size, before it is filled."""
-    return 2 * layers * kv_heads * tokens * head_size * bytes_per_number
 
 
 def _step(reading: StepReading, cache: KeyValueCache, position: int) -> DecodeStep:
