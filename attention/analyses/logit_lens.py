@@ -11,12 +11,16 @@ A checkpoint without a head (the bundled all-MiniLM-L6-v2) cannot be read so: lo
 attention.models.lm_heads.NoLanguageModelHead, whose message says what it lacks and what to load instead; the
 rest of the page works without it.
 
+The induction lab's attention-only decoders are read the same way from what their run keeps of them (residual_lens):
+their streams on the run's probe sequence and their unembedding, which is their whole head (they have no final norm).
+
 Letters used in shape comments: B batch (1 here), T tokens, P positions read, C hidden size, V vocabulary,
 L layers, k tokens kept at each layer and position.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,20 +79,44 @@ def logit_lens(model: LanguageModel | LoadedModel, encoding: Encoding, top_k: in
         positions = (model.head.position(ids),) if model.head.objective == "masked" else tuple(range(len(ids)))
     if not positions or any(not 0 <= position < len(ids) for position in positions):
         raise ValueError(f"positions must be from 0 to {len(ids) - 1}; got {positions!r}")
-    streams = _residual_streams(model.model, encoding)  # L + 1 x (1, T, C)
     read = list(positions)
+    streams = [stream[0, read] for stream in _residual_streams(model.model, encoding)]  # L + 1 x (P, C)
+    tokenizer, family = model.tokenizer, model.family
+    return _lens(streams, model.logits, model.model.model.config.vocab_size, tuple(positions), top_k,
+                 lambda token_ids: family.readable(tokenizer.tokens(token_ids)), ids)
+
+
+def residual_lens(streams: np.ndarray | torch.Tensor, unembedding: np.ndarray | torch.Tensor, ids: list[int],
+                  top_k: int = TABLE_TOP_K) -> LogitLens:
+    """The lens of a model whose head is one matrix, with no norm before it (the induction lab's attention-only
+    decoders, attention.labs.induction.TrainedStreams): streams (L + 1, T, C), the residual stream entering each
+    layer and after the last, on the tokens ids (T,), read at every position through unembedding (C, V). The
+    tokens are numbers: a token is written as its id."""
+    layers = torch.as_tensor(streams, dtype=torch.float32)  # (L + 1, T, C)
+    head = torch.as_tensor(unembedding, dtype=torch.float32)  # (C, V)
+    if layers.dim() != 3 or head.dim() != 2 or layers.shape[2] != head.shape[0] or layers.shape[1] != len(ids):
+        raise ValueError(f"streams must be (L + 1, T, C) with T = {len(ids)} and unembedding (C, V) with the same C; "
+                         f"got {tuple(layers.shape)} and {tuple(head.shape)}")
+    LENS_TOP_K.narrowed(1, head.shape[1]).require("top_k", top_k, "tokens kept, at most the vocabulary")
+    return _lens(list(layers), lambda hidden: hidden @ head, head.shape[1], tuple(range(len(ids))), top_k,
+                 lambda token_ids: tuple(str(token) for token in token_ids), ids)
+
+
+def _lens(streams: list[torch.Tensor], logits: Callable[[torch.Tensor], torch.Tensor], vocab_size: int,
+          positions: tuple[int, ...], top_k: int, names: Callable[[list[int]], tuple[str, ...]],
+          ids: list[int]) -> LogitLens:
+    """streams L + 1 x (P, C) at the positions read, through logits ((p, C) -> (p, V)); names writes token ids."""
     with torch.inference_mode():
-        guess = _read(model, streams[-1][0, read], 1)[0][:, 0]  # (P,) the model's own guess
-        tops, probabilities, prediction = zip(*(_read(model, stream[0, read], top_k, guess) for stream in streams),
-                                              strict=True)  # L + 1 x (P, k), (P, k), (P,)
+        guess = _read(logits, vocab_size, streams[-1], 1)[0][:, 0]  # (P,) the model's own guess
+        tops, probabilities, prediction = zip(*(_read(logits, vocab_size, stream, top_k, guess)
+                                                for stream in streams), strict=True)  # L + 1 x (P, k), (P, k), (P,)
     top_ids = torch.stack(tops).numpy()  # (L + 1, P, k)
     is_top = top_ids[:, :, 0] == top_ids[-1, :, 0]  # (L + 1, P)
-    tokenizer, family = model.tokenizer, model.family
     return LogitLens(
-        tokens=family.readable(tokenizer.tokens(ids)),
-        positions=tuple(positions),
+        tokens=names(ids),
+        positions=positions,
         top_ids=top_ids,
-        top_tokens=tuple(tuple(family.readable(tokenizer.tokens(row)) for row in layer.tolist()) for layer in top_ids),
+        top_tokens=tuple(tuple(names(row) for row in layer.tolist()) for layer in top_ids),
         top_probabilities=torch.stack(probabilities).numpy(),  # (L + 1, P, k)
         prediction_probability=torch.stack(prediction).numpy(),  # (L + 1, P)
         first_layer=is_top.argmax(axis=0),  # (P,): the first True (the last row is always True)
@@ -106,14 +134,14 @@ def _residual_streams(loaded: LoadedModel, encoding: Encoding) -> list[torch.Ten
     return streams
 
 
-def _read(model: LanguageModel, hidden: torch.Tensor, top_k: int, guess: torch.Tensor | None = None
-          ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+def _read(logits: Callable[[torch.Tensor], torch.Tensor], vocab_size: int, hidden: torch.Tensor, top_k: int,
+          guess: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """(P, C) streams through the head, a few positions at a time: the top_k ids (P, k) and probabilities (P, k),
     and the probability of guess (P,) ids at each position (None without a guess)."""
-    step = max(1, CHUNK_FLOATS // model.model.model.config.vocab_size)
+    step = max(1, CHUNK_FLOATS // vocab_size)
     ids, values, guessed = [], [], []
     for start in range(0, hidden.shape[0], step):
-        chances = model.logits(hidden[start:start + step]).softmax(-1)  # (p, V)
+        chances = logits(hidden[start:start + step]).softmax(-1)  # (p, V)
         top = chances.topk(top_k, dim=-1)  # (p, k) values and indices
         ids.append(top.indices)
         values.append(top.values)

@@ -17,7 +17,9 @@ gradient only adds noise: with it the first induction head formed after 500 step
 1,000), without it at step 260 to 280, on four seeds (in batches of 64). Every `measure_every` steps both are
 measured: their loss on the repeated part of held-out sequences, and every head's scores (head_scores.py) on a
 probe of n random tokens repeated once. Every `keep_every` steps the attention of every head on one probe
-sequence is kept, for a reader to scrub through training.
+sequence is kept, for a reader to scrub through training. A run keeps none of the models' weights; of each model
+at its last step it keeps what the logit lens reads (TrainedStreams): the residual stream on that probe sequence
+entering every layer and after the last, and the unembedding, 26 kB for the two-layer model at the defaults.
 
 Letters used in shape comments: B batch, T tokens, C width (the residual stream), nh heads, d head size,
 V vocabulary, L layers, M measurements, K kept checkpoints, P the probe's tokens (2n).
@@ -80,18 +82,25 @@ class AttentionOnlyDecoder(nn.Module):
     def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, tuple[AttentionStages, ...]]:
         """tokens (B, T') with T' ≤ T -> next-token logits (B, T', V) and every layer's attention stages (weights
         (B, nh, T', T'))."""
+        streams, stages = self.residual_streams(tokens)
+        return streams[-1] @ self.unembedding, stages  # (B, T', V)
+
+    def residual_streams(self, tokens: torch.Tensor) -> tuple[tuple[torch.Tensor, ...], tuple[AttentionStages, ...]]:
+        """tokens (B, T') -> the residual stream entering each layer and after the last, L + 1 x (B, T', C), and
+        every layer's attention stages. No final norm: the last stream times the unembedding is the logits."""
         length = tokens.shape[1]
         stream = self.token_embedding[tokens] + self.position_embedding[:length]  # (B, T', C)
         mask = self.mask[..., :length, :length]  # (1, 1, T', T'): key j > query i at MASKED_SCORE
-        stages = []
+        streams, stages = [stream], []
         for w_q, w_k, w_v, w_o in zip(self.query, self.key, self.value, self.output, strict=True):
             query = split_heads(stream @ w_q, self.heads)  # (B, nh, T', d)
             key = split_heads(stream @ w_k, self.heads)  # (B, nh, T', d)
             value = split_heads(stream @ w_v, self.heads)  # (B, nh, T', d)
             attention = attend(query, key, value, mask, math.sqrt(self.head_size))  # weights (B, nh, T', T')
             stream = stream + merge_heads(attention.context) @ w_o  # (B, T', nh·d) -> (B, T', C)
+            streams.append(stream)
             stages.append(attention)
-        return stream @ self.unembedding, tuple(stages)  # (B, T', V)
+        return tuple(streams), tuple(stages)
 
 
 def periodic_sequences(config: InductionConfig, count: int, generator: torch.Generator
@@ -126,6 +135,24 @@ def next_token_losses(logits: torch.Tensor, tokens: torch.Tensor) -> torch.Tenso
 
 
 @dataclass(frozen=True, eq=False)
+class TrainedStreams:
+    """What the logit lens reads of one model at its run's last step, instead of its weights: its residual stream on
+    the run's example probe entering each layer and after the last, and its unembedding. The model has no final
+    norm, so that streams[-1] @ unembedding are its own logits on the probe. (L + 1)·P·C + C·V floats: 26 kB for
+    the two-layer model at the defaults (3·24·64 + 64·32), 34 kB at the page's largest vocabulary (64)."""
+
+    layers: int
+    steps_run: int  # the step these streams were read at
+    example: np.ndarray  # (P,) the probe sequence read
+    streams: np.ndarray  # (L + 1, P, C) float32
+    unembedding: np.ndarray  # (C, V) float32
+
+    @property
+    def nbytes(self) -> int:
+        return self.example.nbytes + self.streams.nbytes + self.unembedding.nbytes
+
+
+@dataclass(frozen=True, eq=False)
 class ModelHistory:
     """One model's run: what was measured, and its heads' attention kept along the way."""
 
@@ -137,6 +164,7 @@ class ModelHistory:
     kept: np.ndarray  # (K, L, nh, P, P) every head's attention on the example probe, at each kept step
     kept_previous_token: np.ndarray  # (K, L, nh) every head's previous-token score on the example alone
     kept_induction: np.ndarray  # (K, L, nh) and its induction score there
+    streams: TrainedStreams  # what the logit lens reads of the model at the last step run
 
     def events(self, steps: np.ndarray) -> list[head_scores.HeadEvent]:
         """Heads that became previous-token or induction heads, and when (steps: the run's measured steps)."""
@@ -179,6 +207,8 @@ class InductionProgress:
     total: int
     losses: tuple[float, ...]  # this step's training loss of each model, one layer then two
     measured: bool  # whether the models were measured on this step
+    # The models themselves, as trained so far, for a caller that runs them (a test's forward pass): no run keeps them.
+    models: tuple[AttentionOnlyDecoder, ...] = field(repr=False)
     snapshot: Callable[[], InductionRun] = field(repr=False)  # the run so far, as train() would return it now
     finish: Callable[[], InductionRun] = field(repr=False)  # the same, measured and kept at this step if it was not
 
@@ -215,7 +245,7 @@ def training(config: InductionConfig = InductionConfig()) -> Iterator[InductionP
                 recorder.measure(step)
             if step % config.keep_every == 0 or step == config.steps:
                 recorder.keep(step)
-            yield InductionProgress(step, config.steps, tuple(losses), measured, recorder.snapshot,
+            yield InductionProgress(step, config.steps, tuple(losses), measured, models, recorder.snapshot,
                                     recorder.finish)
 
 
@@ -299,6 +329,14 @@ class _Recorder:
                 kept.append(torch.stack([stage.weights[0] for stage in stages]).numpy())  # (L, nh, P, P)
         self.kept.append(step)
 
+    def streams(self, model: AttentionOnlyDecoder) -> TrainedStreams:
+        """What the logit lens reads of the model as it is now, on the first probe."""
+        with torch.inference_mode():
+            streams = model.residual_streams(self.probes[:1])[0]  # L + 1 x (1, P, C)
+            return TrainedStreams(model.num_layers, self.steps_run, self.probes[0].numpy(),
+                                  torch.cat(streams).numpy(),  # (L + 1, P, C)
+                                  model.unembedding.detach().clone().numpy())  # (C, V)
+
     def finish(self) -> InductionRun:
         """The run, measured and kept at the last step run if it was not: a stopped run ends on a measurement."""
         if self.measured[-1] != self.steps_run:
@@ -313,7 +351,7 @@ class _Recorder:
                          np.array([loss for loss, _, _ in scores], dtype=np.float32),
                          np.stack([previous for _, previous, _ in scores]).astype(np.float32),
                          np.stack([induction for _, _, induction in scores]).astype(np.float32),
-                         *_kept_arrays(attention))
+                         *_kept_arrays(attention), self.streams(model))
             for model, losses, scores, attention in zip(self.models, self.losses, self.scores, self.attention,
                                                         strict=True))
         return InductionRun(self.config, self.steps_run, np.array(self.measured), np.array(self.kept),
