@@ -1,9 +1,9 @@
-"""Past the attention layer: the whole block around the heads, the logit lens and greedy generation with a key/value
-cache. Keys are plain values (model name, text, second text, a layer or a setting); values are numpy and the core's
-frozen records of numpy, each computed holding a heavy-work slot.
+"""Past the attention layer: the whole block around the heads, one head's softmax in blocks of keys, the logit lens
+and greedy generation with a key/value cache. Keys are plain values (model name, text, second text, a layer or a
+setting); values are numpy and the core's frozen records of numpy, each computed holding a heavy-work slot.
 
 Letters used in shape comments: B batch (1 here), T tokens, C hidden size, L layers, S steps of a block (or cached
-tokens), nh heads.
+tokens), nh heads, d head size.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from attention.analyses.logit_lens import LogitLens, logit_lens
+from attention.analyses.logit_lens import TABLE_TOP_K, LogitLens, logit_lens, residual_lens
 from attention.dissect.block import build_block
 from attention.dissect.mixing import mixing
 from attention.experiments.generation import (
@@ -24,10 +24,12 @@ from attention.experiments.generation import (
     generate,
     streaming_what_if,
 )
+from attention.labs.induction import TrainedStreams
 from attention.stages.settings import TraceSettings
+from attention.stages.tiled_softmax import SoftmaxStep, tiled_context
 from attention.text.encoding import encode
 from components.caches.budget import CACHE_ENTRIES
-from components.caches.layers import layer_weights
+from components.caches.layers import layer_weights, trace
 from components.caches.models import language_model, model
 from components.caches.texts import layer_encoding
 from components.caches.work import heavy_work
@@ -70,6 +72,42 @@ def _block(name: str, text: str, text_b: str, layer: int, _attention) -> BlockNu
         contributions=mixed.contributions[0], mixing_ratio=mixed.mixing_ratio[0])  # (T, T), (T,)
 
 
+@dataclass(frozen=True)
+class TiledRow:
+    """One query's row of one head: its softmax and context computed a block of keys at a time (FlashAttention's
+    online softmax), beside the trace's own, computed over the whole row at once."""
+
+    query: int
+    block_size: int
+    steps: tuple[SoftmaxStep, ...]  # each block's running max m, running sum ℓ and rescale, in order
+    weights: np.ndarray  # (T,) exp(s − m) / ℓ with the last block's m and ℓ
+    plain_weights: np.ndarray  # (T,) the trace's softmax(masked row): torch.softmax over the whole row
+    context: np.ndarray  # (d,) the running output o / ℓ after the last block
+    plain_context: np.ndarray  # (d,) the trace's weights · V row
+
+    @property
+    def weight_difference(self) -> float:
+        """The largest |tiled weight − plain weight| over the row's keys."""
+        return float(np.abs(self.weights - self.plain_weights).max())
+
+    @property
+    def context_difference(self) -> float:
+        """The largest |tiled context − plain context| over the head's d numbers."""
+        return float(np.abs(self.context - self.plain_context).max())
+
+
+def tiled_row(name: str, text: str, text_b: str, settings: TraceSettings, query: int, block_size: int) -> TiledRow:
+    """Row `query` of head settings.head's masked scores (its softmax's input) through the tiled softmax, block_size
+    keys at a time, against the trace's own weights and context. Not cached: the trace is (layers.trace), and one
+    row in blocks takes a few ms, 512 one-key blocks some tens."""
+    with heavy_work():
+        head = trace(name, text, text_b, settings)
+        tiled = tiled_context(head["masked"][0, query], head["V"][0], block_size)  # (T,) scores, (T, d) values
+        return TiledRow(query=query, block_size=block_size, steps=tuple(step.softmax for step in tiled.steps),
+                        weights=tiled.weights.numpy(), plain_weights=head["weights"][0, query],  # (T,), (T,)
+                        context=tiled.context.numpy(), plain_context=head["context"][0, query])  # (d,), (d,)
+
+
 def lens(name: str, text: str, text_b: str, top_k: int) -> tuple[LogitLens | None, str | None]:
     """The logit lens of the text, or None and why: a model without a language-model head cannot be read so.
     ValueError (a BERT text without its [MASK]) says what the lens needs."""
@@ -84,6 +122,14 @@ def lens(name: str, text: str, text_b: str, top_k: int) -> tuple[LogitLens | Non
 def _lens(name: str, text: str, text_b: str, top_k: int) -> LogitLens:
     head, _ = language_model(name)
     return logit_lens(head, encode(head.model, text, text_b or None), top_k)  # every layer's input kept
+
+
+def induction_lens(trained: TrainedStreams) -> LogitLens:
+    """The logit lens of one of the induction lab's trained decoders on its run's probe sequence, from what the run
+    kept of it: the top tokens of a vocabulary smaller than five are all of it. Not cached: (L + 1)·P rows through a
+    (C, V) matrix take well under a millisecond."""
+    return residual_lens(trained.streams, trained.unembedding, trained.example.tolist(),
+                         min(TABLE_TOP_K, trained.unembedding.shape[1]))
 
 
 def generation(name: str, text: str, new_tokens: int) -> tuple[Generation | None, str | None]:

@@ -2,6 +2,7 @@
 in, the norm where the family puts it, every head through W_O, the adds, the MLP), each step with its formula, its
 shape and its per-token norms; what attention and the MLP write against the residual stream; and how much of each
 token's update came from the other tokens once the residual and the norm are counted (Kobayashi et al. 2021).
+Then, inside the attention step, one query's softmax in blocks of keys, as a GPU computes it (parts/tiled_softmax.py).
 The numbers are attention/dissect/block.py's and mixing.py's, through components/caches/past_attention.py.
 """
 
@@ -15,6 +16,7 @@ from components.charts.draw import lettered, show
 from components.charts.heatmap import heatmap
 from components.page import controls
 from components.page.downloads import chart_downloads
+from components.views.parts import tiled_softmax
 
 FORMULA_SHARE = 0.4  # of the view's width for a step's name, formula and shape; its bars take the rest
 PLACEMENTS = {  # where the norm sits, in words, by the family's answer (Family.block_parts)
@@ -37,6 +39,7 @@ def render(context) -> None:
     _steps(context, numbers, tokens)
     _written(context, numbers, tokens)
     _mixing(context, numbers, tokens)
+    tiled_softmax.render(context, layer, context.state.head)
 
 
 def _steps(context, numbers, tokens: list[str]) -> None:

@@ -4,7 +4,8 @@ tokens that repeat, the two-layer one growing a previous-token head and an induc
 The controls are the page's (page_state: periods, vocab, heads, steps, seed; in the link). Train waits for a free
 place on the server and trains both models, or follows the page that trains the same settings already; a finished
 run is every session's (parts/induction_training.py). After it: in words which head became what, and when; the loss
-and every head's scores over training; every head's attention at the kept steps, scrubbed in the browser.
+and every head's scores over training; every head's attention at the kept steps, scrubbed in the browser. The run
+shown is this session's last trained one, which the logit lens view can read (parts/last_induction.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from components.charts.draw import draw_spec
 from components.charts.scrub import INPUT_STYLE
 from components.page import controls
 from components.page.downloads import csv_download
+from components.views.parts import last_induction
 from components.views.parts.induction_training import draw_curves, session_run, status, train_or_watch
 from components.views.parts.scrubbed import toolbar_inside
 
@@ -120,6 +122,7 @@ def _before_training(config: InductionConfig, context) -> None:
 def _results(run: InductionRun, context) -> None:
     if run.steps_run == 0:
         return
+    last_induction.remember(run)  # what the logit lens reads of both models: the lens view offers them
     _in_words(run)
     one, two = run.models
     columns = st.columns(4)

@@ -1,7 +1,11 @@
 """The next token, layer by layer (the logit lens, nostalgebraist 2020): every layer's residual stream read through
 the model's own head, as if it were the last. A map of layers × positions, each cell its top token and how sure
-the head is of it, the first layer whose top token is the final guess ringed; the top five of every cell as CSV.
-A model without a language-model head (the bundled all-MiniLM-L6-v2) gets a notice and what to load instead.
+the head is of it, the first layer whose top token is the final guess ringed; one layer's top guesses at every
+position, picked with a slider; the top five of every cell as CSV. A model without a language-model head (the
+bundled all-MiniLM-L6-v2) gets a notice and what to load instead.
+
+It reads the page's model on the text, or the induction lab's last trained decoders in this session on their probe
+sequence (parts/last_induction.py): a session that has trained none is told to, with a button to the lab.
 """
 
 from __future__ import annotations
@@ -13,16 +17,27 @@ from attention.analyses.logit_lens import TABLE_COLUMNS, TABLE_TOP_K
 from components.caches import past_attention
 from components.charts.draw import lettered
 from components.charts.lens import lens_map
+from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
+from components.views.parts import last_induction
 
 SHOWN_POSITIONS = 16  # the map's last positions of a long text; the CSV has every one
 CELL_PX = 40  # a cell wide enough for a short token: a phone's map shows fewer positions
 LABEL_ROOM_PX = 90  # the row labels and their title, beside the cells
 NO_HEAD = ("This model has no language-model head: {why}. Load gpt2, a SmolLM2 or bert-base-uncased (the sidebar's "
-           "model list) to read its layers as next-token guesses; the other views work on this one.")
+           "model list) to read its layers as next-token guesses, or read the induction lab's last trained model "
+           "(above); the other views work on this one.")
+SOURCE_KEY, LAYER_KEY, INDUCTION_LAYERS_KEY = "lens_source", "lens_layer", "lens_induction_layers"  # not the link's
+SOURCES = {"page": "The page's model, on the text", "induction": "The induction lab's last trained model"}
+NONE_TRAINED = ("This session has not trained an induction model yet: train one first in the induction lab (two tiny "
+                "attention-only decoders, in seconds), then come back here to read its layers.")
 
 
 def render(context) -> None:
+    source = st.radio("Read the layers of", list(SOURCES), format_func=SOURCES.get, key=SOURCE_KEY, horizontal=True)
+    if source == "induction":
+        _induction(context)
+        return
     try:
         lens, why = past_attention.lens(context.model_name, context.text, context.text_b, TABLE_TOP_K)
     except ValueError as error:  # a BERT's text without its [MASK]: the lens reads the word behind it
@@ -31,6 +46,29 @@ def render(context) -> None:
     if lens is None:
         st.info(NO_HEAD.format(why=first_sentence(why)), icon=":material/info:")
         return
+    _draw(context, lens, "logit-lens")
+
+
+def _induction(context) -> None:
+    """The lens of the induction lab's last trained decoder (one layer or two) on its run's probe sequence."""
+    trained = last_induction.last()
+    if trained is None:
+        st.info(NONE_TRAINED, icon=":material/info:")
+        st.button("Open the induction lab", key="lens_to_induction", on_click=controls.request,
+                  kwargs={"view": "induction"}, icon=":material/arrow_forward:")
+        return
+    layers = st.radio("Model", [2, 1], format_func=lambda count: f"{count} layer{'s' if count > 1 else ''}",
+                      key=INDUCTION_LAYERS_KEY, horizontal=True)
+    streams, config = trained.model(layers), trained.config
+    st.markdown(f"The {layers}-layer attention-only decoder the induction lab trained in this session (seed "
+                f"{config.seed}, step {streams.steps_run} of {config.steps}), on its probe sequence: "
+                f"{config.probe_half} random tokens, then the same again; its tokens are numbers. It has no final "
+                "norm, so a row is the residual stream times the unembedding. In the second half every next token "
+                "can be known: a model that learned induction guesses it from its last layer; one layer cannot.")
+    _draw(context, past_attention.induction_lens(streams), f"logit-lens-induction-{config.seed}-{layers}-layers")
+
+
+def _draw(context, lens, csv_name: str) -> None:
     layers = lens.top_ids.shape[0] - 1
     columns = max(4, min(SHOWN_POSITIONS, (context.width - LABEL_ROOM_PX) // CELL_PX))
     shown = range(max(0, len(lens.positions) - columns), len(lens.positions))
@@ -52,10 +90,31 @@ def render(context) -> None:
                    "them all.")
     st.caption(_first_layers(lens, layers))
     _last_position(lens)
-    csv_download(lambda: pd.DataFrame(lens.table(), columns=list(TABLE_COLUMNS)).to_csv(index=False,
-                                                                                          float_format="%.6g"),
-                 "logit-lens")
-    st.caption(f"The CSV: {', '.join(TABLE_COLUMNS)}; the top {TABLE_TOP_K} tokens of every layer and position read.")
+    _one_layer(lens, layers)
+    kept = lens.top_ids.shape[2]
+    csv_download(lambda: pd.DataFrame(lens.table(kept), columns=list(TABLE_COLUMNS)).to_csv(index=False,
+                                                                                              float_format="%.6g"),
+                 csv_name)
+    st.caption(f"The CSV: {', '.join(TABLE_COLUMNS)}; the top {kept} tokens of every layer and position read.")
+
+
+def _one_layer(lens, layers: int) -> None:
+    """One layer's top guesses at every position read, with their probabilities: the layer picked with a slider
+    (the map's row), every token whole."""
+    if st.session_state.get(LAYER_KEY, 0) > layers:  # a model with fewer layers than the last one read
+        st.session_state[LAYER_KEY] = layers
+    layer = st.slider("Layer read", 0, layers, key=LAYER_KEY, help="The map's row: 0 is the embeddings, "
+                      f"{layers} the last layer's output.")
+    kept = min(3, lens.top_ids.shape[2])
+    columns = {"position": list(lens.positions), "after the token": [lens.tokens[p] for p in lens.positions]}
+    for rank in range(kept):
+        columns[f"guess {rank + 1}"] = [per_position[rank] for per_position in lens.top_tokens[layer]]
+        columns[f"P(guess {rank + 1})"] = lens.top_probabilities[layer, :, rank]
+    st.markdown(f"**Layer {layer} read, at every position:** its top {kept} next tokens")
+    st.dataframe(pd.DataFrame(columns), hide_index=True, key="lens_one_layer",
+                 height=min(320, 36 * (len(lens.positions) + 1)),
+                 column_config={f"P(guess {rank + 1})": st.column_config.NumberColumn(format="percent")
+                                for rank in range(kept)})
 
 
 def _first_layers(lens, layers: int) -> str:

@@ -38,17 +38,24 @@ def cut_after(model, layer: int):
     return cut
 
 
+def direct_rows(model, example: np.ndarray) -> list[torch.Tensor]:
+    """L + 1 x (P, V): the next-token softmax on the example of the model's embeddings alone, then of the model
+    cut after each of its layers in turn (the last: the whole model's forward pass)."""
+    tokens = torch.from_numpy(example)[None]  # (1, P)
+    with torch.inference_mode():
+        embedded = model.token_embedding[tokens[0]] + model.position_embedding[:tokens.shape[1]]  # (P, C)
+        rows = [(embedded @ model.unembedding).softmax(-1)]  # (P, V): row 0, the embeddings read
+        rows += [cut_after(model, layer)(tokens)[0][0].softmax(-1) for layer in range(model.num_layers)]  # L x (P, V)
+    return rows
+
+
 @pytest.mark.parametrize("layers", LAYER_COUNTS)
 def test_every_row_is_a_direct_forward_pass_of_the_trained_model(trained, layers):
     models, run = trained
     model, kept = models[LAYER_COUNTS.index(layers)], run.model(layers).streams
     assert kept.steps_run == run.steps_run == TINY.steps
     lens = residual_lens(kept.streams, kept.unembedding, kept.example.tolist(), top_k=5)
-    tokens = torch.from_numpy(kept.example)[None]  # (1, P)
-    with torch.inference_mode():
-        embedded = model.token_embedding[tokens[0]] + model.position_embedding[:tokens.shape[1]]  # (P, C)
-        rows = [(embedded @ model.unembedding).softmax(-1)]  # (P, V): row 0, the embeddings read
-        rows += [cut_after(model, layer)(tokens)[0][0].softmax(-1) for layer in range(layers)]  # L x (P, V)
+    rows = direct_rows(model, kept.example)
     assert len(rows) == lens.top_ids.shape[0] == layers + 1
     for row, (top_ids, top_probabilities) in enumerate(zip(lens.top_ids, lens.top_probabilities, strict=True)):
         expected = rows[row].topk(5, dim=-1)  # (P, k) values and indices

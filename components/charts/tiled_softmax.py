@@ -1,0 +1,77 @@
+"""Softmax in blocks of keys, as charts: each block's running max m, running sum ℓ and rescale factor as three small
+panels over the blocks, and the row the blocks end with against the softmax of the whole row. Numbers in, Vega-Lite
+out; the keys' tokens reach the charts as data (token_axes.label_axis reads a parameter).
+
+Letters used in shape comments: T keys in the row, N blocks.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from components.charts.lettering import READING, Lettering, title_lines
+from components.charts.token_axes import label_axis, labelled
+
+PAD = alt.AutoSizeParams(type="pad")  # the plot as large as asked, its axes and title around it
+PANEL_PX = 70  # each running quantity's panel: a strip, the three stacked
+ROW_PX = 150
+# The running quantities, as the panels' titles say them, in the order they are drawn.
+QUANTITIES = {"max_after": "running max m", "sum_after": "running sum ℓ", "rescale": "rescale exp(m_old − m_new)"}
+BLOCK_COLOURS = ["#6baed6", "#2171b5"]  # every other block's keys, so that the blocks show on the row
+TILED_TICK = "#d62728"
+
+
+def steps_frame(steps) -> pd.DataFrame:
+    """The tiled softmax's steps (SoftmaxStep, N) -> a row a block: its number, its keys and every running quantity
+    (the first block's rescale is exp(−∞ − m) = 0: it multiplies the empty sum ℓ = 0)."""
+    return pd.DataFrame([{"block": step.block, "keys": f"{step.keys[0]}–{step.keys[-1]}", "block max": step.block_max,
+                          "max_after": step.max_after, "sum_after": step.sum_after,
+                          "rescale": step.rescale} for step in steps],
+                        columns=["block", "keys", "block max", *QUANTITIES])
+
+
+def running_panels(steps, *, title: str, width: int, lettering: Lettering = READING) -> alt.TopLevelMixin:
+    """m, ℓ and the rescale factor after each block, one small panel each on its own scale, blocks along x."""
+    frame = steps_frame(steps)
+    tooltip = [alt.Tooltip("block:O"), alt.Tooltip("keys:N", title="keys (positions)"),
+               alt.Tooltip("block max:Q", format=".4g")]
+    panels = [alt.Chart(frame).mark_line(point=True, color=colour).encode(
+        x=alt.X("block:O", title="block" if last else None, axis=alt.Axis(labelAngle=0, labels=last)),
+        y=alt.Y(f"{column}:Q", title=None, axis=alt.Axis(tickCount=3, format=".3g"), scale=alt.Scale(zero=False)),
+        tooltip=[*tooltip, alt.Tooltip(f"{column}:Q", title=name, format=".6g")],
+    ).properties(width=width, height=PANEL_PX, title=alt.TitleParams(name, fontSize=lettering.font_px, anchor="start"))
+        for (column, name), colour, last in zip(QUANTITIES.items(), ["#1f77b4", "#ff7f0e", "#2ca02c"],
+                                                [False, False, True], strict=True)]
+    return alt.vconcat(*panels, spacing=6).properties(title=title_lines(title, width), description=title,
+                                                      autosize=PAD)
+
+
+def row_frame(weights: np.ndarray, plain_weights: np.ndarray, block_size: int) -> pd.DataFrame:
+    """(T,) the tiled weights and (T,) the plain ones -> a row a key: position, block (and whether it is an odd one),
+    both weights."""
+    keys = np.arange(len(weights))  # (T,)
+    return pd.DataFrame({"position": keys, "block": keys // block_size, "parity": keys // block_size % 2,
+                         "tiled": np.asarray(weights, dtype=float), "plain": np.asarray(plain_weights, dtype=float)})
+
+
+def row_against_plain(weights: np.ndarray, plain_weights: np.ndarray, block_size: int, tokens: list[str], *,
+                      title: str, width: int, lettering: Lettering = READING) -> alt.TopLevelMixin:
+    """The whole row's softmax as bars, every other block's keys a darker blue, and the tiled weights as red ticks
+    on them: a tick off its bar's top would be a difference."""
+    frame = row_frame(weights, plain_weights, block_size)
+    axis = label_axis(tokens, "key", len(tokens), angle=-60, length_px=width, spacing_px=lettering.label_spacing_px)
+    x = alt.X("position:O", axis=axis)
+    tooltip = [alt.Tooltip("position:O", title="key"), alt.Tooltip("block:O"),
+               alt.Tooltip("plain:Q", title="softmax of the row", format=".6f"),
+               alt.Tooltip("tiled:Q", title="in blocks", format=".6f")]
+    bars = alt.Chart(frame).mark_bar().encode(
+        x=x, y=alt.Y("plain:Q", title="weight", scale=alt.Scale(domain=[0, max(1e-9, float(frame.plain.max()))])),
+        color=alt.Color("parity:N", scale=alt.Scale(domain=[0, 1], range=BLOCK_COLOURS), legend=None),
+        tooltip=tooltip)
+    ticks = alt.Chart(frame).mark_tick(color=TILED_TICK, thickness=2).encode(x=x, y=alt.Y("tiled:Q"),
+                                                                              tooltip=tooltip)
+    chart = alt.layer(bars, ticks).properties(width=width, height=ROW_PX, title=title_lines(title, width),
+                                              description=title, autosize=PAD)
+    return labelled(chart, tokens)

@@ -1,0 +1,86 @@
+"""Softmax in blocks of keys, as a GPU computes attention (FlashAttention's online softmax): one query's row of the
+side column's layer and head, taken a block of keys at a time with a running max m, a running sum ℓ and a running
+output rescaled when the max grows; each block's numbers as small charts and a table, and the row it ends with
+against the softmax of the whole row, their largest difference said. The block view draws it under its steps; a
+view of one head could draw it too (render takes the layer and the head).
+
+The numbers are attention/stages/tiled_softmax.py's, through components/caches/past_attention.py.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.caches import past_attention
+from components.charts.draw import show
+from components.charts.tiled_softmax import QUANTITIES, row_against_plain, running_panels, steps_frame
+
+QUERY_KEY, BLOCK_KEY = "tiled_query", "tiled_block"  # the section's own controls: not the link's
+DEFAULT_BLOCK = 3  # keys per block on opening: a few blocks on a short text
+WHY = ("softmax(s)_j = exp(s_j − max s) / Σ_k exp(s_k − max s) seems to need the whole row twice: once for its max "
+       "(subtracted so that exp never overflows), once for the sum. A GPU's attention kernel (FlashAttention) never "
+       "holds the row whole: its fast on-chip memory holds a block of keys and values at a time, and a long text's "
+       "T × T scores would not fit there. So it keeps three running numbers as the blocks go by: **m**, the largest "
+       "score so far; **ℓ**, the sum of exp(s − m) so far; and **o**, the sum of exp(s − m)·v so far. When a block "
+       "brings a larger max, ℓ and o were counted against the old one: multiplying them by the **rescale** "
+       "exp(m_old − m_new), at most 1, makes them as if the new max had been known from the start. After the last "
+       "block o / ℓ is the context row and exp(s − m) / ℓ the weights: the same numbers, to float32's rounding.")
+
+
+def render(context, layer: int, head: int) -> None:
+    """The section for head `head` of layer `layer` as the model runs it (its own projections, √d_k, its mask)."""
+    tokens = list(context.encoding().tokens[0])
+    count = len(tokens)
+    st.subheader("Softmax in blocks of keys, as a GPU computes it")
+    st.markdown(f"Layer {layer}, head {head}, one query's row of scores. " + WHY)
+    _fit(QUERY_KEY, count - 1, count - 1)
+    _fit(BLOCK_KEY, count, min(DEFAULT_BLOCK, count))
+    query_place, block_place = st.columns(2) if not context.stacked else (st.container(),) * 2
+    query = query_place.selectbox("Query row", range(count), key=QUERY_KEY,
+                                  format_func=lambda index: f"{index}: {tokens[index]}",
+                                  help="The token whose row of scores is taken into the softmax, block by block.")
+    block_size = block_place.slider("Keys per block", 1, max(2, count), key=BLOCK_KEY, disabled=count < 2,
+                                    help="How many keys (and value rows) the kernel holds at once. All of them is "
+                                         "the plain softmax: one block.")
+    row = past_attention.tiled_row(context.model_name, context.text, context.text_b,
+                                   context.settings(layer=layer, head=head, source="bert", scaling="sqrt",
+                                                    mask="model"), int(query), min(int(block_size), count))
+    _blocks(context, row)
+    _row(context, row, tokens)
+
+
+def _fit(key: str, largest: int, default: int) -> None:
+    """The control's value kept within this text's range before it is drawn (a shorter text than the last)."""
+    if key not in st.session_state or st.session_state[key] > largest:
+        st.session_state[key] = default
+
+
+def _blocks(context, row) -> None:
+    width = max(200, (context.column_px(0.5) if not context.stacked else context.width) - 90)
+    charts_place, table_place = st.columns(2) if not context.stacked else (st.container(),) * 2
+    with charts_place:
+        show(running_panels(row.steps, title=f"{len(row.steps)} blocks of {row.block_size} key"
+                            f"{'s' if row.block_size > 1 else ''}: m, ℓ and the rescale after each",
+                            width=width, lettering=context.lettering), key="tiled_panels", lettering=context.lettering)
+    with table_place:
+        table = steps_frame(row.steps).rename(columns={"keys": "keys (positions)", **QUANTITIES})
+        st.dataframe(table, hide_index=True, key="tiled_steps", height=min(320, 36 * (len(table) + 1)),
+                     column_config={name: st.column_config.NumberColumn(format="%.6g")
+                                    for name in ("block max", *QUANTITIES.values())})
+    st.caption("A rescale below 1 is a block that brought a larger max: ℓ and o so far shrink by that factor. The "
+               "first block's is exp(−∞ − m) = 0, which multiplies nothing (ℓ and o start at 0). After the last "
+               "block, m is the row's max and ℓ the softmax's denominator.")
+
+
+def _row(context, row, tokens: list[str]) -> None:
+    chart = row_against_plain(row.weights, row.plain_weights, row.block_size, tokens,
+                              title=f"Query {row.query}: the softmax of the whole row (bars) and in blocks (red ticks)",
+                              width=max(200, context.width - 90), lettering=context.lettering)
+    show(chart, key="tiled_row", lettering=context.lettering)
+    weights, values = st.columns(2)
+    weights.metric("Largest |difference|, weights", f"{row.weight_difference:.1e}",
+                   help="max over the keys of |tiled weight − torch.softmax of the whole row|")
+    values.metric("Largest |difference|, context row", f"{row.context_difference:.1e}",
+                  help="max over the head's d numbers of |o / ℓ − weights · V|")
+    st.caption("Bars in two blues: every other block's keys. The tiled weights sit on the bars' tops: the "
+               "differences above are float32's rounding (about 1e-7 of a weight), not an approximation.")
