@@ -3,6 +3,11 @@
 
 The grid is one view of a dozen pictures, placed by their data, not a facet per head: a chart per head
 cost the browser a view each.
+
+Under grouped-query attention (a Llama's query heads sharing fewer key/value heads) each head's title names its
+key/value head ("head 4 · kv 1"), and the heads of one group stand together on a band of its own shade: a row
+each, or several to a row with a gap between them, where the column has room for a group; else one after another,
+the shades alternating from group to group.
 """
 
 from __future__ import annotations
@@ -46,6 +51,12 @@ TOKEN_ROOM = 1.25
 LABELLED_SIDE_PX = 260
 TOKEN_BAND_PX = 58
 TOKEN_LIMIT_PX = 60  # a token's label is cut at this length
+# Under grouped-query attention: px between two groups' pictures (besides GRID_GAP), the band round a group's
+# pictures (px beyond them at the sides and under them; above, its titles), and its shades, alternating by group:
+# pale greys of two hues, behind the pictures' white-to-blue, not in it.
+GROUP_GAP = 16
+GROUP_PAD = GRID_GAP // 2
+GROUP_SHADES = ("#e6ebf2", "#f2ece0")
 GRID_SELECTION = "open_head"
 FOCUS = "focused_head"  # the parameter holding the side column's head, ringed in the grid
 FOCUS_COLOUR = "#d62728"  # its ring: red, apart from the blues of the pictures
@@ -64,27 +75,45 @@ AGGREGATE_TITLES = {"mean": f"'Mean of the heads of layer ' + {picked(LAYER)}",
 @dataclass(frozen=True)
 class GridLayout:
     """Where the small heatmaps stand: side px each, `columns` to a row, a band of `band` px under each row for
-    its key tokens (0: no tokens), one in every `step` tokens written."""
+    its key tokens (0: no tokens), one in every `step` tokens written. group: how many query heads share each
+    key/value head (1: none share), lead: where the first head shown stands in its group (its number mod group)."""
 
     side: int = GRID_SIZE
     columns: int = GRID_COLUMNS
     band: int = 0
     step: int = 1
+    group: int = 1
+    lead: int = 0
+
+    @property
+    def grouped(self) -> bool:
+        """Whether each row holds whole groups of heads sharing a key/value head, a gap between two."""
+        return 1 < self.group <= self.columns
 
     def place(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The x and y (px, from the grid's top left) of the pictures in the given slots."""
-        return (slots % self.columns * (self.side + GRID_GAP),
-                slots // self.columns * (self.side + GRID_LABEL + self.band) + GRID_LABEL)
+        if not self.grouped:
+            inset = GROUP_PAD if self.group > 1 else 0  # room for the bands' sides
+            return (slots % self.columns * (self.side + GRID_GAP) + inset,
+                    slots // self.columns * (self.side + GRID_LABEL + self.band) + GRID_LABEL)
+        heads = slots + self.lead  # counted from the first shown head's group
+        groups, per_row = heads // self.group, self.columns // self.group
+        column = groups % per_row * self.group + heads % self.group
+        return (column * (self.side + GRID_GAP) + groups % per_row * GROUP_GAP + GROUP_PAD,
+                groups // per_row * (self.side + GRID_LABEL + self.band + GROUP_GAP) + GRID_LABEL)
 
     def size(self, slots: int) -> tuple[int, int]:
         """The grid's width and height in px, for that many pictures."""
-        columns, rows = min(slots, self.columns), math.ceil(slots / self.columns)
-        return columns * (self.side + GRID_GAP) - GRID_GAP, rows * (self.side + GRID_LABEL + self.band)
+        x, y = self.place(np.arange(slots))
+        bands = GROUP_PAD if self.group > 1 else 0
+        return int(x.max()) + self.side + bands, int(y.max()) + self.side + self.band + bands
 
-def grid_layout(width: int, tokens: int, labelled: bool, lettering: Lettering = READING) -> GridLayout:
+def grid_layout(width: int, tokens: int, labelled: bool, lettering: Lettering = READING, group: int = 1,
+                first: int = 0) -> GridLayout:
     """How the grid stands in a column width px wide, beside the summary's token axis: with the text's tokens
     written beside each picture, when labelled (each picture then as large as its tokens need, up to
-    LABELLED_SIDE_PX, and every step-th token written where even that is too small)."""
+    LABELLED_SIDE_PX, and every step-th token written where even that is too small). group: query heads sharing
+    each key/value head, whose groups a row holds whole where it has room (first: the first head shown)."""
     font = max(lettering.font_px, 11)
     room = width - lettering.label_room_px + GRID_GAP
     # As large as the tokens need, but two to a row where the column has room for two of the smallest.
@@ -93,9 +122,12 @@ def grid_layout(width: int, tokens: int, labelled: bool, lettering: Lettering = 
         side = min(LABELLED_SIDE_PX, room // GRID_COLUMNS - GRID_GAP) if lettering.projected else GRID_SIZE
     side = max(GRID_SIZE, side)
     columns = max(1, min(GRID_COLUMNS, room // (side + GRID_GAP)))
-    if not labelled:
-        return GridLayout(side, columns)
-    return GridLayout(side, columns, TOKEN_BAND_PX, max(1, math.ceil(tokens * font * TOKEN_ROOM / side)))
+    if group > 1:  # whole groups to a row, where one fits, with their gaps and their bands' sides
+        per_row = max(0, min(GRID_COLUMNS // group, (room - GRID_GAP + GROUP_GAP) // (group * (side + GRID_GAP)
+                                                                                     + GROUP_GAP)))
+        columns = per_row * group or max(1, min(columns, (room - GRID_GAP) // (side + GRID_GAP)))
+    band, step = (TOKEN_BAND_PX, max(1, math.ceil(tokens * font * TOKEN_ROOM / side))) if labelled else (0, 1)
+    return GridLayout(side, columns, band, step, group, first % group)
 
 def spec(num_layers: int, slots: int, many_layers: bool, how: str | None, tokens: tuple[str, ...],
           raster: bool, layout: GridLayout = GridLayout(), size: int = PLOT_SIZE, second: int | None = None,
@@ -116,8 +148,9 @@ def spec(num_layers: int, slots: int, many_layers: bool, how: str | None, tokens
 
 def _grid(slots: int, layer: alt.Parameter, picks: list, layout: GridLayout, label_px: float,
           tokens: tuple[str, ...] = (), token_px: float = 11) -> alt.LayerChart:
-    """One picture per head (a row of GRID_DATA: layer, head, picture, entropy, max_weight and its place), as
-    layout places them, each under its "head N" (label_px high), with the tokens beside it when given (token_px
+    """One picture per head (a row of GRID_DATA: layer, head, title, picture, entropy, max_weight and its place;
+    under grouped-query attention kv, its key/value head), as layout places them, each under its title ("head N",
+    label_px high), the heads sharing a key/value head on a band, with the tokens beside it when given (token_px
     high). A click selects the head; the tooltip sums it up."""
     width, height = layout.size(slots)
     x, y = pixel_scales(width, height)
@@ -130,10 +163,10 @@ def _grid(slots: int, layer: alt.Parameter, picks: list, layout: GridLayout, lab
         alt.Tooltip("max_weight:Q", title="mean largest weight", format=".3f")], cursor="pointer").add_params(
         alt.selection_point(name=GRID_SELECTION, fields=["head"], on="click"), layer).properties(name=GRID_VIEW)
     # One label per place in the grid, whatever the layer: the labels need not move with it.
-    labels = base.transform_aggregate(groupby=["head", "x", "x2", "y"]).transform_calculate(
-        centre="(datum.x + datum.x2) / 2", label="'head ' + datum.head").mark_text(
+    labels = base.transform_aggregate(groupby=["head", "title", "x", "x2", "y"]).transform_calculate(
+        centre="(datum.x + datum.x2) / 2").mark_text(
         baseline="bottom", dy=-4, fontSize=label_px).encode(x=alt.X("centre:Q", axis=None, scale=x),
-                                                      y=alt.Y("y:Q", axis=None, scale=y), text="label:N")
+                                                      y=alt.Y("y:Q", axis=None, scale=y), text="title:N")
     # The side column's head (focused sets it in a copy of the kept spec), ringed: the Head slider beside the view
     # moved nothing a learner could see.
     focus = alt.param(name=FOCUS, value=0)
@@ -142,7 +175,22 @@ def _grid(slots: int, layer: alt.Parameter, picks: list, layout: GridLayout, lab
         x=alt.X("x:Q", axis=None, scale=x), x2="x2", y=alt.Y("y:Q", axis=None, scale=y), y2="y2",
         tooltip=alt.value(None)).add_params(focus)
     parts = [pictures, labels, ring, *(_grid_tokens(slots, layout, tokens, token_px, x, y) if tokens else ())]
+    if layout.group > 1:
+        parts.insert(0, _group_bands(base, layout, x, y))
     return alt.layer(*parts).properties(width=width, height=height)
+
+
+def _group_bands(base: alt.Chart, layout: GridLayout, x: alt.Scale, y: alt.Scale) -> alt.Chart:
+    """Behind the pictures, a band round each row of a group's pictures and their titles, shaded by its key/value
+    head (GROUP_SHADES, alternating): drawn once per place, whatever the layer, as the titles are."""
+    below = layout.band + (GROUP_PAD if layout.grouped else 0)  # the bands of one group's rows meet, unless apart
+    return base.transform_aggregate(left="min(x)", right="max(x2)", top="min(y)", bottom="max(y2)",
+                                    groupby=["kv", "y"]).transform_calculate(
+        left=f"datum.left - {GROUP_PAD}", right=f"datum.right + {GROUP_PAD}", top=f"datum.top - {GRID_LABEL}",
+        bottom=f"datum.bottom + {below}").mark_rect(aria=False).encode(
+        x=alt.X("left:Q", axis=None, scale=x), x2="right", y=alt.Y("top:Q", axis=None, scale=y), y2="bottom",
+        fill=alt.condition("datum.kv % 2 == 0", alt.value(GROUP_SHADES[0]), alt.value(GROUP_SHADES[1])),
+        tooltip=alt.value(None))
 
 
 def focused(spec: dict, head: int) -> dict:
@@ -186,15 +234,23 @@ def grid_frames(weights: np.ndarray, layers: tuple[int, ...], shown: tuple[int, 
     """One row per head shown (weights (nl, h, T, T): the shown heads of the layers sent) of every layer sent: its
     picture (coloured by weight_scale, a layer's largest weight read over layer_values, its every head), its
     summary for the tooltip (summaries: per layer, {"entropy", "max_weight"} of its heads shown), its place in the
-    grid (layout)."""
+    grid (layout), its title, and under grouped-query attention (layout.group > 1) its key/value head."""
     domains = head_domains(weights, "blues", weight_scale, layer_values, weights=True)  # (nl, h, 2)
     x, y = layout.place(np.arange(len(shown)))
-    rows = [{LAYER: layer, "head": head, "entropy": entropy, "max_weight": max_weight,
+    shared = {head: {"kv": head // layout.group} for head in shown} if layout.group > 1 else {}
+    rows = [{LAYER: layer, "head": head, "title": head_title(head, layout.group),
+             **shared.get(head, {}), "entropy": entropy, "max_weight": max_weight,
              **placed_picture(matrix, domain, left, top, layout.side)}
             for layer, heads, ends, summary in zip(layers, weights, domains, summaries, strict=True)  # (h, T, T)
             for head, matrix, domain, entropy, max_weight, left, top in zip(
                 shown, heads, ends, summary["entropy"], summary["max_weight"], x, y, strict=True)]
     return {GRID_DATA: pd.DataFrame(rows)}
+
+
+def head_title(head: int, group: int = 1) -> str:
+    """A small map's title: "head 4", or under grouped-query attention (group query heads to a key/value head) with
+    the key/value head it reads, "head 4 · kv 1"."""
+    return f"head {head} · kv {head // group}" if group > 1 else f"head {head}"
 
 
 def summary_frames(summed: np.ndarray, layers: tuple[int, ...], raster: bool) -> dict[str, pd.DataFrame]:

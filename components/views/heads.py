@@ -33,6 +33,7 @@ import pandas as pd
 import streamlit as st
 
 from attention.dissect.heads import aggregate_heads, head_summary
+from attention.stages.kv_heads import SharedHeads
 from attention.stages.settings import SOURCE_LABELS
 from components.caches import chart_memos, layers, moves, stacks, texts
 from components.charts import grid
@@ -84,6 +85,7 @@ def render(context) -> None:
     second = second_sentence_from(list(words.token_type_ids))  # sentence B's first word, if a pair
     num_layers, num_heads = context.shape.num_layers, outline.num_heads
     shown = _head_window(num_heads, state.head)
+    group = SharedHeads.of(context.shape, context.settings()).group_size  # query heads to a key/value head
     summed = num_heads * pairs <= MAX_LAYER_WEIGHTS
     layers = tuple(range(num_layers)) if num_layers * num_heads * pairs <= ALL_LAYERS_WEIGHTS else (state.layer,)
     merged = len(words) < len(outline.tokens[0])
@@ -93,6 +95,10 @@ def render(context) -> None:
                f"in the order of the tokens above), coloured from 0 (white) to {WEIGHT_SCALES[weight_scale][1]} "
                "(darkest blue). Click a head to open it in the One head view; the Head slider beside the view "
                "rings its head in red, and marks it in red on the overview's head axis below. ")
+    if group > 1:
+        caption += (f"Every {group} heads share one key/value head, named in their titles (head {group} · kv 1), "
+                    "and stand together on one shaded band: they score the same keys and mix the same values, and "
+                    "differ in their queries alone. ")
     if merged:
         caption += ("A word the tokenizer split is one row and one column: its weight as a key is the sum over its "
                     "pieces, its row the mean of its pieces' rows. ")
@@ -124,7 +130,7 @@ def render(context) -> None:
     if not summed:
         with chart:
             _grid_and_summary(stack, shown, None, tokens, num_layers, state.layer, attention_mask,
-                              width, weight_scale, num_heads, second, context.lettering, labelled, state.head)
+                              width, weight_scale, num_heads, second, context.lettering, labelled, state.head, group)
         st.info(f"{num_heads} heads × {len(tokens)}² token pairs are too many weights to sum up here: "
                 "choose a larger head_dim or a shorter text for the overview and the aggregate.")
         return
@@ -135,7 +141,7 @@ def render(context) -> None:
     st.caption(_aggregate_caption(how, state.layer, context.settings()))
     with chart:
         _grid_and_summary(stack, shown, how, tokens, num_layers, state.layer, attention_mask,
-                          width, weight_scale, num_heads, second, context.lettering, labelled, state.head)
+                          width, weight_scale, num_heads, second, context.lettering, labelled, state.head, group)
 
     def summary_chart():  # for the downloads, built on click only
         summed = _summed(stack, how)[stack.layers.index(state.layer)]  # (T, T)
@@ -149,13 +155,15 @@ def render(context) -> None:
 
 def _grid_and_summary(stack: stacks.HeadStack, shown: range, how: str | None, tokens: list[str], num_layers: int,
                       layer: int, attention_mask: np.ndarray, width: int, weight_scale: str, num_heads: int,
-                      second: int | None, lettering: Lettering, labelled: bool = False, focus: int = 0) -> None:
+                      second: int | None, lettering: Lettering, labelled: bool = False, focus: int = 0,
+                      group: int = 1) -> None:
     """The grid of the heads shown (coloured by weight_scale, over the layer's num_heads; the tokens beside each,
-    when labelled; head `focus` ringed) and, with how, their summary under it (sentence B marked from token `second`
-    on): one chart, one layer input, in a column width px wide, its text as large as lettering says."""
+    when labelled; head `focus` ringed; under grouped-query attention the `group` heads sharing a key/value head
+    together) and, with how, their summary under it (sentence B marked from token `second` on): one chart, one
+    layer input, in a column width px wide, its text as large as lettering says."""
     # What the chart shows, but not the layer, which moves without a new spec (one layer sent: its data swapped).
     raster = how is not None and len(tokens) ** 2 > MAX_VECTOR_CELLS
-    layout = grid_layout(width, len(tokens), labelled, lettering)
+    layout = grid_layout(width, len(tokens), labelled, lettering, group, shown.start)
     drawing = (num_layers, len(shown), len(stack.layers) > 1, how, tuple(tokens), raster, layout,
                fitted_size(width, lettering=lettering), second, lettering, "word" if stack.words else "token")
     # The ring's head too: a new one is a new spec, drawn at the page's layer, where the chart's input last stood.
