@@ -25,6 +25,7 @@ import dataclasses
 import streamlit as st
 
 from attention.models.model_list import PACKAGED_MODELS
+from attention.stages.kv_heads import SharedHeads
 from attention.stages.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP, PAGE_WINDOW
 from attention.stages.mask_kinds import MASKS
 from attention.stages.settings import SCALINGS, SOURCE_LABELS, SOURCES, ModelShape, TraceSettings
@@ -199,11 +200,16 @@ def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] =
     layer = fitted.layer if "layer" in on_chart else _range_slider("layer", "Layer", shape.num_layers)
     num_heads = TraceSettings(source=source, head_dim=head_dim).num_heads(shape)
     head = fitted.head if "head" in on_chart else _range_slider("head", "Head", num_heads)
+    sharing = SharedHeads.of(shape, TraceSettings(source=source, head_dim=head_dim))
+    if sharing.shared and "head" not in on_chart:  # under its slider; else under the line that says where it is
+        st.caption(shared_heads_line(sharing, head))
     if on_chart:
         picked = " and ".join(f"{ON_CHART_NAMES.get(name, name)} {getattr(fitted, name):g}" for name in on_chart)
         picked = picked.capitalize() if picked.isascii() else picked  # "Τ" is not how τ starts a sentence
         st.caption(f"{picked}: pick {'them' if len(on_chart) > 1 else 'it'} on the chart, "
                    "where the picture switches at once.")
+    if sharing.shared and "head" in on_chart:
+        st.caption(shared_heads_line(sharing, head))
     scaling = bound_widget(st.segmented_control, "scaling", "Scaling: scores divided by", options=SCALINGS,
                       format_func=SCALING_LABELS.get, wrap=True)
     temperature = shadow["temperature"]
@@ -221,6 +227,21 @@ def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] =
         scaling=scaling, temperature=temperature, mask=mask, window=window, seed=seed,
     )
     return state, held("range", notices, {"layer": fitted.layer, "head": fitted.head, "head_dim": fitted.head_dim})
+
+
+def shared_heads_line(sharing: SharedHeads, head: int) -> str:
+    """"Head 4 reads key/value head 1, shared by heads 3, 4 and 5.": under grouped-query attention, who else reads
+    the keys and values the chosen head reads."""
+    return (f"Head {head} reads key/value head {sharing.kv_head(head)}, "
+            f"shared by heads {heads_named(sharing.sharing(head))}.")
+
+
+def heads_named(heads) -> str:
+    """Consecutive head numbers as a sentence names them: "3, 4 and 5", or "0 to 31" for more than four."""
+    heads = list(heads)
+    if len(heads) > 4:
+        return f"{heads[0]} to {heads[-1]}"
+    return f"{', '.join(map(str, heads[:-1]))} and {heads[-1]}" if len(heads) > 1 else str(heads[0])
 
 
 def mask_controls(shape: ModelShape) -> tuple[str, int]:
