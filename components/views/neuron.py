@@ -3,13 +3,16 @@
 The sums q · k_j, the scaled scores and the softmax, the element-wise products q ⊙ k_j that sum to them,
 the query vector q and every key vector k_j, for the current layer, head, source and scaling. The head and the
 query token are picked on the chart itself (components/charts/neuron_chart.py), in the browser; the layer
-and the rest rerun.
+and the rest rerun. Under grouped-query attention a line under the chart compares the head's keys and query with
+those of the heads that share its key/value head: the same keys, number for number, and other queries.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
+from attention.stages.kv_heads import SharedHeads
 from components.caches import stacks
 from components.charts.heatmap import heatmap
 from components.charts.neuron_chart import send_plan
@@ -41,6 +44,9 @@ def render(context) -> None:
                  shape=shape, on_move=_follow_chart, width=context.width, lettering=context.lettering)
     st.caption("Drag the Head and Query token sliders above the chart, or focus one and press the arrow keys: "
                "the numbers of this layer are already in the browser. Point at a number or a cell to read it.")
+    sharing = SharedHeads.of(context.shape, outline.settings)
+    if sharing.shared:
+        st.caption(_shared_keys_line(context, sharing, query))
 
     def products_chart():  # for the downloads, built on click only
         view = stacks.neuron_view(context.model_name, context.text, context.text_b, context.settings(), query)
@@ -57,6 +63,25 @@ def render(context) -> None:
     if outline.settings.similarity == "cosine":
         st.caption("Cosine similarity: q and every k_j are scaled to length 1 first, so the products sum to "
                    "the cosine.")
+
+
+def _shared_keys_line(context, sharing: SharedHeads, query: int) -> str:
+    """The chosen head's keys and query against those of the heads that share its key/value head, read off the
+    trace: every k_j the same numbers (their largest difference computed, 0), the query token's q not."""
+    head = context.state.head
+    group = tuple(sharing.sharing(head))
+    numbers = stacks.neuron_heads(context.model_name, context.text, context.text_b, context.settings(head=0), group)
+    own = group.index(head)
+    others = [index for index in range(len(group)) if index != own]
+    keys = np.abs(numbers.keys[others] - numbers.keys[own]).max()  # over (g − 1, T, d)
+    queries = np.abs(numbers.queries[others, query] - numbers.queries[own, query]).max()  # over (g − 1, d)
+    tokens, size = numbers.keys.shape[1:]
+    other_heads = (f"head {group[others[0]]}'s" if len(others) == 1 else
+                   f"heads {controls.heads_named([group[index] for index in others])}'")
+    return (f"Heads {controls.heads_named(group)} share key/value head {sharing.kv_head(head)}: every key k_j of "
+            f"head {head} is {other_heads}, number for number (max |difference| = {keys:.3g} over {tokens} keys × "
+            f"{size} numbers), while query token {query}'s q differs from head to head (max |difference| "
+            f"{queries:.3g}): the heads of a group ask different questions of the same keys.")
 
 
 def _follow_chart(head: int, query: int) -> None:
