@@ -127,7 +127,7 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
             per_step = step_outlines(outline, state.head, shape.num_heads) if record.steps else None
             outlined = outline()
             shapes_panel(outlined.steps, letters(shape, outlined.settings), expanded=not state.present,
-                         per_step=per_step, step=state.step)
+                         per_step=per_step, step=state.step, shape=shape)
 
 
 @st.fragment
