@@ -143,8 +143,9 @@ def main() -> None:
                 progress(f"memory: the bundled model's page, then {offline_decoder.NAME}'s, loading it")
                 with streamlit_server(APP, log_path=work / "memory-decoder.log") as url:
                     figures.decoder_memory = server_memory.measure_beside_bundled(browser, url, progress)
-    if groups & {"text", "trace"}:
-        run_in_process(groups, figures)
+    typed = any(page.case.reference == "forward + floor" for page in figures.pages)  # the bundled model's text case
+    if typed or "trace" in groups:
+        run_in_process(typed, "trace" in groups, figures)
 
     measured = results_file.measured(rows(figures), machine_facts(load_at_start, browser_version,
                                                                   time.monotonic() - started),
@@ -210,20 +211,21 @@ def load_decoder(browser, app_url: str) -> float:
     return seconds
 
 
-def run_in_process(groups: set[str], figures: Figures) -> None:
-    """transformers' bare forward over the typed texts, and the trace's overhead: torch on one thread, as the app."""
+def run_in_process(typed: bool, traced: bool, figures: Figures) -> None:
+    """transformers' bare forward over the texts the bundled model's text case typed, and the trace's overhead:
+    torch on one thread, as the app."""
     import torch
 
     from attention.models.loading import load_model
 
     torch.set_num_threads(1)
     loaded = load_model()
-    if "text" in groups:
+    if typed:
         progress("bare forward over the typed texts")
         texts = page_speed.new_texts(10)
         figures.text_tokens = sorted({len(loaded.tokenizer.encode(text)) for text in texts})
         figures.text_forward_s = trace_overhead.forward_seconds(loaded, texts)
-    if "trace" in groups:
+    if traced:
         progress("trace overhead")
         figures.trace_tokens, figures.trace_s = trace_overhead.measure(loaded, 32, TRACE_REPEATS)
 
