@@ -93,8 +93,7 @@ class GridLayout:
     def place(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The x and y (px, from the grid's top left) of the pictures in the given slots."""
         if not self.grouped:
-            inset = GROUP_PAD if self.group > 1 else 0  # room for the bands' sides
-            return (slots % self.columns * (self.side + GRID_GAP) + inset,
+            return (slots % self.columns * (self.side + GRID_GAP),
                     slots // self.columns * (self.side + GRID_LABEL + self.band) + GRID_LABEL)
         heads = slots + self.lead  # counted from the first shown head's group
         groups, per_row = heads // self.group, self.columns // self.group
@@ -105,7 +104,7 @@ class GridLayout:
     def size(self, slots: int) -> tuple[int, int]:
         """The grid's width and height in px, for that many pictures."""
         x, y = self.place(np.arange(slots))
-        bands = GROUP_PAD if self.group > 1 else 0
+        bands = GROUP_PAD if self.grouped else 0  # the bands' sides, and under the last row
         return int(x.max()) + self.side + bands, int(y.max()) + self.side + self.band + bands
 
 def grid_layout(width: int, tokens: int, labelled: bool, lettering: Lettering = READING, group: int = 1,
@@ -125,7 +124,7 @@ def grid_layout(width: int, tokens: int, labelled: bool, lettering: Lettering = 
     if group > 1:  # whole groups to a row, where one fits, with their gaps and their bands' sides
         per_row = max(0, min(GRID_COLUMNS // group, (room - GRID_GAP + GROUP_GAP) // (group * (side + GRID_GAP)
                                                                                      + GROUP_GAP)))
-        columns = per_row * group or max(1, min(columns, (room - GRID_GAP) // (side + GRID_GAP)))
+        columns = per_row * group or columns
     band, step = (TOKEN_BAND_PX, max(1, math.ceil(tokens * font * TOKEN_ROOM / side))) if labelled else (0, 1)
     return GridLayout(side, columns, band, step, group, first % group)
 
@@ -176,17 +175,20 @@ def _grid(slots: int, layer: alt.Parameter, picks: list, layout: GridLayout, lab
         tooltip=alt.value(None)).add_params(focus)
     parts = [pictures, labels, ring, *(_grid_tokens(slots, layout, tokens, token_px, x, y) if tokens else ())]
     if layout.group > 1:
-        parts.insert(0, _group_bands(base, layout, x, y))
+        parts.insert(0, _group_bands(base, layout, width, x, y))
     return alt.layer(*parts).properties(width=width, height=height)
 
 
-def _group_bands(base: alt.Chart, layout: GridLayout, x: alt.Scale, y: alt.Scale) -> alt.Chart:
+def _group_bands(base: alt.Chart, layout: GridLayout, width: int, x: alt.Scale, y: alt.Scale) -> alt.Chart:
     """Behind the pictures, a band round each row of a group's pictures and their titles, shaded by its key/value
-    head (GROUP_SHADES, alternating): drawn once per place, whatever the layer, as the titles are."""
-    below = layout.band + (GROUP_PAD if layout.grouped else 0)  # the bands of one group's rows meet, unless apart
+    head (GROUP_SHADES, alternating): drawn once per place, whatever the layer, as the titles are. Groups one after
+    another (not layout.grouped) have no room of their own at the grid's sides: their bands stop at its edges, and
+    the bands of two groups in a row meet halfway between their pictures, as those of a group's rows meet."""
+    below = layout.band + (GROUP_PAD if layout.grouped else 0)
     return base.transform_aggregate(left="min(x)", right="max(x2)", top="min(y)", bottom="max(y2)",
                                     groupby=["kv", "y"]).transform_calculate(
-        left=f"datum.left - {GROUP_PAD}", right=f"datum.right + {GROUP_PAD}", top=f"datum.top - {GRID_LABEL}",
+        left=f"max(datum.left - {GROUP_PAD}, 0)", right=f"min(datum.right + {GROUP_PAD}, {width})",
+        top=f"datum.top - {GRID_LABEL}",
         bottom=f"datum.bottom + {below}").mark_rect(aria=False).encode(
         x=alt.X("left:Q", axis=None, scale=x), x2="right", y=alt.Y("top:Q", axis=None, scale=y), y2="bottom",
         fill=alt.condition("datum.kv % 2 == 0", alt.value(GROUP_SHADES[0]), alt.value(GROUP_SHADES[1])),

@@ -96,9 +96,9 @@ def render(context) -> None:
                "(darkest blue). Click a head to open it in the One head view; the Head slider beside the view "
                "rings its head in red, and marks it in red on the overview's head axis below. ")
     if group > 1:
-        caption += (f"Every {group} heads share one key/value head, named in their titles (head {group} · kv 1), "
-                    "and stand together on one shaded band: they score the same keys and mix the same values, and "
-                    "differ in their queries alone. ")
+        caption += (f"Each key/value head is read by {group} query heads: their titles name it (head {group} · kv 1), "
+                    "and they stand together on one shaded band. They score the same keys and mix the same values, "
+                    "and differ in their queries alone. ")
     if merged:
         caption += ("A word the tokenizer split is one row and one column: its weight as a key is the sum over its "
                     "pieces, its row the mean of its pieces' rows. ")

@@ -76,10 +76,11 @@ def _shared_keys_line(context, sharing: SharedHeads, query: int) -> str:
     keys = np.abs(numbers.keys[others] - numbers.keys[own]).max()  # over (g − 1, T, d)
     queries = np.abs(numbers.queries[others, query] - numbers.queries[own, query]).max()  # over (g − 1, d)
     tokens, size = numbers.keys.shape[1:]
-    other_heads = (f"head {group[others[0]]}'s" if len(others) == 1 else
-                   f"heads {controls.heads_named([group[index] for index in others])}'")
-    return (f"Heads {controls.heads_named(group)} share key/value head {sharing.kv_head(head)}: every key k_j of "
-            f"head {head} is {other_heads}, number for number (max |difference| = {keys:.3g} over {tokens} keys × "
+    other_heads = (f"head {group[others[0]]}" if len(others) == 1 else
+                   f"heads {controls.heads_named([group[index] for index in others])}" if len(others) <= 4 else
+                   f"the {len(others)} other heads of the group")
+    return (f"Heads {controls.heads_named(group)} share key/value head {sharing.kv_head(head)}: head {head}'s keys "
+            f"k_j are those of {other_heads}, number for number (max |difference| = {keys:.3g} over {tokens} keys × "
             f"{size} numbers), while query token {query}'s q differs from head to head (max |difference| "
             f"{queries:.3g}): the heads of a group ask different questions of the same keys.")
 

@@ -71,7 +71,7 @@ def test_the_all_heads_grid_titles_each_head_with_its_key_value_head_and_stands_
     assert apart(0, 1) == (GRID_GAP, 0) and apart(2, 3) == (GRID_GAP, 0)  # a group side by side
     gap, down = apart(1, 2)
     assert down > 0 or gap > GRID_GAP  # the next group on a row of its own, or further off than a head of its group
-    assert any("share one key/value head" in caption for caption in captions(page))
+    assert any("Each key/value head is read by 2 query heads" in caption for caption in captions(page))
 
 
 def test_the_neuron_view_shows_a_groups_keys_equal_and_its_queries_not(llama_link, tiny_llama_checkpoint):
