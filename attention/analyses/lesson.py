@@ -1,7 +1,7 @@
 """The guided lesson's claims, computed: every sentence the lesson says about its numbers comes from here.
 
 Matrices are one text's (batch row 0): scores and weights (T, T), tokens and special-token
-flags (T,). No Streamlit, so each claim can be checked in a notebook or a test.
+flags (T,); No Streamlit, so each claim can be checked in a notebook or a test.
 """
 
 from __future__ import annotations
@@ -160,3 +160,21 @@ def sink_shares(weights: np.ndarray, amounts: np.ndarray, tokens: tuple[str, ...
     return [SinkShare(token, float(weights[..., keys].sum(dtype=np.float64)) / weight_total,
                       float(amounts[..., keys].sum(dtype=np.float64)) / moved_total if moved_total else 0.0)
             for token, keys in positions.items()]
+
+
+def diagonal_spread(matrix: np.ndarray) -> float:
+    """Largest difference between two cells on one diagonal (the same p − p') of a (T, T) matrix: under RoPE, the
+    scores of one query and one key placed at every pair of positions differ by float32 rounding alone."""
+    size = matrix.shape[0]
+    return max((float(np.ptp(np.diagonal(matrix, offset))) for offset in range(1 - size, size)), default=0.0)
+
+
+def by_distance(matrix: np.ndarray) -> np.ndarray:
+    """(T, T) scores that depend on p − p' alone -> (T,): the score at distance 0, 1, …, T − 1 (a query and the
+    keys before it, read off the first column of each diagonal)."""
+    return np.array([matrix[distance, 0] for distance in range(matrix.shape[0])])  # (T,)
+
+
+def shared_by(mapping: np.ndarray, num_kv_heads: int) -> np.ndarray:
+    """(nh,) the shared key/value head of each query head -> (nh, n_kv) 1 where a query head reads that head."""
+    return (mapping[:, None] == np.arange(num_kv_heads)[None, :]).astype(np.float32)  # (nh, n_kv)
