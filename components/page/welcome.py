@@ -15,7 +15,8 @@ import numpy as np
 import streamlit as st
 
 from components.page import controls
-from components.page.page_state import LESSON_STEPS, PageState
+from components.page.lesson_steps import lesson_for
+from components.page.page_state import PageState
 
 _SHOWN = "_welcome_shown"  # in the session: True while the card is to be drawn
 
@@ -50,7 +51,9 @@ def welcome(model_name: str, text: str, state: PageState, num_layers: int, num_h
     from components.caches import models  # here, not at the top: as in previous_token_head
 
     layer, head, share = previous_token_head(model_name, text, state, num_layers, num_heads)
-    family = models.model(model_name).family
+    loaded = models.model(model_name)
+    family = loaded.family
+    steps = len(lesson_for(family.rotates, loaded.shape.kv_heads < loaded.shape.num_heads))  # a Llama's has two more
     with slot, st.container(border=True, key="welcome"):
         # A phone folds the sidebar away behind the » at the top left: the card says where the text box is.
         st.markdown(f"**Attention Anatomy** takes apart the self-attention of a real, trained {family.label}, step "
@@ -58,7 +61,7 @@ def welcome(model_name: str, text: str, state: PageState, num_layers: int, num_h
                     "the sidebar with **»** at the top left). Every number is computed live and checked against "
                     "transformers. Where to begin:")
         left, right = st.columns(2, gap="small")  # on a phone, one under the other: left's, then right's
-        left.button(f"Guided lesson: attention in {LESSON_STEPS} steps", key="welcome_lesson", type="primary",
+        left.button(f"Guided lesson: attention in {steps} steps", key="welcome_lesson", type="primary",
                     on_click=_go, kwargs={"view": "lesson", "step": 1}, width="stretch", icon=":material/school:")
         left.button(f"A head that looks back: layer {layer}, head {head}", key="welcome_head", on_click=_go,
                     kwargs={"view": "head", "layer": layer, "head": head}, width="stretch", icon=":material/grid_on:")

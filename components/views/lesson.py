@@ -2,7 +2,9 @@
 
 Each step shows a formula, live charts, the shapes involved and a few sentences whose every
 number is computed (attention.analyses.lesson), so the text never claims what the charts do not show.
-The step lives in the URL (step=1..9), so a teacher can project one step from a link.
+The step lives in the URL (step=1, 2, …), so a teacher can project one step from a link. Which steps there are
+depends on the model (components/page/lesson_steps.py): a Llama's lesson has two more, its rotary positions and
+its shared key and value heads, after the projections.
 Tokens and texts typed by the user reach the page only inside charts, tables or code spans.
 """
 
@@ -27,22 +29,26 @@ from components.charts.colour_ranges import robust_bound
 from components.charts.draw import show
 from components.page.downloads import chart_downloads
 from components.page.lesson_steps import SIMPLIFIED
-from components.page.page_state import LESSON_STEPS, shorten
+from components.page.page_state import shorten
 from components.page.tables import numbers_html
 from components.page.view_list import VIEWS
 from components.views.parts.lesson_kit import (
     explain,
     formula,
     heatmap_in,
+    model_lesson,
     numbers,
     pair_starts,
     shapes_table,
+    step_number,
     trained,
     two_heatmaps,
 )
 from components.views.parts.lesson_moves import moves_step
 from components.views.parts.lesson_nav import drawn_steps, foot, navigation, step_key, title
 from components.views.parts.lesson_pair import compared_pair
+from components.views.parts.lesson_past import block_step, next_token_step
+from components.views.parts.lesson_rotary import rotary_step, shared_step
 
 SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperature": r"/\tau"}
 
@@ -53,14 +59,15 @@ def render(context) -> None:
     """The navigation, then every step's container, the current step and its neighbours drawn in theirs (its own
     Previous and Next at its foot); the browser shows the current step alone. The current step is drawn first, so
     that a control beside the lesson repaints what the reader sees before the hidden neighbours are drawn."""
-    step = navigation()
-    containers = {each: st.container(key=step_key(each)) for each in STEP_RENDERERS}
-    for each in drawn_steps(step):
+    lesson = model_lesson(context)
+    step = navigation(lesson, loading=context.model_name != context.state.model)
+    containers = {each: st.container(key=step_key(each)) for each in range(1, len(lesson) + 1)}
+    for each in drawn_steps(step, len(lesson)):
         with containers[each]:
-            title(each)
-            STEP_RENDERERS[each](context)
-            foot(each)
-            if each == LESSON_STEPS:
+            title(each, lesson)
+            STEP_RENDERERS[lesson[each - 1]](context)
+            foot(each, len(lesson))
+            if each == len(lesson):
                 _onward(context)
 
 
@@ -92,7 +99,7 @@ def _tokens_step(context) -> None:
     explain(f"The tokenizer cut {what} into {len(tokens)} tokens, special ones included; each id picks "
              f"one row of the token-embedding table, {context.shape.hidden_size} numbers per token.")
 
-    first, second, found, why = compared_pair(context, 1)
+    first, second, found, why = compared_pair(context, "tokens")
     vectors = [context.trace(text=text, text_b="")["token embeddings"][0, index]  # (C,)
                for text, index in ((first, found.first_index), (second, found.second_index))]
     difference = vectors[0] - vectors[1]  # (C,)
@@ -130,7 +137,8 @@ def _identity_step(context) -> None:
                          "next-largest score is on another copy of the same token.")
     projected, head = trained(context, quiet=True)
     trained_wins = diagonal_wins(projected["scores"][0])
-    sentences.append(f"With the trained projections of layer {context.state.layer}, head {head} (step 3), the "
+    sentences.append(f"With the trained projections of layer {context.state.layer}, head {head} "
+                     f"(step {step_number(context, 'projections')}), the "
                      f"diagonal holds the largest score in {trained_wins} of {len(tokens)} rows"
                      + (": projections let a token look for something other than itself." if trained_wins < wins
                         else "."))
@@ -246,11 +254,12 @@ def _head_step(context) -> None:
     heatmap_in(context, trace["weights"][0], tokens, tokens,
              f"Weights, layer {context.state.layer}, head {head}", "head-weights", second_sentence=pair_starts(trace),
              download=True)
-    bound = robust_bound(trace["concat"][0])  # step 8's scale, where this context is one slice of the concatenation
+    bound = robust_bound(trace["concat"][0])  # the all-heads step's scale: there this context is a slice of the concat
     heatmap_in(context, trace["context"][0], tokens, numbers(trace.head_size), "Context = weights · V",
              "head-context", column_title="dimension of the head", scheme="redblue",
              second_sentence=pair_starts(trace, columns_too=False), clip_at=bound)
-    st.caption(f"The context's colours end at ±{bound:.3g}, as step 8's concatenated contexts do, of which this "
+    st.caption(f"The context's colours end at ±{bound:.3g}, as step {step_number(context, 'heads')}'s concatenated "
+               "contexts do, of which this "
                "head's context is one slice: a number has the same colour in both steps.")
     shapes_table(trace, ["weights", "V", "context"])
     counts = strongest_keys(trace["weights"][0], context.encoding().sinks[0])
@@ -281,13 +290,13 @@ def _all_heads_step(context) -> None:
     block_gap = float(np.abs(head_block(trace["concat"][0], head, size) - trace["context"][0]).max())
     explain(f"The {trace.num_heads} heads' contexts, {size} numbers per token each, are put side by side: "
              f"{width} numbers per token. Columns {head * size} to {(head + 1) * size - 1} are head {head}'s "
-             f"context from step 6 (largest difference {block_gap:.1e}).",
+             f"context from step {step_number(context, 'head')} (largest difference {block_gap:.1e}).",
              f"The output projection mixes the heads and maps {width} numbers back to "
              f"C = {context.shape.hidden_size}: {trace['concat'].shape} → {trace['output'].shape}.")
 
 
 def _contextual_step(context) -> None:
-    first, second, found, why = compared_pair(context, 9)
+    first, second, found, why = compared_pair(context, "context")
     similarities = texts.word_similarity_by_layer(context.model_name, first, found.first_index, second,
                                                     found.second_index)
     token_counts = [texts.encoding(context.model_name, text, "").num_tokens for text in (first, second)]
@@ -325,14 +334,18 @@ def similarity_chart(similarities: np.ndarray, word: str, width: int) -> alt.Cha
                  width=max(160, min(480, width - 90)))
 
 
-STEP_RENDERERS = {
-    1: _tokens_step,
-    2: _identity_step,
-    3: _projections_step,
-    4: _masking_step,
-    5: _softmax_step,
-    6: _head_step,
-    7: moves_step,
-    8: _all_heads_step,
-    9: _contextual_step,
+STEP_RENDERERS = {  # by the step's name (components/page/lesson_steps.STEP_TITLES)
+    "tokens": _tokens_step,
+    "identity": _identity_step,
+    "projections": _projections_step,
+    "rotary": rotary_step,
+    "shared": shared_step,
+    "mask": _masking_step,
+    "softmax": _softmax_step,
+    "head": _head_step,
+    "moves": moves_step,
+    "heads": _all_heads_step,
+    "block": block_step,
+    "context": _contextual_step,
+    "next": next_token_step,
 }

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from components.page.page_state import LESSON_STEPS
+from components.page.lesson_steps import lesson_for
 from components.private_hooks import bound_input_name
 from harness.browser import load_page, open_tab, wait_until_settled, wait_until_sized, weights_chart
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
+LESSON_STEPS = len(lesson_for(rotates=False, shares=False))  # the bundled BERT's lesson: no rotary, no shared heads
 
 PROJECTOR, LAPTOP, PHONE = {"width": 1280, "height": 720}, {"width": 1366, "height": 768}, {"width": 390, "height": 844}
 LONG_TEXT = "+".join(["the", "river", "bank", "was", "muddy", "after", "rain"] * 6)  # 42 words: 44 tokens

@@ -19,7 +19,7 @@ def test_the_panel_beside_a_step_describes_that_step_and_follows_it(page, base_u
     shown = panel.inner_text()  # what is drawn: a list the browser hides has no text here
     assert "scores / 1" in shown and "√d_k" not in shown and "split[:, 0]" not in shown
     page.locator(".st-key-lesson_next button").click()
-    expect(page.get_by_text("Step 3 of 9: Query, key and value projections")).to_be_visible()
+    expect(page.get_by_text("Step 3 of 11: Query, key and value projections")).to_be_visible()
     expect(panel).to_contain_text("scores / √d_k = √32")
     shown = panel.inner_text()
     assert "Q = Q split[:, 0]" in shown and "identity" not in shown

@@ -25,7 +25,7 @@ def test_a_step_change_sends_the_new_step_and_not_the_controls_beside_it(page, b
     wait_until_measured(page, frames)
     beside = [b"Projection source", b"Scaling: scores divided by"]  # labels of the attention controls
     opened = b"".join(frame for frame in frames if frame)
-    assert all(label in opened for label in beside) and b"Step 2 of 9" in opened
+    assert all(label in opened for label in beside) and b"Step 2 of 11" in opened
     frames.clear()
     act_and_measure(page, page.locator(".st-key-lesson_next button").click)
     moved = answer(frames)
@@ -33,11 +33,11 @@ def test_a_step_change_sends_the_new_step_and_not_the_controls_beside_it(page, b
     assert not [label for label in beside if label in moved], "the attention controls were drawn again"
     assert STEP_3_TITLES[0] in opened, "step 3 was drawn beside step 2 when the page opened"
     assert "step=3" in page.url
-    assert page.get_by_text("Step 3 of 9: Query, key and value projections").is_visible()
+    assert page.get_by_text("Step 3 of 11: Query, key and value projections").is_visible()
     assert steps_visible(page) == [3]
     act_and_measure(page, page.locator(".st-key-lesson_prev_foot_3 button").click)
     assert "step=2" in page.url and steps_visible(page) == [2]
-    assert page.get_by_text("Step 2 of 9: Simplified self-attention").is_visible()
+    assert page.get_by_text("Step 2 of 11: Simplified self-attention").is_visible()
     assert page.locator(".st-key-lesson_step_2 canvas").first.is_visible()
 
 
@@ -59,7 +59,7 @@ def test_the_step_changes_at_the_press_before_the_server_answers(page, base_url)
     # Shown while the press is still held from the server (polled: on a loaded machine the browser draws late).
     expect(page.locator(".st-key-lesson_step_3")).to_be_visible()
     assert steps_visible(page) == [3] and messages.held, "shown while the press is still held from the server"
-    assert page.get_by_text("Step 3 of 9: Query, key and value projections").is_visible()
+    assert page.get_by_text("Step 3 of 11: Query, key and value projections").is_visible()
     page.locator(".st-key-lesson_prev_foot_3 button").click()
     assert steps_visible(page) == [2]
     page.locator(".st-key-step button").nth(0).click()  # the selector's step 1, drawn beside 2
@@ -69,13 +69,13 @@ def test_the_step_changes_at_the_press_before_the_server_answers(page, base_url)
     assert "step=2" in page.url, "the server has heard of none of it yet"
     messages.release()
     act_and_measure(page, lambda: None)
-    [server_step] = re.findall(r"step=(\d)", page.url) or ["1"]
+    [server_step] = re.findall(r"step=(\d+)", page.url) or ["1"]
     assert steps_visible(page) == [int(server_step)], "once the server answers, its step is the one shown"
 
 
 def steps_visible(page) -> list[int]:
-    """The steps whose containers the browser shows (all nine are on the page)."""
-    return [step for step in range(1, 10) if page.locator(f".st-key-lesson_step_{step}").is_visible()]
+    """The steps whose containers the browser shows (all eleven of the bundled BERT's lesson are on the page)."""
+    return [step for step in range(1, 12) if page.locator(f".st-key-lesson_step_{step}").is_visible()]
 
 
 @pytest.mark.own_tab  # its websocket is watched or held

@@ -21,7 +21,8 @@ from tests.core.test_value_norms import bert_reference
 from tests.pages import assert_healthy, chart_matrix, chart_title, chart_values, html_table, open_page
 
 TEXT = "time flies like an arrow"
-# Charts each step draws, by their titles' beginnings.
+# Charts each step of the bundled BERT's lesson draws, by their titles' beginnings (a Llama's has two steps more:
+# tests/page/test_lesson_steps_past_attention.py).
 STEP_CHARTS = {
     1: ["Token embeddings", "One token, two sentences"],
     2: ["Scores E·Eᵀ"],
@@ -31,8 +32,13 @@ STEP_CHARTS = {
     6: ["Weights, layer", "Context = weights · V"],
     7: ["Weights α, head", "What moves α·‖f(x)‖", "What each key offers"],
     8: ["Concatenated contexts", "Output = concat"],
-    9: ["Cosine similarity of “time”"],  # the text's first word that is not a stop word
+    9: ["Layer 0: ‖residual in‖"],
+    10: ["Cosine similarity of “time”"],  # the text's first word that is not a stop word
+    11: ["The text's embedding"],  # an encoder guesses no next token
 }
+LAST = len(STEP_CHARTS)
+# Each step that compares one word in two sentences, by its number, and the name its select box's key ends in.
+WORD_STEPS = {1: "tokens", 10: "context"}
 
 
 def run_lesson(**query: str) -> AppTest:
@@ -40,20 +46,21 @@ def run_lesson(**query: str) -> AppTest:
 
 
 def step_shown(page: AppTest) -> int:
-    """The step the browser is told to show alone (all nine are on the page), checked against its title."""
+    """The step the browser is told to show alone (every step has its container), checked against its title."""
     [style] = [h.proto.body for h in page.get("html") if ".st-key-lesson_step_" in h.proto.body]
-    [step] = [step for step in range(1, 10) if style == shown_alone(step)]
+    count = len(page.segmented_control(key="step").options)
+    [step] = [step for step in range(1, count + 1) if style == shown_alone(step, count)]
     try:
         container = page.get_by_key(step_key(step))
     except KeyError:  # after the navigation's own rerun, AppTest's tree holds the navigation alone
         return step
     heading = container.subheader[0].value
-    assert heading.startswith(f"Step {step} of 9: "), heading
+    assert heading.startswith(f"Step {step} of {count}: "), heading
     return step
 
 
 def current(page: AppTest):
-    """The current step's container: all nine are on the page, the browser shows this one alone."""
+    """The current step's container: every step's is on the page, the browser shows this one alone."""
     return page.get_by_key(step_key(step_shown(page)))
 
 
@@ -76,14 +83,14 @@ def captions(page: AppTest) -> str:
 
 
 def word_picker(page: AppTest):
-    return current(page).selectbox(key=word_key(step_shown(page)))
+    return current(page).selectbox(key=word_key(WORD_STEPS[step_shown(page)]))
 
 
 def trace_of(bundled, text: str = TEXT, **settings):
     return build_trace(bundled, encode(bundled, text), TraceSettings(**settings))
 
 
-@pytest.mark.parametrize("step", range(1, 10))
+@pytest.mark.parametrize("step", range(1, LAST + 1))
 def test_every_step_opens_from_its_link_and_draws_its_charts(step):
     page = run_lesson(step=str(step))
     assert_healthy(page)
@@ -97,14 +104,14 @@ def test_every_step_opens_from_its_link_and_draws_its_charts(step):
 
 
 def test_next_and_previous_move_the_step_and_the_url():
-    page = run_lesson(step="8")
+    page = run_lesson(step="10")
     page.button(key="lesson_next").click().run()
     assert_healthy(page)
-    assert (step_shown(page), page.query_params["step"]) == (9, "9")
+    assert (step_shown(page), page.query_params["step"]) == (11, "11")
     assert page.button(key="lesson_next").disabled
     page.button(key="lesson_prev").click().run()
     page.button(key="lesson_prev").click().run()
-    assert (step_shown(page), page.query_params["step"]) == (7, "7")
+    assert (step_shown(page), page.query_params["step"]) == (9, "9")
     page.segmented_control(key="step").set_value(2).run()
     page.button(key="lesson_prev").click().run()
     assert step_shown(page) == 1
@@ -131,7 +138,7 @@ def test_the_step_and_its_neighbours_are_drawn_and_the_browser_is_told_to_show_t
     # Before the page's script has set the step the browser shows, the link's step is shown; after, the script's.
     assert 'body:not([data-lesson-step]) [class*="st-key-lesson_step_"]:not(.st-key-lesson_step_4)' in style
     assert all(f'body[data-lesson-step="{step}"] [class*="st-key-lesson_step_"]:not(.st-key-lesson_step_{step})'
-               in style for step in range(1, 10))
+               in style for step in range(1, LAST + 1))
     assert style.endswith("{display: none}</style>")
     page.button(key="lesson_next_foot_4").click().run()
     assert step_shown(page) == 5
@@ -141,21 +148,21 @@ def test_the_step_and_its_neighbours_are_drawn_and_the_browser_is_told_to_show_t
     assert [step for step, drawn in drawn_charts(page).items() if drawn] == [1, 2]
 
 
-def test_a_word_picked_in_step_1_is_the_word_step_9_compares():
+def test_a_word_picked_in_step_1_is_the_word_step_10_compares():
     page = run_lesson(step="1", text="the bank of the river")
     word_picker(page).set_value("river").run()
     assert_healthy(page)
-    page.segmented_control(key="step").set_value(9).run()
-    last = page.get_by_key(step_key(9))
-    assert last.selectbox(key=word_key(9)).value == "river"
+    page.segmented_control(key="step").set_value(10).run()
+    last = page.get_by_key(step_key(10))
+    assert last.selectbox(key=word_key("context")).value == "river"
     assert [chart_title(c) for c in last.get("vega_lite_chart")] == ["Cosine similarity of “river” in sentence A "
                                                                       "and sentence B"]
 
 
-def test_a_step_beyond_the_lesson_falls_back_to_the_first_with_a_notice():
-    page = run_lesson(step="10")
+def test_a_step_beyond_every_lesson_falls_back_to_the_first_with_a_notice():
+    page = run_lesson(step="14")
     assert_healthy(page)
-    assert "step=`10` was ignored: it must be from 1 to 9" in "\n".join(w.value for w in page.warning)
+    assert "step=`14` was ignored: it must be from 1 to 13" in "\n".join(w.value for w in page.warning)
     assert step_shown(page) == 1
 
 
@@ -202,10 +209,10 @@ def test_the_shapes_panel_beside_step_2_describes_the_identity_unscaled_and_the_
     page = run_lesson(step="2", layer="1", head="4")
     assert_healthy(page)
     lists = panel_lists(page)
-    assert set(lists) == set(range(1, 10))
+    assert set(lists) == set(range(1, LAST + 1))
     assert "Q = X (identity: no W_q, no b_q)" in lists[2] and "scores / 1" in lists[2]
     assert "√d_k" not in lists[2] and "(1, 7, 384)" in lists[2]
-    for step in (3, 4, 5, 6, 7, 8):
+    for step in (3, 4, 5, 6, 7, 8, 9, 10, 11):
         assert "scores / √d_k = √32" in lists[step] and "Q = Q split[:, 4]" in lists[step], step
     [panel] = [h.proto.body for h in page.get("html") if 'data-testid="shapes-panel"' in h.proto.body]
     # the browser shows step 2's list when it shows step 2 (lesson_nav's script sets the body's attribute)
@@ -284,8 +291,8 @@ def test_step_8_concatenates_all_heads_and_projects_them_back(bundled):
     assert "Columns 128 to 159 are head 4's context" in prose(page)
 
 
-def test_step_9_similarity_of_flies_falls_layer_by_layer(bundled):
-    page = run_lesson(step="9", text_b="fruit flies like a banana")
+def test_step_10_similarity_of_flies_falls_layer_by_layer(bundled):
+    page = run_lesson(step="10", text_b="fruit flies like a banana")
     assert word_picker(page).value == "flies"
     shown = chart_values(chart(page, "Cosine similarity of “flies”")).sort_values("layer")
     first, second = encode(bundled, "time flies like an arrow"), encode(bundled, "fruit flies like a banana")
@@ -296,8 +303,8 @@ def test_step_9_similarity_of_flies_falls_layer_by_layer(bundled):
     assert "the sidebar's two texts" in captions(page)
 
 
-def test_step_9_picks_the_shared_word_that_is_not_a_stop_word_and_the_reader_can_pick_another(bundled):
-    page = run_lesson(step="9", text="the bank of the river", text_b="the bank raised rates")
+def test_step_10_picks_the_shared_word_that_is_not_a_stop_word_and_the_reader_can_pick_another(bundled):
+    page = run_lesson(step="10", text="the bank of the river", text_b="the bank raised rates")
     assert_healthy(page)
     picker = word_picker(page)
     assert picker.options == ["the", "bank"] and picker.value == "bank"
@@ -310,8 +317,8 @@ def test_step_9_picks_the_shared_word_that_is_not_a_stop_word_and_the_reader_can
     np.testing.assert_allclose(shown["similarity"], similarity_by_layer(first, 1, second, 1), atol=1e-6)
 
 
-@pytest.mark.parametrize("step", ["1", "9"])
-def test_with_no_second_sentence_steps_1_and_9_work_on_the_students_own_text(step, bundled):
+@pytest.mark.parametrize("step", ["1", "10"])
+def test_with_no_second_sentence_steps_1_and_10_work_on_the_students_own_text(step, bundled):
     page = run_lesson(step=step, text="the bank of the river")
     assert_healthy(page)
     picker = word_picker(page)
@@ -336,7 +343,7 @@ def test_with_no_second_sentence_steps_1_and_9_work_on_the_students_own_text(ste
 
 
 def test_a_text_with_no_whole_word_falls_back_to_the_notebooks_pair():
-    page = run_lesson(step="9", text="?!")
+    page = run_lesson(step="10", text="?!")
     assert_healthy(page)
     chart(page, "Cosine similarity of “flies”")
     assert "no whole word to compare" in captions(page)
@@ -363,7 +370,7 @@ def in_page_order(block) -> list:
     return [node for node in block if not hasattr(node, "children") or not node.children]
 
 
-@pytest.mark.parametrize("step", [1, 4, 9])
+@pytest.mark.parametrize("step", [1, 4, LAST])
 def test_previous_and_next_stand_at_the_foot_of_the_step_too_after_its_explanation(step):
     page = run_lesson(step=str(step))
     assert_healthy(page)
@@ -374,7 +381,7 @@ def test_previous_and_next_stand_at_the_foot_of_the_step_too_after_its_explanati
     foot = [index for index, node in enumerate(order) if getattr(node, "key", None) in keys]
     assert len(foot) == 2 and min(foot) > explanation, "both buttons, under the step's last words"
     assert page.button(key=keys[0]).disabled == (step == 1)
-    assert page.button(key=keys[1]).disabled == (step == 9)
+    assert page.button(key=keys[1]).disabled == (step == LAST)
 
 
 def test_the_buttons_at_the_foot_move_the_step_and_the_url():
@@ -391,8 +398,8 @@ def test_the_buttons_at_the_foot_move_the_step_and_the_url():
     assert not page.button(key="lesson_prev").disabled
 
 
-def test_step_9_ends_with_links_onward_that_keep_the_text():
-    page = run_lesson(step="9", text="what if (it) [rains]", layer="2")
+def test_the_last_step_ends_with_links_onward_that_keep_the_text():
+    page = run_lesson(step=str(LAST), text="what if (it) [rains]", layer="2")
     assert_healthy(page)
     last = current(page).markdown[-1].value
     links = dict(re.findall(r"\[([^\]]+)\]\((\?[^)]*)\)", last))
@@ -443,7 +450,7 @@ def test_step_4_on_gpt2_the_first_token_looks_at_itself_only(tiny_gpt2_checkpoin
     assert "the attention sink" in prose(page)
 
 
-@pytest.mark.parametrize("step", range(1, 10))
+@pytest.mark.parametrize("step", range(1, LAST + 1))
 def test_every_step_draws_on_gpt2(step, tiny_gpt2_checkpoint, monkeypatch):
     monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))
     page = run_lesson(step=str(step), model=str(tiny_gpt2_checkpoint))

@@ -32,11 +32,12 @@ def test_a_bare_link_opens_with_four_ways_in_and_names_the_texts_clearest_previo
 
 
 def test_the_card_counts_the_lessons_own_steps_and_says_where_the_text_box_is_on_a_phone():
-    from components.views.lesson import STEP_RENDERERS
+    from components.page.lesson_steps import lesson_for
 
     page = open_page()
     assert_healthy(page)
-    assert buttons(page)["welcome_lesson"].label == f"Guided lesson: attention in {len(STEP_RENDERERS)} steps"
+    bert_steps = len(lesson_for(rotates=False, shares=False))  # a Llama's lesson has two more
+    assert buttons(page)["welcome_lesson"].label == f"Guided lesson: attention in {bert_steps} steps"
     [card] = [block.value for block in page.markdown if "Attention Anatomy" in block.value]
     assert "sidebar" in card and "on a phone, open the sidebar with **»** at the top left" in card
     assert "trained BERT" in card

@@ -12,7 +12,7 @@ from components.charts.heatmap import heatmap
 from components.charts.plot_sizes import MIN_PLOT_PX, MIN_ROW_PX
 from components.charts.token_axes import second_sentence_from
 from components.page.downloads import chart_downloads
-from components.page.lesson_steps import trained_head
+from components.page.lesson_steps import lesson_of, trained_head
 from components.page.shapes_panel import shape_rows
 from components.page.viewport import COLUMN_GAP_PX
 
@@ -88,6 +88,17 @@ def points(*parts: str) -> None:
     """Parts of an explanation as a list, one point each, where one paragraph would run for ten lines."""
     if parts:
         st.markdown("\n".join(f"- {part}" for part in parts))
+
+
+def model_lesson(context) -> tuple[str, ...]:
+    """The names of the steps of the lesson on the context's model, read off its trained outline as the shapes
+    panel beside the lesson reads them (lesson_steps.step_outlines): a Llama's has its rotary and shared steps."""
+    return lesson_of(context.outline(**trained_head(context.state.head, context.shape.num_heads)).names)
+
+
+def step_number(context, name: str) -> int:
+    """The number of the step of this name in the lesson on the context's model (a Llama's has two more)."""
+    return model_lesson(context).index(name) + 1
 
 
 def numbers(count: int) -> list[str]:

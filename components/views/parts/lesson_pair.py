@@ -1,8 +1,9 @@
-"""The two sentences the guided lesson's steps 1 and 9 compare one word in, and the word, picked by the reader.
+"""The two sentences the guided lesson's first step and its contextual representations compare one word in, and the
+word, picked by the reader.
 
-Each step has a select box of its own, and the two share the reader's choice, kept in the session apart from the
-boxes: a pick in either is the word of both, and it outlives steps 3 to 7, where neither box is drawn (a widget's
-own state goes with the last run that drew it).
+Each of the two steps has a select box of its own, and the two share the reader's choice, kept in the session apart
+from the boxes: a pick in either is the word of both, and it outlives the steps between, where neither box is drawn
+(a widget's own state goes with the last run that drew it).
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from attention.analyses.lesson import NOTEBOOK_PAIR, SharedWord, shared_word, sh
 CHOSEN_WORD = "lesson_word"  # the word the reader picked, in the session; the select boxes' keys end in the step
 
 
-def word_key(step: int) -> str:
+def word_key(step: str) -> str:
+    """The select box's key in the step of this name (lesson_steps.STEP_TITLES)."""
     return f"{CHOSEN_WORD}_{step}"
 
 
-def compared_pair(context, step: int) -> tuple[str, str, SharedWord, str]:
-    """Sentence A, sentence B, the token compared in both (picked by the reader in step's select box) and a
-    caption saying which.
+def compared_pair(context, step: str) -> tuple[str, str, SharedWord, str]:
+    """Sentence A, sentence B, the token compared in both (picked by the reader in the select box of the step of
+    this name) and a caption saying which.
 
     A is always the sidebar's text. B is its second sentence when the two share a whole word; else the picked
     word on its own, with no sentence around it. The notebooks' pair is left for a text with no whole word."""
@@ -48,7 +50,7 @@ def compared_pair(context, step: int) -> tuple[str, str, SharedWord, str]:
     return first, second, found, "The sidebar's text has no whole word to compare, so this uses the notebooks' pair."
 
 
-def _word_picker(words: list[SharedWord], step: int) -> SharedWord:
+def _word_picker(words: list[SharedWord], step: str) -> SharedWord:
     """A select box of the words to compare, showing the reader's choice (the first word that is not a stop word
     until they pick one, or when a new text lacks it)."""
     options = [w.word for w in words]
