@@ -102,10 +102,3 @@ def _budget() -> MemoryBudget:
 # Every cache that can grow large is also bounded in bytes (its pickled size), by its share of the budget.
 BUDGET = _budget()
 log.info("memory budget: %s", BUDGET.describe())
-
-# Every head of one layer under one choice of settings (the projections, the contexts and every head's weights),
-# which the charts, the proof, the entropies and the rollout read: kept for the run at hand (a layer move
-# reads it for the chart and the proof), as many as its share holds of the largest, a 512-token layer of
-# 12 heads on bert-base (19 MB; 15 MB on the bundled model): one, by default.
-LARGEST_LAYER_BYTES = 4 * (12 * 512 * 512 + 4 * 512 * 768)  # float32 weights (nh, T, T), then Q, K, V, concat (T, C)
-LAYER_ENTRIES = max(1, BUDGET.cache_bytes("layer") // LARGEST_LAYER_BYTES)

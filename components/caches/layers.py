@@ -12,7 +12,8 @@ from attention.dissect import heads
 from attention.dissect.parity import transformers_weights
 from attention.dissect.trace import LayerAttention, Trace, build_trace, layer_attention
 from attention.stages.settings import TraceSettings
-from components.caches.budget import BUDGET, CACHE_ENTRIES, LAYER_ENTRIES
+from components.caches.budget import BUDGET, CACHE_ENTRIES
+from components.caches.kept_by_bytes import KeptByBytes
 from components.caches.models import model
 from components.caches.texts import encoding, layer_encoding
 from components.caches.work import heavy_work
@@ -31,14 +32,33 @@ def layer_weights(name: str, text: str, text_b: str, settings: TraceSettings) ->
         return _layer(name, text, text_b, whole_layer(settings))
 
 
+def _layer(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerAttention:
+    """Every head of the layer, computed once for every part of the page and every session that reads it."""
+    return _kept_layers().get((name, text, text_b, settings), lambda: _attended(name, text, text_b, settings))
+
+
 # Shared by reference, not pickled: st.cache_data copies a value on every hit, and this one is read two or
 # three times a rerun; in a class of long texts, the queued reruns each held their own copies of it. Its arrays
 # are read-only (LayerAttention): a caller that wrote into one would change every session's, and raises instead.
-@st.cache_resource(show_spinner=False, max_entries=LAYER_ENTRIES)
-def _layer(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerAttention:
+# Bounded in bytes, not entries: a chart sends every layer of a short text at once, which the proof, the
+# entropies and the rollout read again in the same run; kept one at a time, each layer of a new text was
+# attended twice on the one-head view and four times on the all-heads view. Six layers of 32 tokens take
+# 1.5 MB on the bundled model, one layer of 512 tokens 15 MB.
+@st.cache_resource(show_spinner=False)
+def _kept_layers() -> KeptByBytes[LayerAttention]:
+    return KeptByBytes(BUDGET.cache_bytes("layer"), layer_bytes)
+
+
+def _attended(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerAttention:
     loaded, tokens = model(name), encoding(name, text, text_b).num_tokens
     fits = settings.num_heads(loaded.shape) * tokens * tokens <= LAYER_WEIGHTS_FLOATS
     return layer_attention(loaded, layer_encoding(name, text, text_b, settings.layer), settings, keep_weights=fits)
+
+
+def layer_bytes(layer: LayerAttention) -> int:
+    """The bytes a layer's arrays hold, an array under several names (identity: Q, K and V are X) once."""
+    arrays = [layer.attention_mask, layer.concat, layer.weights, *(layer.projected or {}).values()]
+    return sum({id(array): array.nbytes for array in arrays if array is not None}.values())
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["layer_contexts"],

@@ -31,7 +31,7 @@ CACHE_SHARE = 0.25  # of what the runtime, the sessions and the work leave; the 
 # A student's own charts are kept in their session; the shared charts are for students with the same text. A
 # working set a little larger than its cache is the worst case of least-recently-used eviction: every student's
 # entry is pushed out just before it is asked for again. Every head's weights of a layer ("layer") are kept for
-# the run at hand, one layer: three kept 40 MB more for the class and saved it 4 ms of its 87 a move.
+# the run at hand: one or two layers of a 512-token text, every layer of a few short ones (caches/layers.py).
 CACHE_SHARES = {
     "layer_encoding": 0.44,
     "layer_contexts": 0.12,
