@@ -16,6 +16,7 @@ from components.charts.token_axes import label_axis, labelled
 
 PAD = alt.AutoSizeParams(type="pad")  # the plot as large as asked, its axes and title around it
 PANEL_PX = 70  # each running quantity's panel: a strip, the three stacked
+PANEL_GAP_PX = 18  # between two panels: room for the lower one's title under the upper one's axis
 ROW_PX = 150
 # The running quantities, as the panels' titles say them, in the order they are drawn.
 QUANTITIES = {"max_after": "running max m", "sum_after": "running sum ℓ", "rescale": "rescale exp(m_old − m_new)"}
@@ -23,12 +24,13 @@ BLOCK_COLOURS = ["#6baed6", "#2171b5"]  # every other block's keys, so that the 
 TILED_TICK = "#d62728"
 
 
-def steps_frame(steps) -> pd.DataFrame:
-    """The tiled softmax's steps (SoftmaxStep, N) -> a row a block: its number, its keys and every running quantity
-    (the first block's rescale is exp(−∞ − m) = 0: it multiplies the empty sum ℓ = 0)."""
+def steps_frame(steps, drawn: bool = True) -> pd.DataFrame:
+    """The tiled softmax's steps (SoftmaxStep, N) -> a row a block: its number, its keys and every running quantity.
+    drawn: the first block's rescale left out (NaN), for a chart: the core's exp(−∞ − m) = 0 multiplies the empty
+    sum ℓ = 0, and drawn as a factor it would look like the largest rescale of all; a table shows the core's 0."""
     return pd.DataFrame([{"block": step.block, "keys": f"{step.keys[0]}–{step.keys[-1]}", "block max": step.block_max,
                           "max_after": step.max_after, "sum_after": step.sum_after,
-                          "rescale": step.rescale} for step in steps],
+                          "rescale": np.nan if drawn and step.block == 0 else step.rescale} for step in steps],
                         columns=["block", "keys", "block max", *QUANTITIES])
 
 
@@ -39,12 +41,12 @@ def running_panels(steps, *, title: str, width: int, lettering: Lettering = READ
                alt.Tooltip("block max:Q", format=".4g")]
     panels = [alt.Chart(frame).mark_line(point=True, color=colour).encode(
         x=alt.X("block:O", title="block" if last else None, axis=alt.Axis(labelAngle=0, labels=last)),
-        y=alt.Y(f"{column}:Q", title=None, axis=alt.Axis(tickCount=3, format=".3g"), scale=alt.Scale(zero=False)),
+        y=alt.Y(f"{column}:Q", title=None, axis=alt.Axis(tickCount=3, format=".3~g"), scale=alt.Scale(zero=False)),
         tooltip=[*tooltip, alt.Tooltip(f"{column}:Q", title=name, format=".6g")],
     ).properties(width=width, height=PANEL_PX, title=alt.TitleParams(name, fontSize=lettering.font_px, anchor="start"))
         for (column, name), colour, last in zip(QUANTITIES.items(), ["#1f77b4", "#ff7f0e", "#2ca02c"],
                                                 [False, False, True], strict=True)]
-    return alt.vconcat(*panels, spacing=6).properties(title=title_lines(title, width), description=title,
+    return alt.vconcat(*panels, spacing=PANEL_GAP_PX).properties(title=title_lines(title, width), description=title,
                                                       autosize=PAD)
 
 

@@ -61,7 +61,8 @@ def _induction(context) -> None:
                       key=INDUCTION_LAYERS_KEY, horizontal=True)
     streams, config = trained.model(layers), trained.config
     st.markdown(f"The {layers}-layer attention-only decoder the induction lab trained in this session (seed "
-                f"{config.seed}, step {streams.steps_run} of {config.steps}), on its probe sequence: "
+                f"{config.seed}, step {streams.steps_run} of {config.steps}); it reads neither the sidebar's text nor "
+                f"its model, but its run's probe sequence: "
                 f"{config.probe_half} random tokens, then the same again; its tokens are numbers. It has no final "
                 "norm, so a row is the residual stream times the unembedding. In the second half every next token "
                 "can be known: a model that learned induction guesses it from its last layer; one layer cannot.")

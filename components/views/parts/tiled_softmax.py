@@ -13,10 +13,12 @@ import streamlit as st
 
 from components.caches import past_attention
 from components.charts.draw import show
-from components.charts.tiled_softmax import QUANTITIES, row_against_plain, running_panels, steps_frame
+from components.charts.tiled_softmax import row_against_plain, running_panels, steps_frame
 
 QUERY_KEY, BLOCK_KEY = "tiled_query", "tiled_block"  # the section's own controls: not the link's
 DEFAULT_BLOCK = 3  # keys per block on opening: a few blocks on a short text
+# The steps table's columns, short enough for a phone's width: steps_frame's names -> the table's
+TABLE_NAMES = {"keys": "keys", "max_after": "m", "sum_after": "ℓ", "rescale": "rescale"}
 WHY = ("softmax(s)_j = exp(s_j − max s) / Σ_k exp(s_k − max s) seems to need the whole row twice: once for its max "
        "(subtracted so that exp never overflows), once for the sum. A GPU's attention kernel (FlashAttention) never "
        "holds the row whole: its fast on-chip memory holds a block of keys and values at a time, and a long text's "
@@ -56,20 +58,17 @@ def _fit(key: str, largest: int, default: int) -> None:
 
 
 def _blocks(context, row) -> None:
-    width = max(200, (context.column_px(0.5) if not context.stacked else context.width) - 90)
-    charts_place, table_place = st.columns(2) if not context.stacked else (st.container(),) * 2
-    with charts_place:
-        show(running_panels(row.steps, title=f"{len(row.steps)} blocks of {row.block_size} key"
-                            f"{'s' if row.block_size > 1 else ''}: m, ℓ and the rescale after each",
-                            width=width, lettering=context.lettering), key="tiled_panels", lettering=context.lettering)
-    with table_place:
-        table = steps_frame(row.steps).rename(columns={"keys": "keys (positions)", **QUANTITIES})
-        st.dataframe(table, hide_index=True, key="tiled_steps", height=min(320, 36 * (len(table) + 1)),
-                     column_config={name: st.column_config.NumberColumn(format="%.6g")
-                                    for name in ("block max", *QUANTITIES.values())})
+    show(running_panels(row.steps, title=f"{len(row.steps)} blocks of {row.block_size} key"
+                        f"{'s' if row.block_size > 1 else ''}: m, ℓ and the rescale after each",
+                        width=max(200, context.width - 90), lettering=context.lettering),
+         key="tiled_panels", lettering=context.lettering)
+    table = steps_frame(row.steps, drawn=False).rename(columns=TABLE_NAMES)
+    st.dataframe(table, hide_index=True, key="tiled_steps", height=min(320, 36 * (len(table) + 1)),
+                 column_config={name: st.column_config.NumberColumn(format="%.6g")
+                                for name in ("block max", *list(TABLE_NAMES.values())[1:])})
     st.caption("A rescale below 1 is a block that brought a larger max: ℓ and o so far shrink by that factor. The "
-               "first block's is exp(−∞ − m) = 0, which multiplies nothing (ℓ and o start at 0). After the last "
-               "block, m is the row's max and ℓ the softmax's denominator.")
+               "first block has nothing to rescale (ℓ and o start at 0; its factor, exp(−∞ − m) = 0, is not drawn). "
+               "After the last block, m is the row's max and ℓ the softmax's denominator.")
 
 
 def _row(context, row, tokens: list[str]) -> None:
