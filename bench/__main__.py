@@ -142,7 +142,11 @@ def main() -> None:
             if decoder_memory:
                 progress(f"memory: the bundled model's page, then {offline_decoder.NAME}'s, loading it")
                 with streamlit_server(APP, log_path=work / "memory-decoder.log") as url:
-                    figures.decoder_memory = server_memory.measure_beside_bundled(browser, url, progress)
+                    try:
+                        figures.decoder_memory = server_memory.measure_beside_bundled(browser, url, progress)
+                    except Exception as error:  # noqa: BLE001 (said under the table; the other figures stand)
+                        figures.skipped.append(f"FAILED {DECODER_MEMORY}: {type(error).__name__}: {error}. Server "
+                                               f"log in {work}.")
     typed = any(page.case.reference == "forward + floor" for page in figures.pages)  # the bundled model's text case
     if typed or "trace" in groups:
         run_in_process(typed, "trace" in groups, figures)
@@ -189,9 +193,16 @@ def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, 
         floor_page = page_speed.open_page(browser, floor_url, page_speed.FLOOR_READY)
         servers.callback(floor_page.context.close)
         progress("key press -> settled, ms (each case, then the floor's move after each of its moves):")
+        load_failed = None  # why the decoder did not load, once its load was tried
         for case in cases:
-            if case in decoder_cases and figures.decoder_load_s is None:
-                figures.decoder_load_s = load_decoder(browser, app_url)
+            if case in decoder_cases and figures.decoder_load_s is None and load_failed is None:
+                try:
+                    figures.decoder_load_s = load_decoder(browser, app_url)
+                except Exception as error:  # noqa: BLE001 (its cases say so in the table; the others still run)
+                    load_failed = f"{offline_decoder.NAME} did not load: {type(error).__name__}: {error}"
+            if case in decoder_cases and load_failed is not None:
+                figures.pages.append(Result(case, error=load_failed))
+                continue
             figures.pages.append(page_speed.run_case(browser, app_url, case, floor_page, work))
         progress("the floor under Streamlit's default settings")
         with streamlit_server(FLOOR_APP, log_path=work / "floor-defaults.log") as defaults_url:
@@ -361,8 +372,10 @@ def notes(figures: Figures, work: Path) -> list[str]:
                      "after the case's own, under the same load; the ratio is to that floor (the first row pools "
                      "them all).")
         counted = collections.Counter(page.tokens for page in figures.pages if page.tokens)
-        lines.append("Token chips on the page when each case opened: " + ", ".join(
-            f"{tokens} ({cases} case{'s' if cases > 1 else ''})" for tokens, cases in sorted(counted.items())) + ".")
+        if counted:
+            lines.append("Token chips on the page when each case opened: " + ", ".join(
+                f"{tokens} ({cases} case{'s' if cases > 1 else ''})"
+                for tokens, cases in sorted(counted.items())) + ".")
     for page in figures.pages:
         if page.case.moved.startswith("`layer`") and len(page.timings) == 10:
             settled = page.settled()
