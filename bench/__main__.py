@@ -47,7 +47,16 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import checkpoints, first_paint, offline_decoder, page_speed, results_file, server_memory, trace_overhead
+from bench import (
+    checkpoints,
+    first_paint,
+    offline_decoder,
+    page_speed,
+    past_attention,
+    results_file,
+    server_memory,
+    trace_overhead,
+)
 from bench.page_speed import APP, FLOOR_APP, Result
 from bench.report import Figure, Row, machine_facts, machine_line, ms, table, verdict
 from harness.browser import Timing, launch_chromium, new_page
@@ -87,6 +96,7 @@ class Figures:
     decoder_tokens: list[int] | None = None  # their token counts as the page counts them
     decoder_load_s: float | None = None  # the app server's load of SmolLM2, through the page, before its cases
     decoder_memory: server_memory.BesideBundled | None = None
+    past_attention_s: dict[str, list[float]] | None = None  # GPT-2's bare forward and decode step, by reference
     skipped: list[str] = field(default_factory=list)  # what could not run here, in words
 
 
@@ -170,12 +180,17 @@ def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, 
     switch_model = gpt2_model = gpt2_text = ""
     if "views" in groups:  # the switching-heads-off view needs a masked-language-model head
         switch_model = str(checkpoints.bundled_with_mlm_head(scratch / "minilm-mlm"))
-    if "slider" in groups:  # a GPT-2 of the bundled model's shape, random weights, its tokenizer trained offline
+    if groups & {"slider", "views"}:  # a GPT-2 of the bundled model's shape, random weights, its tokenizer trained
+        # offline (the views group's generation and lens cases read it too)
         folder = checkpoints.tiny_gpt2(scratch / "gpt2-minilm-shape", n_layer=6, n_head=12, n_embd=384,
                                        n_positions=512)
         gpt2_model, gpt2_text = str(folder), page_speed.text_of_tokens(checkpoints.gpt2_tokenizer(), 32)
     cases = [case for case in page_speed.app_cases(switch_model, gpt2_model, gpt2_text)
+             + (past_attention.cases(gpt2_model, gpt2_text) if gpt2_model else [])
              if case.group in groups and named in case.name] + decoder_cases
+    if any(case.reference in (past_attention.FORWARD_REFERENCE, past_attention.DECODE_REFERENCE) for case in cases):
+        progress("GPT-2's bare forward and decode step, in this process")
+        figures.past_attention_s = past_attention.bare_seconds(gpt2_model, gpt2_text)
     with ExitStack() as servers:
         # In the repository's folder, the floor reads the app's .streamlit/config.toml.
         floor_url = servers.enter_context(streamlit_server(FLOOR_APP, log_path=work / "floor.log",
@@ -253,7 +268,8 @@ def rows(figures: Figures) -> list[Row]:
     forward_ms = 1000 * statistics.median(figures.text_forward_s) if figures.text_forward_s else None
     decoder_forward_ms = (1000 * statistics.median(figures.decoder_forward_s) if figures.decoder_forward_s
                           else None)
-    forwards = {"forward + floor": forward_ms, offline_decoder.FORWARD_REFERENCE: decoder_forward_ms}
+    forwards = {"forward + floor": forward_ms, offline_decoder.FORWARD_REFERENCE: decoder_forward_ms,
+                **past_attention.reference_ms(figures.past_attention_s)}
     for page in figures.pages:
         case = page.case
         if page.error or not page.timings or not page.floor:
@@ -282,6 +298,11 @@ def rows(figures: Figures) -> list[Row]:
                           "attentions, 1 thread, in this process", len(figures.decoder_forward_s),
                           Figure(decoder_forward_ms, "ms", 1), Figure(1000 * max(figures.decoder_forward_s), "ms", 1),
                           "", "", None))
+    for name, times in (figures.past_attention_s or {}).items():
+        result.append(Row(f"bare {name.removesuffix(' + floor')}, 32 tokens", "transformers GPT2LMHeadModel of the "
+                          "bundled model's shape, eager, 1 thread, in this process", len(times),
+                          Figure(1000 * statistics.median(times), "ms", 1), Figure(1000 * max(times), "ms", 1), "",
+                          "", None))
     if figures.decoder_load_s is not None:
         result.append(Row(f"{offline_decoder.NAME} loaded through the page", "link → its heading, the page's bar "
                           "followed (its GGUF dequantized), before its cases", 1,
