@@ -25,6 +25,7 @@ from components.views.parts.lesson_kit import (
 
 ANGLES = "RoPE angles"  # the trace's (T, d/2) angle of each pair at each position
 MAPPING = "shared head of each query head"  # the trace's (nh,) key/value head of each query head
+MAP_PX = 360  # the map of shared heads: a few heads each way, drawn the view's width its cells were a hand wide
 
 
 def rotary_step(context) -> None:
@@ -94,7 +95,7 @@ def shared_step(context) -> None:
             r"\rfloor},", rf"g = n_h / n_{{kv}} = {query_heads} / {kv_heads} = {group}", between=r"\quad")
     heatmap_in(context, shared_by(mapping, kv_heads), numbers(query_heads), numbers(kv_heads),
                "Which key/value head each query head reads (1: reads it)", "shared-map", row_title="query head",
-               column_title="key/value head")
+               column_title="key/value head", width=min(context.width, MAP_PX))
     shared = int(mapping[head])
     start = shared * group
     sibling = start + (head - start + 1) % group  # the next head of the same group
