@@ -115,19 +115,24 @@ def next_token_step(context) -> None:
                 f"| scores h_T · W_Uᵀ, one a token of the vocabulary | `{(vocabulary,)}` |\n"
                 f"| the top guesses | `{(len(top),)}` |")
     explain(f"After the last token, {shorten(last)}, the model's top guess is {shorten(top_tokens[0])} with "
-            f"probability {top[0]:.3f}; its {len(top)} top guesses hold {top.sum():.0%} of the {vocabulary} "
+            f"probability {_chance(top[0])}; its {len(top)} top guesses hold {top.sum():.0%} of the {vocabulary:,} "
             "tokens' probability.",
             "The head is the model's final norm and W_U"
             + (", which is the token embeddings of step 1 (tied)" if guess.tied else "")
             + f". Read through it, the stream before "
-            f"layer 0 (the embeddings) gives the final guess {lens.prediction_probability[0, 0]:.3f}, the output "
-            f"of layer {layers - 1} {lens.prediction_probability[-1, 0]:.3f}; it first tops the list "
+            f"layer 0 (the embeddings) gives the final guess {_chance(lens.prediction_probability[0, 0])}, the "
+            f"output of layer {layers - 1} {_chance(lens.prediction_probability[-1, 0])}; it first tops the list "
             + _first_top(int(lens.first_layer[0])) + ".")
     lens_link, generate_link = context.link(view="lens", step=1), context.link(view="generate", step=1)
     points("Only the last token's vector is read: the vectors of the tokens before it guessed the token after "
            "each of them, one token of the text each, which is how a decoder trains on every position at once.",
            f"The Next token, layer by layer view reads every position so ([open it]({lens_link})); generation "
            f"repeats this step, a token at a time ([open it]({generate_link})).")
+
+
+def _chance(probability: float) -> str:
+    """A probability as a sentence gives it: three decimals, or two figures where those would read 0.000."""
+    return f"{probability:.3f}" if probability >= 0.001 else f"{probability:.2g}"
 
 
 def _first_top(row: int) -> str:
