@@ -16,7 +16,7 @@ from bench.page_speed import Case, slider
 DECODE_REFERENCE = "GPT-2 decode step + floor"  # a Case.reference: one decode step's bare time, plus the floor
 FORWARD_REFERENCE = "GPT-2 forward + floor"  # a Case.reference: the bare forward pass with the head, plus the floor
 TARGET = 2.0  # the median's largest ratio to its reference, for either
-NEW_TOKENS = 8  # the generation view's default: its Step slider runs 0 (the prefill) to 8
+LAST_STEP = 7  # the generation view's default 8 new tokens: its Step slider runs 0 (the prefill) to 7
 LAYERS = 6  # the bench's GPT-2 of the bundled model's shape: the lens reads rows 0 to 6
 REPEATS = 30  # bare times measured, each
 WARM_UP = 3
@@ -25,9 +25,9 @@ WARM_UP = 3
 def cases(gpt2_model: str, gpt2_text: str) -> list[Case]:
     """The two cases, in the views group, on the GPT-2 folder and its 32-token text."""
     gpt2 = {"text": gpt2_text, "model": gpt2_model}
-    there_and_back = ["ArrowRight"] * NEW_TOKENS + ["ArrowLeft"] * NEW_TOKENS
+    there_and_back = ["ArrowRight"] * LAST_STEP + ["ArrowLeft"] * LAST_STEP
     return [
-        Case("generation step, GPT-2, 32 tokens", "views", f"the generate view's `generate_step` 0 → {NEW_TOKENS} → 0",
+        Case("generation step, GPT-2, 32 tokens", "views", f"the generate view's `generate_step` 0 → {LAST_STEP} → 0",
              {**gpt2, "view": "generate"}, slider("generate_step", there_and_back), TARGET,
              reference=DECODE_REFERENCE),
         Case("lens layer, GPT-2, 32 tokens", "views", f"the lens's `lens_layer` 0 → {LAYERS} → 0",
