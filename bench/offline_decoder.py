@@ -47,9 +47,9 @@ def heading() -> re.Pattern:
 def cases() -> list[Case]:
     """Its head and layer moves on the one-head view, as the bundled model's and GPT-2's, and a new text typed.
 
-    At 32 tokens its 30 layers of 9 heads are more cells than the chart is sent at once (charts/scrub.py's
-    send_plan): one layer is, and a layer move asks the server for the next (a rerun), timed to the repainted frame
-    as a head move is."""
+    At 32 tokens its 30 layers of 9 heads are 276,480 cells, over the 2**17 that every layer of a chart may take
+    (charts/scrub.py's send_plan; the bundled model's are 73,728): one layer is sent, and a layer move asks the
+    server for the next, a rerun, timed to the repainted frame as a head move is."""
     query = {"text": TEXT, "model": NAME}
     shows = heading().pattern
     return [
