@@ -48,8 +48,9 @@ def cases() -> list[Case]:
     """Its head and layer moves on the one-head view, as the bundled model's and GPT-2's, and a new text typed.
 
     At 32 tokens its 30 layers of 9 heads are 276,480 cells, over the 2**17 that every layer of a chart may take
-    (charts/scrub.py's send_plan; the bundled model's are 73,728): one layer is sent, and a layer move asks the
-    server for the next, a rerun, timed to the repainted frame as a head move is."""
+    (charts/scrub.py's send_plan; the bundled model's are 73,728): a window of 14 layers around the page's is sent,
+    layers 0 to 13 from layer 0, and the moves 0 → 5 → 0 are drawn in the browser, timed to the repainted frame as
+    a head move is."""
     query = {"text": TEXT, "model": NAME}
     shows = heading().pattern
     return [

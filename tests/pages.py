@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 from unittest.mock import patch
@@ -96,12 +97,17 @@ def chart_values(chart, panel: str | None = None) -> pd.DataFrame:
 
 def sent_head(cells: pd.DataFrame, chart) -> pd.DataFrame:
     """row, column and value of the head a chart's inputs start at, from cells that hold every head sent in
-    columns "0", "1", … in (layer, head) order: every layer's heads, one layer's heads, or one head."""
+    columns "0", "1", … in (layer, head) order: every layer's heads, a window of layers' heads (its first layer
+    read from the spec's column expression), one layer's heads, or one head."""
     heads = [name for name in cells.columns if name.isdigit()]
     shape = {name: high - low + 1 for name, (low, high) in chart_inputs(chart).items()}
     picks = chart_picks(chart)
-    if len(heads) == shape.get("layer", 1) * shape.get("head", 1):
-        place = picks.get("layer", 0) * shape.get("head", 1) + picks.get("head", 0)
+    per_layer = shape.get("head", 1)
+    if len(heads) == shape.get("layer", 1) * per_layer:
+        place = picks.get("layer", 0) * per_layer + picks.get("head", 0)
+    elif len(heads) > per_layer and len(heads) % per_layer == 0:  # a window of layers
+        first = int(re.search(rf"- (\d+)\) \* {per_layer}\b", chart.proto.spec).group(1))
+        place = (picks.get("layer", 0) - first) * per_layer + picks.get("head", 0)
     elif len(heads) == shape.get("head", 1):
         place = picks.get("head", 0)
     else:

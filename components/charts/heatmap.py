@@ -59,12 +59,14 @@ def cells_by_head(values: np.ndarray) -> pd.DataFrame:
     return pd.concat([lines, pd.DataFrame(by_head, columns=_column_names(layers * heads))], axis=1)  # (R·K, 2 + nl·h)
 
 
-def picked_column(picks: list, heads_sent: int) -> str:
+def picked_column(picks: list, heads_sent: int, first_layer: int = 0) -> str:
     """The column of a cells dataset (cells_by_head) that holds the picked head: its place in the (layer, head)
-    order of the heads sent. A layer or head sent alone is column 0's whatever its input says, so that the
-    chart keeps drawing it until the rerun its input asks for brings the next."""
+    order of the heads sent, whose layers start at first_layer (a window of a deep model's layers). A layer or head
+    sent alone is column 0's whatever its input says, so that the chart keeps drawing it until the rerun its input
+    asks for brings the next."""
     names = {pick.name for pick in picks}
-    layer = f"{picked(LAYER)} * {heads_sent}" if LAYER in names else "0"
+    at = f"({picked(LAYER)} - {first_layer})" if first_layer else picked(LAYER)
+    layer = f"{at} * {heads_sent}" if LAYER in names else "0"
     head = picked(HEAD) if HEAD in names else "0"
     return f"datum[{layer} + {head}]"
 
@@ -268,13 +270,14 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
                   column_title: str = "key token", scheme: str = "blues", size: int = PLOT_SIZE,
                   lettering: Lettering = READING, second: tuple[int | None, int | None] = (None, None),
                   kept_rows: tuple[int, ...] = (), reverse: bool = False, clip_at: float | None = None,
-                  params: list = (), picks: list = (), heads_sent: int = 1, key: alt.Legend | None = None,
+                  params: list = (), picks: list = (), heads_sent: int = 1, first_layer: int = 0,
+                  key: alt.Legend | None = None,
                   tooltip: str = PICTURE_TOOLTIP, aria: bool = False, over: list = (),
                   subtitle: str | None = None) -> alt.TopLevelMixin:
     """A heatmap on token axes: data, its cells (cells_by_head's lines) or, raster, its pictures (picture_row's, a
     row a head: pictures_by_head), coloured in scheme over ranges (a "value" per end, a head's two when several are
     sent; None: the data's own, which Vega finds), the head shown picked by picks (selections; params: those the
-    chart carries, bound to inputs), heads_sent of a layer in the data.
+    chart carries, bound to inputs), heads_sent of a layer in the data, whose layers start at first_layer.
 
     title: the chart's heading and description (words, broken into lines) or its TitleParams (an expression a
     selection changes), value_title the tooltip's name of a cell's value (the title, when words); row_labels and
@@ -300,7 +303,8 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
     else:
         labels = (f"{token_labels(row_labels).name}[datum.row]", f"{token_labels(column_labels).name}[datum.column]")
         chart = labelled(vector_cells(data, labels, x_axis, y_axis, colour, value_title or title, list(params),
-                                      picked_column(picks, heads_sent), (width / columns, height / rows), key, aria),
+                                      picked_column(picks, heads_sent, first_layer), (width / columns, height / rows),
+                                      key, aria),
                          row_labels, column_labels)
         if ranges is not None:
             chart = alt.layer(chart, range_carrier(ranges, colour, list(picks), key))

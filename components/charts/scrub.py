@@ -1,11 +1,11 @@
 """Heatmaps whose layer and head are picked in the browser: every head sent once, Vega draws the one chosen.
 
-A chart's dataset holds one stage of every head of the layers sent (every layer of a short text, else
-the current one). Two point selections, each bound to a range input above the chart, pick the layer and
-the head, and a formula shows that head's values in the cells (a filter keeps that head's picture, for
-pictures): dragging or pressing an arrow key repaints at once, with no round trip to the server.
-Streamlit then reports the selection, and a rerun brings the rest of the page (the URL, the shapes panel,
-the proof, the downloads) up to it; the chart arrives again unchanged (same spec, same data, so Streamlit
+A chart's dataset holds one stage of every head of the layers sent (every layer of a short text, a window of
+layers around the current one on a deep model, else the current one). Two point selections, each bound to a range
+input above the chart, pick the layer and the head, and a formula shows that head's values in the cells (a filter
+keeps that head's picture, for pictures): dragging or pressing an arrow key repaints at once, with no round trip
+to the server. Streamlit then reports the selection, and a rerun brings the rest of the page (the URL, the shapes
+panel, the proof, the downloads) up to it; the chart arrives again unchanged (same spec, same data, so Streamlit
 sends only its hash) and is not rebuilt.
 
 The spec holds where the inputs start: the anchor, which views/parts/scrubbed.anchor_for decides. The spec is
@@ -45,8 +45,9 @@ STRIP = "strip"  # the bars under the panels (spec's strip): their dataset's nam
 STRIP_HEIGHT_PX = 90  # a strip, not a second chart to read
 
 # What is sent at once, in cells (R·K per head). Every layer, when all their heads fit the first budget
-# (a 32-token text on the bundled model: 73,728 cells, about 0.7 MB); else the current layer's heads, when
-# they fit the second (a 512-token layer of 12 heads as pictures: about 1.5 MB); else the current head
+# (a 32-token text on the bundled model: 73,728 cells, about 0.7 MB); else as many layers as fit it, three or more,
+# around the current one (SmolLM2-135M's 30 layers of 9 heads at 32 tokens: 14 of them); else the current layer's
+# heads, when they fit the second (a 512-token layer of 12 heads as pictures: about 1.5 MB); else the current head
 # alone. What is not sent is fetched by a rerun when the reader moves to it.
 ALL_LAYERS_CELLS = {"vector": 2**17, "raster": 2**21}
 ONE_LAYER_CELLS = {"vector": 2**18, "raster": 2**22}
@@ -68,9 +69,26 @@ def send_plan(num_layers: int, num_heads: int, rows: int, columns: int, layer: i
     every_head = tuple(range(num_heads))
     if num_layers * num_heads * per_head <= ALL_LAYERS_CELLS[kind]:
         return tuple(range(num_layers)), every_head
+    fitting = ALL_LAYERS_CELLS[kind] // (num_heads * per_head)
+    if fitting >= 3:
+        return layer_window(num_layers, fitting, layer), every_head
     if num_heads * per_head <= ONE_LAYER_CELLS[kind]:
         return (layer,), every_head
     return (layer,), (head,)
+
+
+def layer_window(num_layers: int, size: int, layer: int) -> tuple[int, ...]:
+    """size of the num_layers layers (3 <= size < num_layers) around layer, drawn in the browser as it moves.
+
+    The windows start at multiples of a stride of half their size, and layer picks the one whose middle it is
+    nearest: at least a quarter of the window lies either side of it (one layer, for a window of three), so
+    the next move either way is in the window already, drawn with no round trip; the rerun after it keeps the
+    window, or hands on to the next, which holds the layer too. A window that moved with every layer would
+    send its layers anew after every move; these change once every stride moves."""
+    stride = max(1, size // 2)
+    start = stride * round((layer - (size - 1) / 2) / stride)  # the stride's multiple nearest a centred start
+    start = min(max(start, 0), num_layers - size)
+    return tuple(range(start, start + size))
 
 
 def cells_under(extent: list[float], count: int) -> range:
@@ -101,14 +119,15 @@ def panel_frames(values: np.ndarray, layers: tuple[int, ...], heads: tuple[int, 
     return {f"{name}-{CELLS}": cells_by_head(values), f"{name}-{RANGES}": ranges}
 
 
-def spec(drawings: tuple[tuple, ...], shape: tuple[int, int], many_layers: bool, many_heads: bool,
+def spec(drawings: tuple[tuple, ...], shape: tuple[int, int], layers_from: int | None, many_heads: bool,
           shared_colour: bool, side_by_side: bool = True, strip: tuple | None = None) -> dict:
     """The chart without its data: the selections bound to inputs (on the first panel), the filters, axes
-    and colours of every panel. strip: (title, labels, width, lettering) of bars under the panels, one a label,
-    picked by the same inputs (strip_frame's dataset): drawn by another chart, they were redrawn by every rerun."""
-    layer, head, picks = selections(shape, many_layers, many_heads)
+    and colours of every panel. layers_from: the first of the layers sent, None when one is sent alone. strip:
+    (title, labels, width, lettering) of bars under the panels, one a label, picked by the same inputs
+    (strip_frame's dataset): drawn by another chart, they were redrawn by every rerun."""
+    layer, head, picks = selections(shape, layers_from is not None, many_heads)
     heads_sent = shape[1] if many_heads else 1
-    charts = [_panel(drawing, [layer, head] if index == 0 else [], picks, heads_sent)
+    charts = [_panel(drawing, [layer, head] if index == 0 else [], picks, heads_sent, layers_from or 0)
               for index, drawing in enumerate(drawings)]
     if strip is not None:
         charts.append(_strip(*strip, picks))
@@ -148,14 +167,15 @@ def _strip(title: str, labels: tuple[str, ...], width: int, lettering, picks: li
     return labelled(chart, list(labels))
 
 
-def _panel(drawing: tuple, params: list, picks: list, heads_sent: int) -> alt.TopLevelMixin:
+def _panel(drawing: tuple, params: list, picks: list, heads_sent: int, first_layer: int) -> alt.TopLevelMixin:
     (name, title, row_labels, column_labels, scheme, row_title, column_title, size, raster, second, lettering,
      zoomable, kept_rows) = drawing
     zoom = [alt.selection_interval(name=ZOOM, encodings=["x", "y"], zoom=False)] if raster and zoomable else []
     return heatmap_panel(named(name, PICTURES if raster else CELLS), named(name, RANGES), raster, row_labels,
                          column_labels, title=title, row_title=row_title, column_title=column_title, scheme=scheme,
                          size=size, lettering=lettering, second=second, kept_rows=kept_rows, params=[*params, *zoom],
-                         picks=picks, heads_sent=heads_sent, tooltip=ZOOM_TOOLTIP if zoomable else PICTURE_TOOLTIP)
+                         picks=picks, heads_sent=heads_sent, first_layer=first_layer,
+                         tooltip=ZOOM_TOOLTIP if zoomable else PICTURE_TOOLTIP)
 
 
 def selections(shape: tuple[int, int], many_layers: bool, many_heads: bool):

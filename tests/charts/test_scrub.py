@@ -52,19 +52,21 @@ def test_every_head_of_every_layer_is_in_the_chart_and_each_is_the_cores(stage, 
         np.testing.assert_allclose(matrix_of(cells, layer * 12 + head), expected, atol=1e-5)
 
 
-def test_a_long_text_sends_one_layer_of_pictures_and_each_is_the_cores_head(bundled):
-    text = "the quick brown fox jumps over the lazy dog " * 20  # 182 tokens: pictures, and six layers too many
+def test_a_long_text_sends_a_window_of_layers_as_pictures_and_each_is_the_cores_head(bundled):
+    text = "the quick brown fox jumps over the lazy dog " * 20  # 182 tokens: pictures, six layers too many, five fit
     page = open_page({"text": text, "layer": "3", "head": "2"})
     assert_healthy(page)
     [chart] = charts(page)
     data = datasets(chart)
     pictures, ranges = data["p0-pictures"], data["p0-ranges"]
-    assert set(pictures["layer"]) == {3} and list(pictures["head"]) == list(range(12))
+    window = send_plan(6, 12, 182, 182, layer=3, head=2)[0]
+    assert len(window) == 5 and {2, 3, 4} <= set(window), "the next layer either way is in the browser already"
+    assert set(pictures["layer"]) == set(window) and len(pictures) == 5 * 12
     encoding = encode(bundled, text)
     for head in (2, 9):
         weights = build_trace(bundled, encoding, TraceSettings(layer=3, head=head))["weights"][0]
-        domain = ranges[ranges["head"] == head]["value"].tolist()
-        url = pictures[pictures["head"] == head]["url"].item()
+        domain = ranges[(ranges["layer"] == 3) & (ranges["head"] == head)]["value"].tolist()
+        url = pictures[(pictures["layer"] == 3) & (pictures["head"] == head)]["url"].item()
         # Read back through the colour ramp, as the all-heads tests do: a few of its 256 steps apart at most.
         np.testing.assert_allclose(picture_values(url, weights.shape, domain, "blues"), weights,
                                    atol=3 * (domain[1] - domain[0]) / 255)
@@ -118,6 +120,42 @@ def test_a_chart_drawn_anew_starts_where_the_page_stands():
     assert (page.query_params["layer"], page.query_params["head"]) == ("4", "9")
     page.segmented_control(key="head_stage").set_value("Raw scores Q·Kᵀ").run()
     assert chart_picks(charts(page)[0]) == {"layer": 4, "head": 9}, "the new chart's inputs start at 4, 9"
+
+
+def test_a_deep_models_cells_are_a_window_of_layers_each_head_where_the_chart_reads_it(tmp_path, monkeypatch):
+    """12 layers of 4 heads at 60 tokens are 172,800 cells, over the 131,072 sent at once: 9 layers are sent, and the
+    chart's column expression counts from the window's first, so the head it draws is the core's."""
+    from attention.models.loading import load_model
+    from harness.checkpoints import tiny_llama
+
+    folder = tiny_llama(tmp_path / "deep", num_hidden_layers=12)
+    text = "wxyz" * 15  # 60 tokens, a letter each (the tiny byte-level tokenizer has no merges)
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(folder))
+    page = open_page({"model": str(folder), "text": text, "layer": "10", "head": "1"})
+    assert_healthy(page)
+    [chart] = charts(page)
+    cells = datasets(chart)["p0-cells"]
+    loaded = load_model(str(folder))
+    encoding = encode(loaded, text)
+    assert encoding.num_tokens == 60
+    window = send_plan(12, 4, 60, 60, layer=10, head=1)[0]
+    assert window == tuple(range(3, 12)) and len([name for name in cells.columns if name.isdigit()]) == 9 * 4
+    assert "- 3) * 4" in chart.proto.spec
+    for layer, head in ((10, 1), (3, 0), (11, 3)):
+        expected = build_trace(loaded, encoding, TraceSettings(layer=layer, head=head))["weights"][0]
+        np.testing.assert_allclose(matrix_of(cells, (layer - 3) * 4 + head), expected, atol=1e-6)
+    assert chart_picks(chart) == {"layer": 10, "head": 1}
+
+
+def test_a_deep_models_window_holds_the_next_layer_either_way_and_moves_seldom():
+    """SmolLM2-135M's 30 layers of 9 heads at 32 tokens: 14 layers fit. From any layer the next one either way is
+    in the window already, drawn with no round trip; the window changes once every 7 moves, not at every move."""
+    windows = [send_plan(30, 9, 32, 32, layer=layer, head=0)[0] for layer in range(30)]
+    for layer, window in enumerate(windows):
+        assert window == tuple(range(window[0], window[0] + 14))
+        assert {max(layer - 1, 0), layer, min(layer + 1, 29)} <= set(window), layer
+    assert len(set(windows)) == 4
+    assert send_plan(6, 12, 250, 250, layer=1, head=0) == ((1,), tuple(range(12))), "two layers fit: one is sent"
 
 
 def test_the_send_plan_keeps_to_its_budgets():

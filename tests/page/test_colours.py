@@ -79,7 +79,7 @@ def test_the_weight_scale_sets_where_every_heads_colours_end(weight_scale, bundl
 
 
 def test_the_layers_scale_reaches_the_heads_not_sent(bundled):
-    text = "the quick brown fox jumps over the lazy dog " * 20  # pictures, one layer sent
+    text = "the quick brown fox jumps over the lazy dog " * 20  # pictures, a window of five layers sent
     page = open_page({"text": text, "layer": "1", "head": "2", "weight_scale": "layer"})
     assert_healthy(page)
     [chart] = charts(page)
@@ -87,7 +87,7 @@ def test_the_layers_scale_reaches_the_heads_not_sent(bundled):
     domain = head_range(chart, 1, 2)
     assert domain == pytest.approx([0.0, weights.max()], rel=1e-6)
     pictures = datasets(chart)["p0-pictures"]
-    url = pictures[pictures["head"] == 2]["url"].item()
+    url = pictures[(pictures["layer"] == 1) & (pictures["head"] == 2)]["url"].item()
     np.testing.assert_allclose(picture_values(url, weights[2].shape, domain, "blues"), weights[2],
                                atol=3 * domain[1] / 255)
 

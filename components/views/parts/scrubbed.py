@@ -108,8 +108,9 @@ def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], sh
     strip_drawing = None if strip is None else (
         strip.title, standing[strip.labels], plot_size(len(first.row_labels), len(first.column_labels), first.size)[0],
         first.lettering)
-    layout = (drawings, shape, len(stacks[0].layers) > 1, len(stacks[0].heads) > 1, shared_colour, side_by_side,
-              strip_drawing)
+    sent = stacks[0].layers  # every layer, a window of them, or the page's alone
+    layout = (drawings, shape, sent[0] if len(sent) > 1 else None, len(stacks[0].heads) > 1, shared_colour,
+              side_by_side, strip_drawing)
     anchor = anchor_for(key, (stacks, layout), position)
     spec = with_labels(placed(chart_memos.chart_spec(scrub.spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]}),
                        standing)
