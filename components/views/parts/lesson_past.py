@@ -31,35 +31,35 @@ PLACEMENT_WORDS = {
 
 def block_step(context) -> None:
     layer = context.state.layer
-    numbers_ = past_attention.block(context.model_name, context.text, context.text_b, layer)
+    block = past_attention.block(context.model_name, context.text, context.text_b, layer)
     tokens = list(context.encoding().tokens[0])
-    formula(context, *BLOCK_FORMULAS[numbers_.placement], between=r"\qquad")
+    formula(context, *BLOCK_FORMULAS[block.placement], between=r"\qquad")
     width = max(200, context.width - 90)
     title = f"Layer {layer}: ‖residual in‖, ‖attention‖ and ‖MLP‖ per token"
-    chart = written_bars(numbers_.written, tokens, title=title, width=width, lettering=context.lettering)
+    chart = written_bars(block.written, tokens, title=title, width=width, lettering=context.lettering)
     show(chart, key="lesson-block-written", lettering=context.lettering)
     chart_downloads(lambda: chart, "lesson-block-written", f"lesson-block-layer-{layer}")
     st.caption("Grey: the residual stream a token brings into the layer; blue: what attention adds to it (every head "
                "through W_O); orange: what the MLP adds. "
                + ("For a post-norm model the MLP's add is measured against the normed stream."
-                  if numbers_.placement == "post" else ""))
+                  if block.placement == "post" else ""))
     st.markdown("| step | shape | formula |\n|---|---|---|\n" + "\n".join(
         f"| `{name}` | `{tuple(shape)}` | `{step_formula}` |"
-        for name, shape, step_formula in zip(numbers_.names, numbers_.shapes, numbers_.formulas, strict=True)))
-    placed, *found = _block_sentences(context, numbers_)
+        for name, shape, step_formula in zip(block.names, block.shapes, block.formulas, strict=True)))
+    placed, *found = _block_sentences(context, block)
     explain(placed)
     points(*found)
 
 
-def _block_sentences(context, numbers_) -> list[str]:
+def _block_sentences(context, block) -> list[str]:
     """Where the norms sit, how much each part adds against the stream, and that the attention added is the
     all-heads step's output: every number off the block."""
-    written, layer = numbers_.written, numbers_.layer
+    written, layer = block.written, block.layer
     tokens = context.encoding().tokens[0]
     attention_share = written["attention"] / written["residual in"]  # (T,)
     mlp_share = written["MLP"] / written["residual after attention"]  # (T,)
     heads_step = step_number(context, "heads")
-    sentences = [f"A {context.family.label} puts its {numbers_.norm_name} {PLACEMENT_WORDS[numbers_.placement]}.",
+    sentences = [f"A {context.family.label} puts its {block.norm_name} {PLACEMENT_WORDS[block.placement]}.",
                  f"On this text, attention's output is on average {attention_share.mean():.0%} as long as the stream "
                  f"it is added to (from {attention_share.min():.0%} to {attention_share.max():.0%} a token), the "
                  f"MLP's {mlp_share.mean():.0%} (from {mlp_share.min():.0%}, to {mlp_share.max():.0%} at "
@@ -67,7 +67,7 @@ def _block_sentences(context, numbers_) -> list[str]:
     trace, _ = trained(context, quiet=True)
     own = context.state.scaling == "sqrt" and context.state.mask == "model"
     if own:
-        attended = numbers_.norms[numbers_.names.index("attention")]  # (T,)
+        attended = block.norms[block.names.index("attention")]  # (T,)
         gap = float(np.abs(np.linalg.norm(trace["output"][0], axis=-1) - attended).max())
         sentences.append(f"The attention added is step {heads_step}'s output: its lengths a token differ from it "
                          f"by at most {gap:.1e}.")
