@@ -157,9 +157,14 @@ def head_formula(settings: TraceSettings, letter: str, shape: ModelShape) -> str
 
 
 def turns_by_position(shape: ModelShape, settings: TraceSettings) -> bool:
-    """Whether a trace turns q and k by position (RoPE): with a rotating family's trained weights only. The toys'
-    random and identity projections are the notebooks' position-free attention, whatever the model."""
-    return settings.source == "bert" and family_named(shape.family).rotates
+    """Whether a trace turns q and k by position (RoPE): on a rotating family, its trained heads, and its random heads
+    too, by the model's own RoPE at their head size d (θ_i = base^(−2i/d), the model's base: trace.rotation_for),
+    so that a toy head on a Llama sees distances as the model's do. Position-free: the identity, the notebooks'
+    simplified attention (no projection: q = k = x, whose C numbers are no head's pairs), and a random head of odd d,
+    whose numbers do not pair."""
+    if not family_named(shape.family).rotates:
+        return False
+    return settings.source == "bert" or (settings.source == "random" and settings.head_size(shape) % 2 == 0)
 
 
 def shares_heads(shape: ModelShape, settings: TraceSettings) -> bool:

@@ -31,7 +31,7 @@ from attention.models.loading import LoadedModel
 from attention.stages import masks
 from attention.stages.dot_product import attend, attend_every_head, merge_heads, split_heads
 from attention.stages.projections import Linear, Projections, random_projections
-from attention.stages.rotary import repeat_kv
+from attention.stages.rotary import Rotation, repeat_kv
 from attention.stages.settings import ModelShape, TraceSettings
 from attention.text.encoding import Encoding
 
@@ -308,7 +308,7 @@ def _rotary_steps(record, loaded: LoadedModel, settings: TraceSettings, raw: dic
         separate[letter] = record(f"{letter} split", "projections", split_formula(settings, shape, letter),
                                   split_heads(raw[letter], heads[letter]))  # (B, nh or n_kv, T, d)
     if turns_by_position(shape, settings):
-        rotation = loaded.family.rotation(loaded.model, raw["Q"].shape[1])
+        rotation = rotation_for(loaded, settings, raw["Q"].shape[1])
         angles, turned_q, turned_k = (formula for _, formula in rotary_formulas(shape))
         record("RoPE angles", "projections", angles, rotation.angles)  # (T, d/2)
         record("Q rotated", "projections", turned_q, rotation.rotate(separate["Q"]))  # (B, nh, T, d)
@@ -319,6 +319,14 @@ def _rotary_steps(record, loaded: LoadedModel, settings: TraceSettings, raw: dic
                np.arange(num_heads) // (num_heads // kv_heads))  # (nh,): query head h reads shared head h // g
         record("K repeated", "projections", repeated_k, split["K"])  # (B, nh, T, d): repeat_kv(K rotated)
         record("V repeated", "projections", repeated_v, split["V"])  # (B, nh, T, d): repeat_kv(V split)
+
+
+def rotation_for(loaded: LoadedModel, settings: TraceSettings, tokens: int) -> Rotation:
+    """How `tokens` positions turn the q and k of settings' heads, which turn by position (turns_by_position): the
+    model's own RoPE for its trained heads; for random heads the same RoPE (its base, its type) at their head size d,
+    θ_i = base^(−2i/d) for plain RoPE."""
+    random_size = settings.head_size(loaded.shape) if settings.source == "random" else None
+    return loaded.family.rotation(loaded.model, tokens, head_size=random_size)  # angles (T, d/2)
 
 
 def projections_as_read(loaded: LoadedModel, encoding: Encoding, settings: TraceSettings) -> dict[str, torch.Tensor]:
@@ -338,7 +346,7 @@ def _heads_read(loaded: LoadedModel, settings: TraceSettings, raw: dict[str, tor
     query = split_heads(raw["Q"], num_heads)  # (B, nh, T, d)
     key, value = split_heads(raw["K"], kv_heads), split_heads(raw["V"], kv_heads)  # (B, n_kv, T, d) each
     if turned:
-        rotation = loaded.family.rotation(loaded.model, query.shape[2])
+        rotation = rotation_for(loaded, settings, query.shape[2])
         query, key = rotation.rotate(query), rotation.rotate(key)  # (B, nh, T, d), (B, n_kv, T, d)
     key, value = repeat_kv(key, num_heads), repeat_kv(value, num_heads)  # (B, nh, T, d) each
     return {"Q": merge_heads(query), "K": merge_heads(key), "V": merge_heads(value)}  # (B, T, nh·d) each

@@ -27,13 +27,21 @@ class Rotation:
 
     angles: torch.Tensor  # (T, d/2): position p times frequency θ_i
     scale: float = 1.0  # what cos and sin are multiplied by: 1 for plain RoPE (YaRN's attention factor else)
+    frequencies: torch.Tensor | None = None  # (d/2,) θ_i, when known: what turns any other position
 
     @classmethod
     def of(cls, frequencies: torch.Tensor, tokens: int, scale: float = 1.0) -> Rotation:
         """frequencies (d/2,): θ_i of each pair, as the model holds them (its rotary embedding's inv_freq)."""
-        positions = torch.arange(tokens)  # (T,) right-padded texts: position p is token p of every row
-        # float32 product in transformers' order, so the angles are bit for bit the model's
-        return cls(angles=positions[:, None].float() * frequencies[None, :].float(), scale=scale)  # (T, d/2)
+        # right-padded texts: position p is token p of every row
+        return cls.at_positions(frequencies, torch.arange(tokens), scale)  # angles (T, d/2)
+
+    @classmethod
+    def at_positions(cls, frequencies: torch.Tensor, positions: torch.Tensor, scale: float = 1.0) -> Rotation:
+        """The turn of each of these positions (P,), any integers (a text moved along by Δ, a key n tokens back)."""
+        # float32 product in transformers' order (position_ids.float() * inv_freq), so the angles are bit for bit
+        # the model's at the same positions
+        return cls(angles=positions[:, None].float() * frequencies[None, :].float(), scale=scale,
+                   frequencies=frequencies)  # angles (P, d/2)
 
     def cos_sin(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(T, d) each: the cosine and sine of each number's angle, the angles written twice (pair i is i, i + d/2)."""

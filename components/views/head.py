@@ -40,6 +40,7 @@ from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
 from components.page.page_state import WEIGHT_SCALES
 from components.page.tables import head_csv
+from components.views.parts import rotary
 from components.views.parts.scrubbed import Strip, scrub_heatmap, scrub_lines
 from components.views.parts.zoom import zoom_under
 
@@ -53,8 +54,7 @@ PRESENTED_FIRST_SCREEN_ROOM_PX = 467
 GUIDE_BESIDE_SHARE = 0.68  # of the view's column, for the chart, when its reading guide stands beside it
 STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Masked scores", "Context vectors",
           "Weights as lines", "What moves α·‖f(x)‖")
-STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Masked", "Context", "Lines", "Moves"),
-                         strict=True))  # one row
+STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Masked", "Context", "Lines", "Moves"), strict=True))
 # The core's name of what each stage draws; the lines draw the weights as bertviz does.
 STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "masked", "context", "lines", "moved"), strict=True))
 # The stages whose weights merge into whole words (the others' numbers are no weights: they stay tokens).
@@ -126,9 +126,11 @@ def _stage(context, outline, shown: Callable[[bool], Shown], whole: bool, which:
     Only the chosen stage is computed and drawn. Buttons and not tabs: on every slider move the
     browser redrew the tabs for about 20 ms, a row of buttons for next to nothing.
     """
-    stage = st.segmented_control("Stage", STAGES, default=STAGES[0], required=True, key="head_stage",
-                                 format_func=STAGE_BUTTONS.get,
+    stage = st.segmented_control("Stage", STAGES + rotary.stages(outline), default=STAGES[0], required=True,
+                                 key="head_stage", format_func=lambda stage: STAGE_BUTTONS.get(stage, stage),
                                  label_visibility="collapsed", wrap=True)
+    if stage == rotary.ROTATION:  # q and k turned by position, where they are (components/views/parts/rotary.py)
+        return rotary.render(context, outline)
     name = STAGE_NAMES[stage]
     words = whole and name in WORD_STAGES
     row_tokens, key_tokens, second, _ = labels = shown(words)

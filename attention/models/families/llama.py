@@ -25,6 +25,8 @@ Shapes: B batch, T tokens, C hidden size, nh query heads, n_kv key/value heads, 
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import torch
 
@@ -90,8 +92,14 @@ class LlamaFamily(Family):
     def num_kv_heads(self, config) -> int:
         return getattr(config, "num_key_value_heads", None) or config.num_attention_heads
 
-    def rotation(self, model, tokens: int) -> Rotation:
+    def rotation(self, model, tokens: int, head_size: int | None = None) -> Rotation:
+        """head_size: of a head other than the model's (the toys' random heads): the model's own RoPE, its base and
+        its type, built by transformers for heads of that size; for plain RoPE θ_i = base^(−2i/d) at that d."""
         rotary = model.rotary_emb  # the model's own frequencies, scaled as its RoPE type says (llama3, yarn, …)
+        if head_size is not None and head_size != 2 * rotary.inv_freq.shape[0]:
+            config = copy.deepcopy(model.config)  # rope_parameters (rope_type, rope_theta) kept, the head resized
+            config.head_dim = head_size
+            rotary = type(rotary)(config)  # transformers' own rotary embedding for heads of head_size numbers
         return Rotation.of(rotary.inv_freq, tokens, float(rotary.attention_scaling))  # angles (T, d/2)
 
     def readable(self, tokens: list[str]) -> tuple[str, ...]:
