@@ -19,6 +19,7 @@ from components.charts.draw import draw_spec
 from components.charts.lens import lens_map
 from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
+from components.page.tables import numbers_html
 from components.views.parts import last_induction
 
 SHOWN_POSITIONS = 16  # the map's last positions of a long text; the CSV has every one
@@ -115,10 +116,10 @@ def _one_layer(lens, layers: int) -> None:
         columns[f"guess {rank + 1}"] = [per_position[rank] for per_position in lens.top_tokens[layer]]
         columns[f"P(guess {rank + 1})"] = lens.top_probabilities[layer, :, rank]
     st.markdown(f"**Layer {layer} read, at every position:** its top {kept} next tokens")
-    st.dataframe(pd.DataFrame(columns), hide_index=True, key="lens_one_layer",
-                 height=min(320, 36 * (len(lens.positions) + 1)),
-                 column_config={f"P(guess {rank + 1})": st.column_config.NumberColumn(format="percent")
-                                for rank in range(kept)})
+    # A plain table, not the data grid, which cost the browser most of a move of this slider (tables.numbers_html)
+    chances = tuple(f"P(guess {rank + 1})" for rank in range(kept))
+    st.html(numbers_html(pd.DataFrame(columns), "lens-one-layer", bars=chances,
+                         formats=dict.fromkeys(chances, "{:.1%}".format)))
 
 
 def _first_layers(lens, layers: int) -> str:

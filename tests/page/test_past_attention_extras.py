@@ -16,7 +16,16 @@ from attention.stages.tiled_softmax import tiled_context
 from attention.text.encoding import encode
 from components.views.parts.induction_training import STOPPED
 from tests.core.test_induction_lens import direct_rows
-from tests.pages import TEXT, assert_healthy, chart_matrix, chart_title, chart_values, charts, open_page
+from tests.pages import (
+    TEXT,
+    assert_healthy,
+    chart_matrix,
+    chart_title,
+    chart_values,
+    charts,
+    html_table,
+    open_page,
+)
 
 CLOSE = dict(rtol=1e-6, atol=1e-7)  # float32, through Arrow
 # The lab's smallest settings but one, a seed of this module's own: a finished run of these would be every page's.
@@ -110,9 +119,9 @@ def test_the_lens_reads_the_labs_last_trained_model_as_a_direct_forward_pass():
         top = torch.stack(rows).max(dim=-1)  # (L + 1, P) values and indices
         matrix = chart_matrix(chart_keyed(page, "Top next token at each layer"))  # (L + 1, P shown)
         np.testing.assert_allclose(matrix, top.values[:, -matrix.shape[1]:].numpy(), **CLOSE)
-        last_layer = table_with(page, "guess 1")
-        assert last_layer["after the token"].tolist() == [str(token) for token in example]
-        assert last_layer["guess 1"].tolist() == [str(token) for token in top.indices[-1].tolist()]
+        last_layer = html_table(page, "lens-one-layer")
+        assert last_layer["after the token"].astype(str).tolist() == [str(token) for token in example]
+        assert last_layer["guess 1"].astype(str).tolist() == [str(token) for token in top.indices[-1].tolist()]
         np.testing.assert_allclose(last_layer["P(guess 1)"], top.values[-1].numpy(), **CLOSE)
         by_layer = table_with(page, "P(final guess)")
         np.testing.assert_allclose(by_layer["P(final guess)"],
