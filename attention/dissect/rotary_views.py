@@ -19,8 +19,9 @@ import torch
 from attention.dissect.outline import turns_by_position
 from attention.dissect.trace import Trace, rotation_for
 from attention.models.loading import LoadedModel
+from attention.stages.kv_heads import shared_head
 from attention.stages.limits import IntRange
-from attention.stages.rotary import Rotation, shared_head
+from attention.stages.rotary import Rotation
 
 # Δ, how far every position moves in the shift test, at most: 8 times the 512 tokens a text has here at most. The
 # angles' float32 rounding grows with the position, and the test reports it as it is.

@@ -24,7 +24,6 @@ import torch
 
 from attention.experiments.kv_cache import KeyValueCache, StepReading, forward_step
 from attention.models.lm_heads import LanguageModel
-from attention.stages.kv_heads import cache_bytes as cache_bytes  # a cache's size: the shapes panel's too
 from attention.stages.limits import MAX_NEW_TOKENS, STREAMING_SINKS, STREAMING_WINDOW
 from attention.text.encoding import encode
 

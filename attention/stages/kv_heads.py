@@ -1,7 +1,7 @@
 """Key and value heads shared by query heads (grouped-query attention), and what the key/value cache weighs.
 
 A Llama's nh query heads read only n_kv key and value heads: query head h reads key/value head h // (nh / n_kv)
-(attention.stages.rotary.shared_head, as transformers' repeat_kv hands them out), so each group of nh / n_kv query
+(shared_head, as transformers' repeat_kv hands them out), so each group of nh / n_kv query
 heads computes its scores against one set of keys and mixes one set of values. A decoder keeps every token's keys
 and values of every layer for the tokens it writes next (the key/value cache), and sharing them makes that cache
 nh / n_kv times smaller: SmolLM2-135M's 9 query heads share 3, a third of multi-head attention's cache.
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attention.stages.rotary import shared_head
 from attention.stages.settings import ModelShape, TraceSettings
 
 # Bytes of one number in the dtypes a cache is held in: float32 as the page computes, bfloat16 as a model is
@@ -24,6 +23,12 @@ BYTES_PER_NUMBER = {"float32": 4, "bfloat16": 2}
 def cache_bytes(layers: int, kv_heads: int, tokens: int, head_size: int, bytes_per_number: int = 4) -> int:
     """2 (K and V) · L · n_kv · T · d · bytes per number: a key/value cache's size, before it is filled."""
     return 2 * layers * kv_heads * tokens * head_size * bytes_per_number
+
+
+def shared_head(head: int, num_heads: int, num_kv_heads: int) -> int:
+    """The key/value head that query head `head` reads, of num_kv_heads shared by num_heads query heads. Here, with
+    no torch, because the page's state reads it before the first paint (tests/page/test_first_paint.py)."""
+    return head // (num_heads // num_kv_heads)
 
 
 @dataclass(frozen=True)

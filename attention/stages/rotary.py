@@ -65,8 +65,3 @@ def repeat_kv(heads: torch.Tensor, num_heads: int) -> torch.Tensor:
     (grouped-query attention; one shared pair is multi-query attention). Query head h reads head h // (nh / n_kv),
     as transformers' repeat_kv hands them out."""
     return heads.repeat_interleave(num_heads // heads.shape[1], dim=1)  # (B, nh, T, d)
-
-
-def shared_head(head: int, num_heads: int, num_kv_heads: int) -> int:
-    """The key/value head that query head `head` reads, of num_kv_heads shared by num_heads query heads."""
-    return head // (num_heads // num_kv_heads)

@@ -16,11 +16,11 @@ import torch
 from attention.experiments.generation import (
     GenerationSettings,
     StreamingSettings,
-    cache_bytes,
     generate,
     streaming_what_if,
 )
 from attention.models.lm_heads import load_language_model
+from attention.stages.kv_heads import cache_bytes
 from harness.checkpoints import tiny_gpt2, tiny_llama
 from tests.conftest import save_tiny_bert
 

@@ -17,7 +17,8 @@ from attention.dissect.parity import layer_reference, parity_report
 from attention.dissect.trace import build_trace, layer_attention
 from attention.models.families import FAMILIES
 from attention.models.loading import load_model
-from attention.stages.rotary import Rotation, repeat_kv, shared_head
+from attention.stages.kv_heads import shared_head
+from attention.stages.rotary import Rotation, repeat_kv
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode, encode_batch
 from harness.checkpoints import gpt2_tokenizer, tiny_llama
