@@ -16,7 +16,9 @@ dependencies compile llama.cpp), so the package is installed without them (requi
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -26,12 +28,11 @@ FLOAT32_BYTES = 4
 
 
 def architecture(path: Path) -> str:
-    """The file's general.architecture ("llama", "qwen2", …), read from its header; OSError for no GGUF."""
-    reader = _reader(path)
-    field = reader.fields.get("general.architecture")
-    if field is None:
+    """The file's general.architecture ("llama", "qwen2", …), read from its header up to it; OSError for no GGUF."""
+    found = _header_value(path, "general.architecture")
+    if not isinstance(found, str):
         raise OSError(f"{path.name} names no architecture (general.architecture): it is no model's GGUF")
-    return str(field.contents())
+    return found
 
 
 def quantization(path: Path) -> str | None:
@@ -42,7 +43,8 @@ def quantization(path: Path) -> str | None:
 
     from gguf import LlamaFileType
 
-    file_type = _header_number(path, "general.file_type")
+    file_type = _header_value(path, "general.file_type")
+    file_type = file_type if type(file_type) is int else None
     try:
         kind = LlamaFileType(file_type).name.removeprefix("MOSTLY_") if file_type is not None else None
     except ValueError:  # a number this gguf package does not know
@@ -58,11 +60,11 @@ _VALUE_FORMATS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f",
                   10: "<Q", 11: "<q", 12: "<d"}
 
 
-def _header_number(path: Path, key: str) -> int | None:
-    """A number of the header's key-value pairs, read up to it with struct: GGUFReader parses the whole header first,
-    SmolLM2's vocabulary of 49,152 strings and its merges with it, seconds on a busy machine, where general.file_type
-    comes before them. None where the key is missing or is no number; OSError for no GGUF (little-endian, version 2
-    or 3)."""
+def _header_value(path: Path, key: str) -> int | float | str | list | None:
+    """A value of the header's key-value pairs, read up to it with struct: GGUFReader parses the whole header first,
+    SmolLM2's vocabulary of 49,152 strings and its merges with it, seconds on a busy machine, where
+    general.architecture and general.file_type come before them. None where the key is missing; OSError for no GGUF
+    (little-endian, version 2 or 3)."""
     import struct
 
     with path.open("rb") as file:
@@ -90,7 +92,7 @@ def _header_number(path: Path, key: str) -> int | None:
         for _ in range(read("<Q")):  # the key-value pairs'
             name, found = value(8), value(read("<I"))
             if name == key:
-                return found if type(found) is int else None
+                return found
     return None
 
 
@@ -113,18 +115,69 @@ def load(path: Path, family, progress: Callable[[str], None]):
     from attention.models.tokenizer import Tokenizer
 
     folder, name = path.parent, path.name
-    progress("reading the file")
-    config = AutoConfig.from_pretrained(folder, gguf_file=name)
-    family.check_config(config)
-    progress("dequantizing")
-    model = getattr(transformers, family.model_class_name).from_pretrained(
-        folder, gguf_file=name, attn_implementation="eager", **family.load_kwargs)
-    model.eval()
-    model.requires_grad_(False)
-    progress("reading the tokenizer")
-    converted = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    with _header_parsed_once(path):
+        progress("reading the file")
+        config = AutoConfig.from_pretrained(folder, gguf_file=name)
+        family.check_config(config)
+        progress("dequantizing")
+        model = getattr(transformers, family.model_class_name).from_pretrained(
+            folder, gguf_file=name, attn_implementation="eager", **family.load_kwargs)
+        model.eval()
+        model.requires_grad_(False)
+        progress("reading the tokenizer")
+        converted = AutoTokenizer.from_pretrained(folder, gguf_file=name)
     tokenizer = Tokenizer(converted.backend_tokenizer, {**family.special_tokens, **converted.special_tokens_map})
     return model, tokenizer
+
+
+# The files being loaded (their paths, as str), each with how many loads of it run, and the one reader they share.
+_LOADING: dict[str, int] = {}
+_SHARED_READERS: dict[str, object] = {}
+_SHARING = threading.Lock()
+
+
+@contextmanager
+def _header_parsed_once(path: Path) -> Iterator[None]:
+    """While it runs, gguf.GGUFReader(path) hands out one reader of path, made once, instead of a new one each time.
+
+    transformers reads a GGUF's config, its weights and its tokenizer each with a GGUFReader of its own (it looks the
+    class up on the gguf package at every call), and each parses the whole header: SmolLM2's 49,152 vocabulary strings
+    and its merges, 4 s on an idle core and 15 s or more on a busy machine, four or five times a load. A reader is
+    memory-mapped and only read, so one serves all of them. Other paths, and every call once no load runs, get the
+    gguf package's own class; loads in several threads share the lock that guards this."""
+    import gguf as package
+
+    key = str(path)
+    with _SHARING:
+        if not _LOADING:
+            original = package.GGUFReader
+            package.GGUFReader = _shared_reader(original)
+        _LOADING[key] = _LOADING.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        with _SHARING:
+            _LOADING[key] -= 1
+            if not _LOADING[key]:
+                del _LOADING[key]
+                _SHARED_READERS.pop(key, None)
+            if not _LOADING:
+                package.GGUFReader = package.GGUFReader.original
+
+
+def _shared_reader(original):
+    """A stand-in for the GGUFReader class (original): the shared reader of a file being loaded, else a new one."""
+    def reader(path, mode="r"):
+        key = str(path)
+        with _SHARING:
+            if key in _LOADING and mode == "r":
+                if key not in _SHARED_READERS:
+                    _SHARED_READERS[key] = original(path, mode)
+                return _SHARED_READERS[key]
+        return original(path, mode)
+
+    reader.original = original
+    return reader
 
 
 def _reader(path: Path):

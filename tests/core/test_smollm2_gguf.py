@@ -34,15 +34,46 @@ pytestmark = [pytest.mark.long, pytest.mark.xdist_group("offline_decoder")]
 
 
 @pytest.fixture(scope="module")
-def smollm2():
-    """The model, loaded once for the module, and the stages its load told."""
+def counted_load():
+    """The model, loaded once for the module, the stages its load told, and how many times its header was parsed
+    (GGUFReader's __init__ run: every reader made, whoever asked for it)."""
+    from gguf.gguf_reader import GGUFReader
+
     if packaged_model_file(NAME) is None:
         if in_ci():
             pytest.fail(f"CI=true, so this test must run, but: {INSTALL}", pytrace=False)
         pytest.skip(INSTALL)
-    stages = []
-    loaded = load_model(NAME, progress=stages.append)
+    stages, parses = [], []
+    parse = GGUFReader.__init__
+
+    def counted(self, *arguments, **options):
+        parses.append(arguments[0] if arguments else options.get("path"))
+        parse(self, *arguments, **options)
+
+    GGUFReader.__init__ = counted
+    try:
+        loaded = load_model(NAME, progress=stages.append)
+    finally:
+        GGUFReader.__init__ = parse
+    return loaded, stages, parses
+
+
+@pytest.fixture(scope="module")
+def smollm2(counted_load):
+    """The model, loaded once for the module, and the stages its load told."""
+    loaded, stages, _ = counted_load
     return loaded, stages
+
+
+def test_its_load_parses_the_header_once_and_leaves_the_gguf_package_as_it_was(counted_load):
+    """transformers makes a reader for the config, the weights and the tokenizer, each parsing 49,152 vocabulary
+    strings and the merges again (4 s each on an idle core): the load hands them one."""
+    import gguf
+    from gguf.gguf_reader import GGUFReader
+
+    _, _, parses = counted_load
+    assert len(parses) == 1, parses
+    assert gguf.GGUFReader is GGUFReader
 
 
 def test_it_is_offered_and_loads_telling_its_stages(smollm2):
