@@ -30,6 +30,7 @@ NO_HEAD = ("This model has no language-model head: {why}. Load gpt2, a SmolLM2 o
            "(above); the other views work on this one.")
 SOURCE_KEY, LAYER_KEY, INDUCTION_LAYERS_KEY = "lens_source", "lens_layer", "lens_induction_layers"  # not the link's
 SOURCES = {"page": "The page's model, on the text", "induction": "The induction lab's last trained model"}
+RANKS = ("1st", "2nd", "3rd")  # the one-layer table's guesses, short enough for a phone's column
 NONE_TRAINED = ("This session has not trained an induction model yet: train one first in the induction lab (two tiny "
                 "attention-only decoders, in seconds), then come back here to read its layers.")
 
@@ -113,13 +114,14 @@ def _one_layer(lens, layers: int) -> None:
     layer = st.slider("Layer read", 0, layers, key=LAYER_KEY, help="The map's row: 0 is the embeddings, "
                       f"{layers} the last layer's output.")
     kept = min(3, lens.top_ids.shape[2])
-    columns = {"position": list(lens.positions), "after the token": [lens.tokens[p] for p in lens.positions]}
-    for rank in range(kept):
-        columns[f"guess {rank + 1}"] = [per_position[rank] for per_position in lens.top_tokens[layer]]
-        columns[f"P(guess {rank + 1})"] = lens.top_probabilities[layer, :, rank]
-    st.markdown(f"**Layer {layer} read, at every position:** its top {kept} next tokens")
+    columns = {"at": list(lens.positions), "after": [lens.tokens[p] for p in lens.positions]}
+    for rank, name in enumerate(RANKS[:kept]):
+        columns[name] = [per_position[rank] for per_position in lens.top_tokens[layer]]
+        columns[f"P {name}"] = lens.top_probabilities[layer, :, rank]
+    st.markdown(f"**Layer {layer} read, at every position:** its top {kept} next tokens after the token at each "
+                "position, with their probabilities")
     # A plain table, not the data grid, which cost the browser most of a move of this slider (tables.numbers_html)
-    chances = tuple(f"P(guess {rank + 1})" for rank in range(kept))
+    chances = tuple(f"P {name}" for name in RANKS[:kept])
     st.html(numbers_html(pd.DataFrame(columns), "lens-one-layer", bars=chances,
                          formats=dict.fromkeys(chances, "{:.1%}".format)))
 

@@ -120,9 +120,9 @@ def test_the_lens_reads_the_labs_last_trained_model_as_a_direct_forward_pass():
         matrix = chart_matrix(chart_keyed(page, "Top next token at each layer"))  # (L + 1, P shown)
         np.testing.assert_allclose(matrix, top.values[:, -matrix.shape[1]:].numpy(), **CLOSE)
         last_layer = html_table(page, "lens-one-layer")
-        assert last_layer["after the token"].astype(str).tolist() == [str(token) for token in example]
-        assert last_layer["guess 1"].astype(str).tolist() == [str(token) for token in top.indices[-1].tolist()]
-        np.testing.assert_allclose(last_layer["P(guess 1)"], top.values[-1].numpy(), **CLOSE)
+        assert last_layer["after"].astype(str).tolist() == [str(token) for token in example]
+        assert last_layer["1st"].astype(str).tolist() == [str(token) for token in top.indices[-1].tolist()]
+        np.testing.assert_allclose(last_layer["P 1st"], top.values[-1].numpy(), **CLOSE)
         by_layer = table_with(page, "P(final guess)")
         np.testing.assert_allclose(by_layer["P(final guess)"],
                                    [row[-1, top.indices[-1, -1]].item() for row in rows], **CLOSE)
