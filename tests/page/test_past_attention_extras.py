@@ -64,6 +64,10 @@ def test_the_block_view_takes_one_query_row_in_blocks_as_the_core_does(bundled):
                                [tiled.steps[0].softmax.max_after, tiled.steps[0].softmax.sum_after], **CLOSE)
     assert np.isnan(panels["rescale"][0]), "the first block has nothing to rescale, and draws no factor"
     assert (panels["rescale"][1:] < 1).sum() >= 2, "later blocks brought a larger max: the sum so far was rescaled"
+    table = html_table(page, "tiled-steps")
+    np.testing.assert_allclose(table[["m", "ℓ", "rescale"]].to_numpy(),
+                               [[step.softmax.max_after, step.softmax.sum_after, step.softmax.rescale]
+                                for step in tiled.steps], **CLOSE)
     drawn = chart_values(chart_keyed(page, "Query 3"))
     np.testing.assert_allclose(drawn["tiled"], tiled.weights, **CLOSE)
     np.testing.assert_allclose(drawn["plain"], torch.softmax(row, dim=-1), **CLOSE)

@@ -14,6 +14,7 @@ import streamlit as st
 from components.caches import past_attention
 from components.charts.draw import show
 from components.charts.tiled_softmax import row_against_plain, running_panels, steps_frame
+from components.page.tables import numbers_html
 
 QUERY_KEY, BLOCK_KEY = "tiled_query", "tiled_block"  # the section's own controls: not the link's
 DEFAULT_BLOCK = 3  # keys per block on opening: a few blocks on a short text
@@ -62,10 +63,10 @@ def _blocks(context, row) -> None:
                         f"{'s' if row.block_size > 1 else ''}: m, ℓ and the rescale after each",
                         width=max(200, context.width - 90), lettering=context.lettering),
          key="tiled_panels", lettering=context.lettering)
+    # A plain table (tables.numbers_html): the data grid hid its last columns past a phone's edge
     table = steps_frame(row.steps, drawn=False).rename(columns=TABLE_NAMES)
-    st.dataframe(table, hide_index=True, key="tiled_steps", height=min(320, 36 * (len(table) + 1)),
-                 column_config={name: st.column_config.NumberColumn(format="%.6g")
-                                for name in ("block max", *list(TABLE_NAMES.values())[1:])})
+    st.html(numbers_html(table, "tiled-steps", formats=dict.fromkeys(("block max", *list(TABLE_NAMES.values())[1:]),
+                                                                     "{:.6g}".format)))
     st.caption("A rescale below 1 is a block that brought a larger max: ℓ and o so far shrink by that factor. The "
                "first block has nothing to rescale (ℓ and o start at 0; its factor, exp(−∞ − m) = 0, is not drawn). "
                "After the last block, m is the row's max and ℓ the softmax's denominator.")
