@@ -41,9 +41,9 @@ def _layer(name: str, text: str, text_b: str, settings: TraceSettings) -> LayerA
 # three times a rerun; in a class of long texts, the queued reruns each held their own copies of it. Its arrays
 # are read-only (LayerAttention): a caller that wrote into one would change every session's, and raises instead.
 # Bounded in bytes, not entries: a chart sends every layer of a short text at once, which the proof, the
-# entropies and the rollout read again in the same run; kept one at a time, each layer of a new text was
-# attended twice on the one-head view and four times on the all-heads view. Six layers of 32 tokens take
-# 1.5 MB on the bundled model, one layer of 512 tokens 15 MB.
+# entropies and the rollout read again in the same run; kept one at a time, the 6 layers of a new 32-token text
+# were attended 7 times on the one-head view (the proof's layer again) and 24 times on the all-heads view. Six
+# layers of 32 tokens take 1.5 MB on the bundled model, one layer of 512 tokens 15 MB.
 @st.cache_resource(show_spinner=False)
 def _kept_layers() -> KeptByBytes[LayerAttention]:
     return KeptByBytes(BUDGET.cache_bytes("layer"), layer_bytes)
