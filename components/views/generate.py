@@ -13,12 +13,15 @@ import pandas as pd
 import streamlit as st
 
 from attention.stages.limits import PAGE_MAX_NEW_TOKENS, PAGE_STREAMING_SINKS, PAGE_STREAMING_WINDOW
-from components.caches import past_attention
-from components.charts.draw import show
-from components.charts.heatmap import heatmap
+from components.caches import chart_memos, past_attention
+from components.charts.draw import draw_spec
+from components.charts.generation import DOMAIN, SCHEME, step_row_spec
+from components.charts.heatmap import heatmap, heatmap_frames
+from components.charts.label_stand_ins import stand_ins, with_labels
 from components.page import controls
 
 STEP_KEY, LAYER_KEY = "generate_step", "generate_layer"  # which step and layer are shown: not the link's
+_LAYER_MOVED = "_generate_layer_moved"  # set by the Layer slider's move, read once by the fragment it reruns
 BYTES_PER_NUMBER = 4  # float32, as the core holds the cache
 
 
@@ -80,26 +83,41 @@ def _steps_table(generation, shape) -> None:
                                     f"{2 * layers * heads * d * BYTES_PER_NUMBER:,}" if kv != heads else "") + ".")
 
 
+@st.fragment
 def _one_step(context, generation, shape) -> None:
+    """The Step and Layer sliders and the step's query rows at that layer. A fragment of its own: a step changes
+    nothing else on the page, and a move reran the view (the StreamingLLM maps, which do not change with it, and
+    the data grids). The Layer slider also picks the StreamingLLM maps' layer: a move of it reruns the page."""
     st.subheader("One step: the new token's query row against every cached key")
     left, right = st.columns(2)
     with left:
         index = st.slider("Step", 0, len(generation.steps) - 1, 0, key=STEP_KEY,
                           help="0 is the prefill (the text read at once); each later step feeds one new token.")
     with right:
-        layer = st.slider("Layer", 0, shape.num_layers - 1, 0, key=LAYER_KEY)
+        layer = st.slider("Layer", 0, shape.num_layers - 1, 0, key=LAYER_KEY, on_change=_layer_moved)
+    if st.session_state.pop(_LAYER_MOVED, False):
+        st.rerun(scope="app")
     step = generation.steps[index]
-    keys = [generation.tokens[position] for position in step.cache_positions]
+    keys = tuple(generation.tokens[position] for position in step.cache_positions)
+    heads = tuple(str(head) for head in range(shape.num_heads))
     fed = generation.tokens[step.position]
-    show(heatmap(step.weights[layer], [str(head) for head in range(shape.num_heads)], keys,
-                 title=f"Step {index}, layer {layer}: the query row of token {step.position} over the {len(keys)} "
-                       "cached keys", row_title="query head", column_title="cached key", scheme="blues",
-                 domain=[0.0, 1.0], size=context.plot_px(cap=max(320, 28 * len(keys))), lettering=context.lettering),
-         key="generate_row", lettering=context.lettering)
+    title = (f"Step {index}, layer {layer}: the query row of token {step.position} over the {len(keys)} cached "
+             "keys")
+    standing = stand_ins(heads, keys)
+    # Built once per shape and title, the labels put into a copy: Altair took most of the server's part of a move
+    spec = chart_memos.chart_spec(step_row_spec, standing[heads], standing[keys], title,
+                                  context.plot_px(cap=max(320, 28 * len(keys))), context.lettering)
+    draw_spec(with_labels(spec, standing), heatmap_frames(step.weights[layer], SCHEME, list(DOMAIN)),
+              key="generate_row", lettering=context.lettering)
     st.caption(f"Q of {fed!r}: (1, {shape.num_heads}, 1, {shape.head_size}); K and V of the cache: (1, "
                f"{shape.kv_heads}, {len(keys)}, {shape.head_size}), each K head read by "
                f"{shape.num_heads // shape.kv_heads} query head(s). The row sums to 1 over the cache; the guess "
                f"after it: {generation.tokens[step.position + 1]!r} at {step.next_probability:.1%}.")
+
+
+def _layer_moved() -> None:
+    """The Layer slider moved: the StreamingLLM maps below, outside the fragment, show that layer too."""
+    st.session_state[_LAYER_MOVED] = True
 
 
 def _streaming(context, new_tokens: int, prompt: int) -> None:
@@ -133,10 +151,11 @@ def _streaming(context, new_tokens: int, prompt: int) -> None:
 
 
 def _last_row(context, run, last, layer: int, name: str, key: str) -> None:
-    """The last step's query row of one run of the what-if, over its cache, at the layer chosen above."""
-    show(heatmap(last.weights[layer], [str(head) for head in range(context.shape.num_heads)],
-                 [run.tokens[position] for position in last.cache_positions],
-                 title=f"Last step, layer {layer}, {name}", row_title="query head", column_title="cached key",
-                 domain=[0.0, 1.0], size=context.plot_px(context.column_px(0.5), cap=320),
-                 lettering=context.lettering),
-         key=key, lettering=context.lettering)
+    """The last step's query row of one run of the what-if, over its cache, at the layer chosen above. Built once
+    per numbers and size (chart_memos.drawn_chart): the page's reruns that leave them alone build nothing."""
+    spec, frames = chart_memos.drawn_chart(
+        heatmap, last.weights[layer], [str(head) for head in range(context.shape.num_heads)],
+        [run.tokens[position] for position in last.cache_positions], title=f"Last step, layer {layer}, {name}",
+        row_title="query head", column_title="cached key", domain=[0.0, 1.0],
+        size=context.plot_px(context.column_px(0.5), cap=320), lettering=context.lettering)
+    draw_spec(spec, frames, key=key, lettering=context.lettering)
