@@ -29,6 +29,7 @@ from components.private_hooks import MediaFileManager, WidgetState, element_key,
 
 APP = str(Path(__file__).resolve().parents[1] / "page.py")
 TEXT = "time flies like an arrow"  # the page's default text: 7 tokens with [CLS] and [SEP]
+LLAMA_TEXT = "what if it rains tomorrow"  # the tiny Llama's link's (tests/page/conftest.py)
 
 
 def open_page(query: dict[str, str | list[str]] | None = None, **params: str) -> AppTest:

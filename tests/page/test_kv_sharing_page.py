@@ -10,25 +10,11 @@ import re
 
 import numpy as np
 import pyarrow as pa
-import pytest
 
 from components.charts.grid import GRID_DATA, GRID_GAP
-from tests.pages import assert_healthy, open_page
+from tests.pages import LLAMA_TEXT, assert_healthy, open_page
 
-TEXT = "what if it rains tomorrow"
-
-
-@pytest.fixture(scope="module")
-def tiny_llama_checkpoint(tmp_path_factory):
-    from harness.checkpoints import tiny_llama
-
-    return tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
-
-
-@pytest.fixture
-def llama_link(tiny_llama_checkpoint, monkeypatch):
-    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_llama_checkpoint))
-    return {"model": str(tiny_llama_checkpoint), "text": TEXT}
+TEXT = LLAMA_TEXT
 
 
 def captions(page) -> list[str]:

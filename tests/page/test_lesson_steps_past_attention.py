@@ -25,24 +25,10 @@ from tests.page.test_view_lesson import (
     run_lesson,
     step_shown,
 )
-from tests.pages import assert_healthy, chart_values, warnings
+from tests.pages import LLAMA_TEXT, assert_healthy, chart_values, warnings
 
-TEXT = "what if it rains tomorrow"
+TEXT = LLAMA_TEXT
 LLAMA_STEPS = {4: "Rotary positions", 5: "Shared heads", 11: "The block", 13: "The next token"}
-
-
-@pytest.fixture(scope="module")
-def tiny_llama_checkpoint(tmp_path_factory):
-    from harness.checkpoints import tiny_llama
-
-    return tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
-
-
-@pytest.fixture
-def llama_link(tiny_llama_checkpoint, monkeypatch):
-    """The query parameters of a link to the tiny Llama, which the page offers as a configured folder."""
-    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_llama_checkpoint))
-    return {"model": str(tiny_llama_checkpoint), "text": TEXT}
 
 
 @pytest.fixture(scope="module")

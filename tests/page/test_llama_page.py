@@ -7,23 +7,9 @@ from __future__ import annotations
 import pytest
 
 from components.page.view_list import VIEW_NAMES, view_named
-from tests.pages import assert_healthy, open_page
+from tests.pages import LLAMA_TEXT, assert_healthy, open_page
 
-TEXT = "what if it rains tomorrow"
-
-
-@pytest.fixture(scope="module")
-def tiny_llama_checkpoint(tmp_path_factory):
-    from harness.checkpoints import tiny_llama
-
-    return tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
-
-
-@pytest.fixture
-def llama_link(tiny_llama_checkpoint, monkeypatch):
-    """The query parameters of a link to the tiny Llama, which the page offers as a configured folder."""
-    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_llama_checkpoint))
-    return {"model": str(tiny_llama_checkpoint), "text": TEXT}
+TEXT = LLAMA_TEXT
 
 
 @pytest.mark.parametrize("view", VIEW_NAMES)

@@ -10,18 +10,11 @@ import json
 import numpy as np
 import pytest
 
-from tests.pages import assert_healthy, chart_title, charts, open_page, title_text
+from tests.pages import LLAMA_TEXT, assert_healthy, chart_title, charts, open_page, title_text
 
-TEXT = "what if it rains tomorrow"
+TEXT = LLAMA_TEXT
 ROTATION = "Rotation"
 PAIR_TITLE = "of q and k, turned"  # words of the pair chart's title
-
-
-@pytest.fixture(scope="module")
-def tiny_llama_checkpoint(tmp_path_factory):
-    from harness.checkpoints import tiny_llama
-
-    return tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
 
 
 @pytest.fixture(scope="module")
