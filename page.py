@@ -43,12 +43,12 @@ classroom.start_button()
 from attention.models.loading import ModelLoadError
 from attention.stages.settings import ModelShape
 from components import views
-from components.caches import chart_memos, models, texts, work
+from components.caches import chart_memos, models, past_attention, texts, work
 from components.charts.icon import page_icon
 from components.page import model_download, model_loading, viewport
 from components.page.lesson_steps import step_outlines
 from components.page.page_head import model_line, page_head
-from components.page.shapes_panel import letters, shapes_panel
+from components.page.shapes_panel import BLOCK_LETTERS, block_steps, letters, shapes_panel
 from components.page.tokens import token_chips, unknown_note
 from components.server import process
 
@@ -128,6 +128,14 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
             outlined = outline()
             shapes_panel(outlined.steps, letters(shape, outlined.settings), expanded=not state.present,
                          per_step=per_step, step=state.step, shape=shape)
+    elif record.block_shapes:
+        with side:
+            try:
+                block = past_attention.block(model_name, text, text_b, state.layer)  # the view's own, cached
+            except Exception:  # the view has said it could not be drawn; the panel is left out, the log keeps why
+                log.exception("the block's shapes failed for %s", page_state.to_query(state))
+            else:
+                shapes_panel(block_steps(block), BLOCK_LETTERS, expanded=not state.present, shape=shape)
 
 
 @st.fragment

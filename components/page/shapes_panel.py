@@ -7,6 +7,7 @@ It reads each step's stage, name, shape and formula only, so the page hands it t
 from __future__ import annotations
 
 import html
+from typing import NamedTuple
 
 import streamlit as st
 
@@ -20,7 +21,24 @@ STAGE_TITLES = {
     "projections": "Projections, all heads",
     "head": "One head",
     "heads": "All heads together",
+    "block": "The block, step by step",
 }
+BLOCK_LETTERS = "B batch · T tokens · C hidden size"
+
+
+class PanelStep(NamedTuple):
+    """A step as the panel lists it, for steps that are not a trace's (the block's, of its cached numbers)."""
+
+    name: str
+    stage: str
+    formula: str
+    shape: tuple[int, ...]
+
+
+def block_steps(numbers) -> list[PanelStep]:
+    """The block's steps (components/caches/past_attention.BlockNumbers), in the order the layer runs them."""
+    return [PanelStep(name, "block", formula, tuple(shape))
+            for name, formula, shape in zip(numbers.names, numbers.formulas, numbers.shapes, strict=True)]
 _STYLE = style_tag(read_beside(__file__, "shapes_panel.css"))  # the panel's look, beside this module
 
 

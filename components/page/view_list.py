@@ -33,6 +33,9 @@ class View:
     # The shapes panel describes it: one head's computation at the side column's layer and settings. Not the
     # compare view (two texts, run apart) nor the switch view (the masked-word predictions of the whole model).
     shapes: bool = False
+    # The shapes panel lists the side column's layer as the block runs it (attention/dissect/block.py: the residual
+    # stream in, the norms, every head through W_O, the adds, the MLP), not one head's computation.
+    block_shapes: bool = False
     # Its steps compute with settings of their own (the lesson's step 2: the identity, unscaled): the shapes panel
     # lists each step's and shows the one of the step shown (components/page/lesson_steps.py). Needs shapes.
     steps: bool = False
@@ -81,7 +84,7 @@ VIEWS = (
          numbers_from="the page's corpus of sentences, or this text alone, as chosen under the title",
          purpose="what every head of the model does, in a few numbers each, and which heads attend alike"),
     # Past the attention layer: the side column's layer as the model runs it, and the whole model's head and cache.
-    View("block", "The whole block",
+    View("block", "The whole block", block_shapes=True,
          purpose="the whole layer around the heads: the norms, the MLP and the adds, and how much each token's "
                  "vector takes from the others"),
     View("lens", "Next token, layer by layer", whole_model=True,

@@ -42,6 +42,9 @@ def disagreements(views: tuple[View, ...]) -> list[str]:
             found.append(f"{says} whole_model, yet it asks for the attention controls or the shapes panel")
         if view.steps and not view.shapes:
             found.append(f"{says} steps without shapes: the steps' shapes are listed in the shapes panel")
+        # One panel beside a view: one head's computation or the block's steps.
+        if view.block_shapes and (view.shapes or view.whole_model or view.standalone):
+            found.append(f"{says} block_shapes, yet the side column has another panel or none")
         if view.own_head_line is not None and not view.own_head_line.strip():
             found.append(f"{says} an empty own_head_line would hide the page's line and say nothing")
         if not view.numbers_from.strip():
@@ -67,6 +70,8 @@ PLANTED = {
     "a toy with a shapes panel": (View("x", "X", standalone=True, shapes=True), "standalone, yet"),
     "a whole model with a head slider": (View("x", "X", whole_model=True, on_chart=("head",)), "whole_model, yet"),
     "steps with no panel": (View("x", "X", steps=True), "steps without shapes"),
+    "two panels": (View("x", "X", shapes=True, block_shapes=True), "block_shapes, yet"),
+    "a block's panel with no side": (View("x", "X", whole_model=True, block_shapes=True), "block_shapes, yet"),
     "a name taken": (View("head", "X"), "two views have the name 'head'"),
     "a label taken": (View("x", "One head"), "two views have the label 'One head'"),
     "no module's name": (View("two words", "X"), "the name is no module's"),

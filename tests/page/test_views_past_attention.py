@@ -5,7 +5,9 @@ view at its layer, and what a model cannot do, or a text that will not do, is sa
 
 from __future__ import annotations
 
+import html
 import io
+import re
 
 import numpy as np
 import pandas as pd
@@ -53,6 +55,25 @@ def chart_keyed(page, title: str):
 
 
 # ---- The block ----
+
+@pytest.mark.parametrize("model", ["bundled", "llama"])
+def test_the_shapes_panel_follows_the_blocks_tensors(model, folders, bundled, monkeypatch):
+    """Beside the block, the panel lists the layer's steps as the block runs them, each with the core's shape and
+    formula, and no head of the attention layer (no Q split, no weights)."""
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", ":".join(str(folder) for folder in folders.values()))
+    query = {"view": "block", "layer": "1"} | ({} if model == "bundled" else {"model": str(folders[model]),
+                                                                             "text": TEXT})
+    page = open_page(query)
+    assert_healthy(page)
+    [panel] = [element.proto.body for element in page.get("html") if 'data-testid="shapes-panel"' in element.proto.body]
+    loaded = bundled if model == "bundled" else load_model(str(folders[model]))
+    block = build_block(loaded, encode(loaded, query.get("text", "time flies like an arrow")), 1)
+    assert "The block, step by step" in panel and "Q split" not in panel
+    listed = [(html.unescape(name), shape) for name, shape in re.findall(r"<li><code>(.*?)</code> <code>(.*?)</code>",
+                                                                          panel)]
+    assert listed == [(step.name, str(tuple(step.shape))) for step in block.steps]
+    for step in block.steps:
+        assert html.escape(step.formula) in panel
 
 @pytest.mark.parametrize("model", ["bundled", "gpt2", "llama"])
 def test_the_block_draws_the_cores_steps_written_norms_and_mixing(model, folders, bundled, monkeypatch):
