@@ -138,3 +138,28 @@ def test_streaming_turns_the_cached_keys_by_their_place_in_the_cache(checkpoints
     shared = turned.repeat_interleave(shape.num_heads // shape.kv_heads, dim=1)  # (L, nh, S, d)
     scores = torch.einsum("lhd,lhsd->lhs", torch.from_numpy(step.queries), shared) / shape.head_size ** 0.5
     np.testing.assert_allclose(scores.softmax(-1).numpy(), step.weights, **ROW_TOLERANCE)
+
+
+def test_the_streaming_cache_is_a_forward_pass_with_the_evicted_keys_masked(checkpoints):
+    """On GPT-2, whose positions are added to its input (nothing for the cache to re-assign), StreamingLLM's cache is
+    transformers' own forward pass over the whole text under a mask that lets each token see the first `sinks`
+    tokens and the last `window` up to itself: every step's row of weights, at every layer, and its next token."""
+    from transformers import GPT2LMHeadModel
+
+    model = load_language_model(str(checkpoints["gpt2"]))
+    streaming = StreamingSettings(sinks=2, window=4)
+    kept = streaming_what_if(model, LONGER, streaming, GenerationSettings(max_new_tokens=5, stop_at_end=False)).kept
+    ids = torch.tensor([[*kept.prompt_ids, *kept.new_ids[:-1]]])  # (1, T): every token a step read
+    tokens = ids.shape[1]
+    query, key = torch.arange(tokens)[:, None], torch.arange(tokens)[None, :]  # (T, 1), (1, T)
+    seen = (key <= query) & ((key < streaming.sinks) | (key > query - streaming.window))  # (T, T)
+    mask = torch.zeros(1, 1, tokens, tokens).masked_fill(~seen, torch.finfo(torch.float32).min)  # (1, 1, T, T)
+    reference = GPT2LMHeadModel.from_pretrained(checkpoints["gpt2"], attn_implementation="eager").eval()
+    with torch.inference_mode():
+        out = reference(input_ids=ids, attention_mask=mask, output_attentions=True)
+    assert len(kept.steps) == 5 and kept.steps[0].cache_positions[2] > 2, "the window must have evicted keys"
+    for step in kept.steps:
+        theirs = torch.stack(out.attentions)[:, 0, :, step.position].numpy()  # (L, nh, T)
+        np.testing.assert_allclose(theirs[:, :, list(step.cache_positions)], step.weights, **ROW_TOLERANCE)
+        np.testing.assert_allclose(theirs.sum(-1), 1.0, rtol=1e-5)  # nothing outside the cache was seen
+        assert step.next_id == int(out.logits[0, step.position].argmax())
