@@ -22,6 +22,13 @@ from attention.stages.settings import TraceSettings
 from attention.text.encoding import Encoding
 
 STAGE = "block"  # every step's stage, beside the trace's inputs, embeddings, projections, head, heads
+# Where the norm sits, in words, by Block.placement; {norm} is the family's norm (Block.norm_name).
+PLACEMENT_WORDS = {
+    "post": "after each add (post-norm, as in the original transformer): x + attention is normed before the MLP "
+            "reads it, and x + MLP before the next layer does, so the stream the next layer reads is always normed",
+    "pre": "before each sublayer (pre-norm): Q, K and V read {norm}(x) and the MLP reads {norm}(h), while the adds "
+           "write into the un-normed stream, which grows from layer to layer",
+}
 
 
 @dataclass(frozen=True, eq=False)

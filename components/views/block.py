@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attention.dissect.block import PLACEMENT_WORDS
 from components.caches import past_attention
 from components.charts.block import ratio_bars, step_bars, written_bars
 from components.charts.draw import lettered, show
@@ -19,12 +20,6 @@ from components.page.downloads import chart_downloads
 from components.views.parts import tiled_softmax
 
 FORMULA_SHARE = 0.4  # of the view's width for a step's name, formula and shape; its bars take the rest
-PLACEMENTS = {  # where the norm sits, in words, by the family's answer (Family.block_parts)
-    "post": "after each add (post-norm, as in the original transformer): x + attention is normed before the MLP "
-            "reads it, and x + MLP before the next layer does, so the stream the next layer reads is always normed",
-    "pre": "before each sublayer (pre-norm): Q, K and V read {norm}(x) and the MLP reads {norm}(h), while the adds "
-           "write into the un-normed stream, which grows from layer to layer",
-}
 
 
 def render(context) -> None:
@@ -33,7 +28,7 @@ def render(context) -> None:
     tokens = list(context.encoding().tokens[0])
     st.markdown(f"Layer {layer} of the model as it runs it: the model's own heads, √d_k and mask, whatever the "
                 f"side column's source and scaling. A {context.family.label} puts its {numbers.norm_name} "
-                f"{PLACEMENTS[numbers.placement].format(norm=numbers.norm_name)}.")
+                f"{PLACEMENT_WORDS[numbers.placement].format(norm=numbers.norm_name)}.")
     st.button(f"Back to layer {layer}'s heads (One head)", key="block_to_head",
               on_click=controls.request, kwargs={"view": "head", "layer": layer}, icon=":material/arrow_back:")
     _steps(context, numbers, tokens)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from attention.dissect.block import PLACEMENT_WORDS
 from components.caches import lesson_extras, models, past_attention
 from components.charts.block import written_bars
 from components.charts.colour_ranges import robust_bound
@@ -21,11 +22,6 @@ from components.views.parts.lesson_kit import explain, formula, heatmap_in, numb
 BLOCK_FORMULAS = {  # (attention's half, the MLP's half) of a layer, by where its norms sit
     "post": (r"h = \mathrm{Norm}(x + \mathrm{Attention}(x))", r"x_{\ell+1} = \mathrm{Norm}(h + \mathrm{MLP}(h))"),
     "pre": (r"h = x + \mathrm{Attention}(\mathrm{Norm}(x))", r"x_{\ell+1} = h + \mathrm{MLP}(\mathrm{Norm}(h))"),
-}
-PLACEMENT_WORDS = {
-    "post": "after each add (post-norm, as the original transformer): the stream the next layer reads is normed",
-    "pre": "before each sublayer (pre-norm): attention and the MLP read a normed copy, while their outputs are "
-           "added to the stream itself, which grows from layer to layer",
 }
 
 
@@ -59,7 +55,8 @@ def _block_sentences(context, block) -> list[str]:
     attention_share = written["attention"] / written["residual in"]  # (T,)
     mlp_share = written["MLP"] / written["residual after attention"]  # (T,)
     heads_step = step_number(context, "heads")
-    sentences = [f"A {context.family.label} puts its {block.norm_name} {PLACEMENT_WORDS[block.placement]}.",
+    placed = PLACEMENT_WORDS[block.placement].format(norm=block.norm_name)
+    sentences = [f"A {context.family.label} puts its {block.norm_name} {placed}.",
                  f"On this text, attention's output is on average {attention_share.mean():.0%} as long as the stream "
                  f"it is added to (from {attention_share.min():.0%} to {attention_share.max():.0%} a token), the "
                  f"MLP's {mlp_share.mean():.0%} (from {mlp_share.min():.0%}, to {mlp_share.max():.0%} at "
