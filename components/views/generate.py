@@ -9,6 +9,7 @@ Letters: L layers, nh query heads, n_kv key/value heads, S cached tokens, d head
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -98,18 +99,22 @@ def _one_step(context, generation, shape) -> None:
     if st.session_state.pop(_LAYER_MOVED, False):
         st.rerun(scope="app")
     step = generation.steps[index]
-    keys = tuple(generation.tokens[position] for position in step.cache_positions)
+    # Every step on the axes of the last one, the keys not yet cached left empty: the chart's spec is the same at
+    # every step, so that a move sends the step's numbers alone and the browser swaps them into the chart it has,
+    # where a spec that changed with the step (its columns, labels and title) was built and drawn anew
+    keys = tuple(generation.tokens[position] for position in generation.steps[-1].cache_positions)
     heads = tuple(str(head) for head in range(shape.num_heads))
     fed = generation.tokens[step.position]
-    title = (f"Step {index}, layer {layer}: the query row of token {step.position} over the {len(keys)} cached "
-             "keys")
+    title = f"Layer {layer}: the new token's query row over the cache (grey: not cached yet)"
     standing = stand_ins(heads, keys)
-    # Built once per shape and title, the labels put into a copy: Altair took most of the server's part of a move
     spec = chart_memos.chart_spec(step_row_spec, standing[heads], standing[keys], title,
                                   context.plot_px(cap=max(320, 28 * len(keys))), context.lettering)
-    draw_spec(with_labels(spec, standing), heatmap_frames(step.weights[layer], SCHEME, list(DOMAIN)),
+    row = np.full((shape.num_heads, len(keys)), np.nan, dtype=np.float32)  # (nh, S of the last step)
+    row[:, list(step.cache_positions)] = step.weights[layer]  # (nh, S of this step)
+    draw_spec(with_labels(spec, standing), heatmap_frames(row, SCHEME, list(DOMAIN)),
               key="generate_row", lettering=context.lettering)
-    st.caption(f"Q of {fed!r}: (1, {shape.num_heads}, 1, {shape.head_size}); K and V of the cache: (1, "
+    st.caption(f"Step {index}: the query row of token {step.position}, {fed!r}, over the {len(step.cache_positions)} "
+               f"cached keys. Q of {fed!r}: (1, {shape.num_heads}, 1, {shape.head_size}); K and V of the cache: (1, "
                f"{shape.kv_heads}, {len(keys)}, {shape.head_size}), each K head read by "
                f"{shape.num_heads // shape.kv_heads} query head(s). The row sums to 1 over the cache; the guess "
                f"after it: {generation.tokens[step.position + 1]!r} at {step.next_probability:.1%}.")

@@ -32,8 +32,9 @@ def test_a_layer_move_shows_that_layer_in_the_step_and_in_both_streaming_maps(tm
     generation = generate(model, TEXT, settings)
     cache = StreamingSettings(sinks=page.slider(key="sinks").value, window=page.slider(key="recent").value)
     what_if = streaming_what_if(model, TEXT, cache, settings)
-    np.testing.assert_allclose(chart_matrix(chart_titled(page, "Step 3, layer 1")), generation.steps[3].weights[1],
-                               **CLOSE)
+    step = generation.steps[3]
+    row = chart_matrix(chart_titled(page, "Layer 1: the new token's query row"), fill=np.nan)
+    np.testing.assert_allclose(row[:, list(step.cache_positions)], step.weights[1], **CLOSE)
     for run, name in ((what_if.kept, "kept"), (what_if.evicted, "evicted")):
         np.testing.assert_allclose(chart_matrix(chart_titled(page, f"Last step, layer 1, first tokens {name}")),
                                    run.steps[-1].weights[1], **CLOSE)

@@ -187,14 +187,21 @@ def test_generation_draws_each_steps_row_and_the_cache_growing(decoder):
     assert steps["K and V cached (per layer)"].tolist() == [
         str((1, shape.kv_heads, prompt + index, shape.head_size)) for index in range(len(generation.steps))]
     assert steps["Q (per layer)"].tolist()[1:] == [str((1, shape.num_heads, 1, shape.head_size))] * 7
-    np.testing.assert_allclose(chart_matrix(chart_keyed(page, "Step ")), generation.steps[0].weights[0],
-                               **CLOSE)
+    # Every step on the last step's keys, those not cached yet empty (NaN): one spec for every step
+    last = prompt + len(generation.steps) - 1
+    first = chart_keyed(page, "Layer 0: the new token's query row")
+    row = chart_matrix(first, fill=np.nan)
+    assert row.shape == (shape.num_heads, last) and np.isnan(row[:, prompt:]).all()
+    np.testing.assert_allclose(row[:, :prompt], generation.steps[0].weights[0], **CLOSE)
     page.slider(key="generate_step").set_value(5).run()
     page.slider(key="generate_layer").set_value(1).run()
     assert_healthy(page)
-    row = chart_matrix(chart_keyed(page, "Step "))
-    assert row.shape == (shape.num_heads, prompt + 5)
-    np.testing.assert_allclose(row, generation.steps[5].weights[1], **CLOSE)
+    moved = chart_keyed(page, "Layer 1: the new token's query row")
+    row = chart_matrix(moved, fill=np.nan)
+    assert row.shape == (shape.num_heads, last) and np.isnan(row[:, prompt + 5:]).all()
+    np.testing.assert_allclose(row[:, :prompt + 5], generation.steps[5].weights[1], **CLOSE)
+    page.slider(key="generate_step").set_value(6).run()
+    assert chart_keyed(page, "Layer 1: the new token's query row").proto.spec == moved.proto.spec, "a step's own spec"
     kind = "grouped-query" if shape.kv_heads < shape.num_heads else "multi-head"
     assert any(kind in caption.value for caption in page.caption)
 
