@@ -82,7 +82,10 @@ def load_through_page(page, base_url: str, told: Callable[[str], None]) -> float
             raise RuntimeError(f"{NAME} did not load: {failed.first.inner_text()}")
         if time.monotonic() - started > LOAD_TIMEOUT_S:
             raise RuntimeError(f"{NAME} had not loaded after {LOAD_TIMEOUT_S} s (the bar said: {said})")
-        stage = re.sub(r", \d+ s$", "", bar.first.inner_text().splitlines()[0]) if bar.count() else None
+        # all_inner_texts waits for nothing: the bar may go between a count and a read (inner_text then waited 120 s
+        # for a bar no longer there, and a 17-s load failed its memory figure)
+        texts = [text for text in bar.all_inner_texts() if text.strip()]
+        stage = re.sub(r", \d+ s$", "", texts[0].splitlines()[0]) if texts else None
         if stage and stage != said:
             told(f"  {stage}")
             said = stage
