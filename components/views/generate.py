@@ -15,9 +15,9 @@ import streamlit as st
 
 from attention.stages.limits import PAGE_MAX_NEW_TOKENS, PAGE_STREAMING_SINKS, PAGE_STREAMING_WINDOW
 from components.caches import chart_memos, past_attention
-from components.charts.draw import draw_spec
+from components.charts.draw import draw_spec, show
 from components.charts.generation import DOMAIN, SCHEME, step_row_spec
-from components.charts.heatmap import heatmap, heatmap_frames
+from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap, heatmap_frames
 from components.charts.label_stand_ins import stand_ins, with_labels
 from components.page import controls
 
@@ -106,13 +106,18 @@ def _one_step(context, generation, shape) -> None:
     heads = tuple(str(head) for head in range(shape.num_heads))
     fed = generation.tokens[step.position]
     title = f"Layer {layer}: the new token's query row over the cache (grey: not cached yet)"
-    standing = stand_ins(heads, keys)
-    spec = chart_memos.chart_spec(step_row_spec, standing[heads], standing[keys], title,
-                                  context.plot_px(cap=max(320, 28 * len(keys))), context.lettering)
+    size = context.plot_px(cap=max(320, 28 * len(keys)))
     row = np.full((shape.num_heads, len(keys)), np.nan, dtype=np.float32)  # (nh, S of the last step)
     row[:, list(step.cache_positions)] = step.weights[layer]  # (nh, S of this step)
-    draw_spec(with_labels(spec, standing), heatmap_frames(row, SCHEME, list(DOMAIN)),
-              key="generate_row", lettering=context.lettering)
+    if row.size > MAX_VECTOR_CELLS:  # a long text's row: a picture, drawn anew at each step
+        show(heatmap(row, list(heads), list(keys), title=title, row_title="query head", column_title="cached key",
+                     scheme=SCHEME, domain=list(DOMAIN), size=size, lettering=context.lettering),
+             key="generate_row", lettering=context.lettering)
+    else:
+        standing = stand_ins(heads, keys)
+        spec = chart_memos.chart_spec(step_row_spec, standing[heads], standing[keys], title, size, context.lettering)
+        draw_spec(with_labels(spec, standing), heatmap_frames(row, SCHEME, list(DOMAIN)),
+                  key="generate_row", lettering=context.lettering)
     st.caption(f"Step {index}: the query row of token {step.position}, {fed!r}, over the {len(step.cache_positions)} "
                f"cached keys. Q of {fed!r}: (1, {shape.num_heads}, 1, {shape.head_size}); K and V of the cache: (1, "
                f"{shape.kv_heads}, {len(keys)}, {shape.head_size}), each K head read by "

@@ -4,10 +4,11 @@ the StreamingLLM maps outside it: after a move, the step's row and both maps are
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 
 from attention.experiments.generation import GenerationSettings, StreamingSettings, generate, streaming_what_if
 from attention.models.lm_heads import load_language_model
-from tests.pages import assert_healthy, chart_matrix, chart_title, charts, open_page
+from tests.pages import assert_healthy, chart_matrix, chart_title, charts, open_page, picture_values
 
 TEXT = "what if it rains tomorrow"
 CLOSE = dict(rtol=1e-5, atol=1e-5)  # float32, through Arrow
@@ -38,3 +39,24 @@ def test_a_layer_move_shows_that_layer_in_the_step_and_in_both_streaming_maps(tm
     for run, name in ((what_if.kept, "kept"), (what_if.evicted, "evicted")):
         np.testing.assert_allclose(chart_matrix(chart_titled(page, f"Last step, layer 1, first tokens {name}")),
                                    run.steps[-1].weights[1], **CLOSE)
+
+
+def test_a_long_texts_step_row_is_drawn_as_a_picture_of_the_cores_weights(tmp_path, monkeypatch):
+    """12 heads over 357 cached keys are 4,284 cells, past what is drawn as cells: the row is drawn as a picture,
+    and the page stays whole."""
+    from harness.checkpoints import tiny_gpt2
+
+    folder = tiny_gpt2(tmp_path / "wide", n_head=12, n_embd=48, n_positions=512)
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(folder))
+    text = "ab" * 175  # 350 tokens, a letter each (the tiny byte-level tokenizer has no merges)
+    page = open_page({"model": str(folder), "text": text, "view": "generate"})
+    assert_healthy(page)
+    model = load_language_model(str(folder))
+    generation = generate(model, text, GenerationSettings(max_new_tokens=8, stop_at_end=False))
+    assert 12 * len(generation.steps[-1].cache_positions) > 64 * 64
+    [chart] = [chart for chart in charts(page) if chart_title(chart).startswith("Layer 0: the new token's query row")]
+    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
+    [url] = [url for frame in frames if "url" in frame for url in frame["url"]]  # one picture, no cells
+    step = generation.steps[0]
+    drawn = picture_values(url, (12, len(generation.steps[-1].cache_positions)), [0.0, 1.0], "blues")
+    np.testing.assert_allclose(drawn[:, list(step.cache_positions)], step.weights[0], atol=2 / 255)
