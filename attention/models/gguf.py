@@ -150,8 +150,7 @@ def _header_parsed_once(path: Path) -> Iterator[None]:
     key = str(path)
     with _SHARING:
         if not _LOADING:
-            original = package.GGUFReader
-            package.GGUFReader = _shared_reader(original)
+            package.GGUFReader = _shared_reader(package.GGUFReader)
         _LOADING[key] = _LOADING.get(key, 0) + 1
     try:
         yield
