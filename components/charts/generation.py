@@ -23,6 +23,12 @@ def step_row_spec(row_labels: tuple[str, ...], column_labels: tuple[str, ...], t
     labels are stand-ins (label_stand_ins.with_labels puts a step's own into a copy), the numbers are sent apart
     as heatmap_frames(weights, SCHEME, DOMAIN) names them. Positional, as chart_memos.chart_spec calls it."""
     blank = np.zeros((len(row_labels), len(column_labels)), dtype=np.float32)  # (nh, S)
-    chart = heatmap(blank, list(row_labels), list(column_labels), title=title, row_title="query head",
-                    column_title="cached key", scheme=SCHEME, domain=list(DOMAIN), size=size, lettering=lettering)
-    return spec_and_frames(chart)[0]
+    return spec_and_frames(step_row(blank, row_labels, column_labels, title, size, lettering))[0]
+
+
+def step_row(weights: np.ndarray, row_labels, column_labels, title: str, size: int,
+             lettering: Lettering = READING):
+    """weights (nh, S) of a step's query rows, one a head, over the cached keys: the heatmap itself, as cells or, past
+    heatmap.MAX_VECTOR_CELLS, as a picture."""
+    return heatmap(weights, list(row_labels), list(column_labels), title=title, row_title="query head",
+                   column_title="cached key", scheme=SCHEME, domain=list(DOMAIN), size=size, lettering=lettering)

@@ -16,7 +16,7 @@ import streamlit as st
 from attention.stages.limits import PAGE_MAX_NEW_TOKENS, PAGE_STREAMING_SINKS, PAGE_STREAMING_WINDOW
 from components.caches import chart_memos, past_attention
 from components.charts.draw import draw_spec, show
-from components.charts.generation import DOMAIN, SCHEME, step_row_spec
+from components.charts.generation import DOMAIN, SCHEME, step_row, step_row_spec
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap, heatmap_frames
 from components.charts.label_stand_ins import stand_ins, with_labels
 from components.page import controls
@@ -110,9 +110,8 @@ def _one_step(context, generation, shape) -> None:
     row = np.full((shape.num_heads, len(keys)), np.nan, dtype=np.float32)  # (nh, S of the last step)
     row[:, list(step.cache_positions)] = step.weights[layer]  # (nh, S of this step)
     if row.size > MAX_VECTOR_CELLS:  # a long text's row: a picture, drawn anew at each step
-        show(heatmap(row, list(heads), list(keys), title=title, row_title="query head", column_title="cached key",
-                     scheme=SCHEME, domain=list(DOMAIN), size=size, lettering=context.lettering),
-             key="generate_row", lettering=context.lettering)
+        show(step_row(row, heads, keys, title, size, context.lettering), key="generate_row",
+             lettering=context.lettering)
     else:
         standing = stand_ins(heads, keys)
         spec = chart_memos.chart_spec(step_row_spec, standing[heads], standing[keys], title, size, context.lettering)
