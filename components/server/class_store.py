@@ -267,9 +267,11 @@ return 1
 # A follower's poll with its heartbeat: nothing is written unless the class exists, so that a stranger's codes leave
 # no key; the follower is counted if it already was or if fewer than the cap count (heartbeats too old to count are
 # not counted, then dropped). The followers' set lasts as long as a heartbeat counts, never longer than the class: a
-# class that ends by expiry leaves no followers behind. The heartbeat is the script's first write, with pcall: when
-# Redis is full (its maxmemory, with noeviction) it refuses it, and the follower still reads the version. (Redis
-# checks its memory at a script's first write only: written later, the heartbeat would grow a full Redis.)
+# class that ends by expiry leaves no followers behind. The cap compares absolute times (PEXPIRETIME): a PTTL
+# turned back into a PEXPIRE could land a millisecond after the class's end (TIME in the script costs Redis ~50 KB).
+# The heartbeat is the script's first write, with pcall: when Redis is full (its maxmemory, with noeviction) it
+# refuses it, and the follower still reads the version. (Redis checks its memory at a script's first write only:
+# written later, the heartbeat would grow a full Redis.)
 # KEYS[1] the class's hash, KEYS[2] its followers; ARGV the follower, now (Unix time), heartbeat s, cap of followers.
 _VERSION = """
 local version = redis.call('HGET', KEYS[1], 'version')
@@ -280,9 +282,11 @@ local counted = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if counted or redis.call('ZCOUNT', KEYS[2], '(' .. since, '+inf') < tonumber(ARGV[4]) then
   local added = redis.pcall('ZADD', KEYS[2], now, ARGV[1])
   if type(added) == 'number' then
-    local keep_ms, class_ms = math.ceil(heartbeat_s * 1000), redis.call('PTTL', KEYS[1])
-    if class_ms > 0 and class_ms < keep_ms then keep_ms = class_ms end
-    redis.call('PEXPIRE', KEYS[2], keep_ms)
+    redis.call('PEXPIRE', KEYS[2], math.ceil(heartbeat_s * 1000))
+    local class_at = redis.call('PEXPIRETIME', KEYS[1])
+    if class_at > 0 and class_at < redis.call('PEXPIRETIME', KEYS[2]) then
+      redis.call('PEXPIREAT', KEYS[2], class_at)
+    end
   end
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', since)
