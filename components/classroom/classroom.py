@@ -52,8 +52,13 @@ from components.server.class_store import (
 )
 
 KEY_PARAM, TEACH_PARAM = "key", "teach"
-FOLLOWED = ("view", "text", "text_b", "model", "source", "layer", "head", "head_dim", "scaling", "temperature",
-            "seed", "step", "query", "periods", "vocab", "heads", "steps")
+# What a follower takes of the teacher's view: every field of the page's state (page_state.PARAMS, the one list of
+# what a link holds) but these, each a reason (tests/classroom/test_followed_fields.py holds the two lists together).
+NOT_FOLLOWED = {
+    "present": "presentation mode sizes the page for the projector the teacher's page is on, not for a student's "
+               "screen (a phone's would show a sliver of a chart)",
+}
+FOLLOWED = tuple(name for name in page_state.PARAMS if name not in NOT_FOLLOWED)
 # A follower's page asks the App's route for the class's version this often: a teacher's change shows within
 # POLL_S and a rerun. (Each ask was a run of a fragment, about 1.9 ms of the server's CPU however little it did,
 # and a redraw of the page by the browser: bench/class_follow.py.)

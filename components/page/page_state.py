@@ -49,6 +49,13 @@ WEIGHT_SCALES = {"head": ("each head's own max", "each head's own largest weight
                  "layer": ("the layer's max", "the largest weight of any head of the layer" + EVEN_SPREAD),
                  "one": ("0 to 1", "1, the largest a weight can be")}
 LESSON_STEPS = len(STEP_TITLES)
+# The one-head view's stages: each one's name in a link (head_stage=masked), and its button's full label, which the
+# page's state holds as the control does. Rotation is offered only where the head turns q and k by position (a
+# Llama): the view falls back to the weights, with a notice, for a model without it.
+HEAD_STAGES = {"weights": "Attention weights", "scores": "Raw scores Q·Kᵀ", "scaled": "Scaled scores",
+               "masked": "Masked scores", "context": "Context vectors", "lines": "Weights as lines",
+               "moved": "What moves α·‖f(x)‖", "rotation": "Rotation"}
+_STAGE_LINK_NAMES = {label: name for name, label in HEAD_STAGES.items()}
 # What the head atlas measures its heads over: each choice's name in a link (atlas=), and its label.
 ATLASES = {"corpus": "the corpus", "text": "this text"}
 INDUCTION = InductionConfig()  # the induction lab's defaults, which its controls start from
@@ -100,9 +107,46 @@ class PageState:
     new_tokens: int = 8
     sinks: int = 4
     recent: int = 4
+    head_stage: str = HEAD_STAGES["weights"]  # the one-head view's stage, as its button's label (head_stage=masked)
+    # The switch view's heads switched off, (layer, head) pairs sorted, each once: off=2:5,5:0 in a link. Which pairs
+    # exist depends on the model: fit_heads_off.
+    off: tuple[tuple[int, int], ...] = ()
 
 
 PARAMS = tuple(field.name for field in dataclasses.fields(PageState))
+# The page's input widgets whose value is no field of PageState, by key (or the key's stem, for keys made per step or
+# per token), each with why the link leaves it out. Every other input widget's key is a field's name, bound to it by
+# controls.bound_widget; tests/classroom/test_followed_fields.py finds every input widget of the page and holds it to
+# one or the other.
+UNLINKED_CONTROLS = {
+    "preset": "a menu that fills the texts (text= and text_b= hold them), not a setting",
+    "switch_sentence": "the switch view's own sentence, typed in the view; the link's text starts it",
+    "compare_special": "whether the compare view's largest change counts [CLS] and [SEP]: read off its table, "
+                       "drawn the same either way",
+    "lines_from": "a long text's window of the lines, moved by each reader to the tokens they read",
+    "lens_source": "the logit lens's choice of the induction lab's models, which only this session trained",
+    "lens_induction_layers": "the induction lab's models in the lens: this session's own",
+    "lens_layer": "the lens's row read out in words, picked by each reader on the map above it",
+    "generate_step": "a generation's step, scrubbed by each reader through steps the page has all computed",
+    "generate_layer": "a generation step's layer, scrubbed by each reader",
+    "tiled_query": "the block view's query row of the tiled softmax, a worked example each reader picks",
+    "tiled_block": "the tiled softmax's keys per block, a worked example each reader picks",
+    "rotary_pair": "the Rotation stage's pair of numbers, a worked example each reader picks",
+    "rotary_directions": "the Rotation stage's circle drawn as directions only, each reader's to switch",
+    "rotary_shift": "the Rotation stage's shift Δ, a worked example each reader picks",
+    "rotary_query": "the Rotation stage's query token, starting at query=",
+    "rotary_key": "the Rotation stage's key token, a worked example each reader picks",
+    "lesson_word_": "(a stem, one a step) the lesson's word compared in two sentences, starting at the most telling",
+    # The counting lab trains in the session that asked (attention.labs.counting): its link holds the window size
+    # alone (win_size=); its training's settings are each reader's.
+    "count_vocab_size": "the counting lab's training setting, each reader's own",
+    "count_head_size": "the counting lab's training setting, each reader's own",
+    "count_scaling": "the counting lab's training setting, each reader's own",
+    "count_temperature": "the counting lab's training setting, each reader's own",
+    "count_learning_rate": "the counting lab's training setting, each reader's own",
+    "count_steps": "the counting lab's training setting, each reader's own",
+    "count_seed": "the counting lab's training setting, each reader's own",
+}
 
 
 def from_query(query: Mapping[str, Sequence[str]], models: Sequence[str]) -> tuple[PageState, list[str]]:
@@ -124,7 +168,8 @@ def from_query(query: Mapping[str, Sequence[str]], models: Sequence[str]) -> tup
             values[name] = _PARSERS[name](raw, models)
         except ValueError as reason:
             default = getattr(PageState(), name)
-            shown = _format(default) if isinstance(default, tuple) else repr(default)
+            shown = repr(default) if name not in _FORMATS and not isinstance(default, tuple) else (
+                _FORMATS.get(name, _format)(default) or "(none)")
             notices.append(f"The link's {name}={shorten(raw)} was ignored: {reason}. Showing {name}={shown}.")
     state = PageState(**values)
     if state.model not in models:  # only a deployer's default can be missing: links are checked above
@@ -163,11 +208,24 @@ def fit_to_text(state: PageState, tokens: int) -> tuple[PageState, list[str]]:
     return dataclasses.replace(state, query=last), [notice]
 
 
+def fit_heads_off(state: PageState, num_layers: int, num_heads: int) -> tuple[PageState, list[str]]:
+    """Keep the heads switched off that this model has, saying which were dropped (a link's, or a model's left by
+    another model with more layers or heads)."""
+    kept = tuple(pair for pair in state.off if pair[0] < num_layers and pair[1] < num_heads)
+    if kept == state.off:
+        return state, []
+    dropped = _format(tuple(pair for pair in state.off if pair not in kept))
+    showing = f"showing off={_format(kept)}" if kept else "all heads are on"
+    notice = (f"off={dropped}: no such head{'s' if len(state.off) - len(kept) > 1 else ''} (the model has "
+              f"{num_layers} layers of {num_heads} heads); {showing}.")
+    return dataclasses.replace(state, off=kept), [notice]
+
+
 def to_query(state: PageState) -> dict[str, str]:
     """The parameters that differ from the defaults, as strings for the URL."""
     defaults = PageState()
     return {
-        name: _format(getattr(state, name))
+        name: _FORMATS.get(name, _format)(getattr(state, name))
         for name in PARAMS
         if getattr(state, name) != getattr(defaults, name)
     }
@@ -182,6 +240,8 @@ def shorten(text: str, limit: int = 40) -> str:
 
 
 def _format(value: object) -> str:
+    if isinstance(value, tuple) and value and isinstance(value[0], tuple):  # heads: off=2:5,5:0
+        return ",".join(f"{layer}:{head}" for layer, head in value)
     if isinstance(value, tuple):  # a range: periods=4-12
         return "-".join(str(end) for end in value)
     if isinstance(value, bool):
@@ -256,6 +316,23 @@ def _flag(raw: str, _models) -> bool:
     return flag(raw)
 
 
+def _head_stage(raw: str, _models) -> str:
+    if raw not in HEAD_STAGES:
+        raise ValueError(f"it must be one of {', '.join(HEAD_STAGES)}")
+    return HEAD_STAGES[raw]
+
+
+def _heads_off(raw: str, _models) -> tuple[tuple[int, int], ...]:
+    pairs = [pair.split(":") for pair in raw.strip().split(",") if pair]
+    if not all(len(pair) == 2 and all(part.isascii() and part.isdigit() and len(part) <= 4 for part in pair)
+               for pair in pairs):
+        raise ValueError("it must be heads as layer:head, comma-separated, as 2:5,5:0")
+    heads = tuple(sorted({(int(layer), int(head)) for layer, head in pairs}))
+    if len(heads) != len(pairs):
+        raise ValueError("it names a head twice")
+    return heads
+
+
 _PARSERS = {
     "text": _text,
     "text_b": _text,
@@ -289,4 +366,8 @@ _PARSERS = {
     "new_tokens": _integer(PAGE_MAX_NEW_TOKENS),
     "sinks": _integer(PAGE_STREAMING_SINKS),
     "recent": _integer(PAGE_STREAMING_WINDOW),
+    "head_stage": _head_stage,
+    "off": _heads_off,
 }
+# Fields whose link spells them otherwise than _format does.
+_FORMATS = {"head_stage": lambda label: _STAGE_LINK_NAMES[label]}
