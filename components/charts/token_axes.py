@@ -34,9 +34,7 @@ def label_axis(labels: list[str], title: str, count: int, angle: int, length_px:
     second_from: the index of a sentence pair's first token of sentence B, whose labels from there on are
     in SENTENCE_B_COLOUR and bold, as the title then says (None: no B on this axis).
     keep: indices labelled whatever the step (the query picked), their neighbours closer than a step left out."""
-    step = max(1, int(np.ceil(count / 40)))
-    if length_px:
-        step = max(step, int(np.ceil(count * spacing_px / length_px)))
+    step = label_step(count, length_px, spacing_px)
     values = [value for value in range(0, count, step) if all(abs(value - index) >= step for index in keep)]
     values = sorted({*values, *(index for index in keep if 0 <= index < count)})
     marks = {}
@@ -55,6 +53,22 @@ def label_axis(labels: list[str], title: str, count: int, angle: int, length_px:
         labelLimit=LABEL_LIMIT_PX,
         **marks,
     )
+
+
+def label_step(count: int, length_px: float | None = None, spacing_px: int = READING.label_spacing_px) -> int:
+    """Every how many tokens an axis of count tokens, length_px long, writes a label: at most ~40 labels, and no
+    closer than spacing_px."""
+    step = max(1, int(np.ceil(count / 40)))
+    if length_px:
+        step = max(step, int(np.ceil(count * spacing_px / length_px)))
+    return step
+
+
+def kept_where_skipped(keep: tuple[int, ...], count: int, length_px: float | None = None,
+                       spacing_px: int = READING.label_spacing_px) -> tuple[int, ...]:
+    """The labels label_axis must keep (keep=) where it skips some, else none: an axis that labels every token
+    draws the same whatever keep held, so that a chart's spec need not change with it."""
+    return keep if label_step(count, length_px, spacing_px) > 1 else ()
 
 
 def token_labels(labels: list[str]) -> alt.Parameter:

@@ -76,3 +76,18 @@ def test_texts_of_one_length_share_the_kept_spec():
     first, second = stand_ins(HOSTILE), stand_ins(OTHER)
     assert layout([panel(HOSTILE)], first) == layout([panel(OTHER)], second)
     assert stand_ins(HOSTILE, OTHER)[HOSTILE] != stand_ins(HOSTILE, OTHER)[OTHER]
+
+
+def test_texts_whose_query_picked_other_words_share_the_kept_spec_when_every_row_is_labelled():
+    """kept_rows (the rows of the query's word, labelled whatever the step) change nothing on an axis that labels
+    every row: a new text of the same length, its query on a word that comes back elsewhere, keeps the spec."""
+    once, thrice = (Panel(None, OTHER, OTHER, "weights", kept_rows=rows) for rows in [(1,), (1, 3, 5)])
+    assert layout([once], stand_ins(OTHER)) == layout([thrice], stand_ins(OTHER))
+    own = {label: label for label in stand_ins(OTHER)}
+    assert json.dumps(scrub.spec(*layout([once], own))) == json.dumps(scrub.spec(*layout([thrice], own)))
+
+
+def test_a_long_texts_rows_of_the_querys_word_stay_in_its_spec():
+    """Where the row axis skips labels, the query's word keeps its own: those rows are part of the spec."""
+    once, twice = (Panel(None, LONG, LONG, "weights", kept_rows=rows) for rows in [(1,), (1, 7)])
+    assert layout([once], stand_ins(LONG)) != layout([twice], stand_ins(LONG))

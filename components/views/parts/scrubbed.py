@@ -26,8 +26,9 @@ from components.charts.label_stand_ins import stand_ins, with_labels
 from components.charts.lettering import READING, Lettering
 from components.charts.lines import TOKENS, window
 from components.charts.neuron_chart import QUERY
-from components.charts.plot_sizes import PLOT_SIZE, plot_size
+from components.charts.plot_sizes import MIN_ROW_PX, PLOT_SIZE, plot_size
 from components.charts.scrub import INPUT_STYLE, ZOOM, cells_under, placed
+from components.charts.token_axes import kept_where_skipped
 
 _HELD = "_scrub_anchors"  # in the session: {chart key: (identity, anchor, shown, run)}
 _TOOLBAR_INSIDE = read_beside(__file__, "toolbar_inside.css")  # toolbar_inside's style, for one chart's selector
@@ -60,7 +61,15 @@ class Panel:
         with the name its datasets carry."""
         return (name, self.title, standing[self.row_labels], standing[self.column_labels], self.scheme,
                 self.row_title, self.column_title, self.size, self.raster, self.second_sentence, self.lettering,
-                self.zoomable and self.raster, self.kept_rows)
+                self.zoomable and self.raster, self.kept_rows_drawn())
+
+    def kept_rows_drawn(self) -> tuple[int, ...]:
+        """kept_rows where the row axis skips labels, else none: a short text's rows are all labelled, and a new
+        text whose query picked another word (kept_rows) then keeps the spec of the one before."""
+        rows, columns = len(self.row_labels), len(self.column_labels)
+        spacing = self.lettering.label_spacing_px
+        height = plot_size(rows, columns, self.size, max(MIN_ROW_PX, spacing))[1]
+        return kept_where_skipped(self.kept_rows, rows, height, spacing)
 
 
 @dataclass(frozen=True)
@@ -144,7 +153,8 @@ def anchor_for(key: str, identity: tuple, position: tuple[int, ...]) -> tuple[in
     held = st.session_state.setdefault(_HELD, {})
     run = chart_memos.view_run()  # a chart drawn in the run just before still stands in the browser
     last = held.get(key)
-    fresh = last is None or last[0] != identity or last[2] != position or last[3] != run - 1
+    # Drawn in this run already: by the run of the view, rerun since by a fragment of it that holds the chart
+    fresh = last is None or last[0] != identity or last[2] != position or last[3] not in (run - 1, run)
     anchor = position if fresh else last[1]
     held[key] = (identity, anchor, position, run)
     return anchor
