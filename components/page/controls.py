@@ -161,6 +161,7 @@ def model_select(models: tuple[str, ...]) -> str:
     packaged = "".join(f" {name} works offline too, installed with the page; its load takes 15 s to a minute."
                        for name in models if name in PACKAGED_MODELS)
     return bound_widget(st.sidebar.selectbox, "model", "Model", options=models, format_func=titles.get,
+                        on_change=request, kwargs={"off": ()},  # heads switched off belong to one model's heads
                         help="The bundled all-MiniLM-L6-v2 works offline; Hub models download on first use."
                              + packaged + folders)
 

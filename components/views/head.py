@@ -38,7 +38,7 @@ from components.charts.scrub import STRIP, send_plan, strip_frame
 from components.charts.token_axes import second_sentence_from
 from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
-from components.page.page_state import WEIGHT_SCALES
+from components.page.page_state import HEAD_STAGES, WEIGHT_SCALES
 from components.page.tables import head_csv
 from components.views.parts import rotary
 from components.views.parts.scrubbed import Strip, scrub_heatmap, scrub_lines
@@ -52,8 +52,7 @@ FIRST_SCREEN_ROOM_PX = 490
 # The same in presentation mode, where the model's line is left out and the legend stands beside the plot.
 PRESENTED_FIRST_SCREEN_ROOM_PX = 467
 GUIDE_BESIDE_SHARE = 0.68  # of the view's column, for the chart, when its reading guide stands beside it
-STAGES = ("Attention weights", "Raw scores Q·Kᵀ", "Scaled scores", "Masked scores", "Context vectors",
-          "Weights as lines", "What moves α·‖f(x)‖")
+STAGES = tuple(label for name, label in HEAD_STAGES.items() if name != "rotation")  # rotary.stages adds it
 STAGE_BUTTONS = dict(zip(STAGES, ("Weights", "Q·Kᵀ", "Scaled", "Masked", "Context", "Lines", "Moves"), strict=True))
 # The core's name of what each stage draws; the lines draw the weights as bertviz does.
 STAGE_NAMES = dict(zip(STAGES, ("weights", "scores", "scaled", "masked", "context", "lines", "moved"), strict=True))
@@ -126,9 +125,14 @@ def _stage(context, outline, shown: Callable[[bool], Shown], whole: bool, which:
     Only the chosen stage is computed and drawn. Buttons and not tabs: on every slider move the
     browser redrew the tabs for about 20 ms, a row of buttons for next to nothing.
     """
-    stage = st.segmented_control("Stage", STAGES + rotary.stages(outline), default=STAGES[0], required=True,
-                                 key="head_stage", format_func=lambda stage: STAGE_BUTTONS.get(stage, stage),
-                                 label_visibility="collapsed", wrap=True)
+    offered = STAGES + rotary.stages(outline)
+    if controls.current_state().head_stage not in offered:  # Rotation (a link's, or a Llama's) on a head that has none
+        controls.request(head_stage=STAGES[0])
+        st.caption("This head does not turn its q and k by position, so it has no Rotation stage: showing the "
+                   "weights.")
+    stage = controls.bound_widget(st.segmented_control, "head_stage", "Stage", options=offered, required=True,
+                                  format_func=lambda stage: STAGE_BUTTONS.get(stage, stage),
+                                  label_visibility="collapsed", wrap=True)
     if stage == rotary.ROTATION:  # q and k turned by position, where they are (components/views/parts/rotary.py)
         return rotary.render(context, outline)
     name = STAGE_NAMES[stage]

@@ -33,7 +33,6 @@ from components.page.tokens import token_chips
 from components.server.switch_asks import ASKS
 from components.views.parts import embedding_switch
 from components.views.parts.head_toggles import (
-    forget_toggles_of_other_models,
     head_toggles,
     heads_off_asked,
     heads_off_label,
@@ -87,7 +86,6 @@ def render(context) -> None:
     except ModelLoadError as error:
         st.error(str(error), icon=":material/error:")
         return
-    forget_toggles_of_other_models(name)
     if language_model is None:
         embedding_switch.render(context, context.shape)
         _other_models(name)

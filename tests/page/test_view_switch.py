@@ -21,7 +21,7 @@ from attention.models.lm_heads import load_language_model
 from attention.models.model_list import BUNDLED_MODEL
 from components.caches.offered import MODEL_DIRS_ENV
 from components.server.switch_asks import ASKS, SwitchAsks
-from components.views.parts.head_toggles import HEADS_OFF, NAME, valid_pairs
+from components.views.parts.head_toggles import NAME, valid_pairs
 from components.views.switch import DEFAULT_SENTENCE, answer
 from tests.conftest import save_tiny_bert
 from tests.core.test_embedding_switch import reference_embeddings
@@ -101,8 +101,8 @@ def heads_off(page: AppTest) -> list[tuple[int, int]]:
 
 def switch_off(page: AppTest, *pairs: tuple[int, int]) -> AppTest:
     """Switch exactly these (layer, head) pairs off, as a press in the browser does (its callback writes the set to
-    session state: tests/browser/test_switch_toggles_e2e.py presses the buttons), and run the page."""
-    page.session_state[HEADS_OFF] = tuple(pairs)
+    the page's state: tests/browser/test_switch_toggles_e2e.py presses the buttons), and run the page."""
+    page.session_state["_page_state"]["off"] = tuple(sorted(pairs))
     return page.run()
 
 

@@ -1,8 +1,10 @@
 """The switch view's toggles: one row of buttons per layer, a pressed button a head switched off.
 
-Shared by both of its experiments (the masked word and the sentence embedding). The heads switched off live in
-session state (HEADS_OFF), and only there: a press in the browser, the reset button and the ranking's "switch off
-the strongest" button all write it, and AppTest sets it directly.
+Shared by both of its experiments (the masked word and the sentence embedding). The heads switched off are the
+page's state (PageState.off, off=2:5,5:0 in the link): a press in the browser, the reset button and the ranking's
+"switch off the strongest" button all request it, and the toggles' fragment then writes the link and sends the class
+the page's state (a press reruns that fragment alone). A new model, chosen with its control, starts with all of its
+heads on (controls.model_select).
 
 The 72 buttons of a 6 × 12 model are one small script (a Streamlit component, no iframe), not six rows of
 st.pills: every press reruns the toggles' fragment, and the browser redrew all six rows of pills each time, about
@@ -25,11 +27,11 @@ from functools import partial
 import streamlit as st
 
 from components.assets import filled, read_beside
+from components.classroom import classroom
+from components.page import controls, page_state
 
-HEADS_OFF = "switch_heads_off"  # session state: the (layer, head) pairs switched off, a sorted tuple
 KEY = "switch_heads"  # the script's key; its container's CSS class is st-key-switch_heads
 NAME = "attention_anatomy.head_switches"  # the script's name, as the page sends it
-MODEL_KEY = "_switch_model"  # the model the toggles were made for
 # How long a press waits for the route's numbers before it sends its set for the run regardless: longer than the
 # route waits for a slot on a busy server (components/api/routes.py), short enough that a press never looks lost.
 ANSWER_WAIT_MS = 3_000
@@ -50,11 +52,18 @@ def head_toggles(heads_off: tuple[tuple[int, int], ...], num_layers: int, num_he
               on_off_change=partial(_pressed, num_layers, num_heads))
     st.button("Switch all heads back on", key="switch_reset", icon=":material/restart_alt:",
               on_click=set_heads_off, args=((),))
+    classroom.sync(controls.current_state())  # a press reruns the toggles alone: the link and the class follow it
 
 
 def heads_off_now(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
-    """The pairs switched off in this session, those that exist in a num_layers × num_heads model."""
-    return valid_pairs(st.session_state.get(HEADS_OFF, ()), num_layers, num_heads)
+    """The pairs switched off on this page, those that exist in a num_layers × num_heads model; a link's (or a
+    larger model's) heads that this one lacks are dropped, with a notice."""
+    fitted, notices = page_state.fit_heads_off(controls.current_state(), num_layers, num_heads)
+    if notices:
+        controls.request(off=fitted.off)
+    for notice in controls.held("off", notices, {"off": fitted.off}):
+        st.caption(notice)
+    return fitted.off
 
 
 def valid_pairs(pairs, num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:
@@ -90,16 +99,9 @@ def heads_off_asked(asked: str, num_layers: int, num_heads: int) -> tuple[tuple[
 
 def _pressed(num_layers: int, num_heads: int) -> None:
     """The script's callback: the set of heads off that the browser sent, after a press."""
-    st.session_state[HEADS_OFF] = valid_pairs(st.session_state[KEY].get("off"), num_layers, num_heads)
+    controls.request(off=valid_pairs(st.session_state[KEY].get("off"), num_layers, num_heads))
 
 
 def set_heads_off(pairs) -> None:
     """A button's callback: exactly these (layer, head) pairs off, every other head on."""
-    st.session_state[HEADS_OFF] = tuple(sorted(pairs))
-
-
-def forget_toggles_of_other_models(name: str) -> None:
-    """Toggles belong to one model's heads: a new model starts with all of its heads on."""
-    if st.session_state.get(MODEL_KEY) != name:
-        st.session_state.pop(HEADS_OFF, None)
-        st.session_state[MODEL_KEY] = name
+    controls.request(off=tuple(sorted(pairs)))

@@ -16,8 +16,9 @@ from attention.dissect.rotary_views import MAX_SHIFT
 from components.caches import rotary
 from components.charts.draw import lettered
 from components.charts.rotary import decay_chart, pair_chart
+from components.page.page_state import HEAD_STAGES
 
-ROTATION = "Rotation"  # the stage's name and its button's label
+ROTATION = HEAD_STAGES["rotation"]  # the stage's name and its button's label
 DEFAULT_SHIFT = 100
 PAIR_CHART_PX = 460  # px the pair's chart takes at most, its axes and title with it (charts/rotary.py)
 WORDS_BESIDE_PX = 280  # px its reading needs beside it; with less, it goes under the chart
