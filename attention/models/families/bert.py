@@ -8,6 +8,7 @@ spends nowhere else. Its language-model head (BertForMaskedLM's cls.predictions)
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -208,15 +209,24 @@ class BertFamily(Family):
                             mask_token=tokenizer.mask_token, mask_token_id=tokenizer.mask_token_id)
 
 
+# Each model's transformers BertAttention modules, by layer, built once: building one (Linear's initialisation, even on
+# the meta device, and transformers' config) was half of a proof's time, paid on every new text. They share the
+# model's weights and go with it (a model dropped from the page's cache takes its modules along).
+_REFERENCE_MODULES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _transformers_attention(model, layer: int):
     """transformers' own BertAttention holding the layer's weights (shared, not copied): the code the proof
     measures the from-scratch attention against, imported only when a proof is asked for."""
-    from transformers.models.bert.modeling_bert import BertAttention
+    built = _REFERENCE_MODULES.setdefault(model, {})
+    if layer not in built:
+        from transformers.models.bert.modeling_bert import BertAttention
 
-    with torch.device("meta"):  # no random initialisation: every parameter is replaced by the layer's
-        attention = BertAttention(model.config.transformers_config())
-    attention.load_state_dict(model.encoder.layer[layer].attention.state_dict(), assign=True)
-    return attention.eval()
+        with torch.device("meta"):  # no random initialisation: every parameter is replaced by the layer's
+            attention = BertAttention(model.config.transformers_config())
+        attention.load_state_dict(model.encoder.layer[layer].attention.state_dict(), assign=True)
+        built[layer] = attention.eval()
+    return built[layer]
 
 
 def _linear(module: torch.nn.Linear) -> Linear:
