@@ -30,7 +30,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from components.caches import offered, stores
-from components.classroom import class_watch
+from components.classroom import class_watch, questions
 from components.classroom.class_link import (
     CLASS_PARAM,
     close_large,
@@ -184,6 +184,8 @@ def status() -> None:
     student's presses took it."""
     seat = _seat()
     line = st.container()
+    with st.container():  # the class's question: components/classroom/questions.py
+        questions.card(seat.role, seat.code, seat.key, lambda: _send(seat, followed(controls.current_state()), True))
     if seat.role != "follower":
         return
     if seat.following:
@@ -272,6 +274,7 @@ def follow() -> None:
         st.rerun()
     if seat.unreachable:
         st.warning(UNREACHABLE, icon=":material/cloud_off:")
+    questions.keep_voter()
     class_watch.watch(seat.code, seat.version, following=seat.following, reachable=not seat.unreachable,
                       follower=seat.follower_id, period_s=POLL_S, beat_s=BEAT_S, on_behind=_check_before_run)
 

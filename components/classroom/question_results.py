@@ -1,0 +1,68 @@
+"""What a revealed question shows and what the teacher takes home: the class's answers as bars, and the CSV of every
+question of the class. Plain functions of the store's records (components/server/question_store.py), no Streamlit.
+
+The choices are the teacher's words or the text's tokens: in the chart they are data (a field's values, never a
+field's name or an expression), and in the CSV a cell that a spreadsheet would read as a formula (=, +, -, @ first)
+starts with an apostrophe.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import altair as alt
+import pandas as pd
+
+from components.server.question_store import Asked
+
+ANSWER_COLOUR, OTHER_COLOUR = "#2e7d32", "#9e9e9e"
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+CSV_COLUMNS = ("question", "kind", "text", "choice", "page_answer", "votes_round_1", "votes_round_2", "state")
+
+
+def answers_frame(asked: Asked) -> pd.DataFrame:
+    """One row per round and choice: the choice's position and words, the votes, and whether it is the page's."""
+    rows = [{"round": f"Round {number}", "position": position, "choice": choice, "votes": votes[position],
+             "answer": position == asked.question.answer}
+            for number, votes in enumerate(asked.counts, start=1)
+            for position, choice in enumerate(asked.question.choices)]
+    return pd.DataFrame(rows, columns=["round", "position", "choice", "votes", "answer"])
+
+
+def answers_chart(asked: Asked, width: int) -> alt.FacetChart:
+    """The class's votes per choice, one panel of bars per round, the page's answer in green and marked."""
+    frame = answers_frame(asked)
+    rounds = max(1, len(asked.counts))
+    bar_px = 16 if len(asked.question.choices) > 8 else 24
+    y = alt.Y("choice:N", sort=alt.SortField("position"), title=None, axis=alt.Axis(labelLimit=160))
+    bars = alt.Chart().mark_bar().encode(
+        y=y, x=alt.X("votes:Q", title="votes", axis=alt.Axis(tickMinStep=1, format="d")),
+        color=alt.condition(alt.datum.answer, alt.value(ANSWER_COLOUR), alt.value(OTHER_COLOUR)),
+        tooltip=[alt.Tooltip("choice:N"), alt.Tooltip("votes:Q")])
+    mark = alt.Chart().transform_filter(alt.datum.answer).mark_text(
+        align="left", dx=4, color=ANSWER_COLOUR, fontWeight="bold").encode(
+        y=y, x="votes:Q", text=alt.value("✓ the page's answer"))
+    panel_px = max(160, (width - 160) // rounds - 40)
+    return alt.layer(bars, mark, data=frame).properties(width=panel_px, height=bar_px * len(asked.question.choices)
+                                                        ).facet(column=alt.Column("round:N", title=None))
+
+
+def results_csv(results: list[Asked]) -> str:
+    """Every question of the class, one row per choice: its words, whether it is the page's answer, the votes of
+    each round, and the question's state."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for asked in results:
+        question = asked.question
+        for position, choice in enumerate(question.choices):
+            votes = [counts[position] for counts in asked.counts] + [""] * (2 - len(asked.counts))
+            page_answer = "" if question.answer is None else ("yes" if position == question.answer else "no")
+            writer.writerow([asked.number, question.kind, _cell(question.prompt), _cell(choice), page_answer,
+                             *votes[:2], asked.state])
+    return out.getvalue()
+
+
+def _cell(text: str) -> str:
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text

@@ -1,0 +1,223 @@
+"""The class's question, above the view: the teacher asks, the students answer, the teacher closes, may open a
+second vote, and reveals; then every page shows the class's answers and the page's own, and the class moves to the
+view that shows why.
+
+The teacher's page asks from the view the class is on (components/classroom/question_asking.py) and sees how many
+have answered, never who answered what. A student's page shows the question and its choices, and the student may
+change their answer until the round closes. No page reads the counts before the reveal: the store hands them out
+only then (components/server/question_store.py), and nothing of them is in a link or a route.
+
+A student's vote is keyed on the browser's voter id, a cookie the page's script makes (voter.js): a reload, or a
+second tab, answers as the same voter, and replaces that voter's answer. A change of the round reaches the students'
+pages as a change of the class (the teacher's page sends its view again, which moves the class's version): a student
+who follows sees it within the class's poll; one exploring on their own sees it at their page's next run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import streamlit as st
+
+from components.assets import filled, read_beside
+from components.caches import stores
+from components.classroom import question_asking
+from components.classroom.question_results import answers_chart, results_csv
+from components.page import controls
+from components.server import question_store
+from components.server.question_store import CLOSED, OPEN, REVEALED, Asked, Question, StoreUnavailable
+
+COUNT_S = 1.0  # the teacher's count of answers is read this often while a round is open
+VOTER_COOKIE = "aa_voter"
+VOTER_COOKIE_DAYS = 30
+_VOTER_KEY = "class_voter"
+_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:\"'=^%@])")
+
+_voter = st.components.v2.component(
+    "attention_anatomy.class_voter", isolate_styles=False,
+    js=filled(read_beside(__file__, "voter.js"), cookie=VOTER_COOKIE, cookie_days=VOTER_COOKIE_DAYS))
+
+
+@st.cache_resource(show_spinner=False)
+def store() -> question_store.QuestionStore:
+    """The questions beside the classes: in this process's memory, or in the classes' Redis."""
+    return question_store.for_classes(stores.classes())
+
+
+def plain(text: str) -> str:
+    """Text a teacher typed (or a token), as Markdown that shows it literally: every punctuation mark escaped."""
+    return _PUNCTUATION.sub(r"\\\1", text.replace("\n", " "))
+
+
+def voter() -> str | None:
+    """This browser's voter id: what its script reported in this session, or its cookie (a page reopened)."""
+    reported = (st.session_state.get(_VOTER_KEY) or {}).get("voter") or st.context.cookies.get(VOTER_COOKIE, "")
+    return reported if question_store.valid_voter(reported) else None
+
+
+def keep_voter() -> None:
+    """On a follower's page: mount the script that makes (or reads) the browser's voter id. In the sidebar, with the
+    class's own watch, where an element of no height takes no room in the view."""
+    with st.sidebar:
+        _voter(key=_VOTER_KEY, height=0, data={"known": voter() or ""}, on_voter_change=lambda: None)
+
+
+def card(role: str, code: str, key: str, send_again: Callable[[], None]) -> None:
+    """The class's current question, above the view: the teacher's (with the round's buttons and the form to ask)
+    or a follower's (with the choices to answer). send_again moves the class's version, so that the followers'
+    pages read the round's change."""
+    if role not in ("teacher", "follower"):
+        return
+    try:
+        asked = store().current(code)
+    except StoreUnavailable:
+        return
+    if role == "teacher":
+        _teacher_card(code, key, asked, send_again)
+    elif asked is not None:
+        _student_card(code, asked)
+
+
+def _teacher_card(code: str, key: str, asked: Asked | None, send_again: Callable[[], None]) -> None:
+    def ask(question: Question) -> None:
+        _act(lambda: store().ask(code, key, question), send_again, "The class has asked as many questions as it may.")
+        st.rerun()
+
+    if asked is not None:
+        with st.container(border=True, key="quiz_card"):
+            _heading(asked)
+            if asked.state == REVEALED:
+                _revealed(asked)
+            else:
+                _choices_list(asked.question)
+                _answered(code, key)
+                _round_buttons(code, key, asked, send_again)
+    question_asking.form(controls.current_state(), ask)
+    _download(code, key)
+
+
+def _round_buttons(code: str, key: str, asked: Asked, send_again: Callable[[], None]) -> None:
+    row = st.container(horizontal=True)
+    if asked.state == OPEN:
+        row.button("Close the round", key="quiz_close", icon=":material/lock:",
+                   on_click=_act, args=(lambda: store().close(code, key), send_again))
+    if asked.state == CLOSED and asked.round == 1:
+        row.button("Open a second vote", key="quiz_second", icon=":material/replay:",
+                   on_click=_act, args=(lambda: store().second_vote(code, key), send_again))
+
+    def reveal() -> None:
+        if store().reveal(code, key):
+            question_asking.reveal_view(_full(code, key, asked.number))
+            send_again()
+
+    row.button("Reveal", key="quiz_reveal", icon=":material/visibility:", type="primary", on_click=_guarded,
+               args=(reveal,))
+
+
+@st.fragment(run_every=COUNT_S)
+def _answered(code: str, key: str) -> None:
+    """How many have answered the open round, of how many follow: read every COUNT_S while the round is open."""
+    try:
+        answered, following = store().answered(code, key), stores.classes().followers(code)
+        state = store().current(code)
+    except StoreUnavailable:
+        st.caption("The class's store does not answer right now.")
+        return
+    if state is None or answered is None:
+        return
+    status = "open: students are answering" if state.state == OPEN else "closed"
+    st.markdown(f"**{answered}** answered · {following} following · round {state.round} {status}")
+
+
+def _student_card(code: str, asked: Asked) -> None:
+    with st.container(border=True, key="quiz_card"):
+        _heading(asked)
+        if asked.state == REVEALED:
+            _revealed(asked)
+            return
+        who = voter()
+        try:
+            mine = None if who is None else store().my_vote(code, who)
+        except StoreUnavailable:
+            mine = None
+        question = asked.question
+        widget = f"quiz_vote_{asked.number}_{asked.round}"
+        st.pills("Your answer", range(len(question.choices)), format_func=lambda i: plain(question.choices[i]),
+                 default=mine, key=widget, disabled=asked.state != OPEN or who is None,
+                 on_change=_vote, args=(code, widget))
+        if who is None:
+            st.caption("Getting this page ready to answer…")
+        elif asked.state == OPEN:
+            st.caption("You can change your answer until the teacher closes the round."
+                       if mine is None else f"Your answer: {plain(question.choices[mine])}. You can change it "
+                                            "until the teacher closes the round.")
+        else:
+            st.caption("The round is closed: discuss, and wait for the teacher.")
+
+
+def _vote(code: str, widget: str) -> None:
+    choice, who = st.session_state.get(widget), voter()
+    if choice is None or who is None:
+        return
+    try:
+        if not store().vote(code, who, int(choice)):
+            st.toast("Your answer was not counted: the round has closed.", icon=":material/lock:")
+    except StoreUnavailable:
+        st.toast("Your answer could not be sent: the class's store does not answer.", icon=":material/cloud_off:")
+
+
+def _heading(asked: Asked) -> None:
+    round_name = "" if asked.round == 1 else " · second vote"
+    st.markdown(f"**Question {asked.number}{round_name}:** {plain(asked.question.prompt)}")
+
+
+def _choices_list(question: Question) -> None:
+    """The choices as the teacher reads them out: a numbered list, or one line when there are many (the tokens)."""
+    if len(question.choices) > 6:
+        st.markdown(" · ".join(plain(choice) for choice in question.choices))
+        return
+    st.markdown("\n".join(f"{number}. {plain(choice)}" for number, choice in enumerate(question.choices, start=1)))
+
+
+def _revealed(asked: Asked) -> None:
+    st.altair_chart(answers_chart(asked, 640), width="content")
+    question = asked.question
+    if question.answer is None:
+        st.caption("The teacher's own question: the page computed no answer.")
+        return
+    st.success(f"The page's answer: **{plain(question.choices[question.answer])}**", icon=":material/check_circle:")
+    st.caption(plain(question.why))
+
+
+def _download(code: str, key: str) -> None:
+    try:
+        results = store().results(code, key)
+    except StoreUnavailable:
+        return
+    if results:
+        st.download_button("Download the class's answers (CSV)", results_csv(results), file_name=f"class-{code}.csv",
+                           mime="text/csv", key="quiz_csv", icon=":material/download:")
+
+
+def _full(code: str, key: str, number: int) -> Question:
+    return next(asked.question for asked in store().results(code, key) or () if asked.number == number)
+
+
+def _act(action: Callable[[], object], send_again: Callable[[], None], refused: str = "") -> None:
+    """A teacher's move on the round; the class then reads it."""
+    def move() -> None:
+        if action() in (None, False):
+            if refused:
+                st.toast(refused, icon=":material/block:")
+            return
+        send_again()
+
+    _guarded(move)
+
+
+def _guarded(move: Callable[[], None]) -> None:
+    try:
+        move()
+    except StoreUnavailable:
+        st.toast("The class's store does not answer right now: try again in a moment.", icon=":material/cloud_off:")

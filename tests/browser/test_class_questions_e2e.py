@@ -1,0 +1,115 @@
+"""A question asked of a class, in real Chromium tabs: a teacher's projected page and two students on one server.
+
+The teacher asks which key a token attends to most; one student answers and changes their mind, the other answers,
+reloads and answers again from a second tab of the same browser: the teacher's page counts two answers. No student's
+page shows a count before the reveal. The teacher closes the round and reveals: every page shows the class's bars
+and the page's answer (transformers' own argmax), and the students' pages move to the neuron view of that token. The
+teacher's CSV holds the two votes.
+
+Screenshots go to screenshots/questions/ (git-ignored): the teacher's page at 1280×720 with present=1 during the
+round and after the reveal, and a student's phone at 390×844 with the question.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attention.dissect.parity import transformers_weights
+from attention.text.encoding import encode
+from harness.browser import load_page, open_tab, tab_in, wait_until_settled
+from tests.marks import BROWSER_TESTS
+
+pytestmark = [*BROWSER_TESTS, pytest.mark.long]
+
+SHOTS = Path(__file__).resolve().parents[2] / "screenshots" / "questions"
+TEXT = "the cat sat on the mat"
+QUERY = 1  # the page's default query token: "the" (1)
+PROJECTOR, PHONE = {"width": 1280, "height": 720}, {"width": 390, "height": 844}
+CARD = ".st-key-quiz_card"
+
+
+def expected_answer(bundled) -> str:
+    """The key transformers' own layer 0, head 0 weights give the query its largest weight, as the page labels it."""
+    encoding = encode(bundled, TEXT)
+    row = transformers_weights(bundled, encoding, 0)[0, 0, QUERY]
+    key = int(np.argmax(row))
+    return f"{encoding.tokens[0][key]} ({key})"
+
+
+def choose(page, label: str) -> None:
+    page.locator(CARD).get_by_role("radio", name=label, exact=True).click()
+    wait_until_settled(page)
+
+
+def answered(teacher, count: int) -> None:
+    from playwright.sync_api import expect
+
+    expect(teacher.locator(CARD).get_by_text(re.compile(rf"^{count} answered"))).to_be_visible()
+
+
+def test_a_question_is_asked_answered_once_per_browser_hidden_until_the_reveal_and_downloaded(browser, base_url,
+                                                                                             bundled):
+    from playwright.sync_api import expect
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    teacher = open_tab(browser, viewport=PROJECTOR)
+    load_page(teacher, f"{base_url}/?teach=1&present=1&text={TEXT.replace(' ', '+')}")
+    expect(teacher).to_have_url(re.compile(r"[?&]class=[A-Z2-9]{6}&key=[\w-]{22,}"))
+    code = re.search(r"[?&]class=([A-Z2-9]{6})", teacher.url).group(1)
+    first, second = open_tab(browser), open_tab(browser, viewport=PHONE)
+    try:
+        for page in (first, second):
+            load_page(page, f"{base_url}/?class={code}")
+
+        teacher.get_by_text("Ask the class a question").click()
+        teacher.get_by_role("button", name="Ask the class").click()
+        for page in (first, second):
+            expect(page.locator(CARD)).to_contain_text("Question 1: Which key will “the” (1) attend to most")
+        second.screenshot(path=SHOTS / "student-question-390x844.png")
+
+        choose(first, "cat (2)")
+        choose(first, "mat (6)")  # a change of mind: still one answer
+        choose(second, "[CLS] (0)")
+        answered(teacher, 2)
+        second.reload()
+        expect(second.locator(CARD)).to_contain_text("Your answer: [CLS] (0)")
+        again = tab_in(second.context)  # a second tab of the same browser: the same voter
+        load_page(again, f"{base_url}/?class={code}")
+        choose(again, "the (5)")
+        expect(again.locator(CARD)).to_contain_text("Your answer: the (5)")
+        answered(teacher, 2)
+        teacher.screenshot(path=SHOTS / "teacher-round-present-1280x720.png")
+
+        for page in (first, second, again):  # no count anywhere on a student's page before the reveal
+            expect(page.locator(CARD)).not_to_contain_text("answered")
+            expect(page.locator(CARD).locator('[data-testid="stVegaLiteChart"]')).to_have_count(0)
+            expect(page.locator(CARD)).not_to_contain_text("page's answer")
+            assert "votes" not in page.content() and "answer" not in page.url
+
+        teacher.get_by_role("button", name="Close the round").click()
+        for page in (first, again):
+            expect(page.locator(CARD)).to_contain_text("The round is closed")
+        answer = expected_answer(bundled)
+        teacher.get_by_role("button", name="Reveal").click()
+        for page in (teacher, first, second, again):
+            expect(page.locator(CARD)).to_contain_text(f"The page's answer: {answer}")
+            expect(page.locator(CARD).locator('[data-testid="stVegaLiteChart"]')).to_have_count(1)
+        for page in (first, second):  # the class moves to the view that shows why: the token's row, number by number
+            expect(page).to_have_url(re.compile(r"[?&]view=neuron(&|$)"))
+        wait_until_settled(teacher)
+        teacher.screenshot(path=SHOTS / "teacher-revealed-present-1280x720.png")
+
+        with teacher.expect_download() as download:
+            teacher.get_by_role("button", name="Download the class's answers (CSV)").click()
+        rows = list(csv.DictReader(download.value.path().read_text(encoding="utf-8").splitlines()))
+        votes = {row["choice"]: int(row["votes_round_1"]) for row in rows}
+        assert votes["mat (6)"] == 1 and votes["the (5)"] == 1 and sum(votes.values()) == 2, votes
+        assert [row["choice"] for row in rows if row["page_answer"] == "yes"] == [answer]
+    finally:
+        for page in (teacher, first, second):
+            page.context.close()
