@@ -99,12 +99,15 @@ def chart_values(chart, panel: str | None = None) -> pd.DataFrame:
 def sent_head(cells: pd.DataFrame, chart) -> pd.DataFrame:
     """row, column and value of the head a chart's inputs start at, from cells that hold every head sent in
     columns "0", "1", … in (layer, head) order: every layer's heads, a window of layers' heads (its first layer
-    read from the spec's column expression), one layer's heads, or one head."""
+    read from the spec's column expression), one layer's heads, or one head; or a column a step, the generation
+    view's."""
     heads = [name for name in cells.columns if name.isdigit()]
     shape = {name: high - low + 1 for name, (low, high) in chart_inputs(chart).items()}
     picks = chart_picks(chart)
     per_layer = shape.get("head", 1)
-    if len(heads) == shape.get("layer", 1) * per_layer:
+    if "decode_step" in shape:  # a column a step (charts/generation.py)
+        place = picks.get("decode_step", 0)
+    elif len(heads) == shape.get("layer", 1) * per_layer:
         place = picks.get("layer", 0) * per_layer + picks.get("head", 0)
     elif len(heads) > per_layer and len(heads) % per_layer == 0:  # a window of layers
         first = int(re.search(rf"- (\d+)\) \* {per_layer}\b", chart.proto.spec).group(1))
@@ -157,12 +160,15 @@ def chart_inputs(chart) -> dict[str, tuple[int, int]]:
     return {p["name"]: (p["bind"]["min"], p["bind"]["max"]) for p in _bound_params(chart)}
 
 
+_PICKERS = ("layer", "head", "query", "temperature", "win_size", "decode_step")
+
+
 def _bound_params(chart) -> list[dict]:
-    """A chart's layer, head, query, τ and window size parameters that are bound to inputs, at its top or in its
-    layers."""
+    """A chart's layer, head, query, τ, window size and step parameters that are bound to inputs, at its top or in
+    its layers."""
     spec = json.loads(chart.proto.spec)
     params = spec.get("params", []) + [p for layer in spec.get("layer", []) for p in layer.get("params", [])]
-    return [p for p in params if p.get("bind") and p["name"] in ("layer", "head", "query", "temperature", "win_size")]
+    return [p for p in params if p.get("bind") and p["name"] in _PICKERS]
 
 
 def spec_parts(part) -> list[dict]:

@@ -1,34 +1,74 @@
-"""The generation view's heatmap of one step's query rows, as a spec without its numbers: heatmap.heatmap's chart
-on stand-in labels (label_stand_ins), so that a view keeps it (chart_memos.chart_spec) and sends only the step's
-weights (heatmap.heatmap_frames) and its tokens. Altair's building of it was most of the server's part of a move of
-the view's Step slider.
+"""The generation view's heatmap of a step's query rows, one a head, over the cached keys.
 
-Letters used in shape comments: nh query heads, S cached tokens.
+Every step's rows at a layer are sent once (steps_frames), on the last step's keys, those a step has not cached yet
+empty (grey); a point selection bound to a range input above the chart, Step, picks the step the cells show, so that
+an arrow key repaints at once with no round trip to the server, as the one-head view's layer and head
+(charts/scrub.py). The spec (steps_spec) holds no number and no token: it is built once for every text of its shape
+(chart_memos.chart_spec, label_stand_ins), and scrub.placed sets where its Step starts. A long text's row, past
+heatmap.MAX_VECTOR_CELLS, is drawn as a picture of one step (step_row), its step picked on the server.
+
+Letters used in shape comments: n steps, nh query heads, S cached tokens at the last step.
 """
 
 from __future__ import annotations
 
+import altair as alt
 import numpy as np
+import pandas as pd
 
-from components.charts.draw import spec_and_frames
-from components.charts.heatmap import heatmap
+from components.charts.heatmap import (
+    CELLS,
+    MAX_VECTOR_CELLS,
+    RANGES,
+    cells_by_head,
+    heatmap,
+    heatmap_panel,
+    named,
+    picked,
+)
 from components.charts.lettering import READING, Lettering
+from components.charts.scrub import ALL_LAYERS_CELLS, picker
 
 SCHEME, DOMAIN = "blues", (0.0, 1.0)  # weights: 0 to 1, the same colours at every step and layer
+# The selection that picks a step in the browser, its input labelled "Step". Not "step": Vega-Lite reads an input's
+# binding for a field of that name from the binding's own "step" (1), and drew a text box
+STEP = "decode_step"
+PANEL = "steps"  # the name of the chart's datasets: "steps-cells", "steps-ranges"
+ROW_TITLE, COLUMN_TITLE = "query head", "cached key"
+# Every step's rows are sent when they fit the budget of a heatmap sent whole in cells: 32 steps (the page's most) of a
+# row of 64 × 64 cells, about 0.5 MB.
+STEPS_CELLS = ALL_LAYERS_CELLS["vector"]
 
 
-def step_row_spec(row_labels: tuple[str, ...], column_labels: tuple[str, ...], title: str, size: int,
-                  lettering: Lettering = READING) -> dict:
-    """The spec of heatmap(weights, row_labels, column_labels, …) for any weights of that shape (nh, S): the
-    labels are stand-ins (label_stand_ins.with_labels puts a step's own into a copy), the numbers are sent apart
-    as heatmap_frames(weights, SCHEME, DOMAIN) names them. Positional, as chart_memos.chart_spec calls it."""
-    blank = np.zeros((len(row_labels), len(column_labels)), dtype=np.float32)  # (nh, S)
-    return spec_and_frames(step_row(blank, row_labels, column_labels, title, size, lettering))[0]
+def fits(steps: int, heads: int, keys: int) -> bool:
+    """Whether every step's rows (steps × heads × keys) are sent as cells and picked in the browser: each row drawn
+    as cells, all of them within STEPS_CELLS. Otherwise a step's row is drawn alone (step_row)."""
+    return heads * keys <= MAX_VECTOR_CELLS and steps * heads * keys <= STEPS_CELLS
+
+
+def steps_spec(row_labels: tuple[str, ...], column_labels: tuple[str, ...], steps: int, title: str, size: int,
+               lettering: Lettering = READING) -> dict:
+    """The chart of steps_frames' rows without its data: heatmap_panel's cells, whose value is the column of the step
+    its Step input holds (bound from 0 to steps - 1, at 0: scrub.placed moves it). The labels are stand-ins
+    (label_stand_ins.with_labels puts a text's own into a copy). Positional, as chart_memos.chart_spec calls it."""
+    step = picker(STEP, "Step", steps)
+    chart = heatmap_panel(named(PANEL, CELLS), named(PANEL, RANGES), False, list(row_labels), list(column_labels),
+                          title=title, row_title=ROW_TITLE, column_title=COLUMN_TITLE, scheme=SCHEME, size=size,
+                          lettering=lettering, params=[step], column=f"datum[{picked(STEP)}]")
+    return chart.properties(autosize=alt.AutoSizeParams(type="pad")).to_dict(validate=False)
+
+
+def steps_frames(rows: np.ndarray) -> dict[str, pd.DataFrame]:
+    """rows (n, nh, S), each step's query rows over the last step's keys (NaN: not cached yet) -> steps_spec's
+    datasets: a line per cell, its value at every step in columns "0", "1", … (cells_by_head), and the colour
+    range, DOMAIN whatever the step."""
+    return {named(PANEL, CELLS).name: cells_by_head(rows[:, None]),  # (nh·S, 2 + n)
+            named(PANEL, RANGES).name: pd.DataFrame({"value": list(DOMAIN)})}
 
 
 def step_row(weights: np.ndarray, row_labels, column_labels, title: str, size: int,
              lettering: Lettering = READING):
-    """weights (nh, S) of a step's query rows, one a head, over the cached keys: the heatmap itself, as cells or, past
-    heatmap.MAX_VECTOR_CELLS, as a picture."""
-    return heatmap(weights, list(row_labels), list(column_labels), title=title, row_title="query head",
-                   column_title="cached key", scheme=SCHEME, domain=list(DOMAIN), size=size, lettering=lettering)
+    """weights (nh, S) of one step's query rows, one a head, over the cached keys: the heatmap itself, as cells or,
+    past heatmap.MAX_VECTOR_CELLS, as a picture."""
+    return heatmap(weights, list(row_labels), list(column_labels), title=title, row_title=ROW_TITLE,
+                   column_title=COLUMN_TITLE, scheme=SCHEME, domain=list(DOMAIN), size=size, lettering=lettering)

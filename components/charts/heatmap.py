@@ -273,7 +273,7 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
                   params: list = (), picks: list = (), heads_sent: int = 1, first_layer: int = 0,
                   key: alt.Legend | None = None,
                   tooltip: str = PICTURE_TOOLTIP, aria: bool = False, over: list = (),
-                  subtitle: str | None = None) -> alt.TopLevelMixin:
+                  subtitle: str | None = None, column: str | None = None) -> alt.TopLevelMixin:
     """A heatmap on token axes: data, its cells (cells_by_head's lines) or, raster, its pictures (picture_row's, a
     row a head: pictures_by_head), coloured in scheme over ranges (a "value" per end, a head's two when several are
     sent; None: the data's own, which Vega finds), the head shown picked by picks (selections; params: those the
@@ -285,7 +285,9 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
     second (first row, first column) in orange, kept_rows labelled whatever the step; size the plot's longer side
     (px); reverse, clip_at: colour_scale's; key the legend (by default under the plot, or beside it as the
     lettering says); tooltip a picture's; aria an ARIA description per cell; over: layers drawn over the cells
-    (clipped cells' rings), subtitle a line under the title."""
+    (clipped cells' rings), subtitle a line under the title. column: the expression of a cell's value in cells_by_head's
+    lines, for cells picked by a parameter of the chart's own (params) other than layer and head (None: the picked
+    head's column, picked_column)."""
     rows, columns = len(row_labels), len(column_labels)
     # Rows no closer than the lettering's labels may stand: a projected context (13 tokens × 32 dimensions) had rows
     # of 16 px under labels 17 px apart, and every other token lost its label.
@@ -303,7 +305,8 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
     else:
         labels = (f"{token_labels(row_labels).name}[datum.row]", f"{token_labels(column_labels).name}[datum.column]")
         chart = labelled(vector_cells(data, labels, x_axis, y_axis, colour, value_title or title, list(params),
-                                      picked_column(picks, heads_sent, first_layer), (width / columns, height / rows),
+                                      column or picked_column(picks, heads_sent, first_layer),
+                                      (width / columns, height / rows),
                                       key, aria),
                          row_labels, column_labels)
         if ranges is not None:

@@ -16,12 +16,16 @@ import streamlit as st
 from attention.stages.limits import PAGE_MAX_NEW_TOKENS, PAGE_STREAMING_SINKS, PAGE_STREAMING_WINDOW
 from components.caches import chart_memos, past_attention
 from components.charts.draw import draw_spec, show
-from components.charts.generation import DOMAIN, SCHEME, step_row, step_row_spec
-from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap, heatmap_frames
+from components.charts.generation import STEP, fits, step_row, steps_frames, steps_spec
+from components.charts.heatmap import heatmap
 from components.charts.label_stand_ins import stand_ins, with_labels
+from components.charts.scrub import INPUT_STYLE, placed
 from components.page import controls
+from components.views.parts.scrubbed import anchor_for, report_move
 
 STEP_KEY, LAYER_KEY = "generate_step", "generate_layer"  # which step and layer are shown: not the link's
+ROW_KEY = "generate_row"  # the step's chart, whose own Step input picks the step (a long text's: the Step slider)
+_STEP_SHOWN = "_generate_step_shown"  # the step the chart's input last picked
 _LAYER_MOVED = "_generate_layer_moved"  # set by the Layer slider's move, read once by the fragment it reruns
 BYTES_PER_NUMBER = 4  # float32, as the core holds the cache
 
@@ -62,7 +66,7 @@ def render(context) -> None:
     st.markdown("**The text and its continuation:**")
     st.text("".join(generation.tokens[:prompt]) + " ⟶ " + " · ".join(generation.tokens[prompt:]))
     _steps_table(generation, shape)
-    _one_step(context, generation, shape)
+    _one_step(context, generation, shape, new_tokens)
     _streaming(context, new_tokens, prompt)
 
 
@@ -85,43 +89,73 @@ def _steps_table(generation, shape) -> None:
 
 
 @st.fragment
-def _one_step(context, generation, shape) -> None:
-    """The Step and Layer sliders and the step's query rows at that layer. A fragment of its own: a step changes
-    nothing else on the page, and a move reran the view (the StreamingLLM maps, which do not change with it, and
-    the data grids). The Layer slider also picks the StreamingLLM maps' layer: a move of it reruns the page."""
+def _one_step(context, generation, shape, new_tokens: int) -> None:
+    """The step's query rows at a layer, and their Layer slider. Every step's rows at that layer are in the chart,
+    its Step input above it (charts/generation.py): a step is drawn in the browser at once, and the chart's
+    selection then reruns this fragment, which brings the caption up to it. A long text's row, too large to send
+    every step's, is drawn one step at a time, picked with a Step slider. A fragment of its own: a step changes
+    nothing else on the page. The Layer slider also picks the StreamingLLM maps' layer: a move of it reruns the
+    page."""
     st.subheader("One step: the new token's query row against every cached key")
-    left, right = st.columns(2)
-    with left:
-        index = st.slider("Step", 0, len(generation.steps) - 1, 0, key=STEP_KEY,
-                          help="0 is the prefill (the text read at once); each later step feeds one new token.")
-    with right:
-        layer = st.slider("Layer", 0, shape.num_layers - 1, 0, key=LAYER_KEY, on_change=_layer_moved)
+    layer = st.columns(2)[0].slider("Layer", 0, shape.num_layers - 1, 0, key=LAYER_KEY, on_change=_layer_moved)
     if st.session_state.pop(_LAYER_MOVED, False):
         st.rerun(scope="app")
-    step = generation.steps[index]
-    # Every step on the axes of the last one, the keys not yet cached left empty: the chart's spec is the same at
-    # every step, so that a move sends the step's numbers alone and the browser swaps them into the chart it has,
-    # where a spec that changed with the step (its columns, labels and title) was built and drawn anew
+    # Every step on the axes of the last one, the keys not yet cached left empty: one chart serves every step
     keys = tuple(generation.tokens[position] for position in generation.steps[-1].cache_positions)
     heads = tuple(str(head) for head in range(shape.num_heads))
-    fed = generation.tokens[step.position]
     title = f"Layer {layer}: the new token's query row over the cache (grey: not cached yet)"
     size = context.plot_px(cap=max(320, 28 * len(keys)))
-    row = np.full((shape.num_heads, len(keys)), np.nan, dtype=np.float32)  # (nh, S of the last step)
-    row[:, list(step.cache_positions)] = step.weights[layer]  # (nh, S of this step)
-    if row.size > MAX_VECTOR_CELLS:  # a long text's row: a picture, drawn anew at each step
-        show(step_row(row, heads, keys, title, size, context.lettering), key="generate_row",
-             lettering=context.lettering)
+    if fits(len(generation.steps), len(heads), len(keys)):
+        index = _steps_in_browser(context, generation, layer, heads, keys, title, size, new_tokens)
     else:
-        standing = stand_ins(heads, keys)
-        spec = chart_memos.chart_spec(step_row_spec, standing[heads], standing[keys], title, size, context.lettering)
-        draw_spec(with_labels(spec, standing), heatmap_frames(row, SCHEME, list(DOMAIN)),
-                  key="generate_row", lettering=context.lettering)
+        index = st.slider("Step", 0, len(generation.steps) - 1, 0, key=STEP_KEY,
+                          help="0 is the prefill (the text read at once); each later step feeds one new token.")
+        show(step_row(_step_rows(generation, layer, len(heads), len(keys))[index], heads, keys, title, size,
+                      context.lettering), key=ROW_KEY, lettering=context.lettering)
+    step = generation.steps[index]
+    fed = generation.tokens[step.position]
     st.caption(f"Step {index}: the query row of token {step.position}, {fed!r}, over the {len(step.cache_positions)} "
                f"cached keys. Q of {fed!r}: (1, {shape.num_heads}, 1, {shape.head_size}); K and V of the cache: (1, "
                f"{shape.kv_heads}, {len(keys)}, {shape.head_size}), each K head read by "
                f"{shape.num_heads // shape.kv_heads} query head(s). The row sums to 1 over the cache; the guess "
-               f"after it: {generation.tokens[step.position + 1]!r} at {step.next_probability:.1%}.")
+               f"after it: {generation.tokens[step.position + 1]!r} at {step.next_probability:.1%}. Step 0 is the "
+               "prefill (the text read at once); each later step feeds one new token.")
+
+
+def _steps_in_browser(context, generation, layer: int, heads: tuple[str, ...], keys: tuple[str, ...], title: str,
+                      size: int, new_tokens: int) -> int:
+    """Draw every step's rows at layer in one chart whose Step input picks the step shown; return the step the
+    page stands at (the reader's last pick, within this generation's steps)."""
+    steps = len(generation.steps)
+    index = min(st.session_state.get(_STEP_SHOWN, 0), steps - 1)
+    standing = stand_ins(heads, keys)
+    layout = (standing[heads], standing[keys], steps, title, size, context.lettering)
+    numbers = (context.model_name, context.text, new_tokens, layer)  # all the rows hold: past_attention's key
+    anchor = anchor_for(ROW_KEY, (numbers, layout), (index,))
+    spec = with_labels(placed(chart_memos.chart_spec(steps_spec, *layout), {STEP: anchor[0]}), standing)
+    frames = chart_memos.chart_data_by_key(_steps_frames, ("generation steps", *numbers), generation, layer,
+                                           len(heads), len(keys))
+    st.html(INPUT_STYLE)
+    draw_spec(spec, frames, key=ROW_KEY, lettering=context.lettering,
+              on_select=lambda: report_move(ROW_KEY, _step_moved, (STEP,)), selection_mode=[STEP])
+    return index
+
+
+def _steps_frames(generation, layer: int, heads: int, keys: int) -> dict:
+    return steps_frames(_step_rows(generation, layer, heads, keys))
+
+
+def _step_rows(generation, layer: int, heads: int, keys: int) -> np.ndarray:
+    """Every step's query rows at layer over the last step's keys, NaN where a step has not cached the key yet."""
+    rows = np.full((len(generation.steps), heads, keys), np.nan, dtype=np.float32)  # (n, nh, S of the last step)
+    for index, step in enumerate(generation.steps):
+        rows[index][:, list(step.cache_positions)] = step.weights[layer]  # (nh, S of this step)
+    return rows
+
+
+def _step_moved(step: int) -> None:
+    """The chart's Step input moved: the caption under it follows."""
+    st.session_state[_STEP_SHOWN] = step
 
 
 def _layer_moved() -> None:

@@ -8,7 +8,15 @@ import pyarrow as pa
 
 from attention.experiments.generation import GenerationSettings, StreamingSettings, generate, streaming_what_if
 from attention.models.lm_heads import load_language_model
-from tests.pages import assert_healthy, chart_matrix, chart_title, charts, open_page, picture_values
+from tests.pages import (
+    assert_healthy,
+    chart_matrix,
+    chart_title,
+    charts,
+    open_page,
+    pick_on_chart,
+    picture_values,
+)
 
 TEXT = "what if it rains tomorrow"
 CLOSE = dict(rtol=1e-5, atol=1e-5)  # float32, through Arrow
@@ -25,7 +33,7 @@ def test_a_layer_move_shows_that_layer_in_the_step_and_in_both_streaming_maps(tm
     folder = tiny_gpt2(tmp_path / "gpt2")
     monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(folder))
     page = open_page({"model": str(folder), "text": TEXT, "view": "generate"})
-    page.slider(key="generate_step").set_value(3).run()
+    pick_on_chart(page, "generate_row", decode_step=3)
     page.slider(key="generate_layer").set_value(1).run()
     assert_healthy(page)
     model = load_language_model(str(folder))

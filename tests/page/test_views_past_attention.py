@@ -28,6 +28,7 @@ from tests.pages import (
     charts,
     open_keeping_downloads,
     open_page,
+    pick_on_chart,
 )
 
 TEXT = "what if it rains tomorrow"
@@ -193,15 +194,16 @@ def test_generation_draws_each_steps_row_and_the_cache_growing(decoder):
     row = chart_matrix(first, fill=np.nan)
     assert row.shape == (shape.num_heads, last) and np.isnan(row[:, prompt:]).all()
     np.testing.assert_allclose(row[:, :prompt], generation.steps[0].weights[0], **CLOSE)
-    page.slider(key="generate_step").set_value(5).run()
+    pick_on_chart(page, "generate_row", decode_step=5)
     page.slider(key="generate_layer").set_value(1).run()
     assert_healthy(page)
     moved = chart_keyed(page, "Layer 1: the new token's query row")
     row = chart_matrix(moved, fill=np.nan)
     assert row.shape == (shape.num_heads, last) and np.isnan(row[:, prompt + 5:]).all()
     np.testing.assert_allclose(row[:, :prompt + 5], generation.steps[5].weights[1], **CLOSE)
-    page.slider(key="generate_step").set_value(6).run()
+    pick_on_chart(page, "generate_row", decode_step=6)
     assert chart_keyed(page, "Layer 1: the new token's query row").proto.spec == moved.proto.spec, "a step's own spec"
+    assert any(caption.value.startswith("Step 6: ") for caption in page.caption), "the caption follows the chart"
     kind = "grouped-query" if shape.kv_heads < shape.num_heads else "multi-head"
     assert any(kind in caption.value for caption in page.caption)
 

@@ -1,0 +1,108 @@
+"""The generation view's step in a real Chromium: the chart's own Step input shows a step's query rows at once,
+before the server answers (every step's rows at the layer are in the browser: charts/generation.py), and the rerun
+that follows brings the caption under it up to that step. What a cell holds is read from its tooltip and held to the
+core's numbers (whose parity with transformers is tests/core/test_generation.py's). The model is the tests' tiny
+GPT-2 (harness/checkpoints.py), offered to the server as a configured folder.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from attention.experiments.generation import GenerationSettings, generate
+from attention.models.lm_heads import load_language_model
+from components.charts.generation import STEP
+from harness.browser import HeldReplies, chart_input, chart_input_readout, load_page, wait_until_settled
+from harness.checkpoints import tiny_gpt2
+from harness.server import streamlit_server
+from tests.browser.conftest import APP
+from tests.marks import BROWSER_TESTS
+
+pytestmark = BROWSER_TESTS
+VIEWPORT = {"width": 1366, "height": 1400}  # tall: the step's chart on screen with the table above it
+TEXT = "what if it rains tomorrow"
+NEW_TOKENS = 8  # the page's default: steps 0 (the prefill) to 7
+LAYER = 0
+TITLE = f"Layer {LAYER}: the new token's query row over the cache"
+NOT_CACHED = "masked"  # a key not cached yet holds no weight: its cell is grey, its tooltip says so
+
+
+@pytest.fixture(scope="module")
+def gpt2_folder(tmp_path_factory):
+    return tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory, gpt2_folder):
+    """A server that offers the tiny GPT-2 as a configured folder, as a deployer would."""
+    with streamlit_server(APP, env={"ATTENTION_ANATOMY_MODEL_DIRS": str(gpt2_folder)},
+                          log_path=tmp_path_factory.mktemp("server") / "streamlit.log") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def generation(gpt2_folder):
+    return generate(load_language_model(str(gpt2_folder)), TEXT,
+                    GenerationSettings(max_new_tokens=NEW_TOKENS, stop_at_end=False))
+
+
+def step_chart(page):
+    return page.locator(f'[data-testid="stVegaLiteChart"][aria-label^="{TITLE}"]').first
+
+
+def open_generation(page, base_url: str, gpt2_folder) -> None:
+    load_page(page, f"{base_url}/?model={gpt2_folder}&text={TEXT.replace(' ', '+')}&view=generate",
+              drawn=lambda tab: step_chart(tab).locator("svg.marks, canvas").first)
+
+
+def cell_tooltip(page, heads: int, keys: int, head: int, key: int) -> dict[str, str]:
+    """The tooltip of the cell of query head `head` and cached key `key`, the pointer on it: its rows by name. The
+    cells are the chart's rect marks (SVG), a row of keys a head."""
+    cell = step_chart(page).locator("g.mark-rect.role-mark path").nth(head * keys + key)
+    cell.hover(force=True)
+    tip = page.locator("#vg-tooltip-element.visible")
+    tip.locator(f"tr:has-text('query head') >> text=/^{head}$/").wait_for()
+    rows = tip.locator("tr").evaluate_all(
+        "rows => rows.map(row => [...row.children].map(cell => cell.innerText.trim()))")
+    assert page.locator("g.mark-rect.role-mark path").count() >= heads * keys
+    return {name.rstrip(":"): value for name, value in rows}
+
+
+def shown_weight(row: dict[str, str]) -> str:
+    [value] = [value for name, value in row.items() if name.startswith(TITLE)]
+    return value
+
+
+@pytest.mark.own_tab  # its websocket is held
+def test_a_step_move_shows_that_steps_row_before_the_server_answers(page, base_url, gpt2_folder, generation):
+    from playwright.sync_api import expect
+
+    replies = HeldReplies.on(page)
+    open_generation(page, base_url, gpt2_folder)
+    prompt = len(generation.prompt_ids)
+    heads, keys = generation.steps[0].weights.shape[1], len(generation.steps[-1].cache_positions)
+    expect(page.get_by_text("Step 0: the query row of token")).to_be_visible()
+
+    step = replies.press(page, STEP)  # to step 1, the server's answers held from now on
+    for _ in range(2):  # on to step 3
+        step.press("ArrowRight")
+    expect(chart_input_readout(page, STEP)).to_have_text("3")
+    weights = generation.steps[3].weights[LAYER]  # (nh, S of step 3: the text and three fed tokens)
+    newest = prompt + 2  # the key step 3 cached: the token fed at step 2's end
+    for head in range(heads):
+        for key in (0, newest):
+            shown = shown_weight(cell_tooltip(page, heads, keys, head, key))
+            assert float(shown) == pytest.approx(float(weights[head, key]), abs=6e-5), (head, key, shown)
+        assert NOT_CACHED in shown_weight(cell_tooltip(page, heads, keys, head, newest + 1)), "not cached at step 3"
+    expect(page.get_by_text("Step 0: the query row of token")).to_be_visible()  # the server's page, not moved yet
+    assert replies.wait_until_held(page), "the move asked the server for no rerun"
+
+    replies.release()
+    wait_until_settled(page)
+    fed = generation.tokens[generation.steps[3].position]
+    expect(page.get_by_text(re.compile(rf"Step 3: the query row of token {newest}, {re.escape(repr(fed))}"))
+           ).to_be_visible()
+    expect(chart_input(page, STEP)).to_have_value("3")
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
