@@ -26,9 +26,8 @@ from components.classroom import question_asking
 from components.classroom.question_results import answers_chart, results_csv
 from components.page import controls
 from components.server import question_store
-from components.server.question_store import CLOSED, OPEN, REVEALED, Asked, Question, StoreUnavailable
+from components.server.question_store import CLOSED, COUNT_S, OPEN, REVEALED, Asked, Question, StoreUnavailable
 
-COUNT_S = 1.0  # the teacher's count of answers is read this often while a round is open
 VOTER_COOKIE = "aa_voter"
 VOTER_COOKIE_DAYS = 30
 _VOTER_KEY = "class_voter"

@@ -44,6 +44,8 @@ MAX_VOTERS = class_store.MAX_FOLLOWERS
 KINDS = ("key", "previous", "mask", "entropy", "own")
 ROUNDS = 2  # a first vote, and a second after discussion
 OPEN, CLOSED, REVEALED = "open", "closed", "revealed"
+# The teacher's page reads its count of answers this often while a round is open (questions.py): current within 1 s.
+COUNT_S = 0.5
 _VOTER = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
 
