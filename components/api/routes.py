@@ -7,10 +7,13 @@ is a 404 that costs a dictionary look-up, so a stranger's GET starts no work and
 waits at most SWITCH_WAIT_S for a slot of heavy work, and at most MAX_SWITCH_REQUESTS are under way at once; past
 either, 429: the page's press then goes by its rerun, which is the truth in any case.
 GET /api/class answers a follower's page: its class's version (components/classroom/class_watch.py), and with
-beat=FOLLOWER, counts the follower as there. The page asks it every POLL_S and reruns only when the class moved,
-where a timed fragment reran the page's script, and the browser drew the page again, at every poll. A class store
-that does not answer is said in the answer ("reachable": false), never with a 5xx status: deploy/nginx.conf takes a
-replica that answers 502 or 503 out of its rotation, and a Redis outage would take out every replica.
+beat=FOLLOWER, counts the follower as there. With version=N, the answer waits while the class is at version N, up
+to class_waits.WAIT_S, and comes as soon as the teacher moves it on or ends it (components/server/class_waits.py);
+"waited" says whether it was held (a page asks again at once after an ask that was, after its poll period after
+one that was not: the class or the server held all the asks it may). A code that is no live class, or a class
+already past N, is answered at once and nothing is held. A class store that does not answer is said in the answer
+("reachable": false), never with a 5xx status: deploy/nginx.conf takes a replica that answers 502 or 503 out of its
+rotation, and a Redis outage would take out every replica.
 Both answer at /api/… and, under server.baseUrlPath, at /BASE/api/… too, where the page (which asks relative to its
 own address) finds them; Streamlit mounts an App's routes at the top whatever its base path.
 Light to import, as the server starts with it: what the answer computes is imported by the first request a page
@@ -19,6 +22,7 @@ asked for, in a worker thread, never on the server's own.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import streamlit as st
@@ -26,8 +30,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import Receive
 
 from components.server.class_store import StoreSettingError, StoreUnavailable, parse_code
+from components.server.class_waits import WAIT_S, ClassWaits, NoRoom
 from components.server.slots import NoSlotFree
 from components.server.switch_asks import ASKS
 
@@ -78,21 +84,32 @@ def _answer(ask: dict[str, str], off: str) -> str:
 
 
 _FOLLOWER = re.compile(r"[0-9a-f]{16}")  # classroom.Seat's follower_id: secrets.token_hex(8)
+_VERSION = re.compile(r"[0-9]{1,15}")
 
 
 async def class_version(request: Request) -> JSONResponse:
     code, follower = parse_code(request.query_params.get("code", "")), request.query_params.get("beat")
+    shown = request.query_params.get("version")
     if code is None:
         return JSONResponse({"error": "code must be a class code: six letters and digits"}, status_code=400)
     if follower is not None and not _FOLLOWER.fullmatch(follower):
         return JSONResponse({"error": "beat must be a follower's id, 16 hexadecimal digits"}, status_code=400)
+    if shown is not None and not _VERSION.fullmatch(shown):
+        return JSONResponse({"error": "version must be a class's version, a whole number"}, status_code=400)
+    waited = False
     try:
         version = await run_in_threadpool(_version, code, follower)
+        if shown is not None and version == int(shown):
+            gone = functools.partial(_gone, request.receive)
+            version, waited = await WAITS.until_moved(code, version, WAIT_S, gone), True
     except StoreSettingError:
         return JSONResponse({"error": "classes are off on this server"}, status_code=404)
     except StoreUnavailable:  # the page says so, and asks again (the store's own error may name its address)
         return JSONResponse({"reachable": False}, headers={"Cache-Control": "no-store"})
-    return JSONResponse({"reachable": True, "version": version}, headers={"Cache-Control": "no-store"})
+    except NoRoom:
+        pass  # answered at once: the page asks again after its poll period
+    return JSONResponse({"reachable": True, "version": version, "waited": waited},
+                        headers={"Cache-Control": "no-store"})
 
 
 def _version(code: str, follower: str | None) -> int | None:
@@ -101,6 +118,21 @@ def _version(code: str, follower: str | None) -> int | None:
     from components.caches import stores
 
     return stores.classes().version(code, follower)
+
+
+def _versions(codes: list[str]) -> dict[str, int | None]:
+    from components.caches import stores
+
+    return stores.classes().versions(codes)
+
+
+async def _gone(receive: Receive) -> None:
+    """Returns once the client has gone (a page that reran, or closed, drops its ask): the server's http.disconnect."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+WAITS = ClassWaits(_versions)  # the asks this process holds
 
 
 def routes() -> list[Route]:

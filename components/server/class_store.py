@@ -79,6 +79,10 @@ class ClassStore(Protocol):
         """The class's version (None once it has ended or never was); counts follower as following if it is a
         live class (and one of its MAX_FOLLOWERS); for any other code, writes nothing."""
 
+    def versions(self, codes: list[str]) -> dict[str, int | None]:
+        """Each class's version (None once it has ended or never was), all read at once and nothing written: what
+        the followers' held asks wait on (components/server/class_waits.py)."""
+
     def read(self, code: str) -> Snapshot | None: ...
 
     def teaches(self, code: str, key: str) -> bool:
@@ -174,6 +178,10 @@ class MemoryStore:
             if follower is not None:
                 _beat(lesson, follower, time.monotonic())
             return lesson.version
+
+    def versions(self, codes: list[str]) -> dict[str, int | None]:
+        with self._lock:
+            return {code: None if (lesson := self._live(code)) is None else lesson.version for code in codes}
 
     def read(self, code: str) -> Snapshot | None:
         with self._lock:
@@ -339,6 +347,14 @@ class RedisStore:
                 version = self._version_script([self._name(code), self._followers(code)],
                                                [follower, time.time(), HEARTBEAT_S, MAX_FOLLOWERS])
         return None if version is None else int(version)
+
+    def versions(self, codes: list[str]) -> dict[str, int | None]:
+        with self._reaching():  # one round trip for them all
+            pipe = self._redis.pipeline(transaction=False)
+            for code in codes:
+                pipe.hget(self._name(code), "version")
+            found = pipe.execute()
+        return {code: None if version is None else int(version) for code, version in zip(codes, found, strict=True)}
 
     def read(self, code: str) -> Snapshot | None:
         with self._reaching():
