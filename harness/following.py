@@ -3,8 +3,10 @@ page's watch as the browser does (session_client.py), so that thirty followers c
 browsers cost it and the client machine almost nothing.
 
 A follower does what its page's script does (components/classroom/class_watch.py): it asks the App's route
-/api/class for the class's version every period the page's watch was given, on a fixed schedule, saying it is
-there every beat, and sends the script's trigger when the page is behind (which reruns the page);
+/api/class for the class's version, giving the version it last heard of, which the route holds until the class
+moves on (harness/held_asks.py: many asks held at once from one thread), saying it is there with every ask; it asks
+again at once after an ask the route held, after the watch's period after any other; and it sends the script's
+trigger when the page is behind (which reruns the page, and starts the asks again from the version it shows);
 after every run it reads the head its heatmap stands at (where the chart's own head input starts, in the spec the
 server sent) and keeps the time whenever that changed. The teacher's change -> a follower's heatmap is the first
 time that follower shows the head the teacher moved to; the browser's drawing of it (tens of ms) is not in the
@@ -21,8 +23,9 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 
+from components.classroom.class_watch import ASK_AGAIN_MS
 from harness.classroom import CHART, move_on_chart
-from harness.server import get_json
+from harness.held_asks import get_json
 from harness.session_client import WebsocketSession
 
 WATCH = "class_watch"  # the watch component's key and the end of its name (components/classroom/class_watch.py)
@@ -37,12 +40,14 @@ class Follower:
     seen: list[tuple[float, int | None]] = field(default_factory=list)  # (time, head) whenever the head shown moved
     errors: list[str] = field(default_factory=list)
     polls: int = 0
+    runs: list[tuple[float, float]] = field(default_factory=list)  # (asked for, finished) of each run the watch asked
 
 
 @dataclass
 class Change:
     at: float  # time.monotonic() just before the teacher's move was sent
     head: int
+    sent_by: float = float("inf")  # when the teacher's run finished: it sent the view to the class before that
 
 
 def shown_head(session: WebsocketSession) -> int | None:
@@ -77,36 +82,43 @@ def watch_data(session: WebsocketSession) -> dict | None:
 
 
 async def keep_polling(follower: Follower, until: float, phase: float = 0.0) -> None:
-    """Ask the route every period, as the page's watch does, until time.monotonic() reaches until. phase (0 to 1)
-    of a period: where in it this follower's timer ticks (browsers that opened the page at different moments)."""
+    """Ask the route as the page's watch does, until time.monotonic() reaches until. phase (0 to 1) of the watch's
+    period: when this follower's first ask goes (browsers that opened the page at different moments)."""
     watch = watch_data(follower.session)
     if watch is None:
         follower.errors.append("the page has no class watch: it does not follow a class")
         return
-    next_at, beat_at = time.monotonic() + phase * watch["period_ms"] / 1000, float("-inf")
-    while True:
-        watch = watch_data(follower.session) or watch  # the last run's: the version the page shows
-        next_at = max(next_at + watch["period_ms"] / 1000, time.monotonic())
-        if next_at >= until:
-            return
-        await asyncio.sleep(next_at - time.monotonic())
-        beat = watch["beat"] != "" and next_at - beat_at >= watch["beat_ms"] / 1000
-        query = urllib.parse.urlencode({"code": watch["code"], **({"beat": watch["beat"]} if beat else {})})
+    await asyncio.sleep(phase * watch["period_ms"] / 1000)
+    heard, asked_at = watch["version"], float("-inf")
+    while time.monotonic() < until:
+        latest = watch_data(follower.session) or watch  # the last run's: the version the page shows
+        if latest["run"] != watch["run"]:  # a new run starts the page's script again
+            watch, heard, asked_at = latest, latest["version"], float("-inf")
+        query = urllib.parse.urlencode({"code": watch["code"], **({} if heard is None else {"version": heard}),
+                                        **({"beat": watch["beat"]} if watch["beat"] else {})})
         try:
-            status, answer = await asyncio.to_thread(get_json, f"{follower.base_url}/api/class?{query}")
-            follower.polls += 1
-            reachable = status == 200 and answer["reachable"]
-            beat_at = next_at if beat and reachable else beat_at
-            if status != 200 or reachable != watch["reachable"] or reachable and (answer["version"] is None or (
-                    watch["following"] and answer["version"] != watch["version"])):
-                await follower.session.send_trigger(WATCH, "behind")
+            status, answer = await asyncio.wait_for(get_json(f"{follower.base_url}/api/class?{query}"),
+                                                    until - time.monotonic())
+        except TimeoutError:
+            return
         except Exception as error:  # noqa: BLE001 (counted and reported with the figures)
             follower.errors.append(f"poll: {error!r}")
             return
+        follower.polls += 1
+        reachable = status == 200 and answer["reachable"]
+        heard = answer["version"] if reachable else heard
+        behind = status != 200 or reachable != watch["reachable"] or reachable and (answer["version"] is None or (
+            watch["following"] and answer["version"] != watch["version"]))
+        if behind and time.monotonic() - asked_at > ASK_AGAIN_MS / 1000:
+            asked_at = time.monotonic()
+            await follower.session.send_trigger(WATCH, "behind")  # returns once the run it asked for finished
+            follower.runs.append((asked_at, time.monotonic()))
         follower.errors.extend(follower.session.errors())
         head = shown_head(follower.session)
         if head != follower.seen[-1][1]:
             follower.seen.append((time.monotonic(), head))
+        if not (status == 200 and answer.get("waited") is True) or heard is None:
+            await asyncio.sleep(watch["period_ms"] / 1000)
 
 
 async def teach(teacher: WebsocketSession, until: float, period_s: float = TEACHER_PERIOD_S) -> list[Change]:
@@ -120,6 +132,7 @@ async def teach(teacher: WebsocketSession, until: float, period_s: float = TEACH
         head = (head + 1) % HEADS
         changes.append(Change(time.monotonic(), head))
         await move_on_chart(teacher, "head", head)
+        changes[-1].sent_by = time.monotonic()
     return changes
 
 

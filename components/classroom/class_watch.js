@@ -1,39 +1,51 @@
 // Streamlit runs the script again for every run's new data (each run's differs: data.run) and calls only the last
-// run's cleanup, when the page goes: so each run first stops the timer the run before it set
-// (parentElement.stopLast), and an ask still under way then sends nothing: it compared the version with the old
-// run's. When it last said the follower is there is kept on the element, across runs. A failed fetch (the server
-// away) asks nothing: Streamlit's own reconnect shows that. Any other answer than the route's JSON, such as a
-// proxy's 404, or Streamlit's own page where the App's routes are not passed on, asks for a rerun at every poll: the
-// run checks the class, as the timed fragment did.
+// run's cleanup, when the page goes: so each run first stops the asks of the run before it (parentElement.stopLast),
+// which also drops the ask the server holds for it. An ask gives the version the page last heard of: the server
+// holds it until the class moves on from there (or its wait ends), so the next move is heard as the teacher makes
+// it. After an ask the server held, the next goes at once; after any other answer (one the server did not hold, the
+// store not answering, a failed fetch) a poll period passes first. A failed fetch (the server away) asks for no
+// run: Streamlit's own reconnect shows that. Any other answer than the route's JSON, such as a proxy's 404, or
+// Streamlit's own page where the App's routes are not passed on, asks for a rerun at every poll period: the run
+// checks the class, as the timed fragment did.
 export default function ({ data, parentElement, setTriggerValue }) {
   parentElement.stopLast?.();
-  let askedAt = -Infinity, busy = false, stopped = false;
-  const poll = async () => {
-    if (busy) return;
-    busy = true;
-    try {
-      const now = performance.now();
-      const beat = data.beat !== '' && now - (parentElement.beatAt ?? -Infinity) >= data.beat_ms;
-      const query = `code=${encodeURIComponent(data.code)}` + (beat ? `&beat=${data.beat}` : '');
-      // At the App's route under the page's own path (server.baseUrlPath), and never waiting for ever: a hung ask
-      // would keep `busy` and stop the polls.
-      const route = `${location.pathname.replace(/[/]+$/, '')}/api/class?${query}`;
-      const response = await fetch(route, {cache: 'no-store', signal: AbortSignal.timeout($ask_timeout_ms)});
-      const answer = response.status === 200 ? await response.json().catch(() => null) : null;
+  const stop = new AbortController();
+  let askedAt = -Infinity, heard = data.version;
+  const pause = () => new Promise((resolve) => {
+    const timer = setTimeout(resolve, data.period_ms);
+    stop.signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, {once: true});
+  });
+  const ask = async () => {
+    // At the App's route under the page's own path (server.baseUrlPath), and never waiting for ever: a hung ask
+    // would stop the asks. The follower says it is there with every ask (each within the server's wait).
+    const query = `code=${encodeURIComponent(data.code)}` + (heard === null ? '' : `&version=${heard}`)
+      + (data.beat !== '' ? `&beat=${data.beat}` : '');
+    const route = `${location.pathname.replace(/[/]+$/, '')}/api/class?${query}`;
+    const signal = AbortSignal.any([stop.signal, AbortSignal.timeout($ask_timeout_ms)]);
+    const response = await fetch(route, {cache: 'no-store', signal});
+    return response.status === 200 ? await response.json().catch(() => null) : null;
+  };
+  const keepAsking = async () => {
+    while (!stop.signal.aborted) {
+      let answer, failed = false;
+      try {
+        answer = await ask();
+      } catch {
+        failed = true;
+      }
+      if (stop.signal.aborted) return;
       const known = answer !== null && typeof answer === 'object' && typeof answer.reachable === 'boolean';
-      if (beat && known && answer.reachable) parentElement.beatAt = now;
-      const behind = !known || answer.reachable !== data.reachable
-        || (answer.reachable && (answer.version === null || (data.following && answer.version !== data.version)));
-      if (behind && !stopped && performance.now() - askedAt > $ask_again_ms) {
+      if (known && answer.reachable) heard = answer.version;
+      const behind = !failed && (!known || answer.reachable !== data.reachable
+        || (answer.reachable && (answer.version === null || (data.following && answer.version !== data.version))));
+      if (behind && performance.now() - askedAt > $ask_again_ms) {
         askedAt = performance.now();
         setTriggerValue('behind', true);
       }
-    } catch {
-    } finally {
-      busy = false;
+      if (failed || !known || answer.waited !== true || heard === null) await pause();
     }
   };
-  const timer = setInterval(poll, data.period_ms);
-  parentElement.stopLast = () => { clearInterval(timer); stopped = true; };
+  keepAsking();
+  parentElement.stopLast = () => stop.abort();
   return parentElement.stopLast;
 }

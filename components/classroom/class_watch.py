@@ -1,6 +1,10 @@
 """A follower's watch on its class: a small script on the page asks the App's route /api/class for the class's
-version every POLL_S (components/api/routes.py) and reruns the page only when the page is out of date: the
-teacher's view moved on (while the student follows), the class ended, or the store stopped or started answering.
+version (components/api/routes.py) and reruns the page only when the page is out of date: the teacher's view moved
+on (while the student follows), the class ended, or the store stopped or started answering. Each ask gives the
+version the page last heard of, and the route holds it until the class moves on from there, or for
+class_waits.WAIT_S (components/server/class_waits.py): the teacher's move is heard as it is made, where a poll every
+POLL_S heard of it up to POLL_S later, and an idle follower asks once a WAIT_S, where it polled every POLL_S. When
+the server holds no more asks, the answer comes at once, and the script asks again after POLL_S, as a poll.
 
 A timed fragment did this before: each poll was a run of the page's script, and each run made the browser draw
 the page again (about 80 ms of its renderer's time, 10 % of a core while nothing happened) and cost the server
@@ -17,11 +21,13 @@ from collections.abc import Callable
 import streamlit as st
 
 from components.assets import filled, read_beside
+from components.server.class_waits import WAIT_S
 
 # How long the script waits before asking again for a rerun it already asked for: the rerun that answers it sends
 # the script new data (and so a fresh start) well before; without it, a rerun lost would leave the page behind.
 ASK_AGAIN_MS = 5_000
-ASK_TIMEOUT_MS = 4_000  # a poll's fetch gives up after this long: the next poll asks again
+# An ask's fetch gives up after this long (the server holds it WAIT_S at most): the script then asks again.
+ASK_TIMEOUT_MS = round(WAIT_S * 1000) + 4_000
 _RUNS = "_class_watch_runs"  # session state: how many times the watch was mounted
 
 # The script that polls: class_watch.js, beside this module.
@@ -31,14 +37,14 @@ _watch = st.components.v2.component(
 
 
 def watch(code: str, version: int, *, following: bool, reachable: bool, follower: str, period_s: float,
-          beat_s: float, on_behind: Callable[[], None]) -> None:
+          on_behind: Callable[[], None]) -> None:
     """Mount the watch for a follower's page showing version of class code; follower (its id) is said to be there
-    every beat_s while it follows; on_behind runs before the run the script asks for. In the sidebar, below its
-    controls, as the viewport's script (components/page/viewport.py): an element of no height still takes the gap
-    between two elements, which in the view would push its chart down."""
+    with every ask while it follows (at least every WAIT_S, within class_store.HEARTBEAT_S); period_s: how long the
+    script waits to ask again after an answer the server did not hold; on_behind runs before the run the script asks
+    for. In the sidebar, below its controls, as the viewport's script (components/page/viewport.py): an element of no
+    height still takes the gap between two elements, which in the view would push its chart down."""
     runs = st.session_state[_RUNS] = st.session_state.get(_RUNS, 0) + 1
     with st.sidebar:
         _watch(key="class_watch", height=0, on_behind_change=on_behind,
                data={"run": runs, "code": code, "version": version, "following": following, "reachable": reachable,
-                     "beat": follower if following else "", "period_ms": round(period_s * 1000),
-                     "beat_ms": round(beat_s * 1000)})
+                     "beat": follower if following else "", "period_ms": round(period_s * 1000)})

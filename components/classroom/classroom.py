@@ -7,9 +7,10 @@ writes them) when it changed.
 
 A page opened with class=CODE follows: every run of the page reads the class's version (follow), and when it
 moved, reads the teacher's view, hands it to the page's own request mechanism (controls.request) and reruns the
-page; between runs, the page's script asks the App's route for the version every POLL_S and reruns the page when
-it moved (components/classroom/class_watch.py). Whatever the student moves after that (any control: the page's
-parameters then differ from what the teacher's view left) leaves follow mode until Follow the teacher again.
+page; between runs, the page's script asks the App's route for the version, which holds the ask until the class
+moves, and reruns the page when it moved (components/classroom/class_watch.py). Whatever the student moves after
+that (any control: the page's parameters then differ from what the teacher's view left) leaves follow mode until
+Follow the teacher again.
 
 Only a page whose link holds the class's key (compared in constant time, by the store) drives the class. A
 code read from a link is checked against CODE_ALPHABET before it goes anywhere, and shown only as a code span.
@@ -59,12 +60,11 @@ NOT_FOLLOWED = {
                "screen (a phone's would show a sliver of a chart)",
 }
 FOLLOWED = tuple(name for name in page_state.PARAMS if name not in NOT_FOLLOWED)
-# A follower's page asks the App's route for the class's version this often: a teacher's change shows within
-# POLL_S and a rerun. (Each ask was a run of a fragment, about 1.9 ms of the server's CPU however little it did,
-# and a redraw of the page by the browser: bench/class_follow.py.)
+# A follower's page asks the App's route for the class's version again this long after an answer the route did not
+# hold (the server holds all the asks it may, the store does not answer); a held ask is answered as the class moves.
 POLL_S = 0.75
-# A follower says it is there this often (a class store write), well within class_store.HEARTBEAT_S: the
-# other polls only read the version, one Redis round trip without a write.
+# A follower's run says it is there this often (a class store write), well within class_store.HEARTBEAT_S; its
+# watch says so with every ask.
 BEAT_S = 2.0
 COUNT_S = 2.0  # the teacher's panel counts the followers this often (and sends a change Redis missed)
 # On the projected page, beside its title, px a module: a link of 40 letters is a code of 37 modules with its
@@ -276,7 +276,7 @@ def follow() -> None:
         st.warning(UNREACHABLE, icon=":material/cloud_off:")
     questions.keep_voter()
     class_watch.watch(seat.code, seat.version, following=seat.following, reachable=not seat.unreachable,
-                      follower=seat.follower_id, period_s=POLL_S, beat_s=BEAT_S, on_behind=_check_before_run)
+                      follower=seat.follower_id, period_s=POLL_S, on_behind=_check_before_run)
 
 
 def _check_before_run() -> None:
