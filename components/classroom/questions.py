@@ -51,8 +51,12 @@ def plain(text: str) -> str:
 
 def voter() -> str | None:
     """This browser's voter id: what its script reported in this session, or its cookie (a page reopened)."""
-    reported = (st.session_state.get(_VOTER_KEY) or {}).get("voter") or st.context.cookies.get(VOTER_COOKIE, "")
-    return reported if question_store.valid_voter(reported) else None
+    state = st.session_state.get(_VOTER_KEY)
+    reported = state.get("voter") if isinstance(state, dict) else None
+    for given in (reported, st.context.cookies.get(VOTER_COOKIE)):
+        if isinstance(given, str) and question_store.valid_voter(given):
+            return given
+    return None
 
 
 def keep_voter() -> None:
