@@ -1,7 +1,7 @@
-"""The views past the attention layer in the bench: a step of the generation view (its Step slider) and a layer of
-the logit lens (its Layer read slider), on the GPT-2 of the bundled model's shape (random weights, its tokenizer
-trained offline: bench/checkpoints.py) at 32 tokens, each against the floor plus transformers' own bare time for
-what the view stands on: one decode step with a key/value cache for generation, one forward pass with the
+"""The views past the attention layer in the bench: a step of the generation view (its chart's own Step input) and a
+layer of the logit lens (its Layer read slider), on the GPT-2 of the bundled model's shape (random weights, its
+tokenizer trained offline: bench/checkpoints.py) at 32 tokens, each against the floor plus transformers' own bare time
+for what the view stands on: one decode step with a key/value cache for generation, one forward pass with the
 language-model head for the lens. Both bare times are measured in this process, on one thread as the app's.
 """
 
@@ -11,7 +11,8 @@ import statistics
 import time
 from pathlib import Path
 
-from bench.page_speed import Case, slider
+from bench.page_speed import Case, chart_input, slider
+from components.charts.generation import STEP
 
 DECODE_REFERENCE = "GPT-2 decode step + floor"  # a Case.reference: one decode step's bare time, plus the floor
 FORWARD_REFERENCE = "GPT-2 forward + floor"  # a Case.reference: the bare forward pass with the head, plus the floor
@@ -27,9 +28,10 @@ def cases(gpt2_model: str, gpt2_text: str) -> list[Case]:
     gpt2 = {"text": gpt2_text, "model": gpt2_model}
     there_and_back = ["ArrowRight"] * LAST_STEP + ["ArrowLeft"] * LAST_STEP
     return [
-        Case("generation step, GPT-2, 32 tokens", "views", f"the generate view's `generate_step` 0 → {LAST_STEP} → 0",
-             {**gpt2, "view": "generate"}, slider("generate_step", there_and_back), TARGET,
-             reference=DECODE_REFERENCE),
+        # Every step's rows at the layer are in the browser: the press repaints the chart, the rerun comes after.
+        Case("generation step, GPT-2, 32 tokens", "views", f"the step chart's `Step` input 0 → {LAST_STEP} → 0",
+             {**gpt2, "view": "generate"}, chart_input(STEP, there_and_back), TARGET, reference=DECODE_REFERENCE,
+             in_browser=True),
         Case("lens layer, GPT-2, 32 tokens", "views", f"the lens's `lens_layer` 0 → {LAYERS} → 0",
              {**gpt2, "view": "lens"}, slider("lens_layer", ["ArrowRight"] * LAYERS + ["ArrowLeft"] * LAYERS),
              TARGET, reference=FORWARD_REFERENCE),
