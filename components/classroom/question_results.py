@@ -17,6 +17,7 @@ import pandas as pd
 from components.server.question_store import Asked
 
 ANSWER_COLOUR, OTHER_COLOUR = "#2e7d32", "#9e9e9e"
+LABEL_PX = 140  # the choices' labels beside the bars
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 CSV_COLUMNS = ("question", "kind", "text", "choice", "page_answer", "votes_round_1", "votes_round_2", "state")
 
@@ -31,11 +32,12 @@ def answers_frame(asked: Asked) -> pd.DataFrame:
 
 
 def answers_chart(asked: Asked, width: int) -> alt.FacetChart:
-    """The class's votes per choice, one panel of bars per round, the page's answer in green and marked."""
+    """The class's votes per choice, one panel of bars per round, one under the other (a phone's width holds them),
+    in the choices' order, the page's answer in green and marked; width: the panel's, in px, its labels beside it."""
     frame = answers_frame(asked)
-    rounds = max(1, len(asked.counts))
-    bar_px = 16 if len(asked.question.choices) > 8 else 24
-    y = alt.Y("choice:N", sort=alt.SortField("position"), title=None, axis=alt.Axis(labelLimit=160))
+    bar_px = 14 if len(asked.question.choices) > 8 else 22
+    y = alt.Y("choice:N", sort=list(dict.fromkeys(asked.question.choices)), title=None,
+              axis=alt.Axis(labelLimit=LABEL_PX))
     bars = alt.Chart().mark_bar().encode(
         y=y, x=alt.X("votes:Q", title="votes", axis=alt.Axis(tickMinStep=1, format="d")),
         color=alt.condition(alt.datum.answer, alt.value(ANSWER_COLOUR), alt.value(OTHER_COLOUR)),
@@ -43,9 +45,9 @@ def answers_chart(asked: Asked, width: int) -> alt.FacetChart:
     mark = alt.Chart().transform_filter(alt.datum.answer).mark_text(
         align="left", dx=4, color=ANSWER_COLOUR, fontWeight="bold").encode(
         y=y, x="votes:Q", text=alt.value("✓ the page's answer"))
-    panel_px = max(160, (width - 160) // rounds - 40)
-    return alt.layer(bars, mark, data=frame).properties(width=panel_px, height=bar_px * len(asked.question.choices)
-                                                        ).facet(column=alt.Column("round:N", title=None))
+    return alt.layer(bars, mark, data=frame).properties(
+        width=max(120, width - LABEL_PX - 60), height=bar_px * len(asked.question.choices)).facet(
+        row=alt.Row("round:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")))
 
 
 def results_csv(results: list[Asked]) -> str:

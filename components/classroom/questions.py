@@ -24,10 +24,11 @@ from components.assets import filled, read_beside
 from components.caches import stores
 from components.classroom import question_asking
 from components.classroom.question_results import answers_chart, results_csv
-from components.page import controls
+from components.page import controls, viewport
 from components.server import question_store
 from components.server.question_store import CLOSED, COUNT_S, OPEN, REVEALED, Asked, Question, StoreUnavailable
 
+MAX_CHART_PX = 560  # the class's bars, labels included: a projector's card, or a phone's width
 VOTER_COOKIE = "aa_voter"
 VOTER_COOKIE_DAYS = 30
 _VOTER_KEY = "class_voter"
@@ -184,13 +185,17 @@ def _choices_list(question: Question) -> None:
 
 
 def _revealed(asked: Asked) -> None:
-    st.altair_chart(answers_chart(asked, 640), width="content")
+    """The page's answer first (a projector shows the top of the card), then the class's bars, then how the page
+    computed its answer."""
     question = asked.question
     if question.answer is None:
         st.caption("The teacher's own question: the page computed no answer.")
-        return
-    st.success(f"The page's answer: **{plain(question.choices[question.answer])}**", icon=":material/check_circle:")
-    st.caption(plain(question.why))
+    else:
+        st.success(f"The page's answer: **{plain(question.choices[question.answer])}**",
+                   icon=":material/check_circle:")
+    st.altair_chart(answers_chart(asked, min(MAX_CHART_PX, viewport.current().main_px - 40)), width="content")
+    if question.why:
+        st.caption(plain(question.why))
 
 
 def _download(code: str, key: str) -> None:

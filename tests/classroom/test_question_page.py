@@ -36,7 +36,7 @@ def ask(page, kind: str, **widgets) -> None:
 
 def answers_chart(page) -> list:
     """The class's bars (components/classroom/question_results.py): the chart whose panels are the rounds."""
-    return [chart for chart in page.get("vega_lite_chart") if '"column": {"field": "round"' in chart.proto.spec]
+    return [chart for chart in page.get("vega_lite_chart") if '"row": {"field": "round"' in chart.proto.spec]
 
 
 def asked(code: str, key: str):

@@ -34,4 +34,6 @@ def test_the_chart_draws_every_round_and_keeps_the_choices_as_data():
     spec = answers_chart(OWN, 640).to_dict()
     values = next(iter(spec["datasets"].values()))
     assert [row["choice"] for row in values] == list(OWN.question.choices)
+    for layer in spec["spec"]["layer"]:  # the choices stand in the spec only as the order of the bars, a list of values
+        assert layer["encoding"]["y"].pop("sort") == list(OWN.question.choices)
     assert "datum.x" not in str(spec["spec"]) and "@SUM" not in str(spec["spec"])
