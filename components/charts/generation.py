@@ -35,6 +35,7 @@ SCHEME, DOMAIN = "blues", (0.0, 1.0)  # weights: 0 to 1, the same colours at eve
 STEP = "decode_step"
 PANEL = "steps"  # the name of the chart's datasets: "steps-cells", "steps-ranges"
 ROW_TITLE, COLUMN_TITLE = "query head", "cached key"
+NOT_CACHED = "not cached yet: this step's query cannot read it"  # a grey cell's tooltip: a key of a later step
 # Every step's rows are sent when they fit the budget of a heatmap sent whole in cells: 32 steps (the page's most) of a
 # row of 64 × 64 cells, about 0.5 MB.
 STEPS_CELLS = ALL_LAYERS_CELLS["vector"]
@@ -54,7 +55,8 @@ def steps_spec(row_labels: tuple[str, ...], column_labels: tuple[str, ...], step
     step = picker(STEP, "Step", steps)
     chart = heatmap_panel(named(PANEL, CELLS), named(PANEL, RANGES), False, list(row_labels), list(column_labels),
                           title=title, row_title=ROW_TITLE, column_title=COLUMN_TITLE, scheme=SCHEME, size=size,
-                          lettering=lettering, params=[step], column=f"datum[{picked(STEP)}]")
+                          lettering=lettering, params=[step], column=f"datum[{picked(STEP)}]",
+                          missing=NOT_CACHED)
     return chart.properties(autosize=alt.AutoSizeParams(type="pad")).to_dict(validate=False)
 
 

@@ -92,11 +92,12 @@ def picture_row(matrix: np.ndarray, domain: list[float], scheme: str, reverse: b
 
 def vector_cells(cells: Data, labels: tuple[str, str], x_axis, y_axis, colour, value_title, params,
                  column: str | None, cell: tuple[float, float] | None, key: alt.Legend, aria: bool = False,
-                 keep: str | None = None) -> alt.Chart:
+                 keep: str | None = None, missing: str = MASKED_VALUE) -> alt.Chart:
     """A rect per cell of cells (a line a cell: its row, its column, its values), coloured by the value the column
     expression reads (picked_column: the picked head's, of cells_by_head's lines; None: the line's own "value"),
     with its row's and column's labels (labels: their expressions) and its value in the tooltip; a masked cell
-    grey, and named masked. keep: a filter of the lines drawn (None: all).
+    grey, and named masked (missing: what its tooltip says instead of a value). keep: a filter of the lines drawn
+    (None: all).
 
     A move re-evaluates every mark's encoding, expression by expression (Streamlit runs Vega's interpreter,
     not compiled code), so the marks carry as little as they can: cell (px) is a fixed width and height,
@@ -122,15 +123,16 @@ def vector_cells(cells: Data, labels: tuple[str, str], x_axis, y_axis, colour, v
         y=alt.Y("row:O", axis=y_axis, scale=TOKEN_BANDS),
         color=alt.condition(MASKED, alt.value(MASKED_COLOUR), alt.Color("value:Q", scale=colour, title=None,
                                                                           legend=key)),
-        tooltip=cell_tooltip(y_axis.title, x_axis.title, value_title),
+        tooltip=cell_tooltip(y_axis.title, x_axis.title, value_title, missing=missing),
     )
 
 
-def cell_tooltip(row_title: str, column_title: str, value_title: str, column: str = "datum.column_label") -> dict:
+def cell_tooltip(row_title: str, column_title: str, value_title: str, column: str = "datum.column_label",
+                 missing: str = MASKED_VALUE) -> dict:
     """A heatmap cell's tooltip: its row and column labels (column: the expression of the latter) and its
-    value (masked, for a masked cell), as one expression."""
+    value (missing's words, for a masked cell), as one expression."""
     return tooltip_of({row_title: "datum.row_label", column_title: column,
-                       value_title: f"{MASKED} ? {json.dumps(MASKED_VALUE)} : format(datum.value, '.4f')"})
+                       value_title: f"{MASKED} ? {json.dumps(missing)} : format(datum.value, '.4f')"})
 
 
 def tooltip_of(entries: dict[str, str]) -> dict:
@@ -273,7 +275,8 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
                   params: list = (), picks: list = (), heads_sent: int = 1, first_layer: int = 0,
                   key: alt.Legend | None = None,
                   tooltip: str = PICTURE_TOOLTIP, aria: bool = False, over: list = (),
-                  subtitle: str | None = None, column: str | None = None) -> alt.TopLevelMixin:
+                  subtitle: str | None = None, column: str | None = None, missing: str = MASKED_VALUE
+                  ) -> alt.TopLevelMixin:
     """A heatmap on token axes: data, its cells (cells_by_head's lines) or, raster, its pictures (picture_row's, a
     row a head: pictures_by_head), coloured in scheme over ranges (a "value" per end, a head's two when several are
     sent; None: the data's own, which Vega finds), the head shown picked by picks (selections; params: those the
@@ -287,7 +290,8 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
     lettering says); tooltip a picture's; aria an ARIA description per cell; over: layers drawn over the cells
     (clipped cells' rings), subtitle a line under the title. column: the expression of a cell's value in cells_by_head's
     lines, for cells picked by a parameter of the chart's own (params) other than layer and head (None: the picked
-    head's column, picked_column)."""
+    head's column, picked_column); missing: what a cell without a number (grey) says in its tooltip, masked by
+    default."""
     rows, columns = len(row_labels), len(column_labels)
     # Rows no closer than the lettering's labels may stand: a projected context (13 tokens × 32 dimensions) had rows
     # of 16 px under labels 17 px apart, and every other token lost its label.
@@ -307,7 +311,7 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
         chart = labelled(vector_cells(data, labels, x_axis, y_axis, colour, value_title or title, list(params),
                                       column or picked_column(picks, heads_sent, first_layer),
                                       (width / columns, height / rows),
-                                      key, aria),
+                                      key, aria, missing=missing),
                          row_labels, column_labels)
         if ranges is not None:
             chart = alt.layer(chart, range_carrier(ranges, colour, list(picks), key))
