@@ -220,6 +220,12 @@ def teaching() -> bool:
     return _seat().role == "teacher"
 
 
+def following() -> bool:
+    """Whether this page follows its class's teacher now (a student who broke away does not)."""
+    seat = _seat()
+    return seat.role == "follower" and seat.following
+
+
 def class_card(under: DeltaGenerator) -> None:
     """On the teacher's projected page, where the sidebar is closed: a small QR code, the class's code and the
     students' link (as plain text), and a way to the large QR code; under (the title's column, which is wider),

@@ -3,9 +3,12 @@ tokens that repeat, the two-layer one growing a previous-token head and an induc
 
 The controls are the page's (page_state: periods, vocab, heads, steps, seed; in the link). Train waits for a free
 place on the server and trains both models, or follows the page that trains the same settings already; a finished
-run is every session's (parts/induction_training.py). After it: in words which head became what, and when; the loss
-and every head's scores over training; every head's attention at the kept steps, scrubbed in the browser. The run
-shown is this session's last trained one, which the logit lens view can read (parts/last_induction.py).
+run is every session's (parts/induction_training.py). A page drawn while another trains its settings watches that run,
+its own Train off; a class's students, whose pages follow the teacher's settings, look for the teacher's run every
+AWAIT_POLL_S until it starts, since a press of Train changes nothing the class's view holds. After it: in words which
+head became what, and when; the loss and every head's scores over training; every head's attention at the kept steps,
+scrubbed in the browser. The run shown is this session's last trained one, which the logit lens view can read
+(parts/last_induction.py).
 """
 
 from __future__ import annotations
@@ -25,17 +28,26 @@ from attention.stages.limits import (
     PAGE_INDUCTION_VOCAB,
     PAGE_SEED,
 )
-from components.caches import chart_memos, experiments
+from components.caches import chart_memos, experiments, shared
 from components.charts import induction as charts
 from components.charts.draw import draw_spec
 from components.charts.scrub import INPUT_STYLE
+from components.classroom import classroom
 from components.page import controls
 from components.page.downloads import csv_download
 from components.views.parts import last_induction
-from components.views.parts.induction_training import draw_curves, session_run, status, train_or_watch
+from components.views.parts.induction_training import (
+    draw_curves,
+    session_run,
+    status,
+    train_or_watch,
+    watch_under_way,
+)
 from components.views.parts.scrubbed import toolbar_inside
 
 CSV_COLUMNS = ["layers", "step", "layer", "head", "previous_token", "induction", "loss"]
+# A student's page before training looks this often for the teacher's run of the same settings (_await_teachers_run).
+AWAIT_POLL_S = 1.0
 ONE_LAYER_LIMIT = 0.3  # a one-layer head above this would be doing induction by some other road: said if it happens
 
 
@@ -51,10 +63,18 @@ def render(context) -> None:
     train_column, stop_column, note_column = st.columns([1, 1, 4], vertical_alignment="center")
     run = session_run(config)
     finished = run is not None and run.finished
+    # Another page trains these settings now (in a class, the teacher's): this page watches it, with no Train.
+    watching = run is None and shared.induction_runs().under_way(config) is not None
     pressed = train_column.button("Train", key="induction_train", type="primary", icon=":material/play_arrow:",
-                                  disabled=finished, help="These settings are trained: every page shows the same "
-                                                          "run." if finished else None)
-    if pressed:
+                                  disabled=finished or watching,
+                                  help="These settings are trained: every page shows the same run." if finished
+                                  else "Another page is training these settings: this page shows its run."
+                                  if watching else None)
+    if watching:
+        if watch_under_way(config, context.width, context.lettering) is not None:
+            st.rerun()  # drawn again as every page shows a finished run
+        run = session_run(config)
+    elif pressed:
         stop_slot = stop_column.empty()
         stop_slot.button("Stop", key="induction_stop", icon=":material/stop:",
                          help="Stops the training where it is; what both models learned so far stays on the page.")
@@ -65,6 +85,8 @@ def render(context) -> None:
     if run is None:
         note_column.caption(f"Press Train: {config.steps} steps for each model, batches of {config.batch_size} "
                             "sequences, about 15 s with the defaults on a quiet server.")
+        if classroom.following():
+            _await_teachers_run(config)
         _before_training(config, context)
         return
     if not pressed:
@@ -72,6 +94,16 @@ def render(context) -> None:
     if finished:
         _another_seed(config, stop_column, note_column)
     _results(run, context)
+
+
+@st.fragment(run_every=AWAIT_POLL_S)
+def _await_teachers_run(config: InductionConfig) -> None:
+    """A student's page before training: the whole page runs again as soon as a page (the teacher's) starts training
+    these settings, or has trained them, so that the student watches that run. Pressing Train changes nothing the
+    class's view holds, so the class's own watch does not move for it."""
+    runs = shared.induction_runs()
+    if runs.under_way(config) is not None or runs.finished(config) is not None:
+        st.rerun(scope="app")
 
 
 def _another_seed(config: InductionConfig, button_column, note_column) -> None:

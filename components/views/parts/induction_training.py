@@ -54,6 +54,14 @@ def train_or_watch(config: InductionConfig, width: int, lettering) -> InductionR
     return run
 
 
+def watch_under_way(config: InductionConfig, width: int, lettering) -> InductionRun | None:
+    """Watch the run another page is training for these settings (a class's students, their teacher's), never
+    training here: its finished run, else None (it was stopped, or ended before the watch began)."""
+    progress = st.progress(0.0, text="Starting…")
+    live_chart = st.empty()
+    return _watch(config, progress, live_chart, width, lettering)
+
+
 def status(run: InductionRun, running: bool = False) -> str:
     """One line: how far the run is and what each model's loss on the repeated part is."""
     config = run.config
