@@ -1,5 +1,8 @@
 """How long a class's followers take to show the teacher's move while other readers of the same server open heavy
-views: a teacher and two students in Chromium (as tests/browser/test_class_e2e.py has them), on one server.
+views: a teacher and STUDENTS students in Chromium (two by default, as tests/browser/test_class_e2e.py has them;
+every other one at a phone's size), on one server. Real pages, each its own browser context, so that the page's
+own script asks the route (components/classroom/class_watch.js); bench/class_follow.py takes thirty followers
+over websockets, which real pages on 2 cores could not.
 
 The teacher presses its one-head chart's Head input MOVES times. For each move, the time from the teacher's link
 showing the head (its run has sent the view to the class) to each student's chart input showing it. Twice: with
@@ -7,10 +10,11 @@ nobody else on the server, then with STRANGERS other tabs opening views of texts
 not seen, opened STRANGERS_AHEAD_MS before each press (what the suite's other workers do to the shared browser-test
 server).
 
-A follower's watch hears of the move within classroom.POLL_S and asks for a run at once; the run then draws the
-view, which waits its turn for a page slot (caches.work.PAGE_SLOTS, PAGE_WAIT_S) behind the strangers' views.
+A follower's watch hears of the move as the class has it (the route holds its ask: components/server/class_waits.py)
+and asks for a run at once; the run then draws the view, which waits its turn for a page slot
+(caches.work.PAGE_SLOTS, PAGE_WAIT_S) behind the strangers' views.
 
-    python -m bench.class_busy_follow [moves]      (default 6)
+    python -m bench.class_busy_follow [moves] [students]      (defaults: 6 moves, 2 students)
 
 Prints, asserts nothing.
 """
@@ -51,10 +55,10 @@ def follow_times(teacher, students, head: int) -> list[float | None]:
     return shown
 
 
-def run(browser, base_url: str, moves: int, strangers: bool, first_text: int) -> list[float | None]:
-    """One class on base_url; the students' follow times of every move."""
+def run(browser, base_url: str, moves: int, count: int, strangers: bool, first_text: int) -> list[float | None]:
+    """One class of count students on base_url; the students' follow times of every move."""
     teacher = open_tab(browser, viewport=TEACHER)
-    students = [open_tab(browser), open_tab(browser, viewport=PHONE)]
+    students = [open_tab(browser, **({"viewport": PHONE} if index % 2 else {})) for index in range(count)]
     others = []
     try:
         load_page(teacher, f"{base_url}/?teach=1&text={quote_plus(TEXT)}")
@@ -87,7 +91,8 @@ def summary(times: list[float | None]) -> str:
     missed = len(times) - len(followed)
     if not followed:
         return f"none of {len(times)} followed"
-    return (f"median {statistics.median(followed):.2f} s, max {max(followed):.2f} s, over 15 s: "
+    p95 = sorted(followed)[min(len(followed) - 1, round(0.95 * (len(followed) - 1)))]
+    return (f"median {statistics.median(followed):.2f} s, p95 {p95:.2f} s, max {max(followed):.2f} s, over 15 s: "
             f"{sum(seconds > 15 for seconds in followed)} of {len(times)}, not followed: {missed}")
 
 
@@ -95,14 +100,16 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     moves = int(sys.argv[1]) if len(sys.argv) > 1 else 6
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else 2
     load_at_start, started = os.getloadavg(), time.monotonic()
     with streamlit_server(APP) as base_url, sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         try:
             for strangers in (False, True):
-                times = run(browser, base_url, moves, strangers, first_text=1000 * strangers)
+                times = run(browser, base_url, moves, count, strangers, first_text=1000 * strangers)
                 label = f"with {len(STRANGER_VIEWS)} strangers a move" if strangers else "alone"
-                print(f"teacher's link -> students' charts, {moves} moves x 2 students, {label}: {summary(times)}")
+                print(f"teacher's link -> students' charts, {moves} moves x {count} students, {label}: "
+                      f"{summary(times)}")
                 print("  " + " ".join("-" if seconds is None else f"{seconds:.1f}" for seconds in times))
             print(machine(load_at_start, browser.version, time.monotonic() - started))
         finally:
