@@ -27,6 +27,15 @@ KINDS = {
     "entropy": ("What happens to the weights' entropy when d_k doubles without the scaling?", None),
     OWN: ("My own question", None),
 }
+# How the page computes each kind's answer, said in the form (and, with the numbers, at the reveal).
+HOW = {
+    "key": "The page's answer: the key of largest weight in the token's row of this head.",
+    "mask": "The page's answer: the row's sum after the softmax of the masked scores, against 1 (float32's 1e-5).",
+    "previous": "The page's answer: the head whose mean weight on the token just before, α[i, i−1] over the "
+                "queries i ≥ 1, is highest.",
+    "entropy": "The page's answer: the mean entropy of softmax(q·k) over random unit-variance queries and keys, "
+               "unscaled, at this head size and twice it.",
+}
 # The reveal's view per kind: what a view's parameters become at the reveal (the rest stay the class's).
 REVEAL_VIEWS = {"key": "neuron", "mask": "head", "previous": "heads", "entropy": "lab"}
 _NUMBERS = ("layer", "head", "query")  # the reveal's parameters that are numbers
@@ -54,6 +63,7 @@ def form(state: PageState, on_ask) -> None:
                                  index=min(state.query, len(tokens) - 1), key="quiz_token")
         if kind == "mask":
             st.caption(f"The mask the page puts on the scores now: `{state.mask}` (the attention controls change it).")
+        st.caption(HOW[kind])
         if st.button("Ask the class", key="quiz_ask", type="primary", icon=":material/send:"):
             on_ask(computed_question(kind, state, query))
 

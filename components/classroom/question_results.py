@@ -35,9 +35,9 @@ def answers_chart(asked: Asked, width: int) -> alt.FacetChart:
     """The class's votes per choice, one panel of bars per round, one under the other (a phone's width holds them),
     in the choices' order, the page's answer in green and marked; width: the panel's, in px, its labels beside it."""
     frame = answers_frame(asked)
-    bar_px = 14 if len(asked.question.choices) > 8 else 22
+    bar_px = 16 if len(asked.question.choices) > 8 else 22
     y = alt.Y("choice:N", sort=list(dict.fromkeys(asked.question.choices)), title=None,
-              axis=alt.Axis(labelLimit=LABEL_PX))
+              axis=alt.Axis(labelLimit=LABEL_PX, labelOverlap=False))  # every choice named
     bars = alt.Chart().mark_bar().encode(
         y=y, x=alt.X("votes:Q", title="votes", axis=alt.Axis(tickMinStep=1, format="d")),
         color=alt.condition(alt.datum.answer, alt.value(ANSWER_COLOUR), alt.value(OTHER_COLOUR)),

@@ -32,6 +32,9 @@ MAX_CHART_PX = 560  # the class's bars, labels included: a projector's card, or 
 VOTER_COOKIE = "aa_voter"
 VOTER_COOKIE_DAYS = 30
 _VOTER_KEY = "class_voter"
+WORD_JOINER = "\u2060"
+# What GitHub-flavoured Markdown turns into a link by itself: "scheme://", "www.", and the "@" of an e-mail address.
+_AUTOLINK = re.compile(r"(?i)[a-z]:/|www\.|[^\s]@")
 _PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:\"'=^%@])")
 
 _voter = st.components.v2.component(
@@ -46,8 +49,11 @@ def store() -> question_store.QuestionStore:
 
 
 def plain(text: str) -> str:
-    """Text a teacher typed (or a token), as Markdown that shows it literally: every punctuation mark escaped."""
-    return _PUNCTUATION.sub(r"\\\1", text.replace("\n", " "))
+    """Text a teacher typed (or a token), as Markdown that shows it literally: every punctuation mark escaped, and a
+    word joiner (invisible) where the Markdown of the page would make a link of an address by itself."""
+    unlinked = _AUTOLINK.sub(lambda found: found.group(0)[:-1] + WORD_JOINER + found.group(0)[-1],
+                             text.replace("\n", " "))
+    return _PUNCTUATION.sub(r"\\\1", unlinked)
 
 
 def voter() -> str | None:
