@@ -9,11 +9,11 @@ either, 429: the page's press then goes by its rerun, which is the truth in any 
 GET /api/class answers a follower's page: its class's version (components/classroom/class_watch.py), and with
 beat=FOLLOWER, counts the follower as there. With version=N, the answer waits while the class is at version N, up
 to class_waits.WAIT_S, and comes as soon as the teacher moves it on or ends it (components/server/class_waits.py);
-"waited" says whether it was held (a page asks again at once after an ask that was, after its poll period after
-one that was not: the class or the server held all the asks it may). A code that is no live class, or a class
-already past N, is answered at once and nothing is held. A class store that does not answer is said in the answer
-("reachable": false), never with a 5xx status: deploy/nginx.conf takes a replica that answers 502 or 503 out of its
-rotation, and a Redis outage would take out every replica.
+its answer's "waited" says whether it was held (a page asks again at once after an ask that was, after its poll
+period after one that was not: the class or the server held all the asks it may). A code that is no live class,
+or a class already past N, is answered at once and nothing is held. A class store that does not answer is said in
+the answer ("reachable": false), never with a 5xx status: deploy/nginx.conf takes a replica that answers 502 or 503
+out of its rotation, and a Redis outage would take out every replica.
 Both answer at /api/… and, under server.baseUrlPath, at /BASE/api/… too, where the page (which asks relative to its
 own address) finds them; Streamlit mounts an App's routes at the top whatever its base path.
 Light to import, as the server starts with it: what the answer computes is imported by the first request a page
@@ -108,8 +108,8 @@ async def class_version(request: Request) -> JSONResponse:
         return JSONResponse({"reachable": False}, headers={"Cache-Control": "no-store"})
     except NoRoom:
         pass  # answered at once: the page asks again after its poll period
-    return JSONResponse({"reachable": True, "version": version, "waited": waited},
-                        headers={"Cache-Control": "no-store"})
+    answer = {"reachable": True, "version": version} | ({} if shown is None else {"waited": waited})
+    return JSONResponse(answer, headers={"Cache-Control": "no-store"})
 
 
 def _version(code: str, follower: str | None) -> int | None:

@@ -35,6 +35,10 @@ export default function ({ data, parentElement, setTriggerValue }) {
       }
       if (stop.signal.aborted) return;
       const known = answer !== null && typeof answer === 'object' && typeof answer.reachable === 'boolean';
+      if (!failed && !known) {  // a poll period before the rerun it asks for, whose run then asks again at once
+        await pause();
+        if (stop.signal.aborted) return;
+      }
       if (known && answer.reachable) heard = answer.version;
       const behind = !failed && (!known || answer.reachable !== data.reachable
         || (answer.reachable && (answer.version === null || (data.following && answer.version !== data.version))));
@@ -42,7 +46,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
         askedAt = performance.now();
         setTriggerValue('behind', true);
       }
-      if (failed || !known || answer.waited !== true || heard === null) await pause();
+      if (failed || (known && (answer.waited !== true || heard === null))) await pause();
     }
   };
   keepAsking();

@@ -32,13 +32,30 @@ from components.server.class_store import MAX_FOLLOWERS, StoreUnavailable
 log = logging.getLogger(__name__)
 
 WAIT_ENV = "ATTENTION_ANATOMY_CLASS_WAIT_S"
-# How long an ask is held at most: the page then asks again, and its ask says the follower is there
-# (class_store.HEARTBEAT_S, 5 s: a follower must ask within it to stay counted). A proxy in front must wait longer
-# than this for an answer (nginx's proxy_read_timeout: 60 s by default).
-WAIT_S = float(os.environ.get(WAIT_ENV) or 3.0)
+WAIT_S_RANGE = (0.1, 3600.0)
 TICK_S = 0.1  # how often the watch reads the versions of the classes waited on: what a move waits at most here
 MAX_HELD_PER_CLASS = MAX_FOLLOWERS  # a lecture hall, each page holding one ask
 MAX_HELD = 2_000  # asks held at once in the process: each an open connection and a few KB
+
+
+def wait_setting(value: str | None) -> float:
+    """WAIT_ENV's seconds (3 when empty); ValueError, saying the range, for anything else, so that the server does
+    not start on a typo."""
+    if not (value or "").strip():
+        return 3.0
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not WAIT_S_RANGE[0] <= seconds <= WAIT_S_RANGE[1]:
+        raise ValueError(f"{WAIT_ENV} must be seconds from {WAIT_S_RANGE[0]:g} to {WAIT_S_RANGE[1]:g}, not {value!r}")
+    return seconds
+
+
+# How long an ask is held at most: the page then asks again, and its ask says the follower is there
+# (class_store.HEARTBEAT_S, 5 s: a follower must ask within it to stay counted). A proxy in front must wait longer
+# than this for an answer (nginx's proxy_read_timeout: 60 s by default).
+WAIT_S = wait_setting(os.environ.get(WAIT_ENV))
 
 
 class NoRoom(RuntimeError):

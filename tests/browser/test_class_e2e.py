@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from components.server.class_waits import WAIT_S
 from harness.browser import (
     TAB_TIMEOUT_MS,
     expect_head,
@@ -35,11 +36,12 @@ pytestmark = [*BROWSER_TESTS, pytest.mark.long]  # a teacher and students: two m
 SHOTS = Path(__file__).resolve().parents[2] / "screenshots" / "class"
 TEXT = "the teacher points at one head"
 PROJECTOR, PHONE = {"width": 1280, "height": 720}, {"width": 390, "height": 844}
-# How long a follower's page may take to show the teacher's move, once the class has it: its watch's next poll
-# (classroom.POLL_S), then a run of the whole page, whose view waits its turn for a page slot behind whatever the
-# server's other sessions draw (up to caches.work.PAGE_WAIT_S, 30 s), on the 2 busy cores of a suite whose other
-# workers open every view of long texts on the same server (bench/class_busy_follow.py: 12 s and more, where expect's
-# 15 s was the bound). The teacher's own press is waited for as its rerun settles (harness.browser, 60 s).
+# How long a follower's page may take to show the teacher's move, once the class has it: its watch's held ask
+# (components/server/class_waits.py), then a run of the whole page, whose view waits its turn for a page slot behind
+# whatever the server's other sessions draw (up to caches.work.PAGE_WAIT_S, 30 s), on the 2 busy cores of a suite
+# whose other workers open every view of long texts on the same server (bench/class_busy_follow.py: 12 s and more,
+# where expect's 15 s was the bound). The teacher's own press is waited for as its rerun settles (harness.browser,
+# 60 s).
 FOLLOW_TIMEOUT_MS = TAB_TIMEOUT_MS
 
 
@@ -223,16 +225,17 @@ def follows_a_view_and_back(teacher, page) -> None:
 
 
 def test_an_idle_follower_asks_the_route_and_reruns_only_when_the_teacher_moves(classroom, student):
-    """A follower's page asks /api/class for the version (components/classroom/class_watch.py) and sends the server
-    nothing while the class stands still: a timed fragment reran the page, and the browser drew it, at every poll."""
+    """A follower's page asks /api/class for the version (components/classroom/class_watch.py), with the version it
+    shows for the route to hold, and sends the server nothing while the class stands still: a timed fragment reran
+    the page, and the browser drew it, at every poll."""
     teacher, _ = classroom
     page = student()
     asked = []
     page.on("request", lambda request: asked.append(request.url) if "/api/class?" in request.url else None)
     sent = page.evaluate("() => window.__stProbe.sends.length")  # harness/browser.py's probe of the websocket
-    page.wait_for_timeout(3_000)
+    page.wait_for_timeout(round(WAIT_S * 1000) + 1_000)  # a held ask ends within WAIT_S, and the next goes at once
     assert page.evaluate("() => window.__stProbe.sends.length") == sent, "an idle follower's page reran"
-    assert len(asked) >= 3 and any("&beat=" in url for url in asked), asked
+    assert asked and all("&version=" in url and "&beat=" in url for url in asked), asked
     follows_a_view_and_back(teacher, page)
 
 

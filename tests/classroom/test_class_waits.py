@@ -7,12 +7,13 @@ tests/deploy/test_class_strangers.py and tests/deploy/test_class_push.py.
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import redis as redis_client
 
 from components.server.class_store import MemoryStore, RedisStore, new_code
-from components.server.class_waits import ClassWaits, NoRoom
+from components.server.class_waits import ClassWaits, NoRoom, wait_setting
 from harness.redis import redis_server
 from tests.marks import NEEDS_REDIS
 
@@ -31,6 +32,13 @@ def store(request):
     if request.param == "memory":
         return MemoryStore()
     return RedisStore(request.getfixturevalue("redis").url)
+
+
+def run(coroutine) -> None:
+    """asyncio.run in a thread of its own: a worker whose browser tests ran first keeps Playwright's event loop marked
+    as running in its main thread, where asyncio.run refuses to start."""
+    with ThreadPoolExecutor(1) as thread:
+        thread.submit(asyncio.run, coroutine).result()
 
 
 def never() -> asyncio.Future:
@@ -71,7 +79,7 @@ def test_a_held_ask_is_answered_by_the_teachers_move_and_by_the_end_of_the_class
         assert await ended is None
         assert waits.held() == 0
 
-    asyncio.run(hold())
+    run(hold())
 
 
 def test_a_held_ask_ends_at_its_bound_or_when_its_client_goes(store):
@@ -89,7 +97,7 @@ def test_a_held_ask_ends_at_its_bound_or_when_its_client_goes(store):
             assert await held == 1
         assert waits.held() == 0
 
-    asyncio.run(hold())
+    run(hold())
 
 
 def test_past_a_cap_an_ask_is_not_held():
@@ -112,4 +120,12 @@ def test_past_a_cap_an_ask_is_not_held():
         await asyncio.gather(*held, return_exceptions=True)
         assert waits.held() == 0
 
-    asyncio.run(hold())
+    run(hold())
+
+
+def test_the_wait_setting_takes_seconds_in_its_range_and_refuses_the_rest():
+    assert wait_setting(None) == wait_setting("") == 3.0
+    assert wait_setting("1.5") == 1.5
+    for typo in ("3s", "0", "-1", "nan", "86400"):
+        with pytest.raises(ValueError, match="seconds from 0.1 to 3600"):
+            wait_setting(typo)
