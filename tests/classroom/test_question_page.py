@@ -14,7 +14,11 @@ import pytest
 
 from attention.dissect.parity import transformers_weights
 from attention.text.encoding import encode
+from components.caches import stores
 from components.classroom import questions
+from components.server.class_store import STORE_ENV
+from components.server.question_store import RedisQuestions
+from harness.redis import redis_server
 from tests.pages import assert_healthy, open_page
 
 TEXT = "the cat sat on the mat because the cat was tired"
@@ -105,3 +109,31 @@ def test_a_teachers_own_words_are_shown_as_text():
     assert questions.plain(prompt) in heading
     assert not re.search(r"(?<!\\)<img", heading) and "**loud**" not in heading
     assert "\\[a link\\]\\(http" in heading
+
+
+@pytest.mark.needs("redis-server")
+def test_in_redis_a_question_asked_on_one_page_reaches_another_and_so_does_its_reveal(monkeypatch, tmp_path):
+    """The server's store setting names a real redis-server: the question, its round and its reveal go through it."""
+    with redis_server(tmp_path) as server:
+        monkeypatch.setenv(STORE_ENV, server.url)
+        stores.classes.clear()
+        questions.store.clear()
+        try:
+            page, code, key = teacher_page()
+            assert isinstance(questions.store(), RedisQuestions)
+            ask(page, "entropy")
+            student = open_page(**{"class": code})
+            assert any("Question 1" in markdown.value for markdown in student.markdown)
+            assert not answers_chart(student)
+            page.button(key="quiz_reveal").click().run()
+            student.run()
+            assert any("It falls" in success.value for success in student.success)
+            assert len(answers_chart(student)) == 1
+        finally:
+            stores.classes.clear()
+            questions.store.clear()
+
+
+def test_an_address_in_a_teachers_words_is_no_link():
+    shown = questions.plain("see http://example.com, www.example.org or me@example.com")
+    assert shown.count(questions.WORD_JOINER) == 3 and "http://" not in shown.replace("\\", "")
