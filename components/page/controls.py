@@ -274,6 +274,18 @@ def fit_query(state: PageState, tokens: int) -> tuple[PageState, list[str]]:
     return fitted, held("query", notices, {"query": fitted.query})
 
 
+def stage_select(offered: tuple[str, ...], buttons: dict[str, str]) -> str:
+    """The one-head view's stage, one of offered (each drawn as buttons' word). A stage this head does not offer
+    (Rotation, from a link or a Llama's head, on a head that does not turn by position) falls back to the first,
+    with a caption that says so."""
+    if st.session_state[_SHADOW]["head_stage"] not in offered:
+        request(head_stage=offered[0])
+        st.caption("This head does not turn its q and k by position, so it has no Rotation stage: showing the "
+                   "weights.")
+    return bound_widget(st.segmented_control, "head_stage", "Stage", options=offered, required=True,
+                        format_func=lambda stage: buttons.get(stage, stage), label_visibility="collapsed", wrap=True)
+
+
 def weight_scale_select() -> str:
     """Where the weights' colours end (page_state.WEIGHT_SCALES), for a view that shows several heads' weights."""
     return bound_widget(st.segmented_control, "weight_scale", "Colours of the weights run from 0 to",

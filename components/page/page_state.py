@@ -137,6 +137,13 @@ UNLINKED_CONTROLS = {
     "rotary_query": "the Rotation stage's query token, starting at query=",
     "rotary_key": "the Rotation stage's key token, a worked example each reader picks",
     "lesson_word_": "(a stem, one a step) the lesson's word compared in two sentences, starting at the most telling",
+    # A class's question (components/classroom/questions.py) is the class's, kept in its store: its inputs are the
+    # teacher's to ask it and each student's to answer it, never a setting of the page.
+    "quiz_kind": "the kind of question the teacher is about to ask the class",
+    "quiz_token": "the token the teacher's question is about",
+    "quiz_prompt": "the teacher's own question, as typed",
+    "quiz_choices": "the teacher's own question's choices, as typed",
+    "quiz_vote_": "(a stem, one a round) a student's answer to the class's question, each student's own",
     # The counting lab trains in the session that asked (attention.labs.counting): its link holds the window size
     # alone (win_size=); its training's settings are each reader's.
     "count_vocab_size": "the counting lab's training setting, each reader's own",

@@ -125,14 +125,7 @@ def _stage(context, outline, shown: Callable[[bool], Shown], whole: bool, which:
     Only the chosen stage is computed and drawn. Buttons and not tabs: on every slider move the
     browser redrew the tabs for about 20 ms, a row of buttons for next to nothing.
     """
-    offered = STAGES + rotary.stages(outline)
-    if controls.current_state().head_stage not in offered:  # Rotation (a link's, or a Llama's) on a head that has none
-        controls.request(head_stage=STAGES[0])
-        st.caption("This head does not turn its q and k by position, so it has no Rotation stage: showing the "
-                   "weights.")
-    stage = controls.bound_widget(st.segmented_control, "head_stage", "Stage", options=offered, required=True,
-                                  format_func=lambda stage: STAGE_BUTTONS.get(stage, stage),
-                                  label_visibility="collapsed", wrap=True)
+    stage = controls.stage_select(STAGES + rotary.stages(outline), STAGE_BUTTONS)
     if stage == rotary.ROTATION:  # q and k turned by position, where they are (components/views/parts/rotary.py)
         return rotary.render(context, outline)
     name = STAGE_NAMES[stage]

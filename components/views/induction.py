@@ -46,6 +46,7 @@ from components.views.parts.induction_training import (
 from components.views.parts.scrubbed import toolbar_inside
 
 CSV_COLUMNS = ["layers", "step", "layer", "head", "previous_token", "induction", "loss"]
+WATCH_STOPPED = "_induction_watch_stopped"  # session state: the settings of a watched run its page stopped
 # A student's page before training looks this often for the teacher's run of the same settings (_await_teachers_run).
 AWAIT_POLL_S = 1.0
 ONE_LAYER_LIMIT = 0.3  # a one-layer head above this would be doing induction by some other road: said if it happens
@@ -63,6 +64,7 @@ def render(context) -> None:
     train_column, stop_column, note_column = st.columns([1, 1, 4], vertical_alignment="center")
     run = session_run(config)
     finished = run is not None and run.finished
+    watched_stopped = st.session_state.pop(WATCH_STOPPED, None) == config  # the run this page watched, last run
     # Another page trains these settings now (in a class, the teacher's): this page watches it, with no Train.
     watching = run is None and shared.induction_runs().under_way(config) is not None
     pressed = train_column.button("Train", key="induction_train", type="primary", icon=":material/play_arrow:",
@@ -71,10 +73,10 @@ def render(context) -> None:
                                   else "Another page is training these settings: this page shows its run."
                                   if watching else None)
     if watching:
-        if watch_under_way(config, context.width, context.lettering) is not None:
-            st.rerun()  # drawn again as every page shows a finished run
-        run = session_run(config)
-    elif pressed:
+        if watch_under_way(config, context.width, context.lettering) is None:
+            st.session_state[WATCH_STOPPED] = config
+        st.rerun()  # drawn again as every page shows a finished run, or with Train on again
+    if pressed:
         stop_slot = stop_column.empty()
         stop_slot.button("Stop", key="induction_stop", icon=":material/stop:",
                          help="Stops the training where it is; what both models learned so far stays on the page.")
@@ -83,8 +85,10 @@ def render(context) -> None:
         if run is not None and run.finished:
             st.rerun()  # drawn again as every page shows a finished run: Train off, the charts under their keys
     if run is None:
-        note_column.caption(f"Press Train: {config.steps} steps for each model, batches of {config.batch_size} "
-                            "sequences, about 15 s with the defaults on a quiet server.")
+        note_column.caption("The page that trained these settings stopped before the end: press Train to train "
+                            "them here." if watched_stopped else f"Press Train: {config.steps} steps for each model, "
+                            f"batches of {config.batch_size} sequences, about 15 s with the defaults on a quiet "
+                            "server.")
         if classroom.following():
             _await_teachers_run(config)
         _before_training(config, context)

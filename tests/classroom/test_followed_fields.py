@@ -131,9 +131,12 @@ def _key_values(key: ast.expr, constants: dict, functions: dict, function, tree)
     parameters = [argument.arg for argument in function.args.args]
     if key.id in parameters:
         return _given(function.name, parameters.index(key.id), key.id, tree, constants, functions) or [None]
-    for node in ast.walk(function):  # key = word_key(step)
-        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == key.id for t in node.targets)
-                and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", None) in functions):
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == key.id for t in node.targets)):
+            continue
+        if isinstance(node.value, ast.JoinedStr):  # key = f"quiz_vote_{number}"
+            return _key_values(node.value, constants, functions, tree, tree)
+        if isinstance(node.value, ast.Call) and getattr(node.value.func, "id", None) in functions:  # word_key(step)
             returned = [r.value for r in ast.walk(functions[node.value.func.id]) if isinstance(r, ast.Return)]
             return [value for r in returned for value in _key_values(r, constants, functions, tree, tree)]
     return [None]

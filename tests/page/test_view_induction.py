@@ -189,7 +189,7 @@ def test_a_finished_run_says_why_train_is_off_and_a_new_seed_trains_anew(trained
     assert not other.button(key="induction_train").disabled and "trained already" not in texts(other)
 
 
-def test_a_page_that_presses_train_while_another_trains_the_same_settings_follows_that_run(progress_said):
+def test_a_page_opened_while_another_trains_the_same_settings_watches_that_run(progress_said):
     from components.caches import shared
 
     link = {**SHORT, "seed": "12"}
@@ -208,14 +208,14 @@ def test_a_page_that_presses_train_while_another_trains_the_same_settings_follow
     trainer = threading.Thread(target=another_page)
     trainer.start()
     assert holding.wait(30)
-    page = open_page(link)
-    page.button(key="induction_train").click()
-    follower = threading.Thread(target=page.run)
+    pages = []
+    follower = threading.Thread(target=lambda: pages.append(open_page(link)))  # it watches at once, Train off
     follower.start()
     time.sleep(2)
     release.set()
     trainer.join(30)
     follower.join(120)
+    page, = pages
     assert_healthy(page)
     assert any(text and text.startswith("Another page is training these settings; this page follows it. Step 50 "
                                         "of 100") for text in progress_said), progress_said
@@ -253,17 +253,19 @@ def test_a_page_following_a_training_that_waits_in_line_says_its_place_as_it_cha
     trainer = threading.Thread(target=another_page)
     trainer.start()
     assert holding.wait(30)
-    page = open_page(link)
-    page.button(key="induction_train").click()
-    follower = threading.Thread(target=page.run)
+    pages = []
+    follower = threading.Thread(target=lambda: pages.append(open_page(link)))  # it watches at once
     follower.start()
     trainer.join(150)
     follower.join(120)
+    page, = pages
     assert_healthy(page)
     assert said.is_set(), f"the page did not say its place as it changed: {progress_said}"
     assert counted[0].watchers == 0, "the page's run ended and it is still counted"
     assert progress_said[-1].startswith("The page that trained these settings stopped before the end"), progress_said
-    assert not page.button(key="induction_train").disabled
+    assert not page.button(key="induction_train").disabled  # drawn again: Train is this page's to press now
+    assert any(caption.value.startswith("The page that trained these settings stopped before the end")
+               for caption in page.caption)
 
 
 def test_a_training_page_says_how_many_pages_follow_it(progress_said):
