@@ -28,8 +28,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from components.caches.class_questions import for_classes
 from components.server.class_store import MemoryStore, RedisStore
-from components.server.question_store import COUNT_S, Question, QuestionStore, for_classes
+from components.server.question_store import COUNT_S, Question, QuestionStore
 from harness.redis import redis_server
 
 CHOICES = ("It rises", "It falls", "It stays about the same")

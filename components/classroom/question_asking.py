@@ -1,5 +1,5 @@
 """The teacher's form to ask the class a question, and the question it makes: on the view the class is on, its text,
-layer and head, with the page's own answer computed by the core (attention/analyses/class_questions.py).
+layer and head, with the page's own answer computed by the core (components/caches/class_questions.py).
 
 Which questions a view offers: one head (and the neuron view): the key a token attends to most, and whether its row
 still sums to 1 after the mask; all heads of a layer: which head is a previous-token head; any view with a text: what
@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attention.analyses import class_questions
-from attention.dissect.heads import head_weights
-from components.caches import layers
+from components.caches import class_questions
 from components.page import controls
 from components.page.page_state import PageState
 from components.server.question_store import MAX_CHOICE_CHARS, MAX_PROMPT_CHARS, OWN_CHOICES, Question
@@ -36,8 +34,6 @@ HOW = {
     "entropy": "The page's answer: the mean entropy of softmax(q·k) over random unit-variance queries and keys, "
                "unscaled, at this head size and twice it.",
 }
-# The reveal's view per kind: what a view's parameters become at the reveal (the rest stay the class's).
-REVEAL_VIEWS = {"key": "neuron", "mask": "head", "previous": "heads", "entropy": "lab"}
 _NUMBERS = ("layer", "head", "query")  # the reveal's parameters that are numbers
 
 
@@ -57,44 +53,14 @@ def form(state: PageState, on_ask) -> None:
             return
         query = None
         if kind in ("key", "mask"):
-            tokens = _trace(state).tokens[0]
-            labels = class_questions.token_labels(tokens)
-            query = st.selectbox("Which token's row", range(len(tokens)), format_func=labels.__getitem__,
-                                 index=min(state.query, len(tokens) - 1), key="quiz_token")
+            labels = class_questions.token_labels(state)
+            query = st.selectbox("Which token's row", range(len(labels)), format_func=labels.__getitem__,
+                                 index=min(state.query, len(labels) - 1), key="quiz_token")
         if kind == "mask":
             st.caption(f"The mask the page puts on the scores now: `{state.mask}` (the attention controls change it).")
         st.caption(HOW[kind])
         if st.button("Ask the class", key="quiz_ask", type="primary", icon=":material/send:"):
-            on_ask(computed_question(kind, state, query))
-
-
-def computed_question(kind: str, state: PageState, query: int | None = None) -> Question:
-    """The question of kind about what state shows, with the page's answer."""
-    trace = _trace(state)
-    tokens = trace.tokens[0]
-    view = {"view": REVEAL_VIEWS[kind], "layer": str(state.layer), "head": str(state.head)}
-    if kind == "key":
-        weights = trace["weights"][0]  # (T, T)
-        computed = class_questions.most_attended_key(weights, tokens, query)
-        prompt = (f"Which key will “{tokens[query]}” ({query}) attend to most in layer {state.layer}, "
-                  f"head {state.head}?")
-        view["query"] = str(query)
-    elif kind == "mask":
-        scaled, masked = trace["scaled"][0][query], trace["masked"][0][query]  # (T,) each
-        computed = class_questions.row_sums_to_one(scaled, masked == scaled)  # a kept key's score gets 0 added
-        prompt = (f"Will the row of “{tokens[query]}” ({query}) in layer {state.layer}, head {state.head} still "
-                  f"sum to 1 after the mask ({state.mask})?")
-    elif kind == "previous":
-        layer = layers.layer_weights(state.model, state.text, state.text_b, layers.settings_for(state))
-        computed = class_questions.previous_token_head(head_weights(layer)[0])  # (nh, T, T)
-        prompt = f"Which of layer {state.layer}'s heads is a previous-token head?"
-        view["head"] = str(computed.answer)
-    else:
-        computed = class_questions.entropy_when_head_size_doubles(trace.head_size, len(tokens))
-        prompt = (f"Without the √d_k scaling, what happens to the attention weights' entropy when d_k doubles "
-                  f"from {trace.head_size} to {2 * trace.head_size}?")
-    return Question(kind, prompt[:MAX_PROMPT_CHARS], tuple(choice[:MAX_CHOICE_CHARS] for choice in computed.choices),
-                    computed.answer, computed.why, tuple(view.items()))
+            on_ask(class_questions.computed_question(kind, state, query))
 
 
 def reveal_view(question: Question) -> None:
@@ -114,7 +80,3 @@ def _own_form(on_ask) -> None:
         st.caption(f"A question, and {OWN_CHOICES.start} to {OWN_CHOICES.stop - 1} choices.")
     if st.button("Ask the class", key="quiz_ask_own", type="primary", icon=":material/send:", disabled=not ready):
         on_ask(Question(OWN, prompt.strip(), choices))
-
-
-def _trace(state: PageState):
-    return layers.trace(state.model, state.text, state.text_b, layers.settings_for(state))

@@ -22,6 +22,7 @@ import streamlit as st
 
 from components.assets import filled, read_beside
 from components.caches import stores
+from components.caches.class_questions import store
 from components.classroom import question_asking
 from components.classroom.question_results import answers_chart, results_csv
 from components.page import controls, viewport
@@ -40,12 +41,6 @@ _PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$&:\"'=^%@])")
 _voter = st.components.v2.component(
     "attention_anatomy.class_voter", isolate_styles=False,
     js=filled(read_beside(__file__, "voter.js"), cookie=VOTER_COOKIE, cookie_days=VOTER_COOKIE_DAYS))
-
-
-@st.cache_resource(show_spinner=False)
-def store() -> question_store.QuestionStore:
-    """The questions beside the classes: in this process's memory, or in the classes' Redis."""
-    return question_store.for_classes(stores.classes())
 
 
 def plain(text: str) -> str:

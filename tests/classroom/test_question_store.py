@@ -13,6 +13,7 @@ import time
 import pytest
 import redis as redis_client
 
+from components.caches.class_questions import for_classes
 from components.server.class_store import MemoryStore, RedisStore, new_code
 from components.server.question_store import (
     CLOSED,
@@ -22,9 +23,8 @@ from components.server.question_store import (
     REVEALED,
     MemoryQuestions,
     Question,
-    RedisQuestions,
-    for_classes,
 )
+from components.server.question_store_redis import RedisQuestions
 from harness.redis import redis_server
 from tests.marks import NEEDS_REDIS
 

@@ -1,4 +1,4 @@
-"""The class questions' computed answers (attention/analyses/class_questions.py) against transformers and PyTorch.
+"""The class questions' computed answers (attention/labs/class_questions.py) against transformers and PyTorch.
 
 The page's answer must be what transformers' own weights say: the key of largest weight in transformers' row, the
 head whose mean weight on the previous token is highest in transformers' layer, the row sum of transformers' causal
@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from attention.analyses.class_questions import (
+from attention.dissect.parity import transformers_weights
+from attention.dissect.trace import build_trace, layer_attention
+from attention.labs.class_questions import (
     ENTROPY_CHOICES,
     MAX_CHOICES,
     entropy_when_head_size_doubles,
@@ -20,8 +22,6 @@ from attention.analyses.class_questions import (
     row_sums_to_one,
     token_labels,
 )
-from attention.dissect.parity import transformers_weights
-from attention.dissect.trace import build_trace, layer_attention
 from attention.labs.scaling_lab import random_scores
 from attention.stages import masks
 from attention.stages.settings import TraceSettings
