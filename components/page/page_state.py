@@ -107,6 +107,7 @@ class PageState:
     new_tokens: int = 8
     sinks: int = 4
     recent: int = 4
+    compare_special: bool = False  # the compare view's largest change counts the sink tokens too
     head_stage: str = HEAD_STAGES["weights"]  # the one-head view's stage, as its button's label (head_stage=masked)
     # The switch view's heads switched off, (layer, head) pairs sorted, each once: off=2:5,5:0 in a link. Which pairs
     # exist depends on the model: fit_heads_off.
@@ -121,8 +122,6 @@ PARAMS = tuple(field.name for field in dataclasses.fields(PageState))
 UNLINKED_CONTROLS = {
     "preset": "a menu that fills the texts (text= and text_b= hold them), not a setting",
     "switch_sentence": "the switch view's own sentence, typed in the view; the link's text starts it",
-    "compare_special": "whether the compare view's largest change counts [CLS] and [SEP]: read off its table, "
-                       "drawn the same either way",
     "lines_from": "a long text's window of the lines, moved by each reader to the tokens they read",
     "lens_source": "the logit lens's choice of the induction lab's models, which only this session trained",
     "lens_induction_layers": "the induction lab's models in the lens: this session's own",
@@ -373,6 +372,7 @@ _PARSERS = {
     "new_tokens": _integer(PAGE_MAX_NEW_TOKENS),
     "sinks": _integer(PAGE_STREAMING_SINKS),
     "recent": _integer(PAGE_STREAMING_WINDOW),
+    "compare_special": _flag,
     "head_stage": _head_stage,
     "off": _heads_off,
 }

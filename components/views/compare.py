@@ -118,10 +118,10 @@ def render(context) -> None:
         st.info("The two texts share no token, so there is nothing to subtract.")
         return
     sinks = context.family.sink_words
-    count_special = st.toggle("Count the sink tokens", key="compare_special",
-                              help=f"The sinks ({sinks}) take up whatever weight a head spends on no word, so their "
-                                   "weights change with anything; left out, the changes ranked are those between "
-                                   "words.")
+    count_special = controls.bound_widget(
+        st.toggle, "compare_special", "Count the sink tokens",
+        help=f"The sinks ({sinks}) take up whatever weight a head spends on no word, so their weights change with "
+             "anything; left out, the changes ranked are those between words.")
     found = experiments.head_change(context.model_name, text_a, text_b, context.settings(), count_special, whole)
     if found is None:
         st.info(f"The two texts share no token but the sinks ({sinks}): switch on *Count the sink tokens* to rank "

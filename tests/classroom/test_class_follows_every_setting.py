@@ -1,7 +1,7 @@
 """A class follows every setting of its teacher's page, through AppTest: the one-head view's stage, mask and window,
-the sink and word toggles, the value norm and the colour scale, the pair filter, the all-heads aggregate, the atlas
-and the heads switched off; a student who breaks away and follows again comes back to all of them. The links that
-hold the stage and the heads off, checked as every value of a link is.
+the sink and word toggles, the value norm and the colour scale, the pair filter, the all-heads aggregate, the atlas,
+whether the compare view counts the sinks and the heads switched off; a student who breaks away and follows again
+comes back to all of them. The links that hold the stage and the heads off, checked as every value of a link is.
 
 Pages of one test process share the server's memory store, as sessions of one server do
 (tests/classroom/test_class_page.py); tests/browser/test_class_follows_e2e.py does the same in Chromium.
@@ -65,9 +65,11 @@ def test_the_one_head_views_settings_follow_and_come_back_after_a_break():
     assert student.segmented_control(key="head_stage").value == "Masked scores"
 
 
-def test_the_aggregate_the_atlas_and_the_heads_off_follow():
-    teacher, code = start_class()
+def test_the_aggregate_the_atlas_the_compare_views_sinks_and_the_heads_off_follow():
+    teacher, code = start_class(text="the animal was tired", text_b="the animal was wide")
     student = open_page(**{"class": code})
+    teacher.radio(key="view").set_value("compare").run()
+    teacher.toggle(key="compare_special").set_value(True).run()
     teacher.radio(key="view").set_value("heads").run()
     teacher.segmented_control(key="aggregate").set_value("max").run()
     teacher.radio(key="view").set_value("atlas").run()
@@ -76,7 +78,7 @@ def test_the_aggregate_the_atlas_and_the_heads_off_follow():
     teacher.session_state["_page_state"]["off"] = ((1, 3), (4, 0))  # as a press of two toggles does
     teacher.run()
     assert_healthy(teacher)
-    expected = {"view": "switch", "aggregate": "max", "atlas": "text", "off": "1:3,4:0"}
+    expected = {"view": "switch", "aggregate": "max", "atlas": "text", "off": "1:3,4:0", "compare_special": "1"}
     assert expected.items() <= dict(teacher.query_params).items()
     student.run()
     assert_healthy(student)
