@@ -80,7 +80,10 @@ def softmax_chart(data, by_head: bool, title: str, tokens: int, width: int, tau:
         marks = _per_head_marks(field, field_title, colour) if by_head else _head_size_marks(field, field_title, colour)
         if tau is not None and not panels:
             marks = marks.add_params(tau_input(tau))
-        rule = alt.Chart().mark_rule(strokeDash=[2, 3], color="gray").encode(y=alt.datum(uniform))
+        # Named for a screen reader (Vega gives a mark without a description a role and no name).
+        rule = alt.Chart().mark_rule(strokeDash=[2, 3], color="gray", description=(
+            f"dotted rule: a uniform row over the text's {tokens} tokens, {field_title} {uniform:.3g}")
+        ).encode(y=alt.datum(uniform))
         panel = alt.layer(marks, rule)
         if tau is not None:  # on the whole panel: the rule, drawn once a row, is drawn once a d_k, not once a row sent
             # A row with no τ (a fixed scaling's, random_softmax_table) is kept at every τ.
