@@ -115,6 +115,13 @@ class PageState:
 
 
 PARAMS = tuple(field.name for field in dataclasses.fields(PageState))
+# What a class's follower takes of the teacher's view: every field but these, each with why
+# (tests/classroom/test_followed_fields.py holds the two lists together).
+NOT_FOLLOWED = {
+    "present": "presentation mode sizes the page for the projector the teacher's page is on, not for a student's "
+               "screen (a phone's would show a sliver of a chart)",
+}
+FOLLOWED = tuple(name for name in PARAMS if name not in NOT_FOLLOWED)
 # The page's input widgets whose value is no field of PageState, by key (or the key's stem, for keys made per step or
 # per token), each with why the link leaves it out. Every other input widget's key is a field's name, bound to it by
 # controls.bound_widget; tests/classroom/test_followed_fields.py finds every input widget of the page and holds it to

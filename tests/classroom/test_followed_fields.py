@@ -9,8 +9,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from components.classroom.classroom import FOLLOWED, NOT_FOLLOWED
+from components.classroom import classroom
 from components.page import page_state
+from components.page.page_state import FOLLOWED, NOT_FOLLOWED
 
 ROOT = Path(__file__).resolve().parents[2]
 # Streamlit's widgets that take a value from the reader (buttons, which only act, are not among them).
@@ -24,6 +25,7 @@ def test_every_field_of_the_page_state_is_followed_or_named_as_an_exception():
     assert set(NOT_FOLLOWED) <= fields, f"exceptions that are no field: {sorted(set(NOT_FOLLOWED) - fields)}"
     assert all(reason.strip() for reason in NOT_FOLLOWED.values())
     assert not set(FOLLOWED) & set(NOT_FOLLOWED)
+    assert classroom.FOLLOWED == FOLLOWED, "the class follows the page state's list"
     forgotten = fields - set(FOLLOWED) - set(NOT_FOLLOWED)
     assert not forgotten, f"fields a class neither follows nor names as an exception: {sorted(forgotten)}"
     # the settings a teacher's students were seen to miss
