@@ -43,7 +43,7 @@ from components.classroom.class_link import (
     warn_if_unreachable,
 )
 from components.page import controls, page_state, url
-from components.page.page_state import FOLLOWED, PageState  # what a follower takes of the teacher's view
+from components.page.page_state import PageState
 from components.server.class_store import (
     STORE_ENV,
     STORE_SETTING_FORMS,
@@ -53,6 +53,13 @@ from components.server.class_store import (
 )
 
 KEY_PARAM, TEACH_PARAM = "key", "teach"
+# What a follower takes of the teacher's view: every field of the page's state (page_state.PARAMS, the one list of
+# what a link holds) but these, each a reason (tests/classroom/test_followed_fields.py holds the two lists together).
+NOT_FOLLOWED = {
+    "present": "presentation mode sizes the page for the projector the teacher's page is on, not for a student's "
+               "screen (a phone's would show a sliver of a chart)",
+}
+FOLLOWED = tuple(name for name in page_state.PARAMS if name not in NOT_FOLLOWED)
 # A follower's page asks the App's route for the class's version again this long after an answer the route did not
 # hold (the server holds all the asks it may, the store does not answer); a held ask is answered as the class moves.
 POLL_S = 0.75
@@ -178,7 +185,7 @@ def status() -> None:
     seat = _seat()
     line = st.container()
     with st.container():  # the class's question: components/classroom/questions.py
-        questions.card(seat.role, seat.code, seat.key, lambda: _send(seat, followed(controls.current_state()), True))
+        questions.card(seat.role, seat.code)
     if seat.role != "follower":
         return
     if seat.following:
@@ -215,7 +222,8 @@ def teaching() -> bool:
 
 def following() -> bool:
     """Whether this page follows its class's teacher now (a student who broke away does not)."""
-    return _seat().role == "follower" and _seat().following
+    seat = _seat()
+    return seat.role == "follower" and seat.following
 
 
 def class_card(under: DeltaGenerator) -> None:
@@ -266,6 +274,8 @@ def follow() -> None:
     """A follower's check of its class, once per run of the page, and the watch that reruns the page when the class
     moves. Draws nothing while all is well."""
     seat = _seat()
+    if seat.role == "teacher":  # the class's question, the round and the form to ask: components/classroom/questions.py
+        questions.teacher_card(seat.code, seat.key, lambda: _send(seat, followed(controls.current_state()), True))
     if seat.role != "follower":
         return
     if _check(seat):

@@ -33,6 +33,7 @@ MAX_CHART_PX = 560  # the class's bars, labels included: a projector's card, or 
 VOTER_COOKIE = "aa_voter"
 VOTER_COOKIE_DAYS = 30
 _VOTER_KEY = "class_voter"
+_REVEALED_NOW = "_quiz_revealed_now"  # session state: this page has just revealed (its page reruns)
 WORD_JOINER = "\u2060"
 # What GitHub-flavoured Markdown turns into a link by itself: "scheme://", "www.", and the "@" of an e-mail address.
 _AUTOLINK = re.compile(r"(?i)[a-z]:/|www\.|[^\s]@")
@@ -68,38 +69,62 @@ def keep_voter() -> None:
         _voter(key=_VOTER_KEY, height=0, data={"known": voter() or ""}, on_voter_change=lambda: None)
 
 
-def card(role: str, code: str, key: str, send_again: Callable[[], None]) -> None:
-    """The class's current question, above the view: the teacher's (with the round's buttons and the form to ask)
-    or a follower's (with the choices to answer). send_again moves the class's version, so that the followers'
-    pages read the round's change."""
-    if role not in ("teacher", "follower"):
+def card(role: str, code: str) -> None:
+    """On a follower's page, above the view (in the view's fragment): the class's current question, with the
+    choices to answer, or once revealed the class's answers and the page's."""
+    if role != "follower":
         return
     try:
         asked = store().current(code)
     except StoreUnavailable:
         return
-    if role == "teacher":
-        _teacher_card(code, key, asked, send_again)
-    elif asked is not None:
+    if asked is not None:
         _student_card(code, asked)
 
 
-def _teacher_card(code: str, key: str, asked: Asked | None, send_again: Callable[[], None]) -> None:
+def teacher_card(code: str, key: str, send_again: Callable[[], None]) -> None:
+    """On the teacher's page, in the page's own run above the view: the round (re-read every COUNT_S while it is
+    not revealed: how many answered, and the buttons that move it), or the revealed answers; the form to ask; the
+    CSV. send_again moves the class's version, so that the followers' pages read the round's change. Not in the
+    view's fragment: a timed fragment inside another leaves stale elements on screen (streamlit#16708)."""
+    try:
+        asked = store().current(code)
+    except StoreUnavailable:
+        st.caption("The class's questions cannot be reached right now (its store does not answer).")
+        return
+    if asked is not None and asked.state != REVEALED:
+        _live_round(code, key, send_again)
+    elif asked is not None:
+        with st.container(border=True, key="quiz_card"):
+            _heading(asked)
+            _revealed(asked)
+
     def ask(question: Question) -> None:
         _act(lambda: store().ask(code, key, question), send_again, "The class has asked as many questions as it may.")
         st.rerun()
 
-    if asked is not None:
-        with st.container(border=True, key="quiz_card"):
-            _heading(asked)
-            if asked.state == REVEALED:
-                _revealed(asked)
-            else:
-                _choices_list(asked.question)
-                _answered(code, key)
-                _round_buttons(code, key, asked, send_again)
     question_asking.form(controls.current_state(), ask)
     _download(code, key)
+
+
+@st.fragment(run_every=COUNT_S)
+def _live_round(code: str, key: str, send_again: Callable[[], None]) -> None:
+    """The open or closed round, drawn again every COUNT_S: a reveal (here or from another tab) reruns the page,
+    which then draws the answers and the view that shows why."""
+    try:
+        asked, answered = store().current(code), store().answered(code, key)
+        following = stores.classes().followers(code)
+    except StoreUnavailable:
+        st.caption("The class's store does not answer right now.")
+        return
+    if st.session_state.pop(_REVEALED_NOW, False) or asked is None or asked.state == REVEALED:
+        st.rerun()
+    with st.container(border=True, key="quiz_card"):
+        _heading(asked)
+        _choices_list(asked.question)
+        status = "open: students are answering" if asked.state == OPEN else "closed"
+        st.markdown(f"**{answered}** answered · {following} following · round {asked.round} {status}")
+        _round_buttons(code, key, asked, send_again)
 
 
 def _round_buttons(code: str, key: str, asked: Asked, send_again: Callable[[], None]) -> None:
@@ -115,24 +140,10 @@ def _round_buttons(code: str, key: str, asked: Asked, send_again: Callable[[], N
         if store().reveal(code, key):
             question_asking.reveal_view(_full(code, key, asked.number))
             send_again()
+            st.session_state[_REVEALED_NOW] = True
 
     row.button("Reveal", key="quiz_reveal", icon=":material/visibility:", type="primary", on_click=_guarded,
                args=(reveal,))
-
-
-@st.fragment(run_every=COUNT_S)
-def _answered(code: str, key: str) -> None:
-    """How many have answered the open round, of how many follow: read every COUNT_S while the round is open."""
-    try:
-        answered, following = store().answered(code, key), stores.classes().followers(code)
-        state = store().current(code)
-    except StoreUnavailable:
-        st.caption("The class's store does not answer right now.")
-        return
-    if state is None or answered is None:
-        return
-    status = "open: students are answering" if state.state == OPEN else "closed"
-    st.markdown(f"**{answered}** answered · {following} following · round {state.round} {status}")
 
 
 def _student_card(code: str, asked: Asked) -> None:

@@ -22,6 +22,7 @@ import pytest
 from attention.dissect.parity import transformers_weights
 from attention.text.encoding import encode
 from harness.browser import TAB_TIMEOUT_MS, load_page, open_tab, tab_in, wait_until_settled
+from harness.server import get_json
 from tests.marks import BROWSER_TESTS
 
 pytestmark = [*BROWSER_TESTS, pytest.mark.long]
@@ -90,6 +91,8 @@ def test_a_question_is_asked_answered_once_per_browser_hidden_until_the_reveal_a
         answered(teacher, 2)
         teacher.screenshot(path=SHOTS / "teacher-round-present-1280x720.png")
 
+        status, watched = get_json(f"{base_url}/api/class?code={code}")  # the route a student's page asks
+        assert status == 200 and not {"counts", "votes", "answered", "answer"} & set(watched), watched
         for page in (first, second, again):  # no count anywhere on a student's page before the reveal
             expect(page.locator(CARD)).not_to_contain_text("answered")
             expect(page.locator(CARD).locator('[data-testid="stVegaLiteChart"]')).to_have_count(0)
