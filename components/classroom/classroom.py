@@ -43,7 +43,7 @@ from components.classroom.class_link import (
     warn_if_unreachable,
 )
 from components.page import controls, page_state, url
-from components.page.page_state import PageState
+from components.page.page_state import FOLLOWED, PageState  # what a follower takes of the teacher's view
 from components.server.class_store import (
     STORE_ENV,
     STORE_SETTING_FORMS,
@@ -53,13 +53,6 @@ from components.server.class_store import (
 )
 
 KEY_PARAM, TEACH_PARAM = "key", "teach"
-# What a follower takes of the teacher's view: every field of the page's state (page_state.PARAMS, the one list of
-# what a link holds) but these, each a reason (tests/classroom/test_followed_fields.py holds the two lists together).
-NOT_FOLLOWED = {
-    "present": "presentation mode sizes the page for the projector the teacher's page is on, not for a student's "
-               "screen (a phone's would show a sliver of a chart)",
-}
-FOLLOWED = tuple(name for name in page_state.PARAMS if name not in NOT_FOLLOWED)
 # A follower's page asks the App's route for the class's version again this long after an answer the route did not
 # hold (the server holds all the asks it may, the store does not answer); a held ask is answered as the class moves.
 POLL_S = 0.75
@@ -222,8 +215,7 @@ def teaching() -> bool:
 
 def following() -> bool:
     """Whether this page follows its class's teacher now (a student who broke away does not)."""
-    seat = _seat()
-    return seat.role == "follower" and seat.following
+    return _seat().role == "follower" and _seat().following
 
 
 def class_card(under: DeltaGenerator) -> None:
