@@ -177,8 +177,7 @@ def status() -> None:
     student's presses took it."""
     seat = _seat()
     line = st.container()
-    with st.container():  # the class's question: components/classroom/questions.py
-        questions.card(seat.role, seat.code)
+    questions.card(seat, st.container())  # the class's question: components/classroom/questions.py
     if seat.role != "follower":
         return
     if seat.following:
@@ -266,15 +265,13 @@ def follow() -> None:
     """A follower's check of its class, once per run of the page, and the watch that reruns the page when the class
     moves. Draws nothing while all is well."""
     seat = _seat()
-    if seat.role == "teacher":  # the class's question, the round and the form to ask: components/classroom/questions.py
-        questions.teacher_card(seat.code, seat.key, lambda: _send(seat, followed(controls.current_state()), True))
+    questions.teacher_card(seat, lambda: _send(seat, followed(controls.current_state()), True))
     if seat.role != "follower":
         return
     if _check(seat):
         st.rerun()
     if seat.unreachable:
         st.warning(UNREACHABLE, icon=":material/cloud_off:")
-    questions.keep_voter()
     class_watch.watch(seat.code, seat.version, following=seat.following, reachable=not seat.unreachable,
                       follower=seat.follower_id, period_s=POLL_S, on_behind=_check_before_run)
 

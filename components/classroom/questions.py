@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from components.assets import filled, read_beside
 from components.caches import stores
@@ -63,30 +64,35 @@ def voter() -> str | None:
 
 
 def keep_voter() -> None:
-    """On a follower's page: mount the script that makes (or reads) the browser's voter id. In the sidebar, with the
-    class's own watch, where an element of no height takes no room in the view."""
-    with st.sidebar:
-        _voter(key=_VOTER_KEY, height=0, data={"known": voter() or ""}, on_voter_change=lambda: None)
+    """Mount the script that makes (or reads) the browser's voter id: in a follower's question card, where the gap
+    an element of no height takes is the card's own."""
+    _voter(key=_VOTER_KEY, height=0, data={"known": voter() or ""}, on_voter_change=lambda: None)
 
 
-def card(role: str, code: str) -> None:
-    """On a follower's page, above the view (in the view's fragment): the class's current question, with the
-    choices to answer, or once revealed the class's answers and the page's."""
-    if role != "follower":
+def card(seat, where: DeltaGenerator) -> None:
+    """On a follower's page, above the view (in the view's fragment), in where: the class's current question, with
+    the choices to answer, or once revealed the class's answers and the page's. seat: the page's classroom.Seat."""
+    if seat.role != "follower":
         return
+    code = seat.code
     try:
         asked = store().current(code)
     except StoreUnavailable:
         return
     if asked is not None:
-        _student_card(code, asked)
+        with where:
+            _student_card(code, asked)
 
 
-def teacher_card(code: str, key: str, send_again: Callable[[], None]) -> None:
+def teacher_card(seat, send_again: Callable[[], None]) -> None:
     """On the teacher's page, in the page's own run above the view: the round (re-read every COUNT_S while it is
     not revealed: how many answered, and the buttons that move it), or the revealed answers; the form to ask; the
     CSV. send_again moves the class's version, so that the followers' pages read the round's change. Not in the
-    view's fragment: a timed fragment inside another leaves stale elements on screen (streamlit#16708)."""
+    view's fragment: a timed fragment inside another leaves stale elements on screen (streamlit#16708). seat: the
+    page's classroom.Seat."""
+    if seat.role != "teacher":
+        return
+    code, key = seat.code, seat.key
     try:
         asked = store().current(code)
     except StoreUnavailable:
@@ -148,6 +154,7 @@ def _round_buttons(code: str, key: str, asked: Asked, send_again: Callable[[], N
 
 def _student_card(code: str, asked: Asked) -> None:
     with st.container(border=True, key="quiz_card"):
+        keep_voter()
         _heading(asked)
         if asked.state == REVEALED:
             _revealed(asked)
