@@ -21,7 +21,8 @@ from pathlib import Path
 
 import redis as redis_client
 
-from components.server.class_store import MemoryStore, RedisStore, new_code
+from components.server.class_store import MemoryStore, new_code
+from components.server.class_store_redis import RedisStore
 from harness.allocations import bytes_kept
 from harness.redis import redis_server
 

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from components.caches.class_questions import for_classes
-from components.server.class_store import MemoryStore, RedisStore
+from components.server.class_store import MemoryStore
+from components.server.class_store_redis import RedisStore
 from components.server.question_store import COUNT_S, Question, QuestionStore
 from harness.redis import redis_server
 

@@ -10,7 +10,8 @@ import streamlit as st
 from attention.dissect.heads import head_weights
 from attention.labs import class_questions
 from components.caches import layers, stores
-from components.server.class_store import MemoryStore, RedisStore
+from components.server.class_store import MemoryStore
+from components.server.class_store_redis import RedisStore
 from components.server.question_store import (
     MAX_CHOICE_CHARS,
     MAX_PROMPT_CHARS,

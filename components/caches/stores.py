@@ -7,11 +7,20 @@ import os
 
 import streamlit as st
 
-from components.server import class_store
+from components.server import class_store, class_store_redis
 
 
 @st.cache_resource(show_spinner=False)
 def classes() -> class_store.ClassStore:
     """Where the classes live (classroom/class_store.py): one store per server process, which every session meets;
     in Redis when ATTENTION_ANATOMY_CLASS_STORE names one, so that replicas meet there too."""
-    return class_store.from_setting(os.environ.get(class_store.STORE_ENV))
+    return class_store_redis.from_setting(os.environ.get(class_store.STORE_ENV))
+
+
+def setting_names_no_store() -> bool:
+    """Whether ATTENTION_ANATOMY_CLASS_STORE names no store (a typo): the page then has no classes, and says so."""
+    try:
+        classes()
+    except class_store.StoreSettingError:
+        return True
+    return False

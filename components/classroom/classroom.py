@@ -47,7 +47,6 @@ from components.page.page_state import FOLLOWED, PageState  # what a follower ta
 from components.server.class_store import (
     STORE_ENV,
     STORE_SETTING_FORMS,
-    StoreSettingError,
     StoreUnavailable,
     parse_code,
 )
@@ -97,7 +96,7 @@ def start(query: dict[str, list[str]], models: Sequence[str]) -> tuple[dict[str,
         return query, _seat().notices
     seat = st.session_state[_SEAT] = Seat()
     code_given, key_given = _last(query, CLASS_PARAM), _last(query, KEY_PARAM)
-    seat.classes_off = _setting_names_no_store()
+    seat.classes_off = stores.setting_names_no_store()
     if seat.classes_off:
         if code_given is not None or key_given is not None or _last(query, TEACH_PARAM) is not None:
             seat.notices.append(CLASSES_OFF)
@@ -379,15 +378,6 @@ def _follow_again() -> None:
         seat.role = ""
         return
     _take(seat, snapshot.version, snapshot.settings)
-
-
-def _setting_names_no_store() -> bool:
-    """Whether ATTENTION_ANATOMY_CLASS_STORE names no store (stores.classes() makes the store from it)."""
-    try:
-        stores.classes()
-    except StoreSettingError:
-        return True
-    return False
 
 
 def _seat() -> Seat:

@@ -17,7 +17,7 @@ forgets them once the class store no longer knows the class; in Redis the two ha
 votes) take the class's own expiry time each time they are written or read by the teacher.
 
 Two stores behind one interface, as the class store: MemoryQuestions, here, beside a class_store.MemoryStore, and
-RedisQuestions (question_store_redis.py) in the same Redis as a class_store.RedisStore, each write one Lua script;
+RedisQuestions (question_store_redis.py) in the same Redis as a class_store_redis.RedisStore, each write one Lua script;
 components/caches/class_questions.py puts the one beside the server's class store.
 """
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from components.server.class_store import RedisStore, key_matches
+from components.server.class_store import key_matches
+from components.server.class_store_redis import RedisStore
 from components.server.question_store import (
     MAX_CHOICES,
     MAX_QUESTIONS,

@@ -16,22 +16,21 @@ from collections.abc import Iterator
 import pytest
 import redis as redis_client
 
-from components.server import class_store
+from components.server import class_store, class_store_redis
 from components.server.class_store import (
     CODE_ALPHABET,
     CODE_LENGTH,
     HEARTBEAT_S,
     REDIS_TIMEOUT_S,
     MemoryStore,
-    RedisStore,
     StoreSettingError,
     StoreUnavailable,
-    from_setting,
     key_hash,
     key_matches,
     new_key,
     parse_code,
 )
+from components.server.class_store_redis import RedisStore, from_setting
 from harness.redis import redis_server
 from tests.marks import NEEDS_REDIS
 
@@ -228,7 +227,7 @@ def between_check_and_write(monkeypatch, meanwhile) -> list:
             pending.pop()()
         return check(key, stored_hash)
 
-    monkeypatch.setattr(class_store, "key_matches", checking)
+    monkeypatch.setattr(class_store_redis, "key_matches", checking)
     return pending
 
 
@@ -260,7 +259,7 @@ def test_an_end_overtaken_by_another_tab_leaves_a_class_opened_since_under_its_c
 
     def end_and_reopen() -> None:
         other_tab.end(code, key)
-        monkeypatch.setattr(class_store, "new_code", lambda: code)  # the code comes round again
+        monkeypatch.setattr(class_store_redis, "new_code", lambda: code)  # the code comes round again
         other_tab.create({**VIEW, "head": "9"})
 
     pending = between_check_and_write(monkeypatch, end_and_reopen)

@@ -25,10 +25,10 @@ from components.server.class_openers import MAX_CLASSES_PER_ADDRESS
 from components.server.class_store import (
     MAX_FOLLOWERS,
     MemoryStore,
-    RedisStore,
     StoreUnavailable,
     new_code,
 )
+from components.server.class_store_redis import RedisStore
 from harness.allocations import bytes_kept
 from harness.redis import redis_server
 from tests.classroom.test_class_store import held_values

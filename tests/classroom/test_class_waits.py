@@ -12,7 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import redis as redis_client
 
-from components.server.class_store import MemoryStore, RedisStore, new_code
+from components.server.class_store import MemoryStore, new_code
+from components.server.class_store_redis import RedisStore
 from components.server.class_waits import ClassWaits, NoRoom, wait_setting
 from harness.redis import redis_server
 from tests.marks import NEEDS_REDIS

@@ -14,7 +14,8 @@ import pytest
 import redis as redis_client
 
 from components.caches.class_questions import for_classes
-from components.server.class_store import MemoryStore, RedisStore, new_code
+from components.server.class_store import MemoryStore, new_code
+from components.server.class_store_redis import RedisStore
 from components.server.question_store import (
     CLOSED,
     MAX_QUESTIONS,

@@ -19,7 +19,8 @@ import redis as redis_client
 from components.caches.offered import MODEL_DIRS_ENV
 from components.page.page_state import DEFAULT_MODEL_ENV
 from components.server.class_openers import MAX_CLASSES_PER_ADDRESS
-from components.server.class_store import STORE_ENV, RedisStore, new_code
+from components.server.class_store import STORE_ENV, new_code
+from components.server.class_store_redis import RedisStore
 from components.server.class_waits import MAX_HELD, MAX_HELD_PER_CLASS, WAIT_ENV
 from harness.held_asks import Ask
 from harness.redis import redis_server
