@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from components.caches.class_questions import for_classes
+from components.caches.stores import questions_beside
 from components.server.class_store import MemoryStore
 from components.server.class_store_redis import RedisStore
 from components.server.question_store import COUNT_S, Question, QuestionStore
@@ -138,12 +138,12 @@ def main() -> None:
     random.seed(0)
     print("memory store (one server):")
     classes = MemoryStore()
-    store = for_classes(classes)
+    store = questions_beside(classes)
     bench(store, store, classes, followers)
     with tempfile.TemporaryDirectory() as folder, redis_server(Path(folder)) as server:
         print("Redis (voters through one store, the teacher through another, as two replicas):")
         voters_classes = RedisStore(server.url)
-        bench(for_classes(voters_classes), for_classes(RedisStore(server.url)), voters_classes, followers)
+        bench(questions_beside(voters_classes), questions_beside(RedisStore(server.url)), voters_classes, followers)
 
 
 if __name__ == "__main__":

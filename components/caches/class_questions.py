@@ -1,43 +1,21 @@
-"""The class's questions beside the class store, and the page's own answers to them: the question store the server's
-sessions share, and each computed question made from what a page state shows (the core computes the answer,
+"""The page's own answers to the class's questions (their store: caches/stores.questions): each computed question
+made from what a page state shows (the core computes the answer,
 attention/labs/class_questions.py, on the layer and trace the page's caches hold).
 """
 
 from __future__ import annotations
 
-import streamlit as st
-
 from attention.dissect.heads import head_weights
 from attention.labs import class_questions
-from components.caches import layers, stores
-from components.server.class_store import MemoryStore
-from components.server.class_store_redis import RedisStore
+from components.caches import layers
 from components.server.question_store import (
     MAX_CHOICE_CHARS,
     MAX_PROMPT_CHARS,
-    MemoryQuestions,
     Question,
-    QuestionStore,
 )
-from components.server.question_store_redis import RedisQuestions
 
 # The reveal's view per kind: what a view's parameters become at the reveal (the rest stay the class's).
 REVEAL_VIEWS = {"key": "neuron", "mask": "head", "previous": "heads", "entropy": "lab"}
-
-
-@st.cache_resource(show_spinner=False)
-def store() -> QuestionStore:
-    """The questions beside the classes: in this process's memory, or in the classes' Redis."""
-    return for_classes(stores.classes())
-
-
-def for_classes(classes) -> QuestionStore:
-    """The question store beside a class store: in its memory, or in its Redis."""
-    if isinstance(classes, RedisStore):
-        return RedisQuestions(classes)
-    if isinstance(classes, MemoryStore):
-        return MemoryQuestions(classes)
-    raise TypeError(f"no question store goes beside a {type(classes).__name__}")
 
 
 def token_labels(state) -> tuple[str, ...]:

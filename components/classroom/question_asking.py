@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.caches import class_questions
 from components.page import controls
 from components.page.page_state import PageState
 from components.server.question_store import MAX_CHOICE_CHARS, MAX_PROMPT_CHARS, OWN_CHOICES, Question
@@ -45,6 +44,9 @@ def kinds_for(view: str, has_text: bool) -> list[str]:
 
 def form(state: PageState, on_ask) -> None:
     """The form, in an expander: on Ask, on_ask(question) with the question made from state."""
+    # The page's answers need the core (torch): imported when a teacher's form is drawn, never before the sidebar
+    from components.caches import class_questions
+
     with st.expander("Ask the class a question", icon=":material/quiz:"):
         kinds = kinds_for(state.view, bool(state.text.strip()))
         kind = st.selectbox("Question", kinds, format_func=lambda name: KINDS[name][0], key="quiz_kind")

@@ -23,9 +23,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from components.assets import filled, read_beside
 from components.caches import stores
-from components.caches.class_questions import store
 from components.classroom import question_asking
-from components.classroom.question_results import answers_chart, results_csv
 from components.page import controls, viewport
 from components.server import question_store
 from components.server.question_store import CLOSED, COUNT_S, OPEN, REVEALED, Asked, Question, StoreUnavailable
@@ -76,7 +74,7 @@ def card(seat, where: DeltaGenerator) -> None:
         return
     code = seat.code
     try:
-        asked = store().current(code)
+        asked = stores.questions().current(code)
     except StoreUnavailable:
         return
     if asked is not None:
@@ -94,7 +92,7 @@ def teacher_card(seat, send_again: Callable[[], None]) -> None:
         return
     code, key = seat.code, seat.key
     try:
-        asked = store().current(code)
+        asked = stores.questions().current(code)
     except StoreUnavailable:
         st.caption("The class's questions cannot be reached right now (its store does not answer).")
         return
@@ -106,7 +104,8 @@ def teacher_card(seat, send_again: Callable[[], None]) -> None:
             _revealed(asked)
 
     def ask(question: Question) -> None:
-        _act(lambda: store().ask(code, key, question), send_again, "The class has asked as many questions as it may.")
+        _act(lambda: stores.questions().ask(code, key, question), send_again,
+             "The class has asked as many questions as it may.")
         st.rerun()
 
     question_asking.form(controls.current_state(), ask)
@@ -118,7 +117,7 @@ def _live_round(code: str, key: str, send_again: Callable[[], None]) -> None:
     """The open or closed round, drawn again every COUNT_S: a reveal (here or from another tab) reruns the page,
     which then draws the answers and the view that shows why."""
     try:
-        asked, answered = store().current(code), store().answered(code, key)
+        asked, answered = stores.questions().current(code), stores.questions().answered(code, key)
         following = stores.classes().followers(code)
     except StoreUnavailable:
         st.caption("The class's store does not answer right now.")
@@ -137,13 +136,13 @@ def _round_buttons(code: str, key: str, asked: Asked, send_again: Callable[[], N
     row = st.container(horizontal=True)
     if asked.state == OPEN:
         row.button("Close the round", key="quiz_close", icon=":material/lock:",
-                   on_click=_act, args=(lambda: store().close(code, key), send_again))
+                   on_click=_act, args=(lambda: stores.questions().close(code, key), send_again))
     if asked.state == CLOSED and asked.round == 1:
         row.button("Open a second vote", key="quiz_second", icon=":material/replay:",
-                   on_click=_act, args=(lambda: store().second_vote(code, key), send_again))
+                   on_click=_act, args=(lambda: stores.questions().second_vote(code, key), send_again))
 
     def reveal() -> None:
-        if store().reveal(code, key):
+        if stores.questions().reveal(code, key):
             question_asking.reveal_view(_full(code, key, asked.number))
             send_again()
             st.session_state[_REVEALED_NOW] = True
@@ -161,7 +160,7 @@ def _student_card(code: str, asked: Asked) -> None:
             return
         who = voter()
         try:
-            mine = None if who is None else store().my_vote(code, who)
+            mine = None if who is None else stores.questions().my_vote(code, who)
         except StoreUnavailable:
             mine = None
         question = asked.question
@@ -184,7 +183,7 @@ def _vote(code: str, widget: str) -> None:
     if choice is None or who is None:
         return
     try:
-        if not store().vote(code, who, int(choice)):
+        if not stores.questions().vote(code, who, int(choice)):
             st.toast("Your answer was not counted: the round has closed.", icon=":material/lock:")
     except StoreUnavailable:
         st.toast("Your answer could not be sent: the class's store does not answer.", icon=":material/cloud_off:")
@@ -206,6 +205,8 @@ def _choices_list(question: Question) -> None:
 def _revealed(asked: Asked) -> None:
     """The page's answer first (a projector shows the top of the card), then the class's bars, then how the page
     computed its answer."""
+    from components.classroom.question_results import answers_chart  # Altair: never before the sidebar is drawn
+
     question = asked.question
     if question.answer is None:
         st.caption("The teacher's own question: the page computed no answer.")
@@ -218,8 +219,10 @@ def _revealed(asked: Asked) -> None:
 
 
 def _download(code: str, key: str) -> None:
+    from components.classroom.question_results import results_csv  # pandas: never before the sidebar is drawn
+
     try:
-        results = store().results(code, key)
+        results = stores.questions().results(code, key)
     except StoreUnavailable:
         return
     if results:
@@ -228,7 +231,7 @@ def _download(code: str, key: str) -> None:
 
 
 def _full(code: str, key: str, number: int) -> Question:
-    return next(asked.question for asked in store().results(code, key) or () if asked.number == number)
+    return next(asked.question for asked in stores.questions().results(code, key) or () if asked.number == number)
 
 
 def _act(action: Callable[[], object], send_again: Callable[[], None], refused: str = "") -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from attention.dissect.parity import transformers_weights
 from attention.text.encoding import encode
-from components.caches import class_questions, stores
+from components.caches import stores
 from components.classroom import questions
 from components.server.class_store import STORE_ENV
 from components.server.question_store_redis import RedisQuestions
@@ -44,7 +44,7 @@ def answers_chart(page) -> list:
 
 
 def asked(code: str, key: str):
-    return class_questions.store().results(code, key)[-1]
+    return stores.questions().results(code, key)[-1]
 
 
 def test_the_previous_token_head_asked_from_all_heads_is_the_one_transformers_names(bundled):
@@ -117,10 +117,10 @@ def test_in_redis_a_question_asked_on_one_page_reaches_another_and_so_does_its_r
     with redis_server(tmp_path) as server:
         monkeypatch.setenv(STORE_ENV, server.url)
         stores.classes.clear()
-        class_questions.store.clear()
+        stores.questions.clear()
         try:
             page, code, key = teacher_page()
-            assert isinstance(class_questions.store(), RedisQuestions)
+            assert isinstance(stores.questions(), RedisQuestions)
             ask(page, "entropy")
             student = open_page(**{"class": code})
             assert any("Question 1" in markdown.value for markdown in student.markdown)
@@ -131,7 +131,7 @@ def test_in_redis_a_question_asked_on_one_page_reaches_another_and_so_does_its_r
             assert len(answers_chart(student)) == 1
         finally:
             stores.classes.clear()
-            class_questions.store.clear()
+            stores.questions.clear()
 
 
 def test_an_address_in_a_teachers_words_is_no_link():

@@ -13,7 +13,7 @@ import time
 import pytest
 import redis as redis_client
 
-from components.caches.class_questions import for_classes
+from components.caches.stores import questions_beside
 from components.server.class_store import MemoryStore, new_code
 from components.server.class_store_redis import RedisStore
 from components.server.question_store import (
@@ -45,13 +45,13 @@ def stores(request):
     if request.param == "memory":
         def memory(**options):
             classes = MemoryStore(**options)
-            return classes, for_classes(classes)
+            return classes, questions_beside(classes)
         return memory
     server = request.getfixturevalue("redis")
 
     def in_redis(**options):
         classes = RedisStore(server.url, **options)
-        return classes, for_classes(classes)
+        return classes, questions_beside(classes)
     return in_redis
 
 
@@ -59,7 +59,7 @@ def voter() -> str:
     return secrets.token_urlsafe(16)
 
 
-def test_for_classes_puts_the_questions_where_the_classes_are(stores):
+def test_the_questions_are_kept_where_the_classes_are(stores):
     classes, questions = stores()
     assert isinstance(questions, RedisQuestions if isinstance(classes, RedisStore) else MemoryQuestions)
 
