@@ -62,7 +62,10 @@ def serious_violations(page, axe_source: str, where: str) -> list[str]:
             for rule in page.evaluate(_RUN_AXE_JS, TAGS) if rule["impact"] in SERIOUS for node in rule["nodes"]]
 
 
-@pytest.mark.parametrize("mode", list(MODES))
+# The presentation layout in a group of its own, which another worker may take (tests/conftest.py): the views twice
+# over on one worker were two minutes of a CI run.
+@pytest.mark.parametrize("mode", [pytest.param(mode, marks=[pytest.mark.xdist_group(f"accessibility-{mode}")]
+                                               if mode == "present" else []) for mode in MODES])
 def test_every_view_has_no_serious_violation(page, base_url, axe_source, tiny_gpt2_checkpoint, mode):
     found = []
     for name, link in view_links(tiny_gpt2_checkpoint).items():
