@@ -157,7 +157,24 @@ class _Asked:
                            for choice in range(len(self.question.choices))) for votes in self.votes)
 
 
-class MemoryQuestions:
+class RoundMoves:
+    """The teacher's three moves of a round, each a _move(code, key, move) that every store writes its own way:
+    a move of MOVES, allowed from the round's state, by the class's teacher only."""
+
+    def _move(self, code: str, key: str, move: str) -> bool:
+        raise NotImplementedError
+
+    def close(self, code: str, key: str) -> bool:
+        return self._move(code, key, "close")
+
+    def second_vote(self, code: str, key: str) -> bool:
+        return self._move(code, key, "second_vote")
+
+    def reveal(self, code: str, key: str) -> bool:
+        return self._move(code, key, "reveal")
+
+
+class MemoryQuestions(RoundMoves):
     """The questions of one server process's classes, under one lock, kept while the class store knows the class."""
 
     def __init__(self, classes: MemoryStore) -> None:
@@ -209,15 +226,6 @@ class MemoryQuestions:
         with self._lock:
             asked = self._last(code)
             return None if asked is None else len(asked.votes[asked.round - 1])
-
-    def close(self, code: str, key: str) -> bool:
-        return self._move(code, key, "close")
-
-    def second_vote(self, code: str, key: str) -> bool:
-        return self._move(code, key, "second_vote")
-
-    def reveal(self, code: str, key: str) -> bool:
-        return self._move(code, key, "reveal")
 
     def results(self, code: str, key: str) -> list[Asked] | None:
         if not self._classes.teaches(code, key):

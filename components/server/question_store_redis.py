@@ -23,6 +23,7 @@ from components.server.question_store import (
     REVEALED,
     Asked,
     Question,
+    RoundMoves,
     valid_voter,
 )
 
@@ -103,7 +104,7 @@ return redis.call('HGET', KEYS[3], 'c' .. i .. ':' .. redis.call('HGET', KEYS[2]
 """
 
 
-class RedisQuestions:
+class RedisQuestions(RoundMoves):
     """The questions in the Redis of a class_store.RedisStore: per class a hash of its questions and their tallies
     and a hash of its votes, both expiring with the class."""
 
@@ -156,15 +157,6 @@ class RedisQuestions:
             return None
         number = board["current"]
         return int(board[f"c{number}:{board['r' + number]}"])
-
-    def close(self, code: str, key: str) -> bool:
-        return self._move(code, key, "close")
-
-    def second_vote(self, code: str, key: str) -> bool:
-        return self._move(code, key, "second_vote")
-
-    def reveal(self, code: str, key: str) -> bool:
-        return self._move(code, key, "reveal")
 
     def results(self, code: str, key: str) -> list[Asked] | None:
         board = self._board(code, key)
