@@ -40,6 +40,15 @@ def base_url(request, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def gpt2_url(tmp_path_factory, tiny_gpt2_checkpoint):
+    """A server of the module's own that offers the tiny GPT-2 (tests/conftest.py) as a configured folder beside
+    the bundled BERT, as a deployer would."""
+    with streamlit_server(APP, env={"ATTENTION_ANATOMY_MODEL_DIRS": str(tiny_gpt2_checkpoint)},
+                          log_path=tmp_path_factory.mktemp("server") / "streamlit.log") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
 def browser(chromium):
     from playwright.sync_api import expect
 

@@ -15,7 +15,6 @@ from urllib.parse import urlencode
 import pytest
 
 from components.page.view_list import VIEW_NAMES
-from harness.server import APP, streamlit_server
 from tests.browser.test_layout_e2e import LESSON_STEPS, open_drawn, wait_until_drawn
 from tests.marks import BROWSER_TESTS
 
@@ -39,11 +38,8 @@ def axe_source() -> str:
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory, tiny_gpt2_checkpoint):
-    """A server offering the tiny GPT-2 as a configured folder beside the bundled BERT."""
-    with streamlit_server(APP, env={"ATTENTION_ANATOMY_MODEL_DIRS": str(tiny_gpt2_checkpoint)},
-                          log_path=tmp_path_factory.mktemp("server") / "streamlit.log") as url:
-        yield url
+def base_url(gpt2_url):
+    return gpt2_url
 
 
 def view_links(decoder: Path) -> dict[str, dict[str, str]]:

@@ -15,9 +15,6 @@ from attention.experiments.generation import GenerationSettings, generate
 from attention.models.lm_heads import load_language_model
 from components.charts.generation import STEP
 from harness.browser import HeldReplies, chart_input, chart_input_readout, load_page, wait_until_settled
-from harness.checkpoints import tiny_gpt2
-from harness.server import streamlit_server
-from tests.browser.conftest import APP
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -30,21 +27,13 @@ NOT_CACHED = "not cached yet"  # a key not cached yet holds no weight: its cell 
 
 
 @pytest.fixture(scope="module")
-def gpt2_folder(tmp_path_factory):
-    return tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))
+def base_url(gpt2_url):
+    return gpt2_url
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory, gpt2_folder):
-    """A server that offers the tiny GPT-2 as a configured folder, as a deployer would."""
-    with streamlit_server(APP, env={"ATTENTION_ANATOMY_MODEL_DIRS": str(gpt2_folder)},
-                          log_path=tmp_path_factory.mktemp("server") / "streamlit.log") as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def generation(gpt2_folder):
-    return generate(load_language_model(str(gpt2_folder)), TEXT,
+def generation(tiny_gpt2_checkpoint):
+    return generate(load_language_model(str(tiny_gpt2_checkpoint)), TEXT,
                     GenerationSettings(max_new_tokens=NEW_TOKENS, stop_at_end=False))
 
 
@@ -52,8 +41,8 @@ def step_chart(page):
     return page.locator(f'[data-testid="stVegaLiteChart"][aria-label^="{TITLE}"]').first
 
 
-def open_generation(page, base_url: str, gpt2_folder) -> None:
-    load_page(page, f"{base_url}/?model={gpt2_folder}&text={TEXT.replace(' ', '+')}&view=generate",
+def open_generation(page, base_url: str, tiny_gpt2_checkpoint) -> None:
+    load_page(page, f"{base_url}/?model={tiny_gpt2_checkpoint}&text={TEXT.replace(' ', '+')}&view=generate",
               drawn=lambda tab: step_chart(tab).locator("svg.marks, canvas").first)
 
 
@@ -76,11 +65,11 @@ def shown_weight(row: dict[str, str]) -> str:
 
 
 @pytest.mark.own_tab  # its websocket is held
-def test_a_step_move_shows_that_steps_row_before_the_server_answers(page, base_url, gpt2_folder, generation):
+def test_a_step_move_shows_that_steps_row_before_the_server_answers(page, base_url, tiny_gpt2_checkpoint, generation):
     from playwright.sync_api import expect
 
     replies = HeldReplies.on(page)
-    open_generation(page, base_url, gpt2_folder)
+    open_generation(page, base_url, tiny_gpt2_checkpoint)
     prompt = len(generation.prompt_ids)
     heads, keys = generation.steps[0].weights.shape[1], len(generation.steps[-1].cache_positions)
     expect(page.get_by_text("Step 0: the query row of token")).to_be_visible()

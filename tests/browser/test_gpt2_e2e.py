@@ -12,9 +12,6 @@ import re
 import pytest
 
 from harness.browser import chart_input, chart_pixels, load_page, press_chart_key, weights_chart
-from harness.checkpoints import tiny_gpt2
-from harness.server import streamlit_server
-from tests.browser.conftest import APP
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -25,27 +22,19 @@ GRID = 7  # points across and down the picture where the tooltip is read
 
 
 @pytest.fixture(scope="module")
-def gpt2_folder(tmp_path_factory):
-    return tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))
+def base_url(gpt2_url):
+    return gpt2_url
 
 
-@pytest.fixture(scope="module")
-def base_url(tmp_path_factory, gpt2_folder):
-    """A server that offers the tiny GPT-2 as a configured folder, as a deployer would."""
-    with streamlit_server(APP, env={"ATTENTION_ANATOMY_MODEL_DIRS": str(gpt2_folder)},
-                          log_path=tmp_path_factory.mktemp("server") / "streamlit.log") as url:
-        yield url
-
-
-def link(gpt2_folder, **params: str) -> str:
+def link(tiny_gpt2_checkpoint, **params: str) -> str:
     return "?" + "&".join(f"{key}={value}" for key, value in
-                          {"model": str(gpt2_folder), "text": TEXT.replace(" ", "+"), **params}.items())
+                          {"model": str(tiny_gpt2_checkpoint), "text": TEXT.replace(" ", "+"), **params}.items())
 
 
-def test_every_head_of_gpt2_is_scrubbed_on_the_chart(page, base_url, gpt2_folder):
+def test_every_head_of_gpt2_is_scrubbed_on_the_chart(page, base_url, tiny_gpt2_checkpoint):
     from playwright.sync_api import expect
 
-    load_page(page, f"{base_url}/{link(gpt2_folder)}")
+    load_page(page, f"{base_url}/{link(tiny_gpt2_checkpoint)}")
     expect(page.get_by_text("a GPT-2 (a decoder: every token looks back only)", exact=False)).to_be_visible()
     pictures = [chart_pixels(page)]
     for layer in range(LAYERS):
@@ -64,15 +53,15 @@ def test_every_head_of_gpt2_is_scrubbed_on_the_chart(page, base_url, gpt2_folder
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 
 
-def test_the_heatmap_draws_no_weight_above_the_diagonal(page, base_url, gpt2_folder):
+def test_the_heatmap_draws_no_weight_above_the_diagonal(page, base_url, tiny_gpt2_checkpoint):
     from playwright.sync_api import Error
 
     from attention.models.loading import load_model
     from attention.text.encoding import encode
 
-    tokens = encode(load_model(str(gpt2_folder)), TEXT).tokens[0]
+    tokens = encode(load_model(str(tiny_gpt2_checkpoint)), TEXT).tokens[0]
     position = {token: tokens.index(token) for token in tokens if tokens.count(token) == 1}  # labels read once
-    load_page(page, f"{base_url}/{link(gpt2_folder, head='2')}")
+    load_page(page, f"{base_url}/{link(tiny_gpt2_checkpoint, head='2')}")
     box = weights_chart(page).locator("canvas, svg.marks").first.bounding_box()
     seen: dict[tuple[int, int], float] = {}
     for row in range(GRID):
@@ -96,13 +85,13 @@ def test_the_heatmap_draws_no_weight_above_the_diagonal(page, base_url, gpt2_fol
 
 
 @pytest.mark.parametrize(("view", "charts_at_least"), [("lens", 1), ("generate", 3), ("block", 10)])
-def test_the_views_past_the_attention_layer_draw_on_gpt2(page, base_url, gpt2_folder, view, charts_at_least):
+def test_the_views_past_the_attention_layer_draw_on_gpt2(page, base_url, tiny_gpt2_checkpoint, view, charts_at_least):
     """The lens's map, generation's query row and the what-if's two rows, the block's steps: drawn by Vega, with
     no error. (tests/page/test_views_past_attention.py holds their numbers to the core's.)"""
     from playwright.sync_api import expect
 
     charts = '[data-testid="stVegaLiteChart"]'
-    load_page(page, f"{base_url}/{link(gpt2_folder, view=view)}", drawn=lambda tab: tab.locator(
+    load_page(page, f"{base_url}/{link(tiny_gpt2_checkpoint, view=view)}", drawn=lambda tab: tab.locator(
         f"{charts} svg, {charts} canvas").first)
     drawn = page.locator(charts).filter(has=page.locator("svg, canvas"))
     expect(drawn.nth(charts_at_least - 1)).to_be_attached()
