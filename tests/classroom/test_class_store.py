@@ -32,27 +32,11 @@ from components.server.class_store import (
 )
 from components.server.class_store_redis import RedisStore, from_setting
 from harness.redis import redis_server
-from tests.marks import NEEDS_REDIS
 
 VIEW = {"text": "time flies like an arrow", "layer": "2", "head": "5"}
 # What a shared, busy machine may add to a call that gives up after the store's timeout: a bound on giving up
 # at all, not a measure of speed.
 BUSY_MACHINE_S = 2.0
-
-
-@pytest.fixture(scope="module")
-def redis(tmp_path_factory):
-    with redis_server(tmp_path_factory.mktemp("redis")) as server:
-        yield server
-
-
-@pytest.fixture(params=["memory", pytest.param("redis", marks=NEEDS_REDIS)])
-def make_store(request):
-    """A factory of fresh stores of one kind: make_store(lifetime_s=...)."""
-    if request.param == "memory":
-        return lambda **options: MemoryStore(**options)
-    server = request.getfixturevalue("redis")
-    return lambda **options: RedisStore(server.url, **options)
 
 
 def test_a_class_holds_the_teachers_view_and_its_version_moves_with_each_change(make_store):

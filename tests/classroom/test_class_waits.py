@@ -15,24 +15,14 @@ import redis as redis_client
 from components.server.class_store import MemoryStore, new_code
 from components.server.class_store_redis import RedisStore
 from components.server.class_waits import ClassWaits, NoRoom, wait_setting
-from harness.redis import redis_server
-from tests.marks import NEEDS_REDIS
 
 HOUR_S = 3600.0  # a bound no ask below reaches: each ends by what the test does
 NOTICED_S = 30.0
 
 
-@pytest.fixture(scope="module")
-def redis(tmp_path_factory):
-    with redis_server(tmp_path_factory.mktemp("redis")) as server:
-        yield server
-
-
-@pytest.fixture(params=["memory", pytest.param("redis", marks=NEEDS_REDIS)])
-def store(request):
-    if request.param == "memory":
-        return MemoryStore()
-    return RedisStore(request.getfixturevalue("redis").url)
+@pytest.fixture
+def store(make_store):
+    return make_store()
 
 
 def run(coroutine) -> None:

@@ -14,7 +14,7 @@ import pytest
 import redis as redis_client
 
 from components.caches.stores import questions_beside
-from components.server.class_store import MemoryStore, new_code
+from components.server.class_store import new_code
 from components.server.class_store_redis import RedisStore
 from components.server.question_store import (
     CLOSED,
@@ -26,33 +26,18 @@ from components.server.question_store import (
     Question,
 )
 from components.server.question_store_redis import RedisQuestions
-from harness.redis import redis_server
-from tests.marks import NEEDS_REDIS
 
 QUESTION = Question("previous", "Which of these heads is a previous-token head?", ("head 0", "head 1", "head 2"),
                     answer=1, why="head 1 puts 0.61 of its weight on the token before", view=(("view", "heads"),))
 
 
-@pytest.fixture(scope="module")
-def redis(tmp_path_factory):
-    with redis_server(tmp_path_factory.mktemp("redis")) as server:
-        yield server
-
-
-@pytest.fixture(params=["memory", pytest.param("redis", marks=NEEDS_REDIS)])
-def stores(request):
+@pytest.fixture
+def stores(make_store):
     """A factory of a class store and the question store beside it: stores(lifetime_s=...)."""
-    if request.param == "memory":
-        def memory(**options):
-            classes = MemoryStore(**options)
-            return classes, questions_beside(classes)
-        return memory
-    server = request.getfixturevalue("redis")
-
-    def in_redis(**options):
-        classes = RedisStore(server.url, **options)
+    def beside(**options):
+        classes = make_store(**options)
         return classes, questions_beside(classes)
-    return in_redis
+    return beside
 
 
 def voter() -> str:
