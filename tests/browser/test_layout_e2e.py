@@ -1,7 +1,9 @@
 """The page as a projector and a phone show it: what lies where, read from the elements' boxes in Chromium.
 
 A test that a chart exists says nothing about where it lies: these open pages at the sizes a class uses
-(a 1280×720 projector, a 1366×768 laptop, a 390×844 phone) and check the boxes of what they draw.
+(a 1280×720 projector, a 1366×768 laptop, a 390×844 phone) and check the boxes of what they draw. The sweeps that
+walk every view and every lesson step have axe audit each page at the laptop's size on the way (harness/axe.py):
+one walk, where a walk of its own for the audit cost CI's two workers three minutes.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import pytest
 
 from components.page.lesson_steps import lesson_for
 from components.private_hooks import bound_input_name
+from harness.axe import serious_violations
 from harness.browser import load_page, open_tab, wait_until_settled, wait_until_sized, weights_chart
 from tests.marks import BROWSER_TESTS
 
@@ -228,6 +231,7 @@ def resized_drawn(page, size: dict) -> None:
 # the others, and that starts before the shorter tests (tests/conftest.py).
 # Presentation mode is for a projector or a laptop on one: its desktop sweep leaves out the wide screen, which the
 # normal mode's covers (a third of the sweep's time, on CI's 2 cores).
+AUDITED = "1366x768"  # the size at which axe audits each page of a desktop sweep (both modes have it)
 DESKTOPS = {"normal": [size for size in SIZES if size != "390x844"], "present": ["1280x720", "1366x768"]}
 SWEEPS = [pytest.param(sizes, mode, part, id=f"{screen}-{mode}-{part}",
                        marks=[pytest.mark.xdist_group(f"layout-{screen}-{mode}-{part}"), pytest.mark.long])
@@ -236,10 +240,10 @@ SWEEPS = [pytest.param(sizes, mode, part, id=f"{screen}-{mode}-{part}",
 
 
 @pytest.mark.parametrize(("sizes", "mode", "part"), SWEEPS)
-def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, base_url, sizes, mode, part):
+def test_every_view_keeps_its_layout_and_has_no_serious_axe_violation(browser, base_url, sizes, mode, part):
     """Charts inside the main block and on nothing else; every option of every control whole; every formula
     whole and read by KaTeX; at every size, in one mode: every view, or every step of the lesson, walked with
-    Next as a learner does."""
+    Next as a learner does. At AUDITED, no serious or critical violation of WCAG A or AA that axe finds."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page = open_tab(browser, viewport=SIZES[sizes[0]])
     faults = []
@@ -250,6 +254,8 @@ def test_every_view_keeps_its_charts_in_place_and_its_controls_whole(browser, ba
         if SCREENSHOTS_WANTED:
             screens(page, f"{name}_{shown}{'' if mode == 'normal' else '_' + mode}")
         faults.extend(f"{name} at {shown}: {fault}" for fault in [*found["faults"], *page.evaluate(_UNREADABLE_JS)])
+        if shown == AUDITED:
+            faults.extend(serious_violations(page, f"{name}, {mode}, axe"))
 
     def check_at_every_size(name: str) -> None:
         nonlocal shown
