@@ -24,6 +24,7 @@ from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
 from components.charts.colours import colour_ramp
+from components.charts.label_stand_ins import LABEL
 from components.charts.scrub import STRIP
 from components.private_hooks import MediaFileManager, WidgetState, element_key, run_app_test_with
 
@@ -181,10 +182,37 @@ def spec_parts(part) -> list[dict]:
     return []
 
 
-def cell_labels(spec: dict) -> tuple[list[str], list[str]]:
-    """The labels a heatmap's cells name on hover, rows and columns: the parameters its row_label and
-    column_label are read from (heatmap.vector_cells: labels are data, never expression source)."""
+def chart_datasets(chart) -> dict[str, pd.DataFrame]:
+    """A drawn chart's named datasets, sent beside its spec."""
+    return {d.name: pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets}
+
+
+def label_values(spec: dict, datasets: dict[str, pd.DataFrame] | None = None) -> dict[str, list]:
+    """A chart's parameters that hold values, by name: the value, or, for a label parameter that reads its labels
+    from a dataset sent beside the spec (charts/label_stand_ins.with_labels), that dataset's labels."""
     values = {part["name"]: part["value"] for part in spec_parts(spec) if "name" in part and "value" in part}
+    for part in spec_parts(spec):
+        read = re.fullmatch(rf"pluck\(data\('([^']+)'\), '{LABEL}'\)", str(part.get("expr", "")))
+        if "name" in part and read:
+            values[part["name"]] = list((datasets or {})[read[1]][LABEL])
+    return values
+
+
+def chart_labels(chart) -> dict[str, list]:
+    """label_values of a drawn chart."""
+    return label_values(json.loads(chart.proto.spec), chart_datasets(chart))
+
+
+def chart_cell_labels(chart) -> tuple[list[str], list[str]]:
+    """cell_labels of a drawn chart."""
+    return cell_labels(json.loads(chart.proto.spec), chart_datasets(chart))
+
+
+def cell_labels(spec: dict, datasets: dict[str, pd.DataFrame] | None = None) -> tuple[list[str], list[str]]:
+    """The labels a heatmap's cells name on hover, rows and columns: the parameters its row_label and
+    column_label are read from (heatmap.vector_cells: labels are data, never expression source); datasets: those
+    sent beside the spec, where the parameters read their labels."""
+    values = label_values(spec, datasets)
     found = {}
     for part in spec_parts(spec):
         if part.get("as") in ("row_label", "column_label") and "calculate" in part:

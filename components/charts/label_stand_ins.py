@@ -1,23 +1,60 @@
-"""Charts built once for every text of the same lengths: their specs carry stand-in labels, and a copy made for a
-text carries its own (a chart's labels are parameters, token_axes.token_labels, never expression source)."""
+"""Charts built once for every text of the same lengths: their specs carry stand-in labels, and the copy drawn for a
+text reads its own from datasets sent beside the spec (a chart's labels are parameters, token_axes.token_labels,
+never expression source). The spec drawn is then the same for every text of those lengths: the browser swaps the
+datasets in the chart it has drawn, where a new spec made it build the chart again (embedding Vega anew, a few
+hundred ms of a page's answer to a new text)."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from components.charts.token_axes import token_labels
+
+LABEL = "label"  # the labels' datasets' one column
 
 
 def stand_ins(*label_lists) -> dict[tuple[str, ...], tuple[str, ...]]:
     """Each distinct list of labels -> as many labels that say only which list they stand for. A spec built on them
-    is the same for every text of those lengths, built once (chart_memos.chart_spec), and with_labels puts a text's own
-    labels into a copy: Altair's building was a third of the page's run for a new 32-token text."""
+    is the same for every text of those lengths, built once (chart_memos.chart_spec), and with_labels gives it a
+    text's own labels: Altair's building was a third of the page's run for a new 32-token text."""
     distinct = dict.fromkeys(tuple(labels) for labels in label_lists)
     return {labels: (f"#{index}",) * len(labels) for index, labels in enumerate(distinct)}
 
 
-def with_labels(spec: dict, standing: dict[tuple[str, ...], tuple[str, ...]]) -> dict:
-    """A copy of a spec built on stand_ins' labels (standing) that carries the real ones: the values of its label
-    parameters (token_labels') replaced; the kept spec is left as it is."""
-    values = {token_labels(list(stand_in)).name: list(labels) for labels, stand_in in standing.items()}
-    params = [{**param, "value": values[param["name"]]} if param.get("name") in values else param
-              for param in spec.get("params", [])]
-    return {**spec, "params": params}
+def with_labels(spec: dict, standing: dict[tuple[str, ...], tuple[str, ...]]) -> tuple[dict, dict[str, pd.DataFrame]]:
+    """The spec to draw for a spec built on stand_ins' labels (standing), and the datasets that carry the real
+    labels, by name, for draw_spec beside the chart's own. Each label parameter (token_labels') reads its dataset's
+    column LABEL; a mark that draws nothing names the datasets, so that Vega-Lite keeps them in the chart. The kept
+    spec is left as it is."""
+    labels = {token_labels(list(stand_in)).name: list(real) for real, stand_in in standing.items()}
+    params = [{"name": param["name"], "expr": f"pluck(data('{dataset_of(param['name'])}'), '{LABEL}')"}
+              if param.get("name") in labels else param for param in spec.get("params", [])]
+    frames = {dataset_of(name): pd.DataFrame({LABEL: real}, dtype=object) for name, real in labels.items()}
+    return _naming({**spec, "params": params}, list(frames)), frames
+
+
+def dataset_of(parameter: str) -> str:
+    """The name of the dataset that carries a label parameter's labels."""
+    return f"{parameter}-text"
+
+
+def _naming(spec: dict, datasets: list[str]) -> dict:
+    """The spec with a layer that names the datasets and draws nothing, in its first layered view: a dataset that no
+    mark reads is left out of the chart Vega-Lite compiles, and an expression's data() would find nothing."""
+    named = _named_in_first_layer(spec, datasets)
+    if named is None:
+        raise ValueError("a chart with label datasets needs a layered view to name them in")
+    return named
+
+
+def _named_in_first_layer(spec: dict, datasets: list[str]) -> dict | None:
+    if "layer" in spec:
+        quiet = [{"data": {"name": name}, "mark": {"type": "point"}, "transform": [{"filter": "false"}]}
+                 for name in datasets]
+        return {**spec, "layer": [*spec["layer"], *quiet]}
+    for children in ("hconcat", "vconcat", "concat"):
+        for index, child in enumerate(spec.get(children, [])):
+            named = _named_in_first_layer(child, datasets)
+            if named is not None:
+                return {**spec, children: [*spec[children][:index], named, *spec[children][index + 1:]]}
+    return None

@@ -132,9 +132,9 @@ def _steps_in_browser(context, generation, layer: int, heads: tuple[str, ...], k
     layout = (standing[heads], standing[keys], steps, title, size, context.lettering)
     numbers = (context.model_name, context.text, new_tokens, layer)  # all the rows hold: past_attention's key
     anchor = anchor_for(ROW_KEY, (numbers, layout), (index,))
-    spec = with_labels(placed(chart_memos.chart_spec(steps_spec, *layout), {STEP: anchor[0]}), standing)
-    frames = chart_memos.chart_data_by_key(_steps_frames, ("generation steps", *numbers), generation, layer,
-                                           len(heads), len(keys))
+    spec, labels_data = with_labels(placed(chart_memos.chart_spec(steps_spec, *layout), {STEP: anchor[0]}), standing)
+    frames = {**chart_memos.chart_data_by_key(_steps_frames, ("generation steps", *numbers), generation, layer,
+                                              len(heads), len(keys)), **labels_data}
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=ROW_KEY, lettering=context.lettering,
               on_select=lambda: report_move(ROW_KEY, _step_moved, (STEP,)), selection_mode=[STEP])

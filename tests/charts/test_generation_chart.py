@@ -10,7 +10,7 @@ import pytest
 
 from components.charts.generation import DOMAIN, SCHEME, STEP, fits, step_row, steps_frames, steps_spec
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap
-from components.charts.label_stand_ins import stand_ins, with_labels
+from components.charts.label_stand_ins import LABEL, stand_ins, with_labels
 from components.charts.scrub import placed
 from components.private_hooks import bound_input_signal
 from tests.charts.test_label_stand_ins import HOSTILE, OTHER
@@ -52,15 +52,14 @@ def test_the_step_input_picks_the_column_the_cells_show_and_starts_where_placed(
     assert calculated == [{"calculate": f"datum[{bound_input_signal(STEP)}]", "as": "value"}]
 
 
-def test_the_tokens_are_parameter_values_and_one_spec_serves_every_text_of_its_shape():
+def test_the_tokens_are_datasets_and_one_spec_serves_every_text_of_its_shape():
     standing = stand_ins(HEADS, HOSTILE)
     kept = steps_spec(standing[HEADS], standing[HOSTILE], STEPS, TITLE, 320)
     other = stand_ins(HEADS, OTHER)
     assert steps_spec(other[HEADS], other[OTHER], STEPS, TITLE, 320) == kept, "the stand-ins hold no token"
-    given = with_labels(kept, standing)
-    assert {name: part for name, part in given.items() if name != "params"} == {
-        name: part for name, part in kept.items() if name != "params"}, "the tokens go into parameters alone"
-    assert [param["value"] for param in given["params"] if param["name"] != STEP] == [list(HEADS), list(HOSTILE)]
+    given, labels = with_labels(kept, standing)
+    assert with_labels(kept, other)[0] == given, "the tokens go into datasets alone"
+    assert [list(frame[LABEL]) for frame in labels.values()] == [list(HEADS), list(HOSTILE)]
 
 
 @pytest.mark.parametrize(("steps", "heads", "keys", "sent"), [

@@ -1,5 +1,6 @@
 """A scrubbed chart's spec built once on stand-in labels, then given a text's own (charts/label_stand_ins.with_labels):
-the same chart as one built on the text's labels, and the same kept spec for every text of those lengths."""
+the same chart as one built on the text's labels, and the same kept spec, and the same spec drawn, for every text of
+those lengths: only the labels' datasets differ."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from components.charts import neuron_chart, scrub
 from components.charts.heatmap import MAX_VECTOR_CELLS
-from components.charts.label_stand_ins import stand_ins, with_labels
+from components.charts.label_stand_ins import LABEL, stand_ins, with_labels
 from components.charts.lettering import READING
 from components.charts.token_axes import token_labels
 from components.views.parts.scrubbed import Panel
@@ -33,8 +34,23 @@ def drawn(panels: list[Panel], strip: tuple[str, ...] | None = None) -> tuple[st
               *([] if strip is None else [strip])]
     standing = stand_ins(*labels)
     own = json.dumps(scrub.spec(*layout(panels, {label: label for label in standing}, strip)))
-    given = json.dumps(with_labels(scrub.spec(*layout(panels, standing, strip)), standing))
+    given = json.dumps(inlined(*with_labels(scrub.spec(*layout(panels, standing, strip)), standing)))
     return same_names(own, {}), same_names(given, standing)
+
+
+def inlined(spec: dict, frames: dict) -> dict:
+    """The spec drawn, its label parameters given the values their datasets hold, and without the layers that name
+    the datasets: what Vega draws once data() has read them."""
+    def read(param: dict) -> dict:
+        dataset = re.fullmatch(rf"pluck\(data\('([^']+)'\), '{LABEL}'\)", param.get("expr", ""))
+        return param if dataset is None else {"name": param["name"], "value": list(frames[dataset[1]][LABEL])}
+
+    def unnamed(part: dict) -> dict:
+        kept = {key: [unnamed(child) for child in part[key] if child.get("data", {}).get("name") not in frames]
+                for key in ("layer", "hconcat", "vconcat", "concat") if key in part}
+        return {**part, **kept}
+
+    return unnamed({**spec, "params": [read(param) for param in spec["params"]]})
 
 
 def same_names(given: str, standing: dict) -> str:
@@ -67,9 +83,25 @@ def test_the_neuron_chart_given_its_labels_is_the_chart_built_on_them():
     standing = stand_ins(labels)
     rest = (32, (12, len(labels)), True, True, "q·k", "q·k/√d", 600, READING)
     own = json.dumps(neuron_chart.spec(labels, *rest))
-    given = json.dumps(with_labels(neuron_chart.spec(standing[labels], *rest), standing))
+    given = json.dumps(inlined(*with_labels(neuron_chart.spec(standing[labels], *rest), standing)))
     assert same_names(given, standing) == same_names(own, {})
     assert '"#0"' not in given
+
+
+@pytest.mark.parametrize("panels", [[panel(HOSTILE)], [panel(HOSTILE, "Text A"), panel(OTHER, "Text B")]],
+                         ids=["one text", "two texts"])
+def test_texts_of_one_length_draw_the_same_spec_and_differ_in_the_labels_datasets_alone(panels):
+    """The browser swaps a chart's datasets where its spec is the same, and builds it again where not."""
+    other = [panel(tuple(reversed(shown.row_labels)), shown.title) for shown in panels]
+    drawings = []
+    for shown in (panels, other):
+        standing = stand_ins(*(labels for each in shown for labels in (each.row_labels, each.column_labels)))
+        drawings.append(with_labels(scrub.spec(*layout(shown, standing)), standing))
+    (first, first_labels), (second, second_labels) = drawings
+    assert json.dumps(first) == json.dumps(second)
+    assert first_labels.keys() == second_labels.keys()
+    assert [list(frame[LABEL]) for frame in first_labels.values()] == [list(each.row_labels) for each in panels]
+    assert [list(frame[LABEL]) for frame in second_labels.values()] == [list(each.row_labels) for each in other]
 
 
 def test_texts_of_one_length_share_the_kept_spec():

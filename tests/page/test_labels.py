@@ -14,7 +14,7 @@ from components.charts.heatmap import heatmap
 from components.charts.lettering import PRESENTING
 from components.page import viewport
 from tests import rendered
-from tests.pages import APP, assert_healthy, cell_labels, charts, open_page, spec_parts
+from tests.pages import APP, assert_healthy, chart_cell_labels, charts, open_page, spec_parts
 
 A = "The animal didn't cross the street because it was too tired"
 B = "The animal didn't cross the street because it was too wide"
@@ -60,7 +60,7 @@ def test_the_winograd_pairs_one_head_chart_labels_every_row_where_its_column_has
     page.session_state[viewport.KEY] = {"size": size}
     page.run()
     assert_healthy(page)
-    labels = cell_labels(json.loads(charts(page)[0].proto.spec))[0]
+    labels = chart_cell_labels(charts(page)[0])[0]
     assert [index for index, label in enumerate(labels) if label == "it"] == [11, 27]
     assert row_axis_values(page) == list(range(len(labels)))
 

@@ -25,7 +25,7 @@ from tests import rendered
 from tests.pages import (
     TEXT,
     assert_healthy,
-    cell_labels,
+    chart_cell_labels,
     chart_matrix,
     chart_title,
     charts,
@@ -184,7 +184,7 @@ def test_hiding_gpt2_s_sink_drops_its_first_token_and_renormalises(gpt2, tiny_gp
     page = open_page({"model": gpt2, "hide_special": "1"})
     assert_healthy(page)
     [chart] = charts(page)
-    rows, keys = cell_labels(json.loads(chart.proto.spec))
+    rows, keys = chart_cell_labels(chart)
     tokens = list(encode(tiny_gpt2_model, TEXT).tokens[0])
     assert rows == keys == tokens[1:], "the first token hidden, and only it"
     assert chart_title(chart) == "Attention weights (renormalised without the first token)"

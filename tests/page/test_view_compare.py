@@ -19,6 +19,7 @@ from tests.pages import (
     APP,
     assert_healthy,
     chart_inputs,
+    chart_labels,
     chart_matrix,
     chart_title,
     chart_values,
@@ -143,11 +144,11 @@ def test_the_heads_are_those_of_the_source_not_of_the_model(bundled, source, hea
 
 def difference_labels(page: AppTest) -> list[str]:
     """The tokens the difference panel is drawn over: those the two texts share, as aligned. Its y axis reads
-    them from a parameter (token_axes.token_labels), named in its label expression."""
-    parts = spec_parts(json.loads(page.get("vega_lite_chart")[0].proto.spec))
+    them from a parameter (token_axes.token_labels), named in its label expression, which reads a dataset."""
+    chart = page.get("vega_lite_chart")[0]
+    parts = spec_parts(json.loads(chart.proto.spec))
     cells = next(part for part in parts if part.get("data", {}).get("name") == "p2-cells")
-    labels = cells["encoding"]["y"]["axis"]["labelExpr"].split("[")[0]
-    return next(part["value"] for part in parts if part.get("name") == labels)
+    return chart_labels(chart)[cells["encoding"]["y"]["axis"]["labelExpr"].split("[")[0]]
 
 
 @pytest.mark.parametrize(("text_a", "text_b", "shared"), [

@@ -3,8 +3,6 @@ draw a split word as one row and one column, with the numbers of attention/text/
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -21,7 +19,7 @@ from tests.page.test_view_compare import difference_labels, heatmaps
 from tests.page.test_view_heads import assert_pictures, grid, summary
 from tests.pages import (
     assert_healthy,
-    cell_labels,
+    chart_cell_labels,
     chart_matrix,
     chart_title,
     charts,
@@ -42,7 +40,7 @@ def merged(bundled, text: str = TEXT, text_b: str | None = None, **settings) -> 
 
 
 def labels(chart) -> tuple[list[str], list[str]]:
-    return cell_labels(json.loads(chart.proto.spec))
+    return chart_cell_labels(chart)
 
 
 def head_page(**query: str) -> AppTest:

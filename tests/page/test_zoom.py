@@ -7,8 +7,6 @@ as cells, each named by its tokens, with the core's own weights; tests/browser/t
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
@@ -16,7 +14,7 @@ from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
 from components.charts.scrub import ZOOM_MOST, cells_under
-from tests.pages import assert_healthy, cell_labels, chart_matrix, chart_title, charts, open_page, select_on_chart
+from tests.pages import assert_healthy, chart_cell_labels, chart_matrix, chart_title, charts, open_page, select_on_chart
 
 TEXT = "the quick brown fox jumps over the lazy dog and then what if it rains " * 7  # 107 tokens
 
@@ -34,7 +32,7 @@ def test_a_dragged_rectangle_is_drawn_in_cells_with_the_cores_weights_and_named_
     weights = build_trace(bundled, encode(bundled, TEXT), TraceSettings(layer=2, head=5))["weights"][0]
     np.testing.assert_allclose(chart_matrix(zoomed), weights[45:60, 32:47], atol=1e-6)
     tokens = encode(bundled, TEXT).tokens[0]
-    row_labels, column_labels = cell_labels(json.loads(zoomed.proto.spec))
+    row_labels, column_labels = chart_cell_labels(zoomed)
     assert (row_labels[0], column_labels[0]) == (f"45 {tokens[45]}", f"32 {tokens[32]}")  # the first cell's names
 
 

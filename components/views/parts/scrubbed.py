@@ -121,9 +121,8 @@ def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], sh
     layout = (drawings, shape, sent[0] if len(sent) > 1 else None, len(stacks[0].heads) > 1, shared_colour,
               side_by_side, strip_drawing)
     anchor = anchor_for(key, (stacks, layout), position)
-    spec = with_labels(placed(chart_memos.chart_spec(scrub.spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]}),
-                       standing)
-    frames = {}
+    spec, frames = with_labels(placed(chart_memos.chart_spec(scrub.spec, *layout), {LAYER: anchor[0], HEAD: anchor[1]}),
+                               standing)
     for panel, name in zip(panels, names, strict=True):
         frames |= chart_memos.chart_data(_panel_frames, panel.stack, panel.scheme, panel.raster, name,
                                          panel.weight_scale, shape[1])
@@ -213,9 +212,9 @@ def scrub_neuron(stack: stacks.NeuronStack, labels: list[str], head_size: int, *
     layout = (standing[labels], head_size, shape, len(stack.heads) > 1, len(stack.queries) > 1, dot_title,
               scaled_title, width, lettering)
     anchor = anchor_for(key, (stack, layout), position)
-    spec = with_labels(placed(chart_memos.chart_spec(neuron_chart.spec, *layout), {HEAD: anchor[0], QUERY: anchor[1]}),
-                       standing)
-    frames = chart_memos.chart_data(_neuron_frames, stack)
+    spec, labels_data = with_labels(placed(chart_memos.chart_spec(neuron_chart.spec, *layout),
+                                           {HEAD: anchor[0], QUERY: anchor[1]}), standing)
+    frames = {**chart_memos.chart_data(_neuron_frames, stack), **labels_data}
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=key, lettering=lettering, on_select=lambda: report_move(key, on_move, (HEAD, QUERY)),
               selection_mode=[HEAD, QUERY])
