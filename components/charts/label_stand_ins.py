@@ -49,7 +49,8 @@ def _naming(spec: dict, datasets: list[str]) -> dict:
 
 def _named_in_first_layer(spec: dict, datasets: list[str]) -> dict | None:
     if "layer" in spec:
-        quiet = [{"data": {"name": name}, "mark": {"type": "point"}, "transform": [{"filter": "false"}]}
+        # aria false: no mark container for a screen reader to find unnamed (axe's svg-img-alt, in an SVG chart)
+        quiet = [{"data": {"name": name}, "mark": {"type": "point", "aria": False}, "transform": [{"filter": "false"}]}
                  for name in datasets]
         return {**spec, "layer": [*spec["layer"], *quiet]}
     for children in ("hconcat", "vconcat", "concat"):
