@@ -10,6 +10,7 @@ chart is drawn anew or something else moved them (a link, a click in the all-hea
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ import streamlit as st
 from components.assets import filled, read_beside, style_tag
 from components.caches import chart_memos, stacks
 from components.charts import lines, neuron_chart, scrub
+from components.charts.chart_text import describe_head
 from components.charts.draw import draw_spec
 from components.charts.heatmap import HEAD, LAYER, MAX_VECTOR_CELLS
 from components.charts.label_stand_ins import stand_ins, with_labels
@@ -132,6 +134,22 @@ def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], sh
     zoom = [ZOOM] if panels[0].zoomable and panels[0].raster else []
     draw_spec(spec, frames, key=key, lettering=panels[0].lettering, on_select=lambda: report_move(key, on_move),
               selection_mode=[LAYER, HEAD, *zoom])
+    chart_text(panels, position)
+
+
+def chart_text(panels: list[Panel], position: tuple[int, int]) -> None:
+    """What the chart shows at the page's layer and head, as text a screen reader reads and the page does not draw
+    (charts/chart_text.py): one paragraph a panel, read again when a move reruns the page (aria-live)."""
+    layer, head = position
+    said = []
+    for panel in panels:
+        layers, heads = panel.stack.layers, panel.stack.heads
+        if layer in layers and head in heads:
+            matrix = panel.stack.values()[layers.index(layer), heads.index(head)]  # (R, K)
+            said.append(describe_head(panel.title, layer, head, matrix, list(panel.row_labels),
+                                      list(panel.column_labels)))
+    if said:
+        st.html("".join(f'<p class="aa-chart-text" aria-live="polite">{html.escape(text)}</p>' for text in said))
 
 
 def zoom_window(key: str, rows: int, columns: int) -> tuple[range, range] | None:

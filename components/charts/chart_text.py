@@ -1,0 +1,26 @@
+"""A heatmap's text alternative, computed from the numbers it draws: what a screen reader reads of a chart, whose
+canvas holds no text. Short, and true of the head drawn: its title, which head, how many rows and columns, and the
+cells of largest size, each as "row → column value" (a sign kept: a difference or a score may be negative)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+MOST_CELLS = 3  # the cells named: more would be a table, which the chart's numbers are there for
+
+
+def largest_cells(matrix: np.ndarray, count: int = MOST_CELLS) -> list[tuple[int, int]]:
+    """(row, column) of the count cells of largest absolute value, largest first (ties: row then column order);
+    NaN cells (masked, or a key not in a text) are never named."""
+    sizes = np.nan_to_num(np.abs(np.asarray(matrix, dtype=np.float64)), nan=-1.0)  # (R, K)
+    order = np.argsort(-sizes, axis=None, kind="stable")[:count]
+    return [divmod(int(index), matrix.shape[1]) for index in order if sizes.flat[index] >= 0]
+
+
+def describe_head(title: str, layer: int, head: int, matrix: np.ndarray, rows: list[str], columns: list[str]) -> str:
+    """'Attention weights, layer 2, head 5: 12 query rows × 12 keys. Largest: 'it' → 'animal' 0.41; …'. Tokens are
+    quoted as Python writes a string (repr): the text is data, read aloud as written."""
+    cells = "; ".join(f"{rows[row]!r} → {columns[column]!r} {matrix[row, column]:.2f}"
+                      for row, column in largest_cells(matrix))
+    return (f"{title}, layer {layer}, head {head}: {len(rows)} query rows × {len(columns)} columns. "
+            + (f"Largest: {cells}." if cells else "No cell is drawn."))

@@ -1,0 +1,28 @@
+"""A heatmap's text alternative (charts/chart_text.py): the cells it names are the largest the matrix holds, in
+order, with their signs; masked cells are never named; a token is quoted as data."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from components.charts.chart_text import describe_head, largest_cells
+
+
+def test_the_largest_cells_by_size_come_first_with_their_signs():
+    matrix = np.array([[0.1, -0.9, 0.2], [0.5, 0.05, 0.7]], dtype=np.float32)
+    assert largest_cells(matrix) == [(0, 1), (1, 2), (1, 0)]
+
+
+def test_masked_cells_are_never_named():
+    matrix = np.array([[0.3, np.nan], [np.nan, np.nan]], dtype=np.float32)
+    assert largest_cells(matrix) == [(0, 0)]
+    assert largest_cells(np.full((2, 2), np.nan)) == []
+
+
+def test_the_description_names_the_head_its_size_and_its_largest_cells():
+    rows = ["[CLS]", "it", "<b>if</b>"]
+    matrix = np.array([[0.9, 0.05, 0.05], [0.2, 0.1, 0.7], [0.34, 0.33, 0.33]], dtype=np.float32)
+    said = describe_head("Attention weights", 2, 5, matrix, rows, rows)
+    assert said == ("Attention weights, layer 2, head 5: 3 query rows × 3 columns. Largest: '[CLS]' → '[CLS]' 0.90; "
+                    "'it' → '<b>if</b>' 0.70; '<b>if</b>' → '[CLS]' 0.34.")
+    assert describe_head("Masked", 0, 0, np.full((1, 1), np.nan), ["a"], ["a"]).endswith("No cell is drawn.")

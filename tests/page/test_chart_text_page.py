@@ -1,0 +1,51 @@
+"""The one-head chart's text alternative on the page (views/parts/scrubbed.chart_text): the cells it names are the
+largest of transformers' own weights for the layer and head the chart stands at, in order and to two decimals, and
+it follows a move of the chart's own inputs. The compare view says one paragraph a panel."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from harness.reference import bare_forward, transformers_tokenizer
+from tests.pages import TEXT, assert_healthy, open_page, pick_on_chart
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def chart_texts(page) -> list[str]:
+    """The text alternatives on the page, unescaped, a paragraph each."""
+    import html
+
+    bodies = "".join(block.proto.body for block in page.get("html"))
+    return [html.unescape(text) for text in re.findall(r'<p class="aa-chart-text"[^>]*>(.*?)</p>', bodies)]
+
+
+def expected_cells(bundled, layer: int, head: int) -> list[str]:
+    """'row' → 'column' 0.41 for the three largest of transformers' weights of the layer and head, largest first."""
+    weights = bare_forward(bundled, TEXT)().attentions[layer][0, head].numpy()  # (T, T)
+    tokens = transformers_tokenizer(bundled).convert_ids_to_tokens(transformers_tokenizer(bundled)(TEXT)["input_ids"])
+    order = np.argsort(-weights, axis=None, kind="stable")[:3]
+    return [f"{tokens[i // len(tokens)]!r} → {tokens[i % len(tokens)]!r} {weights.flat[i]:.2f}" for i in order]
+
+
+def test_the_one_head_charts_text_names_transformers_largest_weights_and_follows_a_move(bundled):
+    page = open_page(text=TEXT, layer="2", head="5")
+    assert_healthy(page)
+    [said] = chart_texts(page)
+    assert said.startswith("Attention weights, layer 2, head 5: 7 query rows × 7 columns. Largest: ")
+    assert said.endswith("; ".join(expected_cells(bundled, 2, 5)) + ".")
+
+    page = pick_on_chart(page, "chart-weights", layer=4, head=0)
+    [said] = chart_texts(page)
+    assert said.startswith("Attention weights, layer 4, head 0:")
+    assert said.endswith("; ".join(expected_cells(bundled, 4, 0)) + ".")
+
+
+def test_the_compare_view_says_each_panel():
+    page = open_page(view="compare", text=TEXT, text_b="fruit flies like a banana")
+    assert_healthy(page)
+    said = chart_texts(page)
+    assert len(said) == 3 and all(", layer 0, head 0: " in text for text in said), said
