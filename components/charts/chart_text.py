@@ -24,3 +24,11 @@ def describe_head(title: str, layer: int, head: int, matrix: np.ndarray, rows: l
                       for row, column in largest_cells(matrix))
     return (f"{title}, layer {layer}, head {head}: {len(rows)} query rows × {len(columns)} columns. "
             + (f"Largest: {cells}." if cells else "No cell is drawn."))
+
+
+def describe_query(layer: int, head: int, query: str, weights: np.ndarray, keys: list[str]) -> str:
+    """The neuron view's: 'The neuron view, layer 0, head 2, query '3: like': its weights over 7 keys. Largest:
+    '2: flies' 0.93; …'; weights: (K,) the query's row."""
+    cells = "; ".join(f"{keys[column]!r} {weights[column]:.2f}" for _, column in largest_cells(weights[None, :]))
+    return (f"The neuron view, layer {layer}, head {head}, query {query!r}: its weights over {len(keys)} keys. "
+            + (f"Largest: {cells}." if cells else "No weight is drawn."))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from components.charts.chart_text import describe_head, largest_cells
+from components.charts.chart_text import describe_head, describe_query, largest_cells
 
 
 def test_the_largest_cells_by_size_come_first_with_their_signs():
@@ -26,3 +26,10 @@ def test_the_description_names_the_head_its_size_and_its_largest_cells():
     assert said == ("Attention weights, layer 2, head 5: 3 query rows × 3 columns. Largest: '[CLS]' → '[CLS]' 0.90; "
                     "'it' → '<b>if</b>' 0.70; '<b>if</b>' → '[CLS]' 0.34.")
     assert describe_head("Masked", 0, 0, np.full((1, 1), np.nan), ["a"], ["a"]).endswith("No cell is drawn.")
+
+
+def test_the_neuron_views_description_names_its_query_and_largest_weights():
+    keys = ["0: [CLS]", "1: time", "2: flies"]
+    said = describe_query(0, 2, "2: flies", np.array([0.1, 0.6, 0.3], dtype=np.float32), keys)
+    assert said == ("The neuron view, layer 0, head 2, query '2: flies': its weights over 3 keys. Largest: "
+                    "'1: time' 0.60; '2: flies' 0.30; '0: [CLS]' 0.10.")

@@ -1,6 +1,7 @@
 """The one-head chart's text alternative on the page (views/parts/scrubbed.chart_text): the cells it names are the
 largest of transformers' own weights for the layer and head the chart stands at, in order and to two decimals, and
-it follows a move of the chart's own inputs. The compare view says one paragraph a panel."""
+it follows a move of the chart's own inputs. The compare view says one paragraph a panel, the neuron view its
+query's largest weights."""
 
 from __future__ import annotations
 
@@ -49,3 +50,14 @@ def test_the_compare_view_says_each_panel():
     assert_healthy(page)
     said = chart_texts(page)
     assert len(said) == 3 and all(", layer 0, head 0: " in text for text in said), said
+
+
+def test_the_neuron_views_text_names_the_querys_largest_weights_as_transformers_has_them(bundled):
+    page = open_page({"view": "neuron", "text": TEXT, "layer": "1", "head": "3", "query": "2"})
+    assert_healthy(page)
+    [said] = chart_texts(page)
+    weights = bare_forward(bundled, TEXT)().attentions[1][0, 3, 2].numpy()  # (T,)
+    tokens = transformers_tokenizer(bundled).convert_ids_to_tokens(transformers_tokenizer(bundled)(TEXT)["input_ids"])
+    largest = np.argsort(-weights, kind="stable")[:3]
+    assert said.startswith(f"The neuron view, layer 1, head 3, query '2: {tokens[2]}': its weights over 7 keys. ")
+    assert said.endswith("; ".join(f"'{j}: {tokens[j]}' {weights[j]:.2f}" for j in largest) + ".")

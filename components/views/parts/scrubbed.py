@@ -21,7 +21,7 @@ import streamlit as st
 from components.assets import filled, read_beside, style_tag
 from components.caches import chart_memos, stacks
 from components.charts import lines, neuron_chart, scrub
-from components.charts.chart_text import describe_head
+from components.charts.chart_text import describe_head, describe_query
 from components.charts.draw import draw_spec
 from components.charts.heatmap import HEAD, LAYER, MAX_VECTOR_CELLS
 from components.charts.label_stand_ins import stand_ins, with_labels
@@ -141,15 +141,21 @@ def chart_text(panels: list[Panel], position: tuple[int, int]) -> None:
     """What the chart shows at the page's layer and head, as text a screen reader reads and the page does not draw
     (charts/chart_text.py): one paragraph a panel, read again when a move reruns the page (aria-live)."""
     layer, head = position
-    said = []
+    texts = []
     for panel in panels:
         layers, heads = panel.stack.layers, panel.stack.heads
         if layer in layers and head in heads:
             matrix = panel.stack.values()[layers.index(layer), heads.index(head)]  # (R, K)
-            said.append(describe_head(panel.title, layer, head, matrix, list(panel.row_labels),
-                                      list(panel.column_labels)))
-    if said:
-        st.html("".join(f'<p class="aa-chart-text" aria-live="polite">{html.escape(text)}</p>' for text in said))
+            texts.append(describe_head(panel.title, layer, head, matrix, list(panel.row_labels),
+                                       list(panel.column_labels)))
+    said(texts)
+
+
+def said(texts: list[str]) -> None:
+    """Text alternatives of a chart, a paragraph each, read by a screen reader and not drawn (chart_inputs.css);
+    read again when a rerun changes them (aria-live)."""
+    if texts:
+        st.html("".join(f'<p class="aa-chart-text" aria-live="polite">{html.escape(text)}</p>' for text in texts))
 
 
 def zoom_window(key: str, rows: int, columns: int) -> tuple[range, range] | None:
@@ -236,6 +242,10 @@ def scrub_neuron(stack: stacks.NeuronStack, labels: list[str], head_size: int, *
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=key, lettering=lettering, on_select=lambda: report_move(key, on_move, (HEAD, QUERY)),
               selection_mode=[HEAD, QUERY])
+    head, query = position
+    if head in stack.heads and 0 <= query < len(labels):
+        weights = stack.values().weights[stack.heads.index(head), query]  # (T,)
+        said([describe_query(stack.settings.layer, head, labels[query], weights, list(labels))])
 
 
 def _panel_frames(stack: stacks.HeadStack | stacks.AlignedDifference, scheme: str, raster: bool, name: str,
