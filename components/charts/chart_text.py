@@ -32,3 +32,15 @@ def describe_query(layer: int, head: int, query: str, weights: np.ndarray, keys:
     cells = "; ".join(f"{keys[column]!r} {weights[column]:.2f}" for _, column in largest_cells(weights[None, :]))
     return (f"The neuron view, layer {layer}, head {head}, query {query!r}: its weights over {len(keys)} keys. "
             + (f"Largest: {cells}." if cells else "No weight is drawn."))
+
+
+def describe_layer(layer: int, heads: list[int], values: np.ndarray, labels: list[str]) -> str:
+    """The all-heads grid's: 'Every head of layer 2, 12 heads over 7 tokens. The heads of the largest single weight:
+    head 5, 'it' → 'animal' 0.91; …'; values: (h, T, T) the heads' weights, in the order of heads."""
+    tops = [largest_cells(matrix, 1) for matrix in values]  # each head's largest cell, or none
+    ranked = sorted((index for index, top in enumerate(tops) if top),
+                    key=lambda index: -abs(float(values[index][tops[index][0]])))[:MOST_CELLS]
+    cells = "; ".join(f"head {heads[index]}, {labels[tops[index][0][0]]!r} → {labels[tops[index][0][1]]!r} "
+                      f"{values[index][tops[index][0]]:.2f}" for index in ranked)
+    return (f"Every head of layer {layer}, {len(heads)} heads over {len(labels)} tokens. "
+            + (f"The heads of the largest single weight: {cells}." if cells else "No cell is drawn."))

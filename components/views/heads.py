@@ -38,6 +38,7 @@ from attention.stages.settings import SOURCE_LABELS
 from components.caches import chart_memos, layers, moves, stacks, texts
 from components.charts import grid
 from components.charts.aggregates import AGGREGATES
+from components.charts.chart_text import describe_layer
 from components.charts.draw import draw_spec, show
 from components.charts.grid import (
     FOCUS_COLOUR,
@@ -55,7 +56,7 @@ from components.charts.token_axes import second_sentence_from
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import WEIGHT_SCALES
-from components.views.parts.scrubbed import anchor_for, report_move
+from components.views.parts.scrubbed import anchor_for, report_move, said
 
 # bert-large has 16 heads; a random source with a tiny head_dim has hundreds, shown 16 at a time.
 MAX_GRID_HEADS = 16
@@ -178,6 +179,8 @@ def _grid_and_summary(stack: stacks.HeadStack, shown: range, how: str | None, to
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=CHART_KEY, lettering=lettering, on_select=_on_grid,
               selection_mode=[GRID_SELECTION, LAYER])
+    if layer in stack.layers:
+        said([describe_layer(layer, list(stack.heads), stack.values()[stack.layers.index(layer)], tokens)])
 
 
 def _grid_frames(stack: stacks.HeadStack, shown: tuple[int, ...], attention_mask: tuple[int, ...], layout: GridLayout,

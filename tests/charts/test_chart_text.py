@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from components.charts.chart_text import describe_head, describe_query, largest_cells
+from components.charts.chart_text import describe_head, describe_layer, describe_query, largest_cells
 
 
 def test_the_largest_cells_by_size_come_first_with_their_signs():
@@ -33,3 +33,11 @@ def test_the_neuron_views_description_names_its_query_and_largest_weights():
     said = describe_query(0, 2, "2: flies", np.array([0.1, 0.6, 0.3], dtype=np.float32), keys)
     assert said == ("The neuron view, layer 0, head 2, query '2: flies': its weights over 3 keys. Largest: "
                     "'1: time' 0.60; '2: flies' 0.30; '0: [CLS]' 0.10.")
+
+
+def test_the_grids_description_names_the_heads_of_the_largest_weights():
+    labels = ["a", "b"]
+    values = np.array([[[0.5, 0.5], [0.5, 0.5]], [[0.1, 0.9], [0.2, 0.8]], [[0.7, 0.3], [0.4, 0.6]]], dtype=np.float32)
+    said = describe_layer(3, [4, 5, 6], values, labels)
+    assert said == ("Every head of layer 3, 3 heads over 2 tokens. The heads of the largest single weight: "
+                    "head 5, 'a' → 'b' 0.90; head 6, 'a' → 'a' 0.70; head 4, 'a' → 'a' 0.50.")

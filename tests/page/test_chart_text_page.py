@@ -1,7 +1,7 @@
 """The one-head chart's text alternative on the page (views/parts/scrubbed.chart_text): the cells it names are the
 largest of transformers' own weights for the layer and head the chart stands at, in order and to two decimals, and
 it follows a move of the chart's own inputs. The compare view says one paragraph a panel, the neuron view its
-query's largest weights."""
+query's largest weights, the all-heads grid the heads of its layer's largest weights."""
 
 from __future__ import annotations
 
@@ -61,3 +61,18 @@ def test_the_neuron_views_text_names_the_querys_largest_weights_as_transformers_
     largest = np.argsort(-weights, kind="stable")[:3]
     assert said.startswith(f"The neuron view, layer 1, head 3, query '2: {tokens[2]}': its weights over 7 keys. ")
     assert said.endswith("; ".join(f"'{j}: {tokens[j]}' {weights[j]:.2f}" for j in largest) + ".")
+
+
+def test_the_all_heads_grid_names_the_heads_of_the_layers_largest_weights_as_transformers_has_them(bundled):
+    page = open_page(view="heads", text=TEXT, layer="3")
+    assert_healthy(page)
+    said = [text for text in chart_texts(page) if text.startswith("Every head of layer 3, 12 heads over 7 tokens.")]
+    assert len(said) == 1, chart_texts(page)
+    weights = bare_forward(bundled, TEXT)().attentions[3][0].numpy()  # (nh, T, T)
+    tokens = transformers_tokenizer(bundled).convert_ids_to_tokens(transformers_tokenizer(bundled)(TEXT)["input_ids"])
+    heads = np.argsort(-weights.reshape(len(weights), -1).max(axis=1), kind="stable")[:3]
+    named = []
+    for head in heads:
+        row, column = divmod(int(weights[head].argmax()), len(tokens))
+        named.append(f"head {head}, {tokens[row]!r} → {tokens[column]!r} {weights[head, row, column]:.2f}")
+    assert said[0].endswith("; ".join(named) + ".")
