@@ -5,8 +5,8 @@
 // it. After an ask the server held, the next goes at once; after any other answer (one the server did not hold, the
 // store not answering, a failed fetch) a poll period passes first. A failed fetch (the server away) asks for no
 // run: Streamlit's own reconnect shows that. Any other answer than the route's JSON, such as a proxy's 404, or
-// Streamlit's own page where the App's routes are not passed on, asks for a rerun at every poll period: the run
-// checks the class, as the timed fragment did.
+// Streamlit's own page where the App's routes are not passed on, asks for a rerun every ASK_AGAIN_MS
+// (class_watch.py): the run checks the class, as the timed fragment did.
 export default function ({ data, parentElement, setTriggerValue }) {
   parentElement.stopLast?.();
   const stop = new AbortController();
@@ -42,8 +42,13 @@ export default function ({ data, parentElement, setTriggerValue }) {
       if (known && answer.reachable) heard = answer.version;
       const behind = !failed && (!known || answer.reachable !== data.reachable
         || (answer.reachable && (answer.version === null || (data.following && answer.version !== data.version))));
-      if (behind && performance.now() - askedAt > $ask_again_ms) {
+      // Where the route answers no JSON, the rerun asked for mounts the script anew, which asks again: when it last
+      // asked is kept on the element, which outlives the run, or each ask would come a poll period after the last
+      // and interrupt its run, on a server slower than that, for ever (the page never finished drawing).
+      const since = known ? askedAt : Math.max(askedAt, parentElement.askedBlindAt ?? -Infinity);
+      if (behind && performance.now() - since > $ask_again_ms) {
         askedAt = performance.now();
+        if (!known) parentElement.askedBlindAt = askedAt;
         setTriggerValue('behind', true);
       }
       if (failed || (known && (answer.waited !== true || heard === null))) await pause();
