@@ -23,6 +23,12 @@ import streamlit as st
 from attention.stages.limits import PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from components.caches import chart_memos, experiments
 from components.charts.draw import draw_spec
+from components.charts.lab_text import (
+    describe_random_softmax,
+    describe_temperature,
+    describe_trained_heads,
+    describe_variance,
+)
 from components.charts.lettering import READING, Lettering
 from components.charts.scaling_lab import (
     CHARTS,
@@ -38,7 +44,7 @@ from components.charts.scrub import INPUT_STYLE, placed
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import shorten
-from components.views.parts.scrubbed import anchor_for, report_move
+from components.views.parts.scrubbed import anchor_for, report_move, said
 
 VARIANCE_SAMPLES = 20_000  # (q, k) pairs per d_k: the measured variance lands within about 2 % of d_k
 SCORE_BUDGET = 8_192  # rows × tokens of random scores per d_k: a few hundred ms even at 512 tokens
@@ -48,6 +54,8 @@ TEMPERATURES = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 TAU_GRID = tuple(round(PAGE_TEMPERATURE.low + index * PAGE_TEMPERATURE_STEP, 2) for index in
                  range(round((PAGE_TEMPERATURE.high - PAGE_TEMPERATURE.low) / PAGE_TEMPERATURE_STEP) + 1))
 TAU_FIRST = 1.0  # where a kept spec's τ input starts, before `placed` moves it
+# How a text alternative names each scaling (the legend's labels are symbols, read aloud badly).
+SCALING_WORDS = {"none": "unscaled", "sqrt": "with √d_k", "linear": "with d_k", "temperature": "with τ = {tau:g}"}
 
 
 def render(context) -> None:
@@ -178,6 +186,7 @@ def _variance_section(width: int, lettering: Lettering) -> None:
     table = variance_table()
     draw(table, "variance", width, key="chart-variance", lettering=lettering)
     at = {series: rows.set_index("d_k")["variance"] for series, rows in table.groupby("series")}
+    said([describe_variance(HEAD_SIZES, {s: at[SERIES[s]].to_numpy() for s in FIXED_SCALINGS})])
     largest = HEAD_SIZES[-1]
     scaled = at[SERIES["sqrt"]]
     st.markdown(
@@ -205,7 +214,9 @@ def _random_softmax_section(tokens: int, temperature: float, width: int, letteri
                                           temperature), key, "random-softmax")
     statistics = random_statistics(tokens, taus)
     at = taus.index(temperature)
-    none, root, linear, fixed = ({name: values[at] for name, values in statistics[s].items()} for s in SCALINGS)
+    shown = {s: {name: values[at] for name, values in statistics[s].items()} for s in SCALINGS}  # the τ drawn
+    said([describe_random_softmax(tokens, temperature, HEAD_SIZES, shown)])
+    none, root, linear, fixed = shown.values()
     first, last = HEAD_SIZES[0], HEAD_SIZES[-1]
     st.markdown(
         f"Unscaled, the mean entropy falls from {none['entropy'][0]:.2f} nats at d_k = {first} to "
@@ -239,7 +250,10 @@ def _trained_heads_section(context, tokens: int, temperature: float) -> None:
     title = f"layer {state.layer}: bars are the mean over its {shape.num_heads} heads, ticks each head"
     draw(table, "softmax", True, title, tokens, context.width, key="chart-trained-heads",
          lettering=context.lettering)
-    means = table.groupby("scaling", sort=False)[["entropy", "max_weight"]].mean()
+    means = table.groupby("scaling", sort=False)[["entropy", "max_weight"]].mean()  # the bars, in SCALINGS' order
+    said([describe_trained_heads(state.layer, shape.head_size, tokens,
+                                 [SCALING_WORDS[s].format(tau=temperature) for s in SCALINGS],
+                                 means["entropy"].tolist(), means["max_weight"].tolist())])
     none, root, linear = (means.loc[scaling_label(s, temperature)] for s in FIXED_SCALINGS)
     st.markdown(
         f"Here d_k = {shape.head_size} is fixed by the model, so each scaling is one number per head. Averaged "
@@ -266,6 +280,8 @@ def _temperature_section(context, trace) -> None:
     title = f"softmax(raw scores / τ), layer {state.layer}, head {state.head}, query token {query}"
     draw(table, "temperature", tuple(tokens), title, context.width, key="chart-temperature",
          lettering=context.lettering)
+    said([describe_temperature(state.layer, state.head, tokens[query], tokens, taus,
+                               table["weight"].to_numpy().reshape(len(taus), len(tokens)))])  # (τs, T)
     largest = table.groupby("tau")["weight"].max()
     st.markdown(
         f"The same raw scores (d_k = {trace.head_size}) divided by different τ. At τ = {taus[0]:g} the largest "
