@@ -143,6 +143,7 @@ UNLINKED_CONTROLS = {
     "rotary_query": "the Rotation stage's query token, starting at query=",
     "rotary_key": "the Rotation stage's key token, a worked example each reader picks",
     "lesson_word_": "(a stem, one a step) the lesson's word compared in two sentences, starting at the most telling",
+    "table_": "(a stem, one a chart) a heatmap's numbers as a table, opened by each reader who reads them",
     # A class's question (components/classroom/questions.py) is the class's, kept in its store: its inputs are the
     # teacher's to ask it and each student's to answer it, never a setting of the page.
     "quiz_kind": "the kind of question the teacher is about to ask the class",

@@ -14,6 +14,7 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import streamlit as st
@@ -31,6 +32,7 @@ from components.charts.neuron_chart import QUERY
 from components.charts.plot_sizes import MIN_ROW_PX, PLOT_SIZE, plot_size
 from components.charts.scrub import INPUT_STYLE, ZOOM, cells_under, placed
 from components.charts.token_axes import kept_where_skipped
+from components.views.parts.number_table import number_table, table_asked
 
 _HELD = "_scrub_anchors"  # in the session: {chart key: (identity, anchor, shown, run)}
 _TOOLBAR_INSIDE = read_beside(__file__, "toolbar_inside.css")  # toolbar_inside's style, for one chart's selector
@@ -135,20 +137,34 @@ def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], sh
     draw_spec(spec, frames, key=key, lettering=panels[0].lettering, on_select=lambda: report_move(key, on_move),
               selection_mode=[LAYER, HEAD, *zoom])
     chart_text(panels, position)
+    panel_tables(panels, key, position)
 
 
 def chart_text(panels: list[Panel], position: tuple[int, int]) -> None:
     """What the chart shows at the page's layer and head, as text a screen reader reads and the page does not draw
     (charts/chart_text.py): one paragraph a panel, read again when a move reruns the page (aria-live)."""
     layer, head = position
-    texts = []
-    for panel in panels:
-        layers, heads = panel.stack.layers, panel.stack.heads
-        if layer in layers and head in heads:
-            matrix = panel.stack.values()[layers.index(layer), heads.index(head)]  # (R, K)
-            texts.append(describe_head(panel.title, layer, head, matrix, list(panel.row_labels),
-                                       list(panel.column_labels)))
-    said(texts)
+    said([describe_head(panel.title, layer, head, matrix, list(panel.row_labels), list(panel.column_labels))
+          for panel, matrix in _shown_heads(panels, position)])
+
+
+def panel_tables(panels: list[Panel], key: str, position: tuple[int, int]) -> None:
+    """Under chart key, a toggle; when on, each panel's numbers at the page's layer and head as a table
+    (number_table), drawn anew with the head a move of the chart's inputs reruns the page at."""
+    if not table_asked(key):
+        return
+    layer, head = position
+    for panel, matrix in _shown_heads(panels, position):
+        number_table(matrix, list(panel.row_labels), list(panel.column_labels),
+                     caption=f"{panel.title}, layer {layer}, head {head}", row_title=panel.row_title,
+                     column_title=panel.column_title)
+
+
+def _shown_heads(panels: list[Panel], position: tuple[int, int]) -> list[tuple[Panel, np.ndarray]]:
+    """Each panel that holds the (layer, head) at position, with that head's numbers (R, K)."""
+    layer, head = position
+    return [(panel, panel.stack.values()[panel.stack.layers.index(layer), panel.stack.heads.index(head)])
+            for panel in panels if layer in panel.stack.layers and head in panel.stack.heads]
 
 
 def said(texts: list[str]) -> None:
