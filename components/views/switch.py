@@ -25,6 +25,7 @@ from attention.models.model_list import BUNDLED_MODEL
 from components.caches import experiments, models, offered, work
 from components.charts.draw import lettered
 from components.charts.heatmap import heatmap
+from components.charts.switch_text import describe_head_grid
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_head import model_title
@@ -39,6 +40,7 @@ from components.views.parts.head_toggles import (
     heads_off_now,
     set_heads_off,
 )
+from components.views.parts.scrubbed import said
 
 DEFAULT_SENTENCE = "the capital of france is [MASK] ."
 DEFAULT_TEXT = "the capital of france is"  # for a model that guesses the next token, when the page's text will not do
@@ -217,6 +219,8 @@ def _ranking(intact: Prediction, effects: tuple[HeadEffect, ...], shape, context
     left, right = st.columns([RANKING_SHARE, 1 - RANKING_SHARE], gap="large")
     with left:
         st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-switch-drops")
+        said([describe_head_grid(f"Drop in P({top_word!r}) in points, each head switched off alone", grid,
+                                 with_sign=True)])
         chart_downloads(lambda: chart, "switch-drops", "switch-drops-by-head")
     with right:
         st.html(numbers_html(ranking_table(effects, top_word, noun=task.noun), "switch-ranking",

@@ -19,6 +19,7 @@ from attention.experiments.embedding_switch import DEFAULT_SECOND, moved_grid
 from components.caches import chart_memos, experiments, models, work
 from components.charts.draw import draw_spec, lettered, spec_and_frames
 from components.charts.heatmap import heatmap, heatmap_frames
+from components.charts.switch_text import describe_embedding, describe_head_grid
 from components.page.downloads import chart_downloads
 from components.page.page_state import MAX_TEXT_CHARS
 from components.page.tables import metric_html, numbers_html
@@ -31,6 +32,7 @@ from components.views.parts.head_toggles import (
     heads_off_now,
     set_heads_off,
 )
+from components.views.parts.scrubbed import said
 
 RANKED = 10  # heads listed in the ranking table
 TOP_HEADS = 3  # heads the "switch off the strongest" button silences
@@ -72,6 +74,8 @@ def _switchboard(context, second: str, intact, num_layers: int, num_heads: int) 
                      ask=urlencode({"ask": ASKS.register({"model": context.model_name, "text": context.text,
                                                           "second": second})}))
         _movement(intact, current, context)
+        said([describe_embedding(intact.embeddings[0], current.embeddings[0],
+                                 heads_off_label(len(current.heads_off)))])
 
 
 def ranking_table(effects, limit: int = RANKED) -> pd.DataFrame:
@@ -155,6 +159,7 @@ def _ranking(effects, shape, context, chart_width: int) -> None:
     left, right = st.columns([RANKING_SHARE, 1 - RANKING_SHARE], gap="large")
     with left:
         st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-switch-moves")
+        said([describe_head_grid("A moved (1 − cos), each head switched off alone", grid, with_sign=False)])
         chart_downloads(lambda: chart, "switch-moves", "switch-embedding-moves-by-head")
     with right:
         four = "{:.4f}".format
