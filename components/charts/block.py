@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from components.charts.lettering import READING, Lettering, title_lines
+from components.charts.spoken_numbers import figure
 from components.charts.token_axes import label_axis, labelled
 
 PAD = alt.AutoSizeParams(type="pad")  # the plot as large as asked, its axes and title around it
@@ -72,3 +73,17 @@ def ratio_bars(ratio: np.ndarray, tokens: list[str], *, title: str, width: int,
     ).properties(width=width, height=WRITTEN_PX * 3 // 4, title=title_lines(title, width), description=title,
                  autosize=PAD)
     return labelled(chart, tokens)
+
+
+def describe_written(layer: int, written: dict[str, np.ndarray], tokens: list[str]) -> str:
+    """written_bars' chart in words, for a screen reader: the token each sublayer writes most into, with that token's
+    residual stream beside it, and the longest stream brought in. written: {part: (T,)} of PARTS_SHOWN."""
+    residual = np.asarray(written["residual in"], dtype=float)  # (T,)
+    writes = []
+    for part, name in (("attention", "attention"), ("MLP", "the MLP")):
+        top = int(np.argmax(written[part]))
+        writes.append(f"{name} writes most into {tokens[top]!r}, {figure(written[part][top])} against its residual's "
+                      f"{figure(residual[top])}")
+    longest = int(np.argmax(residual))
+    return (f"Layer {layer}, what each sublayer writes into {len(tokens)} tokens (‖·‖): {'; '.join(writes)}. The "
+            f"longest residual brought in: {tokens[longest]!r}, {figure(residual[longest])}.")

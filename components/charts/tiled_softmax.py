@@ -11,7 +11,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from components.charts.chart_text import largest_cells
 from components.charts.lettering import READING, Lettering, title_lines
+from components.charts.spoken_numbers import figure, signed
 from components.charts.token_axes import label_axis, labelled
 
 PAD = alt.AutoSizeParams(type="pad")  # the plot as large as asked, its axes and title around it
@@ -22,6 +24,7 @@ ROW_PX = 150
 QUANTITIES = {"max_after": "running max m", "sum_after": "running sum ℓ", "rescale": "rescale exp(m_old − m_new)"}
 BLOCK_COLOURS = ["#6baed6", "#2171b5"]  # every other block's keys, so that the blocks show on the row
 TILED_TICK = "#d62728"
+RESCALES_SAID = 3  # the blocks that rescaled named in words: more would be the table, which is there for them
 
 
 def steps_frame(steps, drawn: bool = True) -> pd.DataFrame:
@@ -77,3 +80,27 @@ def row_against_plain(weights: np.ndarray, plain_weights: np.ndarray, block_size
     chart = alt.layer(bars, ticks).properties(width=width, height=ROW_PX, title=title_lines(title, width),
                                               description=title, autosize=PAD)
     return labelled(chart, tokens)
+
+
+def describe_blocks(steps, query: int) -> str:
+    """running_panels in words, for a screen reader: how many blocks, where the running max ends, what the running
+    sum ends at, and the blocks that brought a larger max with their rescale (the first few)."""
+    rescaled = [step for step in steps[1:] if step.rescale < 1]
+    named = "; ".join(f"block {step.block} {figure(step.rescale)}" for step in rescaled[:RESCALES_SAID])
+    larger = (f"{len(rescaled)} later block{'s' if len(rescaled) != 1 else ''} brought a larger max, rescaling ℓ: "
+              f"{named}{'; …' if len(rescaled) > RESCALES_SAID else ''}" if rescaled
+              else "no later block brought a larger max: nothing was rescaled")
+    size = len(steps[0].keys)
+    return (f"Query {query} in {len(steps)} block{'s' if len(steps) > 1 else ''} of {size} key"
+            f"{'s' if size > 1 else ''}: the running max m starts at {signed(steps[0].max_after)} and ends at "
+            f"{signed(steps[-1].max_after)}, the running sum ℓ ends at {figure(steps[-1].sum_after)}; {larger}.")
+
+
+def describe_row(query: int, token: str, weights: np.ndarray, plain_weights: np.ndarray, tokens: list[str]) -> str:
+    """row_against_plain in words: the largest difference between the row in blocks and the whole row's softmax,
+    and the keys of largest weight."""
+    difference = float(np.abs(np.asarray(weights) - np.asarray(plain_weights)).max())  # as the page's metric says it
+    largest = "; ".join(f"{tokens[key]!r} {figure(plain_weights[key])}"
+                        for _, key in largest_cells(np.asarray(plain_weights)[None, :]))
+    return (f"Query {query}, {token!r}: the softmax in blocks and of the whole row differ by at most "
+            f"{difference:.1e} over {len(tokens)} keys. Largest weights: {largest}.")

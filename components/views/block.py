@@ -12,12 +12,13 @@ import streamlit as st
 
 from attention.dissect.block import PLACEMENT_WORDS
 from components.caches import past_attention
-from components.charts.block import ratio_bars, step_bars, written_bars
+from components.charts.block import describe_written, ratio_bars, step_bars, written_bars
 from components.charts.draw import lettered, show
 from components.charts.heatmap import heatmap
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.views.parts import tiled_softmax
+from components.views.parts.scrubbed import said
 
 FORMULA_SHARE = 0.4  # of the view's width for a step's name, formula and shape; its bars take the rest
 
@@ -61,6 +62,7 @@ def _written(context, numbers, tokens: list[str]) -> None:
     chart = written_bars(numbers.written, tokens, title=f"Layer {numbers.layer}: ‖residual in‖, ‖attention‖ "
                          "and ‖MLP‖ per token", width=width, lettering=context.lettering)
     st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-block-written")
+    said([describe_written(numbers.layer, numbers.written, tokens)])
     chart_downloads(lambda: chart, "block-written", f"block-written-layer-{numbers.layer}")
     st.caption("Grey: the residual stream a token brings in; blue: what the attention block adds to it (every head "
                "through W_O); orange: what the MLP adds. A small update beside a long stream changes the token "

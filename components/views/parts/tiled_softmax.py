@@ -13,8 +13,15 @@ import streamlit as st
 
 from components.caches import past_attention
 from components.charts.draw import show
-from components.charts.tiled_softmax import row_against_plain, running_panels, steps_frame
+from components.charts.tiled_softmax import (
+    describe_blocks,
+    describe_row,
+    row_against_plain,
+    running_panels,
+    steps_frame,
+)
 from components.page.tables import numbers_html
+from components.views.parts.scrubbed import said
 
 QUERY_KEY, BLOCK_KEY = "tiled_query", "tiled_block"  # the section's own controls: not the link's
 DEFAULT_BLOCK = 3  # keys per block on opening: a few blocks on a short text
@@ -63,6 +70,7 @@ def _blocks(context, row) -> None:
                         f"{'s' if row.block_size > 1 else ''}: m, ℓ and the rescale after each",
                         width=max(200, context.width - 90), lettering=context.lettering),
          key="tiled_panels", lettering=context.lettering)
+    said([describe_blocks(row.steps, row.query)])
     # A plain table (tables.numbers_html): the data grid hid its last columns past a phone's edge
     table = steps_frame(row.steps, drawn=False).rename(columns=TABLE_NAMES)
     st.html(numbers_html(table, "tiled-steps", formats=dict.fromkeys(("block max", *list(TABLE_NAMES.values())[1:]),
@@ -77,6 +85,7 @@ def _row(context, row, tokens: list[str]) -> None:
                               title=f"Query {row.query}: the softmax of the whole row (bars) and in blocks (red ticks)",
                               width=max(200, context.width - 90), lettering=context.lettering)
     show(chart, key="tiled_row", lettering=context.lettering)
+    said([describe_row(row.query, tokens[row.query], row.weights, row.plain_weights, tokens)])
     weights, values = st.columns(2)
     weights.metric("Largest |difference|, weights", f"{row.weight_difference:.1e}",
                    help="max over the keys of |tiled weight − torch.softmax of the whole row|")
