@@ -39,7 +39,7 @@ def free_port() -> int:
 def streamlit_server(script_path: str | os.PathLike, env: dict[str, str] | None = None,
                      log_path: str | os.PathLike | None = None, port: int | None = None,
                      cwd: str | os.PathLike | None = None, headless: bool = True, base_path: str = "",
-                     ) -> Iterator[str]:
+                     file_watcher: str | None = "none") -> Iterator[str]:
     """Run `streamlit run script` on port (else a free one); yield its base URL; stop it (its whole process group).
 
     The server's output goes to log_path when given (kept afterwards), else to a temporary file.
@@ -47,6 +47,8 @@ def streamlit_server(script_path: str | os.PathLike, env: dict[str, str] | None 
     The server runs in cwd (default: the script's folder) and reads the .streamlit/config.toml found there.
     A server that is not headless asks the desktop to open a tab on its page, as on a laptop.
     base_path: Streamlit's server.baseUrlPath ("course/x"); the URL yielded is then the page's, below it.
+    file_watcher: server.fileWatcherType; None leaves it to the config.toml the server reads, as `streamlit run`
+    on a laptop does.
     """
     script = Path(script_path).resolve()
     port = port or free_port()
@@ -55,7 +57,7 @@ def streamlit_server(script_path: str | os.PathLike, env: dict[str, str] | None 
         "--server.headless", str(headless).lower(), "--server.port", str(port),
         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
         # Edits made while the server runs must not pop up "File change. Rerun?" or rerun the page.
-        "--server.fileWatcherType", "none",
+        *(["--server.fileWatcherType", file_watcher] if file_watcher else []),
         *(["--server.baseUrlPath", base_path] if base_path else []),
     ]
     server_env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
