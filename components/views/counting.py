@@ -44,10 +44,11 @@ from components.charts.counting_maps import MAPS_SPACING_PX, WIN
 from components.charts.draw import draw_spec, lettered
 from components.charts.heatmap import CELLS, named
 from components.charts.scrub import INPUT_STYLE, placed
+from components.charts.training_text import describe_count_curves, describe_count_maps
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.tables import numbers_html
-from components.views.parts.scrubbed import anchor_for, report_move, toolbar_inside
+from components.views.parts.scrubbed import anchor_for, report_move, said, toolbar_inside
 
 RESULTS = "count_results"  # session key: {CountingConfig: TrainingResult}, newest last
 MAX_RESULTS = 8  # trained models kept per session
@@ -99,6 +100,7 @@ def render(context) -> None:
         return
     st.altair_chart(lettered(curves_chart(result, context.width), context.lettering), width="content",
                     key="chart-count-curves")
+    said([describe_count_curves(result.losses, result.accuracy_steps, result.accuracies, config.steps, TARGET)])
     trace = experiments.counting_window(result, config, _sample())
     _inspection({config.win_size: trace}, config, context)
 
@@ -299,7 +301,8 @@ def _maps(traces: dict[int, CountingTrace], config: CountingConfig, context, sam
     st.html(INPUT_STYLE + toolbar_inside(MAPS_KEY))
     draw_spec(spec, frames, key=MAPS_KEY, lettering=context.lettering, selection_mode=[WIN],
               on_select=lambda: report_move(MAPS_KEY, _follow_window, (WIN,)))
-    at = traces[config.win_size]
+    at = traces[config.win_size]  # the size the input shows: a move reruns the page, which says the next
+    said([describe_count_maps(at.labels[0], symbols, at.self_weights[0], at.symbol_weights[0])])
     chart_downloads(lambda: counting_maps.maps_chart(
         *counting_maps.maps_frames(*_weights({config.win_size: at})).values(), {config.win_size: at.labels[0]},
         symbols, config.win_size, OFFERED, size, beside, DEFAULTS.win_size, context.lettering), "count-window",

@@ -32,6 +32,7 @@ from components.caches import chart_memos, experiments, shared
 from components.charts import induction as charts
 from components.charts.draw import draw_spec
 from components.charts.scrub import INPUT_STYLE
+from components.charts.training_text import describe_induction_curves, describe_induction_maps, head_groups
 from components.classroom import classroom
 from components.page import controls
 from components.page.downloads import csv_download
@@ -43,7 +44,7 @@ from components.views.parts.induction_training import (
     train_or_watch,
     watch_under_way,
 )
-from components.views.parts.scrubbed import toolbar_inside
+from components.views.parts.scrubbed import said, toolbar_inside
 
 CSV_COLUMNS = ["layers", "step", "layer", "head", "previous_token", "induction", "loss"]
 WATCH_STOPPED = "_induction_watch_stopped"  # session state: the settings of a watched run its page stopped
@@ -170,6 +171,9 @@ def _results(run: InductionRun, context) -> None:
     columns[3].metric("Induction, 2 layers", f"{two.induction[-1].max():.2f}", help=best)
     rows = history_rows(run)
     draw_curves(rows, run.config.steps, context.width, context.lettering, key="chart-induction-curves")
+    said([describe_induction_curves(run.measured_steps, {"1 layer": one.repeated_loss, "2 layers": two.repeated_loss},
+                                    head_groups(one.previous_token, two.previous_token),
+                                    head_groups(one.induction, two.induction), INDUCTION_THRESHOLD)])
     st.caption("Loss: the cross-entropy of the next token where it can be known (a period or more in), on held-out "
                "sequences. Scores, per head, on n random tokens repeated once (n = "
                f"{run.config.probe_half}): previous-token, the mean weight on the token just before; induction, the "
@@ -223,6 +227,8 @@ def _maps(run: InductionRun, context) -> None:
     # The chart's Step input above it, as the one-head view's Layer and Head; its toolbar off the caption above
     st.html(INPUT_STYLE + toolbar_inside(described=charts.MAPS_DESCRIBED))
     draw_spec(spec, frames, key="chart-induction-maps", lettering=context.lettering)
+    # Every kept step is sent and the Step input moves in the browser, with no rerun: said of the first and the last
+    said([describe_induction_maps(run.kept_steps, head_groups(*scores[:2]), head_groups(*scores[2:]))])
     half = run.config.probe_half
     tokens = " ".join(str(token) for token in run.example[:half])
     st.caption(f"The sequence: {tokens} | {tokens} ({half} random tokens, then the same again). Rows are the tokens "
