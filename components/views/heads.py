@@ -47,6 +47,7 @@ from components.charts.grid import (
     GridLayout,
     grid_layout,
 )
+from components.charts.heads_text import describe_overview, describe_parks
 from components.charts.heatmap import LAYER, MAX_VECTOR_CELLS, heatmap
 from components.charts.label_room import fitted_size, label_overflow_px
 from components.charts.lettering import Lettering
@@ -56,6 +57,7 @@ from components.charts.token_axes import second_sentence_from
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import WEIGHT_SCALES
+from components.views.parts.number_table import number_table, table_asked
 from components.views.parts.scrubbed import anchor_for, report_move, said
 
 # bert-large has 16 heads; a random source with a tiny head_dim has hundreds, shown 16 at a time.
@@ -181,6 +183,24 @@ def _grid_and_summary(stack: stacks.HeadStack, shown: range, how: str | None, to
               selection_mode=[GRID_SELECTION, LAYER])
     if layer in stack.layers:
         said([describe_layer(layer, list(stack.heads), stack.values()[stack.layers.index(layer)], tokens)])
+        _grid_tables(stack, how, tokens, layer, focus)
+
+
+def _grid_tables(stack: stacks.HeadStack, how: str | None, tokens: list[str], layer: int, head: int) -> None:
+    """When asked (number_table's toggle), the numbers of the head the side Head slider rings, at the layer the
+    grid stands at, and of the heads summed up by how: two tables, not the layer's every head (a dozen tables
+    would bury the rest of the page under them)."""
+    if not table_asked(CHART_KEY):
+        return
+    unit = "word" if stack.words else "token"
+    titles = dict(row_title=f"query {unit}", column_title=f"key {unit}")
+    at = stack.layers.index(layer)
+    number_table(stack.values()[at, stack.heads.index(head)], tokens, tokens, **titles,
+                 caption=f"Attention weights{', weighted by value norm' if stack.value_norm else ''}, layer {layer}, "
+                         f"head {head} (ringed in the grid)")
+    if how is not None:
+        number_table(_summed(stack, how)[at], tokens, tokens, caption=f"{AGGREGATES[how].capitalize()}, layer {layer}",
+                     **titles)
 
 
 def _grid_frames(stack: stacks.HeadStack, shown: tuple[int, ...], attention_mask: tuple[int, ...], layout: GridLayout,
@@ -258,6 +278,11 @@ def _overview(context, num_heads: int) -> None:
     else:
         show(chart, key="overview", lettering=context.lettering)
         st.caption("Too many cells to click one: choose the layer and head with the sliders.")
+    said([describe_overview(entropy)])
+    if table_asked("overview"):
+        number_table(entropy, [f"layer {layer}" for layer in range(shape.num_layers)],
+                     [f"head {head}" for head in range(num_heads)], caption="Mean entropy of each head's rows, in nats",
+                     row_title="layer", column_title="head", no_number="none")
 
 
 def _head_marked(chart: alt.Chart, head: int, ink: str) -> alt.Chart:
@@ -278,6 +303,7 @@ def _parks(context) -> None:
     st.subheader("Where attention parks", anchor=False)
     show(park_chart(shares.places, shares.weight, shares.moved, width=context.width, lettering=context.lettering),
          key="parks", lettering=context.lettering)
+    said([describe_parks(shares.places, shares.weight, shares.moved)])
     layer, place = shares.busiest()
     st.caption(f"A sink is a token where heads park the attention they have no use for elsewhere: this model's are "
                f"{context.family.sink_words}. Clark et al. (2019) found that bert-base's middle layers put over half "

@@ -40,27 +40,29 @@ def table_asked(key: str) -> bool:
 
 
 def number_table(matrix: np.ndarray, rows: list[str], columns: list[str], *, caption: str,
-                 row_title: str = "query token", column_title: str = "key token") -> None:
-    """Draw matrix (R, K) as a table whose rows are the row labels and columns the column labels, with caption."""
-    st.html(table_html(matrix, rows, columns, caption=caption, row_title=row_title, column_title=column_title))
+                 row_title: str = "query token", column_title: str = "key token", no_number: str = MASKED) -> None:
+    """Draw matrix (R, K) as a table whose rows are the row labels and columns the column labels, with caption;
+    a cell with no number (masked: unmasked is False) reads no_number."""
+    st.html(table_html(matrix, rows, columns, caption=caption, row_title=row_title, column_title=column_title,
+                       no_number=no_number))
 
 
 def table_html(matrix: np.ndarray, rows: list[str], columns: list[str], *, caption: str,
-               row_title: str = "query token", column_title: str = "key token") -> str:
-    """The table's HTML: every label is escaped text, never markup; each value to DECIMALS decimals, or MASKED.
+               row_title: str = "query token", column_title: str = "key token", no_number: str = MASKED) -> str:
+    """The table's HTML: every label is escaped text, never markup; each value to DECIMALS decimals, or no_number.
     Past FULL_TABLE_COLUMNS columns or FULL_TABLE_CELLS cells, a row holds its ROW_CELLS largest cells
     ('animal' 0.4100), and how many of its keys are masked where any is."""
     matrix = np.asarray(matrix, dtype=np.float64)  # (R, K)
     shown = unmasked(matrix)  # (R, K), False where masked
     if len(columns) <= FULL_TABLE_COLUMNS and len(rows) * len(columns) <= FULL_TABLE_CELLS:
         head = [f"{row_title} \\ {column_title}", *columns]
-        body = [[_value(value, kept) for value, kept in zip(values, kept_row, strict=True)]
+        body = [[f"{value:.{DECIMALS}f}" if kept else no_number for value, kept in zip(values, kept_row, strict=True)]
                 for values, kept_row in zip(matrix, shown, strict=True)]
         caption += f". Rows: {row_title}s; columns: {column_title}s."
     else:
         masked_counts = (~shown).sum(axis=1)  # (R,)
         head = [row_title, *(f"largest {place}" for place in range(1, ROW_CELLS + 1))]
-        head += [f"{column_title}s masked"] if masked_counts.any() else []
+        head += [f"{column_title}s {no_number}"] if masked_counts.any() else []
         body = []
         for values, kept_row, masked in zip(matrix, shown, masked_counts, strict=True):
             named = [f"{columns[column]!r} {values[column]:.{DECIMALS}f}"  # largest_cells never names a NaN
@@ -76,7 +78,3 @@ def table_html(matrix: np.ndarray, rows: list[str], columns: list[str], *, capti
     return (f'{_STYLE}<div class="aa-number-table" data-testid="aa-number-table" tabindex="0" role="region" '
             f'aria-label="{html.escape(caption)}"><table><caption>{html.escape(caption)}</caption>'
             f"<thead><tr>{header}</tr></thead><tbody>{lines}</tbody></table></div>")
-
-
-def _value(value: float, kept: bool) -> str:
-    return f"{value:.{DECIMALS}f}" if kept else MASKED
