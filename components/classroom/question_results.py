@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import textwrap
 
 import altair as alt
 import pandas as pd
@@ -18,6 +19,8 @@ from components.server.question_store import Asked
 
 ANSWER_COLOUR, OTHER_COLOUR = "#2e7d32", "#9e9e9e"
 LABEL_PX = 140  # the choices' labels beside the bars
+MOST_NAMED = 3  # choices named per round in the chart's text alternative, the most voted first
+NAMED_CHARS = 40  # a choice's words in it, at most: a teacher's long choice read whole thrice is no summary
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 CSV_COLUMNS = ("question", "kind", "text", "choice", "page_answer", "votes_round_1", "votes_round_2", "state")
 
@@ -47,7 +50,26 @@ def answers_chart(asked: Asked, width: int) -> alt.FacetChart:
         y=y, x="votes:Q", text=alt.value("✓ the page's answer"))
     return alt.layer(bars, mark, data=frame).properties(
         width=max(120, width - LABEL_PX - 60), height=bar_px * len(asked.question.choices)).facet(
-        row=alt.Row("round:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left")))
+        row=alt.Row("round:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left"))).properties(
+        description=describe_answers(asked))  # the chart's name to a screen reader (Vega's aria-label)
+
+
+def describe_answers(asked: Asked) -> str:
+    """The answers chart's text alternative: each round's votes, its most chosen choices first with their votes,
+    and the page's answer. Choices are quoted as Python writes a string (repr): a teacher's words are data."""
+    choices = [textwrap.shorten(choice, NAMED_CHARS, placeholder="…") for choice in asked.question.choices]
+    rounds = []
+    for number, votes in enumerate(asked.counts, start=1):
+        ranked = sorted(range(len(votes)), key=lambda position: -votes[position])  # stable: the choices' order on ties
+        named = ", ".join(f"{choices[position]!r} {votes[position]}" for position in ranked[:MOST_NAMED])
+        rest = ", the rest 0" if all(votes[position] == 0 for position in ranked[MOST_NAMED:]) else ", …"
+        rounds.append(f"round {number}, {sum(votes)} votes: {named}"
+                      + (rest if len(votes) > MOST_NAMED else ""))
+    answer = asked.question.answer
+    return (f"The class's answers, {'; '.join(rounds) or 'no round counted'}. "
+            + ("The teacher's own question: no answer computed." if answer is None else
+               f"The page's answer: {choices[answer]!r}, "
+               + " then ".join(str(votes[answer]) for votes in asked.counts) + " votes."))
 
 
 def results_csv(results: list[Asked]) -> str:
