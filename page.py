@@ -38,6 +38,7 @@ shown = view_named(view)  # the view's record: what the page draws around it
 text, text_b = controls.text_inputs()
 chosen_model = controls.model_select(names)
 present = controls.presentation_toggle()
+controls.colour_blind_toggle()
 classroom.start_button()
 
 from attention.models.loading import ModelLoadError

@@ -13,13 +13,20 @@ import streamlit as st
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.work import heavy_work
 from components.charts.draw import spec_and_frames
+from components.charts.palettes import palette_in_force
 from components.private_hooks import arrow_dataset
 
 
-@functools.lru_cache(maxsize=CACHE_ENTRIES["chart_spec"])
 def chart_spec(build: Callable[..., dict], *arguments) -> dict:
     """build(*arguments), a chart's spec without its data, kept: Altair's building and schema validation
-    cost more than the rest of a move. Callers must not change the dict (Streamlit copies before it adds)."""
+    cost more than the rest of a move. Callers must not change the dict (Streamlit copies before it adds).
+    Every chart kept here is kept by the palette it was drawn in as well (palettes.palette_in_force): one reader's
+    colours are never another's."""
+    return _chart_spec(palette_in_force(), build, *arguments)
+
+
+@functools.lru_cache(maxsize=CACHE_ENTRIES["chart_spec"])
+def _chart_spec(palette: str, build: Callable[..., dict], *arguments) -> dict:
     return build(*arguments)
 
 
@@ -53,14 +60,14 @@ def chart_data(build: Callable[..., dict], *arguments) -> dict[str, bytes]:
     charts in their own session (SESSION_CHARTS). A move the browser has drawn already reruns the page with
     the same datasets; in a class of long texts, everybody's current charts were more than the shared cache
     held, and its least recently used entry, the next student's, was pushed out on nearly every move."""
-    key, run = (_builder_name(build), arguments), view_run()
+    key, run = (_builder_name(build), palette_in_force(), arguments), view_run()
     held = st.session_state.setdefault(_SESSION_CHARTS, collections.OrderedDict())  # key -> (run, datasets)
     if key in held:
         held[key] = (run, held[key][1])
         held.move_to_end(key)
         return held[key][1]
     with heavy_work():
-        datasets = _chart_data(key[0], build, *arguments)
+        datasets = _chart_data(key[0], key[1], build, *arguments)
     held[key] = (run, datasets)
     for old in [other for other, (drawn, _) in held.items() if drawn < run - 1]:  # no longer on the page
         del held[old]
@@ -73,11 +80,12 @@ def chart_data_by_key(build: Callable[..., dict], key: tuple, *arguments) -> dic
     """build(*arguments), a chart's datasets, kept as chart_data keeps them but under key, for arguments too large
     to hash on every rerun or unhashable (a training run's kept attention): key must name all they hold."""
     with heavy_work():
-        return _chart_data_by_key(_builder_name(build), key, build, arguments)
+        return _chart_data_by_key(_builder_name(build), palette_in_force(), key, build, arguments)
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["chart_data"], max_size=BUDGET.cache_bytes("chart_data"))
-def _chart_data_by_key(builder: str, key: tuple, _build: Callable[..., dict], _arguments: tuple) -> dict[str, bytes]:
+def _chart_data_by_key(builder: str, palette: str, key: tuple, _build: Callable[..., dict], _arguments: tuple
+                       ) -> dict[str, bytes]:
     return _arrow_bytes(_build(*_arguments))
 
 
@@ -86,7 +94,7 @@ def _bytes(kept: Iterable[tuple[int, dict[str, bytes]]]) -> int:
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["chart_data"], max_size=BUDGET.cache_bytes("chart_data"))
-def _chart_data(builder: str, _build: Callable[..., dict], *arguments) -> dict[str, bytes]:
+def _chart_data(builder: str, palette: str, _build: Callable[..., dict], *arguments) -> dict[str, bytes]:
     """Keyed on the builder's name and the arguments (Streamlit leaves out a parameter named with _)."""
     return _arrow_bytes(_build(*arguments))
 
@@ -95,12 +103,12 @@ def drawn_chart(build: Callable[..., alt.TopLevelMixin], *arguments, **options) 
     """build(*arguments, **options), an Altair chart, as its bare spec and the Arrow bytes of its datasets
     (charts.spec_and_frames), kept: a heatmap of a 474-token text takes Altair 14 to 18 ms to build, and a lesson
     step draws two or three of them on every rerun. The arguments may hold arrays: the key is their contents."""
-    return _drawn_chart(_builder_name(build), build, arguments, options)
+    return _drawn_chart(_builder_name(build), palette_in_force(), build, arguments, options)
 
 
 @st.cache_data(show_spinner=False, max_entries=CACHE_ENTRIES["drawn_chart"], max_size=BUDGET.cache_bytes("drawn_chart"))
-def _drawn_chart(builder: str, _build: Callable[..., alt.TopLevelMixin], arguments: tuple, options: dict
-                 ) -> tuple[dict, dict[str, bytes]]:
+def _drawn_chart(builder: str, palette: str, _build: Callable[..., alt.TopLevelMixin], arguments: tuple,
+                 options: dict) -> tuple[dict, dict[str, bytes]]:
     """Keyed on the builder's name, the arguments and the options (Streamlit leaves out a parameter named with _)."""
     spec, frames = spec_and_frames(_build(*arguments, **options))
     return spec, _arrow_bytes(frames)

@@ -25,6 +25,7 @@ from components.charts.colours import colour_scale
 from components.charts.legends import legend
 from components.charts.lettering import READING, Lettering, title_lines
 from components.charts.masked import MASKED_COLOUR, masked_as_missing
+from components.charts.palettes import drawn_scheme
 from components.charts.pictures import picture_url, pooled
 from components.charts.plot_sizes import MIN_ROW_PX, PLOT_SIZE, plot_size
 from components.charts.token_axes import TOKEN_BANDS, centred, label_axis, labelled, token_labels
@@ -85,9 +86,11 @@ def pictures_by_head(values: np.ndarray, domains: np.ndarray, scheme: str, layer
 
 
 def picture_row(matrix: np.ndarray, domain: list[float], scheme: str, reverse: bool = False) -> dict:
-    """matrix (R, K) as one picture (its url) on the cells' axes, from 0 to K across and 0 to R down."""
+    """matrix (R, K) as one picture (its url) on the cells' axes, from 0 to K across and 0 to R down, scheme's role
+    in the reader's palette (palettes.drawn_scheme), as the cells' colour_scale draws it."""
     rows, columns = matrix.shape
-    return {"url": picture_url(matrix, domain, scheme, reverse=reverse), "x": 0, "x2": columns, "y": 0, "y2": rows}
+    return {"url": picture_url(matrix, domain, drawn_scheme(scheme), reverse=reverse), "x": 0, "x2": columns, "y": 0,
+            "y2": rows}
 
 
 def vector_cells(cells: Data, labels: tuple[str, str], x_axis, y_axis, colour, value_title, params,
@@ -364,7 +367,7 @@ def placed_picture(matrix: np.ndarray, domain: list[float], x: int, y: int, side
     """A small map (many to a view: placed_pictures): matrix (R, K) as a picture side px across, in blues over
     domain, its blocks of cells each their largest value where it has more cells than px (pictures.pooled), and its
     place (x, x2, y, y2: px from the view's top left)."""
-    return {"picture": picture_url(pooled(matrix, side), list(domain), "blues", side=side),
+    return {"picture": picture_url(pooled(matrix, side), list(domain), drawn_scheme("blues"), side=side),
             "x": x, "x2": x + side, "y": y, "y2": y + side}
 
 

@@ -26,9 +26,11 @@ import pyarrow as pa
 
 from attention.analyses.neuron import NeuronHeads
 from attention.stages.dot_product import MASKED_SCORE
+from components.charts.colours import vega_scheme
 from components.charts.heatmap import HEAD, cell_tooltip, filter_on, picked, tooltip_of
 from components.charts.label_room import fitted_size
 from components.charts.lettering import Lettering
+from components.charts.palettes import drawn_scheme
 from components.charts.plot_sizes import plot_size
 from components.charts.scrub import LEGEND, picker
 from components.charts.token_axes import TOKEN_BANDS, label_axis, labelled, token_labels
@@ -253,7 +255,7 @@ def _key_vectors(labels, named: str, head_size, filters, size: int, spacing_px: 
 def _head_colours() -> alt.Scale:
     """q's and k_j's colours: from -BOUND to BOUND, the same for every query token of the head. Read from the
     data drawn, they changed with q at each query move, and every key was coloured and drawn again."""
-    return alt.Scale(scheme="redblue", domain=alt.ExprRef(expr=f"[-{BOUND}, {BOUND}]"))
+    return alt.Scale(**vega_scheme(drawn_scheme("redblue")), domain=alt.ExprRef(expr=f"[-{BOUND}, {BOUND}]"))
 
 
 def _products(labels, named: str, head_size, filters, title: str, size: int, spacing_px: int) -> alt.Chart:
@@ -272,7 +274,7 @@ def _product_colours() -> alt.Scale:
     """q ⊙ k_j's colours: symmetric around 0, out to the picked query's largest |product| (a number of its line
     of numbers), so that a product of −11 is as pale as one of +11 whatever the largest positive one."""
     bound = f"({ROW_PICKED} && {ROW_PICKED}.{PRODUCT_BOUND} || 1)"
-    return alt.Scale(scheme="redblue", domain=alt.ExprRef(expr=f"[-{bound}, {bound}]"))
+    return alt.Scale(**vega_scheme(drawn_scheme("redblue")), domain=alt.ExprRef(expr=f"[-{bound}, {bound}]"))
 
 
 def _ticks(count: int) -> list[int]:

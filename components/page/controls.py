@@ -29,6 +29,7 @@ from attention.stages.kv_heads import SharedHeads
 from attention.stages.limits import PAGE_SEED, PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP, PAGE_WINDOW
 from attention.stages.mask_kinds import MASKS
 from attention.stages.settings import SCALINGS, SOURCE_LABELS, SOURCES, ModelShape, TraceSettings
+from components.charts import palettes
 from components.page import page_state
 from components.page.page_head import model_titles
 from components.page.page_state import PageState
@@ -57,7 +58,8 @@ _SHADOW = "_page_state"
 _FIRST_RUN = "_first_run"
 _RERUN_PAGE = "_rerun_page"
 _HELD_NOTICES = "_held_notices"  # {name: (notices, {control: value})}: see held()
-SIDEBAR_PARAMS = frozenset({"view", "text", "text_b", "model", "present"})  # drawn outside the view's fragment
+# Drawn outside the view's fragment.
+SIDEBAR_PARAMS = frozenset({"view", "text", "text_b", "model", "present", "colour_blind"})
 # Where each kind of widget takes its initial value (the rest take value=).
 _DEFAULT_ARGUMENT = {"radio": "index", "selectbox": "index", "segmented_control": "default"}
 
@@ -65,6 +67,7 @@ _DEFAULT_ARGUMENT = {"radio": "index", "selectbox": "index", "segmented_control"
 def start(query: dict[str, list[str]], models: tuple[str, ...]) -> list[str]:
     """On a session's first run, take the state from the URL; return the notices about it."""
     st.session_state.pop(_RERUN_PAGE, None)  # this run is the whole page
+    palettes.read_palette_with(reader_palette)  # the charts read the reader's palette from here (idempotent)
     st.session_state[_FIRST_RUN] = _SHADOW not in st.session_state
     if st.session_state[_FIRST_RUN]:
         state, notices = page_state.from_query(query, models)
@@ -170,6 +173,21 @@ def presentation_toggle() -> bool:
     return bound_widget(st.sidebar.toggle, "present", "Presentation mode",
                         help="For a projector: chart text at 14 px or more, charts as large as their column allows, "
                              "the tensor shapes folded. A link keeps it as present=1.")
+
+
+def colour_blind_toggle() -> bool:
+    """Whether the charts are drawn in the colours for colour-blind readers (palettes.COLOUR_BLIND)."""
+    return bound_widget(st.sidebar.toggle, "colour_blind", "Colours for colour-blind readers",
+                        help="Weights in cividis (light yellow to dark blue) and signed values in orange below zero "
+                             "and blue above: scales that stay readable with any common colour vision deficiency. "
+                             "A link keeps it as colour_blind=1.")
+
+
+def reader_palette() -> str:
+    """The palette this session's reader picked (colour_blind_toggle), which palettes.palette_in_force reads;
+    the standard one outside a session's run."""
+    shadow = st.session_state.get(_SHADOW) or {}
+    return palettes.COLOUR_BLIND if shadow.get("colour_blind") else palettes.STANDARD
 
 
 def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] = ()) -> tuple[PageState, list[str]]:

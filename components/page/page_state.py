@@ -93,6 +93,7 @@ class PageState:
     grid_tokens: bool = False  # the all-heads view's small maps with the tokens written beside them
     weight_scale: str = "head"  # the weights' colours: each head to its own max, to its layer's, or 0 to 1
     present: bool = False  # presentation mode: chart text legible from the back of a room, charts as large as fit
+    colour_blind: bool = False  # the charts' colours for colour-blind readers (components/charts/palettes.py)
     # The induction lab's own (its seed is seed=): the range of periods, the vocabulary, heads a layer, steps.
     periods: tuple[int, int] = (INDUCTION.period_low, INDUCTION.period_high)  # periods=4-12 in a link
     vocab: int = INDUCTION.vocab_size
@@ -120,6 +121,7 @@ PARAMS = tuple(field.name for field in dataclasses.fields(PageState))
 NOT_FOLLOWED = {
     "present": "presentation mode sizes the page for the projector the teacher's page is on, not for a student's "
                "screen (a phone's would show a sliver of a chart)",
+    "colour_blind": "the colours a reader can tell apart are that reader's own, not the teacher's",
 }
 FOLLOWED = tuple(name for name in PARAMS if name not in NOT_FOLLOWED)
 # The page's input widgets whose value is no field of PageState, by key (or the key's stem, for keys made per step or
@@ -371,6 +373,7 @@ _PARSERS = {
     "grid_tokens": _flag,
     "weight_scale": _choice(WEIGHT_SCALES),
     "present": _flag,
+    "colour_blind": _flag,
     "periods": _periods,
     "vocab": _integer(PAGE_INDUCTION_VOCAB),
     "heads": _integer(PAGE_INDUCTION_HEADS),
