@@ -16,6 +16,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from components.charts.chart_text import largest_cells
 from components.charts.heatmap import (
     CELLS,
     MAX_VECTOR_CELLS,
@@ -28,6 +29,7 @@ from components.charts.heatmap import (
 )
 from components.charts.lettering import READING, Lettering
 from components.charts.scrub import ALL_LAYERS_CELLS, picker
+from components.charts.spoken_numbers import figure
 
 SCHEME, DOMAIN = "blues", (0.0, 1.0)  # weights: 0 to 1, the same colours at every step and layer
 # The selection that picks a step in the browser, its input labelled "Step". Not "step": Vega-Lite reads an input's
@@ -74,3 +76,12 @@ def step_row(weights: np.ndarray, row_labels, column_labels, title: str, size: i
     past heatmap.MAX_VECTOR_CELLS, as a picture."""
     return heatmap(weights, list(row_labels), list(column_labels), title=title, row_title=ROW_TITLE,
                    column_title=COLUMN_TITLE, scheme=SCHEME, domain=list(DOMAIN), size=size, lettering=lettering)
+
+
+def describe_rows(opening: str, weights: np.ndarray, keys: list[str], positions: list[int]) -> str:
+    """A step's query rows in words, for a screen reader: "{opening}: 4 heads over 8 cached keys. Largest weights:
+    head 2 → 'what' (token 0) 0.81; …"; weights (nh, S) over the keys the step has cached (those drawn in colour),
+    keys their tokens and positions their places in the text (a token may stand at two: a space, a letter)."""
+    cells = "; ".join(f"head {head} → {keys[key]!r} (token {positions[key]}) {figure(weights[head, key])}"
+                      for head, key in largest_cells(weights))
+    return f"{opening}: {weights.shape[0]} heads over {len(keys)} cached keys. Largest weights: {cells}."

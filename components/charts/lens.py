@@ -13,6 +13,7 @@ import pandas as pd
 
 from components.charts.heatmap import cells_by_head, heatmap_panel
 from components.charts.lettering import READING, Lettering
+from components.charts.spoken_numbers import figure
 
 FIRST_RING = "#d62728"  # the first layer whose top token is the final guess
 DARK_CELL = 0.55  # above this probability a cell's token is written white, below it black
@@ -56,3 +57,19 @@ def lens_map(probabilities: np.ndarray, top_tokens: list[list[str]], first_layer
                           column_title="after the token", scheme="blues", size=size, lettering=lettering, aria=True,
                           over=[text, ring])
     return chart.properties(autosize=alt.AutoSizeParams(type="pad"))
+
+
+def describe_lens(probabilities: np.ndarray, top_tokens: list[list[str]], first_layer: np.ndarray,
+                  position_labels: list[str], positions: list[int]) -> str:
+    """lens_map's chart in words, for a screen reader: at the last position drawn (the guess after the text's last
+    token), the layer whose top token first is the final guess and the final guess's probability; and at how many
+    of the positions drawn it is on top before the output. Arguments as lens_map's (positions: each column's place
+    in the text)."""
+    layers = probabilities.shape[0] - 1  # row 0 is the embeddings, row L the last layer's output
+    final = top_tokens[-1][-1]
+    early = int((np.asarray(first_layer) < layers).sum())
+    last = figure(probabilities[-1, -1])  # the final guess's: the last row's top token is the final guess
+    return (f"The logit lens, rows 0 (the embeddings) to {layers} read at {len(positions)} positions. At position "
+            f"{positions[-1]}, {position_labels[-1]!r}: the final top token {final!r} first becomes top at layer "
+            f"{int(first_layer[-1])} of {layers}; at layer {layers} its probability is {last}. The final guess is on "
+            f"top before the output at {early} of {len(positions)} positions.")

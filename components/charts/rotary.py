@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from components.charts.lettering import title_lines
+from components.charts.spoken_numbers import figure, signed
 
 QUERY_COLOUR, KEY_COLOUR = "#1f4e9c", "#b35900"  # blue and a dark orange, told apart without colour vision too
 AXIS_ROOM_PX = 70  # px left of a plot for its axis labels and title
@@ -117,3 +118,27 @@ def decay_chart(distances: np.ndarray, scores: np.ndarray, fixed: np.ndarray, ow
 
 def _own_words(own_distance: int | None) -> str:
     return "dashed: their distance in the text" if own_distance is not None else "the key comes after the query"
+
+
+def describe_pair(picture, tokens: Sequence[str]) -> str:
+    """pair_chart in words, for a screen reader: how far the pair of q and of k turns at their positions, how long
+    each is (a turn keeps length), and what the pair adds to the raw score. picture: a PairPicture."""
+    query_length, key_length = (float(np.linalg.norm(vector)) for vector in (picture.query_before, picture.key_before))
+    first, second = picture.numbers
+    return (f"Pair {picture.pair} (numbers {first} and {second}) of q and k, turned: q of {tokens[picture.query]!r} at "
+            f"position {picture.query} turns {figure(picture.query * picture.frequency)} rad, k of "
+            f"{tokens[picture.key]!r} at {picture.key} turns {figure(picture.key * picture.frequency)} rad; q's pair "
+            f"is {figure(query_length)} long, k's {figure(key_length)}. It adds {signed(picture.pair_score)} to the "
+            f"raw score q·k = {signed(picture.score)}.")
+
+
+def describe_decay(distances: np.ndarray, scores: np.ndarray, fixed: np.ndarray, own_distance: int | None) -> str:
+    """decay_chart in words: the chosen q and k's raw score at distance 0, at its highest and lowest, and at their
+    own distance in the text; the vector of ones at the farthest distance (1 at 0)."""
+    high, low = int(np.argmax(scores)), int(np.argmin(scores))
+    own = (f"at their distance in the text, {own_distance}, {signed(scores[own_distance])}"
+           if own_distance is not None else "the key comes after the query: no distance of theirs")
+    return (f"Score of this q and k against distance n = 0 to {int(distances[-1])}: {signed(scores[0])} at n = 0, "
+            f"highest {signed(scores[high])} at n = {int(distances[high])}, lowest {signed(scores[low])} at "
+            f"n = {int(distances[low])}; {own}. A vector of ones scored against itself: 1 at n = 0, "
+            f"{signed(fixed[-1])} at n = {int(distances[-1])}.")

@@ -8,9 +8,9 @@ SMALL = 0.1  # below this (and above 0), two decimals keep at most one figure: t
 
 
 def figure(value: float) -> str:
-    """'0.41', '12.30', '0.0012', '-0.00031', '0.00'."""
+    """'0.41', '12.30', '0.0012', '0.050', '-0.00031', '0.00'."""
     value = float(value)
-    return f"{value:.2g}" if 0 < abs(value) < SMALL else f"{value:.2f}"
+    return f"{value:#.2g}" if 0 < abs(value) < SMALL else f"{value:.2f}"
 
 
 def signed(value: float) -> str:

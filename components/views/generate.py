@@ -16,12 +16,12 @@ import streamlit as st
 from attention.stages.limits import PAGE_MAX_NEW_TOKENS, PAGE_STREAMING_SINKS, PAGE_STREAMING_WINDOW
 from components.caches import chart_memos, past_attention
 from components.charts.draw import draw_spec, show
-from components.charts.generation import STEP, fits, step_row, steps_frames, steps_spec
+from components.charts.generation import STEP, describe_rows, fits, step_row, steps_frames, steps_spec
 from components.charts.heatmap import heatmap
 from components.charts.label_stand_ins import stand_ins, with_labels
 from components.charts.scrub import INPUT_STYLE, placed
 from components.page import controls
-from components.views.parts.scrubbed import anchor_for, report_move
+from components.views.parts.scrubbed import anchor_for, report_move, said
 
 STEP_KEY, LAYER_KEY = "generate_step", "generate_layer"  # which step and layer are shown: not the link's
 ROW_KEY = "generate_row"  # the step's chart, whose own Step input picks the step (a long text's: the Step slider)
@@ -114,6 +114,10 @@ def _one_step(context, generation, shape, new_tokens: int) -> None:
                       context.lettering), key=ROW_KEY, lettering=context.lettering)
     step = generation.steps[index]
     fed = generation.tokens[step.position]
+    cached = list(step.cache_positions)  # the keys drawn in colour
+    said([describe_rows(f"Generation step {index}{' (the prefill)' if index == 0 else ''}, layer {layer}: the query "
+                        f"of {fed!r}, token {step.position}", step.weights[layer],
+                        [generation.tokens[position] for position in cached], cached)])
     st.caption(f"Step {index}: the query row of token {step.position}, {fed!r}, over the {len(step.cache_positions)} "
                f"cached keys. Q of {fed!r}: (1, {shape.num_heads}, 1, {shape.head_size}); K and V of the cache: (1, "
                f"{shape.kv_heads}, {len(keys)}, {shape.head_size}), each K head read by "
@@ -196,9 +200,11 @@ def _streaming(context, new_tokens: int, prompt: int) -> None:
 def _last_row(context, run, last, layer: int, name: str, key: str) -> None:
     """The last step's query row of one run of the what-if, over its cache, at the layer chosen above. Built once
     per numbers and size (chart_memos.drawn_chart): the page's reruns that leave them alone build nothing."""
+    keys = [run.tokens[position] for position in last.cache_positions]
+    title = f"Last step, layer {layer}, {name}"
     spec, frames = chart_memos.drawn_chart(
-        heatmap, last.weights[layer], [str(head) for head in range(context.shape.num_heads)],
-        [run.tokens[position] for position in last.cache_positions], title=f"Last step, layer {layer}, {name}",
+        heatmap, last.weights[layer], [str(head) for head in range(context.shape.num_heads)], keys, title=title,
         row_title="query head", column_title="cached key", domain=[0.0, 1.0],
         size=context.plot_px(context.column_px(0.5), cap=320), lettering=context.lettering)
     draw_spec(spec, frames, key=key, lettering=context.lettering)
+    said([describe_rows(title, last.weights[layer], keys, list(last.cache_positions))])

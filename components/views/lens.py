@@ -16,11 +16,12 @@ import streamlit as st
 from attention.analyses.logit_lens import TABLE_COLUMNS, TABLE_TOP_K
 from components.caches import chart_memos, past_attention
 from components.charts.draw import draw_spec
-from components.charts.lens import lens_map
+from components.charts.lens import describe_lens, lens_map
 from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
 from components.page.tables import numbers_html
 from components.views.parts import last_induction
+from components.views.parts.scrubbed import said
 
 SHOWN_POSITIONS = 16  # the map's last positions of a long text; the CSV has every one
 CELL_PX = 40  # a cell wide enough for a short token: a phone's map shows fewer positions
@@ -80,16 +81,18 @@ def _draw(context, lens, csv_name: str) -> None:
                 "token the head would guess there and, by its colour, how sure it is; a red ring marks the first "
                 "layer whose top token is the model's final guess.")
     position_labels = [lens.tokens[lens.positions[index]] for index in shown]
-    arguments = (lens.top_probabilities[:, shown.start:shown.stop, 0],
-                 [[per_layer[index][0] for index in shown] for per_layer in lens.top_tokens],
-                 lens.first_layer[shown.start:shown.stop], [str(layer) for layer in range(layers + 1)],
-                 position_labels)
+    probabilities = lens.top_probabilities[:, shown.start:shown.stop, 0]  # (L + 1, P shown) of each top token
+    top_tokens = [[per_layer[index][0] for index in shown] for per_layer in lens.top_tokens]
+    first_layer = lens.first_layer[shown.start:shown.stop]  # (P shown,)
+    arguments = (probabilities, top_tokens, first_layer, [str(layer) for layer in range(layers + 1)], position_labels)
     options = dict(title="Top next token at each layer (colour: its probability)",
                    size=context.plot_px(cap=max(360, 44 * max(len(shown), layers + 1))), lettering=context.lettering)
     # Built once per lens and size: Altair took 0.6 to 1.2 s to build and validate it on every rerun (moving the
     # layer read, on a GPT-2 of 6 layers at 32 tokens), which the map never changes with.
     draw_spec(*chart_memos.drawn_chart(lens_map, *arguments, **options), key="chart-lens",
               lettering=context.lettering)
+    said([describe_lens(probabilities, top_tokens, first_layer, position_labels,
+                        [lens.positions[index] for index in shown])])
     chart_downloads(lambda: lens_map(*arguments, **options), "lens", "logit-lens")
     if len(shown) < len(lens.positions):
         st.caption(f"The map shows the last {len(shown)} of the {len(lens.positions)} positions read; the CSV has "

@@ -15,8 +15,9 @@ import streamlit as st
 from attention.dissect.rotary_views import MAX_SHIFT
 from components.caches import rotary
 from components.charts.draw import lettered
-from components.charts.rotary import decay_chart, pair_chart
+from components.charts.rotary import decay_chart, describe_decay, describe_pair, pair_chart
 from components.page.page_state import HEAD_STAGES
+from components.views.parts.scrubbed import said
 
 ROTATION = HEAD_STAGES["rotation"]  # the stage's name and its button's label
 DEFAULT_SHIFT = 100
@@ -64,10 +65,12 @@ def render(context, outline) -> None:
         chart = pair_chart(picture, f'q of "{tokens[query]}" ({query})', f'k of "{tokens[key]}" ({key})', tokens,
                            width, directions)
         st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-rotary-pair")
+        said([describe_pair(picture, tokens)])
     _shift(arguments)
     curve = rotary.decay(*arguments, query, key)
     chart = decay_chart(curve.distances, curve.scores, curve.fixed, curve.distance, context.width)
     st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-rotary-decay")
+    said([describe_decay(curve.distances, curve.scores, curve.fixed, curve.distance)])
     st.caption(_decay_words(curve, tokens, query, key))
 
 
