@@ -4,24 +4,16 @@ and follows a move of the grid's own Layer input; the overview has its table too
 
 from __future__ import annotations
 
-import html
-import re
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
 
 from harness.reference import bare_forward, transformers_tokenizer
-from tests.page.test_number_table_page import as_numbers, number_tables, opened_table
+from tests.page.test_number_table_page import as_numbers, chart_texts, number_tables, opened_table
 from tests.pages import TEXT, assert_healthy, chart_matrix, charts, open_page, pick_on_chart
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
-
-def chart_texts(page) -> list[str]:
-    bodies = "".join(block.proto.body for block in page.get("html"))
-    return [html.unescape(text) for text in re.findall(r'<p class="aa-chart-text"[^>]*>(.*?)</p>', bodies)]
 
 
 def keyed_chart(page, key: str):

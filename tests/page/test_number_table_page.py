@@ -4,6 +4,8 @@ read "masked"; the table follows a move of the chart's own inputs; a long text's
 
 from __future__ import annotations
 
+import html
+import re
 from html.parser import HTMLParser
 
 import numpy as np
@@ -127,3 +129,55 @@ def test_a_long_texts_rows_name_their_largest_weights(bundled):
         apart = np.diff(weights[query, largest]) < -1e-4  # no two so close that float32 may order them either way
         if apart.all():
             assert [key for key, _ in named] == [repr(tokens[key]) for key in largest]
+
+
+def test_the_lines_say_their_largest_weights_and_have_a_table_that_follows_a_move(bundled):
+    page = open_page(text=TEXT, layer="2", head="5", head_stage="lines")
+    assert_healthy(page)
+    tokens = tokens_of(bundled)
+    weights = bare_forward(bundled, TEXT)().attentions
+
+    def largest(layer: int, head: int) -> str:  # the three largest weights as the chart's text names them
+        matrix = weights[layer][0, head].numpy()
+        order = np.argsort(-matrix, axis=None, kind="stable")[:3]
+        return "; ".join(f"{tokens[i // len(tokens)]!r} → {tokens[i % len(tokens)]!r} {matrix.flat[i]:.2f}"
+                         for i in order)
+
+    [said] = chart_texts(page)
+    assert said == f"Attention weights as lines, layer 2, head 5: 7 query rows × 7 columns. Largest: {largest(2, 5)}."
+    [table] = number_tables(opened_table(page, "table_chart-lines"))
+    np.testing.assert_allclose(as_numbers(table), weights[2][0, 5].numpy(), atol=5e-5, rtol=0)
+
+    page = pick_on_chart(page, "chart-lines", layer=4, head=0)
+    [said] = chart_texts(page)
+    assert said.startswith("Attention weights as lines, layer 4, head 0:") and said.endswith(f"{largest(4, 0)}.")
+    [table] = number_tables(page)
+    np.testing.assert_allclose(as_numbers(table), weights[4][0, 0].numpy(), atol=5e-5, rtol=0)
+
+
+def test_the_neuron_views_table_holds_its_querys_numbers_with_each_key_and_none_for_a_hidden_key(bundled):
+    page = open_page({"view": "neuron", "text": TEXT, "layer": "1", "head": "3", "query": "2", "mask": "causal"})
+    assert_healthy(page)
+    [table] = number_tables(opened_table(page, "table_chart-neuron"))
+    tokens = tokens_of(bundled)
+    assert table.header == ["key token \\ number", "q · k", "scaled", "weight"]
+    assert [row[0] for row in table.rows] == [f"{j}: {token}" for j, token in enumerate(tokens)]
+    shown = as_numbers(table)  # (T, 3)
+    assert np.isnan(shown[3:]).all() and not np.isnan(shown[:3]).any(), "keys after the query are masked"
+    trace = build_trace(bundled, encode(bundled, TEXT), TraceSettings(layer=1, head=3, mask="causal"))
+    np.testing.assert_allclose(shown[:3, 0], trace["scores"][0, 2, :3], atol=5e-5, rtol=0)
+    np.testing.assert_allclose(shown[:3, 1], trace["scaled"][0, 2, :3], atol=5e-5, rtol=0)
+    np.testing.assert_allclose(shown[:3, 2], trace["weights"][0, 2, :3], atol=5e-5, rtol=0)
+
+
+def test_the_neuron_views_weights_are_transformers_own(bundled):
+    page = open_page({"view": "neuron", "text": TEXT, "layer": "1", "head": "3", "query": "2"})
+    [table] = number_tables(opened_table(page, "table_chart-neuron"))
+    weights = bare_forward(bundled, TEXT)().attentions[1][0, 3, 2].numpy()  # (T,)
+    np.testing.assert_allclose(as_numbers(table)[:, 2], weights, atol=5e-5, rtol=0)
+
+
+def chart_texts(page) -> list[str]:
+    """The text alternatives on the page, unescaped, a paragraph each."""
+    bodies = "".join(block.proto.body for block in page.get("html"))
+    return [html.unescape(text) for text in re.findall(r'<p class="aa-chart-text"[^>]*>(.*?)</p>', bodies)]

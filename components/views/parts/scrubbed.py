@@ -28,6 +28,7 @@ from components.charts.heatmap import HEAD, LAYER, MAX_VECTOR_CELLS
 from components.charts.label_stand_ins import stand_ins, with_labels
 from components.charts.lettering import READING, Lettering
 from components.charts.lines import TOKENS, window
+from components.charts.masked import unmasked
 from components.charts.neuron_chart import QUERY
 from components.charts.plot_sizes import MIN_ROW_PX, PLOT_SIZE, plot_size
 from components.charts.scrub import INPUT_STYLE, ZOOM, cells_under, placed
@@ -236,6 +237,13 @@ def scrub_lines(stack: stacks.HeadStack, query_tokens: list[str], key_tokens: li
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=key, lettering=lettering, on_select=lambda: report_move(key, on_move),
               selection_mode=[LAYER, HEAD])
+    layer, head = position
+    if layer in stack.layers and head in stack.heads:  # the lines drawn: the window's queries and keys
+        matrix = stack.values()[stack.layers.index(layer), stack.heads.index(head)][queries.start:queries.stop,
+                                                                                   keys.start:keys.stop]  # (R, K)
+        said([describe_head(title, layer, head, matrix, query_tokens, key_tokens)])
+        if table_asked(key):
+            number_table(matrix, query_tokens, key_tokens, caption=f"{title}, layer {layer}, head {head}")
 
 
 def scrub_neuron(stack: stacks.NeuronStack, labels: list[str], head_size: int, *, dot_title: str, scaled_title: str,
@@ -260,8 +268,16 @@ def scrub_neuron(stack: stacks.NeuronStack, labels: list[str], head_size: int, *
               selection_mode=[HEAD, QUERY])
     head, query = position
     if head in stack.heads and 0 <= query < len(labels):
-        weights = stack.values().weights[stack.heads.index(head), query]  # (T,)
+        numbers = stack.values()
+        at = stack.heads.index(head)
+        weights = numbers.weights[at, query]  # (T,)
         said([describe_query(stack.settings.layer, head, labels[query], weights, list(labels))])
+        if table_asked(key):  # a key the mask hides has no numbers, as on the chart: every one of its row masked
+            hidden = ~unmasked(numbers.scaled[at, query])  # (T,)
+            table = np.stack([numbers.dots[at, query], numbers.scaled[at, query], weights], axis=1)  # (T, 3)
+            number_table(np.where(hidden[:, None], np.nan, table), list(labels), [dot_title, scaled_title, "weight"],
+                         caption=f"Query {labels[query]!r}, layer {stack.settings.layer}, head {head}: its numbers "
+                                 "with each key", row_title="key token", column_title="number")
 
 
 def _panel_frames(stack: stacks.HeadStack | stacks.AlignedDifference, scheme: str, raster: bool, name: str,
