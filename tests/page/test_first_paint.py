@@ -96,7 +96,7 @@ def test_the_sidebar_controls_in_their_order_are_drawn_before_torch_is_imported(
     a reader can choose and type while the model loads, and nothing in the sidebar moves when it has loaded."""
     drawn = drawn_without_torch({})
     assert drawn["stopped"] == 1, drawn
-    assert drawn["widgets"] == ["view", "preset", "text", "text_b", "model", "present", "start_class"]
+    assert drawn["widgets"] == ["view", "preset", "text", "text_b", "model", "present", "colour_blind", "start_class"]
     assert drawn["view"] == ["head"] and drawn["text"] == ["time flies like an arrow"]
 
 
