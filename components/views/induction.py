@@ -54,6 +54,8 @@ ONE_LAYER_LIMIT = 0.3  # a one-layer head above this would be doing induction by
 
 
 def render(context) -> None:
+    # The Step input's style, and the charts' text alternatives' (drawn off-screen): before the first is said
+    st.html(INPUT_STYLE)
     st.markdown(
         "Random tokens that repeat, **7 3 9 7 3 9 7 …**, with a period drawn anew for every sequence: after one "
         "period every next token can be known, by finding where the current token came before and copying what "
@@ -225,7 +227,7 @@ def _maps(run: InductionRun, context) -> None:
     spec = chart_memos.chart_spec(charts.maps_spec, layout, int(run.kept_steps[-1]), run.config.keep_every,
                              context.lettering)
     # The chart's Step input above it, as the one-head view's Layer and Head; its toolbar off the caption above
-    st.html(INPUT_STYLE + toolbar_inside(described=charts.MAPS_DESCRIBED))
+    st.html(toolbar_inside(described=charts.MAPS_DESCRIBED))
     draw_spec(spec, frames, key="chart-induction-maps", lettering=context.lettering)
     # Every kept step is sent and the Step input moves in the browser, with no rerun: said of the first and the last
     said([describe_induction_maps(run.kept_steps, head_groups(*scores[:2]), head_groups(*scores[2:]))])

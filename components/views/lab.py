@@ -61,6 +61,8 @@ SCALING_WORDS = {"none": "unscaled", "sqrt": "with √d_k", "linear": "with d_k"
 def render(context) -> None:
     st.markdown("Attention divides the scores Q·Kᵀ by **√d_k**. Each chart below measures what happens "
                 "with that choice, with no scaling, and with the tempting alternative d_k.")
+    # The τ input's style, and the charts' text alternatives' (drawn off-screen): before the first of them is said
+    st.html(INPUT_STYLE)
     trace = context.trace()
     tokens = len(trace.tokens[0])  # T of the current text
     temperature = context.state.temperature
@@ -207,7 +209,6 @@ def _random_softmax_section(tokens: int, temperature: float, width: int, letteri
     anchor = anchor_for(key, (tokens, taus, arguments, lettering), (temperature,))
     spec = placed(chart_spec("softmax", *arguments), {TAU: anchor[0]})
     frames = chart_memos.chart_data(_random_frames, tokens, TAU_FIRST if taus == TAU_GRID else temperature)
-    st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=key, lettering=lettering, selection_mode=[TAU],
               on_select=lambda: report_move(key, _follow_tau, (TAU,), cast=lambda tau: round(float(tau), 2)))
     chart_downloads(lambda: softmax_chart(random_softmax_table(tokens, temperature), False, title, tokens, width,
