@@ -25,6 +25,7 @@ from attention.analyses.lesson import (
     twin_wins,
 )
 from components.caches import texts
+from components.charts.chart_summaries import describe_line, describe_map
 from components.charts.colour_ranges import robust_bound
 from components.charts.draw import show
 from components.page.downloads import chart_downloads
@@ -49,6 +50,7 @@ from components.views.parts.lesson_nav import drawn_steps, foot, navigation, ste
 from components.views.parts.lesson_pair import compared_pair
 from components.views.parts.lesson_past import block_step, next_token_step
 from components.views.parts.lesson_rotary import rotary_step, shared_step
+from components.views.parts.scrubbed import said
 
 SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperature": r"/\tau"}
 
@@ -173,8 +175,10 @@ def _masking_step(context) -> None:
     masked, weights = masked_cells(trace["masked"][0]), trace["weights"][0]  # (T, T) each
     left, right, width = two_heatmaps(context, len(tokens))
     with left:
-        heatmap_in(context, (~masked).astype(np.float32), tokens, tokens, "Mask: 1 = may look, 0 = masked (−∞)",
-                   "mask", second_sentence=pair_starts(trace), width=width)
+        mask_title = "Mask: 1 = may look, 0 = masked (−∞)"
+        heatmap_in(context, (~masked).astype(np.float32), tokens, tokens, mask_title, "mask",
+                   second_sentence=pair_starts(trace), width=width,
+                   text=describe_map(mask_title, ~masked, tokens, tokens, "query token", "key token", "may look"))
     with right:
         heatmap_in(context, weights, tokens, tokens, "Weights = softmax(scaled + M)", "masked-weights",
                    second_sentence=pair_starts(trace), width=width, download=True)
@@ -305,6 +309,8 @@ def _contextual_step(context) -> None:
     st.caption(why)
     chart = similarity_chart(similarities, found.word, context.width)
     show(chart, key="lesson-similarity", lettering=context.lettering)
+    said([describe_line(f"Cosine similarity of {found.word!r} in sentence A and sentence B, layer by layer",
+                        similarities, similarity_stages(len(similarities)))])
     chart_downloads(lambda: chart, "lesson-similarity", f"lesson-similarity-{found.word}")
     layers = len(similarities) - 1
     st.markdown("| tensor | shape |\n|---|---|\n" + "\n".join(
@@ -319,11 +325,16 @@ def _contextual_step(context) -> None:
              "between A and B.")
 
 
+def similarity_stages(count: int) -> list[str]:
+    """Where each of count points of a word's similarity is measured: at the embeddings, then after each layer."""
+    return ["at the embeddings", *(f"after layer {i}" for i in range(1, count))]
+
+
 def similarity_chart(similarities: np.ndarray, word: str, width: int) -> alt.Chart:
     """(L + 1,) similarities -> a line over the layers, 0 being the embeddings, in a column width px wide."""
     frame = pd.DataFrame({
         "layer": np.arange(len(similarities)),
-        "stage": ["embeddings", *(f"after layer {i}" for i in range(1, len(similarities)))],
+        "stage": similarity_stages(len(similarities)),
         "similarity": similarities,
     })
     return alt.Chart(frame).mark_line(point=True).encode(

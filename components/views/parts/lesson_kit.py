@@ -7,6 +7,7 @@ import streamlit as st
 
 from attention.stages.settings import SOURCE_LABELS
 from components.caches import chart_memos
+from components.charts.chart_summaries import describe_matrix
 from components.charts.draw import draw_spec
 from components.charts.heatmap import heatmap
 from components.charts.plot_sizes import MIN_PLOT_PX, MIN_ROW_PX
@@ -15,6 +16,7 @@ from components.page.downloads import chart_downloads
 from components.page.lesson_steps import lesson_of, trained_head
 from components.page.shapes_panel import shape_rows
 from components.page.viewport import COLUMN_GAP_PX
+from components.views.parts.scrubbed import said
 
 
 def trained(context, quiet: bool = False):
@@ -29,16 +31,19 @@ def trained(context, quiet: bool = False):
 
 def heatmap_in(context, matrix, rows, columns, title, key, *, row_title="query token", column_title="key token",
              scheme="blues", second_sentence=(None, None), width: int | None = None, download: bool = False,
-             clip_at: float | None = None) -> None:
+             clip_at: float | None = None, text: str | None = None) -> None:
     """A heatmap sized to a column width px wide (the view's, by default), with its axes and legend around the
     plot, its text as large as the view's lettering; second_sentence: sentence B's first row and column
     (heatmap's); download: PNG and SVG buttons under it (for the step's main chart); clip_at: where a signed
-    scale ends, the cells beyond it ringed (heatmap's; colour_ranges.robust_bound)."""
+    scale ends, the cells beyond it ringed (heatmap's; colour_ranges.robust_bound). text: what a screen reader
+    reads of it (chart_summaries; by default its size, range and largest cells, computed from matrix), written
+    in the step's container, so that it is shown and hidden with the step."""
     options = dict(title=title, row_title=row_title, column_title=column_title, scheme=scheme, canvas=True,
                    size=context.plot_px(width), second_sentence=second_sentence, lettering=context.lettering,
                    clip_at=clip_at)
     spec, frames = chart_memos.drawn_chart(heatmap, matrix, rows, columns, **options)
     draw_spec(spec, frames, key=f"lesson-{key}", lettering=context.lettering)
+    said([text or describe_matrix(title, matrix, rows, columns, row_title, column_title)])
     if download:  # built again on a click only
         chart_downloads(lambda: heatmap(matrix, rows, columns, **options), f"lesson-{key}", f"lesson-{key}")
 

@@ -11,13 +11,15 @@ import streamlit as st
 
 from attention.dissect.block import PLACEMENT_WORDS
 from components.caches import lesson_extras, models, past_attention
-from components.charts.block import written_bars
+from components.charts.block import describe_written, written_bars
+from components.charts.chart_summaries import describe_line, describe_ranked
 from components.charts.colour_ranges import robust_bound
 from components.charts.draw import show
 from components.charts.next_token import guess_bars, layer_line
 from components.page.downloads import chart_downloads
 from components.page.page_state import shorten
 from components.views.parts.lesson_kit import explain, formula, heatmap_in, numbers, points, step_number, trained
+from components.views.parts.scrubbed import said
 
 BLOCK_FORMULAS = {  # (attention's half, the MLP's half) of a layer, by where its norms sit
     "post": (r"h = \mathrm{Norm}(x + \mathrm{Attention}(x))", r"x_{\ell+1} = \mathrm{Norm}(h + \mathrm{MLP}(h))"),
@@ -34,6 +36,7 @@ def block_step(context) -> None:
     title = f"Layer {layer}: ‖residual in‖, ‖attention‖ and ‖MLP‖ per token"
     chart = written_bars(block.written, tokens, title=title, width=width, lettering=context.lettering)
     show(chart, key="lesson-block-written", lettering=context.lettering)
+    said([describe_written(layer, block.written, tokens)])  # the block view's words for the same bars
     chart_downloads(lambda: chart, "lesson-block-written", f"lesson-block-layer-{layer}")
     st.caption("Grey: the residual stream a token brings into the layer; blue: what attention adds to it (every head "
                "through W_O); orange: what the MLP adds. "
@@ -98,13 +101,17 @@ def next_token_step(context) -> None:
     top_tokens, top = list(lens.top_tokens[-1][0]), lens.top_probabilities[-1, 0]  # (k,) most probable first
     width = max(200, context.width - 120)
     last = lens.tokens[lens.positions[0]]
-    chart = guess_bars(top_tokens, top, title=f"The model's top {len(top)} guesses after the last token",
-                       width=width, lettering=context.lettering)
+    guesses_title = f"The model's top {len(top)} guesses after the last token"
+    chart = guess_bars(top_tokens, top, title=guesses_title, width=width, lettering=context.lettering)
     show(chart, key="lesson-next-guesses", lettering=context.lettering)
+    said([describe_ranked(f"{guesses_title}, {last!r}, by probability", top_tokens, top)])
     chart_downloads(lambda: chart, "lesson-next-guesses", "lesson-next-token")
     layers = len(lens.prediction_probability) - 1
-    show(layer_line(lens.prediction_probability[:, 0], title="P(the final guess), the stream read through the "
-                    "head before each layer", width=width), key="lesson-next-layers", lettering=context.lettering)
+    line_title = "P(the final guess), the stream read through the head before each layer"
+    show(layer_line(lens.prediction_probability[:, 0], title=line_title, width=width), key="lesson-next-layers",
+         lettering=context.lettering)
+    said([describe_line(f"{line_title}, the final guess {top_tokens[0]!r}", lens.prediction_probability[:, 0],
+                        [*(f"before layer {row}" for row in range(layers)), "at the output"])])
     hidden = context.shape.hidden_size
     st.markdown("| tensor | shape |\n|---|---|\n"
                 f"| the last layer's output | `{(1, len(lens.tokens), hidden)}` |\n"

@@ -11,6 +11,7 @@ import streamlit as st
 
 from attention.analyses.lesson import by_distance, diagonal_spread, shared_by
 from components.caches import lesson_extras
+from components.charts.chart_summaries import describe_map
 from components.views.parts.lesson_kit import (
     explain,
     formula,
@@ -93,9 +94,11 @@ def shared_step(context) -> None:
     group = query_heads // kv_heads
     formula(context, r"K_h = K^{\text{shared}}_{\lfloor h / g \rfloor}, \quad V_h = V^{\text{shared}}_{\lfloor h / g "
             r"\rfloor},", rf"g = n_h / n_{{kv}} = {query_heads} / {kv_heads} = {group}", between=r"\quad")
-    heatmap_in(context, shared_by(mapping, kv_heads), numbers(query_heads), numbers(kv_heads),
-               "Which key/value head each query head reads (1: reads it)", "shared-map", row_title="query head",
-               column_title="key/value head", width=min(context.width, MAP_PX))
+    map_title, readers = "Which key/value head each query head reads (1: reads it)", shared_by(mapping, kv_heads)
+    heatmap_in(context, readers, numbers(query_heads), numbers(kv_heads), map_title, "shared-map",
+               row_title="query head", column_title="key/value head", width=min(context.width, MAP_PX),
+               text=describe_map(map_title, readers, numbers(query_heads), numbers(kv_heads), "query head",
+                                 "key/value head", "read"))
     shared = int(mapping[head])
     start = shared * group
     sibling = start + (head - start + 1) % group  # the next head of the same group
