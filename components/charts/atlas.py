@@ -8,9 +8,11 @@ a Vega expression."""
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from components.charts.lettering import Lettering
+from components.charts.spoken_numbers import figure
 
 OPEN_HEAD = "open_head"  # the selection a click on a glyph fills: {"layer": …, "head": …}
 # Each label's colour (attention.analyses.atlas.LABELS): the looks at a neighbour or itself in hues apart, the sinks in
@@ -25,6 +27,7 @@ GLYPH_PX = 30  # px a head's glyph may take at most, across
 PROJECTED_GLYPH_PX = 48  # on a projector, seen from the back of a room
 WIDE_PX = 480  # a column at least this wide has the legend beside the grid, else under it
 MIN_GLYPH_AREA = 12  # px² of a glyph whose share is 0: still seen, and clicked
+MOST_GLYPHS = 3  # the heads a text alternative names: the rest is the grid's, and its CSV's
 
 
 def _tooltip(numbers: list[str]) -> list[alt.Tooltip]:
@@ -74,3 +77,32 @@ def alike_plane(heads: pd.DataFrame, numbers: list[tuple[str, str]], num_layers:
     ).add_params(
         alt.selection_point(name=OPEN_HEAD, fields=["layer", "head"], on="click"),
     ).properties(width=size, height=size, autosize=PAD)
+
+
+def describe_grid(heads: pd.DataFrame, names: dict[str, str], num_layers: int, num_heads: int) -> str:
+    """atlas_grid's text alternative: how many heads have each label (names' order, as its legend), and the
+    largest glyphs: the MOST_GLYPHS heads of largest strength, with their label and share."""
+    counts = heads["label"].value_counts()
+    tally = ", ".join(f"{counts[label]} {name}" for label, name in names.items() if label in counts)
+    largest = heads.sort_values("strength", ascending=False, kind="stable").head(MOST_GLYPHS)
+    glyphs = "; ".join(f"layer {row.layer}, head {row.head}, {row.behaviour} {figure(row.strength)}"
+                       for row in largest.itertuples())
+    return (f"The head atlas, {num_layers} layers × {num_heads} heads, a glyph each coloured by its label: {tally}. "
+            f"Largest glyphs: {glyphs}.")
+
+
+def describe_plane(heads: pd.DataFrame) -> str:
+    """alike_plane's text alternative: the pairs of heads drawn closest together (they attend most alike) and the
+    pair drawn farthest apart. heads: a row a head with its place, x and y."""
+    places = heads[["x", "y"]].to_numpy(dtype=float)  # (H, 2)
+    apart = np.linalg.norm(places[:, None] - places[None], axis=-1)  # (H, H)
+    first, second = np.triu_indices(len(places), 1)  # every pair once
+    order = np.argsort(apart[first, second], kind="stable")
+    named = [f"layer {heads['layer'].iat[i]}, head {heads['head'].iat[i]}" for i in range(len(heads))]
+    if not len(order):
+        return f"Heads that attend alike: {len(heads)} head on the plane."
+    closest = "; ".join(f"{named[first[k]]} and {named[second[k]]}" for k in order[:2])
+    farthest = order[-1]
+    return (f"Heads that attend alike: {len(heads)} heads on a plane, coloured by layer, closer where they attend "
+            f"more alike. Closest: {closest}. Farthest apart: {named[first[farthest]]} and "
+            f"{named[second[farthest]]}.")

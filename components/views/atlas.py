@@ -13,11 +13,12 @@ import streamlit as st
 
 from attention.analyses.atlas import BEHAVIOURS, COLUMNS, LABELS, THRESHOLDS, HeadAtlas
 from components.caches import atlas
-from components.charts.atlas import OPEN_HEAD, alike_plane, atlas_grid
+from components.charts.atlas import OPEN_HEAD, alike_plane, atlas_grid, describe_grid, describe_plane
 from components.charts.draw import show
 from components.page import controls
 from components.page.downloads import csv_download
 from components.page.page_state import ATLASES
+from components.views.parts.scrubbed import said
 
 CSV_COLUMNS = ["layer", "head", *COLUMNS, "label"]
 GRID_KEY, PLANE_KEY = "atlas_grid", "atlas_plane"
@@ -40,6 +41,7 @@ def render(context) -> None:
         show(atlas_grid(heads, names, numbers, measured.num_layers, measured.num_heads,
                         context.column_px(GRID_SHARE) if side_by_side else context.width, context.lettering),
              key=GRID_KEY, lettering=context.lettering, on_select=lambda: _open(GRID_KEY), selection_mode=OPEN_HEAD)
+        said([describe_grid(heads, names, measured.num_layers, measured.num_heads)])
     with words_column:
         st.markdown(_in_words(heads, names))
         st.caption((f"Averaged over the {measured.sentences} sentences of the page's corpus, varied English written "
@@ -134,6 +136,7 @@ def _plane(context, measured: HeadAtlas, heads: pd.DataFrame, numbers: list[tupl
                "layer; the axes have no unit, only distances count. Click a head to open it.")
     show(alike_plane(heads, numbers, measured.num_layers, min(context.plot_px(), 460), context.lettering),
          key=PLANE_KEY, lettering=context.lettering, on_select=lambda: _open(PLANE_KEY), selection_mode=OPEN_HEAD)
+    said([describe_plane(heads)])
 
 
 def _open(chart_key: str) -> None:

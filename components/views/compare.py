@@ -19,6 +19,7 @@ import streamlit as st
 
 from attention.analyses.compare import aligned_positions
 from components.caches import experiments, stacks, texts
+from components.charts.chart_summaries import describe_changes
 from components.charts.draw import show
 from components.charts.heatmap import heatmap
 from components.charts.label_room import label_overflow_px, text_px
@@ -27,7 +28,7 @@ from components.charts.scrub import send_plan
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import shorten
-from components.views.parts.scrubbed import Panel, scrub_panels
+from components.views.parts.scrubbed import Panel, said, scrub_panels
 
 FALLBACK_TEXT = "fruit flies like a banana"  # the notebooks' second sentence
 DIFFERENCE_SIZE = 260  # px, the difference's plot at most
@@ -42,6 +43,7 @@ PANEL_SPACING = 24  # px between the two texts' panels
 BY_QUERY_PX = (120, 320)  # px, the bars of each query token's largest change: at least, at most
 TOKEN_COLUMN_PX = 100  # px beside those bars for the query tokens on their left, and for the keys on their right
 BAR_PX = 20  # px a query token's bar takes, top to bottom, at least
+BY_QUERY_TITLE = "Each query token's largest change"
 MORE_IN_A, MORE_IN_B = "#2166ac", "#b2182b"  # blue where text A attends more, red where text B does: the heatmap's
 
 
@@ -129,8 +131,10 @@ def render(context) -> None:
     else:
         _largest_change(found, shared, count_special, sinks, "word positions" if whole else "positions")
         if found.change.difference != 0.0:
-            show(by_query_chart(found, shared, context.width, lettering), key="chart-compare-queries",
-                 lettering=lettering)
+            frame = by_query_frame(found, shared)
+            show(by_query_chart(frame, context.width, lettering), key="chart-compare-queries", lettering=lettering)
+            said([describe_changes(BY_QUERY_TITLE, frame["query"], frame["key"], frame["change"].to_numpy(),
+                                   frame["weight in A"].to_numpy(), frame["weight in B"].to_numpy(), unit)])
     st.caption(
         f"{unit.capitalize()}s aligned with difflib.SequenceMatcher over the two {unit} lists: the {len(shared)} "
         f"{unit}s both texts share, matched in order; {unit}s found in only one text have no counterpart and are "
@@ -142,10 +146,10 @@ def render(context) -> None:
     )
 
 
-def by_query_chart(found, shared: tuple[str, ...], width: int, lettering: Lettering = READING) -> alt.HConcatChart:
-    """Each query token's largest change (found.by_query) as a bar, in the order of the text: the query on the
-    left, the key it changed most for on the right, both weights on hover. Tokens are data, never expressions."""
-    frame = pd.DataFrame({
+def by_query_frame(found, shared: tuple[str, ...]) -> pd.DataFrame:
+    """Each query token's largest change (found.by_query), a row each in the order of the text: the query and the
+    key it changed most for (of the shared tokens), the change and both weights."""
+    return pd.DataFrame({
         "order": range(len(found.by_query)),
         "query": [shared[query.change.row] for query in found.by_query],
         "key": [shared[query.change.column] for query in found.by_query],
@@ -153,7 +157,12 @@ def by_query_chart(found, shared: tuple[str, ...], width: int, lettering: Letter
         "weight in A": [query.weight_a for query in found.by_query],
         "weight in B": [query.weight_b for query in found.by_query],
     })
-    frame["to key"] = "→ " + frame["key"]
+
+
+def by_query_chart(frame: pd.DataFrame, width: int, lettering: Lettering = READING) -> alt.HConcatChart:
+    """Each query token's largest change (by_query_frame's rows) as a bar, in the order of the text: the query on
+    the left, the key it changed most for on the right, both weights on hover. Tokens are data, never expressions."""
+    frame = frame.assign(**{"to key": "→ " + frame["key"]})
     # long words' text runs past the columns beside the bars (on the left for the queries, right for the keys)
     past = sum(max(0, text_px(frame[column], lettering) - TOKEN_COLUMN_PX) for column in ("query", "to key"))
     plot = min(BY_QUERY_PX[1], max(BY_QUERY_PX[0], width - 2 * TOKEN_COLUMN_PX - int(past)))
@@ -173,7 +182,7 @@ def by_query_chart(found, shared: tuple[str, ...], width: int, lettering: Letter
     keys = base.mark_text(align="left", fontSize=lettering.font_px, color="#555").encode(
         x=alt.value(0), text="to key:N", tooltip=tooltip).properties(width=TOKEN_COLUMN_PX)
     return alt.hconcat(queries, bars, keys, data=frame, spacing=8).properties(
-        title="Each query token's largest change").configure_view(stroke=None)
+        title=BY_QUERY_TITLE).configure_view(stroke=None)
 
 
 def _shown_head(stack: stacks.HeadStack | stacks.AlignedDifference, layer: int, head: int) -> np.ndarray:
