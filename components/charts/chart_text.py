@@ -13,7 +13,11 @@ def largest_cells(matrix: np.ndarray, count: int = MOST_CELLS) -> list[tuple[int
     """(row, column) of the count cells of largest absolute value, largest first (ties: row then column order);
     NaN cells (masked, or a key not in a text) are never named."""
     sizes = np.nan_to_num(np.abs(np.asarray(matrix, dtype=np.float64)), nan=-1.0)  # (R, K)
-    order = np.argsort(-sizes, axis=None, kind="stable")[:count]
+    flat = sizes.ravel()
+    # Only the cells as large as the count-th largest are sorted: a stable sort of all 512 × 512 took 90 ms a chart
+    candidates = np.flatnonzero(flat >= np.partition(flat, -count)[-count]) if flat.size > count else \
+        np.arange(flat.size)
+    order = candidates[np.argsort(-flat[candidates], kind="stable")][:count]
     return [divmod(int(index), matrix.shape[1]) for index in order if sizes.flat[index] >= 0]
 
 

@@ -41,3 +41,16 @@ def test_the_grids_description_names_the_heads_of_the_largest_weights():
     said = describe_layer(3, [4, 5, 6], values, labels)
     assert said == ("Every head of layer 3, 3 heads over 2 tokens. The heads of the largest single weight: "
                     "head 5, 'a' → 'b' 0.90; head 6, 'a' → 'a' 0.70; head 4, 'a' → 'a' 0.50.")
+
+
+def test_ties_are_named_in_row_then_column_order_as_a_full_sort_names_them():
+    """Only the cells as large as the count-th are sorted: ties across that edge keep the order of a stable sort."""
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        matrix = rng.integers(-3, 4, rng.integers(1, 9, 2)).astype(np.float64)  # few values: many ties
+        matrix[rng.random(matrix.shape) < 0.3] = np.nan
+        sizes = np.nan_to_num(np.abs(matrix), nan=-1.0)
+        for count in (1, 3, 5):
+            order = np.argsort(-sizes, axis=None, kind="stable")[:count]  # every cell sorted
+            expected = [divmod(int(index), matrix.shape[1]) for index in order if sizes.flat[index] >= 0]
+            assert largest_cells(matrix, count) == expected
