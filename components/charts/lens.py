@@ -69,7 +69,8 @@ def describe_lens(probabilities: np.ndarray, top_tokens: list[list[str]], first_
     final = top_tokens[-1][-1]
     early = int((np.asarray(first_layer) < layers).sum())
     last = figure(probabilities[-1, -1])  # the final guess's: the last row's top token is the final guess
-    return (f"The logit lens, rows 0 (the embeddings) to {layers} read at {len(positions)} positions. At position "
-            f"{positions[-1]}, {position_labels[-1]!r}: the final top token {final!r} first becomes top at layer "
+    read = f"{len(positions)} position{'s' if len(positions) != 1 else ''}"  # a BERT's lens reads its [MASK] alone
+    return (f"The logit lens, rows 0 (the embeddings) to {layers} read at {read}. At position {positions[-1]}, "
+            f"{position_labels[-1]!r}: the final top token {final!r} first becomes top at layer "
             f"{int(first_layer[-1])} of {layers}; at layer {layers} its probability is {last}. The final guess is on "
-            f"top before the output at {early} of {len(positions)} positions.")
+            f"top before the output at {early} of {read}.")
