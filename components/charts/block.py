@@ -10,6 +10,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from components.charts.chart_text import largest_cells
 from components.charts.lettering import READING, Lettering, title_lines
 from components.charts.spoken_numbers import figure
 from components.charts.token_axes import label_axis, labelled
@@ -87,3 +88,20 @@ def describe_written(layer: int, written: dict[str, np.ndarray], tokens: list[st
     longest = int(np.argmax(residual))
     return (f"Layer {layer}, what each sublayer writes into {len(tokens)} tokens (‖·‖): {'; '.join(writes)}. The "
             f"longest residual brought in: {tokens[longest]!r}, {figure(residual[longest])}.")
+
+
+def describe_mixing(layer: int, ratio: np.ndarray, contributions: np.ndarray, tokens: list[str]) -> list[str]:
+    """ratio_bars' chart and the contributions' map in words, for a screen reader: the tokens of highest and lowest
+    mixing ratio; the largest ‖z̃_ij‖ from another token (the diagonal, a token's own with its residual, dwarfs them
+    and is said apart). ratio (T,), contributions (T, T): row i the token updated, column j the source."""
+    high, low = int(np.argmax(ratio)), int(np.argmin(ratio))
+    mixed = (f"Mixing ratio per token, layer {layer}: highest {tokens[high]!r} {figure(ratio[high])}, lowest "
+             f"{tokens[low]!r} {figure(ratio[low])}, mean {figure(float(np.mean(ratio)))}.")
+    others = np.where(np.eye(len(tokens), dtype=bool), np.nan, contributions)  # (T, T), the diagonal left out
+    cells = "; ".join(f"{tokens[row]!r} ← {tokens[column]!r} {figure(contributions[row, column])}"
+                      for row, column in largest_cells(others))
+    own = int(np.argmax(np.diag(contributions)))
+    written = (f"What token j wrote into token i, layer {layer}, {len(tokens)} tokens (‖z̃_ij‖). Largest from another "
+               f"token: {cells or 'none'}. Largest of a token's own, with its residual: {tokens[own]!r} "
+               f"{figure(contributions[own, own])}.")
+    return [mixed, written]

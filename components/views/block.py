@@ -12,7 +12,7 @@ import streamlit as st
 
 from attention.dissect.block import PLACEMENT_WORDS
 from components.caches import past_attention
-from components.charts.block import describe_written, ratio_bars, step_bars, written_bars
+from components.charts.block import describe_mixing, describe_written, ratio_bars, step_bars, written_bars
 from components.charts.draw import lettered, show
 from components.charts.heatmap import heatmap
 from components.page import controls
@@ -80,6 +80,7 @@ def _mixing(context, numbers, tokens: list[str]) -> None:
                     row_title="token i (updated)", column_title="token j (source)", scheme="blues",
                     size=context.plot_px(), lettering=context.lettering)
     show(chart, key="block_contributions", lettering=context.lettering)
+    said(describe_mixing(numbers.layer, numbers.mixing_ratio, numbers.contributions, tokens))
     st.caption("Kobayashi et al. (2021): the attention block's output for token i is a sum over the tokens j of "
                "α_ij·(x̂_j W_V) W_O, with token i's own residual on the diagonal"
                + (" and the LayerNorm after the add linearised around it" if numbers.placement == "post" else "")

@@ -115,3 +115,36 @@ def test_the_tiled_charts_say_the_running_numbers_and_the_rows_weights_and_follo
         assert all(close_to_two_figures(float(value), weights[key])
                    for (_, value), key in zip(named, largest, strict=True))
     assert chart_texts(page) != said_before
+
+
+def test_the_mixing_charts_say_the_ratios_ends_and_the_largest_contributions_as_the_core_has_them(bundled):
+    from attention.dissect.mixing import mixing
+
+    page = open_page(view="block", layer="2")
+    assert_healthy(page)
+    tokens = tokens_of(bundled)
+    for layer in (2, 5):
+        if layer != 2:
+            page.slider(key="layer").set_value(layer).run()
+            assert_healthy(page)
+        mixed = mixing(bundled, encode(bundled, TEXT), layer)
+        ratio, contributions = mixed.mixing_ratio[0], mixed.contributions[0]  # (T,), (T, T)
+        said = said_starting(page, f"Mixing ratio per token, layer {layer}: ")
+        high, low = int(np.argmax(ratio)), int(np.argmin(ratio))
+        found = re.search(rf"highest {re.escape(repr(tokens[high]))} ({NUMBER}), lowest {re.escape(repr(tokens[low]))} "
+                          rf"({NUMBER}), mean ({NUMBER})\.$", said)
+        assert found, said
+        for value, expected in zip(found.groups(), (ratio[high], ratio[low], ratio.mean()), strict=True):
+            assert close_to_two_figures(float(value), float(expected))
+
+        said = said_starting(page, f"What token j wrote into token i, layer {layer}, 7 tokens (‖z̃_ij‖). Largest from "
+                                   "another token: ")
+        others = np.where(np.eye(len(tokens), dtype=bool), -1.0, contributions)
+        order = [divmod(int(index), len(tokens)) for index in np.argsort(-others, axis=None, kind="stable")[:3]]
+        named = re.findall(rf"('[^']*') ← ('[^']*') ({NUMBER})", said)
+        assert [(row, column) for row, column, _ in named] == [(repr(tokens[i]), repr(tokens[j])) for i, j in order]
+        assert all(close_to_two_figures(float(value), contributions[i, j])
+                   for (_, _, value), (i, j) in zip(named, order, strict=True))
+        own = int(np.argmax(np.diag(contributions)))
+        found = re.search(rf"with its residual: {re.escape(repr(tokens[own]))} ({NUMBER})\.$", said)
+        assert found and close_to_two_figures(float(found[1]), contributions[own, own]), said
