@@ -105,3 +105,10 @@ def describe_mixing(layer: int, ratio: np.ndarray, contributions: np.ndarray, to
                f"token: {cells or 'none'}. Largest of a token's own, with its residual: {tokens[own]!r} "
                f"{figure(contributions[own, own])}.")
     return [mixed, written]
+
+
+def describe_step(name: str, norms: np.ndarray, tokens: list[str]) -> str:
+    """step_bars' chart in words, for a screen reader: the tokens of longest and shortest vector after the step."""
+    longest, shortest = int(np.argmax(norms)), int(np.argmin(norms))
+    return (f"‖{name}‖ per token: longest {tokens[longest]!r} {figure(norms[longest])}, shortest "
+            f"{tokens[shortest]!r} {figure(norms[shortest])}.")

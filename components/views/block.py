@@ -12,7 +12,14 @@ import streamlit as st
 
 from attention.dissect.block import PLACEMENT_WORDS
 from components.caches import past_attention
-from components.charts.block import describe_mixing, describe_written, ratio_bars, step_bars, written_bars
+from components.charts.block import (
+    describe_mixing,
+    describe_step,
+    describe_written,
+    ratio_bars,
+    step_bars,
+    written_bars,
+)
 from components.charts.draw import lettered, show
 from components.charts.heatmap import heatmap
 from components.page import controls
@@ -52,6 +59,7 @@ def _steps(context, numbers, tokens: list[str]) -> None:
             show(step_bars(numbers.norms[index], tokens, width=bars_px, lettering=context.lettering,
                            title=f"‖{name}‖ per token (largest {float(numbers.norms[index].max()):.3g})"),
                  key=f"block_step_{index}", lettering=context.lettering)
+            said([describe_step(name, numbers.norms[index], tokens)])
     st.caption("Each bar is a token's vector's length, ‖x_t‖, after that step, from 0 to the step's largest (in its "
                "title). Shapes are (B, T, C): batch, tokens, hidden size.")
 

@@ -148,3 +148,21 @@ def test_the_mixing_charts_say_the_ratios_ends_and_the_largest_contributions_as_
         own = int(np.argmax(np.diag(contributions)))
         found = re.search(rf"with its residual: {re.escape(repr(tokens[own]))} ({NUMBER})\.$", said)
         assert found and close_to_two_figures(float(found[1]), contributions[own, own]), said
+
+
+def test_each_steps_bars_say_their_longest_and_shortest_token_as_the_core_has_them(bundled):
+    from attention.dissect.block import build_block
+
+    page = open_page(view="block", layer="1")
+    assert_healthy(page)
+    tokens = tokens_of(bundled)
+    block = build_block(bundled, encode(bundled, TEXT), 1)
+    for step in block.steps:
+        norms = np.linalg.norm(step.value[0], axis=-1)  # (T,) as the step's bars draw them
+        longest, shortest = int(np.argmax(norms)), int(np.argmin(norms))
+        found = re.fullmatch(rf"‖{re.escape(step.name)}‖ per token: longest {re.escape(repr(tokens[longest]))} "
+                             rf"({NUMBER}), shortest {re.escape(repr(tokens[shortest]))} ({NUMBER})\.",
+                             said_starting(page, f"‖{step.name}‖ per token: "))
+        assert found, step.name
+        assert close_to_two_figures(float(found[1]), norms[longest])
+        assert close_to_two_figures(float(found[2]), norms[shortest])
