@@ -181,3 +181,15 @@ def chart_texts(page) -> list[str]:
     """The text alternatives on the page, unescaped, a paragraph each."""
     bodies = "".join(block.proto.body for block in page.get("html"))
     return [html.unescape(text) for text in re.findall(r'<p class="aa-chart-text"[^>]*>(.*?)</p>', bodies)]
+
+
+def test_a_token_is_text_in_the_table_never_markup():
+    from components.views.parts.number_table import table_html
+
+    hostile = ["<b>it</b>", "<script>alert(1)</script>", '"rains"', "${x}", "**bold**"]
+    body = table_html(np.eye(5), hostile, hostile, caption="<i>caption</i>")
+    assert "<b>" not in body and "<script>" not in body and "<i>" not in body
+    reader = _Table()
+    reader.feed(body)
+    assert reader.caption.startswith("<i>caption</i>")
+    assert reader.header[1:] == hostile and [row[0] for row in reader.rows] == hostile
