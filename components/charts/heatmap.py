@@ -6,10 +6,11 @@ charts/grid.py: several heads in one dataset, the picked one shown); the countin
 its pictures, placed by their data (placed_picture, placed_pictures).
 
 A masked cell (a key its query may not look at: −∞ in the masked scores) is drawn grey, in cells and pictures
-alike, and left out of the colour range (masked.unmasked). Small matrices are drawn as one rect mark per cell, with
-a tooltip. Large ones (a 512-token text has 262,144 cells) are drawn as a single raster image under the same axes,
-which the browser paints in milliseconds instead of seconds. Plain functions of numbers -> Altair charts, testable
-without a server.
+alike, and left out of the colour range (masked.unmasked); crossed, and a negative one barred, where cells are big
+enough (cell_marks), and hatched in a picture (masked.hatched), so that neither rides on colour alone. Small
+matrices are drawn as one rect mark per cell, with a tooltip. Large ones (a 512-token text has 262,144 cells) are
+drawn as a single raster image under the same axes, which the browser paints in milliseconds instead of seconds.
+Plain functions of numbers -> Altair charts, testable without a server.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from components.charts.cell_marks import cell_marks
 from components.charts.colour_ranges import CLIP_QUANTILE, CLIPPED_RING, clipped_cells, colour_domain, robust_bound
 from components.charts.colours import colour_scale
 from components.charts.legends import legend
@@ -311,13 +313,15 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
                                        list(params), list(picks), key, tooltip), row_labels, column_labels)
     else:
         labels = (f"{token_labels(row_labels).name}[datum.row]", f"{token_labels(column_labels).name}[datum.column]")
-        chart = labelled(vector_cells(data, labels, x_axis, y_axis, colour, value_title or title, list(params),
-                                      column or picked_column(picks, heads_sent, first_layer),
-                                      (width / columns, height / rows),
-                                      key, aria, missing=missing),
-                         row_labels, column_labels)
+        value, cell = column or picked_column(picks, heads_sent, first_layer), (width / columns, height / rows)
+        layers = [labelled(vector_cells(data, labels, x_axis, y_axis, colour, value_title or title, list(params),
+                                        value, cell, key, aria, missing=missing), row_labels, column_labels)]
         if ranges is not None:
-            chart = alt.layer(chart, range_carrier(ranges, colour, list(picks), key))
+            layers.append(range_carrier(ranges, colour, list(picks), key))
+        if scheme == "redblue":  # a masked score's "×" and a negative one's bar, where cells hold them
+            layers += cell_marks(data, value, cell, labels, cell_tooltip(y_axis.title, x_axis.title,
+                                                                         value_title or title, missing=missing))
+        chart = alt.layer(*layers) if len(layers) > 1 else layers[0]
     for layer in over:
         chart = alt.layer(chart, layer)
     return titled(chart, title, width, height, lettering, subtitle)

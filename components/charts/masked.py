@@ -9,6 +9,10 @@ import numpy as np
 from attention.stages.dot_product import MASKED_SCORE
 
 MASKED_COLOUR = "#c8c8c8"
+# A picture's masked cells are hatched too, a diagonal line every HATCH_EVERY px: a grey region a reader might take
+# for a pale colour of the scale reads as "hidden" by its pattern. The cells' own marks are cell_marks.py's.
+HATCH_COLOUR = "#7a7a7a"
+HATCH_EVERY = 6
 
 
 def unmasked(values: np.ndarray) -> np.ndarray:
@@ -31,3 +35,21 @@ def masked_as_missing(values: np.ndarray) -> np.ndarray:
     is masked, else values itself."""
     masked = masked_cells(values)
     return values if masked is None else np.where(masked, np.float32(np.nan), values).astype(values.dtype)
+
+
+def hatched(pixels: np.ndarray, masked: np.ndarray) -> np.ndarray:
+    """pixels (H, W, 3) of a picture of masked's cells (masked (R, K), True where masked; each cell a block of
+    H / R × W / K px) with diagonal lines HATCH_EVERY px apart drawn in HATCH_COLOUR over the masked cells. A block
+    of 3 px or more keeps its middle pixel grey: a cell read at its middle (as the tests read a picture) is masked."""
+    rows, columns = masked.shape
+    height, width = pixels.shape[:2]
+    block_rows = np.arange(height) * rows // height  # (H,): the cell row of each pixel row
+    block_columns = np.arange(width) * columns // width  # (W,)
+    on_line = (np.arange(height)[:, None] + np.arange(width)[None, :]) % HATCH_EVERY == 0  # (H, W)
+    block = height // rows
+    if block >= 3:
+        middle = np.arange(height) % block == block // 2, np.arange(width) % (width // columns) == block // 2
+        on_line &= ~(middle[0][:, None] & middle[1][None, :])
+    lined = pixels.copy()
+    lined[masked[block_rows][:, block_columns] & on_line] = [int(HATCH_COLOUR[i:i + 2], 16) for i in (1, 3, 5)]
+    return lined

@@ -10,7 +10,7 @@ import numpy as np
 from PIL import Image
 
 from components.charts.colours import colour_ramp
-from components.charts.masked import MASKED_COLOUR, masked_cells
+from components.charts.masked import MASKED_COLOUR, hatched, masked_cells
 from components.charts.plot_sizes import PLOT_SIZE
 
 Z_RLE = 3  # zlib's strategy of runs of one byte: a heatmap's rows are long runs of near-equal colours
@@ -45,6 +45,8 @@ def picture_url(matrix: np.ndarray, domain: list[float], scheme: str, side: int 
         picture = Image.fromarray(pixels)
     factor = max(1, int(np.ceil(side / max(matrix.shape))))  # about as many pixels as the plot has
     picture = picture.resize((matrix.shape[1] * factor, matrix.shape[0] * factor), Image.NEAREST)
+    if masked is not None:  # hatched as well as grey: masked.hatched
+        picture = Image.fromarray(hatched(np.asarray(picture), masked))
     buffer = io.BytesIO()
     picture.save(buffer, format="PNG", compress_level=1, compress_type=Z_RLE)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
