@@ -13,7 +13,7 @@ import pandas as pd
 
 from components.charts.heatmap import cells_by_head, heatmap_panel
 from components.charts.lettering import READING, Lettering
-from components.charts.spoken_numbers import figure
+from components.charts.spoken_numbers import counted, figure
 
 FIRST_RING = "#d62728"  # the first layer whose top token is the final guess
 DARK_CELL = 0.55  # above this probability a cell's token is written white, below it black
@@ -69,7 +69,7 @@ def describe_lens(probabilities: np.ndarray, top_tokens: list[list[str]], first_
     final = top_tokens[-1][-1]
     early = int((np.asarray(first_layer) < layers).sum())
     last = figure(probabilities[-1, -1])  # the final guess's: the last row's top token is the final guess
-    read = f"{len(positions)} position{'s' if len(positions) != 1 else ''}"  # a BERT's lens reads its [MASK] alone
+    read = counted(len(positions), "position")  # a BERT's lens reads its [MASK] alone
     return (f"The logit lens, rows 0 (the embeddings) to {layers} read at {read}. At position {positions[-1]}, "
             f"{position_labels[-1]!r}: the final top token {final!r} first becomes top at layer "
             f"{int(first_layer[-1])} of {layers}; at layer {layers} its probability is {last}. The final guess is on "

@@ -16,3 +16,8 @@ def figure(value: float) -> str:
 def signed(value: float) -> str:
     """figure with its sign always written: '+12.30', '-0.0012' (a change, where up and down both happen)."""
     return ("+" if float(value) >= 0 else "") + figure(value)
+
+
+def counted(count: int, noun: str) -> str:
+    """'1 block', '4 blocks', '0 keys': a count with its noun, as a sentence says it."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"

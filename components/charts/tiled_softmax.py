@@ -13,7 +13,7 @@ import pandas as pd
 
 from components.charts.chart_text import largest_cells
 from components.charts.lettering import READING, Lettering, title_lines
-from components.charts.spoken_numbers import figure, signed
+from components.charts.spoken_numbers import counted, figure, signed
 from components.charts.token_axes import label_axis, labelled
 
 PAD = alt.AutoSizeParams(type="pad")  # the plot as large as asked, its axes and title around it
@@ -85,15 +85,16 @@ def row_against_plain(weights: np.ndarray, plain_weights: np.ndarray, block_size
 def describe_blocks(steps, query: int) -> str:
     """running_panels in words, for a screen reader: how many blocks, where the running max ends, what the running
     sum ends at, and the blocks that brought a larger max with their rescale (the first few)."""
-    rescaled = [step for step in steps[1:] if step.rescale < 1]
-    named = "; ".join(f"block {step.block} {figure(step.rescale)}" for step in rescaled[:RESCALES_SAID])
-    larger = (f"{len(rescaled)} later block{'s' if len(rescaled) != 1 else ''} brought a larger max, rescaling ℓ: "
-              f"{named}{'; …' if len(rescaled) > RESCALES_SAID else ''}" if rescaled
-              else "no later block brought a larger max: nothing was rescaled")
-    size = len(steps[0].keys)
-    return (f"Query {query} in {len(steps)} block{'s' if len(steps) > 1 else ''} of {size} key"
-            f"{'s' if size > 1 else ''}: the running max m starts at {signed(steps[0].max_after)} and ends at "
-            f"{signed(steps[-1].max_after)}, the running sum ℓ ends at {figure(steps[-1].sum_after)}; {larger}.")
+    rescaled = [step for step in steps[1:] if step.rescale < 1]  # the first block has nothing to rescale
+    if rescaled:
+        named = "; ".join(f"block {step.block} {figure(step.rescale)}" for step in rescaled[:RESCALES_SAID])
+        more = "; …" if len(rescaled) > RESCALES_SAID else ""
+        larger = f"{counted(len(rescaled), 'later block')} brought a larger max, rescaling ℓ: {named}{more}"
+    else:
+        larger = "no later block brought a larger max: nothing was rescaled"
+    return (f"Query {query} in {counted(len(steps), 'block')} of {counted(len(steps[0].keys), 'key')}: the running "
+            f"max m starts at {signed(steps[0].max_after)} and ends at {signed(steps[-1].max_after)}, the running sum "
+            f"ℓ ends at {figure(steps[-1].sum_after)}; {larger}.")
 
 
 def describe_row(query: int, token: str, weights: np.ndarray, plain_weights: np.ndarray, tokens: list[str]) -> str:
