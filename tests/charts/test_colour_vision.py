@@ -17,9 +17,10 @@ CLEAR_DELTA_E = 40  # ΔE*ab: told apart at a glance (a just-noticeable differen
 # L* two neighbours of an 8-bit ramp may go the wrong way by: each channel is rounded to a whole value, and near
 # white half a step of green moves L* by up to 0.2. A real reversal spans many steps and goes further.
 ROUNDING_L = 0.25
-# Vega's "viridis", which the atlas' layers and the scaling lab's τ are coloured in (a scheme by name: no stops of ours).
-VIRIDIS = ("440154470e61481a6c482575472f7d443a834144873d4e8a39568c35608d31688e2d708e2a788e27818e23888e21918d1f988b1fa088"
-           "22a8842ab07f35b77943bf7154c56866cc5d7ad1518fd744a5db36bcdf27d2e21be9e51afde725")
+# Vega's "viridis", which the atlas' layers and the scaling lab's τ are coloured in (a scheme by name: no stops of
+# ours to read).
+VIRIDIS = ("440154470e61481a6c482575472f7d443a834144873d4e8a39568c35608d31688e2d708e2a788e27818e23888e21918d"
+           "1f988b1fa08822a8842ab07f35b77943bf7154c56866cc5d7ad1518fd744a5db36bcdf27d2e21be9e51afde725")
 SEQUENTIAL = [name for name in SCHEMES if name not in DIVERGING]
 
 
