@@ -1,7 +1,7 @@
 """Marks over a signed heatmap's cells that say by shape what their colours say, for a reader who cannot tell the
-colours apart: a "×" in a masked cell (grey, a key its query may not look at: the masked scores) and a bar, "−", in
-a negative cell. Drawn only where a cell is big enough to hold one, and only on the cells that need one, so that a
-chart of weights (no sign, and never −∞) carries no mark layer and costs nothing more.
+colours apart: a cross, "×", in a masked cell (grey, a key its query may not look at: the masked scores) and a bar,
+"−", in a negative cell. Drawn only where a cell is big enough to hold one, and only on the cells that need one, so
+that a chart of weights (no sign, and never −∞) carries no mark layer and costs nothing more.
 
 A mark reads the value a cell shows as the cell does (the picked head's column, heatmap.picked_column), so that
 it follows a move in the browser without a rerun.
@@ -13,8 +13,10 @@ import altair as alt
 
 from components.charts.token_axes import TOKEN_BANDS
 
-MARK_MIN_PX = 12  # px a cell must be across and down to hold a mark: below, a "×" is a smudge
-MASKED_MARK = "×"
+MARK_MIN_PX = 12  # px a cell must be across and down to hold a mark: below, a cross is a smudge
+# The cross, as a symbol's shape (a path in the box from -1 to 1, which Vega scales to the symbol's size): a shape,
+# not a text "×", which would be a text smaller than a projector's least size (tests/page/test_presentation.py).
+MASKED_MARK = "M-1,-1L1,1M-1,1L1,-1"
 MASKED_MARK_COLOUR = "#4c4c4c"  # on masked.MASKED_COLOUR's grey: contrast 5.1:1
 # A negative cell's bar: white edged in near-black, seen on the light middle of a signed scale and on its dark ends
 # alike (a text "−" in one colour vanished on one or the other).
@@ -49,9 +51,10 @@ def cell_marks(cells, value: str | None, cell: tuple[float, float], labels: tupl
     def kept(where: str) -> alt.Chart:  # the lines a mark is drawn on, labelled after they are filtered
         return base.transform_filter(where).transform_calculate(row_label=labels[0], column_label=labels[1])
 
-    return [kept(NO_NUMBER).mark_text(
-                text=MASKED_MARK, color=MASKED_MARK_COLOUR, fontSize=round(min(width, height, 28) * 0.6), aria=False,
-                baseline="middle", align="center").encode(**position),
+    cross = round(min(width, height, 28) * 0.45)  # px across
+    return [kept(NO_NUMBER).mark_point(
+                shape=MASKED_MARK, size=cross * cross, filled=False, stroke=MASKED_MARK_COLOUR, strokeWidth=1.5,
+                opacity=1, aria=False).encode(**position),
             kept(NEGATIVE).mark_rect(
                 width=round(min(width * 0.4, SIGN_MOST_PX[0]), 1),
                 height=round(min(max(2.0, height * 0.1), SIGN_MOST_PX[1]), 1),

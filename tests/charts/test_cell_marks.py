@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import re
 
 import numpy as np
@@ -13,14 +14,17 @@ import pytest
 from PIL import Image
 
 from attention.stages.dot_product import MASKED_SCORE
-from components.charts.cell_marks import MARK_MIN_PX, MASKED_MARK, SIGN_EDGE
+from components.charts.cell_marks import MARK_MIN_PX, MASKED_MARK, MASKED_MARK_COLOUR, SIGN_EDGE
 from components.charts.draw import spec_and_frames
 from components.charts.heatmap import heatmap
 from components.charts.masked import HATCH_COLOUR, MASKED_COLOUR
 from components.charts.pictures import picture_url
 from tests import rendered
 
-_MASKED_MARK = re.compile(rf'<text[^>]*transform="translate\((-?[\d.]+),(-?[\d.]+)\)"[^>]*>{MASKED_MARK}</text>')
+# A cross: Vega's symbol of the cross's path, scaled (M-r,-rLr,rM-r,rLr,-r), at its centre.
+_CROSS_PATH = r'd="M-[\d.]+,-[\d.]+L[\d.]+,[\d.]+M-[\d.]+,[\d.]+L[\d.]+,-[\d.]+"'
+_MASKED_MARK = re.compile(rf'<path transform="translate\((-?[\d.]+),(-?[\d.]+)\)" {_CROSS_PATH} '
+                          rf'stroke="{MASKED_MARK_COLOUR}"')
 _SIGN_BAR = re.compile(rf'<path d="M(-?[\d.]+),(-?[\d.]+)h([\d.]+)v([\d.]+)h[^"]*" fill="#ffffff" stroke="{SIGN_EDGE}"')
 
 
@@ -40,7 +44,7 @@ def drawn(matrix: np.ndarray, scheme: str, size: int = 400) -> tuple[str, float,
 
 
 def cells_marked(svg: str, pattern: re.Pattern, width: float, height: float, centred: bool) -> set[tuple[int, int]]:
-    """The (row, column) of each cell a mark sits in: a text by its anchor (centred), a bar by its corner."""
+    """The (row, column) of each cell a mark sits in: a cross by its centre (centred), a bar by its corner."""
     cells = set()
     for match in pattern.findall(svg):
         x, y = float(match[0]), float(match[1])
@@ -78,7 +82,9 @@ def test_cells_too_small_to_hold_a_mark_carry_none():
     svg, width, height = drawn(scores, "redblue", size=300)
     assert max(width, height) < MARK_MIN_PX
     assert not _MASKED_MARK.findall(svg) and not _SIGN_BAR.findall(svg)
-    assert "mark-text role-mark" not in svg, "no layer of marks at all: nothing to evaluate on a move"
+    labels = [f"t{i}" for i in range(48)]
+    spec = json.dumps(spec_and_frames(heatmap(scores, labels, labels, title="scores", scheme="redblue", size=300))[0])
+    assert MASKED_MARK not in spec and SIGN_EDGE not in spec, "no layer of marks at all: nothing to evaluate on a move"
 
 
 @pytest.mark.parametrize("tokens", [80, 300])

@@ -11,7 +11,7 @@ import numpy as np
 from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from components.charts.cell_marks import MASKED_MARK, SIGN_EDGE
+from components.charts.cell_marks import MASKED_MARK_COLOUR, SIGN_EDGE
 from tests import rendered
 from tests.pages import TEXT, assert_healthy, charts, open_page
 
@@ -23,5 +23,6 @@ def test_the_masked_stage_crosses_every_masked_cell_and_bars_every_negative_scor
     drawn = rendered.svg(chart)
     masked = build_trace(bundled, encode(bundled, TEXT), TraceSettings(layer=3, head=2, mask="causal"))["masked"][0]
     shown = np.isfinite(masked) & (masked > np.finfo(np.float32).min)  # (T, T)
-    assert drawn.count(f">{MASKED_MARK}</text>") == int((~shown).sum()) == 7 * 6 // 2
+    crosses = len(re.findall(f'<path transform="translate[^"]*" d="M-[^"]*" stroke="{MASKED_MARK_COLOUR}"', drawn))
+    assert crosses == int((~shown).sum()) == 7 * 6 // 2
     assert len(re.findall(f'fill="#ffffff" stroke="{SIGN_EDGE}"', drawn)) == int((shown & (masked < 0)).sum()) > 0

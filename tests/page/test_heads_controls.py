@@ -13,7 +13,7 @@ TEXT = "An ophthalmologist examined it"  # a word in pieces: the Whole words tog
 MOVES = {"slider:head": 3, "segmented_control:weight_scale": "one", "toggle:words": True,
          "toggle:grid_tokens": True, "toggle:value_norm": True, "segmented_control:aggregate": "max",
          "segmented_control:source": "random", "segmented_control:scaling": "none",
-         "segmented_control:mask": "causal"}
+         "segmented_control:mask": "causal", "toggle:colour_blind": True}
 
 
 def drawn(page) -> list[tuple[str, dict]]:
