@@ -20,6 +20,10 @@ OPEN_HEAD = "open_head"  # the selection a click on a glyph fills: {"layer": …
 # model whose family lacks a label (GPT-2 has no [SEP]).
 LABEL_COLOURS = {"previous": "#1f77b4", "next": "#17becf", "self": "#2ca02c", "cls": "#8c564b", "sep": "#d4a373",
                  "punct": "#9467bd", "broad": "#aec7e8", "mixed": "#9a9a9a"}
+# And its shape, for a reader who cannot tell the colours apart (previous and punct are 6 ΔE apart under protanopia:
+# charts/colour_vision.py): a look back points left, a look ahead right, a sink is a square or a diamond.
+LABEL_SHAPES = {"previous": "triangle-left", "next": "triangle-right", "self": "circle", "cls": "square",
+                "sep": "diamond", "punct": "cross", "broad": "triangle-up", "mixed": "triangle-down"}
 # The plot as large as asked, its axes and legend around it: Streamlit's "fit" would squeeze a legend under the
 # grid into the grid's own height.
 PAD = alt.AutoSizeParams(type="pad", contains="padding")
@@ -44,13 +48,17 @@ def atlas_grid(heads: pd.DataFrame, names: dict[str, str], numbers: list[tuple[s
     widest = (PROJECTED_GLYPH_PX if lettering.projected else GLYPH_PX) + 8
     cell = max(12, min(widest, (width - beside) // max(num_heads, 1)))  # px a head's column takes
     largest = int(0.6 * cell * cell)  # px² of a share of 1: a circle a little narrower than its column
-    return alt.Chart(heads).mark_point(filled=True, opacity=0.9, shape="circle").encode(
+    legend = alt.Legend(orient="right" if width >= WIDE_PX else "bottom", labelLimit=160,
+                        columns=1 if width >= WIDE_PX else 2)
+    return alt.Chart(heads).mark_point(filled=True, opacity=0.9).encode(
         x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0, orient="top")),
         y=alt.Y("layer:O", title="layer"),
         color=alt.Color("behaviour:N", title="label", scale=alt.Scale(domain=list(names.values()),
                                                                 range=[LABEL_COLOURS[label] for label in names]),
-                        legend=alt.Legend(orient="right" if width >= WIDE_PX else "bottom", labelLimit=160,
-                                          columns=1 if width >= WIDE_PX else 2)),
+                        legend=legend),
+        shape=alt.Shape("behaviour:N", title="label", scale=alt.Scale(domain=list(names.values()),
+                                                                range=[LABEL_SHAPES[label] for label in names]),
+                        legend=legend),
         size=alt.Size("strength:Q", title="share", scale=alt.Scale(domain=[0, 1], range=[MIN_GLYPH_AREA, largest]),
                       legend=None),
         tooltip=_tooltip(numbers),

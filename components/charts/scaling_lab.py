@@ -22,6 +22,10 @@ THEORY = "d_k (theory)"
 # One colour per scaling on every chart: red for the collapse, the theme's blue for the answer.
 COLOURS = {"none": "#c0392b", "sqrt": "#1f4e9c", "linear": "#e69f00", "temperature": "#8e6bbf"}
 THEORY_COLOUR = "#7f7f7f"
+# One shape per scaling too, for the points on its line and in the legend: a reader who cannot tell the colours apart
+# (red and orange under protanopia: charts/colour_vision.py) tells the lines apart by them. Theory is a line alone.
+SHAPES = {"none": "circle", "sqrt": "square", "linear": "triangle-up", "temperature": "diamond"}
+THEORY_SHAPE = "stroke"
 CHART_WIDTH = 560  # px, a chart's plot at most
 AXIS_PX = 90  # px left of a plot for its axis' labels and title
 PANELS_BESIDE_PX = 480  # px: a column narrower than this puts softmax's two panels under each other
@@ -50,6 +54,9 @@ def variance_chart(data, width: int) -> alt.LayerChart:
         color=alt.Color("series:N", title=None, legend=legend_under(width, 4),
                         scale=alt.Scale(domain=[THEORY, *SERIES.values()],
                                         range=[THEORY_COLOUR, *(COLOURS[s] for s in SERIES)])),
+        shape=alt.Shape("series:N", title=None, legend=legend_under(width, 4),
+                        scale=alt.Scale(domain=[THEORY, *SERIES.values()],
+                                        range=[THEORY_SHAPE, *(SHAPES[s] for s in SERIES)])),
         tooltip=["d_k:Q", "series:N", alt.Tooltip("variance:Q", format=".4g")],
     )
     is_theory = alt.datum.series == THEORY
@@ -77,7 +84,8 @@ def softmax_chart(data, by_head: bool, title: str, tokens: int, width: int, tau:
     panels = []
     for field, field_title, uniform in (("entropy", "mean entropy (nats)", math.log(tokens)),
                                         ("max_weight", "mean largest weight", 1 / tokens)):
-        marks = _per_head_marks(field, field_title, colour) if by_head else _head_size_marks(field, field_title, colour)
+        marks = (_per_head_marks(field, field_title, colour) if by_head
+                 else _head_size_marks(field, field_title, colour, legend_under(width, 4)))
         if tau is not None and not panels:
             marks = marks.add_params(tau_input(tau))
         # Named for a screen reader (Vega gives a mark without a description a role and no name).
@@ -101,8 +109,11 @@ def tau_input(start: float) -> alt.Parameter:
                                                       step=PAGE_TEMPERATURE_STEP, name="τ"))
 
 
-def _head_size_marks(field: str, title: str, colour: alt.Color) -> alt.LayerChart:
-    """One line per scaling against d_k; τ's is dashed, since τ = 1 lies exactly on "none"."""
+def _head_size_marks(field: str, title: str, colour: alt.Color, legend: alt.Legend) -> alt.LayerChart:
+    """One line per scaling against d_k, its points of the scaling's shape; τ's is dashed, since τ = 1 lies exactly
+    on "none"."""
+    shape = alt.Shape("scaling:N", title="scores", legend=legend, sort=alt.EncodingSortField("rank", op="min"),
+                      scale=alt.Scale(range=[SHAPES[s] for s in SCALINGS]))
     dashed = alt.condition(alt.datum.rank == SCALINGS.index("temperature"), alt.value([5, 3]), alt.value([1, 0]))
     base = alt.Chart().encode(
         x=alt.X("d_k:Q", scale=alt.Scale(type="log", base=2), title="head size d_k (log scale)",
@@ -110,7 +121,7 @@ def _head_size_marks(field: str, title: str, colour: alt.Color) -> alt.LayerChar
         y=alt.Y(f"{field}:Q", title=title), color=colour, strokeDash=dashed,
         tooltip=["d_k:Q", "scaling:N", alt.Tooltip(f"{field}:Q", format=".3f")],
     )
-    return base.mark_line() + base.mark_point(filled=True)
+    return base.mark_line() + base.mark_point(filled=True).encode(shape=shape)
 
 
 def _per_head_marks(field: str, title: str, colour: alt.Color) -> alt.LayerChart:
