@@ -26,6 +26,7 @@ from components.charts.scrub import INPUT_STYLE
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.views.parts import tiled_softmax
+from components.views.parts.number_table import number_table, table_asked
 from components.views.parts.scrubbed import said
 
 FORMULA_SHARE = 0.4  # of the view's width for a step's name, formula and shape; its bars take the rest
@@ -91,6 +92,9 @@ def _mixing(context, numbers, tokens: list[str]) -> None:
                     size=context.plot_px(), lettering=context.lettering)
     show(chart, key="block_contributions", lettering=context.lettering)
     said(describe_mixing(numbers.layer, numbers.mixing_ratio, numbers.contributions, tokens))
+    if table_asked("block_contributions"):
+        number_table(numbers.contributions, tokens, tokens, caption=f"‖z̃_ij‖, layer {numbers.layer}",
+                     row_title="token i (updated)", column_title="token j (source)")
     st.caption("Kobayashi et al. (2021): the attention block's output for token i is a sum over the tokens j of "
                "α_ij·(x̂_j W_V) W_O, with token i's own residual on the diagonal"
                + (" and the LayerNorm after the add linearised around it" if numbers.placement == "post" else "")

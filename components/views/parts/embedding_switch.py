@@ -32,6 +32,7 @@ from components.views.parts.head_toggles import (
     heads_off_now,
     set_heads_off,
 )
+from components.views.parts.number_table import number_table, table_asked
 from components.views.parts.scrubbed import said
 
 RANKED = 10  # heads listed in the ranking table
@@ -40,6 +41,7 @@ RANKING_SHARE = 0.4  # of the view's width for the ranking's heatmap; its table 
 LARGE_GAP_PX = 51  # st.columns(gap="large"): 3rem at the theme's 17-px font
 SPECIAL = ("[CLS]", "[SEP]", "[PAD]")
 MOVEMENT_SCHEME = "redblue"  # signed: the difference row is as often below 0 as above
+MOVEMENT_ROWS = ("all on", "heads off", "off − on")  # short: row labels longer than 90 px push a phone's chart out
 
 
 def render(context, shape) -> None:
@@ -76,6 +78,11 @@ def _switchboard(context, second: str, intact, num_layers: int, num_heads: int) 
         _movement(intact, current, context)
         said([describe_embedding(intact.embeddings[0], current.embeddings[0],
                                  heads_off_label(len(current.heads_off)))])
+        if table_asked("chart-switch-embedding"):
+            before, after = intact.embeddings[0], current.embeddings[0]  # (C,) each
+            number_table(np.stack([before, after, after - before]), list(MOVEMENT_ROWS),
+                         [str(dimension) for dimension in range(len(before))],
+                         caption="Sentence A's embedding", row_title="heads", column_title="dimension")
 
 
 def ranking_table(effects, limit: int = RANKED) -> pd.DataFrame:
@@ -142,7 +149,7 @@ def _movement(intact, current, context) -> None:
 
 
 def _movement_spec(size: int, plot_px: int, lettering) -> dict:
-    rows = ["all on", "heads off", "off − on"]  # short: row labels longer than 90 px push a phone's chart out
+    rows = list(MOVEMENT_ROWS)
     chart = heatmap(np.zeros((len(rows), size)), rows, [str(i) for i in range(size)], title="Sentence A's embedding",
                     row_title="vector", column_title="dimension", scheme=MOVEMENT_SCHEME, canvas=True, size=plot_px,
                     lettering=lettering)

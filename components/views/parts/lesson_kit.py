@@ -16,6 +16,7 @@ from components.page.downloads import chart_downloads
 from components.page.lesson_steps import lesson_of, trained_head
 from components.page.shapes_panel import shape_rows
 from components.page.viewport import COLUMN_GAP_PX
+from components.views.parts.number_table import number_table, table_asked
 from components.views.parts.scrubbed import said
 
 
@@ -37,13 +38,16 @@ def heatmap_in(context, matrix, rows, columns, title, key, *, row_title="query t
     (heatmap's); download: PNG and SVG buttons under it (for the step's main chart); clip_at: where a signed
     scale ends, the cells beyond it ringed (heatmap's; colour_ranges.robust_bound). text: what a screen reader
     reads of it (chart_summaries; by default its size, range and largest cells, computed from matrix), written
-    in the step's container, so that it is shown and hidden with the step."""
+    in the step's container, so that it is shown and hidden with the step; and its numbers as a table, on request
+    (number_table)."""
     options = dict(title=title, row_title=row_title, column_title=column_title, scheme=scheme, canvas=True,
                    size=context.plot_px(width), second_sentence=second_sentence, lettering=context.lettering,
                    clip_at=clip_at)
     spec, frames = chart_memos.drawn_chart(heatmap, matrix, rows, columns, **options)
     draw_spec(spec, frames, key=f"lesson-{key}", lettering=context.lettering)
     said([text or describe_matrix(title, matrix, rows, columns, row_title, column_title)])
+    if table_asked(f"lesson-{key}"):
+        number_table(matrix, rows, columns, caption=title, row_title=row_title, column_title=column_title)
     if download:  # built again on a click only
         chart_downloads(lambda: heatmap(matrix, rows, columns, **options), f"lesson-{key}", f"lesson-{key}")
 

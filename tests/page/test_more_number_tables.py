@@ -1,0 +1,57 @@
+"""The heatmaps beyond the scrubbed ones have their numbers as a table too (views/parts/number_table.py): every
+heatmap of the lesson, the block's ‖z̃_ij‖ map and the switch view's sentence embedding. Off until asked, then
+the numbers the chart draws, as transformers or the core has them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attention.experiments.embedding_switch import DEFAULT_SECOND
+from attention.text.encoding import encode
+from harness.reference import bare_forward
+from tests.core.test_embedding_switch import reference_embeddings
+from tests.page.test_number_table_page import as_numbers, number_tables, opened_table, tokens_of
+from tests.page.test_view_switch import open_view, switch_off
+from tests.pages import TEXT, assert_healthy, open_page
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def test_the_lessons_head_step_has_transformers_weights_as_a_table(bundled):
+    page = open_page(view="lesson", step="6", text=TEXT, layer="2", head="5")
+    assert_healthy(page)
+    assert not number_tables(page), "nothing is drawn until the reader asks"
+    [table] = number_tables(opened_table(page, "table_lesson-head-weights"))
+    assert table.caption.startswith("Weights, layer 2, head 5")
+    assert [row[0] for row in table.rows] == tokens_of(bundled)
+    weights = bare_forward(bundled, TEXT)().attentions[2][0, 5].numpy()  # (T, T)
+    np.testing.assert_allclose(as_numbers(table), weights, atol=5e-5, rtol=0)
+
+
+def test_the_blocks_contributions_map_has_the_cores_numbers_as_a_table(bundled):
+    from attention.dissect.mixing import mixing
+
+    page = open_page(view="block", layer="2", text=TEXT)
+    assert_healthy(page)
+    [table] = number_tables(opened_table(page, "table_block_contributions"))
+    contributions = mixing(bundled, encode(bundled, TEXT), 2).contributions[0]  # (T, T)
+    assert [row[0] for row in table.rows] == tokens_of(bundled)
+    np.testing.assert_allclose(as_numbers(table), contributions, atol=5e-5, rtol=1e-4)
+
+
+def test_the_switch_views_embedding_table_names_each_rows_largest_dimensions_as_transformers_has_them(bundled):
+    page = open_view()
+    assert_healthy(page)
+    off = [(2, 5), (5, 0)]
+    page = switch_off(page, *off)
+    [table] = number_tables(opened_table(page, "table_chart-switch-embedding"))
+    before = reference_embeddings(bundled, (TEXT, DEFAULT_SECOND))[0]  # (C,)
+    after = reference_embeddings(bundled, (TEXT, DEFAULT_SECOND), off)[0]
+    assert [row[0] for row in table.rows] == ["all on", "heads off", "off − on"]
+    for row, expected in zip(table.rows, (before, after, after - before), strict=True):
+        named = [cell.rsplit(" ", 1) for cell in row[1:] if cell]  # "'17' 0.1234": a dimension and its value
+        assert len(named) == 5, row
+        largest = np.argsort(-np.abs(expected), kind="stable")[:len(named)]
+        assert [int(name.strip("'")) for name, _ in named] == largest.tolist(), row
+        np.testing.assert_allclose([float(value) for _, value in named], expected[largest], atol=5e-5, rtol=0)
