@@ -1,6 +1,6 @@
 """The heatmaps beyond the scrubbed ones have their numbers as a table too (views/parts/number_table.py): every
-heatmap of the lesson, the block's ‖z̃_ij‖ map and the switch view's sentence embedding. Off until asked, then
-the numbers the chart draws, as transformers or the core has them."""
+heatmap of the lesson, the block's ‖z̃_ij‖ map, the switch view's sentence embedding, and the counting and induction
+labs' maps. Off until asked, then the numbers the chart draws, as transformers or the core has them."""
 
 from __future__ import annotations
 
@@ -55,3 +55,36 @@ def test_the_switch_views_embedding_table_names_each_rows_largest_dimensions_as_
         largest = np.argsort(-np.abs(expected), kind="stable")[:len(named)]
         assert [int(name.strip("'")) for name, _ in named] == largest.tolist(), row
         np.testing.assert_allclose([float(value) for _, value in named], expected[largest], atol=5e-5, rtol=0)
+
+
+def test_the_counting_maps_have_the_untrained_heads_weights_as_tables():
+    from attention.labs.counting import CountingConfig, example_windows, inspect, untrained
+    from components.views.counting import MAPS_KEY
+
+    page = open_page(view="counting")
+    assert_healthy(page)
+    window, symbols = number_tables(opened_table(page, f"table_{MAPS_KEY}"))
+    config = CountingConfig()
+    trace = inspect(untrained(config), example_windows(config, 1, 0))
+    positions = [f"{index}: {letter}" for index, letter in enumerate(trace.labels[0])]
+    assert [row[0] for row in window.rows] == positions and window.header[1:] == positions
+    np.testing.assert_allclose(as_numbers(window), trace.self_weights[0], atol=5e-5, rtol=0)
+    np.testing.assert_allclose(as_numbers(symbols), trace.symbol_weights[0], atol=5e-5, rtol=0)
+
+
+def test_the_induction_maps_have_every_heads_attention_at_the_last_kept_step_as_tables():
+    from attention.labs.induction import InductionConfig
+    from attention.labs.induction import untrained as untrained_induction
+    from tests.page.test_training_chart_text import INDUCTION, INDUCTION_CONFIG
+
+    page = open_page(INDUCTION)
+    assert_healthy(page)
+    tables = number_tables(opened_table(page, "table_chart-induction-maps"))
+    run = untrained_induction(INDUCTION_CONFIG)
+    one, two = run.models
+    expected = [one.kept[-1, 0, head] for head in range(INDUCTION_CONFIG.heads)] + \
+        [two.kept[-1, layer, head] for layer in (0, 1) for head in range(INDUCTION_CONFIG.heads)]
+    assert isinstance(INDUCTION_CONFIG, InductionConfig) and len(tables) == len(expected) == 3 * 2
+    assert tables[0].caption.startswith("1 layer: layer 0, head 0, step ")
+    for table, matrix in zip(tables, expected, strict=True):
+        np.testing.assert_allclose(as_numbers(table), matrix, atol=5e-5, rtol=0)
