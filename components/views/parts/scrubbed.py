@@ -169,7 +169,7 @@ def _shown_heads(panels: list[Panel], position: tuple[int, int]) -> list[tuple[P
 
 
 def said(texts: list[str]) -> None:
-    """Text alternatives of a chart, a paragraph each, read by a screen reader and not drawn (chart_inputs.css);
+    """Text alternatives of a chart, a paragraph each, read by a screen reader and not drawn (page/page_head.css);
     read again when a rerun changes them (aria-live)."""
     if texts:
         st.html("".join(f'<p class="aa-chart-text" aria-live="polite">{html.escape(text)}</p>' for text in texts))
