@@ -7,6 +7,8 @@ Groups (all by default, about 5 minutes on 2 cores):
           layer, which reruns: one layer is sent); and at 32 tokens on a GPT-2 of the bundled model's shape
           and on the offline decoder, SmolLM2-135M-Instruct (loaded through the page first)
   views   every other view, the control a student moves most there, 32 tokens
+  controls every control of every view's main area, found on the page, three presses each to the settled page,
+          and a new text typed in each view (bench/every_control.py); the slowest ten listed under the table
   text    a new 32-token text typed, against transformers' bare forward pass plus the floor; the same on
           SmolLM2-135M-Instruct, against its own bare forward pass (it is loaded in this process too)
   cold    launching the server to the first heatmap drawn, bundled model; then --runs rounds, each from
@@ -49,6 +51,7 @@ from pathlib import Path
 
 from bench import (
     checkpoints,
+    every_control,
     first_paint,
     offline_decoder,
     page_speed,
@@ -62,8 +65,8 @@ from bench.report import Figure, Row, machine_facts, machine_line, ms, table, ve
 from harness.browser import Timing, launch_chromium, new_page
 from harness.server import streamlit_server
 
-GROUPS = ("slider", "views", "text", "cold", "memory", "trace")
-PAGE_GROUPS = {"slider", "views", "text"}
+GROUPS = ("slider", "views", "controls", "text", "cold", "memory", "trace")
+PAGE_GROUPS = {"slider", "views", "controls", "text"}
 MODEL_DIRS_ENV = "ATTENTION_ANATOMY_MODEL_DIRS"  # components/caches/models.py: local checkpoints the page offers
 COLD_START_TARGET_S = 10.0
 MEMORY_TARGET_GB = 1.0
@@ -178,10 +181,10 @@ def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, 
     named, and decoder_cases, each move followed by the floor's. The decoder is loaded through the page
     before its first case: its bar followed to the end, so that no case times its load."""
     switch_model = gpt2_model = gpt2_text = ""
-    if "views" in groups:  # the switching-heads-off view needs a masked-language-model head
+    if groups & {"views", "controls"}:  # the switching-heads-off view needs a masked-language-model head
         switch_model = str(checkpoints.bundled_with_mlm_head(scratch / "minilm-mlm"))
-    if groups & {"slider", "views"}:  # a GPT-2 of the bundled model's shape, random weights, its tokenizer trained
-        # offline (the views group's generation and lens cases read it too)
+    if groups & {"slider", "views", "controls"}:  # a GPT-2 of the bundled model's shape, random weights, its tokenizer
+        # trained offline (the views group's generation and lens cases read it too)
         folder = checkpoints.tiny_gpt2(scratch / "gpt2-minilm-shape", n_layer=6, n_head=12, n_embd=384,
                                        n_positions=512)
         gpt2_model, gpt2_text = str(folder), page_speed.text_of_tokens(checkpoints.gpt2_tokenizer(), 32)
@@ -193,8 +196,9 @@ def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, 
         figures.past_attention_s = past_attention.bare_seconds(gpt2_model, gpt2_text)
     with ExitStack() as servers:
         # In the repository's folder, the floor reads the app's .streamlit/config.toml.
+        measured = cases or "controls" in groups
         floor_url = servers.enter_context(streamlit_server(FLOOR_APP, log_path=work / "floor.log",
-                                                           cwd=page_speed.ROOT)) if cases else ""
+                                                           cwd=page_speed.ROOT)) if measured else ""
         progress("cold start: launching the app's server")
         launched = time.monotonic()
         models = os.pathsep.join(folder for folder in (switch_model, gpt2_model) if folder)
@@ -203,6 +207,12 @@ def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, 
         figures.healthy_s = time.monotonic() - launched
         figures.drawn_s = page_speed.first_heatmap(browser, app_url) - launched
         progress(f"  server answered after {figures.healthy_s:.1f} s, first heatmap after {figures.drawn_s:.1f} s")
+        if "controls" in groups:
+            progress("every control of every view: finding them on the page")
+            found, left_out = every_control.cases(browser, app_url, every_control.view_queries(
+                page_speed.TEXT_32, switch_model, gpt2_model, gpt2_text))
+            cases += [case for case in found if named in case.name]
+            figures.skipped += [f"Not timed: {why}." for why in left_out]
         if not cases:
             return
         floor_page = page_speed.open_page(browser, floor_url, page_speed.FLOOR_READY)
@@ -408,6 +418,8 @@ def notes(figures: Figures, work: Path) -> list[str]:
     if any(page.case.group == "views" for page in figures.pages):
         lines.append("The counting view is untrained (a new setting has nothing trained to show yet); the switch "
                      "view runs the bundled encoder under a random masked-language-model head (bench/checkpoints.py).")
+    if slowest := every_control.slowest(figures.pages):
+        lines.append("The slowest controls, by ratio to their floor: " + "; ".join(slowest) + ".")
     if figures.memory is not None or figures.decoder_memory is not None:
         lines.append("Memory in MB of 2**20 bytes, GB of 2**30.")
     lines += figures.skipped

@@ -1,0 +1,153 @@
+"""Every control of every view, pressed as a student would, each against the floor (python -m bench --only controls).
+
+The views group times one control per view, the one a student moves most. A student does not keep to it: this group
+opens every view, finds the controls of its main area the page draws (Streamlit's sliders, segmented controls, pills,
+toggles, select boxes, number inputs and buttons, by their `.st-key-<key>` class, and the charts' own inputs), and
+makes a case of each: three presses, each timed from the key to the settled page (the rerun that follows a chart's
+own input included), each followed by the floor's move. A new text typed is a case of every view that reads the text.
+
+What the page finds is what is measured: a control added to a view joins the table without a line here. A few are
+left out, each for a reason a student would accept (LEFT_OUT). Prints nothing itself; bench/__main__.py reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from bench import page_speed
+from bench.page_speed import CHART_DRAWN, Case, Move
+from components.page.view_list import VIEWS
+from harness.browser import new_page, wait_until_settled
+
+GROUP = "controls"
+TARGET = 2.0  # the settled page within 2× the floor
+PRESSES = 3
+# Controls whose press starts work a student waits for with a progress bar, never a repaint: left out, with why.
+LEFT_OUT = {
+    "count_train": "trains the counting lab's model (seconds, with a progress bar)",
+    "induction_train": "trains the induction lab's model (seconds, with a progress bar)",
+    "switch_load_": "loads another model (seconds, with a progress bar)",
+    "lesson_prev_foot_": "the lesson's Previous under the step: the same press as Previous above it",
+    "lesson_next_foot_": "the lesson's Next under the step: the same press as Next above it",
+}
+# What shows that a view has drawn: its chart, a table, or a notice that it draws none (the switch view on a model
+# with no masked-word head offers its load button).
+VIEW_DRAWN = (f"{CHART_DRAWN}, [data-testid='stMain'] [data-testid='stDataFrame'], "
+              "[data-testid='stMain'] [data-testid='stAlert']")
+# Keys of controls that are not the view's: the class's and the page's frame.
+NOT_THE_VIEWS = ("quiz_", "class_", "teach")
+
+# Each control the page draws, as the browser sees it: its key, its kind (a Streamlit test id), and for a range its
+# value and bounds, so that its presses move it away from an end. The charts' own inputs are found by their name.
+_FIND_CONTROLS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const kinds = ['stSlider', 'stButtonGroup', 'stCheckbox', 'stSelectbox', 'stNumberInput', 'stButton'];
+  const found = [];
+  for (const element of main.querySelectorAll('[data-testid="stElementContainer"][class*="st-key-"]')) {
+    const key = [...element.classList].find(name => name.startsWith('st-key-')).slice(7);
+    const kind = kinds.find(id => element.querySelector(`[data-testid="${id}"]`));
+    if (!kind) continue;
+    const range = element.querySelector('input[type="range"]');
+    found.push({key, kind, value: range ? +range.value : null, max: range ? +range.max : null});
+  }
+  for (const input of main.querySelectorAll('.vega-bindings input[type="range"]')) {
+    found.push({key: input.name, kind: 'chart', value: +input.value, max: +input.max});
+  }
+  return found;
+}"""
+
+
+@dataclass(frozen=True)
+class Control:
+    key: str
+    kind: str  # a Streamlit test id, or "chart" for a chart's own input
+    value: float | None = None  # a range's, when found
+    max: float | None = None
+
+
+def presses(control: Control) -> list[str]:
+    """Right, left, right: three moves, each to a value not the one before; from the top end, left first."""
+    at_top = control.value is not None and control.value >= (control.max or 0)
+    return ["ArrowLeft", "ArrowRight", "ArrowLeft"] if at_top else ["ArrowRight", "ArrowLeft", "ArrowRight"]
+
+
+def moves(control: Control) -> list[Move]:
+    """PRESSES moves of the control by the keyboard, as its kind is moved."""
+    at = f".st-key-{control.key}"
+    if control.kind == "chart":
+        return [Move(f'.vega-bindings input[type="range"][name="{control.key}"]', key) for key in presses(control)]
+    if control.kind == "stSlider":
+        return [Move(f"{at} [data-testid='stSlider'] input[type='range']", key) for key in presses(control)]
+    if control.kind == "stButtonGroup":  # an option not chosen: the first, so that presses go back and forth
+        option = f"{at} button[aria-checked='false'], {at} button[aria-pressed='false'] >> nth=0"
+        return [Move(option, "Space")] * PRESSES
+    if control.kind == "stCheckbox":
+        return [Move(f"{at} input[type='checkbox']", "Space")] * PRESSES
+    if control.kind == "stSelectbox":  # opened on its option, moved one down, chosen
+        return [Move(f"{at} input[role='combobox']", "Enter", setup_keys=("ArrowDown", "ArrowDown"))] * PRESSES
+    if control.kind == "stNumberInput":
+        return [Move(f"{at} input[type='number']", "Enter", setup_keys=("ArrowUp",))] * PRESSES
+    return [Move(f"{at} button", "Enter")] * PRESSES  # a button: each press is the same click
+
+
+def left_out(key: str) -> str | None:
+    """Why the control of this key is not timed, or None."""
+    return next((why for stem, why in LEFT_OUT.items() if key.startswith(stem)), None)
+
+
+def find_controls(browser, base_url: str, query: dict[str, str]) -> list[Control]:
+    """The controls of the view query opens, in the page's order, once it has drawn and settled."""
+    page = new_page(browser, viewport={"width": 1400, "height": 1000})
+    try:
+        page.set_default_timeout(page_speed.TIMEOUT_MS)
+        page.goto(f"{base_url}/?{urlencode(query)}")
+        page.locator(VIEW_DRAWN).filter(visible=True).first.wait_for()
+        wait_until_settled(page, quiet_ms=1000, timeout_ms=page_speed.TIMEOUT_MS)
+        found = [Control(**control) for control in page.evaluate(_FIND_CONTROLS)]
+    finally:
+        page.context.close()
+    return [control for control in dict((control.key, control) for control in found).values()
+            if not control.key.startswith(NOT_THE_VIEWS)]
+
+
+def view_queries(text: str, switch_model: str, gpt2_model: str, gpt2_text: str) -> dict[str, dict[str, str]]:
+    """Each view's link: the bundled model on text, the switch view on a model with a masked-word head, and the
+    decoder views (they need a language-model head) on the GPT-2 of the bundled model's shape."""
+    queries = {view.name: {"view": view.name, "text": text} for view in VIEWS}
+    queries["lesson"]["step"] = "6"  # Previous and Next both move from there, three steps each
+    if switch_model:
+        queries["switch"] |= {"model": switch_model, "text": page_speed.TEXT_32_MASK}
+    for name in ("lens", "generate"):
+        if gpt2_model:
+            queries[name] |= {"model": gpt2_model, "text": gpt2_text}
+        else:
+            del queries[name]
+    return queries
+
+
+def cases(browser, base_url: str, queries: dict[str, dict[str, str]]) -> tuple[list[Case], list[str]]:
+    """A case for every control of every view, and one for a new text typed in each view that reads the text; and
+    the controls left out, each with why."""
+    found, skipped = [], []
+    standalone = {view.name for view in VIEWS if view.standalone}
+    for view, query in queries.items():
+        for control in find_controls(browser, base_url, query):
+            if why := left_out(control.key):
+                skipped.append(f"{view}: {why}")
+                continue
+            found.append(Case(f"{view}: {control.key}", GROUP, f"`{control.key}` ({control.kind}), {PRESSES} presses",
+                              query, moves(control), TARGET))
+        if view not in standalone:
+            typed = [Move(".st-key-text textarea", "Control+Enter", fill=text)
+                     for text in page_speed.new_texts(PRESSES)]
+            found.append(Case(f"{view}: a new text typed", GROUP, f"`text` area, {PRESSES} new texts (Ctrl+Enter)",
+                              query, typed, TARGET))
+    return found, list(dict.fromkeys(skipped))
+
+
+def slowest(results, count: int = 10) -> list[str]:
+    """The count cases of largest ratio to their floor, slowest first, as "name 4.1×"."""
+    measured = [result for result in results if result.case.group == GROUP and not result.error and result.floor]
+    ranked = sorted(measured, key=lambda result: result.median_ms / result.floor_ms, reverse=True)
+    return [f"{result.case.name} {result.median_ms / result.floor_ms:.1f}×" for result in ranked[:count]]
