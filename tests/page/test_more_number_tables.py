@@ -88,3 +88,28 @@ def test_the_induction_maps_have_every_heads_attention_at_the_last_kept_step_as_
     assert tables[0].caption.startswith("1 layer: layer 0, head 0, step ")
     for table, matrix in zip(tables, expected, strict=True):
         np.testing.assert_allclose(as_numbers(table), matrix, atol=5e-5, rtol=0)
+
+
+def test_a_generation_steps_table_is_transformers_attention_row_over_the_cache(tiny_gpt2_checkpoint, monkeypatch):
+    import torch
+    from transformers import GPT2LMHeadModel
+
+    from attention.experiments.generation import GenerationSettings, generate
+    from attention.models.lm_heads import load_language_model
+    from tests.pages import pick_on_chart
+
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(tiny_gpt2_checkpoint))
+    text = "what if it rains tomorrow"
+    page = open_page(view="generate", model=str(tiny_gpt2_checkpoint), text=text)
+    assert_healthy(page)
+    page = pick_on_chart(opened_table(page, "table_generate_row"), "generate_row", decode_step=3)
+    [table] = number_tables(page)
+    generation = generate(load_language_model(str(tiny_gpt2_checkpoint)), text,
+                          GenerationSettings(max_new_tokens=8, stop_at_end=False))
+    step = generation.steps[3]
+    assert table.header[1:] == [f"{position}: {generation.tokens[position]}" for position in step.cache_positions]
+    reference = GPT2LMHeadModel.from_pretrained(str(tiny_gpt2_checkpoint), attn_implementation="eager").eval()
+    ids = torch.tensor([[*generation.prompt_ids, *generation.new_ids]])[:, :step.position + 1]
+    with torch.inference_mode():
+        row = reference(ids, output_attentions=True).attentions[0][0, :, -1].numpy()  # (nh, S)
+    np.testing.assert_allclose(as_numbers(table), row, atol=5e-5, rtol=0)
