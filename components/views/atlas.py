@@ -15,7 +15,6 @@ from attention.analyses.atlas import BEHAVIOURS, COLUMNS, LABELS, THRESHOLDS, He
 from components.caches import atlas
 from components.charts.atlas import OPEN_HEAD, alike_plane, atlas_grid, describe_grid, describe_plane
 from components.charts.draw import show
-from components.charts.scrub import INPUT_STYLE
 from components.page import controls
 from components.page.downloads import csv_download
 from components.page.page_state import ATLASES
@@ -30,7 +29,6 @@ GRID_SHARE = 0.6
 def render(context) -> None:
     family = context.family
     names = _label_names(family)
-    st.html(INPUT_STYLE)  # among others, the style that keeps the charts' texts (scrubbed.said) read and not drawn
     over = controls.bound_widget(st.segmented_control, "atlas", "Measured over", options=list(ATLASES),
                                  format_func=ATLASES.get)
     measured = _corpus_atlas(context.model_name) if over == "corpus" else atlas.text_atlas(

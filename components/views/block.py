@@ -22,7 +22,6 @@ from components.charts.block import (
 )
 from components.charts.draw import lettered, show
 from components.charts.heatmap import heatmap
-from components.charts.scrub import INPUT_STYLE
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.views.parts import tiled_softmax
@@ -33,7 +32,6 @@ FORMULA_SHARE = 0.4  # of the view's width for a step's name, formula and shape;
 
 
 def render(context) -> None:
-    st.html(INPUT_STYLE)  # among others, the style that keeps the charts' texts (scrubbed.said) read and not drawn
     layer = context.state.layer
     numbers = past_attention.block(context.model_name, context.text, context.text_b, layer)
     tokens = list(context.encoding().tokens[0])

@@ -43,7 +43,6 @@ def attention_kind(num_heads: int, kv_heads: int) -> str:
 
 
 def render(context) -> None:
-    st.html(INPUT_STYLE)  # among others, the style that keeps the charts' texts (scrubbed.said) read and not drawn
     family, shape = context.family, context.shape
     if family.own_mask != "causal":  # the family's own answer: it reads every token both ways
         st.info(f"{family.label} is an encoder: it reads every token both ways at once and was never trained to "

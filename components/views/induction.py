@@ -55,7 +55,7 @@ ONE_LAYER_LIMIT = 0.3  # a one-layer head above this would be doing induction by
 
 
 def render(context) -> None:
-    # The Step input's style, and the charts' text alternatives' (drawn off-screen): before the first is said
+    # The Step input's style, before the chart that has it
     st.html(INPUT_STYLE)
     st.markdown(
         "Random tokens that repeat, **7 3 9 7 3 9 7 …**, with a period drawn anew for every sequence: after one "

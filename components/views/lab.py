@@ -61,7 +61,7 @@ SCALING_WORDS = {"none": "unscaled", "sqrt": "with √d_k", "linear": "with d_k"
 def render(context) -> None:
     st.markdown("Attention divides the scores Q·Kᵀ by **√d_k**. Each chart below measures what happens "
                 "with that choice, with no scaling, and with the tempting alternative d_k.")
-    # The τ input's style, and the charts' text alternatives' (drawn off-screen): before the first of them is said
+    # The τ input's style, before the chart that has it
     st.html(INPUT_STYLE)
     trace = context.trace()
     tokens = len(trace.tokens[0])  # T of the current text

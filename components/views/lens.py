@@ -17,7 +17,6 @@ from attention.analyses.logit_lens import TABLE_COLUMNS, TABLE_TOP_K
 from components.caches import chart_memos, past_attention
 from components.charts.draw import draw_spec
 from components.charts.lens import describe_lens, lens_map
-from components.charts.scrub import INPUT_STYLE
 from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
 from components.page.tables import numbers_html
@@ -38,7 +37,6 @@ NONE_TRAINED = ("This session has not trained an induction model yet: train one 
 
 
 def render(context) -> None:
-    st.html(INPUT_STYLE)  # among others, the style that keeps the charts' texts (scrubbed.said) read and not drawn
     source = st.radio("Read the layers of", list(SOURCES), format_func=SOURCES.get, key=SOURCE_KEY, horizontal=True)
     if source == "induction":
         _induction(context)

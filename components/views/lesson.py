@@ -28,7 +28,6 @@ from components.caches import texts
 from components.charts.chart_summaries import describe_line, describe_map
 from components.charts.colour_ranges import robust_bound
 from components.charts.draw import show
-from components.charts.scrub import INPUT_STYLE
 from components.page.downloads import chart_downloads
 from components.page.lesson_steps import SIMPLIFIED
 from components.page.page_state import shorten
@@ -63,7 +62,6 @@ def render(context) -> None:
     Previous and Next at its foot); the browser shows the current step alone. The current step is drawn first, so
     that a control beside the lesson repaints what the reader sees before the hidden neighbours are drawn."""
     lesson = model_lesson(context)
-    st.html(INPUT_STYLE)  # among others, the style that keeps the charts' texts (scrubbed.said) read and not drawn
     step = navigation(lesson, loading=context.model_name != context.state.model)
     containers = {each: st.container(key=step_key(each)) for each in range(1, len(lesson) + 1)}
     for each in drawn_steps(step, len(lesson)):

@@ -25,7 +25,6 @@ from attention.models.model_list import BUNDLED_MODEL
 from components.caches import experiments, models, offered, work
 from components.charts.draw import lettered
 from components.charts.heatmap import heatmap
-from components.charts.scrub import INPUT_STYLE
 from components.charts.switch_text import describe_head_grid
 from components.page import controls
 from components.page.downloads import chart_downloads
@@ -83,7 +82,6 @@ TASKS = {
 
 
 def render(context) -> None:
-    st.html(INPUT_STYLE)  # among others, the style that keeps the charts' texts (scrubbed.said) read and not drawn
     name = context.model_name
     try:
         language_model, _ = models.language_model(name)

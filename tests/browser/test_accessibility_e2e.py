@@ -1,6 +1,7 @@
 """axe-core over the pages of a decoder in Chromium, normal and in presentation mode, at 1366×768: no serious or
-critical violation of WCAG 2.0/2.1 A and AA (harness/axe.py). The views that need a decoder (the logit lens,
-generation) and a GPT-2's block, on a server that offers the tests' tiny GPT-2 beside the bundled BERT.
+critical violation of WCAG 2.0/2.1 A and AA, and no chart's text alternative drawn (harness/axe.py). The views that
+need a decoder (the logit lens, generation) and a GPT-2's block, on a server that offers the tests' tiny GPT-2 beside
+the bundled BERT.
 
 Every other view and every step of the lesson are audited on the layout's walk through them
 (tests/browser/test_layout_e2e.py), which opens them all anyway.
@@ -12,7 +13,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from harness.axe import serious_violations
+from harness.axe import drawn_chart_texts, serious_violations
 from tests.browser.test_layout_e2e import open_drawn
 from tests.marks import BROWSER_TESTS
 
@@ -33,4 +34,5 @@ def test_every_decoder_view_has_no_serious_violation(page, base_url, tiny_gpt2_c
         for view in DECODER_VIEWS:
             open_drawn(page, f"{base_url}/?{urlencode({'view': view, 'model': str(tiny_gpt2_checkpoint), **extra})}")
             found += serious_violations(page, f"{view} (GPT-2), {mode}")
+            found += drawn_chart_texts(page, f"{view} (GPT-2), {mode}")
     assert not found, "\n".join(found)

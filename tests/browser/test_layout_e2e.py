@@ -15,7 +15,7 @@ import pytest
 
 from components.page.lesson_steps import lesson_for
 from components.private_hooks import bound_input_name
-from harness.axe import serious_violations
+from harness.axe import drawn_chart_texts, serious_violations
 from harness.browser import load_page, open_tab, wait_until_settled, wait_until_sized, weights_chart
 from tests.marks import BROWSER_TESTS
 
@@ -243,7 +243,8 @@ SWEEPS = [pytest.param(sizes, mode, part, id=f"{screen}-{mode}-{part}",
 def test_every_view_keeps_its_layout_and_has_no_serious_axe_violation(browser, base_url, sizes, mode, part):
     """Charts inside the main block and on nothing else; every option of every control whole; every formula
     whole and read by KaTeX; at every size, in one mode: every view, or every step of the lesson, walked with
-    Next as a learner does. At AUDITED, no serious or critical violation of WCAG A or AA that axe finds."""
+    Next as a learner does. At AUDITED, no serious or critical violation of WCAG A or AA that axe finds, and no
+    chart's text alternative drawn (they are read, not seen)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page = open_tab(browser, viewport=SIZES[sizes[0]])
     faults = []
@@ -256,6 +257,7 @@ def test_every_view_keeps_its_layout_and_has_no_serious_axe_violation(browser, b
         faults.extend(f"{name} at {shown}: {fault}" for fault in [*found["faults"], *page.evaluate(_UNREADABLE_JS)])
         if shown == AUDITED:
             faults.extend(serious_violations(page, f"{name}, {mode}, axe"))
+            faults.extend(drawn_chart_texts(page, f"{name}, {mode}"))
 
     def check_at_every_size(name: str) -> None:
         nonlocal shown

@@ -16,7 +16,6 @@ from attention.dissect.rotary_views import MAX_SHIFT
 from components.caches import rotary
 from components.charts.draw import lettered
 from components.charts.rotary import decay_chart, describe_decay, describe_pair, pair_chart
-from components.charts.scrub import INPUT_STYLE
 from components.page.page_state import HEAD_STAGES
 from components.views.parts.scrubbed import said
 
@@ -34,7 +33,6 @@ def stages(outline) -> tuple[str, ...]:
 
 
 def render(context, outline) -> None:
-    st.html(INPUT_STYLE)  # among others, the style that keeps the charts' texts (scrubbed.said) read and not drawn
     tokens = list(outline.tokens[0])
     size = outline.head_size
     arguments = (context.model_name, context.text, context.text_b, context.settings())
