@@ -1,4 +1,5 @@
-"""The all-heads view in a real Chromium (clicks on its charts), and every view opened by its link.
+"""The all-heads view and the atlas in a real Chromium (clicks on their charts). Every view is opened by its link,
+and must draw its charts with no traceback, on the layout's walk (tests/browser/test_layout_e2e.py).
 
 One server for all browser tests, a fresh tab (so a fresh Streamlit session) per test (tests/browser/conftest.py).
 The grid is the page's first stVegaLiteChart: one SVG holding a picture (an <image>) per head of every
@@ -12,7 +13,7 @@ import re
 
 import pytest
 
-from harness.browser import TAB_TIMEOUT_MS, act_and_measure, chart_input, wait_until_settled
+from harness.browser import act_and_measure, chart_input, wait_until_settled
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -69,33 +70,3 @@ def test_clicking_a_glyph_of_the_head_atlas_opens_that_head(page, base_url):
     act_and_measure(page, glyph.click)
     assert_one_head_view(page, layer=3, head=7)
 
-
-@pytest.mark.parametrize(("query", "charts_at_least"), [
-    ("?view=head", 1),  # the open tab's chart: the weights
-    ("?view=heads", 2),  # the grid with the heads summed up under it, the overview
-    ("?view=neuron", 1),  # the numbers, q, K and q ⊙ K: views of one chart
-    ("?view=lesson&step=3", 3),
-    ("?view=lesson&step=7", 3),
-    ("?view=lesson&step=9", 1),
-    ("?view=lab", 4),
-    ("?view=compare&text_b=fruit+flies+like+a+banana", 1),  # text A, text B and A − B: panels of one chart
-    ("?view=counting", 1),  # the untrained head: the window attending to itself and each letter's question, one chart
-    ("?view=switch", 2),  # the bundled model's sentence embedding and the heads ranked by how far they move it
-    ("?view=induction", 1),  # both untrained models' heads, on the sequence the maps are drawn for
-    ("?view=atlas", 2),  # every head's glyph on the layer × head grid, and the plane of heads that attend alike
-    ("?view=block&layer=2", 10),  # the 7 steps' bars, what each sublayer writes, the mixing ratio, the contributions
-    ("?view=lens", 0),  # the bundled model has no language-model head: a notice (test_gpt2_e2e.py draws the lens)
-    ("?view=generate", 0),  # an encoder does not generate: a notice
-])
-def test_every_view_opens_from_its_link_and_draws_its_charts(page, base_url, query, charts_at_least):
-    from playwright.sync_api import expect
-
-    page.goto(f"{base_url}/{query}")
-    page.locator('[data-testid="stSidebar"]').get_by_text("Attention Anatomy").wait_for()
-    wait_until_settled(page)
-    drawn = charts(page).filter(has=page.locator("svg, canvas, img"))
-    if charts_at_least:  # Vega draws after the page settles: wait for the last chart expected, as long as a settle
-        # (a loaded 2-core machine once took longer than expect's 15 s to draw the heads view's second chart)
-        expect(drawn.nth(charts_at_least - 1)).to_be_attached(timeout=TAB_TIMEOUT_MS)  # charts in hidden tabs count too
-    assert page.locator('[data-testid="stException"]').count() == 0
-    assert page.locator('[data-testid="stAlert"]').filter(has_text="could not be drawn").count() == 0
