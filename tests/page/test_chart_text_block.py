@@ -47,14 +47,19 @@ def tokens_of(bundled) -> list[str]:
     return transformers_tokenizer(bundled).convert_ids_to_tokens(transformers_tokenizer(bundled)(TEXT)["input_ids"])
 
 
-def test_the_written_chart_says_where_each_sublayer_writes_most_as_transformers_layer_does(bundled):
-    page = open_page(view="block", layer="1")
-    assert_healthy(page)
-    tokens = tokens_of(bundled)
-    for layer in (1, 4):
-        if layer != 1:
+def block_at_layers(*layers: int):
+    """The block view at each layer in turn, moved there by its Layer slider as a reader moves it: (page, layer)."""
+    page = open_page(view="block", layer=str(layers[0]))
+    for layer in layers:
+        if layer != layers[0]:
             page.slider(key="layer").set_value(layer).run()
-            assert_healthy(page)
+        assert_healthy(page)
+        yield page, layer
+
+
+def test_the_written_chart_says_where_each_sublayer_writes_most_as_transformers_layer_does(bundled):
+    tokens = tokens_of(bundled)
+    for page, layer in block_at_layers(1, 4):
         said = said_starting(page, f"Layer {layer}, what each sublayer writes into 7 tokens (‖·‖): ")
         norms = transformers_writes(bundled, layer)
         residual = norms["residual in"]
@@ -120,13 +125,8 @@ def test_the_tiled_charts_say_the_running_numbers_and_the_rows_weights_and_follo
 def test_the_mixing_charts_say_the_ratios_ends_and_the_largest_contributions_as_the_core_has_them(bundled):
     from attention.dissect.mixing import mixing
 
-    page = open_page(view="block", layer="2")
-    assert_healthy(page)
     tokens = tokens_of(bundled)
-    for layer in (2, 5):
-        if layer != 2:
-            page.slider(key="layer").set_value(layer).run()
-            assert_healthy(page)
+    for page, layer in block_at_layers(2, 5):
         mixed = mixing(bundled, encode(bundled, TEXT), layer)
         ratio, contributions = mixed.mixing_ratio[0], mixed.contributions[0]  # (T,), (T, T)
         said = said_starting(page, f"Mixing ratio per token, layer {layer}: ")

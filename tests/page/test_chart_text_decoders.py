@@ -27,11 +27,10 @@ OTHER_TEXT = "the cat sat on the mat"
 NEW_TOKENS = 8  # the page's default new_tokens
 
 
-@pytest.fixture(scope="module")
-def gpt2_folder(tmp_path_factory):
-    from harness.checkpoints import tiny_gpt2
-
-    return tiny_gpt2(tmp_path_factory.mktemp("gpt2-text"))
+@pytest.fixture
+def gpt2_folder(tiny_gpt2_checkpoint):
+    """The session's tiny GPT-2 (tests/conftest.py)."""
+    return tiny_gpt2_checkpoint
 
 
 @pytest.fixture
