@@ -35,6 +35,9 @@ LEFT_OUT = {
 # with no masked-word head offers its load button).
 VIEW_DRAWN = (f"{CHART_DRAWN}, [data-testid='stMain'] [data-testid='stDataFrame'], "
               "[data-testid='stMain'] [data-testid='stAlert']")
+# A case's page is ready once a chart shown is drawn: the lesson draws its neighbouring steps' charts hidden, and the
+# first chart in the page's order may be one of them.
+CASE_READY = f"{CHART_DRAWN} >> visible=true"
 # Keys of controls that are not the view's: the class's and the page's frame.
 NOT_THE_VIEWS = ("quiz_", "class_", "teach")
 
@@ -137,12 +140,12 @@ def cases(browser, base_url: str, queries: dict[str, dict[str, str]]) -> tuple[l
                 skipped.append(f"{view}: {why}")
                 continue
             found.append(Case(f"{view}: {control.key}", GROUP, f"`{control.key}` ({control.kind}), {PRESSES} presses",
-                              query, moves(control), TARGET))
+                              query, moves(control), TARGET, ready=CASE_READY))
         if view not in standalone:
             typed = [Move(".st-key-text textarea", "Control+Enter", fill=text)
                      for text in page_speed.new_texts(PRESSES)]
             found.append(Case(f"{view}: a new text typed", GROUP, f"`text` area, {PRESSES} new texts (Ctrl+Enter)",
-                              query, typed, TARGET))
+                              query, typed, TARGET, ready=CASE_READY))
     return found, list(dict.fromkeys(skipped))
 
 
