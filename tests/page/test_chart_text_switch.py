@@ -14,9 +14,7 @@ from attention.experiments.embedding_switch import DEFAULT_SECOND
 from attention.experiments.embedding_switch import head_ranking as embedding_ranking
 from attention.experiments.head_switch import drop_grid, head_ranking
 from attention.models.lm_heads import load_language_model
-from components.caches.offered import MODEL_DIRS_ENV
 from components.views.switch import DEFAULT_SENTENCE, SENTENCE_KEY
-from tests.conftest import save_tiny_bert
 from tests.core.test_embedding_switch import reference_embeddings
 from tests.page.test_chart_text_page import chart_texts
 from tests.page.test_view_switch import open_view, switch_off
@@ -93,19 +91,10 @@ def test_the_embedding_chart_says_how_far_a_moved_and_where_as_transformers_move
     assert all(close_to_two_figures(value, change[column]) for column, value in named_dimensions(said))
 
 
-@pytest.fixture(scope="module")
-def masked_checkpoint(tmp_path_factory):
-    """A tiny BertForMaskedLM in a folder the page offers (through the model-folders variable)."""
-    folder = str(save_tiny_bert(tmp_path_factory.mktemp("tiny-mlm-text"), with_mlm_head=True))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(MODEL_DIRS_ENV, folder)
-        yield folder
-
-
 def test_the_drop_grid_names_the_heads_of_largest_drop_as_the_core_ranks_them_and_follows_the_sentence(
-        masked_checkpoint):
-    masked = load_language_model(masked_checkpoint)
-    page = open_view(model=masked_checkpoint)
+        masked_lm_folder):
+    masked = load_language_model(masked_lm_folder)
+    page = open_view(model=masked_lm_folder)
     assert_healthy(page)
     for sentence in (DEFAULT_SENTENCE, "paris is the [MASK] of france"):
         if sentence != DEFAULT_SENTENCE:

@@ -19,11 +19,9 @@ from attention.experiments.embedding_switch import head_ranking as embedding_ran
 from attention.experiments.head_switch import head_ranking, predict
 from attention.models.lm_heads import load_language_model
 from attention.models.model_list import BUNDLED_MODEL
-from components.caches.offered import MODEL_DIRS_ENV
 from components.server.switch_asks import ASKS, SwitchAsks
 from components.views.parts.head_toggles import NAME, valid_pairs
 from components.views.switch import DEFAULT_SENTENCE, answer
-from tests.conftest import save_tiny_bert
 from tests.core.test_embedding_switch import reference_embeddings
 from tests.pages import TEXT, assert_healthy, chart_title, html_table, open_page, table_in
 
@@ -31,12 +29,9 @@ APP = str(Path(__file__).resolve().parents[2] / "page.py")
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    """A tiny BertForMaskedLM in a folder the page offers (through the model-folders variable)."""
-    folder = str(save_tiny_bert(tmp_path_factory.mktemp("tiny-mlm-page"), with_mlm_head=True))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(MODEL_DIRS_ENV, folder)
-        yield folder
+def checkpoint(masked_lm_folder):
+    """The tiny BertForMaskedLM the page offers (tests/page/conftest.py)."""
+    return masked_lm_folder
 
 
 @pytest.fixture(scope="module")
