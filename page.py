@@ -88,6 +88,7 @@ def explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShap
     reruns only this. At most work.PAGE_SLOTS of them are drawn at once, server-wide."""
     with work.page_work():
         _explore(view, model_name, text, text_b, shape, screen)
+    classroom.watch()  # in the fragment: the teacher's move of a control of the view reruns it alone
 
 
 def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelShape, screen: viewport.Viewport
@@ -184,6 +185,7 @@ if shown.standalone:
     classroom.status()
     draw(view, views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=loaded.shape,
                                  width=screen.column_px(1), stacked=screen.stacked, height=screen.height_px))
+    classroom.watch()
     viewport.measure()
     st.stop()
 if text.strip():

@@ -151,6 +151,19 @@ class WebsocketSession:
         self._widget_states[widget_id] = WidgetState(id=widget_id, double_array_value=DoubleArray(data=[value]))
         return await self.rerun(fragment_id=delta.delta.fragment_id)
 
+    @property
+    def ran_fragment_alone(self) -> bool:
+        """Whether the last run was a fragment's alone, not the whole page's."""
+        return self.last_status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+
+    async def set_text(self, key: str, value: str) -> float:
+        """Type value into the text box (a text area) created with key=key and leave it, as the frontend sends it;
+        return seconds until the rerun finished."""
+        delta = self._keyed(key, "text_area")
+        widget_id = delta.delta.new_element.text_area.id
+        self._widget_states[widget_id] = WidgetState(id=widget_id, string_value=value)
+        return await self.rerun(fragment_id=delta.delta.fragment_id)
+
     async def set_chart_selection(self, key: str, selection: Mapping[str, list[dict]]) -> float:
         """Send the selection of the chart created with key=key, as the frontend does after a click on it
         or a move of its own inputs (components/charts/scrub.py); return seconds until the rerun finished.

@@ -11,7 +11,11 @@ the page again (about 80 ms of its renderer's time, 10 % of a core while nothing
 about 2 ms. The route's answer costs the browser a fetch, and the server a read of the store.
 
 The page's every run checks the class itself (classroom.follow); the trigger's callback checks it before the run it
-starts, so that this run draws the teacher's view, without a second run.
+starts, so that this run draws the teacher's view, without a second run. The watch is mounted at the foot of the
+view's fragment (classroom.watch), so that the run a move of the view's own controls (a head, a layer, a stage, a
+toggle) starts is the fragment's alone: about two thirds of a whole page's run, and thirty followers' runs queue on
+one server process (bench/class_follow.py). The callback asks for the whole page (controls.rerun_whole_page) when
+the teacher moved a sidebar control, or the class ended or stopped answering, which the page draws outside it.
 """
 
 from __future__ import annotations
@@ -41,10 +45,9 @@ def watch(code: str, version: int, *, following: bool, reachable: bool, follower
     """Mount the watch for a follower's page showing version of class code; follower (its id) is said to be there
     with every ask while it follows (at least every WAIT_S, within class_store.HEARTBEAT_S); period_s: how long the
     script waits to ask again after an answer the server did not hold; on_behind runs before the run the script asks
-    for. In the sidebar, below its controls, as the viewport's script (components/page/viewport.py): an element of no
-    height still takes the gap between two elements, which in the view would push its chart down."""
+    for. At the foot of the view's fragment (classroom.watch): an element of no height still takes the gap between
+    two elements, which above the view would push its chart down."""
     runs = st.session_state[_RUNS] = st.session_state.get(_RUNS, 0) + 1
-    with st.sidebar:
-        _watch(key="class_watch", height=0, on_behind_change=on_behind,
-               data={"run": runs, "code": code, "version": version, "following": following, "reachable": reachable,
-                     "beat": follower if following else "", "period_ms": round(period_s * 1000)})
+    _watch(key="class_watch", height=0, on_behind_change=on_behind,
+           data={"run": runs, "code": code, "version": version, "following": following, "reachable": reachable,
+                 "beat": follower if following else "", "period_ms": round(period_s * 1000)})

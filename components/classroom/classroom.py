@@ -2,15 +2,13 @@
 
 The teacher opens the page with ?teach=1 (or presses Start a class): the page opens a class in the store
 (components/server/class_store.py), puts class=CODE&key=KEY in its own URL and shows the students' link, ?class=CODE,
-as text and as a QR code. After each of its runs the teacher's page sends its view (FOLLOWED, as the URL
-writes them) when it changed.
+as text and as a QR code. After each of its runs the teacher's page sends its view (FOLLOWED) when it changed.
 
-A page opened with class=CODE follows: every run of the page reads the class's version (follow), and when it
-moved, reads the teacher's view, hands it to the page's own request mechanism (controls.request) and reruns the
-page; between runs, the page's script asks the App's route for the version, which holds the ask until the class
-moves, and reruns the page when it moved (components/classroom/class_watch.py). Whatever the student moves after
-that (any control: the page's parameters then differ from what the teacher's view left) leaves follow mode until
-Follow the teacher again.
+A page opened with class=CODE follows: every run of the whole page reads the class's version (follow), and when it
+moved, hands the teacher's view to the page's own requests (controls.request) and reruns; between runs, the page's
+script asks the App's route for the version, which holds the ask until the class moves, and reruns the view (or the
+page) when it moved (watch; components/classroom/class_watch.py). Whatever the student moves after that leaves
+follow mode until Follow the teacher again.
 
 Only a page whose link holds the class's key (compared in constant time, by the store) drives the class. A
 code read from a link is checked against CODE_ALPHABET before it goes anywhere, and shown only as a code span.
@@ -261,8 +259,7 @@ def _teacher_status() -> None:
 
 
 def follow() -> None:
-    """A follower's check of its class, once per run of the page, and the watch that reruns the page when the class
-    moves. Draws nothing while all is well."""
+    """A follower's check of its class, once per run of the whole page. Draws nothing while all is well."""
     seat = _seat()
     questions.teacher_card(seat, lambda: _send(seat, followed(controls.current_state()), True))
     if seat.role != "follower":
@@ -271,15 +268,25 @@ def follow() -> None:
         st.rerun()
     if seat.unreachable:
         st.warning(UNREACHABLE, icon=":material/cloud_off:")
-    class_watch.watch(seat.code, seat.version, following=seat.following, reachable=not seat.unreachable,
-                      follower=seat.follower_id, period_s=POLL_S, on_behind=_check_before_run)
+
+
+def watch() -> None:
+    """A follower's watch, in the view's fragment: the teacher's move of the view's own controls reruns it alone."""
+    seat = _seat()
+    if seat.role == "follower":
+        class_watch.watch(seat.code, seat.version, following=seat.following, reachable=not seat.unreachable,
+                          follower=seat.follower_id, period_s=POLL_S, on_behind=_check_before_run)
 
 
 def _check_before_run() -> None:
     """The watch's trigger, before the run it starts: that run then draws the teacher's view at once."""
     seat = _seat()
-    if seat.role == "follower":
-        _check(seat)
+    if seat.role != "follower":
+        return
+    outside = seat.role, seat.unreachable, len(seat.notices)  # drawn outside the view's fragment
+    _check(seat)
+    if (seat.role, seat.unreachable, len(seat.notices)) != outside:
+        controls.rerun_whole_page()
 
 
 def _check(seat: Seat) -> bool:
@@ -308,9 +315,10 @@ def _check(seat: Seat) -> bool:
 
 
 def _take(seat: Seat, version: int, settings: Mapping[str, str]) -> None:
-    """Put the teacher's view on this page (through the page's own requests), from the next run on."""
-    state, _ = page_state.from_query(_as_query(settings), offered.model_names())
-    controls.request(**{name: getattr(state, name) for name in FOLLOWED})
+    """Put the teacher's view on this page (through the page's own requests), from the next run on: only what
+    differs, since a request of a sidebar control reruns the whole page where a head's reruns the view alone."""
+    state, shown = page_state.from_query(_as_query(settings), offered.model_names())[0], controls.current_state()
+    controls.request(**{name: value for name in FOLLOWED if (value := getattr(state, name)) != getattr(shown, name)})
     seat.version, seat.expected, seat.following = version, None, True
 
 
@@ -389,5 +397,4 @@ def _as_query(settings: Mapping[str, str]) -> dict[str, list[str]]:
 
 
 def _last(query: Mapping[str, Sequence[str]], name: str) -> str | None:
-    given = query.get(name) or ()
-    return given[-1] if given else None
+    return (query.get(name) or (None,))[-1]

@@ -109,7 +109,13 @@ def request(**values) -> None:
     for key in values:
         st.session_state.pop(key, None)
     if SIDEBAR_PARAMS & values.keys():
-        st.session_state[_RERUN_PAGE] = True
+        rerun_whole_page()
+
+
+def rerun_whole_page() -> None:
+    """From a callback of a widget in the view's fragment: the run it starts draws the whole page, not only the
+    fragment (what changed is drawn outside it)."""
+    st.session_state[_RERUN_PAGE] = True
 
 
 def rerun_page_if_requested() -> None:
