@@ -20,11 +20,11 @@ The hooks:
   moved by its teacher, a head opened from the all-heads view), Streamlit puts back the selection the reader's own
   presses had left, and the store says the old head while the input says the new one. The input's signal follows
   the value the spec gives it, so the chart draws what its input, heading and link say.
-- Streamlit's wire messages (BackMsg, ClientState, DoubleArray, Element, ForwardMsg, VegaLiteChart, WidgetState,
-  Alert), element_key and component_events_id: harness/session_client.py drives a session over its websocket as a
-  browser's frontend does, for load tests, and finds elements by the key their id ends with; Streamlit publishes no
-  client. tests/pages.py sends a chart's selection to AppTest as a WidgetState, as the frontend would: AppTest has no
-  call for a chart's selection.
+- Streamlit's wire messages (BackMsg, ClientState, DoubleArray, StringArray, Element, ForwardMsg, VegaLiteChart,
+  WidgetState, Alert), element_key and component_events_id: harness/session_client.py drives a session over its
+  websocket as a browser's frontend does, for load tests, and finds elements by the key their id ends with; Streamlit
+  publishes no client. tests/pages.py sends a chart's selection to AppTest as a WidgetState, as the frontend would:
+  AppTest has no call for a chart's selection.
 - MediaFileManager: a deferred download's data is made only when a browser asks for it; tests/pages.py catches its
   callable where Streamlit files it (MediaFileManager.add_deferred), as AppTest has no download to click.
 - cache_component_manifests: a Streamlit server looks through every installed package for components once as it
@@ -50,7 +50,7 @@ from streamlit.components.v2 import manifest_scanner
 from streamlit.proto.Alert_pb2 import Alert
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ClientState_pb2 import ClientState
-from streamlit.proto.Common_pb2 import DoubleArray
+from streamlit.proto.Common_pb2 import DoubleArray, StringArray
 from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart
@@ -58,7 +58,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.runtime.state.session_state import STREAMLIT_INTERNAL_KEY_PREFIX
 
-__all__ = ["Alert", "BackMsg", "ClientState", "DoubleArray", "Element", "ForwardMsg", "MediaFileManager",
+__all__ = ["Alert", "BackMsg", "ClientState", "DoubleArray", "Element", "ForwardMsg", "MediaFileManager", "StringArray",
            "VegaLiteChart", "WidgetState", "app_test_tree", "arrow_dataset", "attention_implementation",
            "bound_input_name", "bound_input_signal", "cache_component_manifests", "component_events_id",
            "element_key", "forward_hooks", "run_app_test_with", "run_temporary_folder"]

@@ -51,6 +51,7 @@ from components.private_hooks import (  # Streamlit's wire messages: no public c
     DoubleArray,
     Element,
     ForwardMsg,
+    StringArray,
     VegaLiteChart,
     WidgetState,
     component_events_id,
@@ -93,6 +94,7 @@ class WebsocketSession:
         self.timeout_s = timeout_s
         self.open_s = 0.0  # how long the first run took
         self.last_status: int | None = None  # how the last run finished: FINISHED_SUCCESSFULLY or ..._FRAGMENT_...
+        self.last_drawn = 0  # how many elements and containers the last run drew (sent, or named by hash)
         self._websocket = websocket
         self._page: dict[DeltaPath, ForwardMsg] = {}  # the delta that drew each element on the page
         self._widget_states: dict[str, WidgetState] = {}  # by widget id: every value this client set
@@ -101,8 +103,10 @@ class WebsocketSession:
 
     @classmethod
     async def connect(cls, base_url: str, query: Mapping[str, str] | str = "", timeout_s: float = RUN_TIMEOUT_S,
-                      forwarded_for: str | None = None) -> WebsocketSession:
-        """Open the websocket and run the page once, as a browser opening base_url/?query does."""
+                      forwarded_for: str | None = None, cookies: Mapping[str, str] | None = None
+                      ) -> WebsocketSession:
+        """Open the websocket and run the page once, as a browser opening base_url/?query does; cookies: what the
+        browser already holds for the page, beside the XSRF cookie."""
         query_string = query if isinstance(query, str) else urllib.parse.urlencode(query)
         xsrf_token = await asyncio.to_thread(_xsrf_cookie, base_url)
         forwarded = {} if forwarded_for is None else {"X-Forwarded-For": forwarded_for}
@@ -110,7 +114,9 @@ class WebsocketSession:
             base_url.replace("http", "ws", 1) + "/_stcore/stream",
             origin=base_url,
             subprotocols=["streamlit", xsrf_token],
-            additional_headers={"Cookie": f"{XSRF_COOKIE}={xsrf_token}", **forwarded},
+            additional_headers={"Cookie": "; ".join(f"{name}={value}" for name, value in
+                                                    {XSRF_COOKIE: xsrf_token, **(cookies or {})}.items()),
+                                **forwarded},
             proxy=None,  # loopback: never through a proxy from the environment
             ping_interval=None,  # browsers send no pings; the server's are answered all the same
             max_size=None,  # a 512-token page sends charts of several MB
@@ -164,6 +170,19 @@ class WebsocketSession:
         self._widget_states[widget_id] = WidgetState(id=widget_id, string_value=value)
         return await self.rerun(fragment_id=delta.delta.fragment_id)
 
+    async def set_choice(self, key: str, label: str) -> float:
+        """Pick the option shown as label in the pills or segmented control created with key=key, as a click does;
+        return seconds until the rerun finished."""
+        delta = self._keyed(key, "button_group")
+        widget_id = delta.delta.new_element.button_group.id
+        self._widget_states[widget_id] = WidgetState(id=widget_id, string_array_value=StringArray(data=[label]))
+        return await self.rerun(fragment_id=delta.delta.fragment_id)
+
+    async def rerun_fragment_of(self, key: str, kind: str) -> float:
+        """Rerun the fragment that drew the element of this kind created with key=key, as the browser does for a
+        fragment with run_every; return seconds until the rerun finished."""
+        return await self.rerun(fragment_id=self._keyed(key, kind).delta.fragment_id)
+
     async def set_chart_selection(self, key: str, selection: Mapping[str, list[dict]]) -> float:
         """Send the selection of the chart created with key=key, as the frontend does after a click on it
         or a move of its own inputs (components/charts/scrub.py); return seconds until the rerun finished.
@@ -215,6 +234,14 @@ class WebsocketSession:
         """The value the page shows on the slider created with key=key."""
         slider = self._keyed(key, "slider").delta.new_element.slider
         return (slider.value if slider.set_value else slider.default)[0]
+
+    def widget_keys(self) -> list[str]:
+        """The keys of the page's keyed elements (widgets, and charts that take selections), in page order."""
+        return [key for _, element in self._elements() if (key := element_key(_element_id(element)))]
+
+    def options(self, key: str) -> list[str]:
+        """The options of the pills or segmented control created with key=key, as the page shows them."""
+        return [option.content for option in self._keyed(key, "button_group").delta.new_element.button_group.options]
 
     def elements(self) -> list[Element]:
         """Every element on the page, in page order (containers are not elements)."""
@@ -268,8 +295,10 @@ class WebsocketSession:
                 started = True
             elif kind == "delta":
                 self._page[tuple(msg.metadata.delta_path)] = msg
+                self.last_drawn += 1
             elif kind == "ref_hash":
                 self._page[tuple(msg.metadata.delta_path)] = held[msg.ref_hash]
+                self.last_drawn += 1
             elif kind == "page_info_changed":
                 self.query_string = msg.page_info_changed.query_string
             elif kind == "session_event" and msg.session_event.HasField("script_compilation_exception"):
@@ -286,6 +315,7 @@ class WebsocketSession:
     def _start_run(self, msg: ForwardMsg) -> None:
         """A run starts: the whole page is drawn anew, or only what its fragments drew before."""
         self._run_id = msg.metadata.run.script_run_id
+        self.last_drawn = 0
         self._page_script_hash = msg.new_session.page_script_hash
         fragments = set(msg.metadata.run.fragment_ids)
         self._page = {path: delta for path, delta in self._page.items()

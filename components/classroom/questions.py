@@ -151,7 +151,10 @@ def _round_buttons(code: str, key: str, asked: Asked, send_again: Callable[[], N
                args=(reveal,))
 
 
+@st.fragment
 def _student_card(code: str, asked: Asked) -> None:
+    """A fragment of its own: a vote reruns the card alone, not the view around it (a class votes at once, and
+    a hundred runs of the view queue on one server process for seconds: bench/class_votes_page.py)."""
     with st.container(border=True, key="quiz_card"):
         keep_voter()
         _heading(asked)
