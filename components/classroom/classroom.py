@@ -91,7 +91,7 @@ def start(query: dict[str, list[str]], models: Sequence[str]) -> tuple[dict[str,
     """On a session's first run, join the class the link names (or open one for teach=1); return the query the
     page's state is to be read from (a follower's holds the teacher's view) and the notices about the class."""
     if _SEAT in st.session_state:
-        return query, _seat().notices
+        return query, class_seat().notices
     seat = st.session_state[_SEAT] = Seat()
     code_given, key_given = _last(query, CLASS_PARAM), _last(query, KEY_PARAM)
     seat.classes_off = stores.setting_names_no_store()
@@ -135,7 +135,7 @@ def start(query: dict[str, list[str]], models: Sequence[str]) -> tuple[dict[str,
 def sync(state: PageState) -> None:
     """After the controls have made the page's state: send it to the class (the teacher's page), or notice that
     the student moved something (a follower's); then write the URL."""
-    seat = _seat()
+    seat = class_seat()
     if seat.role == "teacher":
         _send(seat, followed(state))
     elif seat.role == "follower" and seat.following:
@@ -153,7 +153,7 @@ def write_url(state: PageState) -> None:
 
 
 def class_params() -> dict[str, str]:
-    seat = _seat()
+    seat = class_seat()
     if seat.role == "teacher":
         return {CLASS_PARAM: seat.code, KEY_PARAM: seat.key}
     return {CLASS_PARAM: seat.code} if seat.role == "follower" else {}
@@ -172,7 +172,7 @@ def status() -> None:
     then two), and the view's chart below must keep its place in the page's tree, or the browser mounts it anew
     from its spec, at the inputs' anchor (components/charts/scrub.py), under a heading and a link that say where the
     student's presses took it."""
-    seat = _seat()
+    seat = class_seat()
     line = st.container()
     questions.card(seat, st.container())  # the class's question: components/classroom/questions.py
     if seat.role != "follower":
@@ -188,7 +188,7 @@ def status() -> None:
 def teacher_panel() -> None:
     """At the top of the sidebar, on the teacher's page: the students' link, its QR code, how many follow, a larger
     QR code for the back of the room, and End the class."""
-    seat = _seat()
+    seat = class_seat()
     if seat.role != "teacher":
         return
     link = students_link(seat.code)
@@ -206,19 +206,19 @@ def teacher_panel() -> None:
 
 def teaching() -> bool:
     """Whether this page drives a class."""
-    return _seat().role == "teacher"
+    return class_seat().role == "teacher"
 
 
 def following() -> bool:
     """Whether this page follows its class's teacher now (a student who broke away does not)."""
-    return _seat().role == "follower" and _seat().following
+    return class_seat().role == "follower" and class_seat().following
 
 
 def class_card(under: DeltaGenerator) -> None:
     """On the teacher's projected page, where the sidebar is closed: a small QR code, the class's code and the
     students' link (as plain text), and a way to the large QR code; under (the title's column, which is wider),
     a warning when students cannot open the link."""
-    seat = _seat()
+    seat = class_seat()
     link = students_link(seat.code)
     row = st.container(horizontal=True, vertical_alignment="center", gap="medium")  # side by side on a phone too
     row.image(qr_png(link, CARD_QR_SCALE), output_format="PNG", alt="QR code of the students' link")
@@ -232,7 +232,7 @@ def class_card(under: DeltaGenerator) -> None:
 
 def start_button() -> None:
     """Start a class, on a page that is in none; in its place, why not when the server's setting turned them off."""
-    seat = _seat()
+    seat = class_seat()
     if seat.classes_off:
         st.sidebar.caption(CLASSES_OFF)
     elif not seat.role:
@@ -242,7 +242,7 @@ def start_button() -> None:
 
 @st.fragment(run_every=COUNT_S)
 def _teacher_status() -> None:
-    seat = _seat()
+    seat = class_seat()
     if seat.role != "teacher":
         return
     if seat.unsent and seat.sent is not None:
@@ -260,7 +260,7 @@ def _teacher_status() -> None:
 
 def follow() -> None:
     """A follower's check of its class, once per run of the whole page. Draws nothing while all is well."""
-    seat = _seat()
+    seat = class_seat()
     questions.teacher_card(seat, lambda: _send(seat, followed(controls.current_state()), True))
     if seat.role != "follower":
         return
@@ -272,7 +272,7 @@ def follow() -> None:
 
 def watch() -> None:
     """A follower's watch, in the view's fragment: the teacher's move of the view's own controls reruns it alone."""
-    seat = _seat()
+    seat = class_seat()
     if seat.role == "follower":
         class_watch.watch(seat.code, seat.version, following=seat.following, reachable=not seat.unreachable,
                           follower=seat.follower_id, period_s=POLL_S, on_behind=_check_before_run)
@@ -280,7 +280,7 @@ def watch() -> None:
 
 def _check_before_run() -> None:
     """The watch's trigger, before the run it starts: that run then draws the teacher's view at once."""
-    seat = _seat()
+    seat = class_seat()
     if seat.role != "follower":
         return
     outside = seat.role, seat.unreachable, len(seat.notices)  # drawn outside the view's fragment
@@ -351,7 +351,7 @@ def _open_class(seat: Seat) -> None:
 
 
 def _start_class() -> None:
-    seat = _seat()
+    seat = class_seat()
     seat.notices.clear()
     _open_class(seat)
     if seat.role == "teacher":
@@ -359,7 +359,7 @@ def _start_class() -> None:
 
 
 def _end_class() -> None:
-    seat = _seat()
+    seat = class_seat()
     try:
         stores.classes().end(seat.code, seat.key)
     except StoreUnavailable:
@@ -375,7 +375,7 @@ def _leave_class(seat: Seat) -> None:
 
 
 def _follow_again() -> None:
-    seat = _seat()
+    seat = class_seat()
     try:
         snapshot = stores.classes().read(seat.code)
     except StoreUnavailable:
@@ -388,7 +388,7 @@ def _follow_again() -> None:
     _take(seat, snapshot.version, snapshot.settings)
 
 
-def _seat() -> Seat:
+def class_seat() -> Seat:
     return st.session_state.setdefault(_SEAT, Seat())
 
 

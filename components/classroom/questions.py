@@ -173,6 +173,9 @@ def _student_card(code: str, asked: Asked) -> None:
                  on_change=_vote, args=(code, widget))
         if who is None:
             st.caption("Getting this page ready to answer…")
+        elif asked.state == OPEN and question.kind == "previous":
+            st.caption("Click the head in the grid below, or pick it here. You can change your answer until the "
+                       "teacher closes the round.")
         elif asked.state == OPEN:
             st.caption("You can change your answer until the teacher closes the round."
                        if mine is None else f"Your answer: {plain(question.choices[mine])}. You can change it "
@@ -181,15 +184,39 @@ def _student_card(code: str, asked: Asked) -> None:
             st.caption("The round is closed: discuss, and wait for the teacher.")
 
 
+def answer_on_chart(seat, kind: str, layer: int, choice: int) -> bool:
+    """A click on the view's chart (a head of the all-heads grid at layer) as this follower's answer to the class's
+    open question of kind: choice, an index into its choices. Whether it was one: the click then opens nothing, and
+    the student keeps following. seat: the page's classroom.Seat."""
+    if seat.role != "follower" or not seat.following:
+        return False
+    try:
+        asked = stores.questions().current(seat.code)
+    except StoreUnavailable:
+        return False
+    if asked is None or asked.state != OPEN or asked.question.kind != kind or voter() is None \
+            or dict(asked.question.view).get("layer") != str(layer) or not 0 <= choice < len(asked.question.choices):
+        return False
+    if _cast(seat.code, voter(), choice):
+        st.session_state.pop(f"quiz_vote_{asked.number}_{asked.round}", None)  # the pills show it at the next run
+        st.toast(f"Your answer: {plain(asked.question.choices[choice])}", icon=":material/how_to_vote:")
+    return True
+
+
 def _vote(code: str, widget: str) -> None:
     choice, who = st.session_state.get(widget), voter()
-    if choice is None or who is None:
-        return
+    if choice is not None and who is not None:
+        _cast(code, who, int(choice))
+
+
+def _cast(code: str, who: str, choice: int) -> bool:
     try:
-        if not stores.questions().vote(code, who, int(choice)):
-            st.toast("Your answer was not counted: the round has closed.", icon=":material/lock:")
+        if stores.questions().vote(code, who, choice):
+            return True
+        st.toast("Your answer was not counted: the round has closed.", icon=":material/lock:")
     except StoreUnavailable:
         st.toast("Your answer could not be sent: the class's store does not answer.", icon=":material/cloud_off:")
+    return False
 
 
 def _heading(asked: Asked) -> None:

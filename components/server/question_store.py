@@ -90,8 +90,10 @@ class Question:
                    tuple((name, value) for name, value in data["view"]))
 
     def hidden(self) -> Question:
-        """The question as a page reads it before the reveal: no answer, no explanation."""
-        return replace(self, answer=None, why="")
+        """The question as a page reads it before the reveal: no answer, no explanation, and of the view that shows
+        why only its layer (a previous-token head's view stands at the answer's head)."""
+        return replace(self, answer=None, why="", view=tuple((name, value) for name, value in self.view
+                                                               if name == "layer"))
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ from components.charts.lettering import Lettering
 from components.charts.moves import park_chart
 from components.charts.scrub import INPUT_STYLE, placed
 from components.charts.token_axes import second_sentence_from
+from components.classroom import classroom, questions
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import WEIGHT_SCALES
@@ -319,6 +320,9 @@ def _on_grid() -> None:
     layer the chart shows)."""
     opened = _picked(CHART_KEY, GRID_SELECTION)
     report_move(CHART_KEY, lambda layer, _head: controls.request(layer=layer))
+    shown_layer = controls.current_state().layer
+    if opened and questions.answer_on_chart(classroom.class_seat(), "previous", shown_layer, int(opened["head"])):
+        return  # the class's question of which head: the click answers it, and opens nothing
     if opened:
         controls.request(view="head", head=int(opened["head"]))
 

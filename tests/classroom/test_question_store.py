@@ -28,7 +28,8 @@ from components.server.question_store import (
 from components.server.question_store_redis import RedisQuestions
 
 QUESTION = Question("previous", "Which of these heads is a previous-token head?", ("head 0", "head 1", "head 2"),
-                    answer=1, why="head 1 puts 0.61 of its weight on the token before", view=(("view", "heads"),))
+                    answer=1, why="head 1 puts 0.61 of its weight on the token before",
+                    view=(("view", "heads"), ("layer", "2"), ("head", "1")))
 
 
 @pytest.fixture
@@ -58,6 +59,7 @@ def test_a_round_counts_one_vote_per_voter_and_hides_the_counts_until_the_reveal
     assert (asked.number, asked.state, asked.round) == (1, OPEN, 1)
     assert asked.question.choices == QUESTION.choices
     assert asked.question.answer is None and asked.question.why == "" and asked.counts == ()
+    assert asked.question.view == (("layer", "2"),)  # the reveal's view stands at the answer's head
     changes_mind, reloads, third = voter(), voter(), voter()
     assert questions.vote(code, changes_mind, 0)
     assert questions.vote(code, changes_mind, 2)  # changed: still one vote
