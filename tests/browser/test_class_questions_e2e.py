@@ -21,7 +21,8 @@ import pytest
 
 from attention.dissect.parity import transformers_weights
 from attention.text.encoding import encode
-from harness.browser import TAB_TIMEOUT_MS, load_page, open_tab, tab_in, wait_until_settled
+from harness.browser import load_page, open_tab, tab_in, wait_until_settled
+from harness.question_pages import CARD, FOLLOW_TIMEOUT_MS, answered, choose
 from harness.server import get_json
 from tests.marks import BROWSER_TESTS
 
@@ -31,10 +32,6 @@ SHOTS = Path(__file__).resolve().parents[2] / "screenshots" / "questions"
 TEXT = "the cat sat on the mat"
 QUERY = 1  # the page's default query token: "the" (1)
 PROJECTOR, PHONE = {"width": 1280, "height": 720}, {"width": 390, "height": 844}
-CARD = ".st-key-quiz_card"
-# A follower's page reads a change of the round as a change of the class: its watch's next poll, then a run of the
-# whole page, which on 2 busy cores waits its turn behind other sessions (tests/browser/test_class_e2e.py).
-FOLLOW_TIMEOUT_MS = TAB_TIMEOUT_MS
 
 
 def expected_answer(bundled) -> str:
@@ -43,18 +40,6 @@ def expected_answer(bundled) -> str:
     row = transformers_weights(bundled, encoding, 0)[0, 0, QUERY]
     key = int(np.argmax(row))
     return f"{encoding.tokens[0][key]} ({key})"
-
-
-def choose(page, label: str) -> None:
-    page.locator(CARD).get_by_role("radio", name=label, exact=True).click()
-    wait_until_settled(page)
-
-
-def answered(teacher, count: int) -> None:
-    from playwright.sync_api import expect
-
-    count_line = teacher.locator(CARD).get_by_text(re.compile(rf"^{count} answered"))
-    expect(count_line).to_be_visible(timeout=FOLLOW_TIMEOUT_MS)
 
 
 def test_a_question_is_asked_answered_once_per_browser_hidden_until_the_reveal_and_downloaded(browser, base_url,
@@ -72,7 +57,8 @@ def test_a_question_is_asked_answered_once_per_browser_hidden_until_the_reveal_a
             load_page(page, f"{base_url}/?class={code}")
 
         teacher.get_by_text("Ask the class a question").click()
-        teacher.get_by_role("button", name="Ask the class").click()
+        teacher.get_by_role("button", name="Ask the class", exact=True).click()
+        answered(teacher, 0)
         for page in (first, second):
             expect(page.locator(CARD)).to_contain_text("Question 1: Which key will “the” (1) attend to most",
                                                        timeout=FOLLOW_TIMEOUT_MS)

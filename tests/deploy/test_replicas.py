@@ -16,7 +16,8 @@ context (so its own cookies):
   shows until one lands on the other replica; that student follows the teacher's head and view, and its URL says
   so. Redis stops answering (SIGSTOP, so that calls wait rather than fail at once): the student's page says the
   class cannot be reached and keeps what it shows, the teacher's page keeps working and says its students cannot
-  get its changes; once Redis answers again the student catches up with the teacher's latest head;
+  get its changes; once Redis answers again the student catches up with the teacher's latest head; the teacher
+  asks a question, the student on the other replica answers it, the teacher counts it and reveals;
 - last, as it leaves one replica: after one replica is killed, its browsers reconnect to the other, and new
   browsers still open the page there.
 
@@ -28,6 +29,7 @@ replica that answered it).
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import signal
@@ -62,6 +64,7 @@ from harness.nginx import (
     route_of,
     websocket_handshake,
 )
+from harness.question_pages import CARD, FOLLOW_TIMEOUT_MS, answered, choose
 from harness.redis import Redis, redis_server
 from harness.server import APP, get_json, metrics, port_of, server_pid, streamlit_server, wait_for
 from tests.marks import NEEDS_CHROMIUM, NEEDS_NGINX, NEEDS_REDIS
@@ -264,6 +267,32 @@ class TestAClassAcrossTheReplicas:
         expect_head(student, 6)  # the change the store missed reaches the class once it answers
         expect(student.get_by_text("The class cannot be reached right now")).to_have_count(0)
         expect(teacher.get_by_text("Your students cannot get your changes right now")).to_have_count(0)
+
+
+    def test_a_student_on_the_other_replica_answers_the_teachers_question(self, classroom):
+        """Asked on the teacher's replica, answered on the other, counted and revealed through the shared Redis;
+        no count on the student's page before the reveal; the teacher's CSV holds the vote."""
+        from playwright.sync_api import expect
+
+        teacher, student = classroom
+        wait_until_settled(teacher)
+        teacher.get_by_text("Ask the class a question").click()
+        teacher.get_by_role("button", name="Ask the class", exact=True).click()
+        answered(teacher, 0)
+        expect(student.locator(CARD)).to_contain_text("Question 1", timeout=FOLLOW_TIMEOUT_MS)
+        choose(student, "two (1)")
+        answered(teacher, 1)
+        expect(student.locator(CARD)).not_to_contain_text("answered")
+        expect(student.locator(CARD).locator('[data-testid="stVegaLiteChart"]')).to_have_count(0)
+        teacher.get_by_role("button", name="Close the round").click()
+        teacher.get_by_role("button", name="Reveal").click()
+        expect(student.locator(CARD)).to_contain_text("The page's answer", timeout=FOLLOW_TIMEOUT_MS)
+        expect(student.locator(CARD).locator('[data-testid="stVegaLiteChart"]')).to_have_count(1)
+        wait_until_settled(teacher)  # the reveal reruns the teacher's page, which files its CSV anew
+        with teacher.expect_download() as download:
+            teacher.get_by_role("button", name="Download the class's answers (CSV)").click()
+        rows = list(csv.DictReader(download.value.path().read_text(encoding="utf-8").splitlines()))
+        assert {row["choice"]: int(row["votes_round_1"]) for row in rows}["two (1)"] == 1, rows
 
 
 def test_failover_to_the_other_replica(cluster):
