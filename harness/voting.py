@@ -1,6 +1,6 @@
 """A class answering its teacher's question through the page, over Streamlit's websocket (harness/session_client.py):
 what a teacher's page and its students' pages send and read, for the load test and the bench of a class voting at
-once (tests/deploy/test_class_votes_load.py, bench/class_votes_page.py).
+once (tests/deploy/test_class_over_websocket.py, bench/class_votes_page.py).
 
 Each follower's page is a session that carries its browser's voter cookie (components/classroom/questions.py), hears
 of the class's moves as its watch would (one trigger), and answers by picking a choice of the question's pills. The
