@@ -159,6 +159,19 @@ def report(figures: dict, store: str, count: int, duration_s: float) -> str:
     return "\n".join(lines)
 
 
+def class_servers(stack: ExitStack, redis: bool) -> tuple[str, str]:
+    """The teacher's server and the followers': one server with classes in its memory, or (redis) two replicas
+    sharing a real redis-server; closed with stack."""
+    folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+    if not redis:
+        url = stack.enter_context(streamlit_server(APP, log_path=folder / "server.log"))
+        return url, url
+    env = {STORE_ENV: stack.enter_context(redis_server(folder / "redis")).url}
+    teacher_url, follower_url = (stack.enter_context(streamlit_server(APP, env=env, log_path=folder / name))
+                                 for name in ("teacher.log", "followers.log"))
+    return teacher_url, follower_url
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("followers", nargs="?", type=int, default=30)
@@ -167,14 +180,7 @@ def main() -> None:
     arguments = parser.parse_args()
     load_at_start, began = os.getloadavg(), time.monotonic()
     with ExitStack() as stack:
-        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        if arguments.redis:
-            redis = stack.enter_context(redis_server(folder / "redis"))
-            env = {STORE_ENV: redis.url}
-            teacher_url, follower_url = (stack.enter_context(streamlit_server(APP, env=env, log_path=folder / name))
-                                         for name in ("teacher.log", "followers.log"))
-        else:
-            teacher_url = follower_url = stack.enter_context(streamlit_server(APP, log_path=folder / "server.log"))
+        teacher_url, follower_url = class_servers(stack, arguments.redis)
         figures = asyncio.run(run(teacher_url, follower_url, server_pid(port_of(follower_url)), arguments.followers,
                                   arguments.duration_s))
     store = "redis" if arguments.redis else "memory"

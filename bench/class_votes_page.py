@@ -25,29 +25,21 @@ import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 from collections import Counter
 from contextlib import ExitStack
-from pathlib import Path
 
+from bench.class_follow import class_servers, percentile
 from bench.class_votes import count_waits
 from bench.report import machine
-from components.server.class_store import STORE_ENV
 from components.server.question_store import COUNT_S
 from harness import voting
 from harness.following import class_code
-from harness.redis import redis_server
-from harness.server import APP, cpu_seconds, port_of, server_pid, streamlit_server
+from harness.server import cpu_seconds, port_of, server_pid
 from harness.session_client import WebsocketSession
 
 TEXT = "the teacher asks and the whole class answers at once"
 TARGET_S = 1.0  # the teacher's count current within this long of a vote, at p95
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
 
 
 async def keep_reading(teacher: WebsocketSession, reads: list[tuple[float, int]], until: asyncio.Event) -> None:
@@ -131,13 +123,7 @@ def main() -> None:
     arguments = parser.parse_args()
     load_at_start, began = os.getloadavg(), time.monotonic()
     with ExitStack() as stack:
-        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        if arguments.redis:
-            env = {STORE_ENV: stack.enter_context(redis_server(folder / "redis")).url}
-            teacher_url, follower_url = (stack.enter_context(streamlit_server(APP, env=env, log_path=folder / name))
-                                         for name in ("teacher.log", "followers.log"))
-        else:
-            teacher_url = follower_url = stack.enter_context(streamlit_server(APP, log_path=folder / "server.log"))
+        teacher_url, follower_url = class_servers(stack, arguments.redis)
         figures = asyncio.run(run(teacher_url, follower_url, arguments.followers))
     where = "two replicas sharing Redis (teacher on one, followers on the other)" if arguments.redis else "one server"
     print(report(figures, where))
