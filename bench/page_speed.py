@@ -314,6 +314,9 @@ def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> 
             else:
                 time_in_browser(page, move, received, result)
             result.floor.append(time_move(floor_page, FLOOR_MOVES[index % len(FLOOR_MOVES)]))
+        if received is None and result.timings and not any(timing.settled_ms for timing in result.timings):
+            raise RuntimeError("its presses changed nothing on the page: no run, no change seen (a hidden control, "
+                               "or a press that does not reach it)")
     except Exception as error:  # noqa: BLE001 (reported in the table; the other cases still run)
         result.error = f"{type(error).__name__}: {str(error).splitlines()[0]}"
         if page is not None:
