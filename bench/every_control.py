@@ -30,6 +30,8 @@ LEFT_OUT = {
     "switch_load_": "loads another model (seconds, with a progress bar)",
     "lesson_prev_foot_": "the lesson's Previous under the step: the same press as Previous above it",
     "lesson_next_foot_": "the lesson's Next under the step: the same press as Next above it",
+    "switch_reset": "switches every head back on: on a page with none off it changes nothing to time (the views "
+                    "group times the head toggles themselves)",
 }
 # What shows that a view has drawn: its chart, a table, or a notice that it draws none (the switch view on a model
 # with no masked-word head offers its load button).
@@ -48,6 +50,7 @@ _FIND_CONTROLS = """() => {
   const kinds = ['stSlider', 'stButtonGroup', 'stCheckbox', 'stSelectbox', 'stNumberInput', 'stButton'];
   const found = [];
   for (const element of main.querySelectorAll('[data-testid="stElementContainer"][class*="st-key-"]')) {
+    if (!element.checkVisibility()) continue;  // the lesson's neighbouring steps, drawn hidden
     const key = [...element.classList].find(name => name.startsWith('st-key-')).slice(7);
     const kind = kinds.find(id => element.querySelector(`[data-testid="${id}"]`));
     if (!kind) continue;
@@ -89,8 +92,8 @@ def moves(control: Control) -> list[Move]:
         return [Move(f"{at} input[type='checkbox']", "Space")] * PRESSES
     if control.kind == "stSelectbox":  # opened on its option, moved one down, chosen
         return [Move(f"{at} input[role='combobox']", "Enter", setup_keys=("ArrowDown", "ArrowDown"))] * PRESSES
-    if control.kind == "stNumberInput":
-        return [Move(f"{at} input[type='number']", "Enter", setup_keys=("ArrowUp",))] * PRESSES
+    if control.kind == "stNumberInput":  # an arrow key steps it and sends the new value at once
+        return [Move(f"{at} input[type='number']", key) for key in ("ArrowUp", "ArrowDown", "ArrowUp")]
     return [Move(f"{at} button", "Enter")] * PRESSES  # a button: each press is the same click
 
 
