@@ -152,10 +152,7 @@ class WebsocketSession:
 
         A slider inside an st.fragment reruns that fragment only, as in the browser.
         """
-        delta = self._keyed(key, "slider")
-        widget_id = delta.delta.new_element.slider.id
-        self._widget_states[widget_id] = WidgetState(id=widget_id, double_array_value=DoubleArray(data=[value]))
-        return await self.rerun(fragment_id=delta.delta.fragment_id)
+        return await self._set_value(key, "slider", double_array_value=DoubleArray(data=[value]))
 
     @property
     def ran_fragment_alone(self) -> bool:
@@ -165,18 +162,12 @@ class WebsocketSession:
     async def set_text(self, key: str, value: str) -> float:
         """Type value into the text box (a text area) created with key=key and leave it, as the frontend sends it;
         return seconds until the rerun finished."""
-        delta = self._keyed(key, "text_area")
-        widget_id = delta.delta.new_element.text_area.id
-        self._widget_states[widget_id] = WidgetState(id=widget_id, string_value=value)
-        return await self.rerun(fragment_id=delta.delta.fragment_id)
+        return await self._set_value(key, "text_area", string_value=value)
 
     async def set_choice(self, key: str, label: str) -> float:
         """Pick the option shown as label in the pills or segmented control created with key=key, as a click does;
         return seconds until the rerun finished."""
-        delta = self._keyed(key, "button_group")
-        widget_id = delta.delta.new_element.button_group.id
-        self._widget_states[widget_id] = WidgetState(id=widget_id, string_array_value=StringArray(data=[label]))
-        return await self.rerun(fragment_id=delta.delta.fragment_id)
+        return await self._set_value(key, "button_group", string_array_value=StringArray(data=[label]))
 
     async def rerun_fragment_of(self, key: str, kind: str) -> float:
         """Rerun the fragment that drew the element of this kind created with key=key, as the browser does for a
@@ -191,10 +182,16 @@ class WebsocketSession:
         {"head": [{"head": 5}], "layer": [{"layer": 2}]}; it goes as JSON under the chart's widget id.
         A chart inside an st.fragment reruns that fragment only, as in the browser.
         """
-        delta = self._keyed(key, "vega_lite_chart")
-        chart_id = delta.delta.new_element.vega_lite_chart.id
         value = json.dumps({"selection": selection}, separators=(",", ":"))  # byte for byte the frontend's
-        self._widget_states[chart_id] = WidgetState(id=chart_id, string_value=value)
+        return await self._set_value(key, "vega_lite_chart", string_value=value)
+
+    async def _set_value(self, key: str, kind: str, **value) -> float:
+        """Set the value of the element of this kind created with key=key (value: one WidgetState field, as the
+        frontend sends it), kept for every later run; return seconds until the rerun it asks for finished. An element
+        inside an st.fragment reruns that fragment only, as in the browser."""
+        delta = self._keyed(key, kind)
+        widget_id = _element_id(delta.delta.new_element)
+        self._widget_states[widget_id] = WidgetState(id=widget_id, **value)
         return await self.rerun(fragment_id=delta.delta.fragment_id)
 
     async def press_button(self, key: str) -> float:

@@ -167,7 +167,7 @@ def _student_card(code: str, asked: Asked) -> None:
         except StoreUnavailable:
             mine = None
         question = asked.question
-        widget = f"quiz_vote_{asked.number}_{asked.round}"
+        widget = _pills_key(asked)
         st.pills("Your answer", range(len(question.choices)), format_func=lambda i: plain(question.choices[i]),
                  default=mine, key=widget, disabled=asked.state != OPEN or who is None,
                  on_change=_vote, args=(code, widget))
@@ -194,13 +194,19 @@ def answer_on_chart(seat, kind: str, layer: int, choice: int) -> bool:
         asked = stores.questions().current(seat.code)
     except StoreUnavailable:
         return False
-    if asked is None or asked.state != OPEN or asked.question.kind != kind or voter() is None \
+    who = voter()
+    if asked is None or asked.state != OPEN or asked.question.kind != kind or who is None \
             or dict(asked.question.view).get("layer") != str(layer) or not 0 <= choice < len(asked.question.choices):
         return False
-    if _cast(seat.code, voter(), choice):
-        st.session_state.pop(f"quiz_vote_{asked.number}_{asked.round}", None)  # the pills show it at the next run
+    if _cast(seat.code, who, choice):
+        st.session_state.pop(_pills_key(asked), None)  # the pills show it at the next run
         st.toast(f"Your answer: {plain(asked.question.choices[choice])}", icon=":material/how_to_vote:")
     return True
+
+
+def _pills_key(asked: Asked) -> str:
+    """The key of the answer's pills: a new widget for each question and round, which starts unanswered."""
+    return f"quiz_vote_{asked.number}_{asked.round}"
 
 
 def _vote(code: str, widget: str) -> None:

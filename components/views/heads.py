@@ -320,11 +320,11 @@ def _on_grid() -> None:
     layer the chart shows)."""
     opened = _picked(CHART_KEY, GRID_SELECTION)
     report_move(CHART_KEY, lambda layer, _head: controls.request(layer=layer))
-    shown_layer = controls.current_state().layer
-    if opened and questions.answer_on_chart(classroom.class_seat(), "previous", shown_layer, int(opened["head"])):
-        return  # the class's question of which head: the click answers it, and opens nothing
-    if opened:
-        controls.request(view="head", head=int(opened["head"]))
+    if not opened:
+        return
+    head, layer = int(opened["head"]), controls.current_state().layer  # the layer the chart has just reported
+    if not questions.answer_on_chart(classroom.class_seat(), "previous", layer, head):  # an answer opens nothing
+        controls.request(view="head", head=head)
 
 
 def _open_from_overview() -> None:
