@@ -72,7 +72,9 @@ def row_against_plain(weights: np.ndarray, plain_weights: np.ndarray, block_size
                alt.Tooltip("plain:Q", title="softmax of the row", format=".6f"),
                alt.Tooltip("tiled:Q", title="in blocks", format=".6f")]
     bars = alt.Chart(frame).mark_bar().encode(
-        x=x, y=alt.Y("plain:Q", title="weight", scale=alt.Scale(domain=[0, max(1e-9, float(frame.plain.max()))])),
+        # From 0 to the row's largest weight, found by Vega in the data: a domain written into the spec would change
+        # it at every move, and Streamlit would build the chart anew instead of swapping its rows.
+        x=x, y=alt.Y("plain:Q", title="weight", scale=alt.Scale(zero=True, nice=False)),
         color=alt.Color("parity:N", scale=alt.Scale(domain=[0, 1], range=BLOCK_COLOURS), legend=None),
         tooltip=tooltip)
     ticks = alt.Chart(frame).mark_tick(color=TILED_TICK, thickness=2).encode(x=x, y=alt.Y("tiled:Q"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attention.dissect.block import PLACEMENT_WORDS
-from components.caches import past_attention
+from components.caches import chart_memos, past_attention
 from components.charts.block import (
     describe_mixing,
     describe_step,
@@ -20,7 +20,7 @@ from components.charts.block import (
     step_bars,
     written_bars,
 )
-from components.charts.draw import lettered, show
+from components.charts.draw import draw_spec
 from components.charts.heatmap import heatmap
 from components.page import controls
 from components.page.downloads import chart_downloads
@@ -54,25 +54,25 @@ def _steps(context, numbers, tokens: list[str]) -> None:
                                                        strict=True)):
         words, bars = st.columns([FORMULA_SHARE, 1 - FORMULA_SHARE]) if side_by_side else (st.container(),) * 2
         with words:
-            st.markdown(f"**{index + 1}. {name}** · shape `{tuple(shape)}`")
+            st.markdown(f"**{index + 1}. {name}** · shape `{tuple(shape)}` · largest "
+                        f"{float(numbers.norms[index].max()):.3g}")
             st.caption(formula)
         with bars:
-            show(step_bars(numbers.norms[index], tokens, width=bars_px, lettering=context.lettering,
-                           title=f"‖{name}‖ per token (largest {float(numbers.norms[index].max()):.3g})"),
-                 key=f"block_step_{index}", lettering=context.lettering)
+            _show(step_bars, numbers.norms[index], tokens, width=bars_px, lettering=context.lettering,
+                  title=f"‖{name}‖ per token", key=f"block_step_{index}")
             said([describe_step(name, numbers.norms[index], tokens)])
-    st.caption("Each bar is a token's vector's length, ‖x_t‖, after that step, from 0 to the step's largest (in its "
-               "title). Shapes are (B, T, C): batch, tokens, hidden size.")
+    st.caption("Each bar is a token's vector's length, ‖x_t‖, after that step, from 0 to the step's largest (beside "
+               "it). Shapes are (B, T, C): batch, tokens, hidden size.")
 
 
 def _written(context, numbers, tokens: list[str]) -> None:
-    st.subheader("What each sublayer writes into the stream")
+    st.subheader(f"What each sublayer writes into the stream, layer {numbers.layer}")
     width = max(200, context.width - 90)
-    chart = written_bars(numbers.written, tokens, title=f"Layer {numbers.layer}: ‖residual in‖, ‖attention‖ "
-                         "and ‖MLP‖ per token", width=width, lettering=context.lettering)
-    st.altair_chart(lettered(chart, context.lettering), width="content", key="chart-block-written")
+    options = dict(title="‖residual in‖, ‖attention‖ and ‖MLP‖ per token", width=width, lettering=context.lettering)
+    _show(written_bars, numbers.written, tokens, key="chart-block-written", **options)
     said([describe_written(numbers.layer, numbers.written, tokens)])
-    chart_downloads(lambda: chart, "block-written", f"block-written-layer-{numbers.layer}")
+    chart_downloads(lambda: written_bars(numbers.written, tokens, **options), "block-written",
+                    f"block-written-layer-{numbers.layer}", title=f"Layer {numbers.layer}: {options['title']}")
     st.caption("Grey: the residual stream a token brings in; blue: what the attention block adds to it (every head "
                "through W_O); orange: what the MLP adds. A small update beside a long stream changes the token "
                "little. " + ("For a post-norm model the MLP reads the normed stream." if numbers.placement == "post"
@@ -80,15 +80,13 @@ def _written(context, numbers, tokens: list[str]) -> None:
 
 
 def _mixing(context, numbers, tokens: list[str]) -> None:
-    st.subheader("How much of each token's update came from the others")
+    st.subheader(f"How much of each token's update came from the others, layer {numbers.layer}")
     width = max(200, context.width - 90)
-    show(ratio_bars(numbers.mixing_ratio, tokens, title="Mixing ratio per token", width=width,
-                    lettering=context.lettering), key="block_ratio", lettering=context.lettering)
-    chart = heatmap(numbers.contributions, tokens, tokens,
-                    title=f"‖z̃_ij‖: what token j wrote into token i, layer {numbers.layer}",
-                    row_title="token i (updated)", column_title="token j (source)", scheme="blues",
-                    size=context.plot_px(), lettering=context.lettering)
-    show(chart, key="block_contributions", lettering=context.lettering)
+    _show(ratio_bars, numbers.mixing_ratio, tokens, title="Mixing ratio per token", width=width,
+          lettering=context.lettering, key="block_ratio")
+    _show(heatmap, numbers.contributions, tokens, tokens, title="‖z̃_ij‖: what token j wrote into token i",
+          row_title="token i (updated)", column_title="token j (source)", scheme="blues", size=context.plot_px(),
+          lettering=context.lettering, key="block_contributions")
     said(describe_mixing(numbers.layer, numbers.mixing_ratio, numbers.contributions, tokens))
     if table_asked("block_contributions"):
         number_table(numbers.contributions, tokens, tokens, caption=f"‖z̃_ij‖, layer {numbers.layer}",
@@ -99,3 +97,10 @@ def _mixing(context, numbers, tokens: list[str]) -> None:
                + ". The mixing ratio is ‖Σ_{j≠i} z̃_ij‖ / (‖Σ_{j≠i} z̃_ij‖ + ‖z̃_ii‖): 0 when a token kept to itself "
                "and its residual, 1 when its update came from the others alone. The weights α alone overstate the "
                "mixing: the residual carries most of each token through.")
+
+
+def _show(build, *arguments, key: str, **options) -> None:
+    """build(*arguments, **options), a chart whose spec stays the same from layer to layer (its title names no
+    layer, its scales come from its data), drawn and kept: a layer moved back to draws what was built for it, and
+    a new one swaps its rows into the charts the browser drew."""
+    draw_spec(*chart_memos.drawn_chart(build, *arguments, **options), key=key, lettering=options["lettering"])

@@ -56,7 +56,8 @@ def test_the_block_view_takes_one_query_row_in_blocks_as_the_core_does(bundled):
     row = torch.from_numpy(trace["masked"][0, 3])  # (T,) query 3's masked scores
     tiled = tiled_context(row, torch.from_numpy(trace["V"][0]), 2)
     assert len(tiled.steps) == 4, "7 keys in blocks of 2"
-    panels = chart_values(chart_keyed(page, "4 blocks of 2 keys"))
+    assert "Query 3, 4 blocks of 2 keys:" in [block.value for block in page.markdown]
+    panels = chart_values(chart_keyed(page, "m, ℓ and the rescale"))
     for column in ("max_after", "sum_after", "rescale"):
         np.testing.assert_allclose(panels[column][1:], [getattr(step.softmax, column) for step in tiled.steps[1:]],
                                    **CLOSE)
@@ -68,7 +69,7 @@ def test_the_block_view_takes_one_query_row_in_blocks_as_the_core_does(bundled):
     np.testing.assert_allclose(table[["m", "ℓ", "rescale"]].to_numpy(),
                                [[step.softmax.max_after, step.softmax.sum_after, step.softmax.rescale]
                                 for step in tiled.steps], **CLOSE)
-    drawn = chart_values(chart_keyed(page, "Query 3"))
+    drawn = chart_values(chart_keyed(page, "The softmax of the whole row"))
     np.testing.assert_allclose(drawn["tiled"], tiled.weights, **CLOSE)
     np.testing.assert_allclose(drawn["plain"], torch.softmax(row, dim=-1), **CLOSE)
     np.testing.assert_array_equal(drawn["block"], np.arange(7) // 2)

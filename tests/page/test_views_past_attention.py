@@ -89,7 +89,7 @@ def test_the_block_draws_the_cores_steps_written_norms_and_mixing(model, folders
     for step in block.steps:
         drawn = chart_values(chart_keyed(page, f"‖{step.name}‖ per token"))["norm"].to_numpy()
         np.testing.assert_allclose(drawn, np.linalg.norm(step.value[0], axis=-1), **CLOSE)
-    written = chart_values(chart_keyed(page, "Layer 1: ‖residual in‖"))
+    written = chart_values(chart_keyed(page, "‖residual in‖, ‖attention‖"))
     for part, norms in block.written().items():
         if part in set(written["part"]):
             np.testing.assert_allclose(written[written["part"] == part]["norm"].to_numpy(), norms[0], **CLOSE)
@@ -97,6 +97,7 @@ def test_the_block_draws_the_cores_steps_written_norms_and_mixing(model, folders
     np.testing.assert_allclose(chart_values(chart_keyed(page, "Mixing ratio"))["ratio"], mixed.mixing_ratio[0], **CLOSE)
     np.testing.assert_allclose(chart_matrix(chart_keyed(page, "‖z̃_ij‖")), mixed.contributions[0], **CLOSE)
     words = " ".join(block.value for block in page.markdown)
+    assert "What each sublayer writes into the stream, layer 1" in [heading.value for heading in page.subheader]
     assert ("after each add" if block.placement == "post" else "before each sublayer") in words
     assert block.norm_name in words
 

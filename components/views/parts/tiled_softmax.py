@@ -13,6 +13,7 @@ import streamlit as st
 
 from components.caches import past_attention
 from components.charts.draw import show
+from components.charts.spoken_numbers import counted
 from components.charts.tiled_softmax import (
     describe_blocks,
     describe_row,
@@ -66,10 +67,9 @@ def _fit(key: str, largest: int, default: int) -> None:
 
 
 def _blocks(context, row) -> None:
-    show(running_panels(row.steps, title=f"{len(row.steps)} blocks of {row.block_size} key"
-                        f"{'s' if row.block_size > 1 else ''}: m, ℓ and the rescale after each",
-                        width=max(200, context.width - 90), lettering=context.lettering),
-         key="tiled_panels", lettering=context.lettering)
+    st.markdown(f"Query {row.query}, {counted(len(row.steps), 'block')} of {counted(row.block_size, 'key')}:")
+    show(running_panels(row.steps, title="m, ℓ and the rescale after each block", width=max(200, context.width - 90),
+                        lettering=context.lettering), key="tiled_panels", lettering=context.lettering)
     said([describe_blocks(row.steps, row.query)])
     # A plain table (tables.numbers_html): the data grid hid its last columns past a phone's edge
     table = steps_frame(row.steps, drawn=False).rename(columns=TABLE_NAMES)
@@ -82,7 +82,7 @@ def _blocks(context, row) -> None:
 
 def _row(context, row, tokens: list[str]) -> None:
     chart = row_against_plain(row.weights, row.plain_weights, row.block_size, tokens,
-                              title=f"Query {row.query}: the softmax of the whole row (bars) and in blocks (red ticks)",
+                              title="The softmax of the whole row (bars) and in blocks (red ticks)",
                               width=max(200, context.width - 90), lettering=context.lettering)
     show(chart, key="tiled_row", lettering=context.lettering)
     said([describe_row(row.query, tokens[row.query], row.weights, row.plain_weights, tokens)])
