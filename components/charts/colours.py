@@ -33,17 +33,19 @@ SCHEMES = {
 DIVERGING = {"redblue": ("redblue", False), "orangeblue": ("blueorange", True)}
 
 
-def colour_scale(scheme: str, reverse: bool = False, clip_at: float | None = None,
+def colour_scale(scheme: str, reverse: bool = False, clip_end: str | None = None,
                  domain: list[float] | None = None) -> alt.Scale:
     """The scale of a chart's colours, scheme a role ("blues", "tinted blues", "redblue") drawn in the reader's
     palette (palettes.drawn_scheme). Its ends are the data's, carried with them (heatmap.range_carrier and
     colour_ranges.colour_domain): white at zero for "redblue", 0 at the light end of "blues" (the dark end,
-    reversed). clip_at: the ends of a "redblue" scale are ±clip_at whatever the data, a cell beyond them at the end
-    colour (colour_ranges.robust_bound). domain: the ends of a "blues" scale, fixed in the spec whatever the data."""
+    reversed). clip_end: the name of a parameter whose value c makes the ends of a "redblue" scale ±c whatever the
+    data, a cell beyond them at the end colour (heatmap.clip_end). domain: the ends of a "blues" scale, fixed in the
+    spec whatever the data."""
     drawn = drawn_scheme(scheme)
     if drawn in DIVERGING:
-        if clip_at is not None:
-            return alt.Scale(**vega_scheme(drawn), domain=[-clip_at, clip_at], clamp=True)
+        if clip_end is not None:
+            return alt.Scale(**vega_scheme(drawn), domain=[alt.ExprRef(f"-{clip_end}"), alt.ExprRef(clip_end)],
+                             clamp=True)
         return alt.Scale(**vega_scheme(drawn), domainMid=0)
     if domain is not None:
         return alt.Scale(domain=domain, range=colour_stops(drawn), interpolate="rgb")

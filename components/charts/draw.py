@@ -49,7 +49,8 @@ def lettered(chart: alt.TopLevelMixin, lettering: Lettering) -> alt.TopLevelMixi
 
 def named_data(chart: alt.TopLevelMixin) -> tuple[alt.TopLevelMixin, dict[str, pd.DataFrame]]:
     """A copy of the chart whose DataFrames are references to datasets named by their place in it
-    ("data-0", "data-1", … depth first), and those DataFrames by name.
+    ("data-0", "data-1", … depth first) or, a frame whose attrs hold a "name", by that name (an expression of the
+    chart's reads that dataset: heatmap.clip_end), and those DataFrames by name.
 
     Altair names a dataset by a hash of its contents; a name that says where the data sits instead
     keeps a layered or concatenated chart's spec the same when only its numbers change. Hand both to
@@ -59,8 +60,8 @@ def named_data(chart: alt.TopLevelMixin) -> tuple[alt.TopLevelMixin, dict[str, p
 
     def rename(part):
         part = part.copy(deep=False)
-        if isinstance(part.data, pd.DataFrame):
-            name = f"data-{len(frames)}"
+        if isinstance(part.data, pd.DataFrame):  # a frame that names itself keeps its name: an expression reads it
+            name = part.data.attrs.get("name", f"data-{len(frames)}")
             frames[name] = part.data
             part.data = alt.NamedData(name=name)
         for children in ("layer", "hconcat", "vconcat", "concat"):

@@ -42,6 +42,7 @@ MASKED = "!isValid(datum.value) || !isFinite(datum.value)"
 # the mask hides (the outline's formula: "scaled + M (−∞ at padding and keys after the query)").
 MASKED_VALUE = "masked: −∞, so its weight is 0"
 CLIP_PERCENT = f"{CLIP_QUANTILE * 100:g}"  # "99", as a clipped heatmap's note says it
+CLIP_ENDS, CLIP_END = "clip-ends", "clip_end"  # a clipped heatmap's dataset of its colours' ends, and its parameter
 SUBTITLE_WIDER = 1.4  # a subtitle's letters are about 0.7 as wide as its title's: as many more to a line
 Data = alt.NamedData | pd.DataFrame  # a dataset sent by name beside the spec (named), or held in the chart
 
@@ -238,7 +239,8 @@ def heatmap(
     second_sentence: the first row and the first column of a sentence pair's sentence B (None: no B there),
     marked on the axes.
     clip_at: a "redblue" scale's ends, ±clip_at whatever the data (colour_ranges.robust_bound); the cells beyond
-    them are drawn at the end colours, each ringed, and a line under the title says how many and how far they reach.
+    them are drawn at the end colours, each ringed (clip_note says how many and how far they reach). The ends and
+    the rings are data (CLIP_ENDS, read by the parameter clip_end), so that a new clip_at changes no spec.
     canvas draws it on a canvas: a 32-token heatmap redraws in a fraction of the time its 1,024 SVG
     elements take (Streamlit switches by itself only above 2,000 cells), but its cells are no longer
     elements of the page a test or a script can find.
@@ -254,16 +256,14 @@ def heatmap(
                          colour_domain(matrix, scheme, domain)})
     data = (pd.DataFrame([picture_row(matrix, ends["value"].tolist(), scheme, reverse)]) if raster
             else cells_by_head(matrix[None, None]))
-    over, note = [], None
-    if clip_at is not None:
-        clipped = clipped_cells(matrix, clip_at)  # (n, 3): row, column, value
-        if len(clipped):
-            over.append(clipped_rings(clipped, raster, title))
-            note = clipped_note(clipped, clip_at, rows * columns, bool(np.isclose(clip_at, robust_bound(matrix))))
+    over = []
+    if clip_at is not None:  # the ends and the rings as data, the rings' layer there when none: the spec stays
+        ends.attrs["name"] = CLIP_ENDS
+        over.append(clipped_rings(clipped_cells(matrix, clip_at), raster, title))
     chart = heatmap_panel(data, ends if raster or _carries_range(scheme, domain) else None, raster, row_labels,
                           column_labels, title=title, row_title=row_title, column_title=column_title, scheme=scheme,
                           size=size, lettering=lettering, second=second_sentence, reverse=reverse, clip_at=clip_at,
-                          aria=True, over=over, subtitle=note)
+                          aria=True, over=over)
     # "pad" keeps the plot at its size and puts axes and legend around it; Streamlit's default
     # ("fit") squeezes them into it, which flattens a short, wide matrix to nothing.
     chart = chart.properties(autosize=alt.AutoSizeParams(type="pad"))
@@ -306,7 +306,7 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
                         second_from=second[1])
     y_axis = label_axis(list(row_labels), row_title, rows, angle=0, length_px=height, spacing_px=spacing,
                         second_from=second[0], keep=kept_rows)
-    colour = colour_scale(scheme, reverse, clip_at)
+    colour = colour_scale(scheme, reverse, CLIP_END if clip_at is not None else None)
     key = key or legend(width, height, lettering.legend_beside)
     if raster:
         chart = labelled(raster_layers(data, ranges, rows, columns, centred(x_axis), centred(y_axis), colour,
@@ -324,6 +324,8 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
         chart = alt.layer(*layers) if len(layers) > 1 else layers[0]
     for layer in over:
         chart = alt.layer(chart, layer)
+    if clip_at is not None:
+        chart = chart.add_params(clip_end())
     return titled(chart, title, width, height, lettering, subtitle)
 
 
@@ -355,13 +357,23 @@ def clipped_rings(clipped: np.ndarray, raster: bool, value_title: str) -> alt.Ch
         x=x, y=y, tooltip=[alt.Tooltip("value:Q", title=f"{value_title} (beyond the colour scale)", format=".4f")])
 
 
-def clipped_note(clipped: np.ndarray, clip_at: float, cells: int, own: bool) -> str:
-    """The line under a clipped heatmap's title: where its colours end (own: at the matrix's own robust_bound), how
-    many cells lie beyond, and how far the largest goes."""
+def clip_end() -> alt.Parameter:
+    """The parameter holding a clipped heatmap's colour end, clip_at, read from its CLIP_ENDS dataset (its second
+    row, +clip_at): written into the spec, it changed the spec at every new head, and the browser built the chart
+    anew instead of swapping its numbers in. 1 until the data is there."""
+    return alt.param(name=CLIP_END, expr=f"data('{CLIP_ENDS}')[1] ? data('{CLIP_ENDS}')[1].value : 1")
+
+
+def clip_note(matrix: np.ndarray, clip_at: float) -> str:
+    """What a clipped heatmap of matrix shows in words, under it: where its colours end (at the matrix's own
+    robust_bound or not), how many cells lie beyond, and how far the largest goes."""
+    clipped = clipped_cells(np.asarray(matrix, dtype=np.float32), clip_at)  # (n, 3): row, column, value
+    why = f", the {CLIP_PERCENT}th percentile of |value|" if np.isclose(clip_at, robust_bound(matrix)) else ""
+    if not len(clipped):
+        return f"Colours end at ±{clip_at:.3g}{why}; no cell lies beyond."
     largest = float(np.abs(clipped[:, 2]).max())
-    why = f", the {CLIP_PERCENT}th percentile of |value|" if own else ""
-    return (f"Colours end at ±{clip_at:.3g}{why}; the {len(clipped)} of {cells} cells beyond are ringed and drawn at "
-            f"the end colours (largest |value| {largest:.3g})")
+    return (f"Colours end at ±{clip_at:.3g}{why}; the {len(clipped)} of {np.size(matrix)} cells beyond are ringed and "
+            f"drawn at the end colours (largest |value| {largest:.3g}).")
 
 
 # Many small maps in one view (the all-heads grid, the induction lab's heads): each head's picture placed by its row.

@@ -153,9 +153,10 @@ def _projections_step(context) -> None:
     formula(context, r"Q = X W_q^{\top} + b_q", r"K = X W_k^{\top} + b_k", r"V = X W_v^{\top} + b_v")
     dims = numbers(trace.head_size)
     for letter in "QKV":
-        heatmap_in(context, trace[letter][0], tokens, dims, f"{letter}, layer {context.state.layer}, head {head}",
-                 f"projection-{letter.lower()}", row_title="token", column_title="dimension of the head",
-                 scheme="redblue", second_sentence=pair_starts(trace, columns_too=False), download=letter == "Q")
+        heatmap_in(context, trace[letter][0], tokens, dims, letter, f"projection-{letter.lower()}",
+                 where=f"layer {context.state.layer}, head {head}", row_title="token",
+                 column_title="dimension of the head", scheme="redblue",
+                 second_sentence=pair_starts(trace, columns_too=False), download=letter == "Q")
     shapes_table(trace, ["layer_input", "Q (all heads)", "Q split", "Q", "K", "V"])
     gap = float(np.abs(trace["Q"][0] - trace["K"][0]).max())
     explain(f"All {trace.num_heads} heads are projected at once from X, {context.shape.hidden_size} numbers per "
@@ -226,8 +227,8 @@ def _softmax_step(context) -> None:
     left, right, width = two_heatmaps(context, len(tokens))
     with left:
         scaled_formula = next(step.formula for step in trace.steps if step.name == "scaled")
-        heatmap_in(context, scaled, tokens, tokens, f"Scaled scores = {scaled_formula}", "scaled", scheme="redblue",
-                 second_sentence=pair_starts(trace), width=width)
+        heatmap_in(context, scaled, tokens, tokens, "Scaled scores", "scaled", where=scaled_formula,
+                 scheme="redblue", second_sentence=pair_starts(trace), width=width)
     with right:
         heatmap_in(context, weights, tokens, tokens, "Weights = softmax(scaled)", "softmax",
                    second_sentence=pair_starts(trace), width=width, download=True)
@@ -256,8 +257,8 @@ def _head_step(context) -> None:
     st.latex(rf"\mathrm{{head}}(X) = \mathrm{{softmax}}\!\left(Q K^{{\top}}{SCALING_LATEX[context.state.scaling]}"
              r"\right) V")
     heatmap_in(context, trace["weights"][0], tokens, tokens,
-             f"Weights, layer {context.state.layer}, head {head}", "head-weights", second_sentence=pair_starts(trace),
-             download=True)
+             "Weights", "head-weights", where=f"layer {context.state.layer}, head {head}",
+             second_sentence=pair_starts(trace), download=True)
     bound = robust_bound(trace["concat"][0])  # the all-heads step's scale: there this context is a slice of the concat
     heatmap_in(context, trace["context"][0], tokens, numbers(trace.head_size), "Context = weights · V",
              "head-context", column_title="dimension of the head", scheme="redblue",

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import numpy as np
@@ -90,8 +89,8 @@ def test_the_lessons_token_embeddings_are_coloured_past_their_outliers(bundled):
     for colour, value in zip(colours[clipped], embeddings[clipped], strict=True):
         assert np.abs(colour - ends[int(value > 0)]).max() <= 3, "a clipped cell at its end colour"
     assert len(RING.findall(drawn)) == int(clipped.sum()), "every clipped cell ringed, no other"
-    subtitle = " ".join(json.loads(chart.proto.spec)["title"]["subtitle"])
-    assert f"±{bound:.3g}" in subtitle and f"{size.max():.3g}" in subtitle and f"{int(clipped.sum())} of" in subtitle
+    [note] = [caption.value for caption in page.caption if caption.value.startswith(f"Colours end at ±{bound:.3g}, ")]
+    assert f"±{bound:.3g}" in note and f"{size.max():.3g}" in note and f"{int(clipped.sum())} of" in note
 
 
 def test_a_heads_context_has_one_colour_in_step_6_and_in_step_8(bundled):

@@ -79,7 +79,7 @@ def test_the_block_step_draws_what_each_part_adds_to_the_stream(bundled):
     page = run_lesson(step="9", layer="2")
     assert_healthy(page)
     block = build_block(bundled, encode(bundled, "time flies like an arrow"), 2)
-    shown = chart_values(chart(page, "Layer 2: ‖residual in‖"))
+    shown = chart_values(chart(page, "‖residual in‖"))
     for part, norms in block.written().items():
         if part != "residual after attention":
             drawn = shown[shown["part"] == part].sort_values("position")["norm"].to_numpy()
@@ -186,7 +186,7 @@ def test_the_shared_step_maps_each_query_head_to_its_key_and_value_head(llama_li
 def test_a_llamas_block_step_is_pre_norm(llama_link, llama):
     page = open_lesson(llama_link, step="11", layer="1")
     block = build_block(llama, encode(llama, TEXT), 1)
-    shown = chart_values(chart(page, "Layer 1: ‖residual in‖"))
+    shown = chart_values(chart(page, "‖residual in‖"))
     drawn = shown[shown["part"] == "MLP"].sort_values("position")["norm"].to_numpy()
     np.testing.assert_allclose(drawn, block.written()["MLP"][0], rtol=1e-5, atol=1e-6)
     assert "RMSNorm before each sublayer (pre-norm)" in prose(page)

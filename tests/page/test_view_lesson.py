@@ -26,13 +26,13 @@ TEXT = "time flies like an arrow"
 STEP_CHARTS = {
     1: ["Token embeddings", "One token, two sentences"],
     2: ["Scores E·Eᵀ"],
-    3: ["Q, layer", "K, layer", "V, layer"],
+    3: ["Q", "K", "V"],
     4: ["Mask: 1 = may look", "Weights = softmax(scaled + M)"],
     5: ["Scaled scores", "Weights = softmax(scaled)"],
-    6: ["Weights, layer", "Context = weights · V"],
-    7: ["Weights α, head", "What moves α·‖f(x)‖", "What each key offers"],
+    6: ["Weights", "Context = weights · V"],
+    7: ["Weights α", "What moves α·‖f(x)‖", "What each key offers"],
     8: ["Concatenated contexts", "Output = concat"],
-    9: ["Layer 0: ‖residual in‖"],
+    9: ["‖residual in‖"],
     10: ["Cosine similarity of “time”"],  # the text's first word that is not a stop word
     11: ["The text's embedding"],  # an encoder guesses no next token
 }
@@ -62,6 +62,13 @@ def step_shown(page: AppTest) -> int:
 def current(page: AppTest):
     """The current step's container: every step's is on the page, the browser shows this one alone."""
     return page.get_by_key(step_key(step_shown(page)))
+
+
+def said_of(page: AppTest, start: str) -> list[str]:
+    """The text alternatives of the current step's charts that start so (scrubbed.said's paragraphs)."""
+    bodies = "".join(block.proto.body for block in current(page).get("html"))
+    return [text for text in map(html.unescape, re.findall(r'<p class="aa-chart-text"[^>]*>(.*?)</p>', bodies))
+            if text.startswith(start)]
 
 
 def chart(page: AppTest, title_start: str):
@@ -230,7 +237,8 @@ def test_step_3_shows_this_heads_projections(bundled):
     page = run_lesson(step="3", layer="2", head="5")
     trace = trace_of(bundled, layer=2, head=5)
     for letter in "QKV":
-        np.testing.assert_allclose(matrix_on_screen(page, f"{letter}, layer 2, head 5"), trace[letter][0], atol=1e-6)
+        np.testing.assert_allclose(matrix_on_screen(page, letter), trace[letter][0], atol=1e-6)
+        assert said_of(page, f"{letter}, layer 2, head 5: "), "the chart's words name its layer and head"
     assert "| `Q split` | `(1, 12, 7, 32)` |" in prose(page)
     wins = int((trace["scores"][0].argmax(axis=1) == np.arange(7)).sum())
     assert f"holds a row's largest score in {wins} of 7 rows" in prose(page)
@@ -251,7 +259,8 @@ def test_step_5_rows_of_weights_sum_to_one(scaling, bundled):
 def test_step_6_weights_are_the_traced_heads(bundled):
     page = run_lesson(step="6", layer="3", head="7")
     trace = trace_of(bundled, layer=3, head=7)
-    np.testing.assert_allclose(matrix_on_screen(page, "Weights, layer 3, head 7"), trace["weights"][0], atol=1e-6)
+    np.testing.assert_allclose(matrix_on_screen(page, "Weights"), trace["weights"][0], atol=1e-6)
+    assert said_of(page, "Weights, layer 3, head 7: ")
     np.testing.assert_allclose(matrix_on_screen(page, "Context = weights · V"), trace["context"][0], atol=1e-6)
 
 
@@ -262,7 +271,8 @@ def test_step_7_what_moves_is_each_weight_times_what_its_key_offers(bundled):
     assert_healthy(page)
     weights = trace_of(bundled, layer=3, head=2)["weights"][0]  # (T, T)
     amounts = bert_reference(bundled, TEXT, 3)[2]  # (T, T)
-    np.testing.assert_allclose(matrix_on_screen(page, "Weights α, head 2"), weights, atol=1e-6)
+    np.testing.assert_allclose(matrix_on_screen(page, "Weights α"), weights, atol=1e-6)
+    assert said_of(page, "Weights α, head 2: ")
     np.testing.assert_allclose(matrix_on_screen(page, "What moves α·‖f(x)‖"), amounts, rtol=1e-4, atol=1e-5)
     offered = matrix_on_screen(page, "What each key offers")[0]  # (T,)
     np.testing.assert_allclose(offered * weights[0], amounts[0], rtol=1e-4, atol=1e-5)
@@ -352,7 +362,8 @@ def test_a_text_with_no_whole_word_falls_back_to_the_notebooks_pair():
 def test_other_sources_still_show_the_trained_head():
     page = run_lesson(step="3", source="random", head_dim="24", head="14")
     assert_healthy(page)
-    chart(page, "Q, layer 0, head 11")
+    chart(page, "Q")
+    assert said_of(page, "Q, layer 0, head 11: ")
     assert "whatever the source chosen beside this view" in captions(page)
 
 

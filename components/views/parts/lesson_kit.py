@@ -9,7 +9,7 @@ from attention.stages.settings import SOURCE_LABELS
 from components.caches import chart_memos
 from components.charts.chart_summaries import describe_matrix
 from components.charts.draw import draw_spec
-from components.charts.heatmap import heatmap
+from components.charts.heatmap import clip_note, heatmap
 from components.charts.plot_sizes import MIN_PLOT_PX, MIN_ROW_PX
 from components.charts.token_axes import second_sentence_from
 from components.page.downloads import chart_downloads
@@ -32,24 +32,30 @@ def trained(context, quiet: bool = False):
 
 def heatmap_in(context, matrix, rows, columns, title, key, *, row_title="query token", column_title="key token",
              scheme="blues", second_sentence=(None, None), width: int | None = None, download: bool = False,
-             clip_at: float | None = None, text: str | None = None) -> None:
+             clip_at: float | None = None, text: str | None = None, where: str = "") -> None:
     """A heatmap sized to a column width px wide (the view's, by default), with its axes and legend around the
     plot, its text as large as the view's lettering; second_sentence: sentence B's first row and column
     (heatmap's); download: PNG and SVG buttons under it (for the step's main chart); clip_at: where a signed
     scale ends, the cells beyond it ringed (heatmap's; colour_ranges.robust_bound). text: what a screen reader
     reads of it (chart_summaries; by default its size, range and largest cells, computed from matrix), written
     in the step's container, so that it is shown and hidden with the step; and its numbers as a table, on request
-    (number_table)."""
+    (number_table). where: the layer and head it shows ("layer 2, head 5"), in its words, its table's caption and
+    its downloads' title, never in the chart's own: a title that changed with them would change the chart's spec,
+    and the browser would build the chart anew at every move instead of swapping its numbers in."""
+    named = f"{title}, {where}" if where else title
     options = dict(title=title, row_title=row_title, column_title=column_title, scheme=scheme, canvas=True,
                    size=context.plot_px(width), second_sentence=second_sentence, lettering=context.lettering,
                    clip_at=clip_at)
     spec, frames = chart_memos.drawn_chart(heatmap, matrix, rows, columns, **options)
     draw_spec(spec, frames, key=f"lesson-{key}", lettering=context.lettering)
-    said([text or describe_matrix(title, matrix, rows, columns, row_title, column_title)])
+    if clip_at is not None:
+        st.caption(clip_note(matrix, clip_at))
+    said([text or describe_matrix(named, matrix, rows, columns, row_title, column_title)])
     if table_asked(f"lesson-{key}"):
-        number_table(matrix, rows, columns, caption=title, row_title=row_title, column_title=column_title)
+        number_table(matrix, rows, columns, caption=named, row_title=row_title, column_title=column_title)
     if download:  # built again on a click only
-        chart_downloads(lambda: heatmap(matrix, rows, columns, **options), f"lesson-{key}", f"lesson-{key}")
+        chart_downloads(lambda: heatmap(matrix, rows, columns, **options), f"lesson-{key}", f"lesson-{key}",
+                        title=named)
 
 
 def two_heatmaps(context, tokens: int):

@@ -42,13 +42,13 @@ def moves_step(context) -> None:
     amounts = moved(weights, norms[head])  # (T, T): α_ij·‖f(x_j)‖
     left, right, width = two_heatmaps(context, len(tokens))
     with left:
-        heatmap_in(context, weights, tokens, tokens, f"Weights α, head {head}", "moves-weights",
+        heatmap_in(context, weights, tokens, tokens, "Weights α", "moves-weights", where=f"head {head}",
                    second_sentence=pair_starts(trace), width=width)
     with right:
-        heatmap_in(context, amounts, tokens, tokens, f"What moves α·‖f(x)‖, head {head}",
-                   "moves-amounts", second_sentence=pair_starts(trace), width=width, download=True)
-    heatmap_in(context, norms[head][None], ["‖f(x_j)‖"], tokens, f"What each key offers, ‖f(x_j)‖, head {head}",
-               "moves-norms", row_title="", second_sentence=(None, pair_starts(trace)[1]))
+        heatmap_in(context, amounts, tokens, tokens, "What moves α·‖f(x)‖", "moves-amounts", where=f"head {head}",
+                   second_sentence=pair_starts(trace), width=width, download=True)
+    heatmap_in(context, norms[head][None], ["‖f(x_j)‖"], tokens, "What each key offers, ‖f(x_j)‖",
+               "moves-norms", where=f"head {head}", row_title="", second_sentence=(None, pair_starts(trace)[1]))
     shapes_table(trace, ["V", "weights"])
     # In short parts a learner reads one at a time: what a key offers, each sink, the layer's verdict, the papers.
     offered, *sinks = _sentences(context, trace, head, weights, amounts, norms)

@@ -33,11 +33,12 @@ def block_step(context) -> None:
     tokens = list(context.encoding().tokens[0])
     formula(context, *BLOCK_FORMULAS[block.placement], between=r"\qquad")
     width = max(200, context.width - 90)
-    title = f"Layer {layer}: ‖residual in‖, ‖attention‖ and ‖MLP‖ per token"
+    title = "‖residual in‖, ‖attention‖ and ‖MLP‖ per token"  # the layer in words: a move keeps the chart's spec
     chart = written_bars(block.written, tokens, title=title, width=width, lettering=context.lettering)
     show(chart, key="lesson-block-written", lettering=context.lettering)
     said([describe_written(layer, block.written, tokens)])  # the block view's words for the same bars
-    chart_downloads(lambda: chart, "lesson-block-written", f"lesson-block-layer-{layer}")
+    chart_downloads(lambda: chart, "lesson-block-written", f"lesson-block-layer-{layer}",
+                    title=f"Layer {layer}: {title}")
     st.caption("Grey: the residual stream a token brings into the layer; blue: what attention adds to it (every head "
                "through W_O); orange: what the MLP adds. "
                + ("For a post-norm model the MLP's add is measured against the normed stream."
