@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from components.charts.cell_marks import cell_marks
-from components.charts.colour_ranges import CLIP_QUANTILE, CLIPPED_RING, clipped_cells, colour_domain, robust_bound
+from components.charts.clipped import CLIP_END, CLIP_ENDS, clip_end, clipped_rings
+from components.charts.colour_ranges import clipped_cells, colour_domain
 from components.charts.colours import colour_scale
 from components.charts.legends import legend
 from components.charts.lettering import READING, Lettering, title_lines
@@ -41,8 +42,6 @@ MASKED = "!isValid(datum.value) || !isFinite(datum.value)"
 # What a masked cell's tooltip gives as its value; the chart's title, the tooltip's name of the value, says which keys
 # the mask hides (the outline's formula: "scaled + M (−∞ at padding and keys after the query)").
 MASKED_VALUE = "masked: −∞, so its weight is 0"
-CLIP_PERCENT = f"{CLIP_QUANTILE * 100:g}"  # "99", as a clipped heatmap's note says it
-CLIP_ENDS, CLIP_END = "clip-ends", "clip_end"  # a clipped heatmap's dataset of its colours' ends, and its parameter
 SUBTITLE_WIDER = 1.4  # a subtitle's letters are about 0.7 as wide as its title's: as many more to a line
 Data = alt.NamedData | pd.DataFrame  # a dataset sent by name beside the spec (named), or held in the chart
 
@@ -340,40 +339,6 @@ def titled(chart: alt.TopLevelMixin, title: str | alt.TitleParams, width: int, h
     heading = lines if subtitle is None else alt.TitleParams(
         text=lines, subtitle=title_lines(subtitle, SUBTITLE_WIDER * (width + lettering.label_room_px)))
     return chart.properties(title=heading, description=title, width=width, height=height)
-
-
-def clipped_rings(clipped: np.ndarray, raster: bool, value_title: str) -> alt.Chart:
-    """A ring round each clipped cell (clipped (n, 3): row, column, value), over the cells (on their bands) or the
-    picture (on its continuous axes, the cell's middle), with the cell's true value in its tooltip."""
-    frame = pd.DataFrame({"row": clipped[:, 0].astype(int), "column": clipped[:, 1].astype(int),
-                          "value": clipped[:, 2]})
-    if raster:
-        frame = frame.assign(x=frame["column"] + 0.5, y=frame["row"] + 0.5)
-        x, y = alt.X("x:Q"), alt.Y("y:Q")
-    else:
-        x, y = alt.X("column:O"), alt.Y("row:O")
-    return alt.Chart(frame).mark_point(shape="circle", filled=False, color=CLIPPED_RING, size=30, strokeWidth=1.2,
-                                       opacity=1, aria=False).encode(
-        x=x, y=y, tooltip=[alt.Tooltip("value:Q", title=f"{value_title} (beyond the colour scale)", format=".4f")])
-
-
-def clip_end() -> alt.Parameter:
-    """The parameter holding a clipped heatmap's colour end, clip_at, read from its CLIP_ENDS dataset (its second
-    row, +clip_at): written into the spec, it changed the spec at every new head, and the browser built the chart
-    anew instead of swapping its numbers in. 1 until the data is there."""
-    return alt.param(name=CLIP_END, expr=f"data('{CLIP_ENDS}')[1] ? data('{CLIP_ENDS}')[1].value : 1")
-
-
-def clip_note(matrix: np.ndarray, clip_at: float) -> str:
-    """What a clipped heatmap of matrix shows in words, under it: where its colours end (at the matrix's own
-    robust_bound or not), how many cells lie beyond, and how far the largest goes."""
-    clipped = clipped_cells(np.asarray(matrix, dtype=np.float32), clip_at)  # (n, 3): row, column, value
-    why = f", the {CLIP_PERCENT}th percentile of |value|" if np.isclose(clip_at, robust_bound(matrix)) else ""
-    if not len(clipped):
-        return f"Colours end at ±{clip_at:.3g}{why}; no cell lies beyond."
-    largest = float(np.abs(clipped[:, 2]).max())
-    return (f"Colours end at ±{clip_at:.3g}{why}; the {len(clipped)} of {np.size(matrix)} cells beyond are ringed and "
-            f"drawn at the end colours (largest |value| {largest:.3g}).")
 
 
 # Many small maps in one view (the all-heads grid, the induction lab's heads): each head's picture placed by its row.

@@ -8,8 +8,9 @@ import streamlit as st
 from attention.stages.settings import SOURCE_LABELS
 from components.caches import chart_memos
 from components.charts.chart_summaries import describe_matrix
+from components.charts.clipped import clip_note
 from components.charts.draw import draw_spec
-from components.charts.heatmap import clip_note, heatmap
+from components.charts.heatmap import heatmap
 from components.charts.plot_sizes import MIN_PLOT_PX, MIN_ROW_PX
 from components.charts.token_axes import second_sentence_from
 from components.page.downloads import chart_downloads

@@ -1,0 +1,50 @@
+"""A signed heatmap's outliers, clipped (heatmap.heatmap's clip_at): its colours end at ±clip_at, each cell beyond
+drawn at the end colour and ringed, with its true value in the ring's tooltip, and a note in words under the chart.
+The ends and the rings are data, so that a new clip_at (another layer, another head) changes no spec: the browser
+swaps the numbers into the chart it drew instead of building it anew.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from components.charts.colour_ranges import CLIP_QUANTILE, CLIPPED_RING, clipped_cells, robust_bound
+
+CLIP_PERCENT = f"{CLIP_QUANTILE * 100:g}"  # "99", as a clipped heatmap's note says it
+CLIP_ENDS, CLIP_END = "clip-ends", "clip_end"  # a clipped heatmap's dataset of its colours' ends, and its parameter
+
+
+def clipped_rings(clipped: np.ndarray, raster: bool, value_title: str) -> alt.Chart:
+    """A ring round each clipped cell (clipped (n, 3): row, column, value), over the cells (on their bands) or the
+    picture (on its continuous axes, the cell's middle), with the cell's true value in its tooltip."""
+    frame = pd.DataFrame({"row": clipped[:, 0].astype(int), "column": clipped[:, 1].astype(int),
+                          "value": clipped[:, 2]})
+    if raster:
+        frame = frame.assign(x=frame["column"] + 0.5, y=frame["row"] + 0.5)
+        x, y = alt.X("x:Q"), alt.Y("y:Q")
+    else:
+        x, y = alt.X("column:O"), alt.Y("row:O")
+    return alt.Chart(frame).mark_point(shape="circle", filled=False, color=CLIPPED_RING, size=30, strokeWidth=1.2,
+                                       opacity=1, aria=False).encode(
+        x=x, y=y, tooltip=[alt.Tooltip("value:Q", title=f"{value_title} (beyond the colour scale)", format=".4f")])
+
+
+def clip_end() -> alt.Parameter:
+    """The parameter holding a clipped heatmap's colour end, clip_at, read from its CLIP_ENDS dataset (its second
+    row, +clip_at): written into the spec, it changed the spec at every new head, and the browser built the chart
+    anew instead of swapping its numbers in. 1 until the data is there."""
+    return alt.param(name=CLIP_END, expr=f"data('{CLIP_ENDS}')[1] ? data('{CLIP_ENDS}')[1].value : 1")
+
+
+def clip_note(matrix: np.ndarray, clip_at: float) -> str:
+    """What a clipped heatmap of matrix shows in words, under it: where its colours end (at the matrix's own
+    robust_bound or not), how many cells lie beyond, and how far the largest goes."""
+    clipped = clipped_cells(np.asarray(matrix, dtype=np.float32), clip_at)  # (n, 3): row, column, value
+    why = f", the {CLIP_PERCENT}th percentile of |value|" if np.isclose(clip_at, robust_bound(matrix)) else ""
+    if not len(clipped):
+        return f"Colours end at ±{clip_at:.3g}{why}; no cell lies beyond."
+    largest = float(np.abs(clipped[:, 2]).max())
+    return (f"Colours end at ±{clip_at:.3g}{why}; the {len(clipped)} of {np.size(matrix)} cells beyond are ringed and "
+            f"drawn at the end colours (largest |value| {largest:.3g}).")
