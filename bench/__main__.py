@@ -8,7 +8,9 @@ Groups (all by default, about 5 minutes on 2 cores):
           and on the offline decoder, SmolLM2-135M-Instruct (loaded through the page first)
   views   every other view, the control a student moves most there, 32 tokens
   controls every control of every view's main area, found on the page, three presses each to the settled page,
-          and a new text typed in each view (bench/every_control.py); the slowest ten listed under the table
+          against the floor; and a new text typed in each view, against the bare computation it asks for (the
+          forward pass; GPT-2's for the lens, its 8 tokens generated for generation) plus the floor
+          (bench/every_control.py); the slowest ten listed under the table
   text    a new 32-token text typed, against transformers' bare forward pass plus the floor; the same on
           SmolLM2-135M-Instruct, against its own bare forward pass (it is loaded in this process too)
   cold    launching the server to the first heatmap drawn, bundled model; then --runs rounds, each from
@@ -160,7 +162,8 @@ def main() -> None:
                     except Exception as error:  # noqa: BLE001 (said under the table; the other figures stand)
                         figures.skipped.append(f"FAILED {DECODER_MEMORY}: {type(error).__name__}: {error}. Server "
                                                f"log in {work}.")
-    typed = any(page.case.reference == "forward + floor" for page in figures.pages)  # the bundled model's text case
+    # the bundled model's new texts
+    typed = any(page.case.reference == page_speed.FORWARD_REFERENCE for page in figures.pages)
     if typed or "trace" in groups:
         run_in_process(typed, "trace" in groups, figures)
 
@@ -191,7 +194,9 @@ def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, 
     cases = [case for case in page_speed.app_cases(switch_model, gpt2_model, gpt2_text)
              + (past_attention.cases(gpt2_model, gpt2_text) if gpt2_model else [])
              if case.group in groups and named in case.name] + decoder_cases
-    if any(case.reference in (past_attention.FORWARD_REFERENCE, past_attention.DECODE_REFERENCE) for case in cases):
+    if gpt2_model and ("controls" in groups or any(case.reference in (past_attention.FORWARD_REFERENCE,
+                                                                       past_attention.DECODE_REFERENCE)
+                                                   for case in cases)):
         progress("GPT-2's bare forward and decode step, in this process")
         figures.past_attention_s = past_attention.bare_seconds(gpt2_model, gpt2_text)
     with ExitStack() as servers:
@@ -278,7 +283,7 @@ def rows(figures: Figures) -> list[Row]:
     forward_ms = 1000 * statistics.median(figures.text_forward_s) if figures.text_forward_s else None
     decoder_forward_ms = (1000 * statistics.median(figures.decoder_forward_s) if figures.decoder_forward_s
                           else None)
-    forwards = {"forward + floor": forward_ms, offline_decoder.FORWARD_REFERENCE: decoder_forward_ms,
+    forwards = {page_speed.FORWARD_REFERENCE: forward_ms, offline_decoder.FORWARD_REFERENCE: decoder_forward_ms,
                 **past_attention.reference_ms(figures.past_attention_s)}
     for page in figures.pages:
         case = page.case

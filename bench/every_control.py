@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from bench import page_speed
+from bench import page_speed, past_attention
 from bench.page_speed import CHART_DRAWN, Case, Move
 from components.page.view_list import VIEWS
 from harness.browser import new_page, wait_until_settled
@@ -30,9 +30,13 @@ LEFT_OUT = {
     "switch_load_": "loads another model (seconds, with a progress bar)",
     "lesson_prev_foot_": "the lesson's Previous under the step: the same press as Previous above it",
     "lesson_next_foot_": "the lesson's Next under the step: the same press as Next above it",
+    "block_to_head": "leaves the block for the one-head view, the view switched to: the head cases time that view",
     "switch_reset": "switches every head back on: on a page with none off it changes nothing to time (the views "
                     "group times the head toggles themselves)",
 }
+# A new text is computed anew: its case is against that computation's bare time plus the floor. The bundled model's
+# forward by default; the decoder views run the GPT-2 of the bundled model's shape, the generation view its 8 tokens.
+NEW_TEXT_REFERENCES = {"lens": past_attention.FORWARD_REFERENCE, "generate": past_attention.GENERATE_REFERENCE}
 # What shows that a view has drawn: its chart, a table, or a notice that it draws none (the switch view on a model
 # with no masked-word head offers its load button).
 VIEW_DRAWN = (f"{CHART_DRAWN}, [data-testid='stMain'] [data-testid='stDataFrame'], "
@@ -84,7 +88,8 @@ def moves(control: Control) -> list[Move]:
     if control.kind == "chart":
         return [Move(f'.vega-bindings input[type="range"][name="{control.key}"]', key) for key in presses(control)]
     if control.kind == "stSlider":
-        return [Move(f"{at} [data-testid='stSlider'] input[type='range']", key) for key in presses(control)]
+        # A range's slider has two thumbs: its first is pressed
+        return [Move(f"{at} [data-testid='stSlider'] input[type='range'] >> nth=0", key) for key in presses(control)]
     if control.kind == "stButtonGroup":  # an option not chosen: the first, so that presses go back and forth
         option = f"{at} button[aria-checked='false'], {at} button[aria-pressed='false'] >> nth=0"
         return [Move(option, "Space")] * PRESSES
@@ -148,7 +153,8 @@ def cases(browser, base_url: str, queries: dict[str, dict[str, str]]) -> tuple[l
             typed = [Move(".st-key-text textarea", "Control+Enter", fill=text)
                      for text in page_speed.new_texts(PRESSES)]
             found.append(Case(f"{view}: a new text typed", GROUP, f"`text` area, {PRESSES} new texts (Ctrl+Enter)",
-                              query, typed, TARGET, ready=CASE_READY))
+                              query, typed, TARGET, ready=CASE_READY, reference=NEW_TEXT_REFERENCES.get(
+                                  view, page_speed.FORWARD_REFERENCE)))
     return found, list(dict.fromkeys(skipped))
 
 

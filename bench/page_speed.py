@@ -95,6 +95,9 @@ THERE_AND_BACK = ["ArrowRight"] * 5 + ["ArrowLeft"] * 5  # the bundled model has
 RIGHT_10 = ["ArrowRight"] * 10
 
 
+FORWARD_REFERENCE = "forward + floor"  # a Case.reference: the bundled model's bare forward pass, plus the floor
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -104,7 +107,7 @@ class Case:
     moves: list[Move]
     target: float | None  # the median's largest ratio to its reference, None: reported only
     ready: str = CHART_DRAWN  # what shows that the page has drawn (a CSS selector)
-    reference: str = "floor"  # or "forward + floor" for a new text (the bare forward is measured in process)
+    reference: str = "floor"  # or FORWARD_REFERENCE for a new text (the bare forward is measured in process)
     # Drawn in the browser: timed from the key press to the heatmap's repainted frame, the rerun that
     # follows (URL, shapes, proof) timed apart, and the bytes the server sends counted.
     in_browser: bool = False
@@ -180,7 +183,7 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
              switch_toggles(5), 2.0, ready=SWITCH_TOGGLES, in_browser=True, picture="switch numbers"),
         Case("new text typed, 32 tokens, one head", "text", "`text` area, a new text (Ctrl+Enter)", text,
              [Move(".st-key-text textarea", "Control+Enter", fill=new) for new in new_texts(10)], 3.0,
-             reference="forward + floor"),
+             reference=FORWARD_REFERENCE),
     ]
 
 

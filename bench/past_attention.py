@@ -16,6 +16,9 @@ from components.charts.generation import STEP
 
 DECODE_REFERENCE = "GPT-2 decode step + floor"  # a Case.reference: one decode step's bare time, plus the floor
 FORWARD_REFERENCE = "GPT-2 forward + floor"  # a Case.reference: the bare forward pass with the head, plus the floor
+# A Case.reference: what a new text costs the generation view, generating the page's default 8 tokens: the prefill's
+# forward and one decode step a token after the first, bare, plus the floor.
+GENERATE_REFERENCE = "GPT-2 prefill + 7 decode steps + floor"
 TARGET = 2.0  # the median's largest ratio to its reference, for either
 LAST_STEP = 7  # the generation view's default 8 new tokens: its Step slider runs 0 (the prefill) to 7
 LAYERS = 6  # the bench's GPT-2 of the bundled model's shape: the lens reads rows 0 to 6
@@ -62,5 +65,9 @@ def bare_seconds(folder: Path | str, text: str) -> dict[str, list[float]]:
 
 
 def reference_ms(seconds: dict[str, list[float]] | None) -> dict[str, float]:
-    """The median bare time in ms by reference name (none when they were not measured)."""
-    return {name: 1000 * statistics.median(times) for name, times in (seconds or {}).items()}
+    """The median bare time in ms by reference name (none when they were not measured), generation's from its
+    forward and decode step."""
+    medians = {name: 1000 * statistics.median(times) for name, times in (seconds or {}).items()}
+    if medians:
+        medians[GENERATE_REFERENCE] = medians[FORWARD_REFERENCE] + LAST_STEP * medians[DECODE_REFERENCE]
+    return medians
