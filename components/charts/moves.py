@@ -35,12 +35,13 @@ def park_chart(places: tuple[str, ...], weight: np.ndarray, moved: np.ndarray, *
     narrow). places: their names, as data."""
     side_by_side = width >= LABEL_PX + 2 * 220
     panel_px = max(140, (width - LABEL_PX) // 2 - 40 if side_by_side else width - LABEL_PX)
-    top = max(0.1, float(np.max(weight, initial=0)), float(np.max(moved, initial=0)))  # one axis for both panels
     base = alt.Chart(park_frame(places, weight, moved)).mark_bar().encode(
         x=alt.X("layer:O", title="layer", axis=alt.Axis(labelAngle=0)),
         xOffset=alt.XOffset("place:N", sort=list(places)),
         y=alt.Y("share:Q", title="share", axis=alt.Axis(format="%", tickCount=4),
-                scale=alt.Scale(domain=[0, top])),
+                # One axis for both panels, from 0 to the largest share or 10 %: the data's, found by Vega; written
+                # into the spec, a new layer or scaling built the chart anew instead of swapping its bars in.
+                scale=alt.Scale(domain=alt.DomainUnionWith(unionWith=[0, 0.1]), nice=False)),
         color=alt.Color("place:N", sort=list(places), title="parked on", legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("measure:N"), alt.Tooltip("layer:O"), alt.Tooltip("place:N", title="parked on"),
                  alt.Tooltip("share:Q", format=".1%")],

@@ -166,17 +166,21 @@ def by_query_chart(frame: pd.DataFrame, width: int, lettering: Lettering = READI
     # long words' text runs past the columns beside the bars (on the left for the queries, right for the keys)
     past = sum(max(0, text_px(frame[column], lettering) - TOKEN_COLUMN_PX) for column in ("query", "to key"))
     plot = min(BY_QUERY_PX[1], max(BY_QUERY_PX[0], width - 2 * TOKEN_COLUMN_PX - int(past)))
-    reach = max(float(frame["change"].abs().max()), 1e-6)  # symmetric: as long a bar for −x as for +x
     height = round(max(BAR_PX, 1.6 * lettering.font_px) * len(frame))
     base = alt.Chart().encode(y=alt.Y("order:O", axis=None)).properties(height=height)
     tooltip = [alt.Tooltip("query:N", title="query token"), alt.Tooltip("key:N", title="its largest change at"),
                alt.Tooltip("change:Q", title="A − B", format="+.3f"),
                alt.Tooltip("weight in A:Q", format=".3f"), alt.Tooltip("weight in B:Q", format=".3f")]
     bars = base.mark_bar().encode(
-        x=alt.X("change:Q", title="A − B", scale=alt.Scale(domain=[-reach, reach])),
+        x=alt.X("change:Q", title="A − B"),
         color=alt.condition("datum.change > 0", alt.value(MORE_IN_A), alt.value(MORE_IN_B)),
         tooltip=tooltip,
-    ).properties(width=plot)
+    )
+    # Symmetric, as long a bar for −x as for +x: an unseen mark at each bar's mirror widens the scale to ±the longest.
+    # Its ends found in the data, not written into the spec: a new head swaps the rows into the chart drawn.
+    mirrors = base.mark_tick(opacity=0).transform_calculate(mirror="-datum.change").encode(
+        x=alt.X("mirror:Q"), tooltip=alt.value(None))
+    bars = alt.layer(bars, mirrors).properties(width=plot)
     queries = base.mark_text(align="right", fontSize=lettering.font_px).encode(
         x=alt.value(TOKEN_COLUMN_PX), text="query:N", tooltip=tooltip).properties(width=TOKEN_COLUMN_PX)
     keys = base.mark_text(align="left", fontSize=lettering.font_px, color="#555").encode(

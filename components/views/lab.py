@@ -248,7 +248,8 @@ def _trained_heads_section(context, tokens: int, temperature: float) -> None:
     st.subheader(f"3 · The model's trained heads, layer {state.layer}")
     settings = context.settings(source="bert", head=min(state.head, shape.num_heads - 1))
     table = trained_heads_table(context.model_name, context.text, context.text_b, settings, temperature)
-    title = f"layer {state.layer}: bars are the mean over its {shape.num_heads} heads, ticks each head"
+    # The layer in the heading above, not in the chart's title: a move swaps the bars into the chart drawn.
+    title = f"Bars are the mean over the layer's {shape.num_heads} heads, ticks each head"
     draw(table, "softmax", True, title, tokens, context.width, key="chart-trained-heads",
          lettering=context.lettering)
     means = table.groupby("scaling", sort=False)[["entropy", "max_weight"]].mean()  # the bars, in SCALINGS' order
@@ -268,7 +269,8 @@ def _trained_heads_section(context, tokens: int, temperature: float) -> None:
 
 
 def _temperature_section(context, trace) -> None:
-    st.subheader("4 · τ sharpens or flattens one row")
+    state = context.state
+    st.subheader(f"4 · τ sharpens or flattens one row: layer {state.layer}, head {state.head}")
     tokens = list(trace.tokens[0])
     query = _query_select(tokens, context.state.query)
     root = trace.head_size**0.5
@@ -277,8 +279,7 @@ def _temperature_section(context, trace) -> None:
     labels = [f"τ = {tau:g}" + (" (√d_k)" if tau == round(root, 2) else "") +
               (" (your τ)" if tau == chosen_tau else "") for tau in taus]
     table = temperature_table(trace["scores"][0][query], tokens, taus, labels)
-    state = context.state
-    title = f"softmax(raw scores / τ), layer {state.layer}, head {state.head}, query token {query}"
+    title = "softmax(raw scores / τ) of the query token's row"  # which row: in the heading and the caption below
     draw(table, "temperature", tuple(tokens), title, context.width, key="chart-temperature",
          lettering=context.lettering)
     said([describe_temperature(state.layer, state.head, tokens[query], tokens, taus,

@@ -1,7 +1,7 @@
-"""A move of the side column's layer or head swaps new numbers into the charts the browser drew: each chart's spec
-(all of it but its datasets) stays as it was, and Streamlit replaces the chart's rows instead of building its Vega view
-anew, which costs a few times as much in the browser. A title that named the layer, or a scale's end written into the
-spec, changed it at every move: the block view's moves built 10 of its 12 charts anew.
+"""A move of the side column's layer, head, scaling or mask swaps new numbers into the charts the browser drew:
+each chart's spec (all of it but its datasets) stays as it was, and Streamlit replaces the chart's rows instead of
+building its Vega view anew, which costs a few times as much in the browser. A title that named the layer, or a
+scale's end written into the spec, changed it at every move: the block view's moves built 10 of its 12 charts anew.
 """
 
 from __future__ import annotations
@@ -27,14 +27,18 @@ def specs(page) -> list[dict]:
     ({"view": "block"}, {"layer": 1, "head": 2, "tiled_block": 4}),
     ({"view": "lesson", "step": "5"}, {"layer": 1, "head": 2}),  # the scores and the softmax
     ({"view": "lesson", "step": "7"}, {"layer": 1, "head": 2}),  # what moves, and its two neighbours
-], ids=["block", "lesson-softmax", "lesson-moves"])
+    ({"view": "lab"}, {"layer": 1, "head": 2}),
+    ({"view": "heads"}, {"scaling": "none", "mask": "causal"}),  # the sinks' bars under the grid
+    ({"view": "compare"}, {"scaling": "none", "mask": "causal"}),  # each query's largest change, under the panels
+], ids=["block", "lesson-softmax", "lesson-moves", "lab", "heads", "compare"])
 def test_a_move_of_the_layer_or_head_keeps_every_charts_spec(query, moves):
     page = open_page(query)
     assert_healthy(page)
     drawn = specs(page)
     assert drawn, "the view draws charts"
     for key, value in moves.items():
-        page.slider(key=key).set_value(value).run()
+        control = page.slider(key=key) if isinstance(value, int) else page.segmented_control(key=key)
+        control.set_value(value).run()
         assert_healthy(page)
         moved = specs(page)
         changed = [index for index, (before, after) in enumerate(zip(drawn, moved, strict=True)) if before != after]

@@ -23,7 +23,7 @@ TEXT = "time flies like an arrow"  # the page's default: 7 tokens with [CLS] and
 TITLES = {
     "variance": "var(q·k)",
     "random": "random keys",
-    "trained": "bars are the mean",
+    "trained": "Bars are the mean",
     "temperature": "softmax(raw scores / τ)",
 }
 VEGA_LITE = jsonschema.Draft7Validator(alt.load_schema())  # the schema of the Vega-Lite Altair writes
@@ -95,7 +95,7 @@ def test_trained_heads_are_measured_on_the_model(bundled):
         assert len(rows) == 12
         np.testing.assert_allclose(rows["entropy"], expected[scaling]["entropy"], rtol=1e-5)
         np.testing.assert_allclose(rows["max_weight"], expected[scaling]["max_weight"], rtol=1e-5)
-    assert "layer 2" in chart_title(page, "trained")
+    assert "3 · The model's trained heads, layer 2" in [heading.value for heading in page.subheader]
 
 
 def test_temperature_rows_sum_to_one_and_sharpen_as_tau_falls(bundled):
@@ -116,7 +116,7 @@ def test_the_query_selector_picks_the_row(bundled):
     page = run_lab(head="5")
     page.selectbox(key="query").set_value(4).run()
     assert_healthy(page)
-    assert "query token 4" in chart_title(page, "temperature")
+    assert any(caption.value.startswith("Query token 4: ") for caption in page.caption)
     assert page.query_params["query"] == "4"
     scores = build_trace(bundled, encode(bundled, TEXT), TraceSettings(head=5))["scores"][0]
     drawn = chart_data(page, "temperature")
