@@ -8,11 +8,13 @@ import functools
 from collections.abc import Callable, Iterable
 
 import altair as alt
+import numpy as np
 import streamlit as st
 
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.work import heavy_work
 from components.charts.draw import spec_and_frames
+from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap, heatmap_frames
 from components.charts.palettes import palette_in_force
 from components.private_hooks import arrow_dataset
 
@@ -97,6 +99,24 @@ def _bytes(kept: Iterable[tuple[int, dict[str, bytes]]]) -> int:
 def _chart_data(builder: str, palette: str, _build: Callable[..., dict], *arguments) -> dict[str, bytes]:
     """Keyed on the builder's name and the arguments (Streamlit leaves out a parameter named with _)."""
     return _arrow_bytes(_build(*arguments))
+
+
+def kept_heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], **options) -> tuple[dict, dict]:
+    """heatmap(matrix, rows, columns, **options) as its bare spec and its datasets. A heatmap drawn as cells has one
+    spec for every matrix of its shape (its numbers, its colours' ends and its clipped cells are data): the spec is
+    built once per shape, labels and options, and a new matrix (another layer, head or scaling) costs its datasets
+    alone (heatmap_frames), where building it with Altair cost a lesson step 100 ms. A picture, drawn from the
+    numbers, is kept whole (drawn_chart)."""
+    if np.size(matrix) > MAX_VECTOR_CELLS:
+        return drawn_chart(heatmap, matrix, rows, columns, **options)
+    clip_at = options.get("clip_at")
+    shaped = {**options, "clip_at": None if clip_at is None else 1.0}  # its value is data
+    spec = chart_spec(_heatmap_spec, np.shape(matrix), tuple(rows), tuple(columns), tuple(sorted(shaped.items())))
+    return spec, heatmap_frames(matrix, options.get("scheme", "blues"), options.get("domain"), clip_at)
+
+
+def _heatmap_spec(shape: tuple[int, int], rows: tuple[str, ...], columns: tuple[str, ...], options: tuple) -> dict:
+    return spec_and_frames(heatmap(np.zeros(shape, dtype=np.float32), list(rows), list(columns), **dict(options)))[0]
 
 
 def drawn_chart(build: Callable[..., alt.TopLevelMixin], *arguments, **options) -> tuple[dict, dict[str, bytes]]:

@@ -13,20 +13,28 @@ import pandas as pd
 from components.charts.colour_ranges import CLIP_QUANTILE, CLIPPED_RING, clipped_cells, robust_bound
 
 CLIP_PERCENT = f"{CLIP_QUANTILE * 100:g}"  # "99", as a clipped heatmap's note says it
-CLIP_ENDS, CLIP_END = "clip-ends", "clip_end"  # a clipped heatmap's dataset of its colours' ends, and its parameter
+# A clipped heatmap's datasets, its colours' ends and its clipped cells, and the parameter that reads the first
+CLIP_ENDS, CLIP_RINGS, CLIP_END = "clip-ends", "clip-rings", "clip_end"
 
 
-def clipped_rings(clipped: np.ndarray, raster: bool, value_title: str) -> alt.Chart:
-    """A ring round each clipped cell (clipped (n, 3): row, column, value), over the cells (on their bands) or the
-    picture (on its continuous axes, the cell's middle), with the cell's true value in its tooltip."""
-    frame = pd.DataFrame({"row": clipped[:, 0].astype(int), "column": clipped[:, 1].astype(int),
+def clip_frames(matrix: np.ndarray, clip_at: float, raster: bool) -> dict[str, pd.DataFrame]:
+    """A clipped heatmap's two datasets, by name: its colours' ends (±clip_at) and its clipped cells (a line each: row,
+    column, value; and the cell's middle, raster: x, y), each named in its attrs (draw.named_data keeps the name)."""
+    clipped = clipped_cells(np.asarray(matrix, dtype=np.float32), clip_at)  # (n, 3): row, column, value
+    rings = pd.DataFrame({"row": clipped[:, 0].astype(int), "column": clipped[:, 1].astype(int),
                           "value": clipped[:, 2]})
     if raster:
-        frame = frame.assign(x=frame["column"] + 0.5, y=frame["row"] + 0.5)
-        x, y = alt.X("x:Q"), alt.Y("y:Q")
-    else:
-        x, y = alt.X("column:O"), alt.Y("row:O")
-    return alt.Chart(frame).mark_point(shape="circle", filled=False, color=CLIPPED_RING, size=30, strokeWidth=1.2,
+        rings = rings.assign(x=rings["column"] + 0.5, y=rings["row"] + 0.5)
+    ends = pd.DataFrame({"value": [-clip_at, clip_at]})
+    ends.attrs["name"], rings.attrs["name"] = CLIP_ENDS, CLIP_RINGS
+    return {CLIP_ENDS: ends, CLIP_RINGS: rings}
+
+
+def clipped_rings(rings: pd.DataFrame, raster: bool, value_title: str) -> alt.Chart:
+    """A ring round each clipped cell (rings: clip_frames'), over the cells (on their bands) or the picture (on its
+    continuous axes, the cell's middle), with the cell's true value in its tooltip."""
+    x, y = (alt.X("x:Q"), alt.Y("y:Q")) if raster else (alt.X("column:O"), alt.Y("row:O"))
+    return alt.Chart(rings).mark_point(shape="circle", filled=False, color=CLIPPED_RING, size=30, strokeWidth=1.2,
                                        opacity=1, aria=False).encode(
         x=x, y=y, tooltip=[alt.Tooltip("value:Q", title=f"{value_title} (beyond the colour scale)", format=".4f")])
 

@@ -53,15 +53,18 @@ def named_data(chart: alt.TopLevelMixin) -> tuple[alt.TopLevelMixin, dict[str, p
     chart's reads that dataset: heatmap.clip_end), and those DataFrames by name.
 
     Altair names a dataset by a hash of its contents; a name that says where the data sits instead
-    keeps a layered or concatenated chart's spec the same when only its numbers change. Hand both to
+    keeps a layered or concatenated chart's spec the same when only its numbers change. One frame that several
+    layers draw (a signed heatmap's cells, and the marks over them) is one dataset, sent once. Hand both to
     st.vega_lite_chart as {**spec, "datasets": frames}.
     """
     frames: dict[str, pd.DataFrame] = {}
+    names: dict[int, str] = {}  # id of a frame met already -> its name
 
     def rename(part):
         part = part.copy(deep=False)
         if isinstance(part.data, pd.DataFrame):  # a frame that names itself keeps its name: an expression reads it
-            name = part.data.attrs.get("name", f"data-{len(frames)}")
+            name = names.get(id(part.data)) or part.data.attrs.get("name", f"data-{len(frames)}")
+            names[id(part.data)] = name
             frames[name] = part.data
             part.data = alt.NamedData(name=name)
         for children in ("layer", "hconcat", "vconcat", "concat"):

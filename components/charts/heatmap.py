@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from components.charts.cell_marks import cell_marks
-from components.charts.clipped import CLIP_END, CLIP_ENDS, clip_end, clipped_rings
-from components.charts.colour_ranges import clipped_cells, colour_domain
+from components.charts.clipped import CLIP_END, CLIP_ENDS, CLIP_RINGS, clip_end, clip_frames, clipped_rings
+from components.charts.colour_ranges import colour_domain
 from components.charts.colours import colour_scale
 from components.charts.legends import legend
 from components.charts.lettering import READING, Lettering, title_lines
@@ -191,15 +191,17 @@ def named(panel: str, dataset: str) -> alt.NamedData:
     return alt.NamedData(name=f"{panel}-{dataset}")
 
 
-def heatmap_frames(matrix: np.ndarray, scheme: str = "blues", domain: list[float] | None = None
-                   ) -> dict[str, pd.DataFrame]:
-    """The datasets of heatmap(matrix, …, scheme=scheme, domain=domain) drawn as cells, by the names draw.show gives
-    them: a view that keeps the spec of a heatmap (the same for every matrix of its size) sends these alone
-    (tests/charts/test_heatmap.py holds them to show's own)."""
+def heatmap_frames(matrix: np.ndarray, scheme: str = "blues", domain: list[float] | None = None,
+                   clip_at: float | None = None) -> dict[str, pd.DataFrame]:
+    """The datasets of heatmap(matrix, …, scheme=scheme, domain=domain, clip_at=clip_at) drawn as cells, by the names
+    draw.show gives them: a view that keeps the spec of a heatmap (the same for every matrix of its size) sends these
+    alone (tests/charts/test_heatmap.py holds them to show's own)."""
     matrix = np.asarray(matrix, dtype=np.float32)
     if matrix.size > MAX_VECTOR_CELLS:
         raise ValueError(f"a {matrix.shape} matrix is drawn as a picture, not as cells")
     frames = {"data-0": cells_by_head(matrix[None, None])}
+    if clip_at is not None:
+        return frames | clip_frames(matrix, clip_at, raster=False)
     if _carries_range(scheme, domain):
         frames["data-1"] = pd.DataFrame({"value": colour_domain(matrix, scheme, domain)})
     return frames
@@ -251,14 +253,12 @@ def heatmap(
     matrix = np.asarray(matrix, dtype=np.float32)
     rows, columns = matrix.shape
     raster = rows * columns > MAX_VECTOR_CELLS
-    ends = pd.DataFrame({"value": [-clip_at, clip_at] if clip_at is not None else
-                         colour_domain(matrix, scheme, domain)})
+    clipping = clip_frames(matrix, clip_at, raster) if clip_at is not None else {}
+    ends = clipping.get(CLIP_ENDS, pd.DataFrame({"value": colour_domain(matrix, scheme, domain)}))
     data = (pd.DataFrame([picture_row(matrix, ends["value"].tolist(), scheme, reverse)]) if raster
             else cells_by_head(matrix[None, None]))
-    over = []
-    if clip_at is not None:  # the ends and the rings as data, the rings' layer there when none: the spec stays
-        ends.attrs["name"] = CLIP_ENDS
-        over.append(clipped_rings(clipped_cells(matrix, clip_at), raster, title))
+    # The ends and the rings as data, the rings' layer there when no cell is clipped: the spec stays
+    over = [clipped_rings(clipping[CLIP_RINGS], raster, title)] if clipping else []
     chart = heatmap_panel(data, ends if raster or _carries_range(scheme, domain) else None, raster, row_labels,
                           column_labels, title=title, row_title=row_title, column_title=column_title, scheme=scheme,
                           size=size, lettering=lettering, second=second_sentence, reverse=reverse, clip_at=clip_at,

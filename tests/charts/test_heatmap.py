@@ -181,16 +181,21 @@ def test_masked_cells_reach_every_sent_head_as_no_number_with_finite_ranges():
     assert np.isnan(table.column("0").to_numpy(zero_copy_only=False)[above]).all()
 
 
-@pytest.mark.parametrize(("scheme", "domain"), [("blues", None), ("redblue", None), ("blues", [0.0, 2.0])])
-def test_a_kept_heatmap_spec_takes_the_frames_of_any_matrix_of_its_size(scheme, domain):
+@pytest.mark.parametrize(("scheme", "domain", "clip"), [("blues", None, False), ("redblue", None, False),
+                                                      ("blues", [0.0, 2.0], False), ("redblue", None, True)])
+@pytest.mark.parametrize("size", [320, 1000], ids=["small-cells", "marked-cells"])
+def test_a_kept_heatmap_spec_takes_the_frames_of_any_matrix_of_its_size(scheme, domain, clip, size):
+    """Marked cells: large enough for the signs' marks over them (cell_marks), which draw the cells' own dataset."""
     rng = np.random.default_rng(0)
     first, second = rng.normal(size=(2, 3, 40)).astype(np.float32)
+    second[0, :5] = MASKED_SCORE  # masked cells in one matrix only
     labels = (["a", "b", "c"], [str(i) for i in range(40)])
-    spec, frames = spec_and_frames(heatmap(first, *labels, title="t", scheme=scheme, domain=domain))
-    kept_spec, second_frames = spec_and_frames(heatmap(second, *labels, title="t", scheme=scheme, domain=domain))
-    assert kept_spec == spec, "the numbers are data: the spec stays"
-    for matrix, theirs in ((first, frames), (second, second_frames)):
-        ours = heatmap_frames(matrix, scheme, domain)
+    options = dict(title="t", scheme=scheme, domain=domain, size=size)
+    drawn = [spec_and_frames(heatmap(matrix, *labels, **options, clip_at=robust_bound(matrix) if clip else None))
+             for matrix in (first, second)]
+    assert drawn[0][0] == drawn[1][0], "the numbers, the colours' ends and the clipped cells are data: the spec stays"
+    for matrix, (_, theirs) in zip((first, second), drawn, strict=True):
+        ours = heatmap_frames(matrix, scheme, domain, robust_bound(matrix) if clip else None)
         assert ours.keys() == theirs.keys()
         for name in ours:
             pd.testing.assert_frame_equal(ours[name], theirs[name])

@@ -47,7 +47,7 @@ def heatmap_in(context, matrix, rows, columns, title, key, *, row_title="query t
     options = dict(title=title, row_title=row_title, column_title=column_title, scheme=scheme, canvas=True,
                    size=context.plot_px(width), second_sentence=second_sentence, lettering=context.lettering,
                    clip_at=clip_at)
-    spec, frames = chart_memos.drawn_chart(heatmap, matrix, rows, columns, **options)
+    spec, frames = chart_memos.kept_heatmap(matrix, rows, columns, **options)
     draw_spec(spec, frames, key=f"lesson-{key}", lettering=context.lettering)
     if clip_at is not None:
         st.caption(clip_note(matrix, clip_at))
