@@ -21,7 +21,6 @@ from components.charts.block import (
     written_bars,
 )
 from components.charts.draw import draw_spec
-from components.charts.heatmap import heatmap
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.views.parts import tiled_softmax
@@ -84,9 +83,11 @@ def _mixing(context, numbers, tokens: list[str]) -> None:
     width = max(200, context.width - 90)
     _show(ratio_bars, numbers.mixing_ratio, tokens, title="Mixing ratio per token", width=width,
           lettering=context.lettering, key="block_ratio")
-    _show(heatmap, numbers.contributions, tokens, tokens, title="‖z̃_ij‖: what token j wrote into token i",
-          row_title="token i (updated)", column_title="token j (source)", scheme="blues", size=context.plot_px(),
-          lettering=context.lettering, key="block_contributions")
+    draw_spec(*chart_memos.kept_heatmap(numbers.contributions, tokens, tokens,
+                                        title="‖z̃_ij‖: what token j wrote into token i", row_title="token i (updated)",
+                                        column_title="token j (source)", scheme="blues", size=context.plot_px(),
+                                        lettering=context.lettering), key="block_contributions",
+              lettering=context.lettering)
     said(describe_mixing(numbers.layer, numbers.mixing_ratio, numbers.contributions, tokens))
     if table_asked("block_contributions"):
         number_table(numbers.contributions, tokens, tokens, caption=f"‖z̃_ij‖, layer {numbers.layer}",
