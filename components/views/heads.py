@@ -39,7 +39,7 @@ from components.caches import chart_memos, layers, moves, stacks, texts
 from components.charts import grid
 from components.charts.aggregates import AGGREGATES
 from components.charts.chart_text import describe_layer
-from components.charts.draw import draw_spec, show
+from components.charts.draw import draw_spec
 from components.charts.grid import (
     FOCUS_COLOUR,
     GRID_SELECTION,
@@ -265,25 +265,33 @@ def _overview(context, num_heads: int) -> None:
     # The same for every layer and head: moving either slider reads it from the cache.
     entropy = layers.entropy_by_layer(context.model_name, context.text, context.text_b, context.settings(),
                                        shape.num_layers)  # (L, nh)
-    chart = heatmap(entropy, [str(layer) for layer in range(shape.num_layers)], [str(h) for h in range(num_heads)],
-                    title=OVERVIEW_TITLE, row_title="layer", column_title="head",
-                    size=context.plot_px(), scheme="tinted blues", reverse=True, lettering=context.lettering)
-    clickable = isinstance(chart, alt.Chart)
-    if clickable:  # the side column's head marked on the head axis, in the grid's ring's red
-        chart = _head_marked(chart, context.state.head, context.lettering.label_colour)
-        chart = chart.add_params(alt.selection_point(name=OVERVIEW_SELECTION, fields=["row", "column"], on="click"))
-    chart = chart.properties(usermeta=SVG)
-    if clickable:
-        show(chart, key="overview", lettering=context.lettering, on_select=_open_from_overview,
-             selection_mode=OVERVIEW_SELECTION)
+    # Kept: built by Altair at every move of the view, the same for every layer
+    spec, frames = chart_memos.drawn_chart(_overview_chart, entropy[:, :num_heads], context.plot_px(),
+                                           context.lettering, context.state.head)
+    if any(param.get("name") == OVERVIEW_SELECTION for param in spec.get("params", [])):  # cells, one to click
+        draw_spec(spec, frames, key="overview", lettering=context.lettering, on_select=_open_from_overview,
+                  selection_mode=OVERVIEW_SELECTION)
     else:
-        show(chart, key="overview", lettering=context.lettering)
+        draw_spec(spec, frames, key="overview", lettering=context.lettering)
         st.caption("Too many cells to click one: choose the layer and head with the sliders.")
     said([describe_overview(entropy)])
     if table_asked("overview"):
         number_table(entropy, [f"layer {layer}" for layer in range(shape.num_layers)],
                      [f"head {head}" for head in range(num_heads)], caption="Mean entropy of each head's rows, in nats",
                      row_title="layer", column_title="head", no_number="none")
+
+
+def _overview_chart(entropy: np.ndarray, size: int, lettering: Lettering, head: int) -> alt.TopLevelMixin:
+    """entropy (L, nh) as the overview's heatmap; drawn as cells, with the side column's head marked on the head axis
+    in the grid's ring's red, and a click on a cell as its selection."""
+    layers, heads = entropy.shape
+    chart = heatmap(entropy, [str(layer) for layer in range(layers)], [str(h) for h in range(heads)],
+                    title=OVERVIEW_TITLE, row_title="layer", column_title="head", size=size, scheme="tinted blues",
+                    reverse=True, lettering=lettering)
+    if isinstance(chart, alt.Chart):
+        chart = _head_marked(chart, head, lettering.label_colour)
+        chart = chart.add_params(alt.selection_point(name=OVERVIEW_SELECTION, fields=["row", "column"], on="click"))
+    return chart.properties(usermeta=SVG)
 
 
 def _head_marked(chart: alt.Chart, head: int, ink: str) -> alt.Chart:
@@ -302,8 +310,8 @@ def _parks(context) -> None:
     shares = moves.park_shares(context.model_name, context.text, context.text_b, context.settings(),
                                 context.shape.num_layers)
     st.subheader("Where attention parks", anchor=False)
-    show(park_chart(shares.places, shares.weight, shares.moved, width=context.width, lettering=context.lettering),
-         key="parks", lettering=context.lettering)
+    draw_spec(*chart_memos.drawn_chart(park_chart, shares.places, shares.weight, shares.moved, width=context.width,
+                                       lettering=context.lettering), key="parks", lettering=context.lettering)
     said([describe_parks(shares.places, shares.weight, shares.moved)])
     layer, place = shares.busiest()
     st.caption(f"A sink is a token where heads park the attention they have no use for elsewhere: this model's are "
