@@ -30,14 +30,14 @@ def markdown(results: Results) -> str:
     return "\n\n".join([source, table(results.rows), *results.notes, machine_line(results.machine)])
 
 
-def rewrite(document: str, block: str) -> str:
-    """document with block between its BEGIN and END lines instead of what stood there; ValueError if the two
-    markers are not there once each, BEGIN first."""
+def rewrite(document: str, block: str, begin: str = BEGIN, end: str = END) -> str:
+    """document with block between its begin and end lines instead of what stood there; ValueError if the two
+    markers are not there once each, begin first."""
     lines = document.splitlines(keepends=True)
-    begins = [number for number, line in enumerate(lines) if line.strip() == BEGIN]
-    ends = [number for number, line in enumerate(lines) if line.strip() == END]
+    begins = [number for number, line in enumerate(lines) if line.strip() == begin]
+    ends = [number for number, line in enumerate(lines) if line.strip() == end]
     if len(begins) != 1 or len(ends) != 1 or begins[0] > ends[0]:
-        raise ValueError(f"the document needs a line {BEGIN} and, below it, a line {END}, once each "
+        raise ValueError(f"the document needs a line {begin} and, below it, a line {end}, once each "
                          f"(found {len(begins)} and {len(ends)})")
     return "".join([*lines[:begins[0] + 1], block.rstrip("\n") + "\n", *lines[ends[0]:]])
 
