@@ -48,6 +48,8 @@ def heatmap_in(context, matrix, rows, columns, title, key, *, row_title="query t
                    size=context.plot_px(width), second_sentence=second_sentence, lettering=context.lettering,
                    clip_at=clip_at)
     spec, frames = chart_memos.kept_heatmap(matrix, rows, columns, **options)
+    if where:  # over the chart, in words: a phone's side column, with the layer and head, is far below
+        st.caption(where[0].upper() + where[1:])
     draw_spec(spec, frames, key=f"lesson-{key}", lettering=context.lettering)
     if clip_at is not None:
         st.caption(clip_note(matrix, clip_at))
