@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bench.report import Figure, Row
 from bench.results_file import Results, ResultsError, read, shown
-from bench.results_table import DOCS, rewrite
+from bench.results_table import DOCS, shown_or_written
 
 BEGIN = "<!-- bench-compare:start -->"
 END = "<!-- bench-compare:end -->"
@@ -72,15 +72,7 @@ def main(argv: list[str] | None = None) -> None:
         block = compared(read(args.before), read(args.after))
     except ResultsError as error:
         parser.exit(2, f"{parser.prog}: {error}\n")
-    if args.docs is None:
-        print(block)
-        return
-    try:
-        document = rewrite(args.docs.read_text(encoding="utf-8"), block, BEGIN, END)
-    except (OSError, ValueError) as error:
-        parser.exit(2, f"{parser.prog}: {args.docs}: {error}\n")
-    args.docs.write_text(document, encoding="utf-8")
-    print(f"{shown(args.docs)}: {shown(args.before)} against {shown(args.after)}")
+    shown_or_written(parser, block, args.docs, f"{shown(args.before)} against {shown(args.after)}", BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -52,16 +52,22 @@ def main(argv: list[str] | None = None) -> None:
         results = read(args.file if args.file else newest())
     except ResultsError as error:
         parser.exit(2, f"{parser.prog}: {error}\n")
-    block = markdown(results)
-    if args.docs is None:
+    shown_or_written(parser, markdown(results), args.docs, f"the table of {shown(results.path)}")
+
+
+def shown_or_written(parser: argparse.ArgumentParser, block: str, docs: Path | None, what: str,
+                     begin: str = BEGIN, end: str = END) -> None:
+    """Print block; or, given a document, write it there between begin and end, and say so with what was written
+    (exit 2, saying why, if the document cannot be read or has not its markers)."""
+    if docs is None:
         print(block)
         return
     try:
-        document = rewrite(args.docs.read_text(encoding="utf-8"), block)
+        document = rewrite(docs.read_text(encoding="utf-8"), block, begin, end)
     except (OSError, ValueError) as error:
-        parser.exit(2, f"{parser.prog}: {args.docs}: {error}\n")
-    args.docs.write_text(document, encoding="utf-8")
-    print(f"{shown(args.docs)}: the table of {shown(results.path)}")
+        parser.exit(2, f"{parser.prog}: {docs}: {error}\n")
+    docs.write_text(document, encoding="utf-8")
+    print(f"{shown(docs)}: {what}")
 
 
 if __name__ == "__main__":
