@@ -232,6 +232,16 @@ class WebsocketSession:
         slider = self._keyed(key, "slider").delta.new_element.slider
         return (slider.value if slider.set_value else slider.default)[0]
 
+    def slider_range(self, key: str) -> tuple[float, float, float]:
+        """The lowest value, the highest and the step of the slider created with key=key."""
+        slider = self._keyed(key, "slider").delta.new_element.slider
+        return slider.min, slider.max, slider.step
+
+    def kind_of(self, key: str) -> str:
+        """What the keyed element created with key=key is ("slider", "button_group", …), "" if none is on the page."""
+        return next((element.WhichOneof("type") for _, element in self._elements()
+                     if element_key(_element_id(element)) == key), "")
+
     def widget_keys(self) -> list[str]:
         """The keys of the page's keyed elements (widgets, and charts that take selections), in page order."""
         return [key for _, element in self._elements() if (key := element_key(_element_id(element)))]
