@@ -59,6 +59,7 @@ GROUP_PAD = GRID_GAP // 2
 GROUP_SHADES = ("#e6ebf2", "#f2ece0")
 GRID_SELECTION = "open_head"
 FOCUS = "focused_head"  # the parameter holding the side column's head, ringed in the grid
+FOCUS_DATA = "grid-focus"  # the dataset it reads that head from
 FOCUS_COLOUR = "#d62728"  # its ring: red, apart from the blues of the pictures
 GRID_VIEW = "grid_pictures"  # the view the layer selection belongs to (its marks are clicked to open a head)
 GRID_DATA = "heads"  # the grid's dataset: one row per head shown, of every layer sent
@@ -166,14 +167,17 @@ def _grid(slots: int, layer: alt.Parameter, picks: list, layout: GridLayout, lab
         centre="(datum.x + datum.x2) / 2").mark_text(
         baseline="bottom", dy=-4, fontSize=label_px).encode(x=alt.X("centre:Q", axis=None, scale=x),
                                                       y=alt.Y("y:Q", axis=None, scale=y), text="title:N")
-    # The side column's head (focused sets it in a copy of the kept spec), ringed: the Head slider beside the view
-    # moved nothing a learner could see.
-    focus = alt.param(name=FOCUS, value=0)
+    # The side column's head, ringed: the Head slider beside the view moved nothing a learner could see. Its number
+    # is data (focus_frames), read by a parameter: written into the spec, each head was a chart built anew.
+    focus = alt.param(name=FOCUS, expr=f"data('{FOCUS_DATA}')[0] ? data('{FOCUS_DATA}')[0].head : 0")
     ring = base.transform_filter(f"{shown} && datum.head == {FOCUS}").mark_rect(
         filled=False, stroke=FOCUS_COLOUR, strokeWidth=3, aria=False).encode(
         x=alt.X("x:Q", axis=None, scale=x), x2="x2", y=alt.Y("y:Q", axis=None, scale=y), y2="y2",
         tooltip=alt.value(None)).add_params(focus)
-    parts = [pictures, labels, ring, *(_grid_tokens(slots, layout, tokens, token_px, x, y) if tokens else ())]
+    # A mark that draws nothing names the dataset: Vega-Lite leaves out a dataset no mark reads
+    naming = alt.Chart(alt.NamedData(name=FOCUS_DATA)).transform_filter("false").mark_point(aria=False)
+    parts = [pictures, labels, ring, naming,
+             *(_grid_tokens(slots, layout, tokens, token_px, x, y) if tokens else ())]
     if layout.group > 1:
         parts.insert(0, _group_bands(base, layout, width, x, y))
     return alt.layer(*parts).properties(width=width, height=height)
@@ -195,11 +199,9 @@ def _group_bands(base: alt.Chart, layout: GridLayout, width: int, x: alt.Scale, 
         tooltip=alt.value(None))
 
 
-def focused(spec: dict, head: int) -> dict:
-    """A copy of a kept grid spec whose ring stands round the given head (the side column's); the kept spec itself
-    is left as it is, shared by every head."""
-    params = [{**param, "value": int(head)} if param.get("name") == FOCUS else param for param in spec["params"]]
-    return {**spec, "params": params}
+def focus_frames(head: int) -> dict[str, pd.DataFrame]:
+    """The grid's dataset of the head it rings (the side column's), by name, for draw_spec beside its own."""
+    return {FOCUS_DATA: pd.DataFrame({"head": [int(head)]})}
 
 def _grid_tokens(slots: int, layout: GridLayout, tokens: tuple[str, ...], font_px: float, x: alt.Scale,
                  y: alt.Scale) -> tuple[alt.Chart, alt.Chart]:

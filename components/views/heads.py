@@ -170,13 +170,12 @@ def _grid_and_summary(stack: stacks.HeadStack, shown: range, how: str | None, to
     layout = grid_layout(width, len(tokens), labelled, lettering, group, shown.start)
     drawing = (num_layers, len(shown), len(stack.layers) > 1, how, tuple(tokens), raster, layout,
                fitted_size(width, lettering=lettering), second, lettering, "word" if stack.words else "token")
-    # The ring's head too: a new one is a new spec, drawn at the page's layer, where the chart's input last stood.
     identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown), how,
-                drawing, focus)
+                drawing)
     anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
-    spec = grid.focused(placed(chart_memos.chart_spec(grid.spec, *drawing), {LAYER: anchor}), focus)
+    spec = placed(chart_memos.chart_spec(grid.spec, *drawing), {LAYER: anchor})
     frames = chart_memos.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()), layout,
-                                weight_scale, num_heads)
+                                    weight_scale, num_heads) | grid.focus_frames(focus)
     if how is not None:
         frames = {**frames, **chart_memos.chart_data(_summary_frames, stack, how, raster)}
     st.html(INPUT_STYLE)

@@ -9,6 +9,7 @@ clicks the same charts in Chromium, tests/browser/test_heads_scrub_e2e.py moves 
 from __future__ import annotations
 
 import json
+import re
 
 import altair as alt
 import jsonschema
@@ -333,3 +334,22 @@ def test_a_long_texts_small_maps_write_every_few_tokens_and_grow():
     short, long = grid_layout(636, 7, True), grid_layout(636, 60, True)
     assert GRID_SIZE <= short.side < long.side and short.step == 1 < long.step
     assert grid_layout(636, 60, False).band == 0 and short.band > 0
+
+
+def test_the_grid_rings_the_side_columns_head_from_its_data_and_keeps_its_spec():
+    """The ring's head is a dataset the chart reads (grid.focus_frames): the Head slider moves the ring Vega draws,
+    and the grid's spec, and so the chart in the browser, stay as they were."""
+    page = open_page({"view": "heads"})
+    [grid] = charts(page, "open_head")
+
+    def ring(chart) -> list[str]:  # the ring's outline, as Vega draws it: its place
+        return re.findall(r'<path d="([^"]*)" stroke="#d62728"', rendered.svg(chart))
+
+    before = grid.proto.spec
+    assert len(ring(grid)) == 1
+    at_first = ring(grid)
+    page.slider(key="head").set_value(5).run()
+    assert_healthy(page)
+    [moved] = charts(page, "open_head")
+    assert moved.proto.spec == before, "the head is data: the grid's spec stays"
+    assert len(ring(moved)) == 1 and ring(moved) != at_first, "the ring moved to head 5"
