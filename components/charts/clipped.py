@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from components.charts.colour_ranges import CLIP_QUANTILE, CLIPPED_RING, clipped_cells, robust_bound
+from components.charts.draw import data_value
 
 CLIP_PERCENT = f"{CLIP_QUANTILE * 100:g}"  # "99", as a clipped heatmap's note says it
 # A clipped heatmap's datasets, its colours' ends and its clipped cells, and the parameter that reads the first
@@ -43,7 +44,7 @@ def clip_end() -> alt.Parameter:
     """The parameter holding a clipped heatmap's colour end, clip_at, read from its CLIP_ENDS dataset (its second
     row, +clip_at): written into the spec, it changed the spec at every new head, and the browser built the chart
     anew instead of swapping its numbers in. 1 until the data is there."""
-    return alt.param(name=CLIP_END, expr=f"data('{CLIP_ENDS}')[1] ? data('{CLIP_ENDS}')[1].value : 1")
+    return alt.param(name=CLIP_END, expr=data_value(CLIP_ENDS, 1, "value", 1))
 
 
 def clip_note(matrix: np.ndarray, clip_at: float) -> str:

@@ -73,3 +73,17 @@ def named_data(chart: alt.TopLevelMixin) -> tuple[alt.TopLevelMixin, dict[str, p
         return part
 
     return rename(chart), frames
+
+
+def naming_layer(dataset: str, **mark) -> alt.Chart:
+    """A layer that draws nothing, from the named dataset (mark: the point mark's properties): Vega-Lite makes a
+    dataset only for the marks that draw from it, and an expression reads it by its name (data_value)."""
+    return alt.Chart(alt.NamedData(name=dataset)).transform_filter("false").mark_point(**mark)
+
+
+def data_value(dataset: str, row: str | int, field: str, otherwise: float) -> str:
+    """An expression: the field of a row (a number or an expression) of the named dataset, or otherwise while the
+    dataset has no such row. A parameter that reads a number so takes it from the data: a new number is new rows
+    swapped into the chart drawn, where a number written into the spec made a new chart."""
+    line = f"data('{dataset}')[{row}]"
+    return f"{line} ? {line}.{field} : {otherwise}"

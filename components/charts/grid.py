@@ -21,6 +21,7 @@ import pandas as pd
 
 from components.charts.aggregates import AGGREGATES
 from components.charts.colour_ranges import head_domains
+from components.charts.draw import data_value, naming_layer
 from components.charts.heatmap import (
     CELLS,
     LAYER,
@@ -169,14 +170,12 @@ def _grid(slots: int, layer: alt.Parameter, picks: list, layout: GridLayout, lab
                                                       y=alt.Y("y:Q", axis=None, scale=y), text="title:N")
     # The side column's head, ringed: the Head slider beside the view moved nothing a learner could see. Its number
     # is data (focus_frames), read by a parameter: written into the spec, each head was a chart built anew.
-    focus = alt.param(name=FOCUS, expr=f"data('{FOCUS_DATA}')[0] ? data('{FOCUS_DATA}')[0].head : 0")
+    focus = alt.param(name=FOCUS, expr=data_value(FOCUS_DATA, 0, "head", 0))
     ring = base.transform_filter(f"{shown} && datum.head == {FOCUS}").mark_rect(
         filled=False, stroke=FOCUS_COLOUR, strokeWidth=3, aria=False).encode(
         x=alt.X("x:Q", axis=None, scale=x), x2="x2", y=alt.Y("y:Q", axis=None, scale=y), y2="y2",
         tooltip=alt.value(None)).add_params(focus)
-    # A mark that draws nothing names the dataset: Vega-Lite leaves out a dataset no mark reads
-    naming = alt.Chart(alt.NamedData(name=FOCUS_DATA)).transform_filter("false").mark_point(aria=False)
-    parts = [pictures, labels, ring, naming,
+    parts = [pictures, labels, ring, naming_layer(FOCUS_DATA, aria=False),
              *(_grid_tokens(slots, layout, tokens, token_px, x, y) if tokens else ())]
     if layout.group > 1:
         parts.insert(0, _group_bands(base, layout, width, x, y))

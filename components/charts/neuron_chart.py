@@ -27,6 +27,7 @@ import pyarrow as pa
 from attention.analyses.neuron import NeuronHeads
 from attention.stages.dot_product import MASKED_SCORE
 from components.charts.colours import vega_scheme
+from components.charts.draw import data_value, naming_layer
 from components.charts.heatmap import HEAD, cell_tooltip, filter_on, picked, tooltip_of
 from components.charts.label_room import fitted_size
 from components.charts.lettering import Lettering
@@ -124,7 +125,7 @@ def spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_h
     head_line = f"{picked(HEAD)} * {shape[1]}" if many_heads else "0"  # the picked head's first key
     rows_picked = [alt.param(name=Q_PICKED, expr=f"data('{QUERIES}')[{line}]"),
               alt.param(name=ROW_PICKED, expr=f"data('{ROWS}')[{line}]"),
-              alt.param(name=BOUND, expr=f"data('{KEYS}')[{head_line}] ? data('{KEYS}')[{head_line}].bound : 1")]
+              alt.param(name=BOUND, expr=data_value(KEYS, head_line, "bound", 1))]
     # Vega lists the inputs of a chart's parameters last first: query is added first so that Head leads.
     narrow = width < NARROW_PX
     # The numbers grow with the lettering where there is room: a phone's column has none for wider columns.
@@ -194,7 +195,7 @@ def _numbers(labels, named: str, query_at, dot_title, scaled_title, params: list
         y=alt.Y("key:O", axis=None, scale=alt.Scale(paddingInner=0.1)),
         tooltip=tooltip_of({"key token": "datum.key_label", "weight": "format(datum.weight, '.9g')"}),
     ).properties(width=bar_px, height=height)
-    bars = alt.layer(bars, _source(ROWS))
+    bars = alt.layer(bars, naming_layer(ROWS))
     title = alt.TitleParams(text=alt.ExprRef(expr=f"'The row of query ' + {named}[{query_at}]"), anchor="start")
     return alt.hconcat(table, bars, spacing=8, title=title).resolve_scale(y="shared")
 
@@ -236,13 +237,7 @@ def _query_vector(labels, named: str, head_size, query_at, size: int) -> alt.Cha
            "value": f"{Q_PICKED} ? {Q_PICKED}[datum.dimension] : null"})
     cells = _vector_cells(chart, head_size, 1, QUERY, axis, "query vector q", (width, QUERY_PX), _head_colours(),
                           dimension_axis=False)
-    return alt.layer(cells, _source(QUERIES))
-
-
-def _source(data: str) -> alt.Chart:
-    """A mark that draws nothing, from data: Vega-Lite makes a dataset only for the marks that draw from it,
-    and the parameters of the picked lines (Q_PICKED, ROW_PICKED) read theirs by name."""
-    return alt.Chart(alt.NamedData(name=data)).transform_filter("false").mark_point()
+    return alt.layer(cells, naming_layer(QUERIES))
 
 
 def _key_vectors(labels, named: str, head_size, filters, size: int, spacing_px: int) -> alt.Chart:
