@@ -57,8 +57,8 @@ def _steps(context, numbers, tokens: list[str]) -> None:
                         f"{float(numbers.norms[index].max()):.3g}")
             st.caption(formula)
         with bars:
-            _show(step_bars, numbers.norms[index], tokens, width=bars_px, lettering=context.lettering,
-                  title=f"‖{name}‖ per token", key=f"block_step_{index}")
+            chart_memos.draw_kept(step_bars, numbers.norms[index], tokens, width=bars_px, title=f"‖{name}‖ per token",
+                                  key=f"block_step_{index}", lettering=context.lettering)
             said([describe_step(name, numbers.norms[index], tokens)])
     st.caption("Each bar is a token's vector's length, ‖x_t‖, after that step, from 0 to the step's largest (beside "
                "it). Shapes are (B, T, C): batch, tokens, hidden size.")
@@ -68,7 +68,7 @@ def _written(context, numbers, tokens: list[str]) -> None:
     st.subheader(f"What each sublayer writes into the stream, layer {numbers.layer}")
     width = max(200, context.width - 90)
     options = dict(title="‖residual in‖, ‖attention‖ and ‖MLP‖ per token", width=width, lettering=context.lettering)
-    _show(written_bars, numbers.written, tokens, key="chart-block-written", **options)
+    chart_memos.draw_kept(written_bars, numbers.written, tokens, key="chart-block-written", **options)
     said([describe_written(numbers.layer, numbers.written, tokens)])
     chart_downloads(lambda: written_bars(numbers.written, tokens, **options), "block-written",
                     f"block-written-layer-{numbers.layer}", title=f"Layer {numbers.layer}: {options['title']}")
@@ -81,8 +81,8 @@ def _written(context, numbers, tokens: list[str]) -> None:
 def _mixing(context, numbers, tokens: list[str]) -> None:
     st.subheader(f"How much of each token's update came from the others, layer {numbers.layer}")
     width = max(200, context.width - 90)
-    _show(ratio_bars, numbers.mixing_ratio, tokens, title="Mixing ratio per token", width=width,
-          lettering=context.lettering, key="block_ratio")
+    chart_memos.draw_kept(ratio_bars, numbers.mixing_ratio, tokens, title="Mixing ratio per token", width=width,
+                          key="block_ratio", lettering=context.lettering)
     draw_spec(*chart_memos.kept_heatmap(numbers.contributions, tokens, tokens,
                                         title="‖z̃_ij‖: what token j wrote into token i", row_title="token i (updated)",
                                         column_title="token j (source)", scheme="blues", size=context.plot_px(),
@@ -98,10 +98,3 @@ def _mixing(context, numbers, tokens: list[str]) -> None:
                + ". The mixing ratio is ‖Σ_{j≠i} z̃_ij‖ / (‖Σ_{j≠i} z̃_ij‖ + ‖z̃_ii‖): 0 when a token kept to itself "
                "and its residual, 1 when its update came from the others alone. The weights α alone overstate the "
                "mixing: the residual carries most of each token through.")
-
-
-def _show(build, *arguments, key: str, **options) -> None:
-    """build(*arguments, **options), a chart whose spec stays the same from layer to layer (its title names no
-    layer, its scales come from its data), drawn and kept: a layer moved back to draws what was built for it, and
-    a new one swaps its rows into the charts the browser drew."""
-    draw_spec(*chart_memos.drawn_chart(build, *arguments, **options), key=key, lettering=options["lettering"])

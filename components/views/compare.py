@@ -20,7 +20,6 @@ import streamlit as st
 from attention.analyses.compare import aligned_positions
 from components.caches import chart_memos, experiments, stacks, texts
 from components.charts.chart_summaries import describe_changes
-from components.charts.draw import draw_spec
 from components.charts.heatmap import heatmap
 from components.charts.label_room import label_overflow_px, text_px
 from components.charts.lettering import READING, Lettering
@@ -132,8 +131,8 @@ def render(context) -> None:
         _largest_change(found, shared, count_special, sinks, "word positions" if whole else "positions")
         if found.change.difference != 0.0:
             frame = by_query_frame(found, shared)
-            draw_spec(*chart_memos.drawn_chart(by_query_chart, frame, context.width, lettering),
-                      key="chart-compare-queries", lettering=lettering)
+            chart_memos.draw_kept(by_query_chart, frame, context.width, key="chart-compare-queries",
+                                  lettering=lettering)
             said([describe_changes(BY_QUERY_TITLE, frame["query"], frame["key"], frame["change"].to_numpy(),
                                    frame["weight in A"].to_numpy(), frame["weight in B"].to_numpy(), unit)])
     st.caption(

@@ -309,8 +309,8 @@ def _parks(context) -> None:
     shares = moves.park_shares(context.model_name, context.text, context.text_b, context.settings(),
                                 context.shape.num_layers)
     st.subheader("Where attention parks", anchor=False)
-    draw_spec(*chart_memos.drawn_chart(park_chart, shares.places, shares.weight, shares.moved, width=context.width,
-                                       lettering=context.lettering), key="parks", lettering=context.lettering)
+    chart_memos.draw_kept(park_chart, shares.places, shares.weight, shares.moved, width=context.width, key="parks",
+                          lettering=context.lettering)
     said([describe_parks(shares.places, shares.weight, shares.moved)])
     layer, place = shares.busiest()
     st.caption(f"A sink is a token where heads park the attention they have no use for elsewhere: this model's are "

@@ -15,7 +15,6 @@ import streamlit as st
 
 from attention.analyses.logit_lens import TABLE_COLUMNS, TABLE_TOP_K
 from components.caches import chart_memos, past_attention
-from components.charts.draw import draw_spec
 from components.charts.lens import describe_lens, lens_map
 from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
@@ -86,14 +85,13 @@ def _draw(context, lens, csv_name: str) -> None:
     first_layer = lens.first_layer[shown.start:shown.stop]  # (P shown,)
     arguments = (probabilities, top_tokens, first_layer, [str(layer) for layer in range(layers + 1)], position_labels)
     options = dict(title="Top next token at each layer (colour: its probability)",
-                   size=context.plot_px(cap=max(360, 44 * max(len(shown), layers + 1))), lettering=context.lettering)
+                   size=context.plot_px(cap=max(360, 44 * max(len(shown), layers + 1))))
     # Built once per lens and size: Altair took 0.6 to 1.2 s to build and validate it on every rerun (moving the
     # layer read, on a GPT-2 of 6 layers at 32 tokens), which the map never changes with.
-    draw_spec(*chart_memos.drawn_chart(lens_map, *arguments, **options), key="chart-lens",
-              lettering=context.lettering)
+    chart_memos.draw_kept(lens_map, *arguments, key="chart-lens", lettering=context.lettering, **options)
     said([describe_lens(probabilities, top_tokens, first_layer, position_labels,
                         [lens.positions[index] for index in shown])])
-    chart_downloads(lambda: lens_map(*arguments, **options), "lens", "logit-lens")
+    chart_downloads(lambda: lens_map(*arguments, lettering=context.lettering, **options), "lens", "logit-lens")
     if len(shown) < len(lens.positions):
         st.caption(f"The map shows the last {len(shown)} of the {len(lens.positions)} positions read; the CSV has "
                    "them all.")

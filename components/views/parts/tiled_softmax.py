@@ -12,7 +12,6 @@ from __future__ import annotations
 import streamlit as st
 
 from components.caches import chart_memos, past_attention
-from components.charts.draw import draw_spec
 from components.charts.spoken_numbers import counted
 from components.charts.tiled_softmax import (
     describe_blocks,
@@ -68,9 +67,8 @@ def _fit(key: str, largest: int, default: int) -> None:
 
 def _blocks(context, row) -> None:
     st.markdown(f"Query {row.query}, {counted(len(row.steps), 'block')} of {counted(row.block_size, 'key')}:")
-    draw_spec(*chart_memos.drawn_chart(running_panels, row.steps, title="m, ℓ and the rescale after each block",
-                                       width=max(200, context.width - 90), lettering=context.lettering),
-              key="tiled_panels", lettering=context.lettering)
+    chart_memos.draw_kept(running_panels, row.steps, title="m, ℓ and the rescale after each block",
+                          width=max(200, context.width - 90), key="tiled_panels", lettering=context.lettering)
     said([describe_blocks(row.steps, row.query)])
     # A plain table (tables.numbers_html): the data grid hid its last columns past a phone's edge
     table = steps_frame(row.steps, drawn=False).rename(columns=TABLE_NAMES)
@@ -82,10 +80,9 @@ def _blocks(context, row) -> None:
 
 
 def _row(context, row, tokens: list[str]) -> None:
-    draw_spec(*chart_memos.drawn_chart(row_against_plain, row.weights, row.plain_weights, row.block_size, tokens,
-                                       title="The softmax of the whole row (bars) and in blocks (red ticks)",
-                                       width=max(200, context.width - 90), lettering=context.lettering),
-              key="tiled_row", lettering=context.lettering)
+    chart_memos.draw_kept(row_against_plain, row.weights, row.plain_weights, row.block_size, tokens,
+                          title="The softmax of the whole row (bars) and in blocks (red ticks)",
+                          width=max(200, context.width - 90), key="tiled_row", lettering=context.lettering)
     said([describe_row(row.query, tokens[row.query], row.weights, row.plain_weights, tokens)])
     weights, values = st.columns(2)
     weights.metric("Largest |difference|, weights", f"{row.weight_difference:.1e}",
