@@ -7,6 +7,7 @@ no error box), and read a chart's data, title or matrix as the browser would get
 from __future__ import annotations
 
 import base64
+import html
 import io
 import json
 import re
@@ -68,6 +69,13 @@ def assert_healthy(page: AppTest) -> None:
 
 def charts(page: AppTest) -> list:
     return list(page.get("vega_lite_chart"))
+
+
+def chart_texts(tree) -> list[str]:
+    """The text alternatives of the charts in tree (a page, or a container of it: a lesson step's), unescaped, a
+    paragraph each (views/parts/scrubbed.said's)."""
+    bodies = "".join(block.proto.body for block in tree.get("html"))
+    return [html.unescape(text) for text in re.findall(r'<p class="aa-chart-text"[^>]*>(.*?)</p>', bodies)]
 
 
 def chart_values(chart, panel: str | None = None) -> pd.DataFrame:

@@ -16,9 +16,8 @@ from attention.stages.settings import TraceSettings
 from attention.stages.tiled_softmax import tiled_context
 from attention.text.encoding import encode
 from harness.reference import bare_forward, transformers_model, transformers_tokenizer
-from tests.page.test_chart_text_page import chart_texts
 from tests.page.test_chart_text_switch import NUMBER, close_to_two_figures, said_starting
-from tests.pages import TEXT, assert_healthy, open_page
+from tests.pages import TEXT, assert_healthy, chart_texts, open_page
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

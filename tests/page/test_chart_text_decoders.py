@@ -17,9 +17,8 @@ from attention.analyses.logit_lens import logit_lens
 from attention.experiments.generation import GenerationSettings, StreamingSettings, generate, streaming_what_if
 from attention.models.lm_heads import load_language_model
 from attention.text.encoding import encode
-from tests.page.test_chart_text_page import chart_texts
 from tests.page.test_chart_text_switch import NUMBER, close_to_two_figures, said_starting
-from tests.pages import LLAMA_TEXT, assert_healthy, open_page, pick_on_chart
+from tests.pages import LLAMA_TEXT, assert_healthy, chart_texts, open_page, pick_on_chart
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 TEXT = "what if it rains tomorrow"

@@ -5,23 +5,13 @@ query's largest weights, the all-heads grid the heads of its layer's largest wei
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
 from harness.reference import bare_forward, transformers_tokenizer
-from tests.pages import TEXT, assert_healthy, open_page, pick_on_chart
+from tests.pages import TEXT, assert_healthy, chart_texts, open_page, pick_on_chart
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
-
-def chart_texts(page) -> list[str]:
-    """The text alternatives on the page, unescaped, a paragraph each."""
-    import html
-
-    bodies = "".join(block.proto.body for block in page.get("html"))
-    return [html.unescape(text) for text in re.findall(r'<p class="aa-chart-text"[^>]*>(.*?)</p>', bodies)]
 
 
 def expected_cells(bundled, layer: int, head: int) -> list[str]:

@@ -16,9 +16,8 @@ from attention.experiments.head_switch import drop_grid, head_ranking
 from attention.models.lm_heads import load_language_model
 from components.views.switch import DEFAULT_SENTENCE, SENTENCE_KEY
 from tests.core.test_embedding_switch import reference_embeddings
-from tests.page.test_chart_text_page import chart_texts
 from tests.page.test_view_switch import open_view, switch_off
-from tests.pages import TEXT, assert_healthy
+from tests.pages import TEXT, assert_healthy, chart_texts
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 NUMBER = r"[+-]?\d+\.?\d*(?:e[+-]\d+)?"

@@ -13,8 +13,7 @@ from attention.analyses import atlas
 from attention.analyses.compare import aligned_positions
 from components.charts.spoken_numbers import figure, signed
 from harness.reference import bare_forward, transformers_tokenizer
-from tests.page.test_chart_text_page import chart_texts
-from tests.pages import TEXT, assert_healthy, open_page, pick_on_chart
+from tests.pages import TEXT, assert_healthy, chart_texts, open_page, pick_on_chart
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

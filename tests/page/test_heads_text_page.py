@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 
 from harness.reference import bare_forward, transformers_tokenizer
-from tests.page.test_number_table_page import as_numbers, chart_texts, number_tables, opened_table
-from tests.pages import TEXT, assert_healthy, chart_matrix, charts, open_page, pick_on_chart
+from tests.page.test_number_table_page import as_numbers, number_tables, opened_table
+from tests.pages import TEXT, assert_healthy, chart_matrix, chart_texts, charts, open_page, pick_on_chart
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -18,8 +18,7 @@ from attention.labs.scaling_lab import (
 )
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from tests.page.test_chart_text_page import chart_texts
-from tests.pages import TEXT, assert_healthy, open_page, pick_on_chart
+from tests.pages import TEXT, assert_healthy, chart_texts, open_page, pick_on_chart
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

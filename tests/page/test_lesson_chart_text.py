@@ -6,9 +6,6 @@ heads as the core computes them; and the texts follow the layer moved beside the
 
 from __future__ import annotations
 
-import html
-import re
-
 import numpy as np
 import pytest
 import torch
@@ -22,15 +19,14 @@ from components.charts.spoken_numbers import figure
 from harness.reference import bare_forward, transformers_model, transformers_tokenizer
 from tests.page.test_lesson_steps_past_attention import open_lesson, transformers_top
 from tests.page.test_view_lesson import STEP_CHARTS, current, run_lesson, step_shown
-from tests.pages import TEXT, assert_healthy, chart_matrix, chart_title
+from tests.pages import TEXT, assert_healthy, chart_matrix, chart_texts, chart_title
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
 def step_texts(page) -> list[str]:
     """The text alternatives in the current step's container, unescaped, a paragraph each."""
-    bodies = "".join(block.proto.body for block in current(page).get("html"))
-    return [html.unescape(text) for text in re.findall(r'<p class="aa-chart-text"[^>]*>(.*?)</p>', bodies)]
+    return chart_texts(current(page))
 
 
 def text_of(page, start: str) -> str:

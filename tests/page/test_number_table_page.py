@@ -4,8 +4,6 @@ read "masked"; the table follows a move of the chart's own inputs; a long text's
 
 from __future__ import annotations
 
-import html
-import re
 from html.parser import HTMLParser
 
 import numpy as np
@@ -15,7 +13,7 @@ from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
 from harness.reference import bare_forward, transformers_tokenizer
-from tests.pages import TEXT, assert_healthy, open_page, pick_on_chart
+from tests.pages import TEXT, assert_healthy, chart_texts, open_page, pick_on_chart
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -177,10 +175,6 @@ def test_the_neuron_views_weights_are_transformers_own(bundled):
     np.testing.assert_allclose(as_numbers(table)[:, 2], weights, atol=5e-5, rtol=0)
 
 
-def chart_texts(page) -> list[str]:
-    """The text alternatives on the page, unescaped, a paragraph each."""
-    bodies = "".join(block.proto.body for block in page.get("html"))
-    return [html.unescape(text) for text in re.findall(r'<p class="aa-chart-text"[^>]*>(.*?)</p>', bodies)]
 
 
 def test_a_token_is_text_in_the_table_never_markup():

@@ -16,8 +16,7 @@ from attention.labs.induction import InductionConfig
 from attention.labs.induction import train as train_induction
 from attention.labs.induction import untrained as untrained_induction
 from components.views.counting import MAPS_KEY
-from tests.page.test_chart_text_page import chart_texts
-from tests.pages import assert_healthy, open_page, pick_on_chart
+from tests.pages import assert_healthy, chart_texts, open_page, pick_on_chart
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

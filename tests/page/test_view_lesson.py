@@ -18,7 +18,7 @@ from components.page.view_list import VIEWS
 from components.views.parts.lesson_nav import shown_alone, step_key
 from components.views.parts.lesson_pair import word_key
 from tests.core.test_value_norms import bert_reference
-from tests.pages import assert_healthy, chart_matrix, chart_title, chart_values, html_table, open_page
+from tests.pages import assert_healthy, chart_matrix, chart_texts, chart_title, chart_values, html_table, open_page
 
 TEXT = "time flies like an arrow"
 # Charts each step of the bundled BERT's lesson draws, by their titles' beginnings (a Llama's has two steps more:
@@ -65,10 +65,8 @@ def current(page: AppTest):
 
 
 def said_of(page: AppTest, start: str) -> list[str]:
-    """The text alternatives of the current step's charts that start so (scrubbed.said's paragraphs)."""
-    bodies = "".join(block.proto.body for block in current(page).get("html"))
-    return [text for text in map(html.unescape, re.findall(r'<p class="aa-chart-text"[^>]*>(.*?)</p>', bodies))
-            if text.startswith(start)]
+    """The text alternatives of the current step's charts that start so."""
+    return [text for text in chart_texts(current(page)) if text.startswith(start)]
 
 
 def chart(page: AppTest, title_start: str):
