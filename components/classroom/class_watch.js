@@ -49,7 +49,7 @@ export default function ({ data, parentElement, setTriggerValue }) {
       if (behind && performance.now() - since > $ask_again_ms) {
         askedAt = performance.now();
         if (!known) parentElement.askedBlindAt = askedAt;
-        setTriggerValue('behind', true);
+        setTriggerValue('behind', data.version);  // the version this page has drawn: see class_watch.py
       }
       if (failed || (known && (answer.waited !== true || heard === null))) await pause();
     }

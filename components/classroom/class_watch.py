@@ -11,7 +11,10 @@ the page again (about 80 ms of its renderer's time, 10 % of a core while nothing
 about 2 ms. The route's answer costs the browser a fetch, and the server a read of the store.
 
 The page's every run checks the class itself (classroom.follow); the trigger's callback checks it before the run it
-starts, so that this run draws the teacher's view, without a second run. The watch is mounted at the foot of the
+starts, so that this run draws the teacher's view, without a second run. The trigger's value is the version the page
+had drawn when the script asked (drawn_version): a run slower than ASK_AGAIN_MS (a loaded server) makes the script
+ask again before the page has drawn the teacher's last view, and Streamlit sends with that ask what the page's
+widgets still show, the view before it, which must not pass for the student's own move. The watch is mounted at the foot of the
 view's fragment (classroom.watch), so that the run a move of the view's own controls (a head, a layer, a stage, a
 toggle) starts is the fragment's alone: about two thirds of a whole page's run, and thirty followers' runs queue on
 one server process (bench/class_follow.py). The callback asks for the whole page (controls.rerun_whole_page) when
@@ -51,3 +54,10 @@ def watch(code: str, version: int, *, following: bool, reachable: bool, follower
     _watch(key="class_watch", height=0, on_behind_change=on_behind,
            data={"run": runs, "code": code, "version": version, "following": following, "reachable": reachable,
                  "beat": follower if following else "", "period_ms": round(period_s * 1000)})
+
+
+def drawn_version() -> int | None:
+    """In on_behind's callback: the class's version the page had drawn when its watch asked for this run."""
+    asked = st.session_state.get("class_watch")
+    version = asked.get("behind") if asked is not None else None
+    return version if isinstance(version, int) and not isinstance(version, bool) else None

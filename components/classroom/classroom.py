@@ -80,6 +80,7 @@ class Seat:
     sent: dict[str, str] | None = None  # the teacher's: the view the class last received
     unsent: bool = False  # the teacher's: a change the store could not take yet
     expected: dict[str, str] | None = None  # a follower's: the page's parameters as the teacher's view left them
+    taken: dict[str, str] = field(default_factory=dict)  # a follower's: the teacher's view of version, as taken
     notices: list[str] = field(default_factory=list)
     follower_id: str = field(default_factory=lambda: secrets.token_hex(8))  # random: only to count followers
     beat_at: float = float("-inf")  # a follower's: when it last said it is there (time.monotonic)
@@ -127,7 +128,7 @@ def start(query: dict[str, list[str]], models: Sequence[str]) -> tuple[dict[str,
     if key_given is not None:
         seat.notices.append(f"This link's key is not class {page_state.shorten(code)}'s: the page follows the "
                             "teacher and cannot change the class's view.")
-    seat.role, seat.code, seat.version = "follower", code, snapshot.version
+    seat.role, seat.code, seat.version, seat.taken = "follower", code, snapshot.version, dict(snapshot.settings)
     own = {name: values for name, values in query.items() if name not in FOLLOWED}
     return {**own, **_as_query(snapshot.settings)}, seat.notices
 
@@ -284,6 +285,9 @@ def _check_before_run() -> None:
     if seat.role != "follower":
         return
     outside = seat.role, seat.unreachable, len(seat.notices)  # drawn outside the view's fragment
+    if seat.following and class_watch.drawn_version() not in (None, seat.version):
+        # The page has not drawn the teacher's view it took: its widgets sent the view before it. Take it again.
+        _take(seat, seat.version, seat.taken)
     _check(seat)
     if (seat.role, seat.unreachable, len(seat.notices)) != outside:
         controls.rerun_whole_page()
@@ -316,10 +320,11 @@ def _check(seat: Seat) -> bool:
 
 def _take(seat: Seat, version: int, settings: Mapping[str, str]) -> None:
     """Put the teacher's view on this page (through the page's own requests), from the next run on: only what
-    differs, since a request of a sidebar control reruns the whole page where a head's reruns the view alone."""
-    state, shown = page_state.from_query(_as_query(settings), offered.model_names())[0], controls.current_state()
+    differs from what the widgets hold (the browser's values, before a run), since a request of a sidebar control
+    reruns the whole page where a head's reruns the view alone."""
+    state, shown = page_state.from_query(_as_query(settings), offered.model_names())[0], controls.pending_state()
     controls.request(**{name: value for name in FOLLOWED if (value := getattr(state, name)) != getattr(shown, name)})
-    seat.version, seat.expected, seat.following = version, None, True
+    seat.version, seat.taken, seat.expected, seat.following = version, dict(settings), None, True
 
 
 def _send(seat: Seat, view: dict[str, str], again: bool = False) -> None:

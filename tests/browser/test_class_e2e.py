@@ -22,10 +22,12 @@ from components.classroom.class_watch import ASK_AGAIN_MS
 from components.server.class_waits import WAIT_S
 from harness.browser import (
     TAB_TIMEOUT_MS,
+    HeldReplies,
     expect_head,
     load_page,
     move_head_to,
     open_tab,
+    wait_for_change,
     wait_until_settled,
     wait_until_sized,
 )
@@ -260,6 +262,58 @@ def test_where_the_route_cannot_be_reached_a_follower_still_follows(classroom, b
         follows_a_view_and_back(teacher, page)
     finally:
         page.context.close()
+
+
+def sent(page) -> int:
+    """How many messages the page has sent its server (harness/browser.py's probe of the websocket)."""
+    return page.evaluate("() => window.__stProbe.sends.length")
+
+
+def test_a_follower_that_has_not_drawn_the_teachers_view_yet_does_not_send_the_view_before_it(classroom, browser):
+    """On a loaded server a follower's run can outlast its watch's ASK_AGAIN_MS, and the watch asks again; Streamlit
+    sends what the page's widgets show with every ask, which is then the view before the teacher's. It must not win:
+    here the server's replies to the follower are held (the page has not drawn the teacher's One head view) while
+    the teacher moves on to a second sentence, and the follower ends at the teacher's view, still following. It
+    ended at all heads, the view its widgets had shown, before the watch said which version the page had drawn."""
+    from playwright.sync_api import expect
+
+    teacher, link = classroom
+    views = teacher.locator('[data-testid="stSidebar"] [data-testid="stRadio"]')
+    second = teacher.get_by_role("textbox", name="Second sentence (optional)")
+    views.get_by_text("All heads of a layer").click()  # where the tests before leave the class
+    expect(teacher.get_by_role("heading", name="All heads of a layer")).to_be_visible()
+    page = open_tab(browser)
+    try:
+        replies = HeldReplies.on(page)
+        keep_class_polls(page)
+        load_page(page, link)
+        expect_following_view(page, "All heads of a layer")
+        sends = sent(page)
+        replies.hold()
+        views.get_by_text("One head").click()
+        expect(teacher.get_by_role("heading", name="One head")).to_be_visible()
+        # The watch asks for a run (sent: the page's sends go on), whose replies are held.
+        assert wait_for_change(lambda: sent(page), sends, FOLLOW_TIMEOUT_MS / 1000)[0] > sends, "the watch asked"
+        page.wait_for_timeout(ASK_AGAIN_MS + 500)
+        sends = sent(page)
+        second.fill("it was warm")
+        second.press("Enter")
+        expect(teacher).to_have_url(re.compile(r"[?&]text_b=it\+was\+warm(&|$)"))
+        # The watch hears the second move and asks again, with the widgets of the view before the teacher's.
+        assert wait_for_change(lambda: sent(page), sends, FOLLOW_TIMEOUT_MS / 1000)[0] > sends, "asked again"
+        page.wait_for_timeout(2_000)  # that run, on the server
+        replies.release()
+        expect(page).to_have_url(re.compile(r"[?&]text_b=it\+was\+warm(&|$)"), timeout=FOLLOW_TIMEOUT_MS)
+        expect_following_view(page, "One head")
+        expect(page).not_to_have_url(re.compile(r"[?&]view="))  # the one-head view is the default
+        expect(page.get_by_text("Following the teacher")).to_be_visible()
+    finally:
+        page.context.close()
+        second.fill("")  # the class as the tests after expect it: all heads, of one sentence
+        second.press("Enter")
+        views.get_by_text("All heads of a layer").click()
+        expect(teacher.get_by_role("heading", name="All heads of a layer")).to_be_visible()
+        expect(teacher).not_to_have_url(re.compile(r"[?&]text_b="))
 
 
 def test_the_class_route_answers_the_version_and_counts_a_beat(classroom, base_url):
