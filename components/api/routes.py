@@ -83,7 +83,7 @@ def _answer(ask: dict[str, str], off: str) -> str:
         return switch.answer(ask, off)
 
 
-_FOLLOWER = re.compile(r"[0-9a-f]{16}")  # classroom.Seat's follower_id: secrets.token_hex(8)
+_FOLLOWER = re.compile(r"[0-9a-f]{16}")  # seat.Seat's follower_id: secrets.token_hex(8)
 _VERSION = re.compile(r"[0-9]{1,15}")
 
 

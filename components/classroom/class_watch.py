@@ -14,11 +14,13 @@ The page's every run checks the class itself (classroom.follow); the trigger's c
 starts, so that this run draws the teacher's view, without a second run. The trigger's value is the version the page
 had drawn when the script asked (drawn_version): a run slower than ASK_AGAIN_MS (a loaded server) makes the script
 ask again before the page has drawn the teacher's last view, and Streamlit sends with that ask what the page's
-widgets still show, the view before it, which must not pass for the student's own move. The watch is mounted at the foot of the
-view's fragment (classroom.watch), so that the run a move of the view's own controls (a head, a layer, a stage, a
-toggle) starts is the fragment's alone: about two thirds of a whole page's run, and thirty followers' runs queue on
-one server process (bench/class_follow.py). The callback asks for the whole page (controls.rerun_whole_page) when
-the teacher moved a sidebar control, or the class ended or stopped answering, which the page draws outside it.
+widgets still show, the view before it, which must not pass for the student's own move.
+
+The watch is mounted at the foot of the view's fragment (classroom.watch), so that the run a move of the view's own
+controls (a head, a layer, a stage, a toggle) starts is the fragment's alone: about two thirds of a whole page's
+run, and thirty followers' runs queue on one server process (bench/class_follow.py). The callback asks for the
+whole page (controls.rerun_whole_page) when the teacher moved a sidebar control, or the class ended or stopped
+answering, which the page draws outside it.
 """
 
 from __future__ import annotations

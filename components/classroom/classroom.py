@@ -20,10 +20,8 @@ Start a class. The setting's value itself is never shown (a Redis URL may hold a
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -40,6 +38,7 @@ from components.classroom.class_link import (
     students_link,
     warn_if_unreachable,
 )
+from components.classroom.seat import Seat, class_seat, new_seat, seated
 from components.page import controls, page_state, url
 from components.page.page_state import FOLLOWED, PageState  # what a follower takes of the teacher's view
 from components.server.class_store import (
@@ -60,7 +59,6 @@ COUNT_S = 2.0  # the teacher's panel counts the followers this often (and sends 
 # On the projected page, beside its title, px a module: a link of 40 letters is a code of 37 modules with its
 # quiet zone, 111 px, read from the first rows (Show the QR code large is 4 times as large, for the back).
 CARD_QR_SCALE = 3
-_SEAT = "_class_seat"
 _JUST_STARTED = "_class_just_started"  # session state: the code of the class a press of Start a class opened
 UNREACHABLE = ("The class cannot be reached right now (its store does not answer). Your page stays as it is "
                "and follows again when the class answers.")
@@ -68,32 +66,12 @@ CLASSES_OFF = (f"Classes are off on this server: its setting `{STORE_ENV}` must 
                "The page works on its own.")
 
 
-@dataclass
-class Seat:
-    """A session's place in a class: none, the teacher's or a follower's."""
-
-    role: str = ""  # "", "teacher" or "follower"
-    code: str = ""
-    key: str = ""  # the teacher's only
-    following: bool = True  # a follower's: False once the student moved something
-    version: int = 0  # a follower's: the teacher's change the page shows
-    sent: dict[str, str] | None = None  # the teacher's: the view the class last received
-    unsent: bool = False  # the teacher's: a change the store could not take yet
-    expected: dict[str, str] | None = None  # a follower's: the page's parameters as the teacher's view left them
-    taken: dict[str, str] = field(default_factory=dict)  # a follower's: the teacher's view of version, as taken
-    notices: list[str] = field(default_factory=list)
-    follower_id: str = field(default_factory=lambda: secrets.token_hex(8))  # random: only to count followers
-    beat_at: float = float("-inf")  # a follower's: when it last said it is there (time.monotonic)
-    unreachable: bool = False  # a follower's: the class's store did not answer the page's last run
-    classes_off: bool = False  # the server's class store setting names no store: no class can be opened or joined
-
-
 def start(query: dict[str, list[str]], models: Sequence[str]) -> tuple[dict[str, list[str]], list[str]]:
     """On a session's first run, join the class the link names (or open one for teach=1); return the query the
     page's state is to be read from (a follower's holds the teacher's view) and the notices about the class."""
-    if _SEAT in st.session_state:
+    if seated():
         return query, class_seat().notices
-    seat = st.session_state[_SEAT] = Seat()
+    seat = new_seat()
     code_given, key_given = _last(query, CLASS_PARAM), _last(query, KEY_PARAM)
     seat.classes_off = stores.setting_names_no_store()
     if seat.classes_off:
@@ -391,10 +369,6 @@ def _follow_again() -> None:
         seat.role = ""
         return
     _take(seat, snapshot.version, snapshot.settings)
-
-
-def class_seat() -> Seat:
-    return st.session_state.setdefault(_SEAT, Seat())
 
 
 def _as_query(settings: Mapping[str, str]) -> dict[str, list[str]]:

@@ -69,7 +69,7 @@ def keep_voter() -> None:
 
 def card(seat, where: DeltaGenerator) -> None:
     """On a follower's page, above the view (in the view's fragment), in where: the class's current question, with
-    the choices to answer, or once revealed the class's answers and the page's. seat: the page's classroom.Seat."""
+    the choices to answer, or once revealed the class's answers and the page's. seat: the page's seat.Seat."""
     if seat.role != "follower":
         return
     code = seat.code
@@ -187,7 +187,7 @@ def _student_card(code: str, asked: Asked) -> None:
 def answer_on_chart(seat, kind: str, layer: int, choice: int) -> bool:
     """A click on the view's chart (a head of the all-heads grid at layer) as this follower's answer to the class's
     open question of kind: choice, an index into its choices. Whether it was one: the click then opens nothing, and
-    the student keeps following. seat: the page's classroom.Seat."""
+    the student keeps following. seat: the page's seat.Seat."""
     if seat.role != "follower" or not seat.following:
         return False
     try:
