@@ -19,7 +19,6 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from components.charts.aggregates import AGGREGATES
 from components.charts.colour_ranges import head_domains
 from components.charts.draw import data_value, naming_layer
 from components.charts.heatmap import (
@@ -68,10 +67,12 @@ SUMMED = "summed"  # the summary's name: its datasets are summed-cells, or summe
 # One chart for the grid and the summary, drawn as SVG: its heads and cells are elements a screen
 # reader, and a browser test, can find. The overview (which no layer move changes) too.
 SVG = {"embedOptions": {"renderer": "svg"}}
-# The summary's title, read off the chart's own layer selection: the spec stays the same from layer to layer.
-AGGREGATE_TITLES = {"mean": f"'Mean of the heads of layer ' + {picked(LAYER)}",
-                    "max": f"'Max of the heads of layer ' + {picked(LAYER)}",
-                    "rollout": f"'Attention rollout through layers 0 to ' + {picked(LAYER)}"}
+# The summary's title: its words from a dataset (aggregate_frames), its layer off the chart's own layer selection, so
+# that the spec stays the same from layer to layer and from one way of summing the heads up to another.
+AGGREGATE_DATA = "grid-aggregate"
+AGGREGATE_LEADS = {"mean": "Mean of the heads of layer ", "max": "Max of the heads of layer ",
+                   "rollout": "Attention rollout through layers 0 to "}
+AGGREGATE_TITLE = f"({data_value(AGGREGATE_DATA, 0, 'lead', repr(''))}) + {picked(LAYER)}"
 
 
 @dataclass(frozen=True)
@@ -130,29 +131,31 @@ def grid_layout(width: int, tokens: int, labelled: bool, lettering: Lettering = 
     band, step = (TOKEN_BAND_PX, max(1, math.ceil(tokens * font * TOKEN_ROOM / side))) if labelled else (0, 1)
     return GridLayout(side, columns, band, step, group, first % group)
 
-def spec(num_layers: int, slots: int, many_layers: bool, how: str | None, tokens: tuple[str, ...],
+def spec(num_layers: int, slots: int, many_layers: bool, summed: bool, tokens: tuple[str, ...],
           raster: bool, layout: GridLayout = GridLayout(), size: int = PLOT_SIZE, second: int | None = None,
           lettering: Lettering = READING, unit: str = "token") -> dict:
     """The grid of `slots` heads as layout places them (the tokens beside each, when it has room for them), and,
-    with how, their summary (its plot size px, sentence B marked from token `second` on) under it; the layer
-    picked by an input. unit: what the summary's rows and columns are, a token or a (whole) word."""
+    when summed, their summary (its plot size px, sentence B marked from token `second` on) under it, summed up as
+    aggregate_frames says; the layer picked by an input. unit: what the summary's rows and columns are, a token or
+    a (whole) word."""
     layer = picker(LAYER, "Layer", num_layers)
     picks = [layer] if many_layers else []  # one layer sent: no filter, the input asks for a rerun
     parts = [_grid(slots, layer, picks, layout, max(GRID_LABEL_FONT_PX, lettering.font_px),
-                   tokens if layout.band else (), max(11, lettering.font_px))]
-    if how is not None:
-        parts.append(_summary(tokens, how, raster, picks, size, lettering, second, unit))
+                   tokens if layout.band else (), max(11, lettering.font_px), (AGGREGATE_DATA,) if summed else ())]
+    if summed:
+        parts.append(_summary(tokens, raster, picks, size, lettering, second, unit))
     chart = alt.vconcat(*parts, spacing=28) if len(parts) > 1 else parts[0]
     # Altair lifts the selections to the top, naming the view they belong to: the grid's pictures.
     return chart.properties(description="Attention weights of every head of the layer, and the heads summed up",
                             autosize=alt.AutoSizeParams(type="pad"), usermeta=SVG).to_dict(validate=False)
 
 def _grid(slots: int, layer: alt.Parameter, picks: list, layout: GridLayout, label_px: float,
-          tokens: tuple[str, ...] = (), token_px: float = 11) -> alt.LayerChart:
+          tokens: tuple[str, ...] = (), token_px: float = 11, read: tuple[str, ...] = ()) -> alt.LayerChart:
     """One picture per head (a row of GRID_DATA: layer, head, title, picture, entropy, max_weight and its place;
     under grouped-query attention kv, its key/value head), as layout places them, each under its title ("head N",
     label_px high), the heads sharing a key/value head on a band, with the tokens beside it when given (token_px
-    high). A click selects the head; the tooltip sums it up."""
+    high). A click selects the head; the tooltip sums it up. read: datasets an expression of the chart reads (the
+    summary's title), kept in the spec."""
     width, height = layout.size(slots)
     x, y = pixel_scales(width, height)
     base = alt.Chart(alt.NamedData(name=GRID_DATA))
@@ -175,7 +178,7 @@ def _grid(slots: int, layer: alt.Parameter, picks: list, layout: GridLayout, lab
         filled=False, stroke=FOCUS_COLOUR, strokeWidth=3, aria=False).encode(
         x=alt.X("x:Q", axis=None, scale=x), x2="x2", y=alt.Y("y:Q", axis=None, scale=y), y2="y2",
         tooltip=alt.value(None)).add_params(focus)
-    parts = [pictures, labels, ring, naming_layer(FOCUS_DATA, aria=False),
+    parts = [pictures, labels, ring, *(naming_layer(name, aria=False) for name in (FOCUS_DATA, *read)),
              *(_grid_tokens(slots, layout, tokens, token_px, x, y) if tokens else ())]
     if layout.group > 1:
         parts.insert(0, _group_bands(base, layout, width, x, y))
@@ -202,6 +205,11 @@ def focus_frames(head: int) -> dict[str, pd.DataFrame]:
     """The grid's dataset of the head it rings (the side column's), by name, for draw_spec beside its own."""
     return {FOCUS_DATA: pd.DataFrame({"head": [int(head)]})}
 
+
+def aggregate_frames(how: str) -> dict[str, pd.DataFrame]:
+    """The dataset of how the summary sums the heads up (one of AGGREGATES), which its title reads, by name."""
+    return {AGGREGATE_DATA: pd.DataFrame({"lead": [AGGREGATE_LEADS[how]]})}
+
 def _grid_tokens(slots: int, layout: GridLayout, tokens: tuple[str, ...], font_px: float, x: alt.Scale,
                  y: alt.Scale) -> tuple[alt.Chart, alt.Chart]:
     """The query tokens left of each row of pictures, and the key tokens under each picture, slanted: every
@@ -220,13 +228,14 @@ def _grid_tokens(slots: int, layout: GridLayout, tokens: tuple[str, ...], font_p
                               text="token:N") for chart in (query, key))
 
 
-def _summary(tokens: tuple[str, ...], how: str, raster: bool, picks: list, size: int, lettering: Lettering,
+def _summary(tokens: tuple[str, ...], raster: bool, picks: list, size: int, lettering: Lettering,
              second: int | None = None, unit: str = "token") -> alt.Chart | alt.LayerChart:
     """Every layer's heads summed up, drawn as a scrubbed panel named SUMMED is (summary_frames), the picked layer
-    shown, with its tokens on both axes (labels as close as the lettering allows), under a title naming the layer."""
-    heading = alt.TitleParams(text=alt.ExprRef(AGGREGATE_TITLES[how]), anchor="start")
+    shown, with its tokens on both axes (labels as close as the lettering allows), under a title naming how they
+    are summed up (aggregate_frames) and the layer."""
+    heading = alt.TitleParams(text=alt.ExprRef(AGGREGATE_TITLE), anchor="start")
     return heatmap_panel(named(SUMMED, PICTURES if raster else CELLS), named(SUMMED, RANGES), raster, tokens, tokens,
-                         title=heading, value_title=AGGREGATES[how], row_title=f"query {unit}",
+                         title=heading, value_title="weight", row_title=f"query {unit}",
                          column_title=f"key {unit}", size=size, lettering=lettering, second=(second, second),
                          picks=picks, key=LEGEND)
 

@@ -168,16 +168,18 @@ def _grid_and_summary(stack: stacks.HeadStack, shown: range, how: str | None, to
     # What the chart shows, but not the layer, which moves without a new spec (one layer sent: its data swapped).
     raster = how is not None and len(tokens) ** 2 > MAX_VECTOR_CELLS
     layout = grid_layout(width, len(tokens), labelled, lettering, group, shown.start)
-    drawing = (num_layers, len(shown), len(stack.layers) > 1, how, tuple(tokens), raster, layout,
+    # How the heads are summed up is data too (grid.aggregate_frames): a new way keeps the chart, and its inputs
+    # where the reader left them, as a new layer of numbers does.
+    drawing = (num_layers, len(shown), len(stack.layers) > 1, how is not None, tuple(tokens), raster, layout,
                fitted_size(width, lettering=lettering), second, lettering, "word" if stack.words else "token")
-    identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown), how,
+    identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown),
                 drawing)
     anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
     spec = placed(chart_memos.chart_spec(grid.spec, *drawing), {LAYER: anchor})
     frames = chart_memos.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()), layout,
                                     weight_scale, num_heads) | grid.focus_frames(focus)
     if how is not None:
-        frames = {**frames, **chart_memos.chart_data(_summary_frames, stack, how, raster)}
+        frames = {**frames, **chart_memos.chart_data(_summary_frames, stack, how, raster), **grid.aggregate_frames(how)}
     st.html(INPUT_STYLE)
     draw_spec(spec, frames, key=CHART_KEY, lettering=lettering, on_select=_on_grid,
               selection_mode=[GRID_SELECTION, LAYER])

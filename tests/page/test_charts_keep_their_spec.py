@@ -1,8 +1,8 @@
-"""A move of the side column's layer, head, scaling or mask swaps new numbers into the charts the browser drew:
-each chart's spec (all of it but its datasets) stays as it was, and Streamlit replaces the chart's rows instead of
-building its Vega view anew, which costs a few times as much in the browser. A title that named the layer, or a
-scale's end written into the spec, changed it at every move: the block view's moves built 10 of its 12 charts anew.
-"""
+"""A move of the side column's layer, head, scaling or mask (or of the all-heads view's aggregate) swaps new
+numbers into the charts the browser drew: each chart's spec (all of it but its datasets) stays as it was, and
+Streamlit replaces the chart's rows instead of building its Vega view anew, which costs a few times as much in the
+browser. A title that named the layer, or a scale's end written into the spec, changed it at every move: the block
+view's moves built 10 of its 12 charts anew."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def specs(page) -> list[dict]:
     ({"view": "lesson", "step": "5"}, {"layer": 1, "head": 2}),  # the scores and the softmax
     ({"view": "lesson", "step": "7"}, {"layer": 1, "head": 2}),  # what moves, and its two neighbours
     ({"view": "lab"}, {"layer": 1, "head": 2}),
-    ({"view": "heads"}, {"scaling": "none", "mask": "causal"}),  # the sinks' bars under the grid
+    ({"view": "heads"}, {"scaling": "none", "mask": "causal", "aggregate": "rollout"}),  # the sinks' bars, the grid
     ({"view": "compare"}, {"scaling": "none", "mask": "causal"}),  # each query's largest change, under the panels
 ], ids=["block", "lesson-softmax", "lesson-moves", "lab", "heads", "compare"])
 def test_a_move_of_the_layer_or_head_keeps_every_charts_spec(query, moves):

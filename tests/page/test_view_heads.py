@@ -191,6 +191,7 @@ def test_aggregates_mean_max_and_rollout(bundled):
     page.segmented_control(key="aggregate").set_value("max").run()
     np.testing.assert_allclose(summary(page), aggregate_heads(every_layer[2], "max")[0], atol=1e-6)
     assert page.query_params["aggregate"] == "max"
+    assert "Max of the heads of layer 2" in rendered.svg(grid(page)), "Vega titles it from its data"
 
     page.segmented_control(key="aggregate").set_value("rollout").run()
     flow = summary(page)
