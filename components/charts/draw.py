@@ -81,9 +81,19 @@ def naming_layer(dataset: str, **mark) -> alt.Chart:
     return alt.Chart(alt.NamedData(name=dataset)).transform_filter("false").mark_point(**mark)
 
 
-def data_value(dataset: str, row: str | int, field: str, otherwise: float) -> str:
-    """An expression: the field of a row (a number or an expression) of the named dataset, or otherwise while the
-    dataset has no such row. A parameter that reads a number so takes it from the data: a new number is new rows
-    swapped into the chart drawn, where a number written into the spec made a new chart."""
+def with_named_data(chart: alt.Chart, dataset: str) -> alt.LayerChart:
+    """chart with a naming_layer of dataset beside it, for an expression of the chart to read (data_value): its
+    top-level properties (autosize, config, description), which no layer may hold, lifted onto the layer chart."""
+    top = {key: chart[key] for key in ("autosize", "config", "description") if chart[key] is not alt.Undefined}
+    inner = chart.copy()
+    for key in top:
+        inner[key] = alt.Undefined
+    return alt.layer(inner, naming_layer(dataset, aria=False), **top)
+
+
+def data_value(dataset: str, row: str | int, field: str, otherwise: float | str) -> str:
+    """An expression: the field of a row (a number or an expression) of the named dataset, or otherwise (a number or
+    an expression) while the dataset has no such row. A parameter that reads a number so takes it from the data: a
+    new number is new rows swapped into the chart drawn, where a number written into the spec made a new chart."""
     line = f"data('{dataset}')[{row}]"
     return f"{line} ? {line}.{field} : {otherwise}"

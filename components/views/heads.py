@@ -39,7 +39,7 @@ from components.caches import chart_memos, layers, moves, stacks, texts
 from components.charts import grid
 from components.charts.aggregates import AGGREGATES
 from components.charts.chart_text import describe_layer
-from components.charts.draw import draw_spec
+from components.charts.draw import data_value, draw_spec, with_named_data
 from components.charts.grid import (
     FOCUS_COLOUR,
     GRID_SELECTION,
@@ -71,6 +71,7 @@ MAX_LAYER_WEIGHTS = 2**25
 ALL_LAYERS_WEIGHTS = 2**21
 CHART_KEY = "grid"
 OVERVIEW_SELECTION = "open_cell"
+OVERVIEW_HEAD, OVERVIEW_HEAD_DATA = "marked_head", "overview-head"  # the head marked on its axis, and its dataset
 # Low entropy is a focused head: drawn darkest, as the eye reads "more" (a reversed scale; the numbers stay entropy).
 OVERVIEW_TITLE = "Mean entropy (nats): darker = more focused, lighter = more spread out"
 
@@ -266,9 +267,10 @@ def _overview(context, num_heads: int) -> None:
     # The same for every layer and head: moving either slider reads it from the cache.
     entropy = layers.entropy_by_layer(context.model_name, context.text, context.text_b, context.settings(),
                                        shape.num_layers)  # (L, nh)
-    # Kept: built by Altair at every move of the view, the same for every layer
+    # Kept: built by Altair at every move of the view, the same for every layer and head (the marked head is data)
     spec, frames = chart_memos.drawn_chart(_overview_chart, entropy[:, :num_heads], context.plot_px(),
-                                           context.lettering, context.state.head)
+                                           context.lettering)
+    frames = {**frames, OVERVIEW_HEAD_DATA: pd.DataFrame({"head": [context.state.head]})}
     if any(param.get("name") == OVERVIEW_SELECTION for param in spec.get("params", [])):  # cells, one to click
         draw_spec(spec, frames, key="overview", lettering=context.lettering, on_select=_open_from_overview,
                   selection_mode=OVERVIEW_SELECTION)
@@ -282,27 +284,31 @@ def _overview(context, num_heads: int) -> None:
                      row_title="layer", column_title="head", no_number="none")
 
 
-def _overview_chart(entropy: np.ndarray, size: int, lettering: Lettering, head: int) -> alt.TopLevelMixin:
-    """entropy (L, nh) as the overview's heatmap; drawn as cells, with the side column's head marked on the head axis
-    in the grid's ring's red, and a click on a cell as its selection."""
+def _overview_chart(entropy: np.ndarray, size: int, lettering: Lettering) -> alt.TopLevelMixin:
+    """entropy (L, nh) as the overview's heatmap; drawn as cells, with the side column's head (OVERVIEW_HEAD_DATA)
+    marked on the head axis in the grid's ring's red, and a click on a cell as its selection."""
     layers, heads = entropy.shape
     chart = heatmap(entropy, [str(layer) for layer in range(layers)], [str(h) for h in range(heads)],
                     title=OVERVIEW_TITLE, row_title="layer", column_title="head", size=size, scheme="tinted blues",
                     reverse=True, lettering=lettering)
     if isinstance(chart, alt.Chart):
-        chart = _head_marked(chart, head, lettering.label_colour)
+        chart = _head_marked(chart, lettering.label_colour)
         chart = chart.add_params(alt.selection_point(name=OVERVIEW_SELECTION, fields=["row", "column"], on="click"))
+        # Named: Altair names a layer's view by a count of the charts it built, which a new text would change
+        chart = with_named_data(chart.properties(name="overview_cells"), OVERVIEW_HEAD_DATA)
     return chart.properties(usermeta=SVG)
 
 
-def _head_marked(chart: alt.Chart, head: int, ink: str) -> alt.Chart:
-    """The overview with the given head's label on its head axis in FOCUS_COLOUR and bold (the others in ink). Not
-    its cell: the layer moves on the grid's own input, which leaves every chart as it is (no new spec to draw)."""
-    marked = f"datum.value == {int(head)}"
+def _head_marked(chart: alt.Chart, ink: str) -> alt.Chart:
+    """The overview with the side column's head's label on its head axis in FOCUS_COLOUR and bold (the others in
+    ink), the head read from OVERVIEW_HEAD_DATA: written into the spec, each head was a chart the browser built anew.
+    Not its cell: the layer moves on the grid's own input, which leaves every chart as it is."""
+    marked = f"datum.value == {OVERVIEW_HEAD}"
     x = chart.encoding["x"]
     axis = {**x["axis"].to_dict(), "labelColor": alt.ExprRef(f"{marked} ? '{FOCUS_COLOUR}' : '{ink}'"),
             "labelFontWeight": alt.ExprRef(f"{marked} ? 'bold' : 'normal'")}
-    return chart.encode(x=alt.X("column:O", axis=alt.Axis(**axis), scale=x["scale"]))
+    chart = chart.encode(x=alt.X("column:O", axis=alt.Axis(**axis), scale=x["scale"]))
+    return chart.add_params(alt.param(name=OVERVIEW_HEAD, expr=data_value(OVERVIEW_HEAD_DATA, 0, "head", -1)))
 
 
 def _parks(context) -> None:

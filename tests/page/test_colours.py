@@ -133,7 +133,7 @@ def test_the_overview_draws_focused_heads_darkest_and_says_so(bundled):
     page = open_page({"view": "heads"})
     assert_healthy(page)
     [overview] = [chart for chart in charts(page) if "open_cell" in chart.proto.selection_mode]
-    assert "darker = more focused" in " ".join(json.loads(overview.proto.spec)["title"])
+    assert "darker = more focused" in rendered.svg(overview), "its title, as Vega draws it"
     encoding = encode(bundled, TEXT)
     entropy = np.stack([head_entropies(build_trace(bundled, encoding, TraceSettings(layer=layer)))
                         for layer in range(6)])  # (L, nh)

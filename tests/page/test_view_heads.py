@@ -26,7 +26,7 @@ from attention.text.encoding import encode
 from components.charts.colour_ranges import colour_domain, uniform_end
 from components.charts.grid import GRID_SIZE, grid_layout
 from components.charts.pictures import pooled
-from components.views.heads import ALL_LAYERS_WEIGHTS
+from components.views.heads import ALL_LAYERS_WEIGHTS, OVERVIEW_TITLE
 from tests import rendered
 from tests.pages import (
     assert_healthy,
@@ -354,3 +354,22 @@ def test_the_grid_rings_the_side_columns_head_from_its_data_and_keeps_its_spec()
     [moved] = charts(page, "open_head")
     assert moved.proto.spec == before, "the head is data: the grid's spec stays"
     assert len(ring(moved)) == 1 and ring(moved) != at_first, "the ring moved to head 5"
+
+
+def test_the_overview_marks_the_side_columns_head_from_its_data_and_keeps_its_spec():
+    """The overview's head axis writes the side column's head in red and bold, a head read from a dataset of its own:
+    the Head slider moves the mark Vega draws, and the overview's spec, and so the chart in the browser, stay."""
+    page = open_page({"view": "heads"})
+    [overview] = charts(page, "open_cell")
+
+    def marked(chart) -> list[str]:  # the head labels drawn in the ring's red, as Vega draws them
+        return re.findall(r'<text[^>]*fill="#d62728"[^>]*>([^<]*)</text>', rendered.svg(chart))
+
+    before = overview.proto.spec
+    assert marked(overview) == ["0"]
+    assert OVERVIEW_TITLE.split(":")[0] in rendered.svg(overview), "its title, beside the layer that holds the head"
+    page.slider(key="head").set_value(5).run()
+    assert_healthy(page)
+    [moved] = charts(page, "open_cell")
+    assert moved.proto.spec == before, "the head is data: the overview's spec stays"
+    assert marked(moved) == ["5"]
