@@ -23,12 +23,12 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 
-from components.classroom.class_watch import ASK_AGAIN_MS
+from components.classroom.class_watch import ASK_AGAIN_MS, WATCH_KEY
 from harness.classroom import CHART, move_on_chart
 from harness.held_asks import get_json
 from harness.session_client import WebsocketSession
 
-WATCH = "class_watch"  # the watch component's key and the end of its name (components/classroom/class_watch.py)
+WATCH = WATCH_KEY  # the watch component's key and the end of its name
 TEACHER_PERIOD_S = 2.0
 HEADS = 12  # the bundled model's
 

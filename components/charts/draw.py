@@ -91,6 +91,12 @@ def with_named_data(chart: alt.Chart, dataset: str) -> alt.LayerChart:
     return alt.layer(inner, naming_layer(dataset, aria=False), **top)
 
 
+def one_row(dataset: str, **fields) -> dict[str, pd.DataFrame]:
+    """A dataset of one row (fields: its columns' values), by name, for draw_spec beside a chart's own: the value an
+    expression of the chart reads (data_value) from a dataset a naming_layer keeps in its spec."""
+    return {dataset: pd.DataFrame({name: [value] for name, value in fields.items()})}
+
+
 def data_value(dataset: str, row: str | int, field: str, otherwise: float | str) -> str:
     """An expression: the field of a row (a number or an expression) of the named dataset, or otherwise (a number or
     an expression) while the dataset has no such row. A parameter that reads a number so takes it from the data: a

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from components.charts.colour_ranges import head_domains
-from components.charts.draw import data_value, naming_layer
+from components.charts.draw import data_value, naming_layer, one_row
 from components.charts.heatmap import (
     CELLS,
     LAYER,
@@ -203,12 +203,12 @@ def _group_bands(base: alt.Chart, layout: GridLayout, width: int, x: alt.Scale, 
 
 def focus_frames(head: int) -> dict[str, pd.DataFrame]:
     """The grid's dataset of the head it rings (the side column's), by name, for draw_spec beside its own."""
-    return {FOCUS_DATA: pd.DataFrame({"head": [int(head)]})}
+    return one_row(FOCUS_DATA, head=int(head))
 
 
 def aggregate_frames(how: str) -> dict[str, pd.DataFrame]:
     """The dataset of how the summary sums the heads up (one of AGGREGATES), which its title reads, by name."""
-    return {AGGREGATE_DATA: pd.DataFrame({"lead": [AGGREGATE_LEADS[how]]})}
+    return one_row(AGGREGATE_DATA, lead=AGGREGATE_LEADS[how])
 
 def _grid_tokens(slots: int, layout: GridLayout, tokens: tuple[str, ...], font_px: float, x: alt.Scale,
                  y: alt.Scale) -> tuple[alt.Chart, alt.Chart]:

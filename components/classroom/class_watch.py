@@ -38,6 +38,7 @@ ASK_AGAIN_MS = 5_000
 # An ask's fetch gives up after this long (the server holds it WAIT_S at most): the script then asks again.
 ASK_TIMEOUT_MS = round(WAIT_S * 1000) + 4_000
 _RUNS = "_class_watch_runs"  # session state: how many times the watch was mounted
+WATCH_KEY = "class_watch"  # the watch's key: its trigger's value is read under it (drawn_version)
 
 # The script that polls: class_watch.js, beside this module.
 _watch = st.components.v2.component(
@@ -53,13 +54,13 @@ def watch(code: str, version: int, *, following: bool, reachable: bool, follower
     for. At the foot of the view's fragment (classroom.watch): an element of no height still takes the gap between
     two elements, which above the view would push its chart down."""
     runs = st.session_state[_RUNS] = st.session_state.get(_RUNS, 0) + 1
-    _watch(key="class_watch", height=0, on_behind_change=on_behind,
+    _watch(key=WATCH_KEY, height=0, on_behind_change=on_behind,
            data={"run": runs, "code": code, "version": version, "following": following, "reachable": reachable,
                  "beat": follower if following else "", "period_ms": round(period_s * 1000)})
 
 
 def drawn_version() -> int | None:
     """In on_behind's callback: the class's version the page had drawn when its watch asked for this run."""
-    asked = st.session_state.get("class_watch")
+    asked = st.session_state.get(WATCH_KEY)
     version = asked.get("behind") if asked is not None else None
     return version if isinstance(version, int) and not isinstance(version, bool) else None

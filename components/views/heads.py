@@ -39,7 +39,7 @@ from components.caches import chart_memos, layers, moves, stacks, texts
 from components.charts import grid
 from components.charts.aggregates import AGGREGATES
 from components.charts.chart_text import describe_layer
-from components.charts.draw import data_value, draw_spec, with_named_data
+from components.charts.draw import data_value, draw_spec, one_row, with_named_data
 from components.charts.grid import (
     FOCUS_COLOUR,
     GRID_SELECTION,
@@ -270,7 +270,7 @@ def _overview(context, num_heads: int) -> None:
     # Kept: built by Altair at every move of the view, the same for every layer and head (the marked head is data)
     spec, frames = chart_memos.drawn_chart(_overview_chart, entropy[:, :num_heads], context.plot_px(),
                                            context.lettering)
-    frames = {**frames, OVERVIEW_HEAD_DATA: pd.DataFrame({"head": [context.state.head]})}
+    frames = {**frames, **one_row(OVERVIEW_HEAD_DATA, head=int(context.state.head))}
     if any(param.get("name") == OVERVIEW_SELECTION for param in spec.get("params", [])):  # cells, one to click
         draw_spec(spec, frames, key="overview", lettering=context.lettering, on_select=_open_from_overview,
                   selection_mode=OVERVIEW_SELECTION)
