@@ -109,7 +109,9 @@ def test_attending_in_chunks_changes_nothing(inputs, max_elements):
     query, key, value, mask, _, divisor, similarity = inputs
     whole = attend(query, key, value, mask, divisor, similarity).context  # (B, nh, T, d)
     chunked = attend_in_chunks(query, key, value, mask[:, 0], divisor, similarity, max_elements=max_elements)
-    torch.testing.assert_close(chunked, whole, rtol=1e-5, atol=1e-6)
+    # A context is a weighted sum of values: summed in other blocks, its float32 rounding is a part of their size
+    # (up to 10 here), not of its own (a sum near 0 of values of 5 was 1.8e-6 off on an AMD EPYC).
+    torch.testing.assert_close(chunked, whole, rtol=1e-5, atol=1e-6 * max(1.0, value.abs().max().item()))
 
 
 def test_a_single_real_key_takes_all_the_weight():

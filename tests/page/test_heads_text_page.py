@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from harness.reference import bare_forward, transformers_tokenizer
-from tests.page.test_number_table_page import as_numbers, number_tables, opened_table
+from tests.page.test_number_table_page import SHOWN, as_numbers, number_tables, opened_table
 from tests.pages import TEXT, assert_healthy, chart_matrix, chart_texts, charts, open_page, pick_on_chart
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -84,13 +84,13 @@ def test_the_grids_table_holds_the_ringed_heads_weights_and_follows_the_grids_la
     tokens = tokenizer.convert_ids_to_tokens(tokenizer(TEXT)["input_ids"])
     [head] = [table for table in tables if table.caption.startswith("Attention weights, layer 3, head 5")]
     assert [row[0] for row in head.rows] == tokens
-    np.testing.assert_allclose(as_numbers(head), weights[3][0, 5].numpy(), atol=5e-5, rtol=0)
+    np.testing.assert_allclose(as_numbers(head), weights[3][0, 5].numpy(), atol=SHOWN, rtol=0)
     [mean] = [table for table in tables if table.caption.startswith("Mean of the heads, layer 3")]
-    np.testing.assert_allclose(as_numbers(mean), weights[3][0].numpy().mean(axis=0), atol=5e-5, rtol=0)
+    np.testing.assert_allclose(as_numbers(mean), weights[3][0].numpy().mean(axis=0), atol=SHOWN, rtol=0)
 
     page = pick_on_chart(page, "grid", layer=1)
     [head] = [table for table in number_tables(page) if table.caption.startswith("Attention weights, layer 1, head 5")]
-    np.testing.assert_allclose(as_numbers(head), weights[1][0, 5].numpy(), atol=5e-5, rtol=0)
+    np.testing.assert_allclose(as_numbers(head), weights[1][0, 5].numpy(), atol=SHOWN, rtol=0)
 
 
 def test_the_overviews_table_holds_every_heads_entropy(bundled):
@@ -98,4 +98,4 @@ def test_the_overviews_table_holds_every_heads_entropy(bundled):
     [table] = [table for table in number_tables(opened_table(page, "table_overview"))
                if table.caption.startswith("Mean entropy")]
     assert [row[0] for row in table.rows] == [f"layer {layer}" for layer in range(6)]
-    np.testing.assert_allclose(as_numbers(table), transformers_entropy(bundled), atol=5e-5, rtol=0)
+    np.testing.assert_allclose(as_numbers(table), transformers_entropy(bundled), atol=SHOWN, rtol=0)

@@ -11,7 +11,7 @@ from attention.experiments.embedding_switch import DEFAULT_SECOND
 from attention.text.encoding import encode
 from harness.reference import bare_forward
 from tests.core.test_embedding_switch import reference_embeddings
-from tests.page.test_number_table_page import as_numbers, number_tables, opened_table, tokens_of
+from tests.page.test_number_table_page import SHOWN, as_numbers, number_tables, opened_table, tokens_of
 from tests.page.test_view_switch import open_view, switch_off
 from tests.pages import TEXT, assert_healthy, open_page
 
@@ -26,7 +26,7 @@ def test_the_lessons_head_step_has_transformers_weights_as_a_table(bundled):
     assert table.caption.startswith("Weights, layer 2, head 5")
     assert [row[0] for row in table.rows] == tokens_of(bundled)
     weights = bare_forward(bundled, TEXT)().attentions[2][0, 5].numpy()  # (T, T)
-    np.testing.assert_allclose(as_numbers(table), weights, atol=5e-5, rtol=0)
+    np.testing.assert_allclose(as_numbers(table), weights, atol=SHOWN, rtol=0)
 
 
 def test_the_blocks_contributions_map_has_the_cores_numbers_as_a_table(bundled):
@@ -37,7 +37,7 @@ def test_the_blocks_contributions_map_has_the_cores_numbers_as_a_table(bundled):
     [table] = number_tables(opened_table(page, "table_block_contributions"))
     contributions = mixing(bundled, encode(bundled, TEXT), 2).contributions[0]  # (T, T)
     assert [row[0] for row in table.rows] == tokens_of(bundled)
-    np.testing.assert_allclose(as_numbers(table), contributions, atol=5e-5, rtol=1e-4)
+    np.testing.assert_allclose(as_numbers(table), contributions, atol=SHOWN, rtol=1e-4)
 
 
 def test_the_switch_views_embedding_table_names_each_rows_largest_dimensions_as_transformers_has_them(bundled):
@@ -54,7 +54,7 @@ def test_the_switch_views_embedding_table_names_each_rows_largest_dimensions_as_
         assert len(named) == 5, row
         largest = np.argsort(-np.abs(expected), kind="stable")[:len(named)]
         assert [int(name.strip("'")) for name, _ in named] == largest.tolist(), row
-        np.testing.assert_allclose([float(value) for _, value in named], expected[largest], atol=5e-5, rtol=0)
+        np.testing.assert_allclose([float(value) for _, value in named], expected[largest], atol=SHOWN, rtol=0)
 
 
 def test_the_counting_maps_have_the_untrained_heads_weights_as_tables():
@@ -68,8 +68,8 @@ def test_the_counting_maps_have_the_untrained_heads_weights_as_tables():
     trace = inspect(untrained(config), example_windows(config, 1, 0))
     positions = [f"{index}: {letter}" for index, letter in enumerate(trace.labels[0])]
     assert [row[0] for row in window.rows] == positions and window.header[1:] == positions
-    np.testing.assert_allclose(as_numbers(window), trace.self_weights[0], atol=5e-5, rtol=0)
-    np.testing.assert_allclose(as_numbers(symbols), trace.symbol_weights[0], atol=5e-5, rtol=0)
+    np.testing.assert_allclose(as_numbers(window), trace.self_weights[0], atol=SHOWN, rtol=0)
+    np.testing.assert_allclose(as_numbers(symbols), trace.symbol_weights[0], atol=SHOWN, rtol=0)
 
 
 def test_the_induction_maps_have_every_heads_attention_at_the_last_kept_step_as_tables():
@@ -87,7 +87,7 @@ def test_the_induction_maps_have_every_heads_attention_at_the_last_kept_step_as_
     assert isinstance(INDUCTION_CONFIG, InductionConfig) and len(tables) == len(expected) == 3 * 2
     assert tables[0].caption.startswith("1 layer: layer 0, head 0, step ")
     for table, matrix in zip(tables, expected, strict=True):
-        np.testing.assert_allclose(as_numbers(table), matrix, atol=5e-5, rtol=0)
+        np.testing.assert_allclose(as_numbers(table), matrix, atol=SHOWN, rtol=0)
 
 
 def test_a_generation_steps_table_is_transformers_attention_row_over_the_cache(tiny_gpt2_checkpoint, monkeypatch):
@@ -112,4 +112,4 @@ def test_a_generation_steps_table_is_transformers_attention_row_over_the_cache(t
     ids = torch.tensor([[*generation.prompt_ids, *generation.new_ids]])[:, :step.position + 1]
     with torch.inference_mode():
         row = reference(ids, output_attentions=True).attentions[0][0, :, -1].numpy()  # (nh, S)
-    np.testing.assert_allclose(as_numbers(table), row, atol=5e-5, rtol=0)
+    np.testing.assert_allclose(as_numbers(table), row, atol=SHOWN, rtol=0)
