@@ -221,6 +221,12 @@ def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, 
         if not cases:
             return
         floor_page = page_speed.open_page(browser, floor_url, page_speed.FLOOR_READY)
+        if "controls" in groups:
+            progress("the floor with one heatmap's new numbers (bench/chart_floor_app.py)")
+            chart_floor_url = servers.enter_context(streamlit_server(
+                page_speed.CHART_FLOOR_APP, log_path=work / "chart-floor.log", cwd=page_speed.ROOT))
+            figures.pages.append(page_speed.run_case(browser, chart_floor_url, every_control.chart_floor_case(),
+                                                     floor_page, work))
         servers.callback(floor_page.context.close)
         progress("key press -> settled, ms (each case, then the floor's move after each of its moves):")
         load_failed = None  # why the decoder did not load, once its load was tried
@@ -425,6 +431,8 @@ def notes(figures: Figures, work: Path) -> list[str]:
                      "view runs the bundled encoder under a random masked-language-model head (bench/checkpoints.py).")
     if slowest := every_control.slowest(figures.pages):
         lines.append("The slowest controls, by ratio to their floor: " + "; ".join(slowest) + ".")
+    if reached := every_control.against_references(figures.pages):
+        lines.append(reached)
     if figures.memory is not None or figures.decoder_memory is not None:
         lines.append("Memory in MB of 2**20 bytes, GB of 2**30.")
     lines += figures.skipped

@@ -158,8 +158,37 @@ def cases(browser, base_url: str, queries: dict[str, dict[str, str]]) -> tuple[l
     return found, list(dict.fromkeys(skipped))
 
 
+CHART_FLOOR_NAME = "reference: the floor with one 32-token heatmap's new numbers"
+CHART_FLOOR_PRESSES = 9
+
+
+def chart_floor_case() -> Case:
+    """The floor page with one of the app's heatmaps, its numbers new at each move (bench/chart_floor_app.py): what
+    any control that changes a chart's numbers pays at the least, against the floor like every control."""
+    return Case(CHART_FLOOR_NAME, GROUP, f"its slider `x`, {CHART_FLOOR_PRESSES} presses (a 32 × 32 heatmap, the "
+                "app's, new numbers at each)", {}, page_speed.slider("x", ["ArrowRight", "ArrowLeft"] * 5)[
+                    :CHART_FLOOR_PRESSES], None)
+
+
 def slowest(results, count: int = 10) -> list[str]:
     """The count cases of largest ratio to their floor, slowest first, as "name 4.1×"."""
-    measured = [result for result in results if result.case.group == GROUP and not result.error and result.floor]
+    measured = [result for result in results if result.case.group == GROUP and not result.error and result.floor
+                and result.case.name != CHART_FLOOR_NAME]
     ranked = sorted(measured, key=lambda result: result.median_ms / result.floor_ms, reverse=True)
     return [f"{result.case.name} {result.median_ms / result.floor_ms:.1f}×" for result in ranked[:count]]
+
+
+def against_references(results) -> str | None:
+    """How many controls settle within TARGET× the floor, and within the ratio of the floor with one heatmap's new
+    numbers (chart_floor_case), as a line; None when either was not measured."""
+    measured = [result for result in results if result.case.group == GROUP and not result.error and result.floor]
+    reference = next((result for result in measured if result.case.name == CHART_FLOOR_NAME), None)
+    controls = [result for result in measured if result is not reference and result.case.reference == "floor"]
+    if reference is None or not controls:
+        return None
+    ratios = [result.median_ms / result.floor_ms for result in controls]
+    bare = reference.median_ms / reference.floor_ms
+    return (f"Of {len(controls)} controls, {sum(ratio <= TARGET for ratio in ratios)} settle within {TARGET:g}× the "
+            f"floor; the floor with one 32-token heatmap's new numbers settles at {bare:.1f}× it, and "
+            f"{sum(ratio <= bare for ratio in ratios)} controls within that.")
+

@@ -31,6 +31,7 @@ from harness.browser import Timing, act_and_time, new_page, wait_until_settled
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "streamlit_app.py"
 FLOOR_APP = ROOT / "bench" / "floor_app.py"
+CHART_FLOOR_APP = ROOT / "bench" / "chart_floor_app.py"  # the floor, and one heatmap whose numbers change
 TIMEOUT_MS = 120_000  # a first load that trains or ranks heads takes a while on a busy machine
 # A chart of the page's own, not the hidden one a new server draws while it loads the model (first_paint.py).
 CHART_DRAWN = ", ".join(f'[data-testid="stVegaLiteChart"]:not(.st-key-{WARM_UP_KEY} *) {tag}'
