@@ -24,7 +24,7 @@ from components.charts.draw import draw_spec
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.views.parts import tiled_softmax
-from components.views.parts.number_table import number_table, table_asked
+from components.views.parts.number_table import number_table, tables_on_request
 from components.views.parts.scrubbed import said
 
 FORMULA_SHARE = 0.4  # of the view's width for a step's name, formula and shape; its bars take the rest
@@ -89,9 +89,9 @@ def _mixing(context, numbers, tokens: list[str]) -> None:
                                         lettering=context.lettering), key="block_contributions",
               lettering=context.lettering)
     said(describe_mixing(numbers.layer, numbers.mixing_ratio, numbers.contributions, tokens))
-    if table_asked("block_contributions"):
-        number_table(numbers.contributions, tokens, tokens, caption=f"‖z̃_ij‖, layer {numbers.layer}",
-                     row_title="token i (updated)", column_title="token j (source)")
+    tables_on_request("block_contributions", lambda: number_table(
+        numbers.contributions, tokens, tokens, caption=f"‖z̃_ij‖, layer {numbers.layer}",
+        row_title="token i (updated)", column_title="token j (source)"))
     st.caption("Kobayashi et al. (2021): the attention block's output for token i is a sum over the tokens j of "
                "α_ij·(x̂_j W_V) W_O, with token i's own residual on the diagonal"
                + (" and the LayerNorm after the add linearised around it" if numbers.placement == "post" else "")

@@ -48,7 +48,7 @@ from components.charts.training_text import describe_count_curves, describe_coun
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.tables import numbers_html
-from components.views.parts.number_table import number_table, table_asked
+from components.views.parts.number_table import number_table, tables_on_request
 from components.views.parts.scrubbed import anchor_for, report_move, said, toolbar_inside
 
 RESULTS = "count_results"  # session key: {CountingConfig: TrainingResult}, newest last
@@ -304,12 +304,15 @@ def _maps(traces: dict[int, CountingTrace], config: CountingConfig, context, sam
               on_select=lambda: report_move(MAPS_KEY, _follow_window, (WIN,)))
     at = traces[config.win_size]  # the size the input shows: a move reruns the page, which says the next
     said([describe_count_maps(at.labels[0], symbols, at.self_weights[0], at.symbol_weights[0])])
-    if table_asked(MAPS_KEY):
+
+    def tables() -> None:
         positions = [f"{index}: {letter}" for index, letter in enumerate(at.labels[0])]
         number_table(at.self_weights[0], positions, positions, caption=f"Position × position, window size "
                      f"{config.win_size}", row_title="position asking", column_title="position looked at")
         number_table(at.symbol_weights[0], list(symbols), positions, caption=f"Each symbol's question, window size "
                      f"{config.win_size}", row_title="symbol", column_title="position looked at")
+
+    tables_on_request(MAPS_KEY, tables)
     chart_downloads(lambda: counting_maps.maps_chart(
         *counting_maps.maps_frames(*_weights({config.win_size: at})).values(), {config.win_size: at.labels[0]},
         symbols, config.win_size, OFFERED, size, beside, DEFAULTS.win_size, context.lettering), "count-window",

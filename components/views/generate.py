@@ -21,7 +21,7 @@ from components.charts.heatmap import heatmap
 from components.charts.label_stand_ins import stand_ins, with_labels
 from components.charts.scrub import INPUT_STYLE, placed
 from components.page import controls
-from components.views.parts.number_table import number_table, table_asked
+from components.views.parts.number_table import number_table, tables_on_request
 from components.views.parts.scrubbed import anchor_for, report_move, said
 
 STEP_KEY, LAYER_KEY = "generate_step", "generate_layer"  # which step and layer are shown: not the link's
@@ -119,11 +119,11 @@ def _one_step(context, generation, shape, new_tokens: int) -> None:
     said([describe_rows(f"Generation step {index}{' (the prefill)' if index == 0 else ''}, layer {layer}: the query "
                         f"of {fed!r}, token {step.position}", step.weights[layer],
                         [generation.tokens[position] for position in cached], cached)])
-    if table_asked(ROW_KEY):
-        number_table(step.weights[layer], [f"head {head}" for head in heads],
-                     [f"{position}: {generation.tokens[position]}" for position in cached],
-                     caption=f"Step {index}, layer {layer}: the query row of token {step.position} over the cache",
-                     row_title="head", column_title="cached key")
+    tables_on_request(ROW_KEY, lambda: number_table(
+        step.weights[layer], [f"head {head}" for head in heads],
+        [f"{position}: {generation.tokens[position]}" for position in cached],
+        caption=f"Step {index}, layer {layer}: the query row of token {step.position} over the cache",
+        row_title="head", column_title="cached key"))
     st.caption(f"Step {index}: the query row of token {step.position}, {fed!r}, over the {len(step.cache_positions)} "
                f"cached keys. Q of {fed!r}: (1, {shape.num_heads}, 1, {shape.head_size}); K and V of the cache: (1, "
                f"{shape.kv_heads}, {len(keys)}, {shape.head_size}), each K head read by "

@@ -58,7 +58,7 @@ from components.classroom import classroom, questions
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import WEIGHT_SCALES
-from components.views.parts.number_table import number_table, table_asked
+from components.views.parts.number_table import number_table, tables_on_request
 from components.views.parts.scrubbed import anchor_for, report_move, said
 
 # bert-large has 16 heads; a random source with a tiny head_dim has hundreds, shown 16 at a time.
@@ -193,17 +193,19 @@ def _grid_tables(stack: stacks.HeadStack, how: str | None, tokens: list[str], la
     """When asked (number_table's toggle), the numbers of the head the side Head slider rings, at the layer the
     grid stands at, and of the heads summed up by how: two tables, not the layer's every head (a dozen tables
     would bury the rest of the page under them)."""
-    if not table_asked(CHART_KEY):
-        return
     unit = "word" if stack.words else "token"
     titles = dict(row_title=f"query {unit}", column_title=f"key {unit}")
     at = stack.layers.index(layer)
-    number_table(stack.values()[at, stack.heads.index(head)], tokens, tokens, **titles,
-                 caption=f"Attention weights{', weighted by value norm' if stack.value_norm else ''}, layer {layer}, "
-                         f"head {head} (ringed in the grid)")
-    if how is not None:
-        number_table(_summed(stack, how)[at], tokens, tokens, caption=f"{AGGREGATES[how].capitalize()}, layer {layer}",
-                     **titles)
+
+    def tables() -> None:
+        number_table(stack.values()[at, stack.heads.index(head)], tokens, tokens, **titles,
+                     caption=f"Attention weights{', weighted by value norm' if stack.value_norm else ''}, layer "
+                             f"{layer}, head {head} (ringed in the grid)")
+        if how is not None:
+            number_table(_summed(stack, how)[at], tokens, tokens, **titles,
+                         caption=f"{AGGREGATES[how].capitalize()}, layer {layer}")
+
+    tables_on_request(CHART_KEY, tables)
 
 
 def _grid_frames(stack: stacks.HeadStack, shown: tuple[int, ...], attention_mask: tuple[int, ...], layout: GridLayout,
@@ -278,10 +280,9 @@ def _overview(context, num_heads: int) -> None:
         draw_spec(spec, frames, key="overview", lettering=context.lettering)
         st.caption("Too many cells to click one: choose the layer and head with the sliders.")
     said([describe_overview(entropy)])
-    if table_asked("overview"):
-        number_table(entropy, [f"layer {layer}" for layer in range(shape.num_layers)],
-                     [f"head {head}" for head in range(num_heads)], caption="Mean entropy of each head's rows, in nats",
-                     row_title="layer", column_title="head", no_number="none")
+    tables_on_request("overview", lambda: number_table(
+        entropy, [f"layer {layer}" for layer in range(shape.num_layers)], [f"head {head}" for head in range(num_heads)],
+        caption="Mean entropy of each head's rows, in nats", row_title="layer", column_title="head", no_number="none"))
 
 
 def _overview_chart(entropy: np.ndarray, size: int, lettering: Lettering) -> alt.TopLevelMixin:

@@ -44,7 +44,7 @@ from components.views.parts.induction_training import (
     train_or_watch,
     watch_under_way,
 )
-from components.views.parts.number_table import number_table, table_asked
+from components.views.parts.number_table import number_table, tables_on_request
 from components.views.parts.scrubbed import said, toolbar_inside
 
 CSV_COLUMNS = ["layers", "step", "layer", "head", "previous_token", "induction", "loss"]
@@ -232,12 +232,15 @@ def _maps(run: InductionRun, context) -> None:
     draw_spec(spec, frames, key="chart-induction-maps", lettering=context.lettering)
     # Every kept step is sent and the Step input moves in the browser, with no rerun: said of the first and the last
     said([describe_induction_maps(run.kept_steps, head_groups(*scores[:2]), head_groups(*scores[2:]))])
-    if table_asked("chart-induction-maps"):  # the last kept step's: the Step input moves in the browser, unheard
+
+    def tables() -> None:  # the last kept step's: the Step input moves in the browser, unheard
         probe = [f"{index}: {token}" for index, token in enumerate(run.example)]
         for layers, layer in charts.GROUPS:
             for head, matrix in enumerate((one if layers == 1 else two).kept[-1, layer]):  # (P, P) a head's
                 number_table(matrix, probe, probe, caption=f"{charts.group_name(layers, layer)}, head {head}, step "
                              f"{int(run.kept_steps[-1])}", row_title="token asking", column_title="token looked at")
+
+    tables_on_request("chart-induction-maps", tables)
     half = run.config.probe_half
     tokens = " ".join(str(token) for token in run.example[:half])
     st.caption(f"The sequence: {tokens} | {tokens} ({half} random tokens, then the same again). Rows are the tokens "

@@ -2,14 +2,17 @@
 toggle under the one-head chart (its focus seen), Space switches it on, and the table that comes is read as a
 table, its rows and columns named by the tokens; Tab goes on into the table's box, whose focus is seen too; the
 chart's own Head input, moved by its arrow key, brings the next head's table. axe-core finds no serious violation
-on the page with the table open."""
+on the page with the table open. The toggle reruns its table alone, not the view around it."""
 
 from __future__ import annotations
 
 import re
 
+import pytest
+
 from harness.axe import serious_violations
-from harness.browser import chart_input, load_page, press_chart_key, wait_until_settled
+from harness.browser import act_and_measure, chart_input, load_page, press_chart_key, wait_until_settled
+from tests.browser.frames import answer, frames_after, wait_until_measured
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -80,3 +83,34 @@ def test_the_table_is_reached_opened_and_read_by_the_keyboard_alone(page, base_u
     press_chart_key(page, "head")
     expect(page.get_by_role("table", name=re.compile(r"^Attention weights, layer 2, head 6\."))).to_be_visible()
     assert chart_input(page, "head").is_visible()
+
+
+@pytest.mark.own_tab  # its websocket is watched
+def test_the_toggle_reruns_its_table_alone_not_the_view_around_it(page, base_url):
+    from playwright.sync_api import expect
+
+    frames = frames_after(page)
+    page.goto(f"{base_url}/{QUERY}")
+    toggle = page.locator(".st-key-table_chart-weights input[type='checkbox']")
+    toggle.wait_for()
+    wait_until_measured(page, frames)
+    # The attention controls beside the view, the chart's spec, and the view's line under the chart
+    view = [b"Projection source", b"vega-lite", b"Drag the Layer and Head"]
+    opened = b"".join(frame for frame in frames if frame)
+    assert all(part in opened for part in view), [part for part in view if part not in opened]
+    table = page.get_by_role("table", name=re.compile(r"^Attention weights, layer 2, head 5\."))
+
+    frames.clear()
+    act_and_measure(page, lambda: toggle.press("Space"))
+    sent = answer(frames)
+    assert b"Attention weights, layer 2, head 5" in sent, "the table was sent"
+    assert not [part for part in view if part in sent], "the view was drawn again"
+    expect(table).to_be_visible()
+
+    frames.clear()
+    act_and_measure(page, lambda: toggle.press("Space"))
+    sent = answer(frames)
+    assert not [part for part in view if part in sent], "the view was drawn again"
+    expect(table).to_have_count(0)
+    assert "head=5" in page.url and "table" not in page.url, "the link is the view's, not the table's"
+

@@ -32,7 +32,7 @@ from components.views.parts.head_toggles import (
     heads_off_now,
     set_heads_off,
 )
-from components.views.parts.number_table import number_table, table_asked
+from components.views.parts.number_table import number_table, tables_on_request
 from components.views.parts.scrubbed import said
 
 RANKED = 10  # heads listed in the ranking table
@@ -78,11 +78,14 @@ def _switchboard(context, second: str, intact, num_layers: int, num_heads: int) 
         _movement(intact, current, context)
         said([describe_embedding(intact.embeddings[0], current.embeddings[0],
                                  heads_off_label(len(current.heads_off)))])
-        if table_asked("chart-switch-embedding"):
+
+        def table() -> None:
             before, after = intact.embeddings[0], current.embeddings[0]  # (C,) each
             number_table(np.stack([before, after, after - before]), list(MOVEMENT_ROWS),
                          [str(dimension) for dimension in range(len(before))],
                          caption="Sentence A's embedding", row_title="heads", column_title="dimension")
+
+        tables_on_request("chart-switch-embedding", table)
 
 
 def ranking_table(effects, limit: int = RANKED) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from components.page.downloads import chart_downloads
 from components.page.lesson_steps import lesson_of, trained_head
 from components.page.shapes_panel import shape_rows
 from components.page.viewport import COLUMN_GAP_PX
-from components.views.parts.number_table import number_table, table_asked
+from components.views.parts.number_table import number_table, tables_on_request
 from components.views.parts.scrubbed import said
 
 
@@ -54,8 +54,8 @@ def heatmap_in(context, matrix, rows, columns, title, key, *, row_title="query t
     if clip_at is not None:
         st.caption(clip_note(matrix, clip_at))
     said([text or describe_matrix(named, matrix, rows, columns, row_title, column_title)])
-    if table_asked(f"lesson-{key}"):
-        number_table(matrix, rows, columns, caption=named, row_title=row_title, column_title=column_title)
+    tables_on_request(f"lesson-{key}", lambda: number_table(matrix, rows, columns, caption=named,
+                                                            row_title=row_title, column_title=column_title))
     if download:  # built again on a click only
         chart_downloads(lambda: heatmap(matrix, rows, columns, **options), f"lesson-{key}", f"lesson-{key}",
                         title=named)

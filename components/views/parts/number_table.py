@@ -14,6 +14,7 @@ ROW_CELLS largest cells instead.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 import numpy as np
 import streamlit as st
@@ -37,6 +38,20 @@ def table_asked(key: str) -> bool:
     return st.toggle(TOGGLE_LABEL, key=f"table_{key}",
                      help="The numbers of the head the chart shows, a row per query, for a screen reader or for the "
                           "exact values. A long text shows each row's largest cells.")
+
+
+def tables_on_request(key: str, draw: Callable[[], None]) -> None:
+    """The toggle under the chart keyed `key` (table_asked) and, while it is on, what draw() draws (its number
+    tables), in a fragment of their own: the toggle reruns them alone, not the view around them (a table is its
+    reader's alone: page_state keeps it out of the link and the class). A move of the view reruns the fragment with
+    the view's new draw."""
+    _on_request(key, draw)
+
+
+@st.fragment
+def _on_request(key: str, draw: Callable[[], None]) -> None:
+    if table_asked(key):
+        draw()
 
 
 def number_table(matrix: np.ndarray, rows: list[str], columns: list[str], *, caption: str,

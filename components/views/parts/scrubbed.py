@@ -33,7 +33,7 @@ from components.charts.neuron_chart import QUERY
 from components.charts.plot_sizes import MIN_ROW_PX, PLOT_SIZE, plot_size
 from components.charts.scrub import INPUT_STYLE, ZOOM, cells_under, placed
 from components.charts.token_axes import kept_where_skipped
-from components.views.parts.number_table import number_table, table_asked
+from components.views.parts.number_table import number_table, tables_on_request
 
 _HELD = "_scrub_anchors"  # in the session: {chart key: (identity, anchor, shown, run)}
 _TOOLBAR_INSIDE = read_beside(__file__, "toolbar_inside.css")  # toolbar_inside's style, for one chart's selector
@@ -152,13 +152,15 @@ def chart_text(panels: list[Panel], position: tuple[int, int]) -> None:
 def panel_tables(panels: list[Panel], key: str, position: tuple[int, int]) -> None:
     """Under chart key, a toggle; when on, each panel's numbers at the page's layer and head as a table
     (number_table), drawn anew with the head a move of the chart's inputs reruns the page at."""
-    if not table_asked(key):
-        return
     layer, head = position
-    for panel, matrix in _shown_heads(panels, position):
-        number_table(matrix, list(panel.row_labels), list(panel.column_labels),
-                     caption=f"{panel.title}, layer {layer}, head {head}", row_title=panel.row_title,
-                     column_title=panel.column_title)
+
+    def tables() -> None:
+        for panel, matrix in _shown_heads(panels, position):
+            number_table(matrix, list(panel.row_labels), list(panel.column_labels),
+                         caption=f"{panel.title}, layer {layer}, head {head}", row_title=panel.row_title,
+                         column_title=panel.column_title)
+
+    tables_on_request(key, tables)
 
 
 def _shown_heads(panels: list[Panel], position: tuple[int, int]) -> list[tuple[Panel, np.ndarray]]:
@@ -242,8 +244,8 @@ def scrub_lines(stack: stacks.HeadStack, query_tokens: list[str], key_tokens: li
         matrix = stack.values()[stack.layers.index(layer), stack.heads.index(head)][queries.start:queries.stop,
                                                                                    keys.start:keys.stop]  # (R, K)
         said([describe_head(title, layer, head, matrix, query_tokens, key_tokens)])
-        if table_asked(key):
-            number_table(matrix, query_tokens, key_tokens, caption=f"{title}, layer {layer}, head {head}")
+        tables_on_request(key, lambda: number_table(matrix, query_tokens, key_tokens,
+                                                    caption=f"{title}, layer {layer}, head {head}"))
 
 
 def scrub_neuron(stack: stacks.NeuronStack, labels: list[str], head_size: int, *, dot_title: str, scaled_title: str,
@@ -272,12 +274,16 @@ def scrub_neuron(stack: stacks.NeuronStack, labels: list[str], head_size: int, *
         at = stack.heads.index(head)
         weights = numbers.weights[at, query]  # (T,)
         said([describe_query(stack.settings.layer, head, labels[query], weights, list(labels))])
-        if table_asked(key):  # a key the mask hides has no numbers, as on the chart: every one of its row masked
+
+        def table() -> None:  # a key the mask hides has no numbers, as on the chart: every one of its row masked
             hidden = ~unmasked(numbers.scaled[at, query])  # (T,)
-            table = np.stack([numbers.dots[at, query], numbers.scaled[at, query], weights], axis=1)  # (T, 3)
-            number_table(np.where(hidden[:, None], np.nan, table), list(labels), [dot_title, scaled_title, "weight"],
-                         caption=f"Query {labels[query]!r}, layer {stack.settings.layer}, head {head}: its numbers "
-                                 "with each key", row_title="key token", column_title="number")
+            numbers_row = np.stack([numbers.dots[at, query], numbers.scaled[at, query], weights], axis=1)  # (T, 3)
+            number_table(np.where(hidden[:, None], np.nan, numbers_row), list(labels),
+                         [dot_title, scaled_title, "weight"], caption=f"Query {labels[query]!r}, layer "
+                         f"{stack.settings.layer}, head {head}: its numbers with each key", row_title="key token",
+                         column_title="number")
+
+        tables_on_request(key, table)
 
 
 def _panel_frames(stack: stacks.HeadStack | stacks.AlignedDifference, scheme: str, raster: bool, name: str,
