@@ -39,7 +39,7 @@ from components.caches import chart_memos, layers, moves, stacks, texts
 from components.charts import grid
 from components.charts.aggregates import AGGREGATES
 from components.charts.chart_text import describe_layer
-from components.charts.draw import data_value, draw_spec, one_row, with_named_data
+from components.charts.draw import data_value, draw_spec, one_row, spec_and_frames, with_named_data
 from components.charts.grid import (
     FOCUS_COLOUR,
     GRID_SELECTION,
@@ -48,8 +48,9 @@ from components.charts.grid import (
     grid_layout,
 )
 from components.charts.heads_text import describe_overview, describe_parks
-from components.charts.heatmap import LAYER, MAX_VECTOR_CELLS, heatmap
+from components.charts.heatmap import LAYER, MAX_VECTOR_CELLS, heatmap, heatmap_frames
 from components.charts.label_room import fitted_size, label_overflow_px
+from components.charts.label_stand_ins import stand_ins, with_labels
 from components.charts.lettering import Lettering
 from components.charts.moves import park_chart
 from components.charts.scrub import INPUT_STYLE, placed
@@ -74,6 +75,7 @@ OVERVIEW_SELECTION = "open_cell"
 OVERVIEW_HEAD, OVERVIEW_HEAD_DATA = "marked_head", "overview-head"  # the head marked on its axis, and its dataset
 # Low entropy is a focused head: drawn darkest, as the eye reads "more" (a reversed scale; the numbers stay entropy).
 OVERVIEW_TITLE = "Mean entropy (nats): darker = more focused, lighter = more spread out"
+OVERVIEW_SCHEME = "tinted blues"  # reversed: the darker a cell, the lower its entropy
 
 
 def render(context) -> None:
@@ -176,9 +178,15 @@ def _grid_and_summary(stack: stacks.HeadStack, shown: range, how: str | None, to
     identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown),
                 drawing)
     anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
-    spec = placed(chart_memos.chart_spec(grid.spec, *drawing), {LAYER: anchor})
+    # Built once for every text of this length: the summary's labels are data (label_stand_ins), where Altair built the
+    # chart anew for each new text (200 ms). Tokens written beside the grid's pictures are in the spec itself.
+    standing = {} if layout.band else stand_ins(tokens)
+    built = (*drawing[:4], standing[tuple(tokens)], *drawing[5:]) if standing else drawing
+    spec, label_frames = with_labels(chart_memos.chart_spec(grid.spec, *built), standing) if standing else (
+        chart_memos.chart_spec(grid.spec, *built), {})
+    spec = placed(spec, {LAYER: anchor})
     frames = chart_memos.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()), layout,
-                                    weight_scale, num_heads) | grid.focus_frames(focus)
+                                    weight_scale, num_heads) | grid.focus_frames(focus) | label_frames
     if how is not None:
         frames = {**frames, **chart_memos.chart_data(_summary_frames, stack, how, raster), **grid.aggregate_frames(how)}
     st.html(INPUT_STYLE)
@@ -269,9 +277,7 @@ def _overview(context, num_heads: int) -> None:
     # The same for every layer and head: moving either slider reads it from the cache.
     entropy = layers.entropy_by_layer(context.model_name, context.text, context.text_b, context.settings(),
                                        shape.num_layers)  # (L, nh)
-    # Kept: built by Altair at every move of the view, the same for every layer and head (the marked head is data)
-    spec, frames = chart_memos.drawn_chart(_overview_chart, entropy[:, :num_heads], context.plot_px(),
-                                           context.lettering)
+    spec, frames = overview_drawn(entropy[:, :num_heads], context.plot_px(), context.lettering)
     frames = {**frames, **one_row(OVERVIEW_HEAD_DATA, head=int(context.state.head))}
     if any(param.get("name") == OVERVIEW_SELECTION for param in spec.get("params", [])):  # cells, one to click
         draw_spec(spec, frames, key="overview", lettering=context.lettering, on_select=_open_from_overview,
@@ -285,12 +291,26 @@ def _overview(context, num_heads: int) -> None:
         caption="Mean entropy of each head's rows, in nats", row_title="layer", column_title="head", no_number="none"))
 
 
+def overview_drawn(entropy: np.ndarray, size: int, lettering: Lettering) -> tuple[dict, dict]:
+    """The overview's spec and datasets. Drawn as cells, its spec is built once for every entropy of its shape, and
+    the numbers are its datasets alone (as chart_memos.kept_heatmap's): built anew for each new text, it was a fifth of
+    the view's answer to one. A picture, drawn from the numbers, is kept whole."""
+    if entropy.size > MAX_VECTOR_CELLS:
+        return chart_memos.drawn_chart(_overview_chart, entropy, size, lettering)
+    spec = chart_memos.chart_spec(_overview_spec, entropy.shape, size, lettering)
+    return spec, heatmap_frames(entropy, OVERVIEW_SCHEME)
+
+
+def _overview_spec(shape: tuple[int, int], size: int, lettering: Lettering) -> dict:
+    return spec_and_frames(_overview_chart(np.zeros(shape, dtype=np.float32), size, lettering))[0]
+
+
 def _overview_chart(entropy: np.ndarray, size: int, lettering: Lettering) -> alt.TopLevelMixin:
     """entropy (L, nh) as the overview's heatmap; drawn as cells, with the side column's head (OVERVIEW_HEAD_DATA)
     marked on the head axis in the grid's ring's red, and a click on a cell as its selection."""
     layers, heads = entropy.shape
     chart = heatmap(entropy, [str(layer) for layer in range(layers)], [str(h) for h in range(heads)],
-                    title=OVERVIEW_TITLE, row_title="layer", column_title="head", size=size, scheme="tinted blues",
+                    title=OVERVIEW_TITLE, row_title="layer", column_title="head", size=size, scheme=OVERVIEW_SCHEME,
                     reverse=True, lettering=lettering)
     if isinstance(chart, alt.Chart):
         chart = _head_marked(chart, lettering.label_colour)

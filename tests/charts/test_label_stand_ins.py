@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from components.charts import neuron_chart, scrub
+from components.charts import grid, neuron_chart, scrub
 from components.charts.heatmap import MAX_VECTOR_CELLS
 from components.charts.label_stand_ins import LABEL, stand_ins, with_labels
 from components.charts.lettering import READING
@@ -123,3 +123,19 @@ def test_a_long_texts_rows_of_the_querys_word_stay_in_its_spec():
     """Where the row axis skips labels, the query's word keeps its own: those rows are part of the spec."""
     once, twice = (Panel(None, LONG, LONG, "weights", kept_rows=rows) for rows in [(1,), (1, 7)])
     assert layout([once], stand_ins(LONG)) != layout([twice], stand_ins(LONG))
+
+
+def grid_arguments(tokens: tuple[str, ...]) -> tuple:
+    """grid.spec's arguments as views/heads.py makes them: 12 heads of 6 layers summed up, no tokens beside them."""
+    layout = grid.grid_layout(700, len(tokens), False, READING, 1, 0)
+    return 6, 12, True, True, tokens, False, layout, 420, None, READING, "token"
+
+
+def test_the_all_heads_grid_given_its_labels_is_the_chart_built_on_them():
+    """As views/heads.py draws it: one spec for every text of its length, its summary's labels the datasets."""
+    standing = stand_ins(HOSTILE)
+    own = json.dumps(grid.spec(*grid_arguments(HOSTILE)))
+    given = with_labels(grid.spec(*grid_arguments(standing[HOSTILE])), standing)
+    assert same_names(json.dumps(inlined(*given)), standing) == same_names(own, {})
+    other = stand_ins(OTHER)
+    assert json.dumps(with_labels(grid.spec(*grid_arguments(other[OTHER])), other)[0]) == json.dumps(given[0])

@@ -373,3 +373,20 @@ def test_the_overview_marks_the_side_columns_head_from_its_data_and_keeps_its_sp
     [moved] = charts(page, "open_cell")
     assert moved.proto.spec == before, "the head is data: the overview's spec stays"
     assert marked(moved) == ["5"]
+
+
+def test_a_new_text_of_as_many_tokens_keeps_the_grids_and_the_overviews_specs():
+    """Both are built once for every text of its length: a new text brings its numbers, and the summary's tokens, as
+    datasets, which the browser swaps into the charts it drew (a new spec is a chart Vega builds again)."""
+    page = run_page({"view": "heads", "text": "the cat sat on the mat"})
+
+    def specs() -> list[str]:
+        return [grid(page).proto.spec, charts(page, "open_cell")[0].proto.spec]
+
+    before, numbers = specs(), chart_matrix(charts(page, "open_cell")[0])
+    page.text_area(key="text").set_value("a dog lay by a door").run()
+    assert_healthy(page)
+    assert specs() == before
+    drawn = rendered.svg(grid(page))
+    assert ">dog<" in drawn and ">door<" in drawn and ">cat<" not in drawn, "the summary's axes name the new tokens"
+    assert not np.allclose(chart_matrix(charts(page, "open_cell")[0]), numbers), "the overview's numbers are new"
