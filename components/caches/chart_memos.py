@@ -13,8 +13,9 @@ import streamlit as st
 
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.work import heavy_work
-from components.charts.draw import draw_spec, spec_and_frames
+from components.charts.draw import draw_spec, layered, spec_and_frames
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap, heatmap_frames
+from components.charts.label_stand_ins import stand_ins, with_labels
 from components.charts.lettering import Lettering
 from components.charts.palettes import palette_in_force
 from components.private_hooks import arrow_dataset
@@ -111,20 +112,25 @@ def draw_kept(build: Callable[..., alt.TopLevelMixin], *arguments, key: str, let
 
 def kept_heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], **options) -> tuple[dict, dict]:
     """heatmap(matrix, rows, columns, **options) as its bare spec and its datasets. A heatmap drawn as cells has one
-    spec for every matrix of its shape (its numbers, its colours' ends and its clipped cells are data): the spec is
-    built once per shape, labels and options, and a new matrix (another layer, head or scaling) costs its datasets
-    alone (heatmap_frames), where building it with Altair cost a lesson step 100 ms. A picture, drawn from the
-    numbers, is kept whole (drawn_chart)."""
+    spec for every matrix of its shape (its numbers, its colours' ends, its clipped cells and its labels are data):
+    the spec is built once per shape and options, and a new matrix (another layer, head or scaling) or a new text of
+    as many tokens costs its datasets alone (heatmap_frames, and the labels' datasets: label_stand_ins), where
+    building it with Altair cost a lesson step 100 ms. A picture, drawn from the numbers, is kept whole
+    (drawn_chart)."""
     if np.size(matrix) > MAX_VECTOR_CELLS:
         return drawn_chart(heatmap, matrix, rows, columns, **options)
     clip_at = options.get("clip_at")
     shaped = {**options, "clip_at": None if clip_at is None else 1.0}  # its value is data
-    spec = chart_spec(_heatmap_spec, np.shape(matrix), tuple(rows), tuple(columns), tuple(sorted(shaped.items())))
-    return spec, heatmap_frames(matrix, options.get("scheme", "blues"), options.get("domain"), clip_at)
+    standing = stand_ins(rows, columns)
+    spec, labels = with_labels(chart_spec(_heatmap_spec, np.shape(matrix), standing[tuple(rows)],
+                                          standing[tuple(columns)], tuple(sorted(shaped.items()))), standing)
+    return spec, {**heatmap_frames(matrix, options.get("scheme", "blues"), options.get("domain"), clip_at), **labels}
 
 
 def _heatmap_spec(shape: tuple[int, int], rows: tuple[str, ...], columns: tuple[str, ...], options: tuple) -> dict:
-    return spec_and_frames(heatmap(np.zeros(shape, dtype=np.float32), list(rows), list(columns), **dict(options)))[0]
+    """A layer chart, where the labels' datasets are named (label_stand_ins.with_labels)."""
+    chart = heatmap(np.zeros(shape, dtype=np.float32), list(rows), list(columns), **dict(options))
+    return spec_and_frames(layered(chart))[0]
 
 
 def drawn_chart(build: Callable[..., alt.TopLevelMixin], *arguments, **options) -> tuple[dict, dict[str, bytes]]:

@@ -82,13 +82,22 @@ def naming_layer(dataset: str, **mark) -> alt.Chart:
 
 
 def with_named_data(chart: alt.Chart, dataset: str) -> alt.LayerChart:
-    """chart with a naming_layer of dataset beside it, for an expression of the chart to read (data_value): its
-    top-level properties (autosize, config, description), which no layer may hold, lifted onto the layer chart."""
-    top = {key: chart[key] for key in ("autosize", "config", "description") if chart[key] is not alt.Undefined}
+    """chart with a naming_layer of dataset beside it, for an expression of the chart to read (data_value)."""
+    return layered(chart, naming_layer(dataset, aria=False))
+
+
+def layered(chart: alt.TopLevelMixin, *beside: alt.Chart) -> alt.LayerChart:
+    """chart as a layer chart, with the layers beside it (a layered chart is kept as it is, the layers added): its
+    top-level properties (autosize, config, description, usermeta), which no layer may hold, and its title lifted
+    onto the layer chart. A layer chart is where label_stand_ins.with_labels names its datasets."""
+    if isinstance(chart, alt.LayerChart):
+        return alt.layer(chart, *beside) if beside else chart
+    top = {key: chart[key] for key in ("autosize", "config", "description", "usermeta", "title")
+           if chart[key] is not alt.Undefined}
     inner = chart.copy()
     for key in top:
         inner[key] = alt.Undefined
-    return alt.layer(inner, naming_layer(dataset, aria=False), **top)
+    return alt.layer(inner, *beside, **top)
 
 
 def one_row(dataset: str, **fields) -> dict[str, pd.DataFrame]:
