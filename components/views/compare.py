@@ -20,6 +20,7 @@ import streamlit as st
 from attention.analyses.compare import aligned_positions
 from components.caches import chart_memos, experiments, stacks, texts
 from components.charts.chart_summaries import describe_changes
+from components.charts.draw import draw_spec
 from components.charts.heatmap import heatmap
 from components.charts.label_room import label_overflow_px, text_px
 from components.charts.lettering import READING, Lettering
@@ -43,6 +44,7 @@ BY_QUERY_PX = (120, 320)  # px, the bars of each query token's largest change: a
 TOKEN_COLUMN_PX = 100  # px beside those bars for the query tokens on their left, and for the keys on their right
 BAR_PX = 20  # px a query token's bar takes, top to bottom, at least
 BY_QUERY_TITLE = "Each query token's largest change"
+BY_QUERY_DATA = "by-query"  # its chart's dataset
 MORE_IN_A, MORE_IN_B = "#2166ac", "#b2182b"  # blue where text A attends more, red where text B does: the heatmap's
 
 
@@ -131,8 +133,8 @@ def render(context) -> None:
         _largest_change(found, shared, count_special, sinks, "word positions" if whole else "positions")
         if found.change.difference != 0.0:
             frame = by_query_frame(found, shared)
-            chart_memos.draw_kept(by_query_chart, frame, context.width, key="chart-compare-queries",
-                                  lettering=lettering)
+            draw_spec(*by_query_drawn(frame, context.width, lettering), key="chart-compare-queries",
+                      lettering=lettering)
             said([describe_changes(BY_QUERY_TITLE, frame["query"], frame["key"], frame["change"].to_numpy(),
                                    frame["weight in A"].to_numpy(), frame["weight in B"].to_numpy(), unit)])
     st.caption(
@@ -159,14 +161,21 @@ def by_query_frame(found, shared: tuple[str, ...]) -> pd.DataFrame:
     })
 
 
-def by_query_chart(frame: pd.DataFrame, width: int, lettering: Lettering = READING) -> alt.HConcatChart:
-    """Each query token's largest change (by_query_frame's rows) as a bar, in the order of the text: the query on
-    the left, the key it changed most for on the right, both weights on hover. Tokens are data, never expressions."""
+def by_query_drawn(frame: pd.DataFrame, width: int, lettering: Lettering = READING) -> tuple[dict, dict]:
+    """Each query token's largest change (by_query_frame's rows) as a bar chart in a column width px wide: its spec,
+    built once for every text of as many rows whose words fit its columns alike, and its one dataset. A new head or
+    a new text of as many tokens swaps the rows into the chart drawn, where Altair built it anew for each."""
     frame = frame.assign(**{"to key": "→ " + frame["key"]})
     # long words' text runs past the columns beside the bars (on the left for the queries, right for the keys)
     past = sum(max(0, text_px(frame[column], lettering) - TOKEN_COLUMN_PX) for column in ("query", "to key"))
     plot = min(BY_QUERY_PX[1], max(BY_QUERY_PX[0], width - 2 * TOKEN_COLUMN_PX - int(past)))
-    height = round(max(BAR_PX, 1.6 * lettering.font_px) * len(frame))
+    return chart_memos.chart_spec(by_query_spec, plot, len(frame), lettering), {BY_QUERY_DATA: frame}
+
+
+def by_query_spec(plot: int, rows: int, lettering: Lettering = READING) -> dict:
+    """by_query_drawn's chart of `rows` bars plot px wide, the query on the left, the key it changed most for on the
+    right, both weights on hover, read from the dataset BY_QUERY_DATA. Tokens are data, never expressions."""
+    height = round(max(BAR_PX, 1.6 * lettering.font_px) * rows)
     base = alt.Chart().encode(y=alt.Y("order:O", axis=None)).properties(height=height)
     tooltip = [alt.Tooltip("query:N", title="query token"), alt.Tooltip("key:N", title="its largest change at"),
                alt.Tooltip("change:Q", title="A − B", format="+.3f"),
@@ -185,8 +194,8 @@ def by_query_chart(frame: pd.DataFrame, width: int, lettering: Lettering = READI
         x=alt.value(TOKEN_COLUMN_PX), text="query:N", tooltip=tooltip).properties(width=TOKEN_COLUMN_PX)
     keys = base.mark_text(align="left", fontSize=lettering.font_px, color="#555").encode(
         x=alt.value(0), text="to key:N", tooltip=tooltip).properties(width=TOKEN_COLUMN_PX)
-    return alt.hconcat(queries, bars, keys, data=frame, spacing=8).properties(
-        title=BY_QUERY_TITLE).configure_view(stroke=None)
+    return alt.hconcat(queries, bars, keys, data=alt.NamedData(name=BY_QUERY_DATA), spacing=8).properties(
+        title=BY_QUERY_TITLE).configure_view(stroke=None).to_dict(validate=False)
 
 
 def _shown_head(stack: stacks.HeadStack | stacks.AlignedDifference, layer: int, head: int) -> np.ndarray:

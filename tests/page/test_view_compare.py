@@ -14,6 +14,7 @@ from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
 from components.page import viewport
+from components.views.compare import BY_QUERY_DATA, by_query_drawn
 from tests import pages
 from tests.pages import (
     APP,
@@ -230,3 +231,32 @@ def test_each_texts_heatmap_is_legible_at_1280x720(text_b):
     widths = [part["width"] for part in spec_parts(spec) if isinstance(part.get("width"), int | float)
               and str(pages.title_text(part.get("title", ""))).startswith("Text ")]
     assert len(widths) == 2 and min(widths) >= LEGIBLE_PLOT_PX, widths
+
+
+def test_a_new_text_of_as_many_tokens_keeps_the_bars_spec_and_swaps_their_rows():
+    """Built once for as many rows whose words fit its columns alike: the browser swaps the new rows into the chart
+    it drew (a new spec is a chart Vega builds again)."""
+    page = run_compare(text=IT_A, text_b=IT_B, layer="3", head="1")
+    assert_healthy(page)
+
+    def chart():
+        [found] = [chart for chart in page.get("vega_lite_chart")
+                   if chart_title(chart) == "Each query token's largest change"]
+        return found
+
+    spec, rows = chart().proto.spec, by_query(page)
+    page.text_input(key="text_b").set_value(IT_B.replace("wide", "big")).run()
+    assert_healthy(page)
+    assert chart().proto.spec == spec
+    assert not np.allclose(by_query(page)["change"], rows["change"]), "the rows are the new text's"
+
+
+def test_the_bars_spec_is_built_once_for_as_many_rows_and_their_words_are_data():
+    rows = pd.DataFrame({"order": range(3), "query": ["it", "'", "<b>"], "key": ["animal", "if", "datum"],
+                         "change": [0.3, -0.1, 0.2], "weight in A": [0.5, 0.1, 0.3], "weight in B": [0.2, 0.2, 0.1]})
+    spec, data = by_query_drawn(rows, 700)
+    other_spec, other = by_query_drawn(rows.assign(change=[-0.2, 0.4, 0.0], query=["a", "b", "c"]), 700)
+    assert other_spec is spec, "kept, not built again"
+    assert "animal" not in json.dumps(spec) and "<b>" not in json.dumps(spec), "no word is in the spec"
+    assert data[BY_QUERY_DATA]["to key"].tolist() == ["→ animal", "→ if", "→ datum"]
+    assert other[BY_QUERY_DATA]["query"].tolist() == ["a", "b", "c"]
