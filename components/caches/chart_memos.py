@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 
 import altair as alt
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from components.caches.budget import BUDGET, CACHE_ENTRIES
@@ -131,6 +132,36 @@ def _heatmap_spec(shape: tuple[int, int], rows: tuple[str, ...], columns: tuple[
     """A layer chart, where the labels' datasets are named (label_stand_ins.with_labels)."""
     chart = heatmap(np.zeros(shape, dtype=np.float32), list(rows), list(columns), **dict(options))
     return spec_and_frames(layered(chart))[0]
+
+
+def kept_token_chart(build: Callable[..., alt.TopLevelMixin], frame_of: Callable[[object], pd.DataFrame], numbers,
+                     tokens: list[str], **options) -> tuple[dict, dict]:
+    """build(numbers, tokens, **options), a chart of one dataset, frame_of(numbers), on a token axis: its spec, built
+    once for every text of its length (on stand-in labels and numbers of zeros, as a layer chart where the labels'
+    datasets are named: label_stand_ins), and its datasets. A new text of as many tokens, or new numbers, costs the
+    dataset alone, where Altair built the chart anew for each (the block's bars: 250 ms a new text). build's spec
+    must hold no number of the data (Vega finds the scales' ends)."""
+    standing = stand_ins(tokens)
+    spec = chart_spec(_token_chart_spec, build, _shapes(numbers), standing[tuple(tokens)],
+                      tuple(sorted(options.items())))
+    spec, labels = with_labels(spec, standing)
+    return spec, {"data-0": frame_of(numbers), **labels}
+
+
+def _shapes(numbers) -> tuple:
+    """What a kept_token_chart's spec depends on of its numbers (an array, or a dict of arrays): their shapes."""
+    if isinstance(numbers, dict):
+        return tuple((name, np.shape(values)) for name, values in numbers.items())
+    return ("", np.shape(numbers))
+
+
+def _token_chart_spec(build: Callable[..., alt.TopLevelMixin], shapes: tuple, tokens: tuple[str, ...],
+                      options: tuple) -> dict:
+    zeros = np.zeros(shapes[1]) if shapes[:1] == ("",) else {name: np.zeros(shape) for name, shape in shapes}
+    spec, frames = spec_and_frames(layered(build(zeros, list(tokens), **dict(options))))
+    if list(frames) != ["data-0"]:
+        raise ValueError(f"{build.__qualname__} draws {list(frames)}: kept_token_chart keeps a chart of one dataset")
+    return spec
 
 
 def drawn_chart(build: Callable[..., alt.TopLevelMixin], *arguments, **options) -> tuple[dict, dict[str, bytes]]:

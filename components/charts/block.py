@@ -31,14 +31,23 @@ def step_bars(norms: np.ndarray, tokens: list[str], *, title: str, width: int,
     """(T,) one step's per-token norms ‖x_t‖ as bars, from 0 to the step's own largest: on one scale for every
     step, a norm's output (a few units) flattened the attention's and the MLP's (hundredths, in a tiny model) to
     nothing. The title says the largest, so that the steps still compare."""
-    frame = pd.DataFrame({"position": np.arange(len(tokens)), "norm": np.asarray(norms, dtype=float)})
-    chart = alt.Chart(frame).mark_bar().encode(
+    chart = alt.Chart(step_frame(norms)).mark_bar().encode(
         x=alt.X("position:O", axis=_token_axis(tokens, width, lettering, None)),
         y=alt.Y("norm:Q", title=None, scale=alt.Scale(zero=True), axis=alt.Axis(tickCount=2)),
         tooltip=[alt.Tooltip("position:O"), alt.Tooltip("norm:Q", format=".3f")],
     ).properties(width=width, height=STEP_BARS_PX, title=title_lines(title, width), description=title,
                  autosize=PAD)
     return labelled(chart, tokens)
+
+
+def step_frame(norms: np.ndarray) -> pd.DataFrame:
+    """(T,) -> step_bars' dataset: a row per position."""
+    return pd.DataFrame({"position": np.arange(len(norms)), "norm": np.asarray(norms, dtype=float)})
+
+
+def ratio_frame(ratio: np.ndarray) -> pd.DataFrame:
+    """(T,) -> ratio_bars' dataset: a row per position."""
+    return pd.DataFrame({"position": np.arange(len(ratio)), "ratio": np.asarray(ratio, dtype=float)})
 
 
 def written_frame(written: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -66,8 +75,7 @@ def written_bars(written: dict[str, np.ndarray], tokens: list[str], *, title: st
 def ratio_bars(ratio: np.ndarray, tokens: list[str], *, title: str, width: int,
                lettering: Lettering = READING) -> alt.TopLevelMixin:
     """(T,) each token's mixing ratio, 0 (kept to itself and its residual) to 1 (updated by the others alone)."""
-    frame = pd.DataFrame({"position": np.arange(len(tokens)), "ratio": np.asarray(ratio, dtype=float)})
-    chart = alt.Chart(frame).mark_bar(color="#1f77b4").encode(
+    chart = alt.Chart(ratio_frame(ratio)).mark_bar(color="#1f77b4").encode(
         x=alt.X("position:O", axis=_token_axis(tokens, width, lettering)),
         y=alt.Y("ratio:Q", title="mixing ratio", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
         tooltip=[alt.Tooltip("position:O"), alt.Tooltip("ratio:Q", format=".1%", title="mixing ratio")],

@@ -17,8 +17,11 @@ from components.charts.block import (
     describe_step,
     describe_written,
     ratio_bars,
+    ratio_frame,
     step_bars,
+    step_frame,
     written_bars,
+    written_frame,
 )
 from components.charts.draw import draw_spec
 from components.page import controls
@@ -57,8 +60,9 @@ def _steps(context, numbers, tokens: list[str]) -> None:
                         f"{float(numbers.norms[index].max()):.3g}")
             st.caption(formula)
         with bars:
-            chart_memos.draw_kept(step_bars, numbers.norms[index], tokens, width=bars_px, title=f"‖{name}‖ per token",
-                                  key=f"block_step_{index}", lettering=context.lettering)
+            draw_spec(*chart_memos.kept_token_chart(step_bars, step_frame, numbers.norms[index], tokens, width=bars_px,
+                                                    title=f"‖{name}‖ per token", lettering=context.lettering),
+                      key=f"block_step_{index}", lettering=context.lettering)
             said([describe_step(name, numbers.norms[index], tokens)])
     st.caption("Each bar is a token's vector's length, ‖x_t‖, after that step, from 0 to the step's largest (beside "
                "it). Shapes are (B, T, C): batch, tokens, hidden size.")
@@ -68,7 +72,8 @@ def _written(context, numbers, tokens: list[str]) -> None:
     st.subheader(f"What each sublayer writes into the stream, layer {numbers.layer}")
     width = max(200, context.width - 90)
     options = dict(title="‖residual in‖, ‖attention‖ and ‖MLP‖ per token", width=width, lettering=context.lettering)
-    chart_memos.draw_kept(written_bars, numbers.written, tokens, key="chart-block-written", **options)
+    draw_spec(*chart_memos.kept_token_chart(written_bars, written_frame, numbers.written, tokens, **options),
+              key="chart-block-written", lettering=context.lettering)
     said([describe_written(numbers.layer, numbers.written, tokens)])
     chart_downloads(lambda: written_bars(numbers.written, tokens, **options), "block-written",
                     f"block-written-layer-{numbers.layer}", title=f"Layer {numbers.layer}: {options['title']}")
@@ -81,8 +86,9 @@ def _written(context, numbers, tokens: list[str]) -> None:
 def _mixing(context, numbers, tokens: list[str]) -> None:
     st.subheader(f"How much of each token's update came from the others, layer {numbers.layer}")
     width = max(200, context.width - 90)
-    chart_memos.draw_kept(ratio_bars, numbers.mixing_ratio, tokens, title="Mixing ratio per token", width=width,
-                          key="block_ratio", lettering=context.lettering)
+    draw_spec(*chart_memos.kept_token_chart(ratio_bars, ratio_frame, numbers.mixing_ratio, tokens,
+                                            title="Mixing ratio per token", width=width, lettering=context.lettering),
+              key="block_ratio", lettering=context.lettering)
     draw_spec(*chart_memos.kept_heatmap(numbers.contributions, tokens, tokens,
                                         title="‖z̃_ij‖: what token j wrote into token i", row_title="token i (updated)",
                                         column_title="token j (source)", scheme="blues", size=context.plot_px(),

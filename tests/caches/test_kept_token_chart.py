@@ -1,0 +1,35 @@
+"""A chart of one dataset on a token axis, kept by its shape (chart_memos.kept_token_chart), is the chart Altair builds
+for its numbers and tokens, drawn the same; and one spec serves every text of its length (the block's bars)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from components.caches.chart_memos import kept_token_chart
+from components.charts.block import ratio_bars, ratio_frame, step_bars, step_frame, written_bars, written_frame
+from components.charts.draw import spec_and_frames
+from tests.caches.test_kept_heatmap import HOSTILE, LABELS, drawn
+
+RNG = np.random.default_rng(5)
+CHARTS = {
+    "a step's norms": (step_bars, step_frame, lambda: RNG.random(32) * 9),
+    "the mixing ratio": (ratio_bars, ratio_frame, lambda: RNG.random(32)),
+    "what each sublayer writes": (written_bars, written_frame,
+                                  lambda: {part: RNG.random(32) for part in ("residual in", "attention", "MLP")}),
+}
+
+
+@pytest.mark.parametrize("chart", list(CHARTS))
+def test_a_kept_chart_is_drawn_as_the_one_altair_builds_and_one_spec_serves_every_text(chart):
+    build, frame_of, numbers = CHARTS[chart]
+    options = dict(title="t", width=400)
+    kept = []
+    for labels in (LABELS, HOSTILE):
+        values = numbers()
+        spec, frames = kept_token_chart(build, frame_of, values, labels, **options)
+        assert drawn(spec, frames) == drawn(*spec_and_frames(build(values, labels, **options)))
+        kept.append(spec)
+    assert json.dumps(kept[0]) == json.dumps(kept[1]), "one spec for both texts: the browser swaps the data in"
