@@ -43,7 +43,9 @@ def kinds_for(view: str, has_text: bool) -> list[str]:
 
 
 def form(state: PageState, on_ask) -> None:
-    """The form, in an expander: on Ask, on_ask(question) with the question made from state."""
+    """The form, in an expander, for the page in state: on Ask, on_ask(question), in the button's callback. A
+    callback runs before the run the press starts, whatever that run meets: read as the button's value further down
+    the page's run, a press was now and then lost (the round never opened, on a loaded machine)."""
     # The page's answers need the core (torch): imported when a teacher's form is drawn, never before the sidebar
     from components.caches import class_questions
 
@@ -53,16 +55,33 @@ def form(state: PageState, on_ask) -> None:
         if kind == OWN:
             _own_form(on_ask)
             return
-        query = None
         if kind in ("key", "mask"):
             labels = class_questions.token_labels(state)
-            query = st.selectbox("Which token's row", range(len(labels)), format_func=labels.__getitem__,
-                                 index=min(state.query, len(labels) - 1), key="quiz_token")
+            st.selectbox("Which token's row", range(len(labels)), format_func=labels.__getitem__,
+                         index=min(state.query, len(labels) - 1), key="quiz_token")
         if kind == "mask":
             st.caption(f"The mask the page puts on the scores now: `{state.mask}` (the attention controls change it).")
         st.caption(HOW[kind])
-        if st.button("Ask the class", key="quiz_ask", type="primary", icon=":material/send:"):
-            on_ask(class_questions.computed_question(kind, state, query))
+        st.button("Ask the class", key="quiz_ask", type="primary", icon=":material/send:", on_click=_ask,
+                  args=(on_ask,))
+
+
+def _ask(on_ask) -> None:
+    """The button's callback: the question of the kind and token the form holds, on the page as it stood at the
+    press (its last run's state)."""
+    from components.caches import class_questions
+
+    kind = st.session_state["quiz_kind"]
+    query = st.session_state.get("quiz_token") if kind in ("key", "mask") else None
+    on_ask(class_questions.computed_question(kind, controls.current_state(), query))
+
+
+def _ask_own(on_ask) -> None:
+    """The own question's button's callback: the question and choices as typed, read now (an edit sent with the
+    press included)."""
+    prompt, choices = st.session_state.get("quiz_prompt", ""), _choices(st.session_state.get("quiz_choices", ""))
+    if prompt.strip() and len(choices) in OWN_CHOICES:
+        on_ask(Question(OWN, prompt.strip(), choices))
 
 
 def reveal_view(question: Question) -> None:
@@ -76,9 +95,14 @@ def _own_form(on_ask) -> None:
     prompt = st.text_input("Your question", max_chars=MAX_PROMPT_CHARS, key="quiz_prompt")
     lines = st.text_area(f"Its choices, one a line ({OWN_CHOICES.start} to {OWN_CHOICES.stop - 1})", key="quiz_choices",
                          height=140, max_chars=(MAX_CHOICE_CHARS + 1) * OWN_CHOICES.stop)
-    choices = tuple(line.strip()[:MAX_CHOICE_CHARS] for line in lines.splitlines() if line.strip())
+    choices = _choices(lines)
     ready = bool(prompt.strip()) and len(choices) in OWN_CHOICES
     if not ready:
         st.caption(f"A question, and {OWN_CHOICES.start} to {OWN_CHOICES.stop - 1} choices.")
-    if st.button("Ask the class", key="quiz_ask_own", type="primary", icon=":material/send:", disabled=not ready):
-        on_ask(Question(OWN, prompt.strip(), choices))
+    st.button("Ask the class", key="quiz_ask_own", type="primary", icon=":material/send:", disabled=not ready,
+              on_click=_ask_own, args=(on_ask,))
+
+
+def _choices(lines: str) -> tuple[str, ...]:
+    """The choices typed, one a line, each cut to MAX_CHOICE_CHARS."""
+    return tuple(line.strip()[:MAX_CHOICE_CHARS] for line in lines.splitlines() if line.strip())

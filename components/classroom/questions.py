@@ -103,10 +103,9 @@ def teacher_card(seat, send_again: Callable[[], None]) -> None:
             _heading(asked)
             _revealed(asked)
 
-    def ask(question: Question) -> None:
+    def ask(question: Question) -> None:  # a button's callback: the run it starts draws the round
         _act(lambda: stores.questions().ask(code, key, question), send_again,
              "The class has asked as many questions as it may.")
-        st.rerun()
 
     question_asking.form(controls.current_state(), ask)
     _download(code, key)
