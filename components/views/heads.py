@@ -171,19 +171,18 @@ def _grid_and_summary(stack: stacks.HeadStack, shown: range, how: str | None, to
     # What the chart shows, but not the layer, which moves without a new spec (one layer sent: its data swapped).
     raster = how is not None and len(tokens) ** 2 > MAX_VECTOR_CELLS
     layout = grid_layout(width, len(tokens), labelled, lettering, group, shown.start)
-    # How the heads are summed up is data too (grid.aggregate_frames): a new way keeps the chart, and its inputs
-    # where the reader left them, as a new layer of numbers does.
-    drawing = (num_layers, len(shown), len(stack.layers) > 1, how is not None, tuple(tokens), raster, layout,
-               fitted_size(width, lettering=lettering), second, lettering, "word" if stack.words else "token")
-    identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown),
-                drawing)
-    anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
     # Built once for every text of this length: the summary's labels are data (label_stand_ins), where Altair built the
     # chart anew for each new text (200 ms). Tokens written beside the grid's pictures are in the spec itself.
     standing = {} if layout.band else stand_ins(tokens)
-    built = (*drawing[:4], standing[tuple(tokens)], *drawing[5:]) if standing else drawing
-    spec, label_frames = with_labels(chart_memos.chart_spec(grid.spec, *built), standing) if standing else (
-        chart_memos.chart_spec(grid.spec, *built), {})
+    # How the heads are summed up is data too (grid.aggregate_frames): a new way keeps the chart, and its inputs
+    # where the reader left them, as a new layer of numbers does.
+    drawing = (num_layers, len(shown), len(stack.layers) > 1, how is not None,
+               standing.get(tuple(tokens), tuple(tokens)), raster, layout, fitted_size(width, lettering=lettering),
+               second, lettering, "word" if stack.words else "token")
+    identity = (dataclasses.replace(stack, layers=stack.layers if len(stack.layers) > 1 else ()), tuple(shown),
+                tuple(tokens), drawing)
+    anchor = anchor_for(CHART_KEY, identity, (layer, 0))[0]
+    spec, label_frames = with_labels(chart_memos.chart_spec(grid.spec, *drawing), standing)
     spec = placed(spec, {LAYER: anchor})
     frames = chart_memos.chart_data(_grid_frames, stack, tuple(shown), tuple(attention_mask[0].tolist()), layout,
                                     weight_scale, num_heads) | grid.focus_frames(focus) | label_frames
