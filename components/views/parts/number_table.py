@@ -40,16 +40,12 @@ def table_asked(key: str) -> bool:
                           "exact values. A long text shows each row's largest cells.")
 
 
+@st.fragment
 def tables_on_request(key: str, draw: Callable[[], None]) -> None:
     """The toggle under the chart keyed `key` (table_asked) and, while it is on, what draw() draws (its number
     tables), in a fragment of their own: the toggle reruns them alone, not the view around them (a table is its
     reader's alone: page_state keeps it out of the link and the class). A move of the view reruns the fragment with
     the view's new draw."""
-    _on_request(key, draw)
-
-
-@st.fragment
-def _on_request(key: str, draw: Callable[[], None]) -> None:
     if table_asked(key):
         draw()
 
