@@ -66,3 +66,14 @@ class HeldMessages:
         deadline = time.monotonic() + timeout_s
         while not self.held and time.monotonic() < deadline:
             page.wait_for_timeout(50)
+
+
+def opened_watched(page, url: str, ready: str) -> list[bytes | None]:
+    """Open url on page, its websocket watched from before the first frame, until the element ready (a CSS selector)
+    is there and the page has run with the window's size: the frames since (frames_after's)."""
+    frames = frames_after(page)
+    page.goto(url)
+    page.locator(ready).wait_for()
+    wait_until_measured(page, frames)
+    return frames
+

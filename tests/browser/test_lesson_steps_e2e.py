@@ -10,7 +10,7 @@ import re
 import pytest
 
 from harness.browser import act_and_measure
-from tests.browser.frames import HeldMessages, answer, frames_after, wait_until_measured
+from tests.browser.frames import HeldMessages, answer, opened_watched
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -21,10 +21,7 @@ STEP_3_TITLES = [f"{letter}, layer 0, head 0".encode() for letter in "QKV"]  # t
 def test_a_step_change_sends_the_new_step_and_not_the_controls_beside_it(page, base_url):
     from playwright.sync_api import expect
 
-    frames = frames_after(page)
-    page.goto(f"{base_url}/?view=lesson&step=2")
-    page.locator(".st-key-lesson_next button").wait_for()
-    wait_until_measured(page, frames)
+    frames = opened_watched(page, f"{base_url}/?view=lesson&step=2", ".st-key-lesson_next button")
     beside = [b"Projection source", b"Scaling: scores divided by"]  # labels of the attention controls
     opened = b"".join(frame for frame in frames if frame)
     assert all(label in opened for label in beside) and b"Step 2 of 11" in opened
@@ -50,10 +47,8 @@ def test_a_step_change_sends_the_new_step_and_not_the_controls_beside_it(page, b
 def test_the_step_changes_at_the_press_before_the_server_answers(page, base_url):
     from playwright.sync_api import expect
 
-    messages, frames = HeldMessages(page), frames_after(page)
-    page.goto(f"{base_url}/?view=lesson&step=2")
-    page.locator(".st-key-lesson_next button").wait_for()
-    wait_until_measured(page, frames)
+    messages = HeldMessages(page)
+    opened_watched(page, f"{base_url}/?view=lesson&step=2", ".st-key-lesson_next button")
     # The switching script mounts after the buttons show; a press before it waits for the server like any other.
     page.locator('body[data-lesson-step="2"]').wait_for(state="attached")
     assert steps_visible(page) == [2]
@@ -85,11 +80,9 @@ def steps_visible(page) -> list[int]:
 
 @pytest.mark.own_tab  # its websocket is watched or held
 def test_a_control_beside_the_lesson_still_redraws_its_step(page, base_url):
-    frames = frames_after(page)
-    page.goto(f"{base_url}/?view=lesson&step=6")
-    head = page.locator(".st-key-head [data-testid='stSlider'] input[type='range']")
-    head.wait_for()
-    wait_until_measured(page, frames)
+    slider = ".st-key-head [data-testid='stSlider'] input[type='range']"
+    frames = opened_watched(page, f"{base_url}/?view=lesson&step=6", slider)
+    head = page.locator(slider)
     frames.clear()
     head.focus()
     act_and_measure(page, lambda: head.press("ArrowRight"))

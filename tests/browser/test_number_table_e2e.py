@@ -12,7 +12,7 @@ import pytest
 
 from harness.axe import serious_violations
 from harness.browser import act_and_measure, chart_input, load_page, press_chart_key, wait_until_settled
-from tests.browser.frames import answer, frames_after, wait_until_measured
+from tests.browser.frames import answer, opened_watched
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -89,11 +89,9 @@ def test_the_table_is_reached_opened_and_read_by_the_keyboard_alone(page, base_u
 def test_the_toggle_reruns_its_table_alone_not_the_view_around_it(page, base_url):
     from playwright.sync_api import expect
 
-    frames = frames_after(page)
-    page.goto(f"{base_url}/{QUERY}")
-    toggle = page.locator(".st-key-table_chart-weights input[type='checkbox']")
-    toggle.wait_for()
-    wait_until_measured(page, frames)
+    checkbox = ".st-key-table_chart-weights input[type='checkbox']"
+    frames = opened_watched(page, f"{base_url}/{QUERY}", checkbox)
+    toggle = page.locator(checkbox)
     # The attention controls beside the view, the chart's spec, and the view's line under the chart
     view = [b"Projection source", b"vega-lite", b"Drag the Layer and Head"]
     opened = b"".join(frame for frame in frames if frame)
