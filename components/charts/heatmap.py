@@ -31,7 +31,7 @@ from components.charts.masked import MASKED_COLOUR, masked_as_missing
 from components.charts.palettes import drawn_scheme
 from components.charts.pictures import picture_url, pooled
 from components.charts.plot_sizes import MIN_ROW_PX, PLOT_SIZE, plot_size
-from components.charts.token_axes import TOKEN_BANDS, centred, label_axis, labelled, token_labels
+from components.charts.token_axes import TOKEN_BANDS, centred, label_axis, labelled, labels_name
 from components.private_hooks import bound_input_signal
 
 # Above this many cells a chart becomes a raster image (one mark instead of one per cell).
@@ -311,7 +311,7 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
         chart = labelled(raster_layers(data, ranges, rows, columns, centred(x_axis), centred(y_axis), colour,
                                        list(params), list(picks), key, tooltip), row_labels, column_labels)
     else:
-        labels = (f"{token_labels(row_labels).name}[datum.row]", f"{token_labels(column_labels).name}[datum.column]")
+        labels = (f"{labels_name(row_labels)}[datum.row]", f"{labels_name(column_labels)}[datum.column]")
         value, cell = column or picked_column(picks, heads_sent, first_layer), (width / columns, height / rows)
         layers = [labelled(vector_cells(data, labels, x_axis, y_axis, colour, value_title or title, list(params),
                                         value, cell, key, aria, missing=missing), row_labels, column_labels)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from components.charts.token_axes import token_labels
+from components.charts.token_axes import labels_name
 
 LABEL = "label"  # the labels' datasets' one column
 
@@ -26,7 +26,7 @@ def with_labels(spec: dict, standing: dict[tuple[str, ...], tuple[str, ...]]) ->
     labels, by name, for draw_spec beside the chart's own. Each label parameter (token_labels') reads its dataset's
     column LABEL; a mark that draws nothing names the datasets, so that Vega-Lite keeps them in the chart. The kept
     spec is left as it is."""
-    labels = {token_labels(list(stand_in)).name: list(real) for real, stand_in in standing.items()}
+    labels = {labels_name(list(stand_in)): list(real) for real, stand_in in standing.items()}
     params = [{"name": param["name"], "expr": f"pluck(data('{dataset_of(param['name'])}'), '{LABEL}')"}
               if param.get("name") in labels else param for param in spec.get("params", [])]
     frames = {dataset_of(name): pd.DataFrame({LABEL: real}, dtype=object) for name, real in labels.items()}

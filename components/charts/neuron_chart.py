@@ -34,7 +34,7 @@ from components.charts.lettering import Lettering
 from components.charts.palettes import drawn_scheme
 from components.charts.plot_sizes import plot_size
 from components.charts.scrub import LEGEND, picker
-from components.charts.token_axes import TOKEN_BANDS, label_axis, labelled, token_labels
+from components.charts.token_axes import TOKEN_BANDS, label_axis, labelled, labels_name
 
 # What is sent at once, in numbers: every head and query when they fit (a 32-token text on the bundled
 # model: 61,440, about 0.25 MB), else the current head's every query, else the current query alone.
@@ -132,7 +132,7 @@ def spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_h
     number_font = NUMBER_FONT_PX if narrow else max(NUMBER_FONT_PX, lettering.smallest_text_px)
     growth = number_font / NUMBER_FONT_PX  # the numbers' lines and columns grow with their text
     # Every token's label, "3: like": the parameter the axes read (token_labels'), which the expressions read too.
-    named = token_labels(list(labels)).name
+    named = labels_name(list(labels))
     numbers = _numbers(labels, named, query_at, dot_title, scaled_title, [query, head],
                        round(NUMBER_PX[not narrow] * growth),
                        BAR_PX[not narrow], number_font, round(ROW_PX * growth), lettering.label_spacing_px)

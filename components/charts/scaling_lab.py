@@ -11,7 +11,7 @@ import altair as alt
 from attention.stages.limits import PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
 from components.charts.heatmap import picked
 from components.charts.lettering import title_lines
-from components.charts.token_axes import labelled, token_labels
+from components.charts.token_axes import labelled, labels_name
 
 HEAD_SIZES = tuple(2**power for power in range(10))  # d_k = 1, 2, 4, … 512
 FIXED_SCALINGS = ("none", "sqrt", "linear")
@@ -138,7 +138,7 @@ def temperature_chart(data, tokens: Sequence[str], title: str, width: int) -> al
     """temperature_table's rows (a DataFrame, or the name of one): a line of weights over the key tokens per τ,
     in a column width px wide (its legend under the plot)."""
     step = math.ceil(len(tokens) / 40)  # at most ~40 labels on long texts
-    axis = alt.Axis(labelExpr=f"{token_labels(tokens).name}[datum.value]", values=list(range(0, len(tokens), step)),
+    axis = alt.Axis(labelExpr=f"{labels_name(tokens)}[datum.value]", values=list(range(0, len(tokens), step)),
                     labelAngle=-45, title="key token")
     base = alt.Chart(data).encode(
         x=alt.X("position:O", axis=axis),

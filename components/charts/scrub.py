@@ -39,7 +39,7 @@ from components.charts.heatmap import (
 )
 from components.charts.legends import legend
 from components.charts.plot_sizes import PLOT_SIZE
-from components.charts.token_axes import label_axis, labelled, token_labels
+from components.charts.token_axes import label_axis, labelled, labels_name
 
 STRIP = "strip"  # the bars under the panels (spec's strip): their dataset's name
 STRIP_HEIGHT_PX = 90  # a strip, not a second chart to read
@@ -159,7 +159,7 @@ def _strip(title: str, labels: tuple[str, ...], width: int, lettering, picks: li
     axis = label_axis(list(labels), "key token", len(labels), angle=-60, length_px=width,
                       spacing_px=lettering.label_spacing_px)
     heading = alt.ExprRef(f"'{title}, layer ' + {picked(LAYER)} + ', head ' + {picked(HEAD)}")
-    chart = bars.transform_calculate(token=f"{token_labels(list(labels)).name}[datum.key]").encode(
+    chart = bars.transform_calculate(token=f"{labels_name(list(labels))}[datum.key]").encode(
         x=alt.X("key:O", axis=axis, scale=alt.Scale(paddingInner=0.15)),
         y=alt.Y("norm:Q", title="‖f(x_j)‖", axis=alt.Axis(tickCount=3)),
         tooltip=[alt.Tooltip("token:N", title="key token"), alt.Tooltip("norm:Q", title="‖f(x_j)‖", format=".3f")],

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from attention.dissect.outline import Outline
 from attention.dissect.trace import Trace
@@ -37,6 +37,9 @@ class ViewContext:
     width: int = 600  # px the view's column is wide in the reader's browser (components/page/viewport.py)
     stacked: bool = False  # whether the browser puts columns under each other (a phone)
     height: int = 1000  # px of the browser's window, top to bottom
+    # The traces this run has made, by their arguments: a lesson step asks for the same trace up to five times, and
+    # each is built anew from the cached layer (layers.trace), its arguments hashed by every cache on the way.
+    _traces: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def lettering(self) -> Lettering:
@@ -70,9 +73,12 @@ class ViewContext:
         return layers.settings_for(dataclasses.replace(self.state, **changes))
 
     def trace(self, text: str | None = None, text_b: str | None = None, **changes) -> Trace:
-        """The cached trace of the current text (or another one) under the controls' settings."""
-        return layers.trace(self.model_name, self.text if text is None else text,
-                             self.text_b if text_b is None else text_b, self.settings(**changes))
+        """The trace of the current text (or another one) under the controls' settings, from the cached layer."""
+        arguments = (self.model_name, self.text if text is None else text, self.text_b if text_b is None else text_b,
+                     self.settings(**changes))
+        if arguments not in self._traces:
+            self._traces[arguments] = layers.trace(*arguments)
+        return self._traces[arguments]
 
     def outline(self, text: str | None = None, text_b: str | None = None, **changes) -> Outline:
         """What the trace of trace(...) would be without its numbers: its steps' names, formulas and shapes,
