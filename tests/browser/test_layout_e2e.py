@@ -2,8 +2,8 @@
 
 A test that a chart exists says nothing about where it lies: these open pages at the sizes a class uses
 (a 1280×720 projector, a 1366×768 laptop, a 390×844 phone) and check the boxes of what they draw. The sweeps that
-walk every view and every lesson step have axe audit each desktop page on the way (harness/axe.py):
-one walk, where a walk of its own for the audit cost CI's two workers three minutes.
+walk every view and every lesson step have axe audit each page of the laptop's normal mode on the way
+(harness/axe.py): one walk, where a walk of its own for the audit cost CI's two workers three minutes.
 """
 
 from __future__ import annotations
@@ -233,8 +233,8 @@ SWEEPS = [pytest.param(size, mode, part, id=f"{screen}-{mode}-{part}",
 def test_every_view_keeps_its_layout_and_has_no_serious_axe_violation(browser, base_url, size, mode, part):
     """Charts inside the main block and on nothing else; every option of every control whole; every formula
     whole and read by KaTeX; at one size, in one mode: every view, or every step of the lesson, walked with
-    Next as a learner does. On a desktop, no serious or critical violation of WCAG A or AA that axe finds, and no
-    chart's text alternative drawn (they are read, not seen)."""
+    Next as a learner does. On a desktop, no chart's text alternative drawn (they are read, not seen); in normal
+    mode, no serious or critical violation of WCAG A or AA that axe finds."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page = open_tab(browser, viewport=SIZES[size])
     faults = []
@@ -249,7 +249,10 @@ def test_every_view_keeps_its_layout_and_has_no_serious_axe_violation(browser, b
             screens(page, f"{name}_{size}{'' if mode == 'normal' else '_' + mode}")
         faults.extend(f"{name} at {size}: {fault}" for fault in [*found["faults"], *page.evaluate(_UNREADABLE_JS)])
         if size != "390x844":
-            faults.extend(serious_violations(page, f"{name}, {mode}, axe"))
+            # Presentation mode's letters are larger and its captions darker (page_head_presented.css), on the same
+            # elements: the normal sweep's audit is the stricter one (9 s of each sweep's 40).
+            if mode == "normal":
+                faults.extend(serious_violations(page, f"{name}, axe"))
             faults.extend(drawn_chart_texts(page, f"{name}, {mode}"))
 
     try:
