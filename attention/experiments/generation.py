@@ -112,6 +112,8 @@ def generate(model: LanguageModel, text: str, settings: GenerationSettings = Gen
     with torch.inference_mode():
         if streaming is None:
             reading = forward_step(model, cache, ids, len(prompt), rotation=rotation)
+        elif rotation is None:  # positions added to the input: the token-at-a-time reading below, in one pass
+            reading = forward_step(model, cache, ids, len(prompt), band=(streaming.sinks, streaming.window))
         else:
             for tokens in range(1, len(prompt) + 1):  # the text too a token at a time, every one within the cache
                 reading = forward_step(model, cache, ids[:, :tokens], 1, streaming.keep(len(cache) + 1),

@@ -58,11 +58,16 @@ class StepReading:
 
 def forward_step(model: LanguageModel, cache: KeyValueCache, ids: torch.Tensor, new: int,
                  keep: Sequence[int] | None = None, reassign: bool = False,
-                 rotation: Rotation | None = None) -> StepReading:
+                 rotation: Rotation | None = None, band: tuple[int, int] | None = None) -> StepReading:
     """Run the last `new` tokens of ids (1, T) through every layer, appending their keys and values to cache.
     keep: the cache entries (indices, after appending) to keep, the rest evicted before attending (None: all);
     reassign: turn keys and queries by their place in the cache rather than in the text (StreamingLLM);
-    rotation: the family's turn of positions 0 … T − 1 (None for a family that adds its positions)."""
+    rotation: the family's turn of positions 0 … T − 1 (None for a family that adds its positions).
+    band: (sinks, window), for a prefill into an empty cache of a family that adds its positions: each new token
+    sees the first sinks entries and the last window up to itself, what StreamingLLM's cache gives it when the
+    text is read a token at a time, and the cache then keeps what the last token saw."""
+    if band is not None and (len(cache) or keep is not None or rotation is not None):
+        raise ValueError("a band is a prefill's, into an empty cache, of a family that adds its positions")
     loaded, family, shape = model.model, model.family, model.shape
     torch_model = loaded.model
     tokens = ids.shape[1]
@@ -70,6 +75,14 @@ def forward_step(model: LanguageModel, cache: KeyValueCache, ids: torch.Tensor, 
     kept = list(range(len(cache.positions))) if keep is None else list(keep)
     cache.positions[:] = [cache.positions[index] for index in kept]
     places = list(range(len(kept))) if reassign else cache.positions  # (S,) the positions the turn reads
+    later = torch.arange(len(kept))[None, :] > torch.arange(len(kept) - new, len(kept))[:, None]  # (n, S)
+    seen = list(range(len(kept)))  # the entries the last token sees: the cache after the step
+    if band is not None:
+        sinks, window = band
+        entry, query_at = torch.arange(len(kept))[None, :], torch.arange(len(kept) - new, len(kept))[:, None]
+        later |= (entry >= sinks) & (entry <= query_at - window)  # (n, S): outside each token's band
+        seen = [index for index in seen if index < sinks or index > len(kept) - 1 - window]
+        cache.positions[:] = [cache.positions[index] for index in seen]
     divisor = scaling_divisor("sqrt", shape.head_size)
     hidden = family.embed(torch_model, ids, torch.zeros_like(ids))[:, -new:]  # (1, n, C): a lookup per token
     queries, weights = [], []
@@ -89,13 +102,14 @@ def forward_step(model: LanguageModel, cache: KeyValueCache, ids: torch.Tensor, 
             query = _turned(rotation, places[-new:]).rotate(query)  # (1, nh, n, d)
             keys = _turned(rotation, places).rotate(keys)  # (1, n_kv, S, d)
         scores = query @ repeat_kv(keys, shape.num_heads).transpose(-1, -2) / divisor  # (1, nh, n, S)
-        later = torch.arange(len(kept))[None, :] > torch.arange(len(kept) - new, len(kept))[:, None]  # (n, S)
         attention = scores.masked_fill(later, float("-inf")).softmax(-1)  # (1, nh, n, S): each new token looks back
         context = attention @ repeat_kv(cache.values[layer], shape.num_heads)  # (1, nh, n, d)
         attended = family.attention_output(torch_model, layer, projections.output(merge_heads(context)), hidden)
         hidden = _mlp_block(family.block_parts(torch_model, layer), attended)  # (1, n, C)
         queries.append(query[0, :, -1])  # (nh, d)
-        weights.append(attention[0, :, -1])  # (nh, S)
+        weights.append(attention[0, :, -1, seen])  # (nh, S after the step)
+        if band is not None:  # what no later token of a band sees leaves the cache
+            cache.keys[layer], cache.values[layer] = cache.keys[layer][:, :, seen], cache.values[layer][:, :, seen]
     return StepReading(logits=model.logits(hidden[0, -1]),  # (V,)
                        queries=torch.stack(queries).numpy(), weights=torch.stack(weights).numpy())
 
