@@ -17,7 +17,6 @@ from attention.stages.limits import PAGE_MAX_NEW_TOKENS, PAGE_STREAMING_SINKS, P
 from components.caches import chart_memos, past_attention
 from components.charts.draw import draw_spec, show
 from components.charts.generation import STEP, describe_rows, fits, step_row, steps_frames, steps_spec
-from components.charts.heatmap import heatmap
 from components.charts.label_stand_ins import stand_ins, with_labels
 from components.charts.scrub import INPUT_STYLE, placed
 from components.page import controls
@@ -204,13 +203,14 @@ def _streaming(context, new_tokens: int, prompt: int) -> None:
 
 
 def _last_row(context, run, last, layer: int, name: str, key: str) -> None:
-    """The last step's query row of one run of the what-if, over its cache, at the layer chosen above. Built once
-    per numbers and size (chart_memos.drawn_chart): the page's reruns that leave them alone build nothing."""
+    """The last step's query row of one run of the what-if, over its cache, at the layer chosen above. Its spec is
+    kept by shape (chart_memos.kept_heatmap): a new text or another layer sends the numbers alone, the layer named
+    over the chart rather than in its title."""
     keys = [run.tokens[position] for position in last.cache_positions]
-    title = f"Last step, layer {layer}, {name}"
-    spec, frames = chart_memos.drawn_chart(
-        heatmap, last.weights[layer], [str(head) for head in range(context.shape.num_heads)], keys, title=title,
-        row_title="query head", column_title="cached key", domain=[0.0, 1.0],
+    spec, frames = chart_memos.kept_heatmap(
+        last.weights[layer], [str(head) for head in range(context.shape.num_heads)], keys,
+        title=f"Last step, {name}", row_title="query head", column_title="cached key", domain=(0.0, 1.0),
         size=context.plot_px(context.column_px(0.5), cap=320), lettering=context.lettering)
+    st.caption(f"Layer {layer}")
     draw_spec(spec, frames, key=key, lettering=context.lettering)
-    said([describe_rows(title, last.weights[layer], keys, list(last.cache_positions))])
+    said([describe_rows(f"Last step, layer {layer}, {name}", last.weights[layer], keys, list(last.cache_positions))])

@@ -42,10 +42,11 @@ def test_a_layer_move_shows_that_layer_in_the_step_and_in_both_streaming_maps(tm
     cache = StreamingSettings(sinks=page.slider(key="sinks").value, window=page.slider(key="recent").value)
     what_if = streaming_what_if(model, TEXT, cache, settings)
     step = generation.steps[3]
+    assert "Layer 1" in [caption.value for caption in page.caption], "the maps' layer, over them"
     row = chart_matrix(chart_titled(page, "Layer 1: the new token's query row"), fill=np.nan)
     np.testing.assert_allclose(row[:, list(step.cache_positions)], step.weights[1], **CLOSE)
     for run, name in ((what_if.kept, "kept"), (what_if.evicted, "evicted")):
-        np.testing.assert_allclose(chart_matrix(chart_titled(page, f"Last step, layer 1, first tokens {name}")),
+        np.testing.assert_allclose(chart_matrix(chart_titled(page, f"Last step, first tokens {name}")),
                                    run.steps[-1].weights[1], **CLOSE)
 
 
@@ -68,3 +69,27 @@ def test_a_long_texts_step_row_is_drawn_as_a_picture_of_the_cores_weights(tmp_pa
     step = generation.steps[0]
     drawn = picture_values(url, (12, len(generation.steps[-1].cache_positions)), [0.0, 1.0], "blues")
     np.testing.assert_allclose(drawn[:, list(step.cache_positions)], step.weights[0], atol=2 / 255)
+
+
+def test_the_streaming_maps_keep_their_spec_for_another_layer_and_a_new_text(tmp_path, monkeypatch):
+    """The maps' numbers and labels are data: another layer, or a new text as long, sends them alone, and the browser
+    swaps them into the chart it drew (Altair built each map anew for every text before)."""
+    from harness.checkpoints import tiny_gpt2
+
+    from tests.page.test_charts_keep_their_spec import specs
+
+    folder = tiny_gpt2(tmp_path / "gpt2")
+    monkeypatch.setenv("ATTENTION_ANATOMY_MODEL_DIRS", str(folder))
+    page = open_page({"model": str(folder), "text": TEXT, "view": "generate"})
+
+    def maps() -> list[dict]:
+        assert_healthy(page)
+        return [spec for chart, spec in zip(charts(page), specs(page), strict=True)
+                if chart_title(chart).startswith("Last step")]
+
+    drawn = maps()
+    assert len(drawn) == 2
+    page.slider(key="generate_layer").set_value(1).run()
+    assert maps() == drawn
+    page.text_area(key="text").set_value("what if it snows tonight").run()
+    assert maps() == drawn

@@ -221,7 +221,7 @@ def test_streaming_what_if_shows_the_cores_two_continuations(decoder):
     prompt = len(what_if.kept.prompt_ids)
     shown = page.dataframe[1].value["continuation"].tolist()
     assert shown == [" · ".join(run.tokens[prompt:]) for run in (what_if.kept, what_if.evicted)]
-    kept = chart_matrix(chart_keyed(page, "Last step, layer 0, first tokens kept"))
+    kept = chart_matrix(chart_keyed(page, "Last step, first tokens kept"))
     np.testing.assert_allclose(kept, what_if.kept.steps[-1].weights[0], **CLOSE)
     assert kept.shape[1] == 5, "2 sinks and a window of 3"
 
