@@ -19,6 +19,9 @@ FIRST_RING = "#d62728"  # the first layer whose top token is the final guess
 DARK_CELL = 0.55  # above this probability a cell's token is written white, below it black
 TOKEN_CHARS = 8  # a cell's token cut to this many characters (the tooltip has it whole)
 LETTERED_CELL_PX = 32  # a cell narrower than this holds no letters: its token is in its tooltip
+# The map's datasets, named: its spec is the same for every lens of its shape (kept_lens_map), and its frames for a
+# new lens are made without Altair (lens_frames), under the names the spec reads.
+CELLS, RANGE, LETTERS, RINGS = "lens-cells", "lens-range", "lens-letters", "lens-rings"
 
 
 def cell_tokens(top_tokens: list[list[str]], probabilities: np.ndarray) -> pd.DataFrame:
@@ -37,8 +40,8 @@ def lens_map(probabilities: np.ndarray, top_tokens: list[list[str]], first_layer
     """probabilities (L + 1, P) of each cell's top token, top_tokens [layer][position], first_layer (P,) the first
     row whose top token is the final guess; rows named by layer_labels, columns by position_labels (the text's
     tokens there)."""
-    matrix = np.asarray(probabilities, dtype=np.float32)[None, None]  # (1, 1, L + 1, P)
-    letters = cell_tokens(top_tokens, probabilities)
+    frames = lens_frames(probabilities, top_tokens, first_layer)
+    letters, rings = frames[LETTERS], frames[RINGS]
     font_px = max(lettering.smallest_text_px, lettering.font_px - 2)  # a little under the labels', where room allows
     tooltip = [alt.Tooltip("row:O", title="layer read"), alt.Tooltip("whole:N", title="top token"),
                alt.Tooltip("probability:Q", format=".1%")]
@@ -49,14 +52,28 @@ def lens_map(probabilities: np.ndarray, top_tokens: list[list[str]], first_layer
     else:  # cells too small to letter (SmolLM2's 31 rows): the token in the tooltip, over the whole cell
         text = alt.Chart(letters).mark_rect(aria=False, opacity=0.001).encode(
             x=alt.X("column:O"), y=alt.Y("row:O"), tooltip=tooltip)
-    rings = pd.DataFrame({"row": np.asarray(first_layer, dtype=int), "column": np.arange(len(first_layer))})
     ring = alt.Chart(rings).mark_rect(filled=False, stroke=FIRST_RING, strokeWidth=2.5, aria=False).encode(
         x=alt.X("column:O"), y=alt.Y("row:O"))
-    chart = heatmap_panel(cells_by_head(matrix), pd.DataFrame({"value": [0.0, 1.0]}), False, layer_labels,
+    chart = heatmap_panel(frames[CELLS], frames[RANGE], False, layer_labels,
                           position_labels, title=title, value_title="P(top token)", row_title="layer read",
                           column_title="after the token", scheme="blues", size=size, lettering=lettering, aria=True,
                           over=[text, ring])
     return chart.properties(autosize=alt.AutoSizeParams(type="pad"))
+
+
+def lens_frames(probabilities: np.ndarray, top_tokens: list[list[str]], first_layer: np.ndarray
+                ) -> dict[str, pd.DataFrame]:
+    """lens_map's datasets by name (each frame's attrs hold it: draw.named_data): its cells, its colour range, its
+    cells' tokens and its rings. Arguments as lens_map's."""
+    frames = {
+        CELLS: cells_by_head(np.asarray(probabilities, dtype=np.float32)[None, None]),  # (1, 1, L + 1, P)
+        RANGE: pd.DataFrame({"value": [0.0, 1.0]}),
+        LETTERS: cell_tokens(top_tokens, probabilities),
+        RINGS: pd.DataFrame({"row": np.asarray(first_layer, dtype=int), "column": np.arange(len(first_layer))}),
+    }
+    for name, frame in frames.items():
+        frame.attrs["name"] = name
+    return frames
 
 
 def describe_lens(probabilities: np.ndarray, top_tokens: list[list[str]], first_layer: np.ndarray,

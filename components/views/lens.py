@@ -10,12 +10,15 @@ sequence (parts/last_induction.py): a session that has trained none is told to, 
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from attention.analyses.logit_lens import TABLE_COLUMNS, TABLE_TOP_K
 from components.caches import chart_memos, past_attention
-from components.charts.lens import describe_lens, lens_map
+from components.charts.draw import draw_spec, layered, spec_and_frames
+from components.charts.label_stand_ins import stand_ins, with_labels
+from components.charts.lens import describe_lens, lens_frames, lens_map
 from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
 from components.page.tables import numbers_html
@@ -86,9 +89,10 @@ def _draw(context, lens, csv_name: str) -> None:
     arguments = (probabilities, top_tokens, first_layer, [str(layer) for layer in range(layers + 1)], position_labels)
     options = dict(title="Top next token at each layer (colour: its probability)",
                    size=context.plot_px(cap=max(360, 44 * max(len(shown), layers + 1))))
-    # Built once per lens and size: Altair took 0.6 to 1.2 s to build and validate it on every rerun (moving the
-    # layer read, on a GPT-2 of 6 layers at 32 tokens), which the map never changes with.
-    chart_memos.draw_kept(lens_map, *arguments, key="chart-lens", lettering=context.lettering, **options)
+    # Built once per shape and size (a new text of as many tokens sends its numbers and tokens alone): Altair took
+    # 0.3 s to build it for each new text on a GPT-2 of 6 layers at 32 tokens.
+    draw_spec(*kept_lens_map(*arguments, lettering=context.lettering, **options), key="chart-lens",
+              lettering=context.lettering)
     said([describe_lens(probabilities, top_tokens, first_layer, position_labels,
                         [lens.positions[index] for index in shown])])
     chart_downloads(lambda: lens_map(*arguments, lettering=context.lettering, **options), "lens", "logit-lens")
@@ -153,3 +157,22 @@ def _last_position(lens) -> None:
                  hide_index=True, height=min(400, 36 * (len(lens.top_tokens) + 1)),
                  column_config={name: st.column_config.NumberColumn(format="percent")
                                 for name in ("P(top token)", "P(final guess)")})
+
+
+def kept_lens_map(probabilities, top_tokens, first_layer, layer_labels, position_labels, **options
+                   ) -> tuple[dict, dict]:
+    """lens_map's spec and datasets: the spec built once for every lens of its shape and options, on stand-in labels
+    (label_stand_ins) and zeros, its numbers, tokens and rings sent as data (lens_frames)."""
+    standing = stand_ins(layer_labels, position_labels)
+    spec = chart_memos.chart_spec(_lens_spec, np.shape(probabilities), standing[tuple(layer_labels)],
+                                  standing[tuple(position_labels)], tuple(sorted(options.items())))
+    spec, labels = with_labels(spec, standing)
+    return spec, {**lens_frames(probabilities, top_tokens, first_layer), **labels}
+
+
+def _lens_spec(shape: tuple[int, int], layer_labels: tuple[str, ...], position_labels: tuple[str, ...],
+               options: tuple) -> dict:
+    blank = [[""] * shape[1] for _ in range(shape[0])]
+    chart = lens_map(np.zeros(shape, dtype=np.float32), blank, np.zeros(shape[1], dtype=int), list(layer_labels),
+                     list(position_labels), **dict(options))
+    return spec_and_frames(layered(chart))[0]

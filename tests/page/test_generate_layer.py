@@ -75,7 +75,6 @@ def test_the_streaming_maps_keep_their_spec_for_another_layer_and_a_new_text(tmp
     """The maps' numbers and labels are data: another layer, or a new text as long, sends them alone, and the browser
     swaps them into the chart it drew (Altair built each map anew for every text before)."""
     from harness.checkpoints import tiny_gpt2
-
     from tests.page.test_charts_keep_their_spec import specs
 
     folder = tiny_gpt2(tmp_path / "gpt2")
