@@ -37,9 +37,10 @@ def steps_frame(steps, drawn: bool = True) -> pd.DataFrame:
                         columns=["block", "keys", "block max", *QUANTITIES])
 
 
-def running_panels(steps, *, title: str, width: int, lettering: Lettering = READING) -> alt.TopLevelMixin:
-    """m, ℓ and the rescale factor after each block, one small panel each on its own scale, blocks along x."""
-    frame = steps_frame(steps)
+def running_panels(frame: pd.DataFrame, *, title: str, width: int, lettering: Lettering = READING
+                   ) -> alt.TopLevelMixin:
+    """m, ℓ and the rescale factor after each block (frame: steps_frame's), one small panel each on its own scale,
+    blocks along x. Its spec holds nothing of the frame's rows: one spec serves every row of blocks."""
     tooltip = [alt.Tooltip("block:O"), alt.Tooltip("keys:N", title="keys (positions)"),
                alt.Tooltip("block max:Q", format=".4g")]
     panels = [alt.Chart(frame).mark_line(point=True, color=colour).encode(
@@ -53,19 +54,25 @@ def running_panels(steps, *, title: str, width: int, lettering: Lettering = READ
                                                       autosize=PAD)
 
 
-def row_frame(weights: np.ndarray, plain_weights: np.ndarray, block_size: int) -> pd.DataFrame:
-    """(T,) the tiled weights and (T,) the plain ones -> a row a key: position, block (and whether it is an odd one),
-    both weights."""
-    keys = np.arange(len(weights))  # (T,)
-    return pd.DataFrame({"position": keys, "block": keys // block_size, "parity": keys // block_size % 2,
-                         "tiled": np.asarray(weights, dtype=float), "plain": np.asarray(plain_weights, dtype=float)})
+def row_numbers(weights: np.ndarray, plain_weights: np.ndarray, block_size: int) -> dict[str, np.ndarray]:
+    """(T,) the tiled weights and (T,) the plain ones -> row_against_plain's numbers: both, and each key's block."""
+    return {"tiled": np.asarray(weights), "plain": np.asarray(plain_weights),
+            "block": np.arange(len(weights)) // block_size}
 
 
-def row_against_plain(weights: np.ndarray, plain_weights: np.ndarray, block_size: int, tokens: list[str], *,
-                      title: str, width: int, lettering: Lettering = READING) -> alt.TopLevelMixin:
-    """The whole row's softmax as bars, every other block's keys a darker blue, and the tiled weights as red ticks
-    on them: a tick off its bar's top would be a difference."""
-    frame = row_frame(weights, plain_weights, block_size)
+def row_frame(numbers: dict[str, np.ndarray]) -> pd.DataFrame:
+    """row_numbers' numbers -> a row a key: position, block (and whether it is an odd one), both weights."""
+    blocks = np.asarray(numbers["block"], dtype=int)  # (T,)
+    return pd.DataFrame({"position": np.arange(len(blocks)), "block": blocks, "parity": blocks % 2,
+                         "tiled": np.asarray(numbers["tiled"], dtype=float),
+                         "plain": np.asarray(numbers["plain"], dtype=float)})
+
+
+def row_against_plain(numbers: dict[str, np.ndarray], tokens: list[str], *, title: str, width: int,
+                      lettering: Lettering = READING) -> alt.TopLevelMixin:
+    """The whole row's softmax as bars (numbers: row_numbers'), every other block's keys a darker blue, and the
+    tiled weights as red ticks on them: a tick off its bar's top would be a difference."""
+    frame = row_frame(numbers)
     axis = label_axis(tokens, "key", len(tokens), angle=-60, length_px=width, spacing_px=lettering.label_spacing_px)
     x = alt.X("position:O", axis=axis)
     tooltip = [alt.Tooltip("position:O", title="key"), alt.Tooltip("block:O"),

@@ -1,5 +1,6 @@
 """A chart of one dataset on a token axis, kept by its shape (chart_memos.kept_token_chart), is the chart Altair builds
-for its numbers and tokens, drawn the same; and one spec serves every text of its length (the block's bars)."""
+for its numbers and tokens, drawn the same; and one spec serves every text of its length (the block's bars, the
+tiled softmax's row)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from components.caches.chart_memos import kept_token_chart
 from components.charts.block import ratio_bars, ratio_frame, step_bars, step_frame, written_bars, written_frame
 from components.charts.draw import spec_and_frames
+from components.charts.tiled_softmax import row_against_plain, row_frame, row_numbers
 from tests.caches.test_kept_heatmap import HOSTILE, LABELS, drawn
 
 RNG = np.random.default_rng(5)
@@ -19,6 +21,7 @@ CHARTS = {
     "the mixing ratio": (ratio_bars, ratio_frame, lambda: RNG.random(32)),
     "what each sublayer writes": (written_bars, written_frame,
                                   lambda: {part: RNG.random(32) for part in ("residual in", "attention", "MLP")}),
+    "the tiled softmax's row": (row_against_plain, row_frame, lambda: row_numbers(RNG.random(32), RNG.random(32), 5)),
 }
 
 

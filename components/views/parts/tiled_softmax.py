@@ -12,11 +12,14 @@ from __future__ import annotations
 import streamlit as st
 
 from components.caches import chart_memos, past_attention
+from components.charts.draw import draw_spec, spec_and_frames
 from components.charts.spoken_numbers import counted
 from components.charts.tiled_softmax import (
     describe_blocks,
     describe_row,
     row_against_plain,
+    row_frame,
+    row_numbers,
     running_panels,
     steps_frame,
 )
@@ -67,8 +70,10 @@ def _fit(key: str, largest: int, default: int) -> None:
 
 def _blocks(context, row) -> None:
     st.markdown(f"Query {row.query}, {counted(len(row.steps), 'block')} of {counted(row.block_size, 'key')}:")
-    chart_memos.draw_kept(running_panels, row.steps, title="m, ℓ and the rescale after each block",
-                          width=max(200, context.width - 90), key="tiled_panels", lettering=context.lettering)
+    # One spec for every row of blocks (built on no blocks at all), its frame sent beside it
+    spec = chart_memos.chart_spec(_panels_spec, "m, ℓ and the rescale after each block", max(200, context.width - 90),
+                                  context.lettering)
+    draw_spec(spec, {"data-0": steps_frame(row.steps)}, key="tiled_panels", lettering=context.lettering)
     said([describe_blocks(row.steps, row.query)])
     # A plain table (tables.numbers_html): the data grid hid its last columns past a phone's edge
     table = steps_frame(row.steps, drawn=False).rename(columns=TABLE_NAMES)
@@ -80,9 +85,11 @@ def _blocks(context, row) -> None:
 
 
 def _row(context, row, tokens: list[str]) -> None:
-    chart_memos.draw_kept(row_against_plain, row.weights, row.plain_weights, row.block_size, tokens,
-                          title="The softmax of the whole row (bars) and in blocks (red ticks)",
-                          width=max(200, context.width - 90), key="tiled_row", lettering=context.lettering)
+    draw_spec(*chart_memos.kept_token_chart(row_against_plain, row_frame,
+                                            row_numbers(row.weights, row.plain_weights, row.block_size), tokens,
+                                            title="The softmax of the whole row (bars) and in blocks (red ticks)",
+                                            width=max(200, context.width - 90), lettering=context.lettering),
+              key="tiled_row", lettering=context.lettering)
     said([describe_row(row.query, tokens[row.query], row.weights, row.plain_weights, tokens)])
     weights, values = st.columns(2)
     weights.metric("Largest |difference|, weights", f"{row.weight_difference:.1e}",
@@ -91,3 +98,7 @@ def _row(context, row, tokens: list[str]) -> None:
                   help="max over the head's d numbers of |o / ℓ − weights · V|")
     st.caption("Bars in two blues: every other block's keys. The tiled weights sit on the bars' tops: the "
                "differences above are float32's rounding (about 1e-7 of a weight), not an approximation.")
+
+
+def _panels_spec(title: str, width: int, lettering) -> dict:
+    return spec_and_frames(running_panels(steps_frame([]), title=title, width=width, lettering=lettering))[0]
