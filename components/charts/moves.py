@@ -10,6 +10,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from components.charts.draw import spec_and_frames
 from components.charts.lettering import READING, Lettering
 from components.charts.plot_sizes import LABEL_PX
 
@@ -51,3 +52,10 @@ def park_chart(places: tuple[str, ...], weight: np.ndarray, moved: np.ndarray, *
                                         labelAngle=0, labelOrient="top", labelAnchor="start"))
     faceted = base.facet(column=facet) if side_by_side else base.facet(row=facet)
     return faceted.properties(autosize=PAD)
+
+
+def park_spec(places: tuple[str, ...], width: int, lettering: Lettering = READING) -> dict:
+    """park_chart's spec, the same for every text, layer count, scaling and mask: its one dataset ("data-0",
+    park_frame's) is sent beside it."""
+    no_shares = np.zeros((0, len(places)))  # (L, P): no layer at all
+    return spec_and_frames(park_chart(places, no_shares, no_shares, width=width, lettering=lettering))[0]

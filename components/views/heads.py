@@ -52,7 +52,7 @@ from components.charts.heatmap import LAYER, MAX_VECTOR_CELLS, heatmap, heatmap_
 from components.charts.label_room import fitted_size, label_overflow_px
 from components.charts.label_stand_ins import stand_ins, with_labels
 from components.charts.lettering import Lettering
-from components.charts.moves import park_chart
+from components.charts.moves import park_frame, park_spec
 from components.charts.scrub import INPUT_STYLE, placed
 from components.charts.token_axes import second_sentence_from
 from components.classroom import classroom, questions
@@ -337,8 +337,10 @@ def _parks(context) -> None:
     shares = moves.park_shares(context.model_name, context.text, context.text_b, context.settings(),
                                 context.shape.num_layers)
     st.subheader("Where attention parks", anchor=False)
-    chart_memos.draw_kept(park_chart, shares.places, shares.weight, shares.moved, width=context.width, key="parks",
-                          lettering=context.lettering)
+    # One spec for every text and setting: their shares are the bars' data (a new text built it with Altair)
+    spec = chart_memos.chart_spec(park_spec, shares.places, context.width, context.lettering)
+    draw_spec(spec, {"data-0": park_frame(shares.places, shares.weight, shares.moved)}, key="parks",
+              lettering=context.lettering)
     said([describe_parks(shares.places, shares.weight, shares.moved)])
     layer, place = shares.busiest()
     st.caption(f"A sink is a token where heads park the attention they have no use for elsewhere: this model's are "
