@@ -14,10 +14,9 @@ import streamlit as st
 
 from components.caches.budget import BUDGET, CACHE_ENTRIES
 from components.caches.work import heavy_work
-from components.charts.draw import draw_spec, layered, spec_and_frames
+from components.charts.draw import layered, spec_and_frames
 from components.charts.heatmap import MAX_VECTOR_CELLS, heatmap, heatmap_frames
 from components.charts.label_stand_ins import stand_ins, with_labels
-from components.charts.lettering import Lettering
 from components.charts.palettes import palette_in_force
 from components.private_hooks import arrow_dataset
 
@@ -102,13 +101,6 @@ def _bytes(kept: Iterable[tuple[int, dict[str, bytes]]]) -> int:
 def _chart_data(builder: str, palette: str, _build: Callable[..., dict], *arguments) -> dict[str, bytes]:
     """Keyed on the builder's name and the arguments (Streamlit leaves out a parameter named with _)."""
     return _arrow_bytes(_build(*arguments))
-
-
-def draw_kept(build: Callable[..., alt.TopLevelMixin], *arguments, key: str, lettering: Lettering, **options) -> None:
-    """Draw build(*arguments, lettering=lettering, **options), an Altair chart, kept (drawn_chart): a move back to
-    numbers seen draws what was built for them, and a chart whose spec stays (its title and scales hold no number of
-    the data) takes a move's new numbers as new rows in the chart the browser drew."""
-    draw_spec(*drawn_chart(build, *arguments, lettering=lettering, **options), key=key, lettering=lettering)
 
 
 def kept_heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], **options) -> tuple[dict, dict]:
