@@ -75,13 +75,13 @@ def forward_step(model: LanguageModel, cache: KeyValueCache, ids: torch.Tensor, 
     kept = list(range(len(cache.positions))) if keep is None else list(keep)
     cache.positions[:] = [cache.positions[index] for index in kept]
     places = list(range(len(kept))) if reassign else cache.positions  # (S,) the positions the turn reads
-    later = torch.arange(len(kept))[None, :] > torch.arange(len(kept) - new, len(kept))[:, None]  # (n, S)
-    seen = list(range(len(kept)))  # the entries the last token sees: the cache after the step
+    entry, query_at = torch.arange(len(kept))[None, :], torch.arange(len(kept) - new, len(kept))[:, None]
+    later = entry > query_at  # (n, S)
+    seen = None  # with a band, the entries the last token sees: the cache after the step
     if band is not None:
         sinks, window = band
-        entry, query_at = torch.arange(len(kept))[None, :], torch.arange(len(kept) - new, len(kept))[:, None]
         later |= (entry >= sinks) & (entry <= query_at - window)  # (n, S): outside each token's band
-        seen = [index for index in seen if index < sinks or index > len(kept) - 1 - window]
+        seen = [index for index in range(len(kept)) if index < sinks or index > len(kept) - 1 - window]
         cache.positions[:] = [cache.positions[index] for index in seen]
     divisor = scaling_divisor("sqrt", shape.head_size)
     hidden = family.embed(torch_model, ids, torch.zeros_like(ids))[:, -new:]  # (1, n, C): a lookup per token
@@ -107,8 +107,10 @@ def forward_step(model: LanguageModel, cache: KeyValueCache, ids: torch.Tensor, 
         attended = family.attention_output(torch_model, layer, projections.output(merge_heads(context)), hidden)
         hidden = _mlp_block(family.block_parts(torch_model, layer), attended)  # (1, n, C)
         queries.append(query[0, :, -1])  # (nh, d)
-        weights.append(attention[0, :, -1, seen])  # (nh, S after the step)
-        if band is not None:  # what no later token of a band sees leaves the cache
+        if seen is None:
+            weights.append(attention[0, :, -1])  # (nh, S)
+        else:  # what no later token of a band sees leaves the cache
+            weights.append(attention[0, :, -1, seen])  # (nh, S after the step)
             cache.keys[layer], cache.values[layer] = cache.keys[layer][:, :, seen], cache.values[layer][:, :, seen]
     return StepReading(logits=model.logits(hidden[0, -1]),  # (V,)
                        queries=torch.stack(queries).numpy(), weights=torch.stack(weights).numpy())
