@@ -11,6 +11,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from components.charts.draw import layered, spec_and_frames
 from components.charts.heatmap import cells_by_head, heatmap_panel
 from components.charts.lettering import READING, Lettering
 from components.charts.spoken_numbers import counted, figure
@@ -74,6 +75,16 @@ def lens_frames(probabilities: np.ndarray, top_tokens: list[list[str]], first_la
     for name, frame in frames.items():
         frame.attrs["name"] = name
     return frames
+
+
+def lens_spec(shape: tuple[int, int], layer_labels: tuple[str, ...], position_labels: tuple[str, ...],
+              options: tuple) -> dict:
+    """lens_map's spec, the same for every lens of its shape (L + 1, P) and options (sorted (name, value) pairs),
+    built on zeros and no tokens: its datasets (lens_frames) are sent beside it, by their names."""
+    blank = [[""] * shape[1] for _ in range(shape[0])]
+    chart = lens_map(np.zeros(shape, dtype=np.float32), blank, np.zeros(shape[1], dtype=int), list(layer_labels),
+                     list(position_labels), **dict(options))
+    return spec_and_frames(layered(chart))[0]
 
 
 def describe_lens(probabilities: np.ndarray, top_tokens: list[list[str]], first_layer: np.ndarray,

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from components.charts.chart_text import largest_cells
+from components.charts.draw import spec_and_frames
 from components.charts.lettering import READING, Lettering, title_lines
 from components.charts.spoken_numbers import counted, figure, signed
 from components.charts.token_axes import label_axis, labelled
@@ -52,6 +53,12 @@ def running_panels(frame: pd.DataFrame, *, title: str, width: int, lettering: Le
                                                 [False, False, True], strict=True)]
     return alt.vconcat(*panels, spacing=PANEL_GAP_PX).properties(title=title_lines(title, width), description=title,
                                                       autosize=PAD)
+
+
+def panels_spec(title: str, width: int, lettering: Lettering = READING) -> dict:
+    """running_panels' spec, the same for every row of blocks (built on none): its one dataset ("data-0",
+    steps_frame's) is sent beside it."""
+    return spec_and_frames(running_panels(steps_frame([]), title=title, width=width, lettering=lettering))[0]
 
 
 def row_numbers(weights: np.ndarray, plain_weights: np.ndarray, block_size: int) -> dict[str, np.ndarray]:

@@ -16,9 +16,9 @@ import streamlit as st
 
 from attention.analyses.logit_lens import TABLE_COLUMNS, TABLE_TOP_K
 from components.caches import chart_memos, past_attention
-from components.charts.draw import draw_spec, layered, spec_and_frames
+from components.charts.draw import draw_spec
 from components.charts.label_stand_ins import stand_ins, with_labels
-from components.charts.lens import describe_lens, lens_frames, lens_map
+from components.charts.lens import describe_lens, lens_frames, lens_map, lens_spec
 from components.page import controls
 from components.page.downloads import chart_downloads, csv_download
 from components.page.tables import numbers_html
@@ -164,15 +164,7 @@ def kept_lens_map(probabilities, top_tokens, first_layer, layer_labels, position
     """lens_map's spec and datasets: the spec built once for every lens of its shape and options, on stand-in labels
     (label_stand_ins) and zeros, its numbers, tokens and rings sent as data (lens_frames)."""
     standing = stand_ins(layer_labels, position_labels)
-    spec = chart_memos.chart_spec(_lens_spec, np.shape(probabilities), standing[tuple(layer_labels)],
+    spec = chart_memos.chart_spec(lens_spec, np.shape(probabilities), standing[tuple(layer_labels)],
                                   standing[tuple(position_labels)], tuple(sorted(options.items())))
     spec, labels = with_labels(spec, standing)
     return spec, {**lens_frames(probabilities, top_tokens, first_layer), **labels}
-
-
-def _lens_spec(shape: tuple[int, int], layer_labels: tuple[str, ...], position_labels: tuple[str, ...],
-               options: tuple) -> dict:
-    blank = [[""] * shape[1] for _ in range(shape[0])]
-    chart = lens_map(np.zeros(shape, dtype=np.float32), blank, np.zeros(shape[1], dtype=int), list(layer_labels),
-                     list(position_labels), **dict(options))
-    return spec_and_frames(layered(chart))[0]

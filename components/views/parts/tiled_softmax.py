@@ -12,15 +12,15 @@ from __future__ import annotations
 import streamlit as st
 
 from components.caches import chart_memos, past_attention
-from components.charts.draw import draw_spec, spec_and_frames
+from components.charts.draw import draw_spec
 from components.charts.spoken_numbers import counted
 from components.charts.tiled_softmax import (
     describe_blocks,
     describe_row,
+    panels_spec,
     row_against_plain,
     row_frame,
     row_numbers,
-    running_panels,
     steps_frame,
 )
 from components.page.tables import numbers_html
@@ -71,7 +71,7 @@ def _fit(key: str, largest: int, default: int) -> None:
 def _blocks(context, row) -> None:
     st.markdown(f"Query {row.query}, {counted(len(row.steps), 'block')} of {counted(row.block_size, 'key')}:")
     # One spec for every row of blocks (built on no blocks at all), its frame sent beside it
-    spec = chart_memos.chart_spec(_panels_spec, "m, ℓ and the rescale after each block", max(200, context.width - 90),
+    spec = chart_memos.chart_spec(panels_spec, "m, ℓ and the rescale after each block", max(200, context.width - 90),
                                   context.lettering)
     draw_spec(spec, {"data-0": steps_frame(row.steps)}, key="tiled_panels", lettering=context.lettering)
     said([describe_blocks(row.steps, row.query)])
@@ -98,7 +98,3 @@ def _row(context, row, tokens: list[str]) -> None:
                   help="max over the head's d numbers of |o / ℓ − weights · V|")
     st.caption("Bars in two blues: every other block's keys. The tiled weights sit on the bars' tops: the "
                "differences above are float32's rounding (about 1e-7 of a weight), not an approximation.")
-
-
-def _panels_spec(title: str, width: int, lettering) -> dict:
-    return spec_and_frames(running_panels(steps_frame([]), title=title, width=width, lettering=lettering))[0]
