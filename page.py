@@ -46,7 +46,7 @@ from attention.stages.settings import ModelShape
 from components import views
 from components.caches import chart_memos, models, past_attention, texts, work
 from components.charts.icon import page_icon
-from components.page import model_download, model_loading, viewport
+from components.page import chart_keys, model_download, model_loading, viewport
 from components.page.lesson_steps import step_outlines
 from components.page.page_head import model_line, page_head
 from components.page.shapes_panel import BLOCK_LETTERS, block_steps, letters, shapes_panel
@@ -187,6 +187,7 @@ if shown.standalone:
                                  width=screen.column_px(1), stacked=screen.stacked, height=screen.height_px))
     classroom.watch()
     viewport.measure()
+    chart_keys.listen()
     st.stop()
 if text.strip():
     encoding = texts.encoding(model_name, text, second_text(view, text_b))
@@ -199,3 +200,4 @@ if text.strip():
             st.caption(note)
 explore(view, model_name, text, text_b, loaded.shape, screen)
 viewport.measure()
+chart_keys.listen()
