@@ -9,7 +9,8 @@ Groups (all by default, about 5 minutes on 2 cores):
   views   every other view, the control a student moves most there, 32 tokens
   controls every control of every view's main area, found on the page, three presses each to the settled page,
           against the floor; and a new text typed in each view, against the bare computation it asks for (the
-          forward pass; GPT-2's for the lens, its 8 tokens generated for generation) plus the floor
+          forward pass; GPT-2's for the lens, its 8 tokens generated for generation) plus the floor; the
+          one-head view, the lesson and generation once more on a Llama of the bundled model's shape
           (bench/every_control.py); the slowest ten listed under the table
   text    a new 32-token text typed, against transformers' bare forward pass plus the floor; the same on
           SmolLM2-135M-Instruct, against its own bare forward pass (it is loaded in this process too)
@@ -183,7 +184,7 @@ def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, 
     """The cold start (the app server's first page), then the page cases of the groups whose name holds
     named, and decoder_cases, each move followed by the floor's. The decoder is loaded through the page
     before its first case: its bar followed to the end, so that no case times its load."""
-    switch_model = gpt2_model = gpt2_text = ""
+    switch_model = gpt2_model = gpt2_text = llama_model = ""
     if groups & {"views", "controls"}:  # the switching-heads-off view needs a masked-language-model head
         switch_model = str(checkpoints.bundled_with_mlm_head(scratch / "minilm-mlm"))
     if groups & {"slider", "views", "controls"}:  # a GPT-2 of the bundled model's shape, random weights, its tokenizer
@@ -191,6 +192,11 @@ def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, 
         folder = checkpoints.tiny_gpt2(scratch / "gpt2-minilm-shape", n_layer=6, n_head=12, n_embd=384,
                                        n_positions=512)
         gpt2_model, gpt2_text = str(folder), page_speed.text_of_tokens(checkpoints.gpt2_tokenizer(), 32)
+    if "controls" in groups:  # a Llama of that shape too (a query head in three shares its keys and values, as in
+        # SmolLM2), for the controls a Llama changes (bench/every_control.py's LLAMA_VIEWS)
+        llama_model = str(checkpoints.tiny_llama(scratch / "llama-minilm-shape", num_hidden_layers=6,
+                                                 num_attention_heads=12, num_key_value_heads=4, hidden_size=384,
+                                                 max_position_embeddings=512))
     cases = [case for case in page_speed.app_cases(switch_model, gpt2_model, gpt2_text)
              + (past_attention.cases(gpt2_model, gpt2_text) if gpt2_model else [])
              if case.group in groups and named in case.name] + decoder_cases
@@ -206,7 +212,7 @@ def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, 
                                                            cwd=page_speed.ROOT)) if measured else ""
         progress("cold start: launching the app's server")
         launched = time.monotonic()
-        models = os.pathsep.join(folder for folder in (switch_model, gpt2_model) if folder)
+        models = os.pathsep.join(folder for folder in (switch_model, gpt2_model, llama_model) if folder)
         app_url = servers.enter_context(streamlit_server(APP, env={MODEL_DIRS_ENV: models},
                                                          log_path=work / "app.log"))
         figures.healthy_s = time.monotonic() - launched
@@ -215,7 +221,7 @@ def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, 
         if "controls" in groups:
             progress("every control of every view: finding them on the page")
             found, left_out = every_control.cases(browser, app_url, every_control.view_queries(
-                page_speed.TEXT_32, switch_model, gpt2_model, gpt2_text))
+                page_speed.TEXT_32, switch_model, gpt2_model, gpt2_text, llama_model))
             cases += [case for case in found if named in case.name]
             figures.skipped += [f"Not timed: {why}." for why in left_out]
         if not cases:

@@ -6,7 +6,8 @@
   with random weights, so that the "switching heads off" view (which needs that head) has toggles to
   move at the bundled model's size. Its guesses are nonsense; its cost is the real one.
 - tiny_gpt2 (harness/checkpoints.py, which the tests share): a tiny random GPT-2 with a byte-level BPE
-  tokenizer trained offline on a few sentences, for the decoder's page figures.
+  tokenizer trained offline on a few sentences, for the decoder's page figures; tiny_llama, a random Llama with
+  the same tokenizer, for the controls a Llama changes.
 - gpt2_small_random: gpt2's size (12 layers, 12 heads, 768, 1024 positions, vocabulary 50257, about 500 MB)
   with random weights and that tokenizer, for the server's memory.
 """
@@ -16,9 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from attention.models.loading import bundled_model_path
-from harness.checkpoints import gpt2_tokenizer, save_gpt2, tiny_gpt2
+from harness.checkpoints import gpt2_tokenizer, save_gpt2, tiny_gpt2, tiny_llama
 
-__all__ = ["bert_base_random", "bundled_with_mlm_head", "gpt2_small_random", "tiny_gpt2"]
+__all__ = ["bert_base_random", "bundled_with_mlm_head", "gpt2_small_random", "tiny_gpt2", "tiny_llama"]
 
 
 def bert_base_random(folder: Path) -> Path:

@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 
 from bench import page_speed, past_attention
 from bench.page_speed import CHART_DRAWN, Case, Move
+from components.page.lesson_steps import lesson_for
 from components.page.view_list import VIEWS
 from harness.browser import new_page, wait_until_settled
 
@@ -44,6 +45,13 @@ VIEW_DRAWN = (f"{CHART_DRAWN}, [data-testid='stMain'] [data-testid='stDataFrame'
 # A case's page is ready once a chart shown is drawn: the lesson draws its neighbouring steps' charts hidden, and the
 # first chart in the page's order may be one of them.
 CASE_READY = f"{CHART_DRAWN} >> visible=true"
+# Views whose controls a Llama changes, timed again on the Llama of the bundled model's shape (their cases named
+# "head on a Llama: …", each button group pressed at its last option): the one-head view's stages (the queries and
+# keys turned by position), the lesson's rotary and shared-heads steps (it opens at the rotary one, Previous and Next
+# move on to the shared one), and generation, whose StreamingLLM reads a Llama's prompt a token at a time (its keys
+# turn by their place in the cache).
+LLAMA_VIEWS = ("head", "lesson", "generate")
+ON_A_LLAMA = " on a Llama"
 # Keys of controls that are not the view's: the class's and the page's frame.
 NOT_THE_VIEWS = ("quiz_", "class_", "teach")
 
@@ -82,8 +90,9 @@ def presses(control: Control) -> list[str]:
     return ["ArrowLeft", "ArrowRight", "ArrowLeft"] if at_top else ["ArrowRight", "ArrowLeft", "ArrowRight"]
 
 
-def moves(control: Control) -> list[Move]:
-    """PRESSES moves of the control by the keyboard, as its kind is moved."""
+def moves(control: Control, last: bool = False) -> list[Move]:
+    """PRESSES moves of the control by the keyboard, as its kind is moved. last: a button group's last option not
+    chosen rather than its first (where a model adds its own, it adds it last: a Llama's Rotation stage)."""
     at = f".st-key-{control.key}"
     if control.kind == "chart":
         return [Move(f'.vega-bindings input[type="range"][name="{control.key}"]', key) for key in presses(control)]
@@ -91,7 +100,7 @@ def moves(control: Control) -> list[Move]:
         # A range's slider has two thumbs: its first is pressed
         return [Move(f"{at} [data-testid='stSlider'] input[type='range'] >> nth=0", key) for key in presses(control)]
     if control.kind == "stButtonGroup":  # an option not chosen: the first, so that presses go back and forth
-        option = f"{at} button[aria-checked='false'], {at} button[aria-pressed='false'] >> nth=0"
+        option = f"{at} button[aria-checked='false'], {at} button[aria-pressed='false'] >> nth={-1 if last else 0}"
         return [Move(option, "Space")] * PRESSES
     if control.kind == "stCheckbox":
         return [Move(f"{at} input[type='checkbox']", "Space")] * PRESSES
@@ -122,9 +131,12 @@ def find_controls(browser, base_url: str, query: dict[str, str]) -> list[Control
             if not control.key.startswith(NOT_THE_VIEWS)]
 
 
-def view_queries(text: str, switch_model: str, gpt2_model: str, gpt2_text: str) -> dict[str, dict[str, str]]:
+def view_queries(text: str, switch_model: str, gpt2_model: str, gpt2_text: str,
+                 llama_model: str = "") -> dict[str, dict[str, str]]:
     """Each view's link: the bundled model on text, the switch view on a model with a masked-word head, and the
-    decoder views (they need a language-model head) on the GPT-2 of the bundled model's shape."""
+    decoder views (they need a language-model head) on the GPT-2 of the bundled model's shape; and the views
+    whose controls a Llama changes (LLAMA_VIEWS) once more on the Llama of that shape, if there is one, on
+    gpt2_text (the two share their tokenizer)."""
     queries = {view.name: {"view": view.name, "text": text} for view in VIEWS}
     queries["lesson"]["step"] = "6"  # Previous and Next both move from there, three steps each
     if switch_model:
@@ -134,6 +146,10 @@ def view_queries(text: str, switch_model: str, gpt2_model: str, gpt2_text: str) 
             queries[name] |= {"model": gpt2_model, "text": gpt2_text}
         else:
             del queries[name]
+    if llama_model:
+        for name in LLAMA_VIEWS:
+            queries[name + ON_A_LLAMA] = {"view": name, "model": llama_model, "text": gpt2_text}
+        queries["lesson" + ON_A_LLAMA]["step"] = str(lesson_for(rotates=True, shares=True).index("rotary") + 1)
     return queries
 
 
@@ -148,8 +164,8 @@ def cases(browser, base_url: str, queries: dict[str, dict[str, str]]) -> tuple[l
                 skipped.append(f"{view}: {why}")
                 continue
             found.append(Case(f"{view}: {control.key}", GROUP, f"`{control.key}` ({control.kind}), {PRESSES} presses",
-                              query, moves(control), TARGET, ready=CASE_READY))
-        if view not in standalone:
+                              query, moves(control, last=view.endswith(ON_A_LLAMA)), TARGET, ready=CASE_READY))
+        if view not in standalone and not view.endswith(ON_A_LLAMA):  # the view's new text is timed on its model
             typed = [Move(".st-key-text textarea", "Control+Enter", fill=text)
                      for text in page_speed.new_texts(PRESSES)]
             found.append(Case(f"{view}: a new text typed", GROUP, f"`text` area, {PRESSES} new texts (Ctrl+Enter)",

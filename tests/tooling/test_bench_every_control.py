@@ -1,0 +1,23 @@
+"""bench/every_control.py's links and presses: which views it opens on which model, and what it presses."""
+
+from __future__ import annotations
+
+from bench.every_control import LLAMA_VIEWS, ON_A_LLAMA, Control, moves, view_queries
+from components.page.lesson_steps import STEP_TITLES, lesson_for
+
+
+def test_the_views_a_llama_changes_are_opened_on_it_too_the_lesson_at_its_rotary_step():
+    queries = view_queries("a text", "", "/gpt2", "its text", llama_model="/llama")
+    on_a_llama = {name: query for name, query in queries.items() if name.endswith(ON_A_LLAMA)}
+    assert sorted(on_a_llama) == sorted(view + ON_A_LLAMA for view in LLAMA_VIEWS)
+    assert all(query["model"] == "/llama" and query["text"] == "its text" for query in on_a_llama.values())
+    step = int(on_a_llama["lesson" + ON_A_LLAMA]["step"])
+    assert lesson_for(rotates=True, shares=True)[step - 1] == "rotary" and "rotary" in STEP_TITLES
+    assert queries["lesson"]["step"] == "6" and "model" not in queries["head"]  # the bundled model's, as before
+    assert not any(name.endswith(ON_A_LLAMA) for name in view_queries("a text", "", "/gpt2", "its text"))
+
+
+def test_a_button_group_is_pressed_at_its_first_option_not_chosen_or_at_its_last():
+    group = Control("head_stage", "stButtonGroup")
+    assert all(move.selector.endswith(">> nth=0") for move in moves(group))
+    assert all(move.selector.endswith(">> nth=-1") for move in moves(group, last=True))
