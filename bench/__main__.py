@@ -10,8 +10,9 @@ Groups (all by default, about 5 minutes on 2 cores):
   controls every control of every view's main area, found on the page, three presses each to the settled page,
           against the floor; and a new text typed in each view, against the bare computation it asks for (the
           forward pass; GPT-2's for the lens, its 8 tokens generated for generation) plus the floor; the
-          one-head view, the lesson and generation once more on a Llama of the bundled model's shape
-          (bench/every_control.py); the slowest ten listed under the table
+          one-head view, the lesson and generation once more on a Llama of the bundled model's shape; the
+          teacher's question controls in a class started (bench/every_control.py); the slowest ten listed
+          under the table
   text    a new 32-token text typed, against transformers' bare forward pass plus the floor; the same on
           SmolLM2-135M-Instruct, against its own bare forward pass (it is loaded in this process too)
   cold    launching the server to the first heatmap drawn, bundled model; then --runs rounds, each from
@@ -222,6 +223,7 @@ def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, 
             progress("every control of every view: finding them on the page")
             found, left_out = every_control.cases(browser, app_url, every_control.view_queries(
                 page_speed.TEXT_32, switch_model, gpt2_model, gpt2_text, llama_model))
+            found += every_control.class_cases(page_speed.TEXT_32)
             cases += [case for case in found if named in case.name]
             figures.skipped += [f"Not timed: {why}." for why in left_out]
         if not cases:

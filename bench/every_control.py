@@ -174,6 +174,25 @@ def cases(browser, base_url: str, queries: dict[str, dict[str, str]]) -> tuple[l
     return found, list(dict.fromkeys(skipped))
 
 
+# The class's questions, on the teacher's page (its card above the view; not found among the view's controls, whose
+# search leaves the class's keys out): a class started, the form opened, then each control of the form, and a round
+# asked, closed and revealed, one press each.
+CLASS_OPEN = (".st-key-start_class button", '[data-testid="stExpander"] summary >> text=Ask the class a question')
+ROUND = [Move(".st-key-quiz_ask button", "Enter"), Move(".st-key-quiz_close button", "Enter"),
+         Move(".st-key-quiz_reveal button", "Enter")]
+
+
+def class_cases(text: str) -> list[Case]:
+    """The teacher's question controls on the one-head view of text: the kind of question and its token (select
+    boxes, three presses each), and a round asked, closed and revealed."""
+    query = {"view": "head", "text": text}
+    selects = [Case(f"class: {key}", GROUP, f"`{key}` (stSelectbox), {PRESSES} presses", query,
+                    moves(Control(key, "stSelectbox")), TARGET, ready=CASE_READY, open_with=CLASS_OPEN)
+               for key in ("quiz_token", "quiz_kind")]
+    return [*selects, Case("class: a round asked, closed, revealed", GROUP, "`quiz_ask`, `quiz_close`, `quiz_reveal` "
+                           "(stButton), one press each", query, ROUND, TARGET, ready=CASE_READY, open_with=CLASS_OPEN)]
+
+
 CHART_FLOOR_NAME = "reference: the floor with one 32-token heatmap's new numbers"
 CHART_FLOOR_PRESSES = 9
 

@@ -112,7 +112,7 @@ class Case:
     # Drawn in the browser: timed from the key press to the heatmap's repainted frame, the rerun that
     # follows (URL, shapes, proof) timed apart, and the bytes the server sends counted.
     in_browser: bool = False
-    open_with: str | None = None  # a button to click once the page is open (e.g. a stage), before the moves
+    open_with: tuple[str, ...] = ()  # what to click once the page is open (a stage; a class started), before the moves
     picture: str = "chart"  # in_browser: what a move must change, a key of PICTURES
     # A regular expression the page's text must match before the moves: the model it shows (a model that loads in
     # the background is shown once loaded, the bundled one meanwhile)
@@ -147,12 +147,13 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
              chart_input("layer", THERE_AND_BACK), 1.2, in_browser=True),
         # What a head moves, α·‖f(x)‖ : the Moves stage, and the weights weighted by value norm.
         Case("head change, 32 tokens, one head, what moves", "slider", "the chart's `head` input 0 → 11", text,
-             chart_input("head", RIGHT), 1.2, in_browser=True, open_with=".st-key-head_stage button >> text=Moves"),
+             chart_input("head", RIGHT), 1.2, in_browser=True,
+             open_with=(".st-key-head_stage button >> text=Moves",)),
         Case("head change, 32 tokens, one head, weighted by value norm", "slider", "the chart's `head` input 0 → 11",
              {**text, "value_norm": "1"}, chart_input("head", RIGHT), 1.2, in_browser=True),
         Case("head change, 128 tokens, drawn as lines", "slider", "the chart's `head` input 0 → 11",
              {"text": TEXT_128}, chart_input("head", RIGHT), 2.0, in_browser=True,
-             open_with=".st-key-head_stage button >> text=Lines"),
+             open_with=(".st-key-head_stage button >> text=Lines",)),
         Case("all heads of a layer, 32 tokens", "views", "the chart's `layer` input 0 → 5 → 0",
              {**text, "view": "heads"}, chart_input("layer", THERE_AND_BACK), 1.5, in_browser=True),
         Case("neuron view, 32 tokens", "views", "the chart's `query` input 1 → 12", {**text, "view": "neuron"},
@@ -308,8 +309,8 @@ def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> 
         if case.shows is not None:
             page.get_by_text(re.compile(case.shows)).first.wait_for()
         result.tokens = page.locator('[data-testid="token-chips"] .aa-chip').count() or None
-        if case.open_with is not None:
-            act_and_time(page, page.locator(case.open_with).click, timeout_ms=TIMEOUT_MS)
+        for opener in case.open_with:
+            act_and_time(page, page.locator(opener).first.click, timeout_ms=TIMEOUT_MS)
         if received is not None:
             result.open_bytes = sum(received)
         for index, move in enumerate(case.moves):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.every_control import LLAMA_VIEWS, ON_A_LLAMA, Control, moves, view_queries
+from bench.every_control import CLASS_OPEN, LLAMA_VIEWS, ON_A_LLAMA, Control, class_cases, moves, view_queries
 from components.page.lesson_steps import STEP_TITLES, lesson_for
 
 
@@ -21,3 +21,12 @@ def test_a_button_group_is_pressed_at_its_first_option_not_chosen_or_at_its_last
     group = Control("head_stage", "stButtonGroup")
     assert all(move.selector.endswith(">> nth=0") for move in moves(group))
     assert all(move.selector.endswith(">> nth=-1") for move in moves(group, last=True))
+
+
+def test_the_class_questions_are_cases_of_a_started_class_with_the_form_open():
+    cases = class_cases("a text")
+    assert [case.name for case in cases] == ["class: quiz_token", "class: quiz_kind",
+                                             "class: a round asked, closed, revealed"]
+    assert all(case.open_with == CLASS_OPEN and case.query == {"view": "head", "text": "a text"} for case in cases)
+    assert [move.selector for move in cases[-1].moves] == [f".st-key-quiz_{key} button"
+                                                           for key in ("ask", "close", "reveal")]
