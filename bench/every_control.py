@@ -104,8 +104,10 @@ def moves(control: Control, last: bool = False) -> list[Move]:
         return [Move(option, "Space")] * PRESSES
     if control.kind == "stCheckbox":
         return [Move(f"{at} input[type='checkbox']", "Space")] * PRESSES
-    if control.kind == "stSelectbox":  # opened on its option, moved one down, chosen
-        return [Move(f"{at} input[role='combobox']", "Enter", setup_keys=("ArrowDown", "ArrowDown"))] * PRESSES
+    if control.kind == "stSelectbox":  # an arrow opens it on the next option (the one before, up), Enter chooses it:
+        # down, up, down, where two downs a press ran it to its last option and later presses timed nothing
+        return [Move(f"{at} input[role='combobox']", "Enter", setup_keys=(step,))
+                for step in ("ArrowDown", "ArrowUp", "ArrowDown")][:PRESSES]
     if control.kind == "stNumberInput":  # an arrow key steps it and sends the new value at once
         return [Move(f"{at} input[type='number']", key) for key in ("ArrowUp", "ArrowDown", "ArrowUp")]
     return [Move(f"{at} button", "Enter")] * PRESSES  # a button: each press is the same click

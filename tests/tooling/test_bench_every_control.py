@@ -30,3 +30,9 @@ def test_the_class_questions_are_cases_of_a_started_class_with_the_form_open():
     assert all(case.open_with == CLASS_OPEN and case.query == {"view": "head", "text": "a text"} for case in cases)
     assert [move.selector for move in cases[-1].moves] == [f".st-key-quiz_{key} button"
                                                            for key in ("ask", "close", "reveal")]
+
+
+def test_a_select_box_is_moved_down_up_down_so_that_no_press_chooses_what_it_holds():
+    presses = moves(Control("quiz_kind", "stSelectbox"))
+    assert [move.setup_keys for move in presses] == [("ArrowDown",), ("ArrowUp",), ("ArrowDown",)]
+    assert all(move.key == "Enter" for move in presses)
