@@ -302,6 +302,11 @@ def shapes(page) -> dict[str, str]:
     return {codes[0]: codes[1] for codes in items}
 
 
+def messages_sent(page) -> int:
+    """How many messages the page has sent its server so far: a page made by new_page() counts them (_PROBE_JS)."""
+    return page.evaluate("() => window.__stProbe.sends.length")
+
+
 def wait_until_settled(page, quiet_ms: int = 300, timeout_ms: int = SETTLE_TIMEOUT_MS) -> float:
     """Wait until the app is idle and nothing has moved for quiet_ms; return ms since the call.
 

@@ -25,6 +25,7 @@ from harness.browser import (
     HeldReplies,
     expect_head,
     load_page,
+    messages_sent,
     move_head_to,
     open_tab,
     wait_for_change,
@@ -235,9 +236,9 @@ def test_an_idle_follower_asks_the_route_and_reruns_only_when_the_teacher_moves(
     page = student()
     asked = []
     page.on("request", lambda request: asked.append(request.url) if "/api/class?" in request.url else None)
-    sent = page.evaluate("() => window.__stProbe.sends.length")  # harness/browser.py's probe of the websocket
+    sent = messages_sent(page)
     page.wait_for_timeout(round(WAIT_S * 1000) + 1_000)  # a held ask ends within WAIT_S, and the next goes at once
-    assert page.evaluate("() => window.__stProbe.sends.length") == sent, "an idle follower's page reran"
+    assert messages_sent(page) == sent, "an idle follower's page reran"
     assert asked and all("&version=" in url and "&beat=" in url for url in asked), asked
     follows_a_view_and_back(teacher, page)
 
@@ -255,18 +256,13 @@ def test_where_the_route_cannot_be_reached_a_follower_still_follows(classroom, b
     try:
         page.route(re.compile(r"/api/class\?"), lambda route: route.fulfill(**answer))
         load_page(page, link)
-        sent = page.evaluate("() => window.__stProbe.sends.length")  # harness/browser.py's probe of the websocket
+        sent = messages_sent(page)
         page.wait_for_timeout(3 * ASK_AGAIN_MS)
-        reruns = page.evaluate("() => window.__stProbe.sends.length") - sent
+        reruns = messages_sent(page) - sent
         assert reruns <= 4, f"{reruns} messages in {3 * ASK_AGAIN_MS} ms: a rerun asked at every poll"
         follows_a_view_and_back(teacher, page)
     finally:
         page.context.close()
-
-
-def sent(page) -> int:
-    """How many messages the page has sent its server (harness/browser.py's probe of the websocket)."""
-    return page.evaluate("() => window.__stProbe.sends.length")
 
 
 def test_a_follower_that_has_not_drawn_the_teachers_view_yet_does_not_send_the_view_before_it(classroom, browser):
@@ -288,19 +284,21 @@ def test_a_follower_that_has_not_drawn_the_teachers_view_yet_does_not_send_the_v
         keep_class_polls(page)
         load_page(page, link)
         expect_following_view(page, "All heads of a layer")
-        sends = sent(page)
+        sends = messages_sent(page)
         replies.hold()
         views.get_by_text("One head").click()
         expect(teacher.get_by_role("heading", name="One head")).to_be_visible()
         # The watch asks for a run (sent: the page's sends go on), whose replies are held.
-        assert wait_for_change(lambda: sent(page), sends, FOLLOW_TIMEOUT_MS / 1000)[0] > sends, "the watch asked"
+        asked = wait_for_change(lambda: messages_sent(page), sends, FOLLOW_TIMEOUT_MS / 1000)[0]
+        assert asked > sends, "the watch asked"
         page.wait_for_timeout(ASK_AGAIN_MS + 500)
-        sends = sent(page)
+        sends = messages_sent(page)
         second.fill("it was warm")
         second.press("Enter")
         expect(teacher).to_have_url(re.compile(r"[?&]text_b=it\+was\+warm(&|$)"))
         # The watch hears the second move and asks again, with the widgets of the view before the teacher's.
-        assert wait_for_change(lambda: sent(page), sends, FOLLOW_TIMEOUT_MS / 1000)[0] > sends, "asked again"
+        asked = wait_for_change(lambda: messages_sent(page), sends, FOLLOW_TIMEOUT_MS / 1000)[0]
+        assert asked > sends, "asked again"
         page.wait_for_timeout(2_000)  # that run, on the server
         replies.release()
         expect(page).to_have_url(re.compile(r"[?&]text_b=it\+was\+warm(&|$)"), timeout=FOLLOW_TIMEOUT_MS)

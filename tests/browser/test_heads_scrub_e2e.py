@@ -17,6 +17,7 @@ from harness.browser import (
     chart_input,
     chart_input_readout,
     load_page,
+    messages_sent,
     open_tab,
     wait_for_change,
     wait_until_settled,
@@ -133,18 +134,17 @@ def test_a_key_on_the_layer_input_asks_for_its_rerun_at_once_not_after_streamlit
     pause) before it sends it; the page's listener (components/page/chart_keys.js) tells it the key was the reader's,
     like a click, and it is sent at once. The page's clock is stopped, then moved on by less than that pause: what
     is sent was not waiting for it. A window of its own: a clock is its window's."""
-
     page = open_tab(browser, viewport=VIEWPORT)
     try:
         page.clock.install()
         load_page(page, f"{base_url}/{QUERY}")
         page.clock.pause_at(page.evaluate("() => Date.now()") + 1_000)
-        sent = page.evaluate("() => window.__stProbe.sends.length")  # harness/browser.py's probe of the websocket
+        sent = messages_sent(page)
         layer = chart_input(page, "layer")
         layer.focus()
         layer.press("ArrowRight")
         page.clock.run_for(BURST_MS // 3)  # the page's own short timers (Vega's, Streamlit's), not the pause
-        now, _ = wait_for_change(lambda: page.evaluate("() => window.__stProbe.sends.length"), sent, timeout_s=5)
+        now, _ = wait_for_change(lambda: messages_sent(page), sent, timeout_s=5)
         assert now > sent, "the selection waited for a timer of the page's"
         page.clock.resume()
         wait_until_settled(page)

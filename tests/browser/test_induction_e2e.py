@@ -8,7 +8,7 @@ import re
 
 from components.charts.induction import STEP
 from components.private_hooks import bound_input_name
-from harness.browser import chart_pixels, load_page, wait_for_change, wait_until_settled
+from harness.browser import chart_pixels, load_page, messages_sent, wait_for_change, wait_until_settled
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -29,11 +29,6 @@ def step_input(page):
 def train_button(page):
     """The Train button (with its help, a finished run's, Streamlit draws the button twice: one of them hidden)."""
     return page.locator(".st-key-induction_train button:visible").first
-
-
-def sent(page) -> int:
-    """Messages the page has sent to the server so far (harness.browser's probe of the websocket)."""
-    return page.evaluate("() => window.__stProbe.sends.length")
 
 
 def trained(page, base_url: str) -> None:
@@ -59,7 +54,7 @@ def test_a_small_run_trains_from_its_link_and_its_steps_are_scrubbed_in_the_brow
     expect(step).to_have_value("100")
     assert (step.get_attribute("min"), step.get_attribute("max"), step.get_attribute("step")) == ("0", "100", "5")
     pictures = {100: chart_pixels(page, maps(page))}
-    before = sent(page)
+    before = messages_sent(page)
 
     step.focus()
     for value in range(100 - KEEP_EVERY, -1, -KEEP_EVERY):  # down to the untrained heads, a kept step a key
@@ -72,7 +67,7 @@ def test_a_small_run_trains_from_its_link_and_its_steps_are_scrubbed_in_the_brow
     assert pictures[0] != pictures[100], "the untrained heads look like the trained ones"
     assert pictures[50] != pictures[100]
     assert len(set(pictures.values())) > 10, "most kept steps draw maps of their own"
-    assert sent(page) == before, "scrubbing asked the server for something: it must be the browser's alone"
+    assert messages_sent(page) == before, "scrubbing asked the server for something: it must be the browser's alone"
 
     page.keyboard.press("End")
     expect(step).to_have_value("100")
