@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import re
 
-from components.page.chart_keys import BURST_MS
 from harness.browser import (
     HeldReplies,
     act_and_measure,
     chart_input,
     chart_input_readout,
     load_page,
-    messages_sent,
-    open_tab,
     wait_for_change,
     wait_until_settled,
 )
@@ -128,26 +125,3 @@ def test_a_click_on_a_head_opens_it_at_the_layer_picked_on_the_chart(page, base_
     expect(chart_input(page, "layer")).to_have_value("3")
     expect(chart_input(page, "head")).to_have_value("5")
 
-
-def test_a_key_on_the_layer_input_asks_for_its_rerun_at_once_not_after_streamlits_pause(browser, base_url):
-    """Streamlit holds a chart's selection changed by a key in an input until no change has come for a while (a drag's
-    pause) before it sends it; the page's listener (components/page/chart_keys.js) tells it the key was the reader's,
-    like a click, and it is sent at once. The page's clock is stopped, then moved on by less than that pause: what
-    is sent was not waiting for it. A window of its own: a clock is its window's."""
-    page = open_tab(browser, viewport=VIEWPORT)
-    try:
-        page.clock.install()
-        load_page(page, f"{base_url}/{QUERY}")
-        page.clock.pause_at(page.evaluate("() => Date.now()") + 1_000)
-        sent = messages_sent(page)
-        layer = chart_input(page, "layer")
-        layer.focus()
-        layer.press("ArrowRight")
-        page.clock.run_for(BURST_MS // 3)  # the page's own short timers (Vega's, Streamlit's), not the pause
-        now, _ = wait_for_change(lambda: messages_sent(page), sent, timeout_s=5)
-        assert now > sent, "the selection waited for a timer of the page's"
-        page.clock.resume()
-        wait_until_settled(page)
-        expect_page_at(page, 1)
-    finally:
-        page.context.close()
