@@ -399,6 +399,18 @@ def expect_head(page, head: int) -> None:
     expect(page.get_by_role("heading", name=re.compile(rf"Layer \d+, head {head}$"))).to_be_visible()
 
 
+def open_expander(page, title: str):
+    """Open the expander whose summary reads title and wait until it stands open; return the expander.
+
+    Its opening is a CSS transition of some 400 ms; a click meanwhile (on a loaded machine) can have its pointer
+    go up on another element than it went down on, which is no click at all: a button pressed then is lost."""
+    expander = page.locator('[data-testid="stExpander"]').filter(has=page.locator("summary", has_text=title)).first
+    expander.locator("summary").click()
+    expander.locator("details[open]").wait_for()
+    page.wait_for_function("box => box.getAnimations({subtree: true}).length === 0", arg=expander.element_handle())
+    return expander
+
+
 def move_head_to(page, head: int) -> None:
     """Press ArrowRight on the one-head chart's head input until the view shows head."""
     while int(chart_input_readout(page, "head").inner_text()) < head:

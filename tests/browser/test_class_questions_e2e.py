@@ -21,7 +21,7 @@ import pytest
 
 from attention.dissect.parity import transformers_weights
 from attention.text.encoding import encode
-from harness.browser import load_page, open_tab, tab_in, wait_until_settled
+from harness.browser import load_page, open_expander, open_tab, tab_in, wait_until_settled
 from harness.question_pages import CARD, FOLLOW_TIMEOUT_MS, answered, choose
 from harness.server import get_json
 from tests.marks import BROWSER_TESTS
@@ -56,7 +56,7 @@ def test_a_question_is_asked_answered_once_per_browser_hidden_until_the_reveal_a
         for page in (first, second):
             load_page(page, f"{base_url}/?class={code}")
 
-        teacher.get_by_text("Ask the class a question").click()
+        open_expander(teacher, "Ask the class a question")
         teacher.get_by_role("button", name="Ask the class", exact=True).click()
         answered(teacher, 0)
         for page in (first, second):

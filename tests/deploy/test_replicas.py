@@ -48,6 +48,7 @@ from harness.browser import (
     expect_head,
     launch_chromium,
     move_head_to,
+    open_expander,
     open_session,
     open_tab,
     press_chart_key,
@@ -276,7 +277,7 @@ class TestAClassAcrossTheReplicas:
 
         teacher, student = classroom
         wait_until_settled(teacher)
-        teacher.get_by_text("Ask the class a question").click()
+        open_expander(teacher, "Ask the class a question")
         teacher.get_by_role("button", name="Ask the class", exact=True).click()
         answered(teacher, 0)
         expect(student.locator(CARD)).to_contain_text("Question 1", timeout=FOLLOW_TIMEOUT_MS)
