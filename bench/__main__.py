@@ -441,6 +441,8 @@ def notes(figures: Figures, work: Path) -> list[str]:
         lines.append("The slowest controls, by ratio to their floor: " + "; ".join(slowest) + ".")
     if reached := every_control.against_references(figures.pages):
         lines.append(reached)
+    if building := every_control.built_anew(figures.pages):
+        lines.append(building)
     if figures.memory is not None or figures.decoder_memory is not None:
         lines.append("Memory in MB of 2**20 bytes, GB of 2**30.")
     lines += figures.skipped

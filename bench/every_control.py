@@ -12,6 +12,7 @@ left out, each for a reason a student would accept (LEFT_OUT). Prints nothing it
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -208,11 +209,43 @@ def chart_floor_case() -> Case:
 
 
 def slowest(results, count: int = 10) -> list[str]:
-    """The count cases of largest ratio to their floor, slowest first, as "name 4.1×"."""
-    measured = [result for result in results if result.case.group == GROUP and not result.error and result.floor
-                and result.case.name != CHART_FLOOR_NAME]
-    ranked = sorted(measured, key=lambda result: result.median_ms / result.floor_ms, reverse=True)
-    return [f"{result.case.name} {result.median_ms / result.floor_ms:.1f}×" for result in ranked[:count]]
+    """The count cases of largest ratio to their floor, slowest first, as "name 4.1×", with the charts a press
+    built anew where it did: "name 51.2× (1 chart built anew)"."""
+    ranked = sorted(_controls(results), key=_ratio, reverse=True)
+    return [f"{result.case.name} {_ratio(result):.1f}×{_built_note(result)}" for result in ranked[:count]]
+
+
+def built_anew(results) -> str | None:
+    """The controls whose press builds a chart anew, slowest first, as a line; None when none was measured. A
+    chart is built anew when its spec changed: Streamlit embeds it again, and Vega compiles it and lays it out
+    from scratch (page_speed.CHARTS_BUILT_JS); a chart whose spec stayed has its new numbers swapped in."""
+    measured = [result for result in _controls(results) if result.built]
+    if not measured:
+        return None
+    building = sorted((result for result in measured if _built(result)), key=_ratio, reverse=True)
+    named = "; ".join(f"{result.case.name} {_ratio(result):.1f}×{_built_note(result)}" for result in building)
+    return (f"{len(building)} of {len(measured)} controls build a chart anew at a press (a new spec, which Vega "
+            f"compiles and lays out again, where a spec kept has its numbers swapped in){': ' if named else ''}"
+            f"{named}.")
+
+
+def _controls(results) -> list:
+    return [result for result in results if result.case.group == GROUP and not result.error and result.floor
+            and result.case.name != CHART_FLOOR_NAME]
+
+
+def _ratio(result) -> float:
+    return result.median_ms / result.floor_ms
+
+
+def _built(result) -> int:
+    """The charts a press of the case built anew, the median over its presses."""
+    return round(statistics.median(result.built)) if result.built else 0
+
+
+def _built_note(result) -> str:
+    built = _built(result)
+    return f" ({built} chart{'s' if built > 1 else ''} built anew)" if built else ""
 
 
 def against_references(results) -> str | None:

@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
-from bench.every_control import CLASS_OPEN, LLAMA_VIEWS, ON_A_LLAMA, Control, class_cases, moves, view_queries
+from bench.every_control import (
+    CLASS_OPEN,
+    GROUP,
+    LLAMA_VIEWS,
+    ON_A_LLAMA,
+    Control,
+    built_anew,
+    class_cases,
+    moves,
+    slowest,
+    view_queries,
+)
+from bench.page_speed import Case, Result
 from components.page.lesson_steps import STEP_TITLES, lesson_for
+from harness.browser import Timing
 
 
 def test_the_views_a_llama_changes_are_opened_on_it_too_the_lesson_at_its_rotary_step():
@@ -36,3 +49,21 @@ def test_a_select_box_is_moved_down_up_down_so_that_no_press_chooses_what_it_hol
     presses = moves(Control("quiz_kind", "stSelectbox"))
     assert [move.setup_keys for move in presses] == [("ArrowDown",), ("ArrowUp",), ("ArrowDown",)]
     assert all(move.key == "Enter" for move in presses)
+
+
+def measured(name: str, settled_ms: float, built: list[int]) -> Result:
+    """A control's result of three presses against a floor of 20 ms, each press building built[i] charts anew."""
+    return Result(Case(name, GROUP, "", {}, [], 2.0), timings=[Timing(settled_ms, None)] * 3,
+                  floor=[Timing(20.0, None)] * 3, built=built)
+
+
+def test_the_controls_that_build_a_chart_anew_are_named_slowest_first_by_their_median_press():
+    results = [measured("neuron: source", 1000, [1, 1, 0]), measured("head: mask", 200, [0, 0, 0]),
+               measured("compare: words", 500, [2, 2, 2])]
+    assert built_anew(results) == (
+        "2 of 3 controls build a chart anew at a press (a new spec, which Vega compiles and lays out again, where a "
+        "spec kept has its numbers swapped in): neuron: source 50.0× (1 chart built anew); compare: words 25.0× "
+        "(2 charts built anew).")
+    assert slowest(results, 2) == ["neuron: source 50.0× (1 chart built anew)",
+                                   "compare: words 25.0× (2 charts built anew)"]
+    assert built_anew([measured("head: mask", 200, [])]) is None  # not counted: no line

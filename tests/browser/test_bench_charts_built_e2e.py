@@ -1,0 +1,25 @@
+"""bench/page_speed.py's count of the charts a press builds anew, on the app's neuron view in Chromium: the Projection
+source's identity makes the head as wide as the hidden size, a new spec, so its chart is built anew; a layer keeps
+the spec and swaps the chart's numbers in, and builds nothing."""
+
+from __future__ import annotations
+
+from bench.page_speed import CHARTS_BUILT_JS, MARK_CHARTS_JS
+from harness.browser import load_page, press_and_measure, press_slider_key
+from tests.marks import BROWSER_TESTS
+
+pytestmark = BROWSER_TESTS
+
+
+def built_by(page, press) -> int:
+    page.evaluate(MARK_CHARTS_JS)
+    press()
+    return page.evaluate(CHARTS_BUILT_JS)
+
+
+def test_a_new_head_width_builds_the_neuron_chart_anew_and_a_layer_builds_nothing(page, base_url):
+    load_page(page, f"{base_url}/?view=neuron&text=the+cat+sat+on+the+mat",
+              drawn=lambda drawn: drawn.locator('[data-testid="stVegaLiteChart"] canvas').first)
+    identity = page.locator(".st-key-source button", has_text="identity")
+    assert built_by(page, lambda: press_and_measure(page, identity, "Space")) == 1
+    assert built_by(page, lambda: press_slider_key(page, "layer")) == 0
