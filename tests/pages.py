@@ -229,13 +229,16 @@ def cell_labels(spec: dict, datasets: dict[str, pd.DataFrame] | None = None) -> 
 
 
 def chart_title(chart) -> str:
-    return title_text(json.loads(chart.proto.spec).get("title", ""))
+    return title_text(json.loads(chart.proto.spec).get("title", ""), chart_labels(chart))
 
 
-def title_text(title) -> str:
-    """A spec's title as one line: a title broken into lines (lettering.title_lines) is joined again."""
+def title_text(title, labels: dict[str, list] | None = None) -> str:
+    """A spec's title as one line: a title broken into lines (lettering.title_lines) is joined again; one whose
+    lines are data (heatmap.DataTitle) is read from labels (chart_labels)."""
     if isinstance(title, dict):
         title = title.get("text", "")
+    if isinstance(title, dict) and labels is not None and title.get("expr") in labels:
+        title = labels[title["expr"]]
     return " ".join(title) if isinstance(title, list) else str(title)
 
 

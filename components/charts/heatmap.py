@@ -16,6 +16,7 @@ Plain functions of numbers -> Altair charts, testable without a server.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import altair as alt
 import numpy as np
@@ -271,8 +272,28 @@ def heatmap(
     return chart
 
 
+@dataclass(frozen=True)
+class DataTitle:
+    """A title whose words are data, so that a control which changes only them leaves the chart's spec as it was
+    (Streamlit builds a chart anew when its spec changes, and swaps the numbers of one whose spec stayed). lines:
+    the title's lines as a label list (label_stand_ins: stand-ins in a kept spec, the real lines sent beside it as
+    a dataset, read by a parameter); description: what the chart is, in words that stay, naming it for screen
+    readers and its cells' values in their tooltips."""
+
+    lines: tuple[str, ...]
+    description: str
+
+
+def panel_title_lines(title: str, rows: int, columns: int, size: int,
+                      lettering: Lettering = READING) -> tuple[str, ...]:
+    """A heatmap_panel's title broken into lines as titled() breaks a title of words, for a DataTitle."""
+    width = plot_size(rows, columns, size, max(MIN_ROW_PX, lettering.label_spacing_px))[0]
+    return tuple(title_lines(title, width + lettering.label_room_px))
+
+
 def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, column_labels, *,
-                  title: str | alt.TitleParams, value_title: str | None = None, row_title: str = "query token",
+                  title: str | alt.TitleParams | DataTitle, value_title: str | None = None,
+                  row_title: str = "query token",
                   column_title: str = "key token", scheme: str = "blues", size: int = PLOT_SIZE,
                   lettering: Lettering = READING, second: tuple[int | None, int | None] = (None, None),
                   kept_rows: tuple[int, ...] = (), reverse: bool = False, clip_at: float | None = None,
@@ -286,8 +307,9 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
     sent; None: the data's own, which Vega finds), the head shown picked by picks (selections; params: those the
     chart carries, bound to inputs), heads_sent of a layer in the data, whose layers start at first_layer.
 
-    title: the chart's heading and description (words, broken into lines) or its TitleParams (an expression a
-    selection changes), value_title the tooltip's name of a cell's value (the title, when words); row_labels and
+    title: the chart's heading and description (words, broken into lines), its TitleParams (an expression a
+    selection changes) or a DataTitle, value_title the tooltip's name of a cell's value (the title, when words; a
+    DataTitle's description); row_labels and
     column_labels, under row_title and column_title, no closer than the lettering allows, a sentence pair's B from
     second (first row, first column) in orange, kept_rows labelled whatever the step; size the plot's longer side
     (px); reverse, clip_at: colour_scale's; key the legend (by default under the plot, or beside it as the
@@ -297,6 +319,7 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
     head's column, picked_column); missing: what a cell without a number (grey) says in its tooltip, masked by
     default."""
     rows, columns = len(row_labels), len(column_labels)
+    value_title = value_title or (title.description if isinstance(title, DataTitle) else title)
     # Rows no closer than the lettering's labels may stand: a projected context (13 tokens × 32 dimensions) had rows
     # of 16 px under labels 17 px apart, and every other token lost its label.
     width, height = plot_size(rows, columns, size, max(MIN_ROW_PX, lettering.label_spacing_px))
@@ -313,13 +336,13 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
     else:
         labels = (f"{labels_name(row_labels)}[datum.row]", f"{labels_name(column_labels)}[datum.column]")
         value, cell = column or picked_column(picks, heads_sent, first_layer), (width / columns, height / rows)
-        layers = [labelled(vector_cells(data, labels, x_axis, y_axis, colour, value_title or title, list(params),
+        layers = [labelled(vector_cells(data, labels, x_axis, y_axis, colour, value_title, list(params),
                                         value, cell, key, aria, missing=missing), row_labels, column_labels)]
         if ranges is not None:
             layers.append(range_carrier(ranges, colour, list(picks), key))
         if scheme == "redblue":  # a masked score's "×" and a negative one's bar, where cells hold them
             layers += cell_marks(data, value, cell, labels, cell_tooltip(y_axis.title, x_axis.title,
-                                                                         value_title or title, missing=missing))
+                                                                         value_title, missing=missing))
         chart = alt.layer(*layers) if len(layers) > 1 else layers[0]
     for layer in over:
         chart = alt.layer(chart, layer)
@@ -328,11 +351,18 @@ def heatmap_panel(data: Data, ranges: Data | None, raster: bool, row_labels, col
     return titled(chart, title, width, height, lettering, subtitle)
 
 
-def titled(chart: alt.TopLevelMixin, title: str | alt.TitleParams, width: int, height: int,
+def titled(chart: alt.TopLevelMixin, title: str | alt.TitleParams | DataTitle, width: int, height: int,
            lettering: Lettering = READING, subtitle: str | None = None) -> alt.TopLevelMixin:
     """The chart at its plot's width and height under its title: words broken into lines no wider than the plot
     and its labels (and a subtitle under them), which also name the chart for screen readers (its description,
-    aria-label, whatever it is drawn on); or a TitleParams as it is."""
+    aria-label, whatever it is drawn on); a DataTitle's lines, read from their parameter, under its description; or
+    a TitleParams as it is."""
+    if isinstance(title, DataTitle):
+        # limit 0: no limit, as for a title of words. Streamlit cuts a title object's lines at its column's width less
+        # 40 px unless the spec says otherwise, and the lines were already broken to the plot's width.
+        heading = alt.TitleParams(text=alt.ExprRef(labels_name(title.lines)), limit=0)
+        return labelled(chart, list(title.lines)).properties(title=heading, description=title.description,
+                                                             width=width, height=height)
     if not isinstance(title, str):
         return chart.properties(title=title, width=width, height=height)
     lines = title_lines(title, width + lettering.label_room_px)

@@ -30,6 +30,7 @@ from components.charts.heatmap import (
     PICTURE_TOOLTIP,
     PICTURES,
     RANGES,
+    DataTitle,
     cells_by_head,
     filter_on,
     heatmap_panel,
@@ -168,11 +169,12 @@ def _strip(title: str, labels: tuple[str, ...], width: int, lettering, picks: li
 
 
 def _panel(drawing: tuple, params: list, picks: list, heads_sent: int, first_layer: int) -> alt.TopLevelMixin:
-    (name, title, row_labels, column_labels, scheme, row_title, column_title, size, raster, second, lettering,
-     zoomable, kept_rows) = drawing
+    (name, title_lines, about, row_labels, column_labels, scheme, row_title, column_title, size, raster, second,
+     lettering, zoomable, kept_rows) = drawing
     zoom = [alt.selection_interval(name=ZOOM, encodings=["x", "y"], zoom=False)] if raster and zoomable else []
     return heatmap_panel(named(name, PICTURES if raster else CELLS), named(name, RANGES), raster, row_labels,
-                         column_labels, title=title, row_title=row_title, column_title=column_title, scheme=scheme,
+                         column_labels, title=DataTitle(title_lines, about), row_title=row_title,
+                         column_title=column_title, scheme=scheme,
                          size=size, lettering=lettering, second=second, kept_rows=kept_rows, params=[*params, *zoom],
                          picks=picks, heads_sent=heads_sent, first_layer=first_layer,
                          tooltip=ZOOM_TOOLTIP if zoomable else PICTURE_TOOLTIP)

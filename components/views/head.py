@@ -190,6 +190,7 @@ def _stage(context, outline, shown: Callable[[bool], Shown], whole: bool, which:
                           position=(state.layer, state.head), shape=shape, on_move=_follow_chart, size=size,
                           weight_scale=weight_scale, lettering=context.lettering, zoomable=True,
                           kept_rows=_query_rows(row_tokens, state.query),
+                          about=stage + (" between whole words" if words else ""),
                           strip=_value_norm_strip(context, which, renormalise, key_tokens, layers, heads)
                           if name == "moved" else None, **options)
         beside.markdown(reading_guide(name, outline.head_size, state.scaling, outline.divisor, largest=largest,

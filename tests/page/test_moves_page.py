@@ -25,6 +25,7 @@ from tests.page.test_view_head import guide
 from tests.pages import (
     TEXT,
     assert_healthy,
+    chart_labels,
     chart_matrix,
     chart_picks,
     chart_title,
@@ -79,7 +80,7 @@ def test_the_moves_stage_holds_what_every_head_moves_and_each_is_transformers(bu
     page = on_moves()
     [chart] = charts(page)  # the bars are drawn in the heatmap's own chart, under it: picked by the same inputs
     [heatmap, bars] = json.loads(chart.proto.spec)["vconcat"]
-    assert title_text(heatmap["title"]) == "What moves α·‖f(x)‖"
+    assert title_text(heatmap["title"], chart_labels(chart)) == "What moves α·‖f(x)‖"
     cells = datasets(chart)["p0-cells"]
     for layer, head in ((0, 0), (2, 5), (5, 11)):
         np.testing.assert_allclose(matrix_of(cells, layer * 12 + head), moved_reference(bundled, layer)[head],
@@ -130,14 +131,19 @@ def test_weight_by_value_norm_draws_the_weights_times_their_value_norm_rows_reno
     assert "Weighted by value norm" in guide(page)
 
 
-def test_the_value_norm_toggle_changes_the_weights_and_the_link():
+def test_the_value_norm_toggle_changes_the_weights_the_title_and_the_link_and_keeps_the_spec():
+    """Its title is data (heatmap.DataTitle): the browser swaps the new weights and title in, and builds nothing."""
     page = open_page({"layer": "3", "head": "0"})
-    before = chart_matrix(charts(page)[0])
+    [chart] = charts(page)
+    before, spec = chart_matrix(chart), chart.proto.spec
     page.toggle(key="value_norm").set_value(True).run()
     assert_healthy(page)
-    after = chart_matrix(charts(page)[0])
+    [chart] = charts(page)
+    after = chart_matrix(chart)
     assert before[:, 0].mean() > 3 * after[:, 0].mean(), "[CLS] takes much weight and moves little"
     assert page.query_params["value_norm"] == "1"
+    assert chart.proto.spec == spec
+    assert chart_title(chart) == "Attention weights × ‖f(x)‖, rows renormalised"
 
 
 def park_values(page: AppTest) -> pd.DataFrame:

@@ -227,9 +227,11 @@ def test_each_texts_heatmap_is_legible_at_1280x720(text_b):
     page.session_state[viewport.KEY] = {"size": LAPTOP_1280}
     page.run()
     assert_healthy(page)
-    spec = json.loads(page.get("vega_lite_chart")[0].proto.spec)
-    widths = [part["width"] for part in spec_parts(spec) if isinstance(part.get("width"), int | float)
-              and str(pages.title_text(part.get("title", ""))).startswith("Text ")]
+    chart = page.get("vega_lite_chart")[0]
+    labels = pages.chart_labels(chart)
+    widths = [part["width"] for part in spec_parts(json.loads(chart.proto.spec))
+              if isinstance(part.get("width"), int | float)
+              and pages.title_text(part.get("title", ""), labels).startswith("Text ")]
     assert len(widths) == 2 and min(widths) >= LEGIBLE_PLOT_PX, widths
 
 

@@ -24,7 +24,7 @@ from components.caches import chart_memos, stacks
 from components.charts import lines, neuron_chart, scrub
 from components.charts.chart_text import describe_head, describe_query
 from components.charts.draw import draw_spec
-from components.charts.heatmap import HEAD, LAYER, MAX_VECTOR_CELLS
+from components.charts.heatmap import HEAD, LAYER, MAX_VECTOR_CELLS, panel_title_lines
 from components.charts.label_stand_ins import stand_ins, with_labels
 from components.charts.lettering import READING, Lettering
 from components.charts.lines import TOKENS, window
@@ -56,6 +56,9 @@ class Panel:
     lettering: Lettering = READING  # how large its text is, and how close its labels may stand
     zoomable: bool = False  # as a picture, a rectangle dragged across it is reported (zoom_window)
     kept_rows: tuple[int, ...] = ()  # rows labelled whatever the step between labels (the query picked)
+    # What the chart is, in words no control changes (its description and its values' name in the tooltips): the
+    # title itself by default. The title is data (heatmap.DataTitle): a control that changes only it keeps the spec.
+    about: str = ""
 
     @property
     def raster(self) -> bool:
@@ -64,9 +67,18 @@ class Panel:
     def drawing(self, name: str, standing: dict[tuple[str, ...], tuple[str, ...]]) -> tuple:
         """What the spec depends on (not the numbers, nor the labels: standing's stand-ins for them), hashable,
         with the name its datasets carry."""
-        return (name, self.title, standing[self.row_labels], standing[self.column_labels], self.scheme,
+        return (name, standing[self.title_lines()], self.about or self.title, standing[self.row_labels],
+                standing[self.column_labels], self.scheme,
                 self.row_title, self.column_title, self.size, self.raster, self.second_sentence, self.lettering,
                 self.zoomable and self.raster, self.kept_rows_drawn())
+
+    def label_lists(self) -> tuple[tuple[str, ...], ...]:
+        """What the spec is built on stand-ins of (label_stand_ins): the rows', the columns' and the title's lines."""
+        return self.row_labels, self.column_labels, self.title_lines()
+
+    def title_lines(self) -> tuple[str, ...]:
+        """The title broken into lines as its plot's width allows."""
+        return panel_title_lines(self.title, len(self.row_labels), len(self.column_labels), self.size, self.lettering)
 
     def kept_rows_drawn(self) -> tuple[int, ...]:
         """kept_rows where the row axis skips labels, else none: a short text's rows are all labelled, and a new
@@ -94,16 +106,18 @@ def scrub_heatmap(stack: stacks.HeadStack, row_labels: list[str], column_labels:
                   scheme: str = "blues", row_title: str = "query token", column_title: str = "key token",
                   size: int = PLOT_SIZE, weight_scale: str = "head",
                   second_sentence: tuple[int | None, int | None] = (None, None), lettering: Lettering = READING,
-                  zoomable: bool = False, strip: Strip | None = None, kept_rows: tuple[int, ...] = ()) -> None:
+                  zoomable: bool = False, strip: Strip | None = None, kept_rows: tuple[int, ...] = (),
+                  about: str = "") -> None:
     """Draw a stacks.HeadStack as one heatmap whose layer and head the reader picks in the browser.
 
     position is the (layer, head) the page stands at, shape the (layers, heads) there are to pick from.
     on_move(layer, head) is called, before the rerun, when the reader has moved the chart's inputs. size is the
     longer side of the plot, in px; weight_scale, second_sentence, lettering, zoomable and kept_rows as Panel's.
-    strip: bars under the plot, as wide, picked in the browser too.
+    strip: bars under the plot, as wide, picked in the browser too. about: what the chart is, in words no control
+    changes (Panel's).
     """
     panel = Panel(stack, tuple(row_labels), tuple(column_labels), title, scheme, row_title, column_title, size,
-                  weight_scale, second_sentence, lettering, zoomable, kept_rows)
+                  weight_scale, second_sentence, lettering, zoomable, kept_rows, about)
     scrub_panels([panel], key=key, position=position, shape=shape, on_move=on_move, strip=strip)
 
 
@@ -115,7 +129,7 @@ def scrub_panels(panels: list[Panel], *, key: str, position: tuple[int, int], sh
     shared_colour: the first two share one colour scale. strip: bars under them, as wide as the first's plot."""
     stacks = tuple(panel.stack for panel in panels)
     names = [f"p{index}" for index in range(len(panels))]
-    standing = stand_ins(*(labels for panel in panels for labels in (panel.row_labels, panel.column_labels)),
+    standing = stand_ins(*(labels for panel in panels for labels in panel.label_lists()),
                          *([] if strip is None else [strip.labels]))
     drawings = tuple(panel.drawing(name, standing) for panel, name in zip(panels, names, strict=True))
     first = panels[0]
