@@ -72,10 +72,15 @@ def alike_plane(heads: pd.DataFrame, numbers: list[tuple[str, str]], num_layers:
     """Every head at its place (x, y) on the plane of how alike the heads attend, coloured by its layer; size px
     square, one unit as long across as up (only distances mean anything). numbers: the columns its hover shows,
     with their titles."""
+    # Centred and scaled into [-1, 1], by one factor across and up: the same picture, and a spec that holds no
+    # number of the data, so that another measure (the corpus, the text) swaps its points into the chart as it
+    # stands instead of having Streamlit build it anew.
     low, high = heads[["x", "y"]].min(), heads[["x", "y"]].max()
     half = float((high - low).max()) / 2 * 1.05 or 1.0
-    x_domain, y_domain = ([float(centre) - half, float(centre) + half] for centre in (low + high) / 2)
-    return alt.Chart(heads).mark_point(filled=True, size=70, opacity=0.85, stroke="white", strokeWidth=0.5).encode(
+    centre = (low + high) / 2
+    placed = heads.assign(x=(heads["x"] - centre["x"]) / half, y=(heads["y"] - centre["y"]) / half)
+    x_domain = y_domain = [-1.0, 1.0]
+    return alt.Chart(placed).mark_point(filled=True, size=70, opacity=0.85, stroke="white", strokeWidth=0.5).encode(
         x=alt.X("x:Q", title=None, scale=alt.Scale(domain=x_domain, nice=False),
                 axis=alt.Axis(labels=False, ticks=False, grid=False)),
         y=alt.Y("y:Q", title=None, scale=alt.Scale(domain=y_domain, nice=False),

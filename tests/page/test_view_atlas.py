@@ -65,6 +65,21 @@ def test_the_atlas_of_the_text_is_the_cores(bundled):
     assert heads["label"].tolist() == want.labels().ravel().tolist()
 
 
+def test_the_plane_of_the_text_is_the_cores_places_and_keeps_the_corpus_planes_spec(corpus_page, bundled):
+    """The heads' places as the core lays them out, centred and scaled by one factor into [-1, 1] (distances alone
+    count); the spec holds no number of the data, so the browser swaps the text's points into the corpus's chart."""
+    page = open_page(view="atlas", atlas="text")
+    assert_healthy(page)
+    plane = atlas_charts(page)[1]
+    shown = chart_rows(plane).sort_values(["layer", "head"])[["x", "y"]].to_numpy()
+    places = head_atlas(bundled, [(TEXT, None)]).plane()  # (H, 2)
+    scale = (shown[:, 0].max() - shown[:, 0].min()) / (places[:, 0].max() - places[:, 0].min())
+    np.testing.assert_allclose(shown - shown.mean(axis=0), (places - places.mean(axis=0)) * scale, rtol=1e-4,
+                               atol=1e-6)
+    assert np.abs(shown).max() <= 1 and np.isclose(np.abs(shown).max(axis=0).max(), 1 / 1.05, rtol=1e-6)
+    assert plane.proto.spec == atlas_charts(corpus_page[0])[1].proto.spec
+
+
 @pytest.mark.parametrize("chart_index", [0, 1], ids=["grid", "plane"])
 def test_clicking_a_head_opens_it_in_the_one_head_view(chart_index):
     page = open_page(view="atlas", atlas="text", scaling="linear")
