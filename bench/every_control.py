@@ -251,13 +251,13 @@ def _built_note(result) -> str:
 def against_references(results) -> str | None:
     """How many controls settle within TARGET× the floor, and within the ratio of the floor with one heatmap's new
     numbers (chart_floor_case), as a line; None when either was not measured."""
-    measured = [result for result in results if result.case.group == GROUP and not result.error and result.floor]
-    reference = next((result for result in measured if result.case.name == CHART_FLOOR_NAME), None)
-    controls = [result for result in measured if result is not reference and result.case.reference == "floor"]
+    reference = next((result for result in results if result.case.name == CHART_FLOOR_NAME and not result.error
+                      and result.floor), None)
+    controls = [result for result in _controls(results) if result.case.reference == "floor"]
     if reference is None or not controls:
         return None
-    ratios = [result.median_ms / result.floor_ms for result in controls]
-    bare = reference.median_ms / reference.floor_ms
+    ratios = [_ratio(result) for result in controls]
+    bare = _ratio(reference)
     return (f"Of {len(controls)} controls, {sum(ratio <= TARGET for ratio in ratios)} settle within {TARGET:g}× the "
             f"floor; the floor with one 32-token heatmap's new numbers settles at {bare:.1f}× it, and "
             f"{sum(ratio <= bare for ratio in ratios)} controls within that.")

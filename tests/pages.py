@@ -229,7 +229,9 @@ def cell_labels(spec: dict, datasets: dict[str, pd.DataFrame] | None = None) -> 
 
 
 def chart_title(chart) -> str:
-    return title_text(json.loads(chart.proto.spec).get("title", ""), chart_labels(chart))
+    title = json.loads(chart.proto.spec).get("title", "")
+    data_title = isinstance(title, dict) and isinstance(title.get("text"), dict)  # heatmap.DataTitle's
+    return title_text(title, chart_labels(chart) if data_title else None)
 
 
 def title_text(title, labels: dict[str, list] | None = None) -> str:

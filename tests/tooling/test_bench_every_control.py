@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from bench.every_control import (
+    CHART_FLOOR_NAME,
     CLASS_OPEN,
     GROUP,
     LLAMA_VIEWS,
     ON_A_LLAMA,
     Control,
+    against_references,
     built_anew,
     class_cases,
     moves,
@@ -67,3 +69,12 @@ def test_the_controls_that_build_a_chart_anew_are_named_slowest_first_by_their_m
     assert slowest(results, 2) == ["neuron: source 50.0× (1 chart built anew)",
                                    "compare: words 25.0× (2 charts built anew)"]
     assert built_anew([measured("head: mask", 200, [])]) is None  # not counted: no line
+
+
+def test_the_controls_are_counted_against_the_floor_and_the_floor_with_one_heatmap_that_is_not_a_control():
+    results = [measured("head: mask", 30, [0]), measured("neuron: source", 100, [1]),
+               measured(CHART_FLOOR_NAME, 46, [])]
+    assert against_references(results) == (
+        "Of 2 controls, 1 settle within 2× the floor; the floor with one 32-token heatmap's new numbers settles at "
+        "2.3× it, and 1 controls within that.")
+    assert against_references(results[:2]) is None
