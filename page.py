@@ -46,7 +46,7 @@ from attention.stages.settings import ModelShape
 from components import views
 from components.caches import chart_memos, models, past_attention, texts, work
 from components.charts.icon import page_icon
-from components.page import model_download, model_loading, viewport
+from components.page import chart_keys, model_download, model_loading, viewport
 from components.page.lesson_steps import step_outlines
 from components.page.page_head import model_line, page_head
 from components.page.shapes_panel import BLOCK_LETTERS, block_steps, letters, shapes_panel
@@ -140,6 +140,13 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
                 shapes_panel(block_steps(block), BLOCK_LETTERS, expanded=not state.present, shape=shape)
 
 
+def page_scripts() -> None:
+    """The page's own scripts, mounted last in a run: the one that measures the page, and the one that sends a
+    chart input's key at once."""
+    viewport.measure()
+    chart_keys.listen()
+
+
 @st.fragment
 def view_alone(view: str, context: views.ViewContext) -> None:
     """A view whose own controls change nothing beside it (the lesson's step): moving one reruns the view alone,
@@ -186,7 +193,7 @@ if shown.standalone:
     draw(view, views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=loaded.shape,
                                  width=screen.column_px(1), stacked=screen.stacked, height=screen.height_px))
     classroom.watch()
-    viewport.measure()
+    page_scripts()
     st.stop()
 if text.strip():
     encoding = texts.encoding(model_name, text, second_text(view, text_b))
@@ -198,4 +205,4 @@ if text.strip():
         if note := unknown_note(texts.unknown_characters(model_name, text, second_text(view, text_b))):
             st.caption(note)
 explore(view, model_name, text, text_b, loaded.shape, screen)
-viewport.measure()
+page_scripts()

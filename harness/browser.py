@@ -329,8 +329,13 @@ def chart_input(page, name: str):
 
 def chart_input_readout(page, name: str):
     """The number Vega writes beside a chart's own input (the input itself has no aria-valuetext)."""
-    return page.locator(f'.vega-bindings label:has(> input[type="range"][name="{bound_input_name(name)}"])'
-                        ' > span:not(.vega-bind-name)').first
+    return page.locator(readout_selector(name)).first
+
+
+def readout_selector(name: str) -> str:
+    """The CSS selector of chart_input_readout's number, for a script in the page."""
+    return (f'.vega-bindings label:has(> input[type="range"][name="{bound_input_name(name)}"])'
+            ' > span:not(.vega-bind-name)')
 
 
 # Chromium's range thumb is 16 px wide: value v sits half a thumb in from the ends of the input's box.

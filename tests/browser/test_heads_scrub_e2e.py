@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import re
 
+from components.page.chart_keys import BURST_MS
 from harness.browser import (
     HeldReplies,
     act_and_measure,
     chart_input,
     chart_input_readout,
     load_page,
+    messages_sent,
+    open_tab,
+    readout_selector,
     wait_for_change,
     wait_until_settled,
 )
@@ -124,4 +128,63 @@ def test_a_click_on_a_head_opens_it_at_the_layer_picked_on_the_chart(page, base_
     expect(page.get_by_role("heading", name="Layer 3, head 5", exact=True)).to_be_visible()
     expect(chart_input(page, "layer")).to_have_value("3")
     expect(chart_input(page, "head")).to_have_value("5")
+
+
+def test_a_key_on_the_layer_input_asks_for_its_rerun_at_once_not_after_streamlits_pause(browser, base_url):
+    """Streamlit holds a chart's selection changed by a key in an input until no change has come for a while (a drag's
+    pause) before it sends it; the page's listener (components/page/chart_keys.js) tells it the key was the reader's,
+    like a click, and it is sent at once. The page's clock is stopped, then moved on by less than that pause: what
+    is sent was not waiting for it. A window of its own: a clock is its window's."""
+    page = open_tab(browser, viewport=VIEWPORT)
+    try:
+        page.clock.install()
+        load_page(page, f"{base_url}/{QUERY}")
+        page.clock.pause_at(page.evaluate("() => Date.now()") + 1_000)
+        sent = messages_sent(page)
+        layer = chart_input(page, "layer")
+        layer.focus()
+        layer.press("ArrowRight")
+        page.clock.run_for(BURST_MS // 3)  # the page's own short timers (Vega's, Streamlit's), not the pause
+        now, _ = wait_for_change(lambda: messages_sent(page), sent, timeout_s=5)
+        assert now > sent, "the selection waited for a timer of the page's"
+        page.clock.resume()
+        wait_until_settled(page)
+        expect_page_at(page, 1)
+    finally:
+        page.context.close()
+
+
+# Every text the layer input's readout takes from now on, read at each change under the chart (a chart embedded
+# anew replaces its inputs, and its readout with them).
+_RECORD_READOUTS_JS = """([chart, selector]) => {
+  window.__readouts = [];
+  new MutationObserver(() => {
+    const readout = chart.querySelector(selector);
+    window.__readouts.push(readout ? readout.textContent : null);
+  }).observe(chart, {subtree: true, childList: true, characterData: true, attributes: true});
+}"""
+
+
+def test_a_late_answer_to_a_bursts_first_key_leaves_the_chart_where_the_last_key_took_it(page, base_url):
+    """Three keys in a burst: the first asks for its rerun at once (components/page/chart_keys.js), the others are
+    sent after Streamlit's pause. The first's answer, held until the browser has drawn the third key, must not take
+    the chart back: the readout never leaves 3, and the pictures stay layer 3's."""
+    from playwright.sync_api import expect
+
+    replies = HeldReplies.on(page)
+    load_page(page, f"{base_url}/{QUERY}")
+    layer = replies.press(page, "layer")
+    assert replies.wait_until_held(page), "the burst's first key asked for no rerun at once"
+    layer.press("ArrowRight")
+    layer.press("ArrowRight")
+    readout = chart_input_readout(page, "layer")
+    expect(readout).to_have_text("3")
+    drawn = shown(page)
+    grid_chart(page).evaluate(f"chart => ({_RECORD_READOUTS_JS})([chart, {readout_selector('layer')!r}])")
+
+    replies.release()
+    wait_until_settled(page)
+    expect_page_at(page, 3)
+    assert set(page.evaluate("() => window.__readouts")) <= {"3"}, "an answer took the chart back"
+    assert shown(page) == drawn, "the answers changed what the browser drew"
 

@@ -213,3 +213,21 @@ def test_an_elements_key_is_read_off_the_id_streamlit_gives_it():
     assert element_key(chart.proto.id) == "chart" == user_key_from_element_id(chart.proto.id)
     assert element_key("") is None and element_key(chart.proto.id.rsplit("-", 1)[0] + "-None") is None
 
+
+def test_streamlit_holds_a_selection_changed_in_an_input_as_long_as_chart_keys_says():
+    """components/page/chart_keys.js tells Streamlit's chart (its minified useVegaLiteSelections) that a key pressed
+    on a chart's own input was the reader's, as a click is, so that the selection is sent at once; keys within
+    BURST_MS of each other are left to Streamlit's pause. The pause and the events it counts as the reader's are read
+    from the installed bundle (tests/browser/test_heads_scrub_e2e.py sees the selection sent at once)."""
+    import re
+    from pathlib import Path
+
+    import streamlit
+
+    from components.page.chart_keys import BURST_MS
+
+    bundles = list((Path(streamlit.__file__).parent / "static" / "static" / "js").glob("ArrowVegaLiteChart.*.js"))
+    assert len(bundles) == 1, bundles
+    pause = re.search(r"=(\d+),\w+=\[`click`,`dblclick`,`keydown`,`keyup`\]", bundles[0].read_text(encoding="utf-8"))
+    assert pause, "Streamlit's chart no longer lists click among the reader's own events beside its pause"
+    assert int(pause.group(1)) == BURST_MS
