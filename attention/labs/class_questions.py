@@ -67,7 +67,8 @@ def most_attended_key(weights: np.ndarray, tokens: Sequence[str], query: int) ->
 def previous_token_head(weights: np.ndarray) -> Computed:
     """(nh, T, T) a layer's weights: the head whose mean weight on the token just before is highest, among the
     first MAX_CHOICES heads."""
-    heads = np.asarray(weights, dtype=np.float32)[:MAX_CHOICES]  # (nh, T, T)
+    # A copy: a cached layer's weights arrive read-only, and torch warns of a tensor it may not write
+    heads = np.array(weights[:MAX_CHOICES], dtype=np.float32)  # (nh, T, T)
     scores = previous_token_score(torch.from_numpy(heads)).numpy()  # (nh,)
     best = int(np.argmax(scores))
     runner_up = float(np.sort(scores)[-2]) if len(scores) > 1 else float("nan")
