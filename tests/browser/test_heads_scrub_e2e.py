@@ -187,4 +187,3 @@ def test_a_late_answer_to_a_bursts_first_key_leaves_the_chart_where_the_last_key
     expect_page_at(page, 3)
     assert set(page.evaluate("() => window.__readouts")) <= {"3"}, "an answer took the chart back"
     assert shown(page) == drawn, "the answers changed what the browser drew"
-
