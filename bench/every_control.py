@@ -41,7 +41,7 @@ LEFT_OUT = {
 NEW_TEXT_REFERENCES = {"lens": past_attention.FORWARD_REFERENCE, "generate": past_attention.GENERATE_REFERENCE}
 # What shows that a view has drawn: its chart, a table, or a notice that it draws none (the switch view on a model
 # with no masked-word head offers its load button).
-VIEW_DRAWN = (f"{CHART_DRAWN}, [data-testid='stMain'] [data-testid='stDataFrame'], "
+VIEW_DRAWN = (f"{CHART_DRAWN}, [data-testid='stMain'] .aa-table, "
               "[data-testid='stMain'] [data-testid='stAlert']")
 # A case's page is ready once a chart shown is drawn: the lesson draws its neighbouring steps' charts hidden, and the
 # first chart in the page's order may be one of them.

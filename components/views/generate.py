@@ -20,6 +20,7 @@ from components.charts.generation import STEP, describe_rows, fits, step_row, st
 from components.charts.label_stand_ins import stand_ins, with_labels
 from components.charts.scrub import INPUT_STYLE, placed
 from components.page import controls
+from components.page.tables import numbers_html
 from components.views.parts.number_table import number_table, tables_on_request
 from components.views.parts.scrubbed import anchor_for, report_move, said
 
@@ -77,8 +78,8 @@ def _steps_table(generation, shape) -> None:
              "K and V cached (per layer)": str((1, shape.kv_heads, len(step.cache_positions), d)),
              "cache (bytes)": step.cache_bytes, "next token": generation.tokens[step.position + 1],
              "P(next)": step.next_probability} for index, step in enumerate(generation.steps)]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="generate_steps",
-                 column_config={"P(next)": st.column_config.NumberColumn(format="percent")})
+    # A plain table, not the data grid: the grid cost the browser about 110 ms at every move (tables.numbers_html)
+    st.html(numbers_html(pd.DataFrame(rows), "generate-steps", bars=("P(next)",), formats={"P(next)": "{:.1%}".format}))
     layers, kv, heads = shape.num_layers, shape.kv_heads, shape.num_heads
     st.caption(f"K and V gain one row a step in each of the {layers} layers; Q is never cached: a query is read once, "
                f"by the token that made it, so each step after the prefill computes one query row (1 × {d} per "
@@ -183,9 +184,9 @@ def _streaming(context, new_tokens: int, prompt: int) -> None:
                                        min_value=PAGE_STREAMING_WINDOW.low, max_value=PAGE_STREAMING_WINDOW.high)
     what_if = past_attention.streaming(context.model_name, context.text, new_tokens, sinks, window)
     kept, evicted = what_if.kept, what_if.evicted
-    st.dataframe(pd.DataFrame({"cache": [f"first {sinks} kept + last {window}", f"last {sinks + window} only"],
-                               "continuation": [" · ".join(run.tokens[prompt:]) for run in (kept, evicted)]}),
-                 hide_index=True, key="generate_streaming")
+    st.html(numbers_html(pd.DataFrame({"cache": [f"first {sinks} kept + last {window}", f"last {sinks + window} only"],
+                                       "continuation": [" · ".join(run.tokens[prompt:]) for run in (kept, evicted)]}),
+                         "generate-streaming"))
     parted = ("The two guess the same tokens." if what_if.diverges_at is None else
               f"They part at new token {what_if.diverges_at}.")
     sink_share = float(what_if.sink_weight[-1].mean()) if sinks else 0.0

@@ -150,13 +150,12 @@ def _last_position(lens) -> None:
     final = lens.top_tokens[-1][last][0]
     st.markdown(f"**After the last token, {lens.tokens[lens.positions[last]]!r}, layer by layer** (the final guess: "
                 f"{final!r})")
-    st.dataframe(pd.DataFrame({"layer read": range(len(lens.top_tokens)),
-                               "top token": [per_layer[last][0] for per_layer in lens.top_tokens],
-                               "P(top token)": lens.top_probabilities[:, last, 0],
-                               "P(final guess)": lens.prediction_probability[:, last]}),
-                 hide_index=True, height=min(400, 36 * (len(lens.top_tokens) + 1)),
-                 column_config={name: st.column_config.NumberColumn(format="percent")
-                                for name in ("P(top token)", "P(final guess)")})
+    chances = ("P(top token)", "P(final guess)")
+    st.html(numbers_html(pd.DataFrame({"layer read": range(len(lens.top_tokens)),
+                                       "top token": [per_layer[last][0] for per_layer in lens.top_tokens],
+                                       chances[0]: lens.top_probabilities[:, last, 0],
+                                       chances[1]: lens.prediction_probability[:, last]}),
+                         "lens-last-position", bars=chances, formats=dict.fromkeys(chances, "{:.1%}".format)))
 
 
 def kept_lens_map(probabilities, top_tokens, first_layer, layer_labels, position_labels, **options

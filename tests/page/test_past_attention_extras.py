@@ -6,7 +6,6 @@ that model (or, before any, a notice and a button to the lab)."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import torch
 
 from attention.dissect.trace import build_trace
@@ -37,11 +36,6 @@ STOPPED_AT = 6  # steps trained before the run is stopped: the page shows a stop
 def chart_keyed(page, title: str):
     [chart] = [chart for chart in charts(page) if chart_title(chart).startswith(title)]
     return chart
-
-
-def table_with(page, column: str) -> pd.DataFrame:
-    [table] = [frame.value for frame in page.dataframe if column in frame.value.columns]
-    return table
 
 
 # ---- The tiled softmax, in the block view ----
@@ -128,7 +122,7 @@ def test_the_lens_reads_the_labs_last_trained_model_as_a_direct_forward_pass():
         assert last_layer["after"].astype(str).tolist() == [str(token) for token in example]
         assert last_layer["1st"].astype(str).tolist() == [str(token) for token in top.indices[-1].tolist()]
         np.testing.assert_allclose(last_layer["P 1st"], top.values[-1].numpy(), **CLOSE)
-        by_layer = table_with(page, "P(final guess)")
+        by_layer = html_table(page, "lens-last-position")
         np.testing.assert_allclose(by_layer["P(final guess)"],
                                    [row[-1, top.indices[-1, -1]].item() for row in rows], **CLOSE)
         assert f"The {layers}-layer attention-only decoder" in " ".join(block.value for block in page.markdown)

@@ -26,6 +26,7 @@ from tests.pages import (
     chart_title,
     chart_values,
     charts,
+    html_table,
     open_keeping_downloads,
     open_page,
     pick_on_chart,
@@ -134,7 +135,7 @@ def test_the_lens_draws_the_cores_top_tokens_and_downloads_its_table(decoder):
     assert table["token"].tolist() == expected["token"].tolist()
     np.testing.assert_allclose(table["probability"], expected["probability"], rtol=1e-5)
     assert len(table) == lens.top_ids.shape[0] * len(lens.positions) * 5
-    last = page.dataframe[0].value  # the guess after the last token, layer by layer
+    last = html_table(page, "lens-last-position")  # the guess after the last token, layer by layer
     assert last["top token"].tolist() == [per_layer[-1][0] for per_layer in lens.top_tokens]
     np.testing.assert_allclose(last["P(final guess)"], lens.prediction_probability[:, -1], **CLOSE)
 
@@ -183,7 +184,7 @@ def test_generation_draws_each_steps_row_and_the_cache_growing(decoder):
     model = load_language_model(str(folder))
     generation = generate(model, TEXT, GenerationSettings(max_new_tokens=8, stop_at_end=False))
     shape = model.shape
-    steps = page.dataframe[0].value  # the steps, then the what-if's two runs
+    steps = html_table(page, "generate-steps")
     assert steps["cache (bytes)"].tolist() == [step.cache_bytes for step in generation.steps]
     prompt = len(generation.prompt_ids)
     assert steps["K and V cached (per layer)"].tolist() == [
@@ -219,7 +220,7 @@ def test_streaming_what_if_shows_the_cores_two_continuations(decoder):
     what_if = streaming_what_if(model, TEXT, StreamingSettings(sinks=2, window=3),
                                 GenerationSettings(max_new_tokens=8, stop_at_end=False))
     prompt = len(what_if.kept.prompt_ids)
-    shown = page.dataframe[1].value["continuation"].tolist()
+    shown = html_table(page, "generate-streaming")["continuation"].tolist()
     assert shown == [" · ".join(run.tokens[prompt:]) for run in (what_if.kept, what_if.evicted)]
     kept = chart_matrix(chart_keyed(page, "Last step, first tokens kept"))
     np.testing.assert_allclose(kept, what_if.kept.steps[-1].weights[0], **CLOSE)
@@ -244,8 +245,8 @@ def test_the_links_new_tokens_are_generated_and_a_count_past_the_pages_range_is_
     query, _ = decoder
     page = open_page({**query, "view": "generate", "new_tokens": "3"})
     assert_healthy(page)
-    assert len(page.dataframe[0].value) == 3, "the prefill and two fed tokens: three guesses"
+    assert len(html_table(page, "generate-steps")) == 3, "the prefill and two fed tokens: three guesses"
     page = open_page({**query, "view": "generate", "new_tokens": "99"})
     assert_healthy(page)
     assert any("new_tokens=`99` was ignored" in warning.value for warning in page.warning)
-    assert len(page.dataframe[0].value) == 8, "the default instead"
+    assert len(html_table(page, "generate-steps")) == 8, "the default instead"
