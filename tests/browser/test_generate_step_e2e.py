@@ -1,6 +1,7 @@
-"""The generation view's step in a real Chromium: the chart's own Step input shows a step's query rows at once,
-before the server answers (every step's rows at the layer are in the browser: charts/generation.py), and the rerun
-that follows brings the caption under it up to that step. What a cell holds is read from its tooltip and held to the
+"""The generation view in a real Chromium: the chart's own Step input shows a step's query rows at once, before the
+server answers (every step's rows at the layer are in the browser: charts/generation.py), and the rerun that follows
+brings the caption under it up to that step; and the StreamingLLM what-if, a fragment of its own, follows its sliders
+and writes them into the link. What a cell holds is read from its tooltip and held to the
 core's numbers (whose parity with transformers is tests/core/test_generation.py's). The model is the tests' tiny
 GPT-2 (harness/checkpoints.py), offered to the server as a configured folder.
 """
@@ -8,13 +9,21 @@ GPT-2 (harness/checkpoints.py), offered to the server as a configured folder.
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from attention.experiments.generation import GenerationSettings, generate
+from attention.experiments.generation import GenerationSettings, StreamingSettings, generate, streaming_what_if
 from attention.models.lm_heads import load_language_model
 from components.charts.generation import STEP
-from harness.browser import HeldReplies, chart_input, chart_input_readout, load_page, wait_until_settled
+from harness.browser import (
+    HeldReplies,
+    chart_input,
+    chart_input_readout,
+    load_page,
+    slider_thumb,
+    wait_until_settled,
+)
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -94,4 +103,26 @@ def test_a_step_move_shows_that_steps_row_before_the_server_answers(page, base_u
     expect(page.get_by_text(re.compile(rf"Step 3: the query row of token {newest}, {re.escape(repr(fed))}"))
            ).to_be_visible()
     expect(chart_input(page, STEP)).to_have_value("3")
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+
+def test_the_streaming_what_if_follows_its_sliders_and_the_link_keeps_them(page, base_url, tiny_gpt2_checkpoint):
+    from playwright.sync_api import expect
+
+    open_generation(page, base_url, tiny_gpt2_checkpoint)
+    slider_thumb(page, "sinks").press("ArrowLeft")  # from the page's 4 first tokens kept to 3, then 2
+    wait_until_settled(page)
+    slider_thumb(page, "sinks").press("ArrowLeft")
+    expect(page.get_by_text("Both caches hold 6 entries")).to_be_visible()  # 2 kept + the last 4
+    wait_until_settled(page)
+    link = {name: values[-1] for name, values in parse_qs(urlsplit(page.url).query).items()}
+    assert link["sinks"] == "2" and link.get("recent", "4") == "4", link
+    model = load_language_model(str(tiny_gpt2_checkpoint))
+    what_if = streaming_what_if(model, TEXT, StreamingSettings(sinks=2, window=4),
+                                GenerationSettings(max_new_tokens=NEW_TOKENS, stop_at_end=False))
+    prompt = len(what_if.kept.prompt_ids)
+    rows = page.locator('[data-testid="generate-streaming"] tbody tr').evaluate_all(
+        "rows => rows.map(row => [...row.children].map(cell => cell.textContent))")
+    assert rows == [["first 2 kept + last 4", " · ".join(what_if.kept.tokens[prompt:])],
+                    ["last 6 only", " · ".join(what_if.evicted.tokens[prompt:])]]
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
