@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.caches import chart_memos, past_attention
+from components.caches import chart_memos, past_attention, work
 from components.charts.draw import draw_spec
 from components.charts.spoken_numbers import counted
 from components.charts.tiled_softmax import (
@@ -40,8 +40,16 @@ WHY = ("softmax(s)_j = exp(s_j − max s) / Σ_k exp(s_k − max s) seems to nee
        "block o / ℓ is the context row and exp(s − m) / ℓ the weights: the same numbers, to float32's rounding.")
 
 
+@st.fragment
 def render(context, layer: int, head: int) -> None:
-    """The section for head `head` of layer `layer` as the model runs it (its own projections, √d_k, its mask)."""
+    """The section for head `head` of layer `layer` as the model runs it (its own projections, √d_k, its mask). A
+    fragment of its own: its query and block size change nothing else on the page, and are not the link's, so a
+    move of one reruns the section alone, not the block's steps above it."""
+    with work.page_work():
+        _section(context, layer, head)
+
+
+def _section(context, layer: int, head: int) -> None:
     tokens = list(context.encoding().tokens[0])
     count = len(tokens)
     st.subheader("Softmax in blocks of keys, as a GPU computes it")
