@@ -34,6 +34,7 @@ HOW = {
                "unscaled, at this head size and twice it.",
 }
 _NUMBERS = ("layer", "head", "query")  # the reveal's parameters that are numbers
+_ASKED = "_quiz_asked"  # set by Ask's callback: the run the press starts draws the whole page, the round in it
 
 
 def kinds_for(view: str, has_text: bool) -> list[str]:
@@ -42,10 +43,21 @@ def kinds_for(view: str, has_text: bool) -> list[str]:
             if kind == OWN or (has_text and (views is None or view in views))]
 
 
-def form(state: PageState, on_ask) -> None:
-    """The form, in an expander, for the page in state: on Ask, on_ask(question), in the button's callback. A
+@st.fragment
+def form(on_ask) -> None:
+    """The form, in an expander, for the page as it stands: on Ask, on_ask(question) in the button's callback, which
+    says whether the class now has the question. A
     callback runs before the run the press starts, whatever that run meets: read as the button's value further down
-    the page's run, a press was now and then lost (the round never opened, on a loaded machine)."""
+    the page's run, a press was now and then lost (the round never opened, on a loaded machine).
+
+    A fragment of its own: the kind of question and its token change nothing else, so a pick reruns the form alone.
+    A question asked reruns the page, whose card above the form then draws the round."""
+    if st.session_state.pop(_ASKED, False):
+        st.rerun(scope="app")
+    _form(controls.current_state(), on_ask)
+
+
+def _form(state: PageState, on_ask) -> None:
     # The page's answers need the core (torch): imported when a teacher's form is drawn, never before the sidebar
     from components.caches import class_questions
 
@@ -73,15 +85,16 @@ def _ask(on_ask) -> None:
 
     kind = st.session_state["quiz_kind"]
     query = st.session_state.get("quiz_token") if kind in ("key", "mask") else None
-    on_ask(class_questions.computed_question(kind, controls.current_state(), query))
+    if on_ask(class_questions.computed_question(kind, controls.current_state(), query)):
+        st.session_state[_ASKED] = True
 
 
 def _ask_own(on_ask) -> None:
     """The own question's button's callback: the question and choices as typed, read now (an edit sent with the
     press included)."""
     prompt, choices = st.session_state.get("quiz_prompt", ""), _choices(st.session_state.get("quiz_choices", ""))
-    if prompt.strip() and len(choices) in OWN_CHOICES:
-        on_ask(Question(OWN, prompt.strip(), choices))
+    if prompt.strip() and len(choices) in OWN_CHOICES and on_ask(Question(OWN, prompt.strip(), choices)):
+        st.session_state[_ASKED] = True
 
 
 def reveal_view(question: Question) -> None:

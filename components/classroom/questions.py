@@ -24,7 +24,7 @@ from streamlit.delta_generator import DeltaGenerator
 from components.assets import filled, read_beside
 from components.caches import stores
 from components.classroom import question_asking
-from components.page import controls, viewport
+from components.page import viewport
 from components.server import question_store
 from components.server.question_store import CLOSED, COUNT_S, OPEN, REVEALED, Asked, Question, StoreUnavailable
 
@@ -103,11 +103,11 @@ def teacher_card(seat, send_again: Callable[[], None]) -> None:
             _heading(asked)
             _revealed(asked)
 
-    def ask(question: Question) -> None:  # a button's callback: the run it starts draws the round
-        _act(lambda: stores.questions().ask(code, key, question), send_again,
-             "The class has asked as many questions as it may.")
+    def ask(question: Question) -> bool:  # a button's callback: whether the class now has it (the page draws it)
+        return _act(lambda: stores.questions().ask(code, key, question), send_again,
+                   "The class has asked as many questions as it may.")
 
-    question_asking.form(controls.current_state(), ask)
+    question_asking.form(ask)
     _download(code, key)
 
 
@@ -269,20 +269,23 @@ def _full(code: str, key: str, number: int) -> Question:
     return next(asked.question for asked in stores.questions().results(code, key) or () if asked.number == number)
 
 
-def _act(action: Callable[[], object], send_again: Callable[[], None], refused: str = "") -> None:
-    """A teacher's move on the round; the class then reads it."""
-    def move() -> None:
+def _act(action: Callable[[], object], send_again: Callable[[], None], refused: str = "") -> bool:
+    """A teacher's move on the round; the class then reads it. Whether the store took it."""
+    def move() -> bool:
         if action() in (None, False):
             if refused:
                 st.toast(refused, icon=":material/block:")
-            return
+            return False
         send_again()
+        return True
 
-    _guarded(move)
+    return _guarded(move)
 
 
-def _guarded(move: Callable[[], None]) -> None:
+def _guarded(move: Callable[[], object]) -> object:
+    """move()'s answer, or False when the class's store does not answer (said in a toast)."""
     try:
-        move()
+        return move()
     except StoreUnavailable:
         st.toast("The class's store does not answer right now: try again in a moment.", icon=":material/cloud_off:")
+        return False

@@ -117,3 +117,25 @@ def test_a_question_is_asked_answered_once_per_browser_hidden_until_the_reveal_a
     finally:
         for page in (teacher, first, second):
             page.context.close()
+
+
+def test_the_forms_token_picked_from_the_keyboard_is_the_one_asked(browser, base_url):
+    """The form is a fragment of its own: the token picked reruns it alone, and Ask reruns the page, whose card then
+    shows the round of that token's question."""
+    from playwright.sync_api import expect
+
+    teacher = open_tab(browser, viewport=PROJECTOR)
+    try:
+        load_page(teacher, f"{base_url}/?teach=1&text={TEXT.replace(' ', '+')}")
+        expect(teacher).to_have_url(re.compile(r"[?&]class=[A-Z2-9]{6}"))
+        open_expander(teacher, "Ask the class a question")
+        token = teacher.locator(".st-key-quiz_token input[role='combobox']")
+        token.press("ArrowDown")  # opens the list on the token after the page's query, "cat" (2)
+        token.press("Enter")
+        expect(token).to_have_value("cat (2)")
+        wait_until_settled(teacher)
+        teacher.get_by_role("button", name="Ask the class", exact=True).click()
+        expect(teacher.locator(CARD)).to_contain_text("Question 1: Which key will “cat” (2) attend to most")
+        answered(teacher, 0)
+    finally:
+        teacher.context.close()
