@@ -105,7 +105,9 @@ def _one_step(context, generation, shape, new_tokens: int) -> None:
     # Every step on the axes of the last one, the keys not yet cached left empty: one chart serves every step
     keys = tuple(generation.tokens[position] for position in generation.steps[-1].cache_positions)
     heads = tuple(str(head) for head in range(shape.num_heads))
-    title = f"Layer {layer}: the new token's query row over the cache (grey: not cached yet)"
+    # The layer is said in the caption and the words, not the title: a title that named it would change the chart's
+    # spec at every layer moved, and the browser would build the chart anew instead of swapping its numbers in
+    title = "The new token's query row over the cache (grey: not cached yet)"
     size = context.plot_px(cap=max(320, 28 * len(keys)))
     if fits(len(generation.steps), len(heads), len(keys)):
         index = _steps_in_browser(context, generation, layer, heads, keys, title, size, new_tokens)
@@ -125,8 +127,8 @@ def _one_step(context, generation, shape, new_tokens: int) -> None:
         [f"{position}: {generation.tokens[position]}" for position in cached],
         caption=f"Step {index}, layer {layer}: the query row of token {step.position} over the cache",
         row_title="head", column_title="cached key"))
-    st.caption(f"Step {index}: the query row of token {step.position}, {fed!r}, over the {len(step.cache_positions)} "
-               f"cached keys. Q of {fed!r}: (1, {shape.num_heads}, 1, {shape.head_size}); K and V of the cache: (1, "
+    st.caption(f"Step {index}, layer {layer}: the query row of token {step.position}, {fed!r}, over the "
+               f"{len(step.cache_positions)} cached keys. Q of {fed!r}: (1, {shape.num_heads}, 1, {shape.head_size}); K and V of the cache: (1, "
                f"{shape.kv_heads}, {len(keys)}, {shape.head_size}), each K head read by "
                f"{shape.num_heads // shape.kv_heads} query head(s). The row sums to 1 over the cache; the guess "
                f"after it: {generation.tokens[step.position + 1]!r} at {step.next_probability:.1%}. Step 0 is the "

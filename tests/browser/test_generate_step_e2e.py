@@ -31,7 +31,7 @@ VIEWPORT = {"width": 1366, "height": 1400}  # tall: the step's chart on screen w
 TEXT = "what if it rains tomorrow"
 NEW_TOKENS = 8  # the page's default: steps 0 (the prefill) to 7
 LAYER = 0
-TITLE = f"Layer {LAYER}: the new token's query row over the cache"
+TITLE = "The new token's query row over the cache"
 NOT_CACHED = "not cached yet"  # a key not cached yet holds no weight: its cell is grey, its tooltip says so
 
 
@@ -81,7 +81,7 @@ def test_a_step_move_shows_that_steps_row_before_the_server_answers(page, base_u
     open_generation(page, base_url, tiny_gpt2_checkpoint)
     prompt = len(generation.prompt_ids)
     heads, keys = generation.steps[0].weights.shape[1], len(generation.steps[-1].cache_positions)
-    expect(page.get_by_text("Step 0: the query row of token")).to_be_visible()
+    expect(page.get_by_text("Step 0, layer 0: the query row of token")).to_be_visible()
 
     step = replies.press(page, STEP)  # to step 1, the server's answers held from now on
     for _ in range(2):  # on to step 3
@@ -94,14 +94,15 @@ def test_a_step_move_shows_that_steps_row_before_the_server_answers(page, base_u
             shown = shown_weight(cell_tooltip(page, heads, keys, head, key))
             assert float(shown) == pytest.approx(float(weights[head, key]), abs=6e-5), (head, key, shown)
         assert shown_weight(cell_tooltip(page, heads, keys, head, newest + 1)).startswith(NOT_CACHED), "at step 3"
-    expect(page.get_by_text("Step 0: the query row of token")).to_be_visible()  # the server's page, not moved yet
+    # the server's page, not moved yet
+    expect(page.get_by_text("Step 0, layer 0: the query row of token")).to_be_visible()
     assert replies.wait_until_held(page), "the move asked the server for no rerun"
 
     replies.release()
     wait_until_settled(page)
     fed = generation.tokens[generation.steps[3].position]
-    expect(page.get_by_text(re.compile(rf"Step 3: the query row of token {newest}, {re.escape(repr(fed))}"))
-           ).to_be_visible()
+    expect(page.get_by_text(re.compile(
+        rf"Step 3, layer {LAYER}: the query row of token {newest}, {re.escape(repr(fed))}"))).to_be_visible()
     expect(chart_input(page, STEP)).to_have_value("3")
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 

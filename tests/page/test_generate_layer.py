@@ -43,7 +43,7 @@ def test_a_layer_move_shows_that_layer_in_the_step_and_in_both_streaming_maps(tm
     what_if = streaming_what_if(model, TEXT, cache, settings)
     step = generation.steps[3]
     assert "Layer 1" in [caption.value for caption in page.caption], "the maps' layer, over them"
-    row = chart_matrix(chart_titled(page, "Layer 1: the new token's query row"), fill=np.nan)
+    row = chart_matrix(chart_titled(page, "The new token's query row"), fill=np.nan)
     np.testing.assert_allclose(row[:, list(step.cache_positions)], step.weights[1], **CLOSE)
     for run, name in ((what_if.kept, "kept"), (what_if.evicted, "evicted")):
         np.testing.assert_allclose(chart_matrix(chart_titled(page, f"Last step, first tokens {name}")),
@@ -63,7 +63,7 @@ def test_a_long_texts_step_row_is_drawn_as_a_picture_of_the_cores_weights(tmp_pa
     model = load_language_model(str(folder))
     generation = generate(model, text, GenerationSettings(max_new_tokens=8, stop_at_end=False))
     assert 12 * len(generation.steps[-1].cache_positions) > 64 * 64
-    [chart] = [chart for chart in charts(page) if chart_title(chart).startswith("Layer 0: the new token's query row")]
+    [chart] = [chart for chart in charts(page) if chart_title(chart).startswith("The new token's query row")]
     frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
     [url] = [url for frame in frames if "url" in frame for url in frame["url"]]  # one picture, no cells
     step = generation.steps[0]
@@ -71,9 +71,10 @@ def test_a_long_texts_step_row_is_drawn_as_a_picture_of_the_cores_weights(tmp_pa
     np.testing.assert_allclose(drawn[:, list(step.cache_positions)], step.weights[0], atol=2 / 255)
 
 
-def test_the_streaming_maps_keep_their_spec_for_another_layer_and_a_new_text(tmp_path, monkeypatch):
-    """The maps' numbers and labels are data: another layer, or a new text as long, sends them alone, and the browser
-    swaps them into the chart it drew (Altair built each map anew for every text before)."""
+def test_the_step_row_and_the_streaming_maps_keep_their_spec_for_another_layer_and_a_new_text(tmp_path, monkeypatch):
+    """The charts' numbers and labels are data, and their layer is said beside them, not in their titles: another
+    layer, or a new text as long, sends them alone, and the browser swaps them into the charts it drew (Altair built
+    each map anew for every text before, and the step's row for every layer)."""
     from harness.checkpoints import tiny_gpt2
     from tests.page.test_charts_keep_their_spec import specs
 
@@ -84,11 +85,12 @@ def test_the_streaming_maps_keep_their_spec_for_another_layer_and_a_new_text(tmp
     def maps() -> list[dict]:
         assert_healthy(page)
         return [spec for chart, spec in zip(charts(page), specs(page), strict=True)
-                if chart_title(chart).startswith("Last step")]
+                if chart_title(chart).startswith(("Last step", "The new token's query row"))]
 
     drawn = maps()
-    assert len(drawn) == 2
+    assert len(drawn) == 3
     page.slider(key="generate_layer").set_value(1).run()
     assert maps() == drawn
+    assert any(caption.value.startswith("Step 0, layer 1: ") for caption in page.caption), "the layer, under the row"
     page.text_area(key="text").set_value("what if it snows tonight").run()
     assert maps() == drawn

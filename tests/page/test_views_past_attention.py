@@ -192,20 +192,20 @@ def test_generation_draws_each_steps_row_and_the_cache_growing(decoder):
     assert steps["Q (per layer)"].tolist()[1:] == [str((1, shape.num_heads, 1, shape.head_size))] * 7
     # Every step on the last step's keys, those not cached yet empty (NaN): one spec for every step
     last = prompt + len(generation.steps) - 1
-    first = chart_keyed(page, "Layer 0: the new token's query row")
+    first = chart_keyed(page, "The new token's query row")
     row = chart_matrix(first, fill=np.nan)
     assert row.shape == (shape.num_heads, last) and np.isnan(row[:, prompt:]).all()
     np.testing.assert_allclose(row[:, :prompt], generation.steps[0].weights[0], **CLOSE)
     pick_on_chart(page, "generate_row", decode_step=5)
     page.slider(key="generate_layer").set_value(1).run()
     assert_healthy(page)
-    moved = chart_keyed(page, "Layer 1: the new token's query row")
+    moved = chart_keyed(page, "The new token's query row")
     row = chart_matrix(moved, fill=np.nan)
     assert row.shape == (shape.num_heads, last) and np.isnan(row[:, prompt + 5:]).all()
     np.testing.assert_allclose(row[:, :prompt + 5], generation.steps[5].weights[1], **CLOSE)
     pick_on_chart(page, "generate_row", decode_step=6)
-    assert chart_keyed(page, "Layer 1: the new token's query row").proto.spec == moved.proto.spec, "a step's own spec"
-    assert any(caption.value.startswith("Step 6: ") for caption in page.caption), "the caption follows the chart"
+    assert chart_keyed(page, "The new token's query row").proto.spec == moved.proto.spec, "a step's own spec"
+    assert any(caption.value.startswith("Step 6, layer 1: ") for caption in page.caption), "the caption follows it"
     kind = "grouped-query" if shape.kv_heads < shape.num_heads else "multi-head"
     assert any(kind in caption.value for caption in page.caption)
 
