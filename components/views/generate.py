@@ -128,8 +128,9 @@ def _one_step(context, generation, shape, new_tokens: int) -> None:
         caption=f"Step {index}, layer {layer}: the query row of token {step.position} over the cache",
         row_title="head", column_title="cached key"))
     st.caption(f"Step {index}, layer {layer}: the query row of token {step.position}, {fed!r}, over the "
-               f"{len(step.cache_positions)} cached keys. Q of {fed!r}: (1, {shape.num_heads}, 1, {shape.head_size}); K and V of the cache: (1, "
-               f"{shape.kv_heads}, {len(keys)}, {shape.head_size}), each K head read by "
+               f"{len(step.cache_positions)} cached keys. Q of {fed!r}: (1, {shape.num_heads}, 1, "
+               f"{shape.head_size}); K and V of the cache: (1, {shape.kv_heads}, {len(keys)}, {shape.head_size}), "
+               "each K head read by "
                f"{shape.num_heads // shape.kv_heads} query head(s). The row sums to 1 over the cache; the guess "
                f"after it: {generation.tokens[step.position + 1]!r} at {step.next_probability:.1%}. Step 0 is the "
                "prefill (the text read at once); each later step feeds one new token.")

@@ -43,3 +43,17 @@ def test_a_move_of_the_layer_or_head_keeps_every_charts_spec(query, moves):
         moved = specs(page)
         changed = [index for index, (before, after) in enumerate(zip(drawn, moved, strict=True)) if before != after]
         assert not changed, f"{key} → {value} built charts {changed} of {len(drawn)} anew"
+
+
+@pytest.mark.parametrize("step", ["4", "5"], ids=["rotary", "shared"])
+def test_a_head_move_keeps_the_llama_lessons_rotary_and_shared_charts(llama_link, step):
+    """The head and the tokens are said over these charts, not in their titles: a head moved swaps their numbers."""
+    page = open_page({**llama_link, "view": "lesson", "step": step})
+    assert_healthy(page)
+    drawn = specs(page)
+    for head in (1, 2):
+        page.slider(key="head").set_value(head).run()
+        assert_healthy(page)
+        changed = [index for index, (before, after) in enumerate(zip(drawn, specs(page), strict=True))
+                   if before != after]
+        assert not changed, f"head → {head} built charts {changed} of {len(drawn)} anew"

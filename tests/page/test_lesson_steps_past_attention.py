@@ -17,6 +17,7 @@ from attention.models.lm_heads import load_language_model
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
 from tests.page.test_view_lesson import (
+    captions,
     chart,
     current,
     matrix_on_screen,
@@ -152,7 +153,8 @@ def test_the_rotary_step_turns_q_by_position_and_its_scores_depend_on_the_distan
     query = matrix_on_screen(page, "Query of the last token")  # (2, d): before, after
     np.testing.assert_array_equal(query, np.stack([trace["Q split"][0, 3, last], trace["Q rotated"][0, 3, last]]))
     key = int(trace["weights"][0, last].argmax())
-    placed = matrix_on_screen(page, f"The same q (token {last}) and k (token {key})")  # (T, T)
+    placed = matrix_on_screen(page, "The same q and k placed")  # (T, T)
+    assert f"Head 3, q of token {last} and k of token {key}" in captions(page), "which q and k, over the map"
     rotary = llama.model.rotary_emb
     positions = torch.arange(tokens)[None]  # (1, T)
     cos, sin = rotary(torch.zeros(1, tokens, 1), positions)  # (1, T, d) each
@@ -173,9 +175,10 @@ def test_the_shared_step_maps_each_query_head_to_its_key_and_value_head(llama_li
     np.testing.assert_array_equal(matrix_on_screen(page, "Which key/value head each query head reads"),
                                   [[1, 0], [1, 0], [0, 1], [0, 1]])
     encoding = encode(llama, TEXT)
-    for head, title in ((2, "Weights, head 2 (K/V head 1)"), (3, "Weights, head 3 (K/V head 1)")):
+    for head, title in ((2, "Weights of the head chosen"), (3, "Weights of the next head of its group")):
         weights = build_trace(llama, encoding, TraceSettings(head=head))["weights"][0]
         np.testing.assert_allclose(matrix_on_screen(page, title), weights, atol=1e-6)
+        assert f"Head {head} (K/V head 1)" in captions(page), "which head, over its map"
     said = prose(page)
     assert "Q is cut into nh = 4 heads, K and V into n_kv = 2: query heads 0, 1 read 0; query heads 2, 3 read 1." \
         in said

@@ -40,17 +40,20 @@ def rotary_step(context) -> None:
     heatmap_in(context, angles, tokens, numbers(size // 2), "Angle p·θ_i of each pair at each position (radians)",
                "rotary-angles", row_title="position (token)", column_title="pair i")
     before, after = trace["Q split"][0, head, last], trace["Q rotated"][0, head, last]  # (d,) each
+    # The head and the tokens are said over each chart (where), not in its title: a title that named them would
+    # change the chart's spec at every head or text, and the browser would build the chart anew
     heatmap_in(context, np.stack([before, after]), ["q before the turn", "q after the turn"], numbers(size),
-               f"Query of the last token, {tokens[last]}, head {head}: before and after its turn", "rotary-query",
-               row_title="", column_title="dimension of the head", scheme="redblue")
+               "Query of the last token: before and after its turn", "rotary-query", row_title="",
+               column_title="dimension of the head", scheme="redblue",
+               where=f"head {head}, token {last} ({tokens[last]})")
     weights = trace["weights"][0]  # (T, T)
     key = int(weights[last].argmax())  # the key the last query weighs most
     placed = lesson_extras.placed_scores(context.model_name, trace["Q split"][0, head, last],
                                          trace["K split"][0, shared, key], len(tokens))  # (T, T)
     heatmap_in(context, placed, numbers(len(tokens)), numbers(len(tokens)),
-               f"The same q (token {last}) and k (token {key}) placed at every pair of positions: q_p · k_p'",
-               "rotary-placed", row_title="query position p", column_title="key position p'", scheme="redblue",
-               download=True)
+               "The same q and k placed at every pair of positions: q_p · k_p'", "rotary-placed",
+               row_title="query position p", column_title="key position p'", scheme="redblue", download=True,
+               where=f"head {head}, q of token {last} and k of token {key}")
     shapes_table(trace, ["Q split", "K split", ANGLES, "Q rotated", "K rotated"])
     explain(*_turn_sentences(context, trace, head, angles, before, after))
     points(*_distance_sentences(trace, last, key, placed))
@@ -105,11 +108,11 @@ def shared_step(context) -> None:
     other = context.trace(source="bert", head=sibling)
     left, right, width = two_heatmaps(context, len(tokens))
     with left:
-        heatmap_in(context, trace["weights"][0], tokens, tokens, f"Weights, head {head} (K/V head {shared})",
-                   "shared-weights", width=width, download=True)
+        heatmap_in(context, trace["weights"][0], tokens, tokens, "Weights of the head chosen", "shared-weights",
+                   width=width, download=True, where=f"head {head} (K/V head {shared})")
     with right:
-        heatmap_in(context, other["weights"][0], tokens, tokens, f"Weights, head {sibling} (K/V head {shared})",
-                   "shared-sibling", width=width)
+        heatmap_in(context, other["weights"][0], tokens, tokens, "Weights of the next head of its group",
+                   "shared-sibling", width=width, where=f"head {sibling} (K/V head {shared})")
     shapes_table(trace, ["Q split", "K split", "V split", MAPPING, "K repeated", "V repeated", "K", "V"])
     which, *found = _shared_sentences(context, trace, head, sibling, other, mapping, kv_heads)
     explain(which)
