@@ -91,4 +91,5 @@ def _map(data, keep: str | None, row_label: str, letters_of: str, row_title: str
     y_axis = alt.Axis(title=row_title, labelExpr=row_label.replace("datum.row", "datum.value"), **axis)
     cells = vector_cells(data, (row_label, f"{letters_of}[datum.column]"), x_axis, y_axis, colour, "weight",
                          list(params), None, None, key, keep=keep)
-    return titled(cells, title, width, height, lettering)
+    # A layer of one: the page names the datasets of the window's letters in it (label_stand_ins.with_label_lists)
+    return titled(alt.layer(cells), title, width, height, lettering)

@@ -33,6 +33,19 @@ def with_labels(spec: dict, standing: dict[tuple[str, ...], tuple[str, ...]]) ->
     return _naming({**spec, "params": params}, list(frames)), frames
 
 
+def with_label_lists(spec: dict, parameter: str, lists: dict[str, list[str]]
+                     ) -> tuple[dict, dict[str, pd.DataFrame]]:
+    """with_labels for a parameter that holds label lists by key (the counting maps' letters of each window size,
+    built into the spec on stand-ins): the spec whose parameter reads each list from a dataset sent beside it, and
+    those datasets. The spec is then the same for every window of those sizes."""
+    names = {key: f"{dataset_of(parameter)}-{key}" for key in lists}
+    read = ", ".join(f"'{key}': pluck(data('{name}'), '{LABEL}')" for key, name in names.items())
+    params = [{"name": parameter, "expr": f"{{{read}}}"} if param.get("name") == parameter else param
+              for param in spec.get("params", [])]
+    frames = {name: pd.DataFrame({LABEL: list(lists[key])}, dtype=object) for key, name in names.items()}
+    return _naming({**spec, "params": params}, list(frames)), frames
+
+
 def dataset_of(parameter: str) -> str:
     """The name of the dataset that carries a label parameter's labels."""
     return f"{parameter}-text"

@@ -43,6 +43,7 @@ from components.charts import counting_maps
 from components.charts.counting_maps import MAPS_SPACING_PX, WIN
 from components.charts.draw import draw_spec, lettered
 from components.charts.heatmap import CELLS, named
+from components.charts.label_stand_ins import with_label_lists
 from components.charts.scrub import INPUT_STYLE, placed
 from components.charts.training_text import describe_count_curves, describe_count_maps
 from components.page import controls
@@ -63,6 +64,7 @@ CURVE_AXIS_PX = 70  # px left of a curve's plot for its axis
 MAPS_KEY = "chart-count-window"
 OFFERED = (PAGE_WIN_SIZE.low, PAGE_WIN_SIZE.high)  # the window sizes the maps' input offers, trained head or not
 SAMPLE = "count_sample"  # session key: which example window the maps show
+STAND_IN = "#"  # each letter's place in the maps' spec: a window's own letters are sent beside it
 DEFAULTS = CountingConfig()
 
 
@@ -290,15 +292,19 @@ def _maps(traces: dict[int, CountingTrace], config: CountingConfig, context, sam
     width = context.width
     beside = width >= 2 * (MAP_MIN_PX + context.lettering.label_room_px) + MAPS_SPACING_PX
     size = context.plot_px((width - MAPS_SPACING_PX) // 2 if beside else width)
-    labels = tuple((size_, trace.labels[0]) for size_, trace in traces.items())
+    # The window's letters are data (label_stand_ins.with_label_lists): another window of the same sizes keeps the
+    # spec, where its letters in the spec built the chart anew at every Another window, seed or setting
+    standing = tuple((size_, (STAND_IN,) * size_) for size_ in traces)
     symbols = tuple(SYMBOLS[:config.num_symbols])
-    layout = (labels, symbols, size, beside, context.lettering)
+    layout = (standing, symbols, size, beside, context.lettering)
     untrained = len(traces) > 1
     shown = dataclasses.replace(config, win_size=0) if untrained else config
     anchor = anchor_for(MAPS_KEY, (untrained, shown, sample, layout), (config.win_size,))
-    spec = placed(chart_memos.chart_spec(_maps_spec, *layout), {WIN: anchor[0]})
+    spec, letters = with_label_lists(placed(chart_memos.chart_spec(_maps_spec, *layout), {WIN: anchor[0]}),
+                                     counting_maps.WINDOW_LETTERS,
+                                     {str(size_): list(trace.labels[0]) for size_, trace in traces.items()})
     frames = (chart_memos.chart_data(_untrained_frames, shown, sample) if untrained
-              else counting_maps.maps_frames(*_weights(traces)))
+              else counting_maps.maps_frames(*_weights(traces))) | letters
     st.html(INPUT_STYLE + toolbar_inside(MAPS_KEY))
     draw_spec(spec, frames, key=MAPS_KEY, lettering=context.lettering, selection_mode=[WIN],
               on_select=lambda: report_move(MAPS_KEY, _follow_window, (WIN,)))

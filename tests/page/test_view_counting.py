@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 from attention.labs.counting import CountingConfig, example_windows, inspect, train, untrained
 from attention.stages.limits import PAGE_WIN_SIZE
 from components.charts.counting_maps import LETTERS, WINDOW, WINDOW_TITLE
+from components.charts.label_stand_ins import LABEL
 from components.views.counting import MAPS_KEY
 from tests.pages import (
     assert_healthy,
@@ -125,9 +126,9 @@ def test_the_maps_hold_the_untrained_head_at_every_window_size_its_input_offers(
     trace = inspect(untrained(config), example_windows(config, 1, seed=0))  # what the page shows at that size
     np.testing.assert_allclose(cells_at(page, WINDOW, win_size), trace.self_weights[0], rtol=1e-6)
     np.testing.assert_allclose(cells_at(page, LETTERS, win_size), trace.symbol_weights[0], rtol=1e-6)
-    labels = json.loads(maps_chart(page).proto.spec)["params"]
-    [letters] = [param["value"] for param in labels if param["name"] == "window_letters"]
-    assert letters[str(win_size)] == list(trace.labels[0])
+    [letters] = [pa.ipc.open_stream(d.data.data).read_all().column(LABEL).to_pylist()
+                 for d in maps_chart(page).proto.datasets if d.name == f"window_letters-text-{win_size}"]
+    assert letters == list(trace.labels[0]), "the window's letters, sent beside the spec"
 
 
 def test_a_window_picked_on_the_maps_moves_the_link_the_counts_and_what_train_trains():
@@ -305,7 +306,8 @@ def test_a_training_waits_for_a_free_place_and_says_how_many_are_ahead(monkeypat
 def colour_domains(page: AppTest) -> list:
     """The colour scale's domain in each map of the maps chart."""
     spec = json.loads(maps_chart(page).proto.spec)
-    return [part["encoding"]["color"]["scale"]["domain"] for part in spec.get("hconcat", spec.get("vconcat"))]
+    return [(part["layer"][0] if "layer" in part else part)["encoding"]["color"]["scale"]["domain"]
+            for part in spec.get("hconcat", spec.get("vconcat"))]
 
 
 def test_every_map_colours_weights_from_0_to_1_before_training_and_after(trained_page):
