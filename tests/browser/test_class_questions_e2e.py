@@ -131,6 +131,7 @@ def test_the_forms_token_picked_from_the_keyboard_is_the_one_asked(browser, base
         open_expander(teacher, "Ask the class a question")
         token = teacher.locator(".st-key-quiz_token input[role='combobox']")
         token.press("ArrowDown")  # opens the list on the token after the page's query, "cat" (2)
+        teacher.get_by_role("option", name="cat (2)").wait_for()  # an Enter before the list stands chooses nothing
         token.press("Enter")
         expect(token).to_have_value("cat (2)")
         wait_until_settled(teacher)
