@@ -102,7 +102,8 @@ def test_a_server_that_is_not_headless_opens_a_tab_on_its_page(tmp_path):
     env = {"BROWSER": str(browser), "HOME": str(tmp_path)}
     with streamlit_server(APP, env=env, log_path=tmp_path / "streamlit.log", headless=False) as url:
         deadline = time.monotonic() + 30
-        while not opened.exists():
+        # The shell makes the file (>>) before echo writes into it: the line is there once it ends
+        while not (opened.exists() and opened.read_text().endswith("\n")):
             assert time.monotonic() < deadline, "the server asked for no browser tab"
             time.sleep(0.1)
         assert opened.read_text().split() == [url], "the address it listens on (harness.server: 127.0.0.1)"
