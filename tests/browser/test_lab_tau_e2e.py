@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from harness.browser import chart_input, chart_input_readout, load_page, open_tab, wait_until_settled
+from harness.browser import chart_input, chart_input_readout, load_page, open_tab
 from tests.browser.frames import HeldMessages
 from tests.marks import BROWSER_TESTS
 
@@ -86,19 +86,3 @@ def test_tau_moves_on_the_chart_with_no_rerun_and_the_page_follows_after(browser
     finally:
         linked.context.close()
 
-
-def test_a_query_token_picked_redraws_its_row_and_the_link_keeps_it(page, base_url):
-    """Section 4's query token, picked from the keyboard, reruns that section alone (a fragment): its words follow the
-    pick, and so does the link."""
-    from playwright.sync_api import expect
-
-    open_lab(page, base_url, "&text=time+flies+like+an+arrow&query=1")
-    expect(page.get_by_text("Query token 1: time.")).to_be_visible()
-    choice = page.locator(".st-key-query input[role='combobox']")
-    choice.press("ArrowDown")  # opens the list on the next token, 2
-    page.get_by_role("option", name="2: flies").wait_for()  # an Enter before the list stands chooses nothing
-    choice.press("Enter")
-    expect(page.get_by_text("Query token 2: flies.")).to_be_visible()
-    wait_until_settled(page)
-    assert re.search(r"[?&]query=2(&|$)", page.url), page.url
-    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
