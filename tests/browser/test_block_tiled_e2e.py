@@ -41,4 +41,3 @@ def test_the_keys_per_block_slider_brings_the_cores_blocks(page, base_url, bundl
     np.testing.assert_allclose(shown["m"], [step.softmax.max_after for step in tiled.steps], rtol=1e-6)
     np.testing.assert_allclose(shown["ℓ"], [step.softmax.sum_after for step in tiled.steps], rtol=1e-6)
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
-
