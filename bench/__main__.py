@@ -11,7 +11,8 @@ Groups (all by default, about 5 minutes on 2 cores):
           against the floor; and a new text typed in each view, against the bare computation it asks for (the
           forward pass; GPT-2's for the lens, its 8 tokens generated for generation) plus the floor; the
           one-head view, the lesson and generation once more on a Llama of the bundled model's shape; the
-          teacher's question controls in a class started (bench/every_control.py); the slowest ten listed
+          teacher's question controls in a class started (bench/every_control.py); each pressed again over
+          what it drew (the "again" column: the repaint without the first computing); the slowest ten listed
           under the table
   text    a new 32-token text typed, against transformers' bare forward pass plus the floor; the same on
           SmolLM2-135M-Instruct, against its own bare forward pass (it is loaded in this process too)
@@ -311,7 +312,7 @@ def rows(figures: Figures) -> list[Row]:
         result.append(Row(case.name, case.moved, len(page.timings), ms(page.median_ms), ms(max(page.answered())),
                           Figure(ratio, "×", 1) if ratio is not None else "", target_text(case),
                           verdict(ratio, case.target) if ratio is not None else None, server=ms(page.server_ms),
-                          floor=ms(page.floor_ms)))
+                          floor=ms(page.floor_ms), again=ms(page.again_ms) if page.again else ""))
         if case.in_browser:
             result += in_browser_rows(page)
     if forward_ms is not None:
@@ -441,6 +442,8 @@ def notes(figures: Figures, work: Path) -> list[str]:
         lines.append("The slowest controls, by ratio to their floor: " + "; ".join(slowest) + ".")
     if reached := every_control.against_references(figures.pages):
         lines.append(reached)
+    if again := every_control.pressed_again(figures.pages):
+        lines.append(again)
     if building := every_control.built_anew(figures.pages):
         lines.append(building)
     if figures.memory is not None or figures.decoder_memory is not None:

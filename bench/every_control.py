@@ -5,6 +5,8 @@ opens every view, finds the controls of its main area the page draws (Streamlit'
 toggles, select boxes, number inputs and buttons, by their `.st-key-<key>` class, and the charts' own inputs), and
 makes a case of each: three presses, each timed from the key to the settled page (the rerun that follows a chart's
 own input included), each followed by the floor's move. A new text typed is a case of every view that reads the text.
+Then the same presses once more, back over what the first drew (the "again" column): the first presses include
+what a control computes the first time (a new head's trace, another step's numbers), these the page's repaint alone.
 
 What the page finds is what is measured: a control added to a view joins the table without a line here. A few are
 left out, each for a reason a student would accept (LEFT_OUT). Prints nothing itself; bench/__main__.py reports.
@@ -85,6 +87,10 @@ class Control:
     max: float | None = None
 
 
+# A key's opposite: a control's presses made again, mirrored, go back over the values the first presses drew.
+OPPOSITE = {"ArrowRight": "ArrowLeft", "ArrowLeft": "ArrowRight", "ArrowUp": "ArrowDown", "ArrowDown": "ArrowUp"}
+
+
 def presses(control: Control) -> list[str]:
     """Right, left, right: three moves, each to a value not the one before; from the top end, left first."""
     at_top = control.value is not None and control.value >= (control.max or 0)
@@ -112,6 +118,18 @@ def moves(control: Control, last: bool = False) -> list[Move]:
     if control.kind == "stNumberInput":  # an arrow key steps it and sends the new value at once
         return [Move(f"{at} input[type='number']", key) for key in ("ArrowUp", "ArrowDown", "ArrowUp")]
     return [Move(f"{at} button", "Enter")] * PRESSES  # a button: each press is the same click
+
+
+def moves_again(control: Control, last: bool = False) -> tuple[Move, ...]:
+    """The control's moves made once more, after moves(control), back over what they drew: a range or a select box
+    mirrored (right, left, right, then left, right, left: the values drawn, each again), a button group or a toggle
+    the same (they go back and forth). None for a button: its press moves on (Next, another window, a new seed),
+    so that a press again is a first one."""
+    if control.kind == "stButton":
+        return ()
+    return tuple(Move(move.selector, OPPOSITE.get(move.key, move.key),
+                      tuple(OPPOSITE.get(key, key) for key in move.setup_keys), move.fill)
+                 for move in moves(control, last))
 
 
 def left_out(key: str) -> str | None:
@@ -166,14 +184,16 @@ def cases(browser, base_url: str, queries: dict[str, dict[str, str]]) -> tuple[l
             if why := left_out(control.key):
                 skipped.append(f"{view}: {why}")
                 continue
+            last = view.endswith(ON_A_LLAMA)
             found.append(Case(f"{view}: {control.key}", GROUP, f"`{control.key}` ({control.kind}), {PRESSES} presses",
-                              query, moves(control, last=view.endswith(ON_A_LLAMA)), TARGET, ready=CASE_READY))
+                              query, moves(control, last), TARGET, ready=CASE_READY,
+                              again=moves_again(control, last)))
         if view not in standalone and not view.endswith(ON_A_LLAMA):  # the view's new text is timed on its model
             typed = [Move(".st-key-text textarea", "Control+Enter", fill=text)
                      for text in page_speed.new_texts(PRESSES)]
             found.append(Case(f"{view}: a new text typed", GROUP, f"`text` area, {PRESSES} new texts (Ctrl+Enter)",
                               query, typed, TARGET, ready=CASE_READY, reference=NEW_TEXT_REFERENCES.get(
-                                  view, page_speed.FORWARD_REFERENCE)))
+                                  view, page_speed.FORWARD_REFERENCE), again=tuple(typed)))  # each text once more
     return found, list(dict.fromkeys(skipped))
 
 
@@ -190,7 +210,8 @@ def class_cases(text: str) -> list[Case]:
     boxes, three presses each), and a round asked, closed and revealed."""
     query = {"view": "head", "text": text}
     selects = [Case(f"class: {key}", GROUP, f"`{key}` (stSelectbox), {PRESSES} presses", query,
-                    moves(Control(key, "stSelectbox")), TARGET, ready=CASE_READY, open_with=CLASS_OPEN)
+                    moves(Control(key, "stSelectbox")), TARGET, ready=CASE_READY, open_with=CLASS_OPEN,
+                    again=moves_again(Control(key, "stSelectbox")))
                for key in ("quiz_token", "quiz_kind")]
     return [*selects, Case("class: a round asked, closed, revealed", GROUP, "`quiz_ask`, `quiz_close`, `quiz_reveal` "
                            "(stButton), one press each", query, ROUND, TARGET, ready=CASE_READY, open_with=CLASS_OPEN)]
@@ -262,3 +283,19 @@ def against_references(results) -> str | None:
             f"floor; the floor with one 32-token heatmap's new numbers settles at {bare:.1f}× it, and "
             f"{sum(ratio <= bare for ratio in ratios)} controls within that.")
 
+
+def pressed_again(results, count: int = 10) -> str | None:
+    """How many controls settle within TARGET× the floor when pressed again over what they drew, and the count
+    slowest of them so, as a line; None when none was pressed again."""
+    again = sorted((result for result in _controls(results) if result.again), key=_again_ratio, reverse=True)
+    if not again:
+        return None
+    ratios = [_again_ratio(result) for result in again]
+    slowest_again = "; ".join(f"{result.case.name} {_again_ratio(result):.1f}×" for result in again[:count])
+    return (f"Pressed again over what they drew (nothing new to compute), {sum(ratio <= TARGET for ratio in ratios)} "
+            f"of {len(again)} controls settle within {TARGET:g}× the floor, their median at "
+            f"{statistics.median(ratios):.1f}×; the slowest so: {slowest_again}.")
+
+
+def _again_ratio(result) -> float:
+    return result.again_ms / result.floor_ms

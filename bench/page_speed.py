@@ -117,6 +117,9 @@ class Case:
     # A regular expression the page's text must match before the moves: the model it shows (a model that loads in
     # the background is shown once loaded, the bundled one meanwhile)
     shows: str | None = None
+    # Moves made after the case's own, back over what they drew (each value, option or text once more), timed apart:
+    # what a press costs with nothing new to compute, where the first presses include the computing.
+    again: tuple[Move, ...] = ()
 
 
 # The floor's slider, moved once after every move of a case: right, left, right, … (0 <-> 1, no end to hit).
@@ -201,6 +204,7 @@ class Result:
     bytes_in: list[int] = field(default_factory=list)  # in_browser: bytes the server sent for each move
     open_bytes: int | None = None  # in_browser: bytes the server sent to open the page
     built: list[int] = field(default_factory=list)  # charts each move built anew (CHARTS_BUILT_JS)
+    again: list[Timing] = field(default_factory=list)  # the case's moves back over what they drew (Case.again)
 
     def settled(self) -> list[float]:
         return [timing.settled_ms for timing in self.timings]
@@ -216,6 +220,11 @@ class Result:
     @property
     def floor_ms(self) -> float:
         return statistics.median(timing.settled_ms for timing in self.floor)
+
+    @property
+    def again_ms(self) -> float | None:
+        """The median of the presses back over what the case drew, None when it makes none."""
+        return statistics.median(timing.settled_ms for timing in self.again) if self.again else None
 
     @property
     def server_ms(self) -> float:
@@ -329,6 +338,9 @@ def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> 
                 time_in_browser(page, move, received, result)
             result.built.append(page.evaluate(CHARTS_BUILT_JS))
             result.floor.append(time_move(floor_page, FLOOR_MOVES[index % len(FLOOR_MOVES)]))
+        for index, move in enumerate(case.again, len(case.moves)):
+            result.again.append(time_move(page, move))
+            result.floor.append(time_move(floor_page, FLOOR_MOVES[index % len(FLOOR_MOVES)]))
         if received is None and result.timings and not any(timing.settled_ms for timing in result.timings):
             raise RuntimeError("its presses changed nothing on the page: no run, no change seen (a hidden control, "
                                "or a press that does not reach it)")
@@ -343,9 +355,10 @@ def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> 
         if page is not None:
             page.context.close()
     times = " ".join(f"{ms:.0f}" for ms in result.answered())
+    again = "".join(f" {timing.settled_ms:.0f}" for timing in result.again)
     floor = " ".join(f"{timing.settled_ms:.0f}" for timing in result.floor)
-    print(f"  {case.name}: {times}{'  FAILED ' + result.error if result.error else ''}\n    floor: {floor}",
-          file=sys.stderr, flush=True)
+    print(f"  {case.name}: {times}{'  again:' + again if again else ''}"
+          f"{'  FAILED ' + result.error if result.error else ''}\n    floor: {floor}", file=sys.stderr, flush=True)
     return result
 
 

@@ -92,7 +92,7 @@ def measure(query: str, selector: str, keys: list[str], presses: int) -> None:
         frames: list[bytes] = []
         page.on("websocket", lambda socket: socket.on("framereceived", lambda frame: frames.append(frame)))
         page.goto(f"{url}/?{query}")
-        page.locator(CHART_DRAWN).first.wait_for()
+        page.locator(f"{CHART_DRAWN} >> visible=true").first.wait_for()  # the lesson draws its neighbours hidden
         wait_until_settled(page, quiet_ms=1000, timeout_ms=TIMEOUT_MS)
 
         turns = itertools.cycle(keys)

@@ -47,7 +47,7 @@ def figure_of(text: str) -> Figure | None:
     return Figure(value, unit, len(written["decimals"] or ""), written["note"] or "")
 
 
-FIGURES = ("median", "maximum", "server", "floor", "ratio", "target")  # Row's fields that hold a figure
+FIGURES = ("median", "maximum", "again", "server", "floor", "ratio", "target")  # Row's fields that hold a figure
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,8 @@ class Row:
     met: bool | None  # None: reported only, no target
     server: Figure | str = ""  # page cases: when the server's last message arrived (the rest is the browser drawing)
     floor: Figure | str = ""  # page cases: the floor's median, measured between the case's moves
+    # page cases: the median of the presses made once more, back over what the first drew (nothing new to compute)
+    again: Figure | str = ""
 
     def __post_init__(self) -> None:
         """Text that writes a figure becomes that figure (a target's text is an upper bound: "≤ 10 s")."""
@@ -82,14 +84,14 @@ def verdict(value: float, limit: float | None) -> bool | None:
 
 
 def table(rows: list[Row]) -> str:
-    header = ["case", "what moves / what is measured", "n", "median", "max", "server", "floor", "ratio", "target",
-              "met"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * 3 + "---:|" * 5 + "---|---|"]
+    header = ["case", "what moves / what is measured", "n", "median", "max", "again", "server", "floor", "ratio",
+              "target", "met"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * 3 + "---:|" * 6 + "---|---|"]
     for row in rows:
         met = {True: "met", False: "**not met**", None: ""}[row.met]
         target = f"≤ {row.target}" if isinstance(row.target, Figure) else row.target
         cells = [row.case, row.moved, "" if row.count is None else str(row.count), str(row.median),
-                 str(row.maximum), str(row.server), str(row.floor), str(row.ratio), target, met]
+                 str(row.maximum), str(row.again), str(row.server), str(row.floor), str(row.ratio), target, met]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

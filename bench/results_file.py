@@ -150,7 +150,8 @@ def _row(record: object, number: int) -> Row:
         raise TypeError(f"row {number}: count must be a whole number or null")
     if met not in (True, False, None):
         raise TypeError(f"row {number}: met must be true, false or null")
-    cells = {name: _cell(record[name], f"row {number}, {name}") for name in FIGURES}
+    # A file written before a figure was measured has no such field: its cell is blank
+    cells = {name: _cell(record.get(name), f"row {number}, {name}") for name in FIGURES}
     return Row(record["case"], record["moved"], count, met=met, **cells)
 
 

@@ -13,6 +13,8 @@ from bench.every_control import (
     built_anew,
     class_cases,
     moves,
+    moves_again,
+    pressed_again,
     slowest,
     view_queries,
 )
@@ -78,3 +80,33 @@ def test_the_controls_are_counted_against_the_floor_and_the_floor_with_one_heatm
         "Of 2 controls, 1 settle within 2× the floor; the floor with one 32-token heatmap's new numbers settles at "
         "2.3× it, and 1 controls within that.")
     assert against_references(results[:2]) is None
+
+
+def test_a_range_or_a_select_box_pressed_again_goes_back_over_the_values_its_first_presses_drew():
+    for control, pressed in ((Control("layer", "stSlider", value=0, max=5), "ArrowRight"),
+                             (Control("layer", "stSlider", value=5, max=5), "ArrowLeft"),
+                             (Control("layer_layer", "chart", value=0, max=5), "ArrowRight")):
+        first, again = moves(control), moves_again(control)
+        # right, left, right from v: v+1, v, v+1; then left, right, left: v, v+1, v (each drawn before)
+        steps = [+1 if move.key == pressed else -1 for move in (*first, *again)]
+        values = [sum(steps[:index + 1]) for index in range(len(steps))]
+        assert values[len(first):] == [0, 1, 0] if pressed == "ArrowRight" else [0, -1, 0]
+        assert set(values[len(first):]) <= {0, *values[:len(first)]}
+    select = Control("quiz_kind", "stSelectbox")
+    assert [move.setup_keys for move in moves_again(select)] == [("ArrowUp",), ("ArrowDown",), ("ArrowUp",)]
+
+
+def test_a_button_group_or_a_toggle_is_pressed_again_as_before_and_a_button_not_at_all():
+    for kind in ("stButtonGroup", "stCheckbox"):
+        assert list(moves_again(Control("mask", kind))) == moves(Control("mask", kind))
+    assert moves_again(Control("lesson_next", "stButton")) == ()
+
+
+def test_the_controls_pressed_again_are_counted_against_their_floor_slowest_named():
+    results = [measured("head: mask", 300, [0]), measured("neuron: source", 1000, [1])]
+    results[0].again[:] = [Timing(30.0, None)] * 3
+    results[1].again[:] = [Timing(200.0, None)] * 3
+    assert pressed_again(results) == (
+        "Pressed again over what they drew (nothing new to compute), 1 of 2 controls settle within 2× the floor, "
+        "their median at 5.8×; the slowest so: neuron: source 10.0×; head: mask 1.5×.")
+    assert pressed_again([measured("head: mask", 300, [0])]) is None

@@ -133,7 +133,7 @@ def test_the_docs_table_is_rewritten_between_its_markers_only(tmp_path, capsys):
         assert "an old table" not in between
         assert between.startswith(f"From `{results}`: commit abc1234, 2026-11-29 03:40:00 UTC, "
                                   "`python -m bench --only trace`.")
-        assert "| trace | a trace | 30 | 13.2 ms |  |  |  | 1.10× | ≤ 1.2× the bare forward | met |" in between
+        assert "| trace | a trace | 30 | 13.2 ms |  |  |  |  | 1.10× | ≤ 1.2× the bare forward | met |" in between
     assert capsys.readouterr().out == f"{document}: the table of {results}\n" * 2
 
 
