@@ -52,6 +52,7 @@ from components.page.page_head import model_line, page_head
 from components.page.shapes_panel import BLOCK_LETTERS, block_steps, letters, shapes_panel
 from components.page.tokens import token_chips, unknown_note
 from components.server import process
+from components.views.parts.own_fragment import own_fragment
 
 VIEW_SHARE = 2 / 3  # of the page's width, for the view; the rest for its controls and the tensor shapes
 log = logging.getLogger("attention_anatomy")
@@ -147,13 +148,11 @@ def page_scripts() -> None:
     chart_keys.listen()
 
 
-@st.fragment
+@own_fragment(linked=True)
 def view_alone(view: str, context: views.ViewContext) -> None:
     """A view whose own controls change nothing beside it (the lesson's step): moving one reruns the view alone,
     not the attention controls and the shapes panel, and writes the link (and the class's view) again."""
-    with work.page_work():
-        draw(view, context)
-        classroom.sync(controls.current_state())
+    draw(view, context)
 
 
 process.configure()  # torch's threads, glibc's pools, Arrow's pool: once per server process

@@ -14,15 +14,15 @@ import pandas as pd
 import streamlit as st
 
 from attention.stages.limits import PAGE_MAX_NEW_TOKENS, PAGE_STREAMING_SINKS, PAGE_STREAMING_WINDOW
-from components.caches import chart_memos, past_attention, work
+from components.caches import chart_memos, past_attention
 from components.charts.draw import draw_spec, show
 from components.charts.generation import STEP, describe_rows, fits, step_row, steps_frames, steps_spec
 from components.charts.label_stand_ins import stand_ins, with_labels
 from components.charts.scrub import INPUT_STYLE, placed
-from components.classroom import classroom
 from components.page import controls
 from components.page.tables import numbers_html
 from components.views.parts.number_table import number_table, tables_on_request
+from components.views.parts.own_fragment import own_fragment
 from components.views.parts.scrubbed import anchor_for, report_move, said
 
 STEP_KEY, LAYER_KEY = "generate_step", "generate_layer"  # which step and layer are shown: not the link's
@@ -177,17 +177,11 @@ def _layer_moved() -> None:
     st.session_state[_LAYER_MOVED] = True
 
 
-@st.fragment
+@own_fragment(linked=True)
 def _streaming(context, new_tokens: int, prompt: int) -> None:
     """The StreamingLLM what-if: a fragment of its own, as its two sliders change nothing above it. A move of one
     reruns it alone (the two runs of the what-if, a table and two maps, not the steps above), and writes the link
     and the class's view again."""
-    with work.page_work():
-        _what_if(context, new_tokens, prompt)
-    classroom.sync(controls.current_state())  # a move reruns this alone: the link and the class follow it
-
-
-def _what_if(context, new_tokens: int, prompt: int) -> None:
     st.subheader("StreamingLLM: a cache of fixed size, its first tokens kept or evicted")
     left, right = st.columns(2)
     with left:

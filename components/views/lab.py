@@ -21,7 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from attention.stages.limits import PAGE_TEMPERATURE, PAGE_TEMPERATURE_STEP
-from components.caches import chart_memos, experiments, work
+from components.caches import chart_memos, experiments
 from components.charts.draw import draw_spec
 from components.charts.lab_text import (
     describe_random_softmax,
@@ -41,10 +41,10 @@ from components.charts.scaling_lab import (
     softmax_chart,
 )
 from components.charts.scrub import INPUT_STYLE, placed
-from components.classroom import classroom
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import shorten
+from components.views.parts.own_fragment import own_fragment
 from components.views.parts.scrubbed import anchor_for, report_move, said
 
 VARIANCE_SAMPLES = 20_000  # (q, k) pairs per d_k: the measured variance lands within about 2 % of d_k
@@ -269,17 +269,11 @@ def _trained_heads_section(context, tokens: int, temperature: float) -> None:
         st.caption("Always the trained heads, whatever the projection source chosen beside this view.")
 
 
-@st.fragment
+@own_fragment(linked=True)
 def _temperature_section(context, trace) -> None:
     """Section 4, a fragment of its own: its query token changes nothing above it, so a pick reruns the section
     alone (one row's chart and its words, not the three sections above) and writes the link and the class's view
     again."""
-    with work.page_work():
-        _temperature_rows(context, trace)
-    classroom.sync(controls.current_state())  # a pick reruns this alone: the link and the class follow it
-
-
-def _temperature_rows(context, trace) -> None:
     state = context.state
     st.subheader(f"4 · τ sharpens or flattens one row: layer {state.layer}, head {state.head}")
     tokens = list(trace.tokens[0])

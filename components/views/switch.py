@@ -22,7 +22,7 @@ import streamlit as st
 from attention.experiments.head_switch import HeadEffect, Prediction, drop_grid
 from attention.models.loading import ModelLoadError
 from attention.models.model_list import BUNDLED_MODEL
-from components.caches import experiments, models, offered, work
+from components.caches import experiments, models, offered
 from components.charts.draw import lettered
 from components.charts.heatmap import heatmap
 from components.charts.switch_text import describe_head_grid
@@ -40,6 +40,7 @@ from components.views.parts.head_toggles import (
     heads_off_now,
     set_heads_off,
 )
+from components.views.parts.own_fragment import own_fragment
 from components.views.parts.scrubbed import said
 
 DEFAULT_SENTENCE = "the capital of france is [MASK] ."
@@ -114,17 +115,17 @@ def render(context) -> None:
     _ranking(intact, effects, shape, context, context.column_px(RANKING_SHARE, LARGE_GAP_PX), task)
 
 
-@st.fragment
+@own_fragment(linked=True)
 def _switchboard(name: str, sentence: str, intact: Prediction, num_layers: int, num_heads: int, task: Task) -> None:
     """The guesses and the toggles under them: a head switched on or off reruns only this, one forward pass and a
-    table; the ranking, its heatmap and the rest of the page stay as they are (they do not read the toggles)."""
-    with work.page_work():
-        # The model runs before anything is drawn: the browser's redraw then follows it instead of sharing the cores.
-        heads_off = heads_off_now(num_layers, num_heads)
-        # A press shows the guesses it fetches from the App's route at once (components/api/routes.py).
-        head_toggles(heads_off, num_layers, num_heads,
-                     numbers=guesses_html(intact, experiments.prediction(name, sentence, heads_off), task),
-                     ask=urlencode({"ask": ASKS.register({"model": name, "sentence": sentence})}))
+    table; the ranking, its heatmap and the rest of the page stay as they are (they do not read the toggles). The
+    heads switched off are the link's: the link and the class follow a press."""
+    # The model runs before anything is drawn: the browser's redraw then follows it instead of sharing the cores.
+    heads_off = heads_off_now(num_layers, num_heads)
+    # A press shows the guesses it fetches from the App's route at once (components/api/routes.py).
+    head_toggles(heads_off, num_layers, num_heads,
+                 numbers=guesses_html(intact, experiments.prediction(name, sentence, heads_off), task),
+                 ask=urlencode({"ask": ASKS.register({"model": name, "sentence": sentence})}))
 
 
 def _first_sentence(task: Task, objective: str, text: str, mask: str | None) -> None:

@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from attention.experiments.embedding_switch import DEFAULT_SECOND, moved_grid
-from components.caches import chart_memos, experiments, models, work
+from components.caches import chart_memos, experiments, models
 from components.charts.draw import draw_spec, lettered, spec_and_frames
 from components.charts.heatmap import heatmap, heatmap_frames
 from components.charts.switch_text import describe_embedding, describe_head_grid
@@ -33,6 +33,7 @@ from components.views.parts.head_toggles import (
     set_heads_off,
 )
 from components.views.parts.number_table import number_table, tables_on_request
+from components.views.parts.own_fragment import own_fragment
 from components.views.parts.scrubbed import said
 
 RANKED = 10  # heads listed in the ranking table
@@ -63,29 +64,29 @@ def render(context, shape) -> None:
     _ranking(effects, shape, context, context.column_px(RANKING_SHARE, LARGE_GAP_PX))
 
 
-@st.fragment
+@own_fragment(linked=True)
 def _switchboard(context, second: str, intact, num_layers: int, num_heads: int) -> None:
     """The numbers, the toggles and sentence A's embedding: a head switched on or off reruns only this; the
-    ranking under it does not read the toggles and stays as it is."""
-    with work.page_work():
-        # The model runs before anything is drawn: the browser's redraw then follows it instead of sharing the cores.
-        heads_off = heads_off_now(num_layers, num_heads)
-        current = experiments.sentence_pair(context.model_name, context.text, second, heads_off)
-        # A press shows the numbers it fetches from the App's route at once; the run it starts draws the chart.
-        head_toggles(heads_off, num_layers, num_heads, numbers=switch_numbers_html(intact, current),
-                     ask=urlencode({"ask": ASKS.register({"model": context.model_name, "text": context.text,
-                                                          "second": second})}))
-        _movement(intact, current, context)
-        said([describe_embedding(intact.embeddings[0], current.embeddings[0],
-                                 heads_off_label(len(current.heads_off)))])
+    ranking under it does not read the toggles and stays as it is. The heads switched off are the link's: the link
+    and the class follow a press."""
+    # The model runs before anything is drawn: the browser's redraw then follows it instead of sharing the cores.
+    heads_off = heads_off_now(num_layers, num_heads)
+    current = experiments.sentence_pair(context.model_name, context.text, second, heads_off)
+    # A press shows the numbers it fetches from the App's route at once; the run it starts draws the chart.
+    head_toggles(heads_off, num_layers, num_heads, numbers=switch_numbers_html(intact, current),
+                 ask=urlencode({"ask": ASKS.register({"model": context.model_name, "text": context.text,
+                                                      "second": second})}))
+    _movement(intact, current, context)
+    said([describe_embedding(intact.embeddings[0], current.embeddings[0],
+                             heads_off_label(len(current.heads_off)))])
 
-        def table() -> None:
-            before, after = intact.embeddings[0], current.embeddings[0]  # (C,) each
-            number_table(np.stack([before, after, after - before]), list(MOVEMENT_ROWS),
-                         [str(dimension) for dimension in range(len(before))],
-                         caption="Sentence A's embedding", row_title="heads", column_title="dimension")
+    def table() -> None:
+        before, after = intact.embeddings[0], current.embeddings[0]  # (C,) each
+        number_table(np.stack([before, after, after - before]), list(MOVEMENT_ROWS),
+                     [str(dimension) for dimension in range(len(before))],
+                     caption="Sentence A's embedding", row_title="heads", column_title="dimension")
 
-        tables_on_request("chart-switch-embedding", table)
+    tables_on_request("chart-switch-embedding", table)
 
 
 def ranking_table(effects, limit: int = RANKED) -> pd.DataFrame:

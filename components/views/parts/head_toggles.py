@@ -2,9 +2,9 @@
 
 Shared by both of its experiments (the masked word and the sentence embedding). The heads switched off are the
 page's state (PageState.off, off=2:5,5:0 in the link): a press in the browser, the reset button and the ranking's
-"switch off the strongest" button all request it, and the toggles' fragment then writes the link and sends the class
-the page's state (a press reruns that fragment alone). A new model, chosen with its control, starts with all of its
-heads on (controls.model_select).
+"switch off the strongest" button all request it, and the toggles' fragment (the view's switchboard, an
+own_fragment) then writes the link and sends the class the page's state (a press reruns that fragment alone). A new
+model, chosen with its control, starts with all of its heads on (controls.model_select).
 
 The 72 buttons of a 6 × 12 model are one small script (a Streamlit component, no iframe), not six rows of
 st.pills: every press reruns the toggles' fragment, and the browser redrew all six rows of pills each time, about
@@ -27,7 +27,6 @@ from functools import partial
 import streamlit as st
 
 from components.assets import filled, read_beside
-from components.classroom import classroom
 from components.page import controls, page_state
 
 KEY = "switch_heads"  # the script's key; its container's CSS class is st-key-switch_heads
@@ -52,7 +51,6 @@ def head_toggles(heads_off: tuple[tuple[int, int], ...], num_layers: int, num_he
               on_off_change=partial(_pressed, num_layers, num_heads))
     st.button("Switch all heads back on", key="switch_reset", icon=":material/restart_alt:",
               on_click=set_heads_off, args=((),))
-    classroom.sync(controls.current_state())  # a press reruns the toggles alone: the link and the class follow it
 
 
 def heads_off_now(num_layers: int, num_heads: int) -> tuple[tuple[int, int], ...]:

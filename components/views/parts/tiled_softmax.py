@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.caches import chart_memos, past_attention, work
+from components.caches import chart_memos, past_attention
 from components.charts.draw import draw_spec
 from components.charts.spoken_numbers import counted
 from components.charts.tiled_softmax import (
@@ -24,6 +24,7 @@ from components.charts.tiled_softmax import (
     steps_frame,
 )
 from components.page.tables import numbers_html
+from components.views.parts.own_fragment import own_fragment
 from components.views.parts.scrubbed import said
 
 QUERY_KEY, BLOCK_KEY = "tiled_query", "tiled_block"  # the section's own controls: not the link's
@@ -40,16 +41,11 @@ WHY = ("softmax(s)_j = exp(s_j − max s) / Σ_k exp(s_k − max s) seems to nee
        "block o / ℓ is the context row and exp(s − m) / ℓ the weights: the same numbers, to float32's rounding.")
 
 
-@st.fragment
+@own_fragment(linked=False)
 def render(context, layer: int, head: int) -> None:
     """The section for head `head` of layer `layer` as the model runs it (its own projections, √d_k, its mask). A
     fragment of its own: its query and block size change nothing else on the page, and are not the link's, so a
     move of one reruns the section alone, not the block's steps above it."""
-    with work.page_work():
-        _section(context, layer, head)
-
-
-def _section(context, layer: int, head: int) -> None:
     tokens = list(context.encoding().tokens[0])
     count = len(tokens)
     st.subheader("Softmax in blocks of keys, as a GPU computes it")
