@@ -27,10 +27,8 @@ def with_labels(spec: dict, standing: dict[tuple[str, ...], tuple[str, ...]]) ->
     column LABEL; a mark that draws nothing names the datasets, so that Vega-Lite keeps them in the chart. The kept
     spec is left as it is."""
     labels = {labels_name(list(stand_in)): list(real) for real, stand_in in standing.items()}
-    params = [{"name": param["name"], "expr": f"pluck(data('{dataset_of(param['name'])}'), '{LABEL}')"}
-              if param.get("name") in labels else param for param in spec.get("params", [])]
     frames = {dataset_of(name): pd.DataFrame({LABEL: real}, dtype=object) for name, real in labels.items()}
-    return _naming({**spec, "params": params}, list(frames)), frames
+    return _reading(spec, {name: f"pluck(data('{dataset_of(name)}'), '{LABEL}')" for name in labels}, frames)
 
 
 def with_label_lists(spec: dict, parameter: str, lists: dict[str, list[str]]
@@ -38,17 +36,29 @@ def with_label_lists(spec: dict, parameter: str, lists: dict[str, list[str]]
     """with_labels for a parameter that holds label lists by key (the counting maps' letters of each window size,
     built into the spec on stand-ins): the spec whose parameter reads each list from a dataset sent beside it, and
     those datasets. The spec is then the same for every window of those sizes."""
-    names = {key: f"{dataset_of(parameter)}-{key}" for key in lists}
+    names = {key: dataset_of_list(parameter, key) for key in lists}
     read = ", ".join(f"'{key}': pluck(data('{name}'), '{LABEL}')" for key, name in names.items())
-    params = [{"name": parameter, "expr": f"{{{read}}}"} if param.get("name") == parameter else param
-              for param in spec.get("params", [])]
     frames = {name: pd.DataFrame({LABEL: list(lists[key])}, dtype=object) for key, name in names.items()}
-    return _naming({**spec, "params": params}, list(frames)), frames
+    return _reading(spec, {parameter: f"{{{read}}}"}, frames)
 
 
 def dataset_of(parameter: str) -> str:
     """The name of the dataset that carries a label parameter's labels."""
     return f"{parameter}-text"
+
+
+def dataset_of_list(parameter: str, key: str) -> str:
+    """The name of the dataset that carries one of a parameter's label lists (with_label_lists)."""
+    return f"{dataset_of(parameter)}-{key}"
+
+
+def _reading(spec: dict, expressions: dict[str, str], frames: dict[str, pd.DataFrame]
+             ) -> tuple[dict, dict[str, pd.DataFrame]]:
+    """The spec whose parameters named in expressions read their value from it (an expression over the datasets
+    frames, sent beside the chart), the datasets named in it, and the frames."""
+    params = [{"name": param["name"], "expr": expressions[param["name"]]} if param.get("name") in expressions
+              else param for param in spec.get("params", [])]
+    return _naming({**spec, "params": params}, list(frames)), frames
 
 
 def _naming(spec: dict, datasets: list[str]) -> dict:

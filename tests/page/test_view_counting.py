@@ -16,8 +16,8 @@ from streamlit.testing.v1 import AppTest
 
 from attention.labs.counting import CountingConfig, example_windows, inspect, train, untrained
 from attention.stages.limits import PAGE_WIN_SIZE
-from components.charts.counting_maps import LETTERS, WINDOW, WINDOW_TITLE
-from components.charts.label_stand_ins import LABEL
+from components.charts.counting_maps import LETTERS, WINDOW, WINDOW_LETTERS, WINDOW_TITLE
+from components.charts.label_stand_ins import LABEL, dataset_of_list
 from components.views.counting import MAPS_KEY
 from tests.pages import (
     assert_healthy,
@@ -127,7 +127,7 @@ def test_the_maps_hold_the_untrained_head_at_every_window_size_its_input_offers(
     np.testing.assert_allclose(cells_at(page, WINDOW, win_size), trace.self_weights[0], rtol=1e-6)
     np.testing.assert_allclose(cells_at(page, LETTERS, win_size), trace.symbol_weights[0], rtol=1e-6)
     [letters] = [pa.ipc.open_stream(d.data.data).read_all().column(LABEL).to_pylist()
-                 for d in maps_chart(page).proto.datasets if d.name == f"window_letters-text-{win_size}"]
+                 for d in maps_chart(page).proto.datasets if d.name == dataset_of_list(WINDOW_LETTERS, str(win_size))]
     assert letters == list(trace.labels[0]), "the window's letters, sent beside the spec"
 
 
