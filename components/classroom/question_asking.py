@@ -85,15 +85,20 @@ def _ask(on_ask) -> None:
 
     kind = st.session_state["quiz_kind"]
     query = st.session_state.get("quiz_token") if kind in ("key", "mask") else None
-    if on_ask(class_questions.computed_question(kind, controls.current_state(), query)):
-        st.session_state[_ASKED] = True
+    _asked(on_ask, class_questions.computed_question(kind, controls.current_state(), query))
 
 
 def _ask_own(on_ask) -> None:
     """The own question's button's callback: the question and choices as typed, read now (an edit sent with the
     press included)."""
     prompt, choices = st.session_state.get("quiz_prompt", ""), _choices(st.session_state.get("quiz_choices", ""))
-    if prompt.strip() and len(choices) in OWN_CHOICES and on_ask(Question(OWN, prompt.strip(), choices)):
+    if prompt.strip() and len(choices) in OWN_CHOICES:
+        _asked(on_ask, Question(OWN, prompt.strip(), choices))
+
+
+def _asked(on_ask, question: Question) -> None:
+    """Ask the class question; once the class took it, the form's next run reruns the page, the round in it."""
+    if on_ask(question):
         st.session_state[_ASKED] = True
 
 
