@@ -94,7 +94,8 @@ def render(context) -> None:
                             f"batches of {config.batch_size} sequences, about 15 s with the defaults on a quiet "
                             "server.")
         if classroom.following():
-            _await_teachers_run(config)
+            with st.container():  # a box of its own: its runs, which draw nothing, then touch nothing after it
+                _await_teachers_run(config)
         _before_training(config, context)
         return
     if not pressed:
