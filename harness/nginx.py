@@ -47,11 +47,11 @@ def open_on_replica(browser, url: str, replicas: list[str]):
 
 
 def open_until_spread(browser, proxy_url: str, replicas: list[str], query: str = "", at_least: int = 3,
-                      at_most: int = 12):
+                      at_most: int = 20):
     """Open sessions one at a time until every replica holds some; return [(page, replica index)].
 
-    The route cookie is random, so where a browser lands is chance: 12 sessions all on one of two
-    replicas would happen about once in 2,000 runs of a fair hash.
+    The route cookie is random, so where a browser lands is chance: 20 sessions all on one of two
+    replicas would happen about once in 500,000 runs of a fair hash (12, once in 2,000).
     """
     sessions = []
     while len(sessions) < at_least or len({replica for _, replica in sessions}) < len(replicas):

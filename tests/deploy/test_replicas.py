@@ -76,7 +76,9 @@ CSV_HEADER = "query_index,query_token,key_index,key_token,score,masked_score,wei
 LONG_TEXT = ("Zeit fließt wie ein Pfeil — Früchte fliegen wie eine Banane. " * 200)[:MAX_TEXT_CHARS]
 LONG_TEXT_B = ("時は矢のように飛ぶ。" * 1000)[:MAX_TEXT_CHARS]
 CLASS_TEXT = "two servers share one class"
-MAX_STUDENT_TRIES = 12  # the route cookie is random: all on the teacher's replica is a chance of 1 in 4,096
+# The route cookie is random: all on the teacher's replica is a chance of 1 in 16 million (12 tries, 1 in 4,096, failed
+# a fresh-clone CI; nginx's ring was 52:48 there, and the routes fell on its larger side).
+MAX_STUDENT_TRIES = 24
 
 pytestmark = [pytest.mark.deploy, pytest.mark.long, *NEEDS_NGINX, *NEEDS_CHROMIUM, *NEEDS_REDIS]
 
@@ -224,17 +226,19 @@ class TestAClassAcrossTheReplicas:
         link_code = '[data-testid="stSidebar"] [data-testid="stExpander"] [data-testid="stCode"] code'
         link = teacher.locator(link_code).inner_text().strip()
         assert link.startswith(cluster.proxy.url), f"the students' link must go through the proxy: {link}"
-        others = []
-        for _ in range(MAX_STUDENT_TRIES):
-            student, replica = open_on_replica(cluster.browser, link, cluster.replicas)
-            if replica != teachers_replica:
-                break
-            others.append(student)
-        else:
-            pytest.fail(f"{MAX_STUDENT_TRIES} students all landed on the teacher's replica: nothing spreads them")
-        yield teacher, student
-        for page in [teacher, student, *others]:
-            page.context.close()
+        pages = [teacher]  # closed whatever happens: a page left open would hold the failover's count of sessions
+        try:
+            for _ in range(MAX_STUDENT_TRIES):
+                student, replica = open_on_replica(cluster.browser, link, cluster.replicas)
+                pages.append(student)
+                if replica != teachers_replica:
+                    break
+            else:
+                pytest.fail(f"{MAX_STUDENT_TRIES} students all landed on the teacher's replica: nothing spreads them")
+            yield teacher, student
+        finally:
+            for page in pages:
+                page.context.close()
 
     def test_a_student_on_the_other_replica_follows_the_teacher(self, classroom):
         from playwright.sync_api import expect
