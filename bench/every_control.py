@@ -230,10 +230,18 @@ def chart_floor_case() -> Case:
 
 
 def slowest(results, count: int = 10) -> list[str]:
-    """The count cases of largest ratio to their floor, slowest first, as "name 4.1×", with the charts a press
-    built anew where it did: "name 51.2× (1 chart built anew)"."""
+    """The count cases of largest ratio to their floor, slowest first, as "name 4.1×", with their ratio pressed again
+    and the charts a press built anew where there are: "name 51.2× (again 9.8×; 1 chart built anew)"."""
     ranked = sorted(_controls(results), key=_ratio, reverse=True)
-    return [f"{result.case.name} {_ratio(result):.1f}×{_built_note(result)}" for result in ranked[:count]]
+    return [f"{result.case.name} {_ratio(result):.1f}×{_notes(result)}" for result in ranked[:count]]
+
+
+def _notes(result) -> str:
+    """The ratio pressed again and the charts built anew, in brackets, where there are."""
+    built = _built(result)
+    notes = ([f"again {_again_ratio(result):.1f}×"] if result.again else []) + (
+        [f"{built} chart{'s' if built > 1 else ''} built anew"] if built else [])
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def built_anew(results) -> str | None:

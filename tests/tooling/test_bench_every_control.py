@@ -109,4 +109,6 @@ def test_the_controls_pressed_again_are_counted_against_their_floor_slowest_name
     assert pressed_again(results) == (
         "Pressed again over what they drew (nothing new to compute), 1 of 2 controls settle within 2× the floor, "
         "their median at 5.8×; the slowest so: neuron: source 10.0×; head: mask 1.5×.")
+    assert slowest(results) == ["neuron: source 50.0× (again 10.0×; 1 chart built anew)",
+                                "head: mask 15.0× (again 1.5×)"]
     assert pressed_again([measured("head: mask", 300, [0])]) is None
