@@ -34,7 +34,6 @@ HOW = {
                "unscaled, at this head size and twice it.",
 }
 _NUMBERS = ("layer", "head", "query")  # the reveal's parameters that are numbers
-_ASKED = "_quiz_asked"  # set by Ask's callback: the run the press starts draws the whole page, the round in it
 
 
 def kinds_for(view: str, has_text: bool) -> list[str]:
@@ -52,8 +51,6 @@ def form(on_ask) -> None:
 
     A fragment of its own: the kind of question and its token change nothing else, so a pick reruns the form alone.
     A question asked reruns the page, whose card above the form then draws the round."""
-    if st.session_state.pop(_ASKED, False):
-        st.rerun(scope="app")
     _form(controls.current_state(), on_ask)
 
 
@@ -97,9 +94,11 @@ def _ask_own(on_ask) -> None:
 
 
 def _asked(on_ask, question: Question) -> None:
-    """Ask the class question; once the class took it, the form's next run reruns the page, the round in it."""
+    """Ask the class question; once the class took it, the press's run is the page's, not the form's alone: the
+    round is drawn in the card above the form. (st.rerun in a callback makes the interaction's run the whole page's,
+    in one run; a flag the form's run read and then rerun the page for took two.)"""
     if on_ask(question):
-        st.session_state[_ASKED] = True
+        st.rerun()
 
 
 def reveal_view(question: Question) -> None:
