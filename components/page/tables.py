@@ -50,7 +50,8 @@ def numbers_html(frame: pd.DataFrame, testid: str, bars: tuple[str, ...] = (),
                  formats: Mapping[str, Callable[[float], str]] | None = None) -> str:
     """frame as an HTML table for st.html: every text escaped; numbers to 4 decimals (or as formats says for
     their column), with the exact float32 (9 significant digits) as their tooltip; the columns in bars
-    (values in [0, 1]) drawn as bars as well.
+    (values in [0, 1]) drawn as bars as well. Whole numbers are written as they are (a token id, a position), or as
+    formats says where it names their column ("{:,}".format for a count of bytes), their exact value the tooltip.
 
     HTML and not st.dataframe: the data grid cost the browser about 130 ms on every move of a view,
     a plain table next to nothing.
@@ -68,6 +69,8 @@ def numbers_html(frame: pd.DataFrame, testid: str, bars: tuple[str, ...] = (),
                     filled = f"{100 * min(max(float(value), 0.0), 1.0):.1f}%"
                     style = f' style="background:linear-gradient(90deg,#c6dbef {filled},transparent {filled})"'
                 cells.append(f'<td class="number" title="{np.float32(value):.9g}"{style}>{html.escape(shown)}</td>')
+            elif isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_) and name in formats:
+                cells.append(f'<td class="number" title="{int(value)}">{html.escape(formats[name](value))}</td>')
             else:
                 cells.append(f"<td>{html.escape(str(value))}</td>")
         rows.append(f"<tr>{''.join(cells)}</tr>")

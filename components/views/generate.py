@@ -80,7 +80,8 @@ def _steps_table(generation, shape) -> None:
              "cache (bytes)": step.cache_bytes, "next token": generation.tokens[step.position + 1],
              "P(next)": step.next_probability} for index, step in enumerate(generation.steps)]
     # A plain table, not the data grid: the grid cost the browser about 110 ms at every move (tables.numbers_html)
-    st.html(numbers_html(pd.DataFrame(rows), "generate-steps", bars=("P(next)",), formats={"P(next)": "{:.1%}".format}))
+    st.html(numbers_html(pd.DataFrame(rows), "generate-steps", bars=("P(next)",),
+                         formats={"P(next)": "{:.1%}".format, "cache (bytes)": "{:,}".format}))
     layers, kv, heads = shape.num_layers, shape.kv_heads, shape.num_heads
     st.caption(f"K and V gain one row a step in each of the {layers} layers; Q is never cached: a query is read once, "
                f"by the token that made it, so each step after the prefill computes one query row (1 × {d} per "

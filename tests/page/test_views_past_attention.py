@@ -186,6 +186,9 @@ def test_generation_draws_each_steps_row_and_the_cache_growing(decoder):
     shape = model.shape
     steps = html_table(page, "generate-steps")
     assert steps["cache (bytes)"].tolist() == [step.cache_bytes for step in generation.steps]
+    [body] = [html.proto.body for html in page.get("html") if 'data-testid="generate-steps"' in html.proto.body]
+    largest = max(step.cache_bytes for step in generation.steps)
+    assert f'title="{largest}">{largest:,}</td>' in body, "a count of bytes is written with its thousands apart"
     prompt = len(generation.prompt_ids)
     assert steps["K and V cached (per layer)"].tolist() == [
         str((1, shape.kv_heads, prompt + index, shape.head_size)) for index in range(len(generation.steps))]
