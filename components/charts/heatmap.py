@@ -245,7 +245,8 @@ def heatmap(
     the rings are data (CLIP_ENDS, read by the parameter clip_end), so that a new clip_at changes no spec.
     canvas draws it on a canvas: a 32-token heatmap redraws in a fraction of the time its 1,024 SVG
     elements take (Streamlit switches by itself only above 2,000 cells), but its cells are no longer
-    elements of the page a test or a script can find.
+    elements of the page a test or a script can find, nor a screen reader: they get no ARIA description each (a
+    string Vega formats for every cell at every redraw, for nothing), and the chart keeps its own.
 
     The colour scale is left to Vega and computed from the data in the browser: the spec then stays the
     same when only the numbers change (another head, another layer, another shared range), and Streamlit
@@ -263,7 +264,7 @@ def heatmap(
     chart = heatmap_panel(data, ends if raster or _carries_range(scheme, domain) else None, raster, row_labels,
                           column_labels, title=title, row_title=row_title, column_title=column_title, scheme=scheme,
                           size=size, lettering=lettering, second=second_sentence, reverse=reverse, clip_at=clip_at,
-                          aria=True, over=over)
+                          aria=not canvas, over=over)  # a canvas has no cells to describe: its chart is described
     # "pad" keeps the plot at its size and puts axes and legend around it; Streamlit's default
     # ("fit") squeezes them into it, which flattens a short, wide matrix to nothing.
     chart = chart.properties(autosize=alt.AutoSizeParams(type="pad"))

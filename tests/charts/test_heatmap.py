@@ -38,6 +38,19 @@ def test_every_kind_of_heatmap_is_a_valid_spec(size, canvas):
     assert ("layer" in spec) == (size * size > MAX_VECTOR_CELLS)
 
 
+@pytest.mark.parametrize("canvas", [False, True], ids=["svg", "canvas"])
+def test_cells_are_described_one_by_one_only_where_they_are_elements(canvas):
+    """On SVG each cell is an element a screen reader can reach, with its ARIA description; on a canvas there is
+    none, and a description Vega would format for every cell at every redraw is left out (the chart keeps its
+    own)."""
+    matrix = np.random.default_rng(0).random((7, 7), dtype=np.float32)
+    spec = heatmap(matrix, list("abcdefg"), list("abcdefg"), title="Attention weights", canvas=canvas).to_dict()
+    [rect] = [layer["mark"] for layer in spec.get("layer", [spec]) if isinstance(layer.get("mark"), dict)
+              and layer["mark"].get("type") == "rect"]
+    assert rect.get("aria", True) is not canvas
+    assert spec["description"] == "Attention weights"
+
+
 def test_small_matrices_send_one_row_per_cell():
     matrix = np.arange(12, dtype=np.float32).reshape(3, 4)
     chart = heatmap(matrix, ["a", "b", "c"], ["w", "x", "y", "z"], title="t")
