@@ -7,23 +7,19 @@ import re
 
 import pytest
 
-from harness.browser import load_page, wait_until_settled
+from harness.browser import wait_until_settled
+from tests.browser.test_lab_tau_e2e import open_lab
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
-
-OPEN_TIMEOUT_MS = 180_000  # the first lab of a server loads the model and measures softmax at every τ
-
 
 @pytest.mark.own_tab  # a tab of its own, in front: a tab another test left behind took no Enter on its list
 def test_a_query_token_picked_redraws_its_row_and_the_link_keeps_it(page, base_url):
     from playwright.sync_api import expect
 
     page.bring_to_front()
-    page.set_default_timeout(OPEN_TIMEOUT_MS)
-    load_page(page, f"{base_url}/?view=lab&text=time+flies+like+an+arrow&query=1",
-              drawn=lambda tab: tab.locator(".st-key-chart-random-softmax svg.marks"))
-    page.set_default_timeout(15_000)
+    open_lab(page, base_url, "&text=time+flies+like+an+arrow&query=1")
+    page.set_default_timeout(15_000)  # open_lab's is for the lab's first opening
     expect(page.get_by_text("Query token 1: time.")).to_be_visible()
     choice = page.locator(".st-key-query input[role='combobox']")
     choice.focus()
