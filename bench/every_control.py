@@ -238,9 +238,8 @@ def slowest(results, count: int = 10) -> list[str]:
 
 def _notes(result) -> str:
     """The ratio pressed again and the charts built anew, in brackets, where there are."""
-    built = _built(result)
     notes = ([f"again {_again_ratio(result):.1f}×"] if result.again else []) + (
-        [f"{built} chart{'s' if built > 1 else ''} built anew"] if built else [])
+        [_built_words(result)] if _built(result) else [])
     return f" ({'; '.join(notes)})" if notes else ""
 
 
@@ -273,8 +272,12 @@ def _built(result) -> int:
 
 
 def _built_note(result) -> str:
+    return f" ({_built_words(result)})" if _built(result) else ""
+
+
+def _built_words(result) -> str:
     built = _built(result)
-    return f" ({built} chart{'s' if built > 1 else ''} built anew)" if built else ""
+    return f"{built} chart{'s' if built > 1 else ''} built anew"
 
 
 def against_references(results) -> str | None:
