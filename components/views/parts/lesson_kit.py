@@ -22,12 +22,16 @@ from components.views.parts.scrubbed import said
 
 
 def trained(context, quiet: bool = False):
-    """The trace with the model's trained projections, whatever the source chosen beside this view."""
+    """The trace with the model's trained projections, whatever the source chosen beside this view; unless quiet,
+    a note in a slot of its own when that source is another: a note that came and went would move the step's
+    charts in the page's tree, and the browser would build each anew at a press of the source."""
     changes = trained_head(context.state.head, context.shape.num_heads)
     head = changes["head"]
-    if context.state.source != changes["source"] and not quiet:
-        st.caption(f"This step shows the model's trained weights (source: {SOURCE_LABELS[changes['source']]}), "
-                   f"layer {context.state.layer}, head {head}, whatever the source chosen beside this view.")
+    if not quiet:
+        note = st.empty()
+        if context.state.source != changes["source"]:
+            note.caption(f"This step shows the model's trained weights (source: {SOURCE_LABELS[changes['source']]}), "
+                         f"layer {context.state.layer}, head {head}, whatever the source chosen beside this view.")
     return context.trace(**changes), head
 
 
