@@ -265,8 +265,9 @@ def _trained_heads_section(context, tokens: int, temperature: float) -> None:
         f"{math.log(tokens):.2f} for a uniform row; the largest weight is {none['max_weight']:.2f}, "
         f"{root['max_weight']:.2f} and {linear['max_weight']:.2f}."
     )
+    note = st.empty()  # a slot of its own: a note that came and went would move the charts under it (built anew)
     if state.source != "bert":
-        st.caption("Always the trained heads, whatever the projection source chosen beside this view.")
+        note.caption("Always the trained heads, whatever the projection source chosen beside this view.")
 
 
 @own_fragment(linked=True)

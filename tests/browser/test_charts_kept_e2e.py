@@ -4,7 +4,7 @@ in (a chart moved in the tree is mounted anew from its spec, Vega compiling it a
 
 from __future__ import annotations
 
-from bench.page_speed import CHARTS_BUILT_JS, MARK_CHARTS_JS
+from bench.page_speed import CHART_DRAWN, CHARTS_BUILT_JS, MARK_CHARTS_JS
 from harness.browser import load_page, press_and_measure
 from tests.marks import BROWSER_TESTS
 
@@ -14,7 +14,7 @@ TEXT = "the+cat+sat+on+the+mat"
 
 
 def _visible_chart(page):
-    return page.locator('[data-testid="stVegaLiteChart"] canvas').filter(visible=True).first
+    return page.locator(CHART_DRAWN).filter(visible=True).first
 
 
 def built_by_pressing(page, selector: str) -> int:
@@ -34,3 +34,13 @@ def test_the_lessons_charts_stay_when_another_source_adds_its_note(page, base_ur
     expect(note).to_have_count(1)
     assert built_by_pressing(page, ".st-key-source button:has-text('trained')") == 0
     expect(note).to_have_count(0)
+
+
+def test_the_scaling_labs_charts_stay_when_another_source_adds_its_note(page, base_url):
+    from playwright.sync_api import expect
+
+    load_page(page, f"{base_url}/?view=lab&text={TEXT}", drawn=_visible_chart)
+    note = page.get_by_text("Always the trained heads, whatever the projection source")
+    expect(note).to_have_count(0)
+    assert built_by_pressing(page, ".st-key-source button:has-text('random')") == 0
+    expect(note).to_have_count(1)
