@@ -131,8 +131,9 @@ def _stage(context, outline, shown: Callable[[bool], Shown], whole: bool, which:
     name = STAGE_NAMES[stage]
     words = whole and name in WORD_STAGES
     row_tokens, key_tokens, second, _ = labels = shown(words)
+    note = st.empty()  # a slot of its own: a note that came and went would move the chart under it (built anew)
     if whole and not words:
-        st.caption("This stage shows tokens, not whole words: a sum or a mean of scores or of context vectors is no "
+        note.caption("This stage shows tokens, not whole words: a sum or a mean of scores or of context vectors is no "
                    "number the head computes. Whole words merge the weights and the lines.")
     if not row_tokens or not key_tokens:
         st.info("This filter leaves no tokens to show.")

@@ -44,3 +44,13 @@ def test_the_scaling_labs_charts_stay_when_another_source_adds_its_note(page, ba
     expect(note).to_have_count(0)
     assert built_by_pressing(page, ".st-key-source button:has-text('random')") == 0
     expect(note).to_have_count(1)
+
+
+def test_whole_words_on_a_stage_of_tokens_say_so_and_keep_its_chart(page, base_url):
+    from playwright.sync_api import expect
+
+    load_page(page, f"{base_url}/?head_stage=scores&text={TEXT}", drawn=_visible_chart)
+    note = page.get_by_text("This stage shows tokens, not whole words")
+    expect(note).to_have_count(0)
+    assert built_by_pressing(page, ".st-key-words input[type='checkbox']") == 0
+    expect(note).to_have_count(1)
