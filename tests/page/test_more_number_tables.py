@@ -29,6 +29,16 @@ def test_the_lessons_head_step_has_transformers_weights_as_a_table(bundled):
     np.testing.assert_allclose(as_numbers(table), weights, atol=SHOWN, rtol=0)
 
 
+def test_a_hidden_lesson_steps_table_opens_with_transformers_weights(bundled):
+    """Step 6's neighbour, step 5, is drawn hidden for Previous to show at once: its table opens there too, with
+    the weights of the head chosen, transformers' own."""
+    page = open_page(view="lesson", step="6", text=TEXT, layer="2", head="5")
+    [table] = number_tables(opened_table(page, "table_lesson-softmax"))
+    assert table.caption.startswith("Weights = softmax(scaled)")
+    weights = bare_forward(bundled, TEXT)().attentions[2][0, 5].numpy()  # (T, T)
+    np.testing.assert_allclose(as_numbers(table), weights, atol=SHOWN, rtol=0)
+
+
 def test_the_blocks_contributions_map_has_the_cores_numbers_as_a_table(bundled):
     from attention.dissect.mixing import mixing
 
