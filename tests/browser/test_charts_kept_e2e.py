@@ -4,6 +4,8 @@ in (a chart moved in the tree is mounted anew from its spec, Vega compiling it a
 
 from __future__ import annotations
 
+import pytest
+
 from bench.page_speed import CHART_DRAWN, CHARTS_BUILT_JS, MARK_CHARTS_JS
 from harness.browser import load_page, press_and_measure
 from tests.marks import BROWSER_TESTS
@@ -11,10 +13,19 @@ from tests.marks import BROWSER_TESTS
 pytestmark = BROWSER_TESTS
 
 TEXT = "the+cat+sat+on+the+mat"
+SOURCE = ".st-key-source button:has-text('{}')"
+WORDS = ".st-key-words input[type='checkbox']"
 
-
-def _visible_chart(page):
-    return page.locator(CHART_DRAWN).filter(visible=True).first
+# Each view with a note that a press brings and a press takes away: its link, the note's words, and the presses
+# that bring it and take it away again.
+NOTES = {
+    "the lesson's trained weights": ("view=lesson&step=3", "This step shows the model's trained weights",
+                                     SOURCE.format("random"), SOURCE.format("trained")),
+    "the scaling lab's trained heads": ("view=lab", "Always the trained heads, whatever the projection source",
+                                       SOURCE.format("random"), SOURCE.format("trained")),
+    "a stage of tokens under whole words": ("head_stage=scores", "This stage shows tokens, not whole words",
+                                            WORDS, WORDS),
+}
 
 
 def built_by_pressing(page, selector: str) -> int:
@@ -24,33 +35,15 @@ def built_by_pressing(page, selector: str) -> int:
     return page.evaluate(CHARTS_BUILT_JS)
 
 
-def test_the_lessons_charts_stay_when_another_source_adds_its_note(page, base_url):
+@pytest.mark.parametrize("link, words, bring, take", NOTES.values(), ids=NOTES.keys())
+def test_a_note_that_comes_and_goes_builds_no_chart_anew(page, base_url, link, words, bring, take):
     from playwright.sync_api import expect
 
-    load_page(page, f"{base_url}/?view=lesson&step=3&text={TEXT}", drawn=_visible_chart)
-    note = page.get_by_text("This step shows the model's trained weights").filter(visible=True)
+    load_page(page, f"{base_url}/?{link}&text={TEXT}", drawn=lambda drawn: drawn.locator(CHART_DRAWN).filter(
+        visible=True).first)
+    note = page.get_by_text(words).filter(visible=True)
     expect(note).to_have_count(0)
-    assert built_by_pressing(page, ".st-key-source button:has-text('random')") == 0
+    assert built_by_pressing(page, bring) == 0
     expect(note).to_have_count(1)
-    assert built_by_pressing(page, ".st-key-source button:has-text('trained')") == 0
+    assert built_by_pressing(page, take) == 0
     expect(note).to_have_count(0)
-
-
-def test_the_scaling_labs_charts_stay_when_another_source_adds_its_note(page, base_url):
-    from playwright.sync_api import expect
-
-    load_page(page, f"{base_url}/?view=lab&text={TEXT}", drawn=_visible_chart)
-    note = page.get_by_text("Always the trained heads, whatever the projection source")
-    expect(note).to_have_count(0)
-    assert built_by_pressing(page, ".st-key-source button:has-text('random')") == 0
-    expect(note).to_have_count(1)
-
-
-def test_whole_words_on_a_stage_of_tokens_say_so_and_keep_its_chart(page, base_url):
-    from playwright.sync_api import expect
-
-    load_page(page, f"{base_url}/?head_stage=scores&text={TEXT}", drawn=_visible_chart)
-    note = page.get_by_text("This stage shows tokens, not whole words")
-    expect(note).to_have_count(0)
-    assert built_by_pressing(page, ".st-key-words input[type='checkbox']") == 0
-    expect(note).to_have_count(1)
