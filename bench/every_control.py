@@ -246,7 +246,7 @@ def _notes(result) -> str:
 def built_anew(results) -> str | None:
     """The controls whose press builds a chart anew, slowest first, as a line; None when none was measured. A
     chart is built anew when its spec changed: Streamlit embeds it again, and Vega compiles it and lays it out
-    from scratch (page_speed.CHARTS_BUILT_JS); a chart whose spec stayed has its new numbers swapped in."""
+    from scratch (harness.browser.charts_built); a chart whose spec stayed has its new numbers swapped in."""
     measured = [result for result in _controls(results) if result.built]
     if not measured:
         return None

@@ -26,7 +26,7 @@ from urllib.parse import urlencode
 
 from components.page.first_paint import WARM_UP_KEY
 from components.private_hooks import bound_input_name
-from harness.browser import Timing, act_and_time, new_page, wait_until_settled
+from harness.browser import Timing, act_and_time, charts_built, mark_charts, new_page, wait_until_settled
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "streamlit_app.py"
@@ -203,7 +203,7 @@ class Result:
     repaints: list[int] = field(default_factory=list)  # in_browser: canvas repaints after the first, per move
     bytes_in: list[int] = field(default_factory=list)  # in_browser: bytes the server sent for each move
     open_bytes: int | None = None  # in_browser: bytes the server sent to open the page
-    built: list[int] = field(default_factory=list)  # charts each move built anew (CHARTS_BUILT_JS)
+    built: list[int] = field(default_factory=list)  # charts each move built anew (browser.charts_built)
     again: list[Timing] = field(default_factory=list)  # the case's moves back over what they drew (Case.again)
 
     def settled(self) -> list[float]:
@@ -293,13 +293,6 @@ CHART_PICTURE_JS = """() => {
 # What a move drawn in the browser must change: the chart with inputs of its own, or the lesson's step shown.
 PICTURES = {"chart": CHART_PICTURE_JS, "lesson step": "() => document.body.dataset.lessonStep",
             "switch numbers": "() => document.querySelector('[data-heads-off]').dataset.headsOff"}
-# Which charts a press builds anew: Streamlit embeds a chart again when its spec changed (Vega compiles it and lays
-# it out from scratch, a new canvas or SVG), and swaps the numbers of one whose spec stayed (the same canvas).
-_CHART_DRAWINGS = '[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg.marks'
-MARK_CHARTS_JS = f"""() => {{ for (const drawing of document.querySelectorAll('{_CHART_DRAWINGS}'))
-  drawing.dataset.benchSeen = '1'; }}"""
-CHARTS_BUILT_JS = f"""() => [...document.querySelectorAll('{_CHART_DRAWINGS}')]
-  .filter(drawing => !drawing.dataset.benchSeen).length"""
 ARM_PAINT_JS = "() => { Object.assign(window.__paint, {armedAt: performance.now(), frameAt: null, draws: []}); }"
 # The repainted frame in ms after act_and_time's own start, and how many separate bursts of drawing came after
 # the first (a chart rebuilt by the rerun would draw again).
@@ -331,12 +324,12 @@ def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> 
         if received is not None:
             result.open_bytes = sum(received)
         for index, move in enumerate(case.moves):
-            page.evaluate(MARK_CHARTS_JS)
+            mark_charts(page)
             if received is None:
                 result.timings.append(time_move(page, move))
             else:
                 time_in_browser(page, move, received, result)
-            result.built.append(page.evaluate(CHARTS_BUILT_JS))
+            result.built.append(charts_built(page))
             result.floor.append(time_move(floor_page, FLOOR_MOVES[index % len(FLOOR_MOVES)]))
         for index, move in enumerate(case.again, len(case.moves)):
             result.again.append(time_move(page, move))

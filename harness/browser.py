@@ -290,6 +290,26 @@ def load_page(page, url: str, drawn=None) -> None:
     wait_until_settled(page)
 
 
+# Which charts an action builds anew: Streamlit embeds a chart again when its spec changed, or its place in the
+# page's tree did (Vega compiles it and lays it out from scratch, a new canvas or SVG), and swaps the numbers of one
+# kept (the same canvas).
+_CHART_DRAWINGS = '[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg.marks'
+_MARK_CHARTS_JS = f"""() => {{ for (const drawing of document.querySelectorAll('{_CHART_DRAWINGS}'))
+  drawing.dataset.seen = '1'; }}"""
+_CHARTS_BUILT_JS = f"""() => [...document.querySelectorAll('{_CHART_DRAWINGS}')]
+  .filter(drawing => !drawing.dataset.seen).length"""
+
+
+def mark_charts(page) -> None:
+    """Mark every chart drawing on the page now: charts_built(page) then counts those drawn since."""
+    page.evaluate(_MARK_CHARTS_JS)
+
+
+def charts_built(page) -> int:
+    """How many chart drawings are on the page that mark_charts(page) did not mark: the charts built anew since."""
+    return page.evaluate(_CHARTS_BUILT_JS)
+
+
 def wait_until_sized(page) -> None:
     """Wait until the page has reported the size it has now (a resized window reports it 150 ms after)."""
     page.wait_for_function(_MEASURED_JS)

@@ -1,21 +1,20 @@
-"""bench/page_speed.py's count of the charts a press builds anew, in Chromium: on the neuron view the Projection
+"""The bench's count of the charts a press builds anew (harness/browser.charts_built), in Chromium: on the neuron view the Projection
 source's identity makes the head as wide as the hidden size, a new spec, so its chart is built anew; a layer keeps
 the spec and swaps the chart's numbers in, and builds nothing. On the one-head view, weighting by value norm changes
 the weights and the title, both data (heatmap.DataTitle): nothing is built anew, and the new title is drawn."""
 
 from __future__ import annotations
 
-from bench.page_speed import CHARTS_BUILT_JS, MARK_CHARTS_JS
-from harness.browser import load_page, press_and_measure, press_slider_key, weights_chart
+from harness.browser import charts_built, load_page, mark_charts, press_and_measure, press_slider_key, weights_chart
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
 
 
 def built_by(page, press) -> int:
-    page.evaluate(MARK_CHARTS_JS)
+    mark_charts(page)
     press()
-    return page.evaluate(CHARTS_BUILT_JS)
+    return charts_built(page)
 
 
 def test_a_new_head_width_builds_the_neuron_chart_anew_and_a_layer_builds_nothing(page, base_url):

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.page_speed import CHART_DRAWN, CHARTS_BUILT_JS, MARK_CHARTS_JS
-from harness.browser import load_page, press_and_measure
+from harness.browser import charts_built, load_page, mark_charts, press_and_measure
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -30,17 +29,17 @@ NOTES = {
 
 def built_by_pressing(page, selector: str) -> int:
     """The charts a press of selector's element (Space) built anew."""
-    page.evaluate(MARK_CHARTS_JS)
+    mark_charts(page)
     press_and_measure(page, page.locator(selector).first, "Space")
-    return page.evaluate(CHARTS_BUILT_JS)
+    return charts_built(page)
 
 
 @pytest.mark.parametrize("link, words, bring, take", NOTES.values(), ids=NOTES.keys())
 def test_a_note_that_comes_and_goes_builds_no_chart_anew(page, base_url, link, words, bring, take):
     from playwright.sync_api import expect
 
-    load_page(page, f"{base_url}/?{link}&text={TEXT}", drawn=lambda drawn: drawn.locator(CHART_DRAWN).filter(
-        visible=True).first)
+    load_page(page, f"{base_url}/?{link}&text={TEXT}", drawn=lambda drawn: drawn.locator(
+        '[data-testid="stVegaLiteChart"] :is(canvas, svg)').filter(visible=True).first)
     note = page.get_by_text(words).filter(visible=True)
     expect(note).to_have_count(0)
     assert built_by_pressing(page, bring) == 0
