@@ -1,7 +1,8 @@
-"""The bench's count of the charts a press builds anew (harness/browser.charts_built), in Chromium: on the neuron view the Projection
-source's identity makes the head as wide as the hidden size, a new spec, so its chart is built anew; a layer keeps
-the spec and swaps the chart's numbers in, and builds nothing. On the one-head view, weighting by value norm changes
-the weights and the title, both data (heatmap.DataTitle): nothing is built anew, and the new title is drawn."""
+"""The bench's count of the charts a press builds anew (harness/browser.charts_built), in Chromium: on the neuron
+view the Projection source's identity makes the head as wide as the hidden size, a new spec, so its chart is built
+anew; a layer keeps the spec and swaps the chart's numbers in, and builds nothing. On the one-head view, weighting by
+value norm changes the weights and the title, both data (heatmap.DataTitle): nothing is built anew, and the new
+title is drawn."""
 
 from __future__ import annotations
 
