@@ -41,6 +41,7 @@ from components.page.downloads import chart_downloads, csv_download
 from components.page.page_state import HEAD_STAGES, WEIGHT_SCALES
 from components.page.tables import head_csv
 from components.views.parts import rotary
+from components.views.parts.in_place import caption_in_place
 from components.views.parts.scrubbed import Strip, scrub_heatmap, scrub_lines
 from components.views.parts.zoom import zoom_under
 
@@ -131,10 +132,9 @@ def _stage(context, outline, shown: Callable[[bool], Shown], whole: bool, which:
     name = STAGE_NAMES[stage]
     words = whole and name in WORD_STAGES
     row_tokens, key_tokens, second, _ = labels = shown(words)
-    note = st.empty()  # a slot of its own: a note that came and went would move the chart under it (built anew)
-    if whole and not words:
-        note.caption("This stage shows tokens, not whole words: a sum or a mean of scores or of context vectors is no "
-                   "number the head computes. Whole words merge the weights and the lines.")
+    caption_in_place("This stage shows tokens, not whole words: a sum or a mean of scores or of context vectors is "
+                     "no number the head computes. Whole words merge the weights and the lines."
+                     if whole and not words else None)
     if not row_tokens or not key_tokens:
         st.info("This filter leaves no tokens to show.")
         return

@@ -44,6 +44,7 @@ from components.charts.scrub import INPUT_STYLE, placed
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import shorten
+from components.views.parts.in_place import caption_in_place
 from components.views.parts.own_fragment import own_fragment
 from components.views.parts.scrubbed import anchor_for, report_move, said
 
@@ -265,9 +266,8 @@ def _trained_heads_section(context, tokens: int, temperature: float) -> None:
         f"{math.log(tokens):.2f} for a uniform row; the largest weight is {none['max_weight']:.2f}, "
         f"{root['max_weight']:.2f} and {linear['max_weight']:.2f}."
     )
-    note = st.empty()  # a slot of its own: a note that came and went would move the charts under it (built anew)
-    if state.source != "bert":
-        note.caption("Always the trained heads, whatever the projection source chosen beside this view.")
+    caption_in_place("Always the trained heads, whatever the projection source chosen beside this view."
+                     if state.source != "bert" else None)
 
 
 @own_fragment(linked=True)

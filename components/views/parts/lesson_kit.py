@@ -17,21 +17,20 @@ from components.page.downloads import chart_downloads
 from components.page.lesson_steps import lesson_of, trained_head
 from components.page.shapes_panel import shape_rows
 from components.page.viewport import COLUMN_GAP_PX
+from components.views.parts.in_place import caption_in_place
 from components.views.parts.number_table import number_table, tables_on_request
 from components.views.parts.scrubbed import said
 
 
 def trained(context, quiet: bool = False):
     """The trace with the model's trained projections, whatever the source chosen beside this view; unless quiet,
-    a note in a slot of its own when that source is another: a note that came and went would move the step's
-    charts in the page's tree, and the browser would build each anew at a press of the source."""
+    a note in place (caption_in_place) that says so when that source is another."""
     changes = trained_head(context.state.head, context.shape.num_heads)
     head = changes["head"]
     if not quiet:
-        note = st.empty()
-        if context.state.source != changes["source"]:
-            note.caption(f"This step shows the model's trained weights (source: {SOURCE_LABELS[changes['source']]}), "
-                         f"layer {context.state.layer}, head {head}, whatever the source chosen beside this view.")
+        caption_in_place(f"This step shows the model's trained weights (source: {SOURCE_LABELS[changes['source']]}), "
+                         f"layer {context.state.layer}, head {head}, whatever the source chosen beside this view."
+                         if context.state.source != changes["source"] else None)
     return context.trace(**changes), head
 
 
