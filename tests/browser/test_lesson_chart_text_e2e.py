@@ -40,4 +40,3 @@ def test_only_the_shown_steps_texts_are_read_and_they_follow_next(page, base_url
     expect(page.get_by_text("Step 3 of 11: Query, key and value projections")).to_be_visible()
     heard = read_aloud(page)
     assert QUERIES in heard and SCORES not in heard, heard
-
