@@ -36,6 +36,12 @@ The hooks:
   computation that hooks a model leaves none behind.
 - attention_implementation: the attention a transformers config asks for. Its public form is the argument the core
   gives at construction (attn_implementation="eager"); reading it back has none, and a test checks it took.
+- clear_nested_fragments_too: when a run of a fragment is cut short by another run of it, Streamlit drops from the
+  queue to the browser the cut run's messages not yet sent, but keeps those of the fragments nested in it (a table's
+  toggle in the lesson's step). Those name places in the step after the dropped ones, and the browser stops at the
+  first ("Bad delta path index 15 (should be between [0, 12])"): the page stays "running" and takes no more moves.
+  The queue is told the nested fragments' ids with the running ones', so that it drops theirs as well. The nesting
+  is kept in the session's fragment storage, which nothing public reads.
 - run_temporary_folder: a folder in pytest's own temporary folder, from a hook that is given only the config (xdist's
   pytest_configure_node): pytest makes its TempPathFactory for fixtures only.
 """
@@ -55,6 +61,7 @@ from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.runtime.state.session_state import STREAMLIT_INTERNAL_KEY_PREFIX
 
@@ -134,3 +141,39 @@ def attention_implementation(config) -> str:
 def run_temporary_folder(config, name: str):
     """A new folder named after name in the temporary folder pytest keeps for this run (config: a pytest Config)."""
     return config._tmp_path_factory.mktemp(name)
+
+
+def nested_fragment_ids(storage, fragment_ids) -> list[str]:
+    """fragment_ids and every fragment nested in one of them, at any depth, as storage (a session's FragmentStorage)
+    registered them."""
+    with storage._lock:
+        parents = dict(storage._parent_by_id)
+    running = set(fragment_ids)
+
+    def inside_running(fragment_id: str) -> bool:
+        seen, ancestor = {fragment_id}, parents.get(fragment_id)
+        while ancestor is not None and ancestor not in seen:
+            if ancestor in running:
+                return True
+            seen.add(ancestor)
+            ancestor = parents.get(ancestor)
+        return False
+
+    return [*fragment_ids, *(fragment_id for fragment_id in parents
+                             if fragment_id not in running and inside_running(fragment_id))]
+
+
+def clear_nested_fragments_too() -> None:
+    """From now on, a session's queue to the browser, cleared as a fragment's run starts, drops what the fragments
+    nested in it had queued, as it drops the fragment's own (the module's docstring says why)."""
+    clear = AppSession._clear_queue
+    if hasattr(clear, "streamlits_own"):
+        return
+
+    def clear_queue(session, fragment_ids_this_run=None):
+        if fragment_ids_this_run:
+            fragment_ids_this_run = nested_fragment_ids(session._fragment_storage, fragment_ids_this_run)
+        clear(session, fragment_ids_this_run)
+
+    clear_queue.streamlits_own = clear  # for the test that checks Streamlit still needs it
+    AppSession._clear_queue = clear_queue

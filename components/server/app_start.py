@@ -1,5 +1,6 @@
 """What the App does as its server starts (streamlit_app.py's lifespan): import torch, send replies without delay
-(components/server/no_delay.py), and open a browser tab.
+(components/server/no_delay.py), mend how a fragment's run cut short is cleared from the queue to the browser
+(components/private_hooks.clear_nested_fragments_too), and open a browser tab.
 
 A page's first run imports torch (about two seconds) before it can draw a heatmap; a new server used to idle
 until a browser asked for the page, and only then begin. The import now runs in a thread of its own as the server
@@ -28,6 +29,7 @@ from collections.abc import AsyncIterator
 
 import streamlit as st
 
+from components.private_hooks import clear_nested_fragments_too
 from components.server.no_delay import no_delay
 
 log = logging.getLogger("attention_anatomy")
@@ -35,9 +37,10 @@ log = logging.getLogger("attention_anatomy")
 
 @contextlib.asynccontextmanager
 async def lifespan(_app) -> AsyncIterator[None]:
-    """st.App's lifespan: starts torch's import, sets TCP_NODELAY, asks for the browser tab, and yields at once;
-    nothing to undo."""
+    """st.App's lifespan: starts torch's import, sets TCP_NODELAY, mends the queue's clearing, asks for the browser
+    tab, and yields at once; nothing to undo."""
     threading.Thread(target=_import_torch, name="warm-start", daemon=True).start()
+    clear_nested_fragments_too()  # a fragment's run cut short must not leave its nested fragments' messages queued
     port = st.get_option("server.port")
     if not no_delay(port):
         log.info("no socket listening on port %s found: replies may wait for the browser's acknowledgement", port)

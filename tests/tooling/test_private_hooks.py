@@ -7,6 +7,7 @@ hooks' module, alone): the hooks must match what Streamlit itself does.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 
 import numpy as np
@@ -17,6 +18,10 @@ import vl_convert
 from streamlit import dataframe_util
 from streamlit.components.v2 import manifest_scanner
 from streamlit.components.v2.bidi_component import main as bidi_component
+from streamlit.runtime.app_session import AppSession
+from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+from streamlit.runtime.script_data import ScriptData
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
 
 from components import private_hooks
@@ -231,3 +236,41 @@ def test_streamlit_holds_a_selection_changed_in_an_input_as_long_as_chart_keys_s
     pause = re.search(r"=(\d+),\w+=\[`click`,`dblclick`,`keydown`,`keyup`\]", bundles[0].read_text(encoding="utf-8"))
     assert pause, "Streamlit's chart no longer lists click among the reader's own events beside its pause"
     assert int(pause.group(1)) == BURST_MS
+
+
+def a_session_with_queued_deltas() -> AppSession:
+    """A session whose fragment "step" holds the fragment "toggle", beside the fragment "other", with a delta of
+    each queued for the browser, as a cut run leaves them: the step's at place 12, its toggle's at 15."""
+    async def made() -> AppSession:  # a session is made on the server's event loop
+        return AppSession(ScriptData("page.py", is_hello=False), MemoryUploadedFileManager("/upload"),
+                          ScriptCache(), None, {})
+
+    session = asyncio.run(made())
+    session._fragment_storage.register("step", lambda: None)
+    session._fragment_storage.register("toggle", lambda: None, parent_fragment_id="step")
+    session._fragment_storage.register("other", lambda: None)
+    for fragment, path in (("step", [0, 5, 12]), ("toggle", [0, 5, 15]), ("other", [0, 9, 0])):
+        message = ForwardMsg()
+        message.metadata.delta_path[:] = path
+        message.delta.fragment_id = fragment
+        message.delta.new_element.markdown.body = fragment
+        session._browser_queue.enqueue(message)
+    return session
+
+
+def queued_fragments(session: AppSession) -> list[str]:
+    return [message.delta.fragment_id for message in session._browser_queue.flush()]
+
+
+def test_a_fragments_run_starting_drops_what_its_nested_fragments_had_queued():
+    private_hooks.clear_nested_fragments_too()
+    streamlits_own = AppSession._clear_queue.streamlits_own
+    session = a_session_with_queued_deltas()
+    streamlits_own(session, ["step"])
+    assert queued_fragments(session) == ["toggle", "other"], "Streamlit keeps the nested toggle's: the hook is needed"
+    session = a_session_with_queued_deltas()
+    session._clear_queue(["step"])
+    assert queued_fragments(session) == ["other"]
+    session = a_session_with_queued_deltas()
+    session._clear_queue(None)  # a whole run's start: Streamlit's own clearing, nothing kept
+    assert queued_fragments(session) == []
