@@ -174,6 +174,12 @@ def view_queries(text: str, switch_model: str, gpt2_model: str, gpt2_text: str,
     return queries
 
 
+def steady_for(query: dict[str, str]) -> str | None:
+    """What a reader of the view query opens waits for between presses (page_speed.Case.steady): on the lesson, its
+    step's neighbours, which come in a run of their own once the page is still."""
+    return page_speed.LESSON_STEADY if query["view"] == "lesson" else None
+
+
 def cases(browser, base_url: str, queries: dict[str, dict[str, str]]) -> tuple[list[Case], list[str]]:
     """A case for every control of every view, and one for a new text typed in each view that reads the text; and
     the controls left out, each with why."""
@@ -187,13 +193,14 @@ def cases(browser, base_url: str, queries: dict[str, dict[str, str]]) -> tuple[l
             last = view.endswith(ON_A_LLAMA)
             found.append(Case(f"{view}: {control.key}", GROUP, f"`{control.key}` ({control.kind}), {PRESSES} presses",
                               query, moves(control, last), TARGET, ready=CASE_READY,
-                              again=moves_again(control, last)))
+                              again=moves_again(control, last), steady=steady_for(query)))
         if view not in standalone and not view.endswith(ON_A_LLAMA):  # the view's new text is timed on its model
             typed = [Move(".st-key-text textarea", "Control+Enter", fill=text)
                      for text in page_speed.new_texts(PRESSES)]
             found.append(Case(f"{view}: a new text typed", GROUP, f"`text` area, {PRESSES} new texts (Ctrl+Enter)",
                               query, typed, TARGET, ready=CASE_READY, reference=NEW_TEXT_REFERENCES.get(
-                                  view, page_speed.FORWARD_REFERENCE), again=tuple(typed)))  # each text once more
+                                  view, page_speed.FORWARD_REFERENCE), again=tuple(typed),  # each text once more
+                              steady=steady_for(query)))
     return found, list(dict.fromkeys(skipped))
 
 

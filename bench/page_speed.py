@@ -120,6 +120,21 @@ class Case:
     # Moves made after the case's own, back over what they drew (each value, option or text once more), timed apart:
     # what a press costs with nothing new to compute, where the first presses include the computing.
     again: tuple[Move, ...] = ()
+    # What a reader waits for between presses, untimed, before each move: a JavaScript predicate of the page, then
+    # the page settled (LESSON_STEADY: the lesson's neighbours, drawn once the page has been still).
+    steady: str | None = None
+
+
+# The lesson's step and its neighbours are drawn (components/views/parts/lesson_nav.js's data-lesson-drawn): its
+# neighbours come in a run the page asks for once it has been still, as a reader reads the step before the next
+# press. The containers are every step's, drawn or not.
+LESSON_STEADY = """() => {
+  const {lessonStep, lessonDrawn} = document.body.dataset;
+  if (lessonStep === undefined || lessonDrawn === undefined) return false;
+  const step = Number(lessonStep), drawn = lessonDrawn.split(' ').map(Number);
+  const count = document.querySelectorAll('[class*="st-key-lesson_step_"]').length;
+  return [step - 1, step, step + 1].every(near => near < 1 || near > count || drawn.includes(near));
+}"""
 
 
 # The floor's slider, moved once after every move of a case: right, left, right, … (0 <-> 1, no end to hit).
@@ -161,10 +176,10 @@ def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> l
              {**text, "view": "heads"}, chart_input("layer", THERE_AND_BACK), 1.5, in_browser=True),
         Case("neuron view, 32 tokens", "views", "the chart's `query` input 1 → 12", {**text, "view": "neuron"},
              chart_input("query", RIGHT), 1.5, in_browser=True),
-        # The step is switched in the browser at the press (every step sent once): its frame, the rerun after.
+        # The step is switched in the browser at the press (its neighbours drawn): its frame, the rerun after.
         Case("guided lesson, 32 tokens", "views", "`lesson_next` ×6, `lesson_prev` ×6 (Enter)",
              {**text, "view": "lesson"}, [lesson_next] * 6 + [lesson_prev] * 6, 2.0, in_browser=True,
-             picture="lesson step"),
+             picture="lesson step", steady=LESSON_STEADY),
         # τ is the random-softmax chart's own input there (every τ sent): drawn in the browser, the rerun after.
         Case("scaling lab, 32 tokens", "views", "the chart's `temperature` τ input 1.00 → 1.50",
              {**text, "view": "lab"}, chart_input("temperature", RIGHT_10), 2.0, in_browser=True),
@@ -324,6 +339,7 @@ def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> 
         if received is not None:
             result.open_bytes = sum(received)
         for index, move in enumerate(case.moves):
+            steady(page, case)
             mark_charts(page)
             if received is None:
                 result.timings.append(time_move(page, move))
@@ -332,6 +348,7 @@ def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> 
             result.built.append(charts_built(page))
             result.floor.append(time_move(floor_page, FLOOR_MOVES[index % len(FLOOR_MOVES)]))
         for index, move in enumerate(case.again, len(case.moves)):
+            steady(page, case)
             result.again.append(time_move(page, move))
             result.floor.append(time_move(floor_page, FLOOR_MOVES[index % len(FLOOR_MOVES)]))
         if received is None and result.timings and not any(timing.settled_ms for timing in result.timings):
@@ -353,6 +370,13 @@ def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> 
     print(f"  {case.name}: {times}{'  again:' + again if again else ''}"
           f"{'  FAILED ' + result.error if result.error else ''}\n    floor: {floor}", file=sys.stderr, flush=True)
     return result
+
+
+def steady(page, case: Case) -> None:
+    """Wait, untimed, for what a reader waits for before the case's next press (Case.steady), if anything."""
+    if case.steady is not None:
+        page.wait_for_function(case.steady, timeout=TIMEOUT_MS)
+        wait_until_settled(page)
 
 
 def floor_moves(browser, url: str, count: int) -> list[Timing]:

@@ -28,7 +28,7 @@ VISITS = 4  # new values a slider is moved through, then back
 ROUNDS = 2  # times every option of a segmented control is picked
 # The page's frame and the class's controls: not a view's.
 NOT_THE_VIEWS = ("view", "preset", "text", "text_b", "model", "present", "colour_blind", "start_class", "viewport")
-OPENING = {"lesson": {"step": "6"}}  # a lesson step with both neighbours drawn
+OPENING = {"lesson": {"step": "6"}}  # a step with two neighbours (drawn in a run the browser asks for: not here)
 
 
 async def floor_ms(base_url: str) -> float:

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from components.page.lesson_steps import DRAWN_ATTRIBUTE
 from components.page.viewport import COOKIE, SIZE_JS
 from components.private_hooks import bound_input_name
 
@@ -325,6 +326,15 @@ def shapes(page) -> dict[str, str]:
 def messages_sent(page) -> int:
     """How many messages the page has sent its server so far: a page made by new_page() counts them (_PROBE_JS)."""
     return page.evaluate("() => window.__stProbe.sends.length")
+
+
+def wait_for_lesson_steps(page, *steps: int) -> None:
+    """Wait until the lesson's steps are drawn (the body's data-lesson-drawn, components/views/parts/lesson_nav.js):
+    the neighbours of the step shown come in a run of their own once the page has been still a while; then until
+    the page has settled."""
+    for step in steps:
+        page.locator(f'body[data-{DRAWN_ATTRIBUTE}~="{step}"]').wait_for(state="attached")
+    wait_until_settled(page)
 
 
 def wait_until_settled(page, quiet_ms: int = 300, timeout_ms: int = SETTLE_TIMEOUT_MS) -> float:

@@ -27,7 +27,14 @@ from attention.text.encoding import encode
 from components.charts.colours import colour_ramp
 from components.charts.label_stand_ins import LABEL
 from components.charts.scrub import STRIP
-from components.private_hooks import MediaFileManager, WidgetState, element_key, run_app_test_with
+from components.private_hooks import (
+    MediaFileManager,
+    WidgetState,
+    component_events_id,
+    element_key,
+    run_app_test_with,
+)
+from components.views.parts.lesson_nav import RUNS, SWITCH_KEY
 
 APP = str(Path(__file__).resolve().parents[1] / "page.py")
 TEXT = "time flies like an arrow"  # the page's default text: 7 tokens with [CLS] and [SEP]
@@ -136,6 +143,17 @@ def select_on_chart(page: AppTest, chart, selection: dict) -> AppTest:
     (AppTest cannot click a chart; tests/browser/ do the same in Chromium.)"""
     chosen = WidgetState(id=chart.proto.id, string_value=json.dumps({"selection": selection}))
     return run_app_test_with(page, lambda states: states.widgets.append(chosen))
+
+
+def fill_lesson(page: AppTest, run: int | None = None) -> AppTest:
+    """What the lesson's script sends once the page has been still (components/views/parts/lesson_nav.js): its ask
+    for the steps beside the one shown, for the run it was drawn in (run: by default the last); then the run it
+    asks for, which draws them."""
+    [script] = [element for element in page.get("bidi_component") if element.proto.id.endswith(f"-{SWITCH_KEY}")]
+    run = page.session_state[RUNS] if run is None else run
+    asked = WidgetState(id=component_events_id(script.proto.id),
+                        json_trigger_value=json.dumps([{"event": "fill", "value": run}]))
+    return run_app_test_with(page, lambda states: states.widgets.append(asked))
 
 
 def pick_on_chart(page: AppTest, key: str, **picks: int) -> AppTest:

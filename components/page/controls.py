@@ -370,6 +370,16 @@ def _default(widget: str, value, options) -> dict:
     return {argument: list(options).index(value) if argument == "index" else value}
 
 
+def keep_the_servers_values() -> None:
+    """From the callback of a run that no reader's move started (a script's ask, sent once the page is still): each
+    widget whose value the browser still holds from before the server changed it (the lesson's step after a Next,
+    seen under load) takes the server's again, where the run would have read it as the reader's move back."""
+    shadow = st.session_state[_SHADOW]
+    for key, value in _widget_values().items():
+        if key in shadow and value != shadow[key]:
+            st.session_state[key] = shadow[key]
+
+
 def _widget_values() -> dict:
     return {k: st.session_state[k] for k in page_state.PARAMS if k in st.session_state and
             st.session_state[k] is not None}

@@ -33,6 +33,7 @@ STEP_LABELS = {"tokens": "Tokens", "identity": "E·Eᵀ", "projections": "Q, K, 
 # heads share fewer key and value heads). A BERT's and a GPT-2's lessons have neither.
 ONLY_WITH = {"rotary": "RoPE angles", "shared": "shared head of each query head"}
 STEP_ATTRIBUTE = "lesson-step"  # the body's data-lesson-step: the step the browser shows (lesson_nav's script sets it)
+DRAWN_ATTRIBUTE = "lesson-drawn"  # the body's data-lesson-drawn: the steps drawn, "5 6 4" (lesson_nav's script sets it)
 # The simplified self-attention: the layer's input as query, key and value (Q = K = V = E), no scaling, the one head
 # that gives. Every other step shows the model's trained heads, whatever the source beside the lesson.
 SIMPLIFIED_STEP = "identity"

@@ -46,7 +46,7 @@ from components.views.parts.lesson_kit import (
     two_heatmaps,
 )
 from components.views.parts.lesson_moves import moves_step
-from components.views.parts.lesson_nav import drawn_steps, foot, navigation, step_key, title
+from components.views.parts.lesson_nav import foot, navigation, step_key, title
 from components.views.parts.lesson_pair import compared_pair
 from components.views.parts.lesson_past import block_step, next_token_step
 from components.views.parts.lesson_rotary import rotary_step, shared_step
@@ -58,13 +58,13 @@ SCALING_LATEX = {"none": "", "sqrt": r"/\sqrt{d_k}", "linear": "/d_k", "temperat
 
 
 def render(context) -> None:
-    """The navigation, then every step's container, the current step and its neighbours drawn in theirs (its own
-    Previous and Next at its foot); the browser shows the current step alone. The current step is drawn first, so
-    that a control beside the lesson repaints what the reader sees before the hidden neighbours are drawn."""
+    """The navigation, then every step's container, the current step drawn in its own (its own Previous and Next at
+    its foot), and its neighbours in theirs in the run the page's script asks for when the page is still
+    (lesson_nav); the browser shows the current step alone. The current step is drawn first."""
     lesson = model_lesson(context)
-    step = navigation(lesson, loading=context.model_name != context.state.model)
+    step, drawn = navigation(lesson, loading=context.model_name != context.state.model)
     containers = {each: st.container(key=step_key(each)) for each in range(1, len(lesson) + 1)}
-    for each in drawn_steps(step, len(lesson)):
+    for each in drawn:
         with containers[each]:
             title(each, lesson)
             STEP_RENDERERS[lesson[each - 1]](context)

@@ -4,7 +4,7 @@ That no text is drawn, here and on every view, is checked on the layout's walk (
 
 from __future__ import annotations
 
-from harness.browser import act_and_measure, load_page
+from harness.browser import act_and_measure, load_page, wait_for_lesson_steps
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -30,6 +30,7 @@ def test_only_the_shown_steps_texts_are_read_and_they_follow_next(page, base_url
 
     load_page(page, f"{base_url}/?view=lesson&step=2", drawn=lambda p: p.locator(".st-key-lesson_step_2 canvas").first)
     page.locator('body[data-lesson-step="2"]').wait_for(state="attached")
+    wait_for_lesson_steps(page, 3)
     assert page.locator(".aa-chart-text", has_text=QUERIES).count() == 1, "step 3 is drawn beside step 2"
     heard = read_aloud(page)
     assert SCORES in heard and QUERIES not in heard, heard

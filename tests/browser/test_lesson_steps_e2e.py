@@ -1,7 +1,7 @@
-"""The guided lesson's steps in a real Chromium: every step was sent when the page opened and the browser shows one,
-switching at the press before the server hears of it; the rerun that follows is the lesson's navigation alone, not
-the attention controls beside it nor the shapes panel nor any chart or title, and the link follows the step, from
-the top's buttons, a step's foot and the step selector."""
+"""The guided lesson's steps in a real Chromium: the step is sent, and its neighbours once the page is still; the
+browser shows one, switching at the press before the server hears of it; the rerun that follows is the lesson's
+navigation and step alone, not the attention controls beside it nor the shapes panel, and the link follows the step,
+from the top's buttons, a step's foot and the step selector."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from harness.browser import act_and_measure
+from harness.browser import act_and_measure, wait_for_lesson_steps
 from tests.browser.frames import HeldMessages, answer, opened_watched
 from tests.marks import BROWSER_TESTS
 
@@ -22,15 +22,19 @@ def test_a_step_change_sends_the_new_step_and_not_the_controls_beside_it(page, b
     from playwright.sync_api import expect
 
     frames = opened_watched(page, f"{base_url}/?view=lesson&step=2", ".st-key-lesson_next button")
+    wait_for_lesson_steps(page, 1, 3)
     beside = [b"Projection source", b"Scaling: scores divided by"]  # labels of the attention controls
     opened = b"".join(frame for frame in frames if frame)
     assert all(label in opened for label in beside) and b"Step 2 of 11" in opened
+    assert STEP_3_TITLES[0] in opened, "step 3 was drawn beside step 2 once the page was still"
     frames.clear()
     act_and_measure(page, page.locator(".st-key-lesson_next button").click)
     moved = answer(frames)
-    assert b"step=3" in moved and b"Mask: 1 = may look" in moved, "the link follows; step 4 is drawn, next to 3"
+    assert b"step=3" in moved and b"Step 3 of 11" in moved, "the link follows"
+    assert b"Mask: 1 = may look" not in moved, "step 4 waits for the page to be still"
     assert not [label for label in beside if label in moved], "the attention controls were drawn again"
-    assert STEP_3_TITLES[0] in opened, "step 3 was drawn beside step 2 when the page opened"
+    wait_for_lesson_steps(page, 4)
+    assert b"Mask: 1 = may look" in b"".join(frame for frame in frames if frame), "step 4, once the page was still"
     assert "step=3" in page.url
     assert page.get_by_text("Step 3 of 11: Query, key and value projections").is_visible()
     assert steps_visible(page) == [3]
@@ -49,8 +53,10 @@ def test_the_step_changes_at_the_press_before_the_server_answers(page, base_url)
 
     messages = HeldMessages(page)
     opened_watched(page, f"{base_url}/?view=lesson&step=2", ".st-key-lesson_next button")
-    # The switching script mounts after the buttons show; a press before it waits for the server like any other.
+    # The switching script mounts after the buttons show; a press before it waits for the server like any other, as
+    # a press before the neighbours are drawn.
     page.locator('body[data-lesson-step="2"]').wait_for(state="attached")
+    wait_for_lesson_steps(page, 1, 3)
     assert steps_visible(page) == [2]
     messages.holding = True
     page.locator(".st-key-lesson_next button").focus()
@@ -82,6 +88,7 @@ def steps_visible(page) -> list[int]:
 def test_a_control_beside_the_lesson_still_redraws_its_step(page, base_url):
     slider = ".st-key-head [data-testid='stSlider'] input[type='range']"
     frames = opened_watched(page, f"{base_url}/?view=lesson&step=6", slider)
+    wait_for_lesson_steps(page, 5, 7)  # the neighbours' run, which a press would otherwise cross
     head = page.locator(slider)
     frames.clear()
     head.focus()

@@ -26,7 +26,7 @@ def specs(page) -> list[dict]:
 @pytest.mark.parametrize(("query", "moves"), [
     ({"view": "block"}, {"layer": 1, "head": 2, "tiled_block": 4}),
     ({"view": "lesson", "step": "5"}, {"layer": 1, "head": 2}),  # the scores and the softmax
-    ({"view": "lesson", "step": "7"}, {"layer": 1, "head": 2}),  # what moves, and its two neighbours
+    ({"view": "lesson", "step": "7"}, {"layer": 1, "head": 2}),  # what moves: three heatmaps
     ({"view": "lab"}, {"layer": 1, "head": 2}),
     ({"view": "heads"}, {"scaling": "none", "mask": "causal", "aggregate": "rollout"}),  # the sinks' bars, the grid
     ({"view": "compare"}, {"scaling": "none", "mask": "causal"}),  # each query's largest change, under the panels

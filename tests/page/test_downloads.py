@@ -18,7 +18,7 @@ DOWNLOADS = {
     "lab": ({"view": "lab"}, "temperature", ("attention weight", "flies")),
     "lesson": ({"view": "lesson", "step": "5"}, "lesson-softmax", ("Weights = softmax(scaled)", "flies")),
     "lesson-4": ({"view": "lesson", "step": "4"}, "lesson-masked-weights", ("Weights = softmax(scaled + M)", "flies")),
-    "lesson-9": ({"view": "lesson", "step": "9"}, "lesson-similarity-time", ("Cosine similarity of “time”",)),
+    "lesson-10": ({"view": "lesson", "step": "10"}, "lesson-similarity-time", ("Cosine similarity of “time”",)),
     "counting": ({"view": "counting"}, "counting-window-attention", ("Attention weights",)),
     "switch": ({"view": "switch"}, "switch-embedding-moves-by-head", ("A moved (1 − cos), one head off",)),
     "block": ({"view": "block", "layer": "1"}, "block-written-layer-1", ("Layer 1: ‖residual in‖", "flies")),

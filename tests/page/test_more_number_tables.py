@@ -13,7 +13,7 @@ from harness.reference import bare_forward
 from tests.core.test_embedding_switch import reference_embeddings
 from tests.page.test_number_table_page import SHOWN, as_numbers, number_tables, opened_table, tokens_of
 from tests.page.test_view_switch import open_view, switch_off
-from tests.pages import TEXT, assert_healthy, open_page
+from tests.pages import TEXT, assert_healthy, fill_lesson, open_page
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -30,10 +30,14 @@ def test_the_lessons_head_step_has_transformers_weights_as_a_table(bundled):
 
 
 def test_a_hidden_lesson_steps_table_opens_with_transformers_weights(bundled):
-    """Step 6's neighbour, step 5, is drawn hidden for Previous to show at once: its table opens there too, with
-    the weights of the head chosen, transformers' own."""
-    page = open_page(view="lesson", step="6", text=TEXT, layer="2", head="5")
-    [table] = number_tables(opened_table(page, "table_lesson-softmax"))
+    """Step 6's neighbour, step 5, is drawn hidden for Previous to show at once, once the page is still: its table
+    opens there too (in the browser, its toggle reruns the table alone: here, with the run that draws it), with the
+    weights of the head chosen, transformers' own."""
+    page = fill_lesson(open_page(view="lesson", step="6", text=TEXT, layer="2", head="5"))
+    page.toggle(key="table_lesson-softmax").set_value(True)
+    page = fill_lesson(page)
+    assert_healthy(page)
+    [table] = number_tables(page)
     assert table.caption.startswith("Weights = softmax(scaled)")
     weights = bare_forward(bundled, TEXT)().attentions[2][0, 5].numpy()  # (T, T)
     np.testing.assert_allclose(as_numbers(table), weights, atol=SHOWN, rtol=0)

@@ -15,10 +15,19 @@ from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
 from components.page.view_list import VIEWS
-from components.views.parts.lesson_nav import shown_alone, step_key
+from components.views.parts.lesson_nav import RUNS, shown_alone, step_key
 from components.views.parts.lesson_pair import word_key
 from tests.core.test_value_norms import bert_reference
-from tests.pages import assert_healthy, chart_matrix, chart_texts, chart_title, chart_values, html_table, open_page
+from tests.pages import (
+    assert_healthy,
+    chart_matrix,
+    chart_texts,
+    chart_title,
+    chart_values,
+    fill_lesson,
+    html_table,
+    open_page,
+)
 
 TEXT = "time flies like an arrow"
 # Charts each step of the bundled BERT's lesson draws, by their titles' beginnings (a Llama's has two steps more:
@@ -130,8 +139,11 @@ def drawn_charts(page: AppTest) -> dict[int, list[str]]:
             for step in STEP_CHARTS}
 
 
-def test_the_step_and_its_neighbours_are_drawn_and_the_browser_is_told_to_show_the_current_one_alone():
+def test_the_step_is_drawn_its_neighbours_once_the_page_is_still_and_the_browser_shows_the_current_one_alone():
     page = run_lesson(step="4")
+    assert_healthy(page)
+    assert steps_with_charts(page) == [4], "a control beside the lesson draws again whatever is drawn"
+    fill_lesson(page)  # the page's script asks for the neighbours once nothing has moved for a while
     assert_healthy(page)
     for step, drawn in drawn_charts(page).items():  # Previous and Next show a drawn step at once
         if step in (3, 4, 5):
@@ -148,9 +160,36 @@ def test_the_step_and_its_neighbours_are_drawn_and_the_browser_is_told_to_show_t
     page.button(key="lesson_next_foot_4").click().run()
     assert step_shown(page) == 5
     assert page.button(key="lesson_next").disabled is False and page.query_params["step"] == "5"
-    assert [step for step, drawn in drawn_charts(page).items() if drawn] == [4, 5, 6]
+    assert steps_with_charts(page) == [5], "the step moved to is drawn alone, its neighbours later"
+    assert steps_with_charts(fill_lesson(page)) == [4, 5, 6]
     page.segmented_control(key="step").set_value(1).run()
-    assert [step for step, drawn in drawn_charts(page).items() if drawn] == [1, 2]
+    assert steps_with_charts(fill_lesson(page)) == [1, 2]
+
+
+def test_an_ask_for_the_neighbours_of_a_run_another_followed_draws_the_step_alone():
+    """The script asks for the neighbours of the run it was drawn in; a press that reran the page since drew its
+    step alone, and the late ask draws that step alone again (its own script asks anew)."""
+    page = run_lesson(step="4")
+    asked_for = page.session_state[RUNS]  # the run the script was drawn in
+    page.slider(key="head").set_value(1).run()  # a press, whose run came before the ask's
+    assert steps_with_charts(fill_lesson(page, asked_for)) == [4]
+    assert steps_with_charts(fill_lesson(page)) == [3, 4, 5]
+
+
+def test_an_ask_that_carries_the_step_the_browser_held_before_next_keeps_the_servers_step():
+    """Under load the browser's step selector can still hold the step before a Next when the page's script asks for
+    the neighbours; the ask is no move of the reader's, and the step stays the server's."""
+    page = run_lesson(step="4")
+    page.button(key="lesson_next").click().run()
+    page.segmented_control(key="step").set_value(4)  # the value the browser still held
+    fill_lesson(page)
+    assert_healthy(page)
+    assert step_shown(page) == 5 and page.query_params["step"] == "5"
+    assert steps_with_charts(page) == [4, 5, 6]
+
+
+def steps_with_charts(page: AppTest) -> list[int]:
+    return [step for step, drawn in drawn_charts(page).items() if drawn]
 
 
 def test_a_word_picked_in_step_1_is_the_word_step_10_compares():

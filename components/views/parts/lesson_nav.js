@@ -5,10 +5,14 @@
 // Streamlit runs the script again for every run's new data and calls only the last run's cleanup, when the lesson
 // goes: so each run first stops the listener the run before it set (parentElement.stopLast). Left, they piled up, one
 // per run, and each read the step the one before it had just set: a press of Previous went back several steps.
-export default function ({ data, parentElement }) {
+// Where the run drew the step alone (data.fill), it asks for the run that draws the steps beside it once nothing on
+// the page has moved for $fill_after_ms: the number of the run it was drawn in, which the server checks no other run
+// has followed. A Vega tooltip following the pointer is no move.
+export default function ({ data, parentElement, setTriggerValue }) {
   parentElement.stopLast?.();
   const body = document.body;
   body.dataset.$step_dataset = String(data.step);
+  body.dataset.$drawn_dataset = data.drawn.join(' ');  // the steps drawn, for a test or the bench to wait on
   const asked = event => {
     const button = event.target.closest('button');
     if (!button) return null;
@@ -26,9 +30,33 @@ export default function ({ data, parentElement }) {
     if (data.drawn.includes(step)) body.dataset.$step_dataset = String(step);
   };
   document.addEventListener('click', show, true);
+  let timer = null, asks = 0;
+  const app = document.querySelector('[data-testid="stApp"]');
+  const still = new MutationObserver((records) => {
+    if (records.every((record) => record.target.closest?.('#vg-tooltip-element'))) return;
+    wait();
+  });
+  // Not while a run is under way, which the ask would cut short. An ask answered draws the navigation again, and
+  // with it this script anew; one that went unanswered (lost on the way) is asked again after a longer stillness.
+  const wait = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (app?.getAttribute('data-test-script-state') !== 'notRunning') return wait();
+      asks += 1;
+      setTriggerValue('fill', data.run);
+      wait();
+    }, $fill_after_ms * 4 ** asks);
+  };
+  if (data.fill) {
+    still.observe(body, {subtree: true, childList: true, attributes: true, characterData: true});
+    wait();
+  }
   parentElement.stopLast = () => {
     document.removeEventListener('click', show, true);
+    still.disconnect();
+    clearTimeout(timer);
     delete body.dataset.$step_dataset;  // gone with the lesson: a later lesson starts from its own step
+    delete body.dataset.$drawn_dataset;
   };
   return parentElement.stopLast;
 }
