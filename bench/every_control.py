@@ -22,7 +22,7 @@ from bench import page_speed, past_attention
 from bench.page_speed import CHART_DRAWN, Case, Move
 from components.page.lesson_steps import lesson_for
 from components.page.view_list import VIEWS
-from harness.browser import new_page, wait_until_settled
+from harness.browser import LESSON_STEADY, new_page, wait_until_settled
 
 GROUP = "controls"
 TARGET = 2.0  # the settled page within 2× the floor
@@ -177,7 +177,7 @@ def view_queries(text: str, switch_model: str, gpt2_model: str, gpt2_text: str,
 def steady_for(query: dict[str, str]) -> str | None:
     """What a reader of the view query opens waits for between presses (page_speed.Case.steady): on the lesson, its
     step's neighbours, which come in a run of their own once the page is still."""
-    return page_speed.LESSON_STEADY if query["view"] == "lesson" else None
+    return LESSON_STEADY if query["view"] == "lesson" else None
 
 
 def cases(browser, base_url: str, queries: dict[str, dict[str, str]]) -> tuple[list[Case], list[str]]:

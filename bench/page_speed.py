@@ -26,7 +26,15 @@ from urllib.parse import urlencode
 
 from components.page.first_paint import WARM_UP_KEY
 from components.private_hooks import bound_input_name
-from harness.browser import Timing, act_and_time, charts_built, mark_charts, new_page, wait_until_settled
+from harness.browser import (
+    LESSON_STEADY,
+    Timing,
+    act_and_time,
+    charts_built,
+    mark_charts,
+    new_page,
+    wait_until_settled,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "streamlit_app.py"
@@ -121,20 +129,8 @@ class Case:
     # what a press costs with nothing new to compute, where the first presses include the computing.
     again: tuple[Move, ...] = ()
     # What a reader waits for between presses, untimed, before each move: a JavaScript predicate of the page, then
-    # the page settled (LESSON_STEADY: the lesson's neighbours, drawn once the page has been still).
+    # the page settled (harness.browser.LESSON_STEADY: the lesson's neighbours, drawn once the page has been still).
     steady: str | None = None
-
-
-# The lesson's step and its neighbours are drawn (components/views/parts/lesson_nav.js's data-lesson-drawn): its
-# neighbours come in a run the page asks for once it has been still, as a reader reads the step before the next
-# press. The containers are every step's, drawn or not.
-LESSON_STEADY = """() => {
-  const {lessonStep, lessonDrawn} = document.body.dataset;
-  if (lessonStep === undefined || lessonDrawn === undefined) return false;
-  const step = Number(lessonStep), drawn = lessonDrawn.split(' ').map(Number);
-  const count = document.querySelectorAll('[class*="st-key-lesson_step_"]').length;
-  return [step - 1, step, step + 1].every(near => near < 1 || near > count || drawn.includes(near));
-}"""
 
 
 # The floor's slider, moved once after every move of a case: right, left, right, … (0 <-> 1, no end to hit).

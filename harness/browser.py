@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from components.page.lesson_steps import DRAWN_ATTRIBUTE
+from components.page.lesson_steps import DRAWN_ATTRIBUTE, STEP_ATTRIBUTE
 from components.page.viewport import COOKIE, SIZE_JS
 from components.private_hooks import bound_input_name
 
@@ -326,6 +326,20 @@ def shapes(page) -> dict[str, str]:
 def messages_sent(page) -> int:
     """How many messages the page has sent its server so far: a page made by new_page() counts them (_PROBE_JS)."""
     return page.evaluate("() => window.__stProbe.sends.length")
+
+
+# A predicate of the page (for page.wait_for_function): the lesson's step and its neighbours are drawn (the body's
+# data-lesson-drawn, components/views/parts/lesson_nav.js). The neighbours come in a run the page asks for once it
+# has been still, as a reader reads the step before the next press; the bench waits on it before each press of a
+# lesson case. Every step has its container on the page, drawn or not: their count is the lesson's.
+LESSON_STEADY = f"""() => {{
+  const step = Number(document.body.getAttribute('data-{STEP_ATTRIBUTE}'));
+  const drawn = document.body.getAttribute('data-{DRAWN_ATTRIBUTE}');
+  if (!step || drawn === null) return false;
+  const count = document.querySelectorAll('[class*="st-key-lesson_step_"]').length;
+  const near = drawn.split(' ').map(Number);
+  return [step - 1, step, step + 1].every(other => other < 1 || other > count || near.includes(other));
+}}"""
 
 
 def wait_for_lesson_steps(page, *steps: int) -> None:
