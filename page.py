@@ -105,7 +105,8 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
         main, side = st.columns([VIEW_SHARE, 1 - VIEW_SHARE], gap="medium")
         share = VIEW_SHARE
         with side:
-            state, range_notices = controls.attention_controls(shape, view, record.on_chart)
+            state, range_notices = controls.attention_controls(shape, view, record.on_chart,
+                                                                 record.layer_and_head_only)
         if record.reads_query and text.strip():
             tokens = texts.encoding(model_name, text, second_text(view, text_b)).tokens[0]
             state, query_notices = controls.fit_query(state, len(tokens))

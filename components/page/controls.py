@@ -196,18 +196,20 @@ def reader_palette() -> str:
     return palettes.COLOUR_BLIND if shadow.get("colour_blind") else palettes.STANDARD
 
 
-def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] = ()) -> tuple[PageState, list[str]]:
+def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] = (), layer_and_head_only: bool = False
+                       ) -> tuple[PageState, list[str]]:
     """Source, layer, head, head_dim, scaling, τ, mask, window and seed, within the ranges this model allows; layer
-    and head have no slider when the view's chart picks them (on_chart).
+    and head have no slider when the view's chart picks them (on_chart). layer_and_head_only: the view runs the layer
+    as the model does, and only those two are drawn (the head one of the model's own heads); the others keep their
+    values for the link and the other views.
 
     Drawn in whatever container is current (the side column next to the view).
     """
     shadow = st.session_state[_SHADOW]
     pending = PageState(**{**shadow, **_widget_values()})
-    fitted, notices = page_state.fit_to_model(pending, shape)
-    shadow.update({k: getattr(fitted, k) for k in ("layer", "head", "head_dim")})
-    for key in ("layer", "head", "head_dim"):
-        st.session_state.pop(key, None)  # taken again from the shadow, now in range
+    if layer_and_head_only:
+        return _layer_and_head(shape, pending)
+    fitted, notices = _fit_to_model(pending, shape)
 
     source = bound_widget(st.segmented_control, "source", "Projection source", options=SOURCES,
                           format_func=SOURCE_LABELS.get, wrap=True,
@@ -252,6 +254,28 @@ def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] =
         scaling=scaling, temperature=temperature, mask=mask, window=window, seed=seed,
     )
     return state, held("range", notices, {"layer": fitted.layer, "head": fitted.head, "head_dim": fitted.head_dim})
+
+
+def _layer_and_head(shape: ModelShape, pending: PageState) -> tuple[PageState, list[str]]:
+    """The layer and head sliders alone, the head one of the model's own heads (its trained projections')."""
+    fitted, notices = _fit_to_model(dataclasses.replace(pending, source="bert"), shape)
+    layer = _range_slider("layer", "Layer", shape.num_layers)
+    head = _range_slider("head", "Head", TraceSettings(source="bert").num_heads(shape))
+    sharing = SharedHeads.of(shape, TraceSettings(source="bert"))
+    if sharing.shared:
+        st.caption(shared_heads_line(sharing, head))
+    state = dataclasses.replace(fitted, source=pending.source, layer=layer, head=head)
+    return state, held("range", notices, {"layer": fitted.layer, "head": fitted.head, "head_dim": fitted.head_dim})
+
+
+def _fit_to_model(pending: PageState, shape: ModelShape) -> tuple[PageState, list[str]]:
+    """Layer, head and head_dim brought inside what this model and source allow, in the shadow too: their sliders
+    are drawn from it."""
+    fitted, notices = page_state.fit_to_model(pending, shape)
+    st.session_state[_SHADOW].update({k: getattr(fitted, k) for k in ("layer", "head", "head_dim")})
+    for key in ("layer", "head", "head_dim"):
+        st.session_state.pop(key, None)  # taken again from the shadow, now in range
+    return fitted, notices
 
 
 def shared_heads_line(sharing: SharedHeads, head: int) -> str:

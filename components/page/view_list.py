@@ -45,6 +45,9 @@ class View:
     # It runs the whole model as trained: the projection source, the layer, the head and the scaling beside the
     # other views do not apply and are not drawn, and the view takes the whole width.
     whole_model: bool = False
+    # It runs the side column's layer as the model runs it (its own projections, √d_k and mask): of the attention
+    # controls only the layer and the head apply, and only they are drawn, the head one of the model's own heads.
+    layer_and_head_only: bool = False
     # The line under its title where the page's own line (its model, "this text") is not true (page.py draws it).
     own_head_line: str | None = None
     # What its numbers are computed from, as the page's line under the title says.
@@ -84,7 +87,7 @@ VIEWS = (
          numbers_from="the page's corpus of sentences, or this text alone, as chosen under the title",
          purpose="what every head of the model does, in a few numbers each, and which heads attend alike"),
     # Past the attention layer: the side column's layer as the model runs it, and the whole model's head and cache.
-    View("block", "The whole block", block_shapes=True,
+    View("block", "The whole block", block_shapes=True, layer_and_head_only=True,
          purpose="the whole layer around the heads: the norms, the MLP and the adds, and how much each token's "
                  "vector takes from the others"),
     View("lens", "Next token, layer by layer", whole_model=True,

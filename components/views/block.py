@@ -37,8 +37,8 @@ def render(context) -> None:
     layer = context.state.layer
     numbers = past_attention.block(context.model_name, context.text, context.text_b, layer)
     tokens = list(context.encoding().tokens[0])
-    st.markdown(f"Layer {layer} of the model as it runs it: the model's own heads, √d_k and mask, whatever the "
-                f"side column's source and scaling. A {context.family.label} puts its {numbers.norm_name} "
+    st.markdown(f"Layer {layer} of the model as it runs it: its own heads, √d_k and mask, so the side column "
+                f"sets only the layer and the head. A {context.family.label} puts its {numbers.norm_name} "
                 f"{PLACEMENT_WORDS[numbers.placement].format(norm=numbers.norm_name)}.")
     st.button(f"Back to layer {layer}'s heads (One head)", key="block_to_head",
               on_click=controls.request, kwargs={"view": "head", "layer": layer}, icon=":material/arrow_back:")

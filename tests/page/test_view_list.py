@@ -45,6 +45,11 @@ def disagreements(views: tuple[View, ...]) -> list[str]:
         # One panel beside a view: one head's computation or the block's steps.
         if view.block_shapes and (view.shapes or view.whole_model or view.standalone):
             found.append(f"{says} block_shapes, yet the side column has another panel or none")
+        # Only the layer and head sliders are drawn: no other control, no chart that picks another, no panel of one
+        # head's computation under the source and scaling it does not draw.
+        if view.layer_and_head_only and (view.whole_model or view.standalone or view.shapes
+                                         or set(view.on_chart) - {"layer", "head"}):
+            found.append(f"{says} layer_and_head_only, yet it asks for what the layer and head alone do not set")
         if view.own_head_line is not None and not view.own_head_line.strip():
             found.append(f"{says} an empty own_head_line would hide the page's line and say nothing")
         if not view.numbers_from.strip():
@@ -72,6 +77,10 @@ PLANTED = {
     "steps with no panel": (View("x", "X", steps=True), "steps without shapes"),
     "two panels": (View("x", "X", shapes=True, block_shapes=True), "block_shapes, yet"),
     "a block's panel with no side": (View("x", "X", whole_model=True, block_shapes=True), "block_shapes, yet"),
+    "the layer and head beside a whole model": (View("x", "X", whole_model=True, layer_and_head_only=True),
+                                                "layer_and_head_only, yet"),
+    "the layer and head with τ on the chart": (View("x", "X", on_chart=("temperature",), layer_and_head_only=True),
+                                               "layer_and_head_only, yet"),
     "a name taken": (View("head", "X"), "two views have the name 'head'"),
     "a label taken": (View("x", "One head"), "two views have the label 'One head'"),
     "no module's name": (View("two words", "X"), "the name is no module's"),

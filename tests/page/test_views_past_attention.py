@@ -112,6 +112,26 @@ def test_the_blocks_button_opens_the_one_head_view_at_its_layer():
     assert page.radio(key="view").value == "head"
 
 
+def test_the_block_draws_the_layer_and_head_alone_and_the_head_is_one_of_the_models():
+    """The block runs the layer as the model does: beside it no source, head_dim, scaling, mask or seed that it would
+    not read, and a head the random source's narrower heads allow (a link's) is brought inside the model's own,
+    saying so. The link keeps the other controls' values for the views that read them."""
+    page = open_page(view="block", layer="1", source="random", head_dim="16", head="20", scaling="none", seed="7")
+    assert_healthy(page)
+    drawn = {widget.key for kind in ("slider", "segmented_control", "number_input", "selectbox")
+             for widget in getattr(page, kind) if widget.key}
+    assert {"layer", "head"} <= drawn
+    assert not drawn & {"source", "head_dim", "scaling", "temperature", "mask", "window", "seed"}, drawn
+    assert page.slider(key="head").max == 11 and page.slider(key="head").value == 11
+    assert any("head=20 does not exist" in warning.value for warning in page.warning), [w.value for w in page.warning]
+    assert "Layer 1, head 11, one query's row of scores." in " ".join(block.value for block in page.markdown)
+    page.slider(key="layer").set_value(2).run()
+    assert_healthy(page)
+    assert (page.query_params["layer"], page.query_params["head"]) == ("2", "11")
+    assert (page.query_params["source"], page.query_params["seed"], page.query_params["scaling"]) == (
+        "random", "7", "none")
+
+
 def test_a_layer_beyond_the_model_is_refused_with_a_notice():
     page = open_page(view="block", layer="9")
     assert_healthy(page)
