@@ -200,8 +200,8 @@ def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] =
                        ) -> tuple[PageState, list[str]]:
     """Source, layer, head, head_dim, scaling, τ, mask, window and seed, within the ranges this model allows; layer
     and head have no slider when the view's chart picks them (on_chart). layer_and_head_only: the view runs the layer
-    as the model does, and only those two are drawn (the head one of the model's own heads); the others keep their
-    values for the link and the other views.
+    as the model does, and reads only those two: the layer's slider is drawn here, the head's by the view
+    (model_head_slider); the others keep their values for the link and the other views.
 
     Drawn in whatever container is current (the side column next to the view).
     """
@@ -257,15 +257,23 @@ def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] =
 
 
 def _layer_and_head(shape: ModelShape, pending: PageState) -> tuple[PageState, list[str]]:
-    """The layer and head sliders alone, the head one of the model's own heads (its trained projections')."""
+    """The layer slider alone: the head, brought among the model's own heads (its trained projections'), has its
+    slider in the view, beside what reads it (model_head_slider)."""
     fitted, notices = _fit_to_model(dataclasses.replace(pending, source="bert"), shape)
     layer = _range_slider("layer", "Layer", shape.num_layers)
-    head = _range_slider("head", "Head", TraceSettings(source="bert").num_heads(shape))
-    sharing = SharedHeads.of(shape, TraceSettings(source="bert"))
-    if sharing.shared:
-        st.caption(shared_heads_line(sharing, head))
-    state = dataclasses.replace(fitted, source=pending.source, layer=layer, head=head)
+    st.caption("Head: picked below, in the part of the view that reads one.")
+    state = dataclasses.replace(fitted, source=pending.source, layer=layer)
     return state, held("range", notices, {"layer": fitted.layer, "head": fitted.head, "head_dim": fitted.head_dim})
+
+
+def model_head_slider(shape: ModelShape) -> int:
+    """The head slider over the model's own heads, drawn by a view whose side column has none (layer_and_head_only):
+    in a fragment of the view's, a move of it reruns that part alone."""
+    trained = TraceSettings(source="bert")
+    head = _range_slider("head", "Head", trained.num_heads(shape))
+    if (sharing := SharedHeads.of(shape, trained)).shared:
+        st.caption(shared_heads_line(sharing, head))
+    return head
 
 
 def _fit_to_model(pending: PageState, shape: ModelShape) -> tuple[PageState, list[str]]:

@@ -46,7 +46,8 @@ class View:
     # other views do not apply and are not drawn, and the view takes the whole width.
     whole_model: bool = False
     # It runs the side column's layer as the model runs it (its own projections, √d_k and mask): of the attention
-    # controls only the layer and the head apply, and only they are drawn, the head one of the model's own heads.
+    # controls only the layer and the head apply, and only they are drawn: the layer beside the view, the head by the
+    # view itself, in the part that reads one (a move of it reruns that part alone), among the model's own heads.
     layer_and_head_only: bool = False
     # The line under its title where the page's own line (its model, "this text") is not true (page.py draws it).
     own_head_line: str | None = None

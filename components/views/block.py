@@ -38,14 +38,14 @@ def render(context) -> None:
     numbers = past_attention.block(context.model_name, context.text, context.text_b, layer)
     tokens = list(context.encoding().tokens[0])
     st.markdown(f"Layer {layer} of the model as it runs it: its own heads, √d_k and mask, so the side column "
-                f"sets only the layer and the head. A {context.family.label} puts its {numbers.norm_name} "
+                f"sets only the layer. A {context.family.label} puts its {numbers.norm_name} "
                 f"{PLACEMENT_WORDS[numbers.placement].format(norm=numbers.norm_name)}.")
     st.button(f"Back to layer {layer}'s heads (One head)", key="block_to_head",
               on_click=controls.request, kwargs={"view": "head", "layer": layer}, icon=":material/arrow_back:")
     _steps(context, numbers, tokens)
     _written(context, numbers, tokens)
     _mixing(context, numbers, tokens)
-    tiled_softmax.render(context, layer, context.state.head)
+    tiled_softmax.render(context, layer)
 
 
 def _steps(context, numbers, tokens: list[str]) -> None:

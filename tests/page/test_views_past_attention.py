@@ -112,10 +112,11 @@ def test_the_blocks_button_opens_the_one_head_view_at_its_layer():
     assert page.radio(key="view").value == "head"
 
 
-def test_the_block_draws_the_layer_and_head_alone_and_the_head_is_one_of_the_models():
+def test_the_block_reads_the_layer_and_head_alone_and_the_head_is_one_of_the_models():
     """The block runs the layer as the model does: beside it no source, head_dim, scaling, mask or seed that it would
-    not read, and a head the random source's narrower heads allow (a link's) is brought inside the model's own,
-    saying so. The link keeps the other controls' values for the views that read them."""
+    not read, and its softmax in blocks draws the head slider, a head the random source's narrower heads allow (a
+    link's) brought inside the model's own, saying so. The link keeps the other controls' values for the views that
+    read them."""
     page = open_page(view="block", layer="1", source="random", head_dim="16", head="20", scaling="none", seed="7")
     assert_healthy(page)
     drawn = {widget.key for kind in ("slider", "segmented_control", "number_input", "selectbox")
@@ -130,6 +131,10 @@ def test_the_block_draws_the_layer_and_head_alone_and_the_head_is_one_of_the_mod
     assert (page.query_params["layer"], page.query_params["head"]) == ("2", "11")
     assert (page.query_params["source"], page.query_params["seed"], page.query_params["scaling"]) == (
         "random", "7", "none")
+    page.slider(key="head").set_value(3).run()
+    assert_healthy(page)
+    assert "Layer 2, head 3, one query's row of scores." in " ".join(block.value for block in page.markdown)
+    assert page.query_params["head"] == "3"
 
 
 def test_a_layer_beyond_the_model_is_refused_with_a_notice():

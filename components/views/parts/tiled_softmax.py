@@ -1,8 +1,8 @@
 """Softmax in blocks of keys, as a GPU computes attention (FlashAttention's online softmax): one query's row of the
-side column's layer and head, taken a block of keys at a time with a running max m, a running sum ℓ and a running
-output rescaled when the max grows; each block's numbers as small charts and a table, and the row it ends with
-against the softmax of the whole row, their largest difference said. The block view draws it under its steps; a
-view of one head could draw it too (render takes the layer and the head).
+side column's layer and of a head picked here, taken a block of keys at a time with a running max m, a running sum
+ℓ and a running output rescaled when the max grows; each block's numbers as small charts and a table, and the row it
+ends with against the softmax of the whole row, their largest difference said. The block view draws it under its
+steps, with the head slider its side column leaves to it.
 
 The numbers are attention/stages/tiled_softmax.py's, through components/caches/past_attention.py.
 """
@@ -23,6 +23,7 @@ from components.charts.tiled_softmax import (
     row_numbers,
     steps_frame,
 )
+from components.page import controls
 from components.page.tables import numbers_html
 from components.views.parts.own_fragment import own_fragment
 from components.views.parts.scrubbed import said
@@ -41,14 +42,16 @@ WHY = ("softmax(s)_j = exp(s_j − max s) / Σ_k exp(s_k − max s) seems to nee
        "block o / ℓ is the context row and exp(s − m) / ℓ the weights: the same numbers, to float32's rounding.")
 
 
-@own_fragment(linked=False)
-def render(context, layer: int, head: int) -> None:
-    """The section for head `head` of layer `layer` as the model runs it (its own projections, √d_k, its mask). A
-    fragment of its own: its query and block size change nothing else on the page, and are not the link's, so a
-    move of one reruns the section alone, not the block's steps above it."""
+@own_fragment(linked=True)
+def render(context, layer: int) -> None:
+    """The section for a head of layer `layer` as the model runs it (its own projections, √d_k, its mask), the head
+    picked on its own slider (the link's head, among the model's own). A fragment of its own: its head, query and
+    block size change nothing else on the page, so a move of one reruns the section alone, not the block's steps
+    above it, and writes the link again."""
     tokens = list(context.encoding().tokens[0])
     count = len(tokens)
     st.subheader("Softmax in blocks of keys, as a GPU computes it")
+    head = controls.model_head_slider(context.shape)
     st.markdown(f"Layer {layer}, head {head}, one query's row of scores. " + WHY)
     _fit(QUERY_KEY, count - 1, count - 1)
     _fit(BLOCK_KEY, count, min(DEFAULT_BLOCK, count))
