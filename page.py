@@ -25,7 +25,7 @@ loading = first_paint.loading(link)
 # (components/caches/offered.py, stores.py), so that a reader can pick a view and type a text while the model loads.
 from components.caches import offered
 from components.classroom import classroom
-from components.page import controls, page_state, welcome
+from components.page import controls, page_state, text_boxes, welcome
 from components.page.view_list import LABELS, view_named
 
 names = offered.model_names()
@@ -35,7 +35,7 @@ url_notices = controls.start(query, names)
 classroom.teacher_panel()
 view = controls.view_select(LABELS)
 shown = view_named(view)  # the view's record: what the page draws around it
-text, text_b = controls.text_inputs()
+text, text_b = text_boxes.text_inputs()
 chosen_model = controls.model_select(names)
 present = controls.presentation_toggle()
 controls.colour_blind_toggle()

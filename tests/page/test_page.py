@@ -16,7 +16,7 @@ from attention.dissect.trace import build_trace
 from attention.models.model_list import BUNDLED_MODEL
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from components.page.controls import PRESETS
+from components.page.text_boxes import PRESETS
 from tests import pages
 from tests.pages import (
     APP,
