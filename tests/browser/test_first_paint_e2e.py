@@ -33,16 +33,35 @@ WARM_START_S = 120  # for the server's own import of torch, on a busy machine
 LOADING = "Loading the model (torch, transformers)…"
 SLOW_TORCH_S = 8
 # On the server's path before its packages: Python imports it as it starts (sitecustomize). The first import of
-# torch, by whichever thread, waits SLOW_TORCH_S while holding torch's import lock, so the page's own import waits too.
-_SLOW_TORCH = f"""import sys, time
+# torch, by whichever thread, waits SLOW_TORCH_S while holding torch's own module lock, so the page's own import of
+# torch waits too. It waits in the loader, not in find_spec: Python runs the finders under its global import lock,
+# and a sleep there held back every import of every thread, the page's first frame among them.
+_SLOW_TORCH = f"""import importlib.machinery, sys, time
+
+
+class SlowLoader:
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        time.sleep({SLOW_TORCH_S})
+        self.loader.exec_module(module)
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
 
 
 class SlowTorch:
     def find_spec(self, name, path=None, target=None):
-        if name == "torch":
-            sys.meta_path.remove(self)
-            time.sleep({SLOW_TORCH_S})
-        return None
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        spec.loader = SlowLoader(spec.loader)
+        return spec
 
 
 sys.meta_path.insert(0, SlowTorch())
