@@ -14,11 +14,16 @@ values computed anew; filtering the picked line and unfolding it made every mark
 what a query move changes lies together above the keys, which it leaves alone: the canvas redraws the
 rectangle around whatever changed, and keys lying between the changes were drawn again for nothing
 (about 9 ms a move at 32 tokens).
+
+A head wider than DRAWN_DIMENSIONS (the identity source's, as wide as the model: 384 on the bundled one) has its
+dimensions drawn a window at a time, picked with a third input in the browser: 384 columns left each cell about a
+pixel wide, too narrow to point at, and twelve times the cells of a trained head took Vega a second to build.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import altair as alt
 import numpy as np
@@ -53,6 +58,8 @@ NARROW_PX = 480  # a column narrower than this gets the narrow numbers and bars
 QUERY_PX = 24  # q is one row, a strip above K
 DIMENSIONS = "dimension of the head"
 HIDDEN_KEY = "masked: this query may not look at this key"
+DRAWN_DIMENSIONS = 64  # at most this many of a head's dimensions drawn at once: a window, moved in the browser
+FIRST_DIMENSION = "first_dimension"  # a parameter: the window's first dimension, bound to an input
 # Whether the picked query may look at a line's key: its scaled score is a number, not NaN (neuron_frames).
 _SEEN = f"({ROW_PICKED} && isValid({ROW_PICKED}['m' + datum.key]))"
 
@@ -138,14 +145,70 @@ def spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_h
                        BAR_PX[not narrow], number_font, round(ROW_PX * growth), lettering.label_spacing_px)
     size = fitted_size(width, lettering=lettering)
     spacing = lettering.label_spacing_px
-    vectors = alt.vconcat(_query_vector(labels, named, head_size, query_at, size),
-                          _key_vectors(labels, named, head_size, head_filter, size, spacing),
+    window = Window.of(head_size)
+    vectors = alt.vconcat(_query_vector(labels, named, window, query_at, size),
+                          _key_vectors(labels, named, window, head_filter, size, spacing),
                           spacing=6).resolve_scale(color="shared")  # q and k_j in the same colours
-    products = _products(labels, named, head_size, head_filter, f"q ⊙ k_j: each row sums to {dot_title}", size, spacing)
+    products = _products(labels, named, window, head_filter, _products_title(window, dot_title), size, spacing)
     chart = alt.vconcat(numbers, products, vectors, spacing=28)
-    return chart.add_params(*rows_picked).resolve_scale(
+    return chart.add_params(*rows_picked, *window.params).resolve_scale(
         color="independent").properties(autosize=alt.AutoSizeParams(type="pad"),
                                         usermeta={"embedOptions": {"renderer": "canvas"}}).to_dict(validate=False)
+
+
+@dataclass(frozen=True)
+class Window:
+    """The head's dimensions drawn: `drawn` of them from the first, an expression (the input's value, or 0 when
+    every dimension is drawn); `params`: the input, if there is one."""
+
+    head_size: int
+    drawn: int
+    first: str
+    params: tuple[alt.Parameter, ...]
+
+    @classmethod
+    def of(cls, head_size: int) -> Window:
+        if head_size <= DRAWN_DIMENSIONS:
+            return cls(head_size, head_size, "0", ())
+        last_first = (head_size - 1) // DRAWN_DIMENSIONS * DRAWN_DIMENSIONS  # the last window may hold fewer
+        window = alt.param(name=FIRST_DIMENSION, value=0, bind=alt.binding_range(
+            min=0, max=last_first, step=DRAWN_DIMENSIONS, name="Dimensions from"))
+        return cls(head_size, DRAWN_DIMENSIONS, FIRST_DIMENSION, (window,))
+
+    @property
+    def whole(self) -> bool:
+        return self.drawn == self.head_size
+
+    @property
+    def x(self) -> str:
+        """The field that places a cell in its column: the dimension itself when every one is drawn."""
+        return "dimension" if self.whole else "column"
+
+    def folded(self, chart: alt.Chart, as_value: str) -> alt.Chart:
+        """chart's lines, a line per (line, dimension drawn), with its `dimension` (as the datasets name it) and
+        as_value, that dimension's number of the line; and in a window, its `column` (0 to drawn - 1)."""
+        if self.whole:
+            return chart.transform_fold([str(i) for i in range(self.drawn)], as_=["dimension", as_value])
+        columns = chart.transform_fold([str(i) for i in range(self.drawn)], as_=["column", as_value])
+        return self.placed(columns).transform_calculate(**{as_value: "datum[datum.dimension]"})  # the window's
+
+    def placed(self, chart: alt.Chart) -> alt.Chart:
+        """chart's lines, each with a `column`, given the head's `dimension` there; in a last window that holds
+        fewer, the columns past the head's last dimension left out."""
+        if self.whole:
+            return chart.transform_calculate(dimension="'' + datum.column")
+        chart = chart.transform_calculate(dimension=f"'' + ({self.first} + toNumber(datum.column))")
+        return chart.transform_filter(f"toNumber(datum.dimension) < {self.head_size}")
+
+
+def _products_title(window: Window, dot_title: str) -> str | alt.TitleParams:
+    """What q ⊙ k_j's rows sum to; in a window, which dimensions are drawn (the sum is over all of them, as the
+    view's caption says): "q ⊙ k_j, dimensions 64–127 of 384"."""
+    if window.whole:
+        return f"q ⊙ k_j: each row sums to {dot_title}"
+    last = f"min({window.first} + {window.drawn - 1}, {window.head_size - 1})"
+    return alt.TitleParams(text=alt.ExprRef(
+        expr=f"'q ⊙ k_j, dimensions ' + {window.first} + '–' + {last} + ' of {window.head_size}'"))
 
 
 def _picked_line(many_heads: bool, many_queries: bool, tokens: int) -> str:
@@ -200,50 +263,52 @@ def _numbers(labels, named: str, query_at, dot_title, scaled_title, params: list
     return alt.hconcat(table, bars, spacing=8, title=title).resolve_scale(y="shared")
 
 
-def _vector_cells(chart: alt.Chart, head_size: int, rows: int, row_field: str, axis: alt.Axis, title: str,
+def _vector_cells(chart: alt.Chart, window: Window, rows: int, row_field: str, axis: alt.Axis,
+                  title: str | alt.TitleParams,
                   size: tuple[int, int], colour: alt.Scale, value_title: str = "value",
                   dimension_axis: bool = True) -> alt.Chart:
-    """A heatmap of vectors, `rows` of them, its columns the head's dimensions "0", "1", … (without their axis
-    when not dimension_axis: q sits right above K, on the same columns); chart's lines have a `dimension`
-    and a `value` each.
+    """A heatmap of vectors, `rows` of them, its columns the window's dimensions (without their axis when not
+    dimension_axis: q sits right above K, on the same columns); chart's lines have a `column` (Window.placed), a
+    `dimension` and a `value` each.
 
     Streamlit's Vega evaluates expressions with an interpreter, so what can be worked out per line (its
-    label) is, before the fold makes d cells of it; the cells are placed by the column names themselves, with
-    a fixed size, a tooltip of one expression and no ARIA text each (as components/charts/scrub.py's cells), and no
-    cell is checked for a missing value (invalid=None: a product whose q has not arrived has no colour)."""
-    dimensions = [str(i) for i in range(head_size)]
-    x_axis = alt.Axis(title=DIMENSIONS, labelAngle=0, values=[str(i) for i in _ticks(head_size)])
-    return chart.mark_rect(invalid=None, aria=False, width=size[0] / head_size, height=size[1] / rows).encode(
-        x=alt.X("dimension:O", scale=alt.Scale(domain=dimensions), axis=x_axis if dimension_axis else None),
+    label) is, before the fold makes a cell of each dimension drawn; the cells are placed by their column, with a
+    fixed size, a tooltip of one expression and no ARIA text each (as components/charts/scrub.py's cells), and no
+    cell is checked for a missing value (invalid=None: a product whose q has not arrived has no colour). The axis
+    names each column's dimension, whichever window is drawn."""
+    x_axis = alt.Axis(title=DIMENSIONS, labelAngle=0, values=[str(i) for i in _ticks(window.drawn)],
+                      **({} if window.whole else {"labelExpr": f"'' + ({window.first} + toNumber(datum.value))"}))
+    return chart.mark_rect(invalid=None, aria=False, width=size[0] / window.drawn, height=size[1] / rows).encode(
+        x=alt.X(f"{window.x}:O", scale=alt.Scale(domain=[str(i) for i in range(window.drawn)]),
+                axis=x_axis if dimension_axis else None),
         y=alt.Y(f"{row_field}:O", axis=axis, scale=TOKEN_BANDS),
         color=alt.Color("value:Q", scale=colour, title=None, legend=LEGEND),
         tooltip=cell_tooltip(axis.title, DIMENSIONS, value_title, column="datum.dimension"),
     ).properties(title=title, width=size[0], height=size[1])
 
 
-def _folded_keys(named: str, head_size: int, filters: list[str], as_value: str) -> alt.Chart:
-    """The keys of the picked head, a line per (key, dimension), labelled: made anew on a head move only."""
-    return _filtered(KEYS, filters).transform_calculate(row_label=f"{named}[datum.key]").transform_fold(
-        [str(i) for i in range(head_size)], as_=["dimension", as_value])
+def _folded_keys(named: str, window: Window, filters: list[str], as_value: str) -> alt.Chart:
+    """The keys of the picked head, a line per (key, dimension drawn), labelled: made anew on a head move only
+    (and on a move of the window)."""
+    return window.folded(_filtered(KEYS, filters).transform_calculate(row_label=f"{named}[datum.key]"), as_value)
 
 
-def _query_vector(labels, named: str, head_size, query_at, size: int) -> alt.Chart:
-    """q of the picked query: a line per dimension, which stays, and its value read from the picked line."""
-    width, _ = plot_size(len(labels), head_size, size)
+def _query_vector(labels, named: str, window: Window, query_at, size: int) -> alt.Chart:
+    """q of the picked query: a line per dimension drawn, which stays, and its value read from the picked line."""
+    width, _ = plot_size(len(labels), window.drawn, size)
     axis = alt.Axis(title="query", labelExpr=f"{named}[datum.value]", labelLimit=90)
-    chart = alt.Chart(alt.sequence(0, head_size, as_="index")).transform_calculate(
-        dimension="'' + datum.index").transform_calculate(
+    chart = window.placed(alt.Chart(alt.sequence(0, window.drawn, as_="column"))).transform_calculate(
         **{QUERY: query_at, "row_label": f"{named}[{query_at}]",
            "value": f"{Q_PICKED} ? {Q_PICKED}[datum.dimension] : null"})
-    cells = _vector_cells(chart, head_size, 1, QUERY, axis, "query vector q", (width, QUERY_PX), _head_colours(),
+    cells = _vector_cells(chart, window, 1, QUERY, axis, "query vector q", (width, QUERY_PX), _head_colours(),
                           dimension_axis=False)
     return alt.layer(cells, naming_layer(QUERIES))
 
 
-def _key_vectors(labels, named: str, head_size, filters, size: int, spacing_px: int) -> alt.Chart:
-    cells = plot_size(len(labels), head_size, size)
+def _key_vectors(labels, named: str, window: Window, filters, size: int, spacing_px: int) -> alt.Chart:
+    cells = plot_size(len(labels), window.drawn, size)
     axis = label_axis(list(labels), "key token", len(labels), angle=0, length_px=cells[1], spacing_px=spacing_px)
-    return labelled(_vector_cells(_folded_keys(named, head_size, filters, "value"), head_size, len(labels), "key", axis,
+    return labelled(_vector_cells(_folded_keys(named, window, filters, "value"), window, len(labels), "key", axis,
                                   "key vectors k_j", cells, _head_colours()), list(labels))
 
 
@@ -253,15 +318,16 @@ def _head_colours() -> alt.Scale:
     return alt.Scale(**vega_scheme(drawn_scheme("redblue")), domain=alt.ExprRef(expr=f"[-{BOUND}, {BOUND}]"))
 
 
-def _products(labels, named: str, head_size, filters, title: str, size: int, spacing_px: int) -> alt.Chart:
+def _products(labels, named: str, window: Window, filters, title: str | alt.TitleParams, size: int,
+              spacing_px: int) -> alt.Chart:
     """q ⊙ k_j: each key's line, multiplied dimension by dimension with the picked query's q."""
     tokens = len(labels)
     # Before the data of a query sent alone arrive, there is no q: nothing is drawn, nothing throws.
-    chart = _folded_keys(named, head_size, filters, "k").transform_calculate(
+    chart = _folded_keys(named, window, filters, "k").transform_calculate(
         value=f"{Q_PICKED} && {_SEEN} ? datum.k * {Q_PICKED}[datum.dimension] : null")
-    cells = plot_size(tokens, head_size, size)
+    cells = plot_size(tokens, window.drawn, size)
     axis = label_axis(list(labels), "key token", tokens, angle=0, length_px=cells[1], spacing_px=spacing_px)
-    return labelled(_vector_cells(chart, head_size, tokens, "key", axis, title, cells, _product_colours(),
+    return labelled(_vector_cells(chart, window, tokens, "key", axis, title, cells, _product_colours(),
                                   value_title="q_i · k_j,i"), list(labels))
 
 

@@ -15,7 +15,7 @@ import streamlit as st
 from attention.stages.kv_heads import SharedHeads
 from components.caches import stacks
 from components.charts.heatmap import heatmap
-from components.charts.neuron_chart import send_plan
+from components.charts.neuron_chart import DRAWN_DIMENSIONS, send_plan
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.views.parts.scrubbed import scrub_neuron
@@ -43,7 +43,11 @@ def render(context) -> None:
                  dot_title=similarity, scaled_title="scaled", key="chart-neuron", position=(state.head, query),
                  shape=shape, on_move=_follow_chart, width=context.width, lettering=context.lettering)
     st.caption("Drag the Head and Query token sliders above the chart, or focus one and press the arrow keys: "
-               "the numbers of this layer are already in the browser. Point at a number or a cell to read it.")
+               "the numbers of this layer are already in the browser. Point at a number or a cell to read it."
+               + (f" The head is {outline.head_size} numbers wide: its products, q and keys are drawn "
+                  f"{DRAWN_DIMENSIONS} dimensions at a time, moved with Dimensions from; each row of products sums "
+                  f"over all {outline.head_size} to {similarity}."
+                  if outline.head_size > DRAWN_DIMENSIONS else ""))
     sharing = SharedHeads.of(context.shape, outline.settings)
     if sharing.shared:
         st.caption(_shared_keys_line(context, sharing, query))

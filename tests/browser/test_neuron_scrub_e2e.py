@@ -17,6 +17,7 @@ from attention.dissect.trace import build_trace
 from attention.models.loading import load_model
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
+from components.charts.neuron_chart import DRAWN_DIMENSIONS, FIRST_DIMENSION
 from harness.browser import (
     HeldReplies,
     chart_input,
@@ -96,6 +97,30 @@ def test_the_products_the_browser_computes_are_q_times_k(page, base_url):
         dimension = int(row["dimension of the head"])
         expected = trace["Q"][0, 4, dimension] * trace["K"][0, key, dimension]
         shown = float(row[PRODUCT].replace("\N{MINUS SIGN}", "-"))  # d3's format writes a true minus
+        assert shown == pytest.approx(float(expected), abs=6e-5), row
+
+
+def test_a_wide_heads_products_are_drawn_a_window_at_a_time_moved_in_the_browser(page, base_url):
+    """The identity source's head is as wide as the model: its products are drawn DRAWN_DIMENSIONS at a time, and
+    the window's own input moves them with no rerun; a product read off the second window is q_i · k_j,i there."""
+    from playwright.sync_api import expect
+
+    open_neuron(page, base_url, "&source=identity&query=3&layer=0")
+    window = page.locator(f'.vega-bindings input[type="range"][name="{FIRST_DIMENSION}"]')
+    before = pixels(page)
+    window.press("ArrowRight")
+    expect(window).to_have_value(str(DRAWN_DIMENSIONS))
+    assert wait_for_change(lambda: pixels(page), before)[0] != before, "the window did not move"
+    rows = product_tooltips(page)
+    assert rows, "no product cell answered the pointer"
+    model = load_model()
+    trace = build_trace(model, encode(model, TEXT), TraceSettings(source="identity"))
+    for row in rows:
+        key = int(row["key token"].split(":")[0])
+        dimension = int(row["dimension of the head"])
+        assert DRAWN_DIMENSIONS <= dimension < 2 * DRAWN_DIMENSIONS, row
+        expected = trace["Q"][0, 3, dimension] * trace["K"][0, key, dimension]
+        shown = float(row[PRODUCT].replace("\N{MINUS SIGN}", "-"))
         assert shown == pytest.approx(float(expected), abs=6e-5), row
 
 

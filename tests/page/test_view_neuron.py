@@ -14,7 +14,15 @@ from streamlit.testing.v1 import AppTest
 from attention.dissect.trace import build_trace
 from attention.stages.settings import TraceSettings
 from attention.text.encoding import encode
-from components.charts.neuron_chart import KEYS, NEURON_CELLS, QUERIES, ROWS, send_plan
+from components.charts.neuron_chart import (
+    DRAWN_DIMENSIONS,
+    FIRST_DIMENSION,
+    KEYS,
+    NEURON_CELLS,
+    QUERIES,
+    ROWS,
+    send_plan,
+)
 from tests import pages
 from tests.pages import chart_inputs, chart_picks, open_page, pick_on_chart, warnings
 
@@ -75,6 +83,26 @@ def test_neuron_view_shows_the_heads_numbers_for_one_query(bundled):
     assert_numbers_of(page, bundled, TraceSettings(layer=3, head=7, scaling="none"), 2)
     assert chart_inputs(page.get("vega_lite_chart")[0]) == {"head": (0, 11), "query": (0, 6)}
     assert "Query token 2 (flies), layer 3, head 7." in page.caption[1].value
+
+
+def test_a_head_as_wide_as_the_model_is_drawn_a_window_of_dimensions_at_a_time(bundled):
+    """The identity source's one head is 384 numbers wide: every one is sent, and the chart draws DRAWN_DIMENSIONS
+    of them at a time, from a first dimension its own input moves in steps of that many."""
+    page = run_page({"view": "neuron", "source": "identity", "query": "3"})
+    assert_numbers_of(page, bundled, TraceSettings(source="identity"), 3)
+    [chart] = page.get("vega_lite_chart")
+    assert chart_inputs(chart) == {"head": (0, 0), "query": (0, 6)}
+    assert window_input(chart) == {"min": 0, "max": 384 - DRAWN_DIMENSIONS, "step": DRAWN_DIMENSIONS,
+                                   "input": "range", "name": "Dimensions from"}
+    assert f"drawn {DRAWN_DIMENSIONS} dimensions at a time" in " ".join(caption.value for caption in page.caption)
+    trained = run_page({"view": "neuron", "query": "3"}).get("vega_lite_chart")[0]
+    assert window_input(trained) is None, "a head of 32 numbers is drawn whole"
+
+
+def window_input(chart) -> dict | None:
+    """The input of the chart's window of dimensions, or None."""
+    windows = [p["bind"] for p in json.loads(chart.proto.spec)["params"] if p["name"] == FIRST_DIMENSION]
+    return windows[0] if windows else None
 
 
 def test_every_head_and_query_of_a_short_text_are_sent_once():
