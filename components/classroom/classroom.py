@@ -240,7 +240,10 @@ def _teacher_status() -> None:
 def follow() -> None:
     """A follower's check of its class, once per run of the whole page. Draws nothing while all is well."""
     seat = class_seat()
-    questions.teacher_card(seat, lambda: _send(seat, followed(controls.current_state()), True))
+    # One slot of the page, whatever the card holds (nothing, a round, its answers, the form, the CSV): a round
+    # asked must not move what follows in the page's tree, whose charts would be mounted anew (page.notices).
+    with st.container():
+        questions.teacher_card(seat, lambda: _send(seat, followed(controls.current_state()), True))
     if seat.role != "follower":
         return
     if _check(seat):

@@ -140,3 +140,23 @@ def test_the_forms_token_picked_from_the_keyboard_is_the_one_asked(browser, base
         answered(teacher, 0)
     finally:
         teacher.context.close()
+
+
+def test_a_round_asked_leaves_the_teachers_chart_where_it_was(browser, base_url):
+    """The card, the form and the CSV stand in one slot above the view: a round asked adds a card there, and the
+    view's chart is the same element after it, its numbers kept, not one mounted anew from its spec (which Vega
+    builds again: about 400 ms on the teacher's page)."""
+    from playwright.sync_api import expect
+
+    teacher = open_tab(browser, viewport=PROJECTOR)
+    try:
+        load_page(teacher, f"{base_url}/?teach=1&text={TEXT.replace(' ', '+')}")
+        open_expander(teacher, "Ask the class a question")
+        chart = teacher.locator('[data-testid="stMain"] [data-testid="stVegaLiteChart"]').first
+        chart.evaluate("element => { element.dataset.before = 'asked'; }")
+        teacher.get_by_role("button", name="Ask the class", exact=True).click()
+        answered(teacher, 0)
+        wait_until_settled(teacher)
+        expect(teacher.locator('[data-testid="stVegaLiteChart"][data-before="asked"]')).to_have_count(1)
+    finally:
+        teacher.context.close()
