@@ -184,6 +184,12 @@ class Window:
         """The field that places a cell in its column: the dimension itself when every one is drawn."""
         return "dimension" if self.whole else "column"
 
+    @property
+    def label(self) -> str:
+        """A column's label on the axis: the dimension drawn there, none past the head's last."""
+        dimension = f"{self.first} + toNumber(datum.value)"
+        return f"{dimension} < {self.head_size} ? '' + ({dimension}) : ''"
+
     def folded(self, chart: alt.Chart, as_value: str) -> alt.Chart:
         """chart's lines, a line per (line, dimension drawn), with its `dimension` (as the datasets name it) and
         as_value, that dimension's number of the line; and in a window, its `column` (0 to drawn - 1)."""
@@ -196,7 +202,7 @@ class Window:
         """chart's lines, each with a `column`, given the head's `dimension` there; in a last window that holds
         fewer, the columns past the head's last dimension left out."""
         if self.whole:
-            return chart.transform_calculate(dimension="'' + datum.column")
+            return chart.transform_calculate(dimension="datum.column")
         chart = chart.transform_calculate(dimension=f"'' + ({self.first} + toNumber(datum.column))")
         return chart.transform_filter(f"toNumber(datum.dimension) < {self.head_size}")
 
@@ -277,7 +283,7 @@ def _vector_cells(chart: alt.Chart, window: Window, rows: int, row_field: str, a
     cell is checked for a missing value (invalid=None: a product whose q has not arrived has no colour). The axis
     names each column's dimension, whichever window is drawn."""
     x_axis = alt.Axis(title=DIMENSIONS, labelAngle=0, values=[str(i) for i in _ticks(window.drawn)],
-                      **({} if window.whole else {"labelExpr": f"'' + ({window.first} + toNumber(datum.value))"}))
+                      **({} if window.whole else {"labelExpr": window.label}))
     return chart.mark_rect(invalid=None, aria=False, width=size[0] / window.drawn, height=size[1] / rows).encode(
         x=alt.X(f"{window.x}:O", scale=alt.Scale(domain=[str(i) for i in range(window.drawn)]),
                 axis=x_axis if dimension_axis else None),
@@ -297,7 +303,8 @@ def _query_vector(labels, named: str, window: Window, query_at, size: int) -> al
     """q of the picked query: a line per dimension drawn, which stays, and its value read from the picked line."""
     width, _ = plot_size(len(labels), window.drawn, size)
     axis = alt.Axis(title="query", labelExpr=f"{named}[datum.value]", labelLimit=90)
-    chart = window.placed(alt.Chart(alt.sequence(0, window.drawn, as_="column"))).transform_calculate(
+    columns = alt.Chart(alt.sequence(0, window.drawn, as_="index")).transform_calculate(column="'' + datum.index")
+    chart = window.placed(columns).transform_calculate(
         **{QUERY: query_at, "row_label": f"{named}[{query_at}]",
            "value": f"{Q_PICKED} ? {Q_PICKED}[datum.dimension] : null"})
     cells = _vector_cells(chart, window, 1, QUERY, axis, "query vector q", (width, QUERY_PX), _head_colours(),

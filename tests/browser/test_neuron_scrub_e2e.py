@@ -122,11 +122,23 @@ def test_a_wide_heads_products_are_drawn_a_window_at_a_time_moved_in_the_browser
         expected = trace["Q"][0, 3, dimension] * trace["K"][0, key, dimension]
         shown = float(row[PRODUCT].replace("\N{MINUS SIGN}", "-"))
         assert shown == pytest.approx(float(expected), abs=6e-5), row
+    query_cells = cell_tooltips(page, "query")  # q, drawn in the same window
+    assert query_cells, "no cell of q answered the pointer"
+    for row in query_cells:
+        dimension = int(row["dimension of the head"])
+        assert DRAWN_DIMENSIONS <= dimension < 2 * DRAWN_DIMENSIONS, row
+        shown = float(row["value"].replace("\N{MINUS SIGN}", "-"))
+        assert shown == pytest.approx(float(trace["Q"][0, 3, dimension]), abs=6e-5), row
 
 
 def product_tooltips(page, wanted: int = 3) -> list[dict[str, str]]:
-    """The tooltips of a few cells of q ⊙ K, the heatmap under the numbers: the pointer walks down the
-    chart from its first third, across its left half, until it has read wanted of them."""
+    """The tooltips of a few cells of q ⊙ K, the heatmap under the numbers."""
+    return cell_tooltips(page, PRODUCT, wanted)
+
+
+def cell_tooltips(page, title: str, wanted: int = 3) -> list[dict[str, str]]:
+    """The tooltips of a few cells whose tooltip has title (PRODUCT for q ⊙ K; "query" for q): the pointer walks
+    down the chart from its first third, across its left half, until it has read wanted of them."""
     canvas = neuron_chart(page).locator("canvas")
     canvas.scroll_into_view_if_needed()
     box = canvas.bounding_box()
@@ -140,7 +152,7 @@ def product_tooltips(page, wanted: int = 3) -> list[dict[str, str]]:
             cells = table.locator("tr").evaluate_all(
                 "rows => rows.map(row => [...row.children].map(cell => cell.innerText.trim()))")
             row = {name.rstrip(":"): value for name, value in cells}
-            if PRODUCT in row:
+            if title in row:
                 found[str(row)] = row
                 if len(found) >= wanted:
                     return list(found.values())
