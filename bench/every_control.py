@@ -9,7 +9,8 @@ Then the same presses once more, back over what the first drew (the "again" colu
 what a control computes the first time (a new head's trace, another step's numbers), these the page's repaint alone.
 
 What the page finds is what is measured: a control added to a view joins the table without a line here. A few are
-left out, each for a reason a student would accept (LEFT_OUT). Prints nothing itself; bench/__main__.py reports.
+left out, each for a reason a student would accept (LEFT_OUT, and a range of one value: ONE_VALUE). Prints nothing
+itself; bench/__main__.py reports.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ LEFT_OUT = {
     "switch_reset": "switches every head back on: on a page with none off it changes nothing to time (the views "
                     "group times the head toggles themselves)",
 }
+ONE_VALUE = "a range of one value (the identity source's one head): no press moves it"
 # A new text is computed anew: its case is against that computation's bare time plus the floor. The bundled model's
 # forward by default; the decoder views run the GPT-2 of the bundled model's shape, the generation view its 8 tokens.
 NEW_TEXT_REFERENCES = {"lens": past_attention.FORWARD_REFERENCE, "generate": past_attention.GENERATE_REFERENCE}
@@ -55,6 +57,9 @@ CASE_READY = f"{CHART_DRAWN} >> visible=true"
 # turn by their place in the cache).
 LLAMA_VIEWS = ("head", "lesson", "generate")
 ON_A_LLAMA = " on a Llama"
+# The neuron view once more on the identity source, whose head is as wide as the model: its chart has an input the
+# trained head's has not, the window of dimensions drawn (components/charts/neuron_chart.py's Window).
+ON_IDENTITY = " on the identity source"
 # Keys of controls that are not the view's: the class's and the page's frame.
 NOT_THE_VIEWS = ("quiz_", "class_", "teach")
 
@@ -70,10 +75,11 @@ _FIND_CONTROLS = """() => {
     const kind = kinds.find(id => element.querySelector(`[data-testid="${id}"]`));
     if (!kind) continue;
     const range = element.querySelector('input[type="range"]');
-    found.push({key, kind, value: range ? +range.value : null, max: range ? +range.max : null});
+    found.push({key, kind, value: range ? +range.value : null, min: range ? +range.min : null,
+                max: range ? +range.max : null});
   }
   for (const input of main.querySelectorAll('.vega-bindings input[type="range"]')) {
-    found.push({key: input.name, kind: 'chart', value: +input.value, max: +input.max});
+    found.push({key: input.name, kind: 'chart', value: +input.value, min: +input.min, max: +input.max});
   }
   return found;
 }"""
@@ -85,6 +91,12 @@ class Control:
     kind: str  # a Streamlit test id, or "chart" for a chart's own input
     value: float | None = None  # a range's, when found
     max: float | None = None
+    min: float | None = None
+
+    @property
+    def fixed(self) -> bool:
+        """A range of one value (the identity source's one head): no press moves it."""
+        return self.max is not None and self.min is not None and self.max <= self.min
 
 
 # A key's opposite: a control's presses made again, mirrored, go back over the values the first presses drew.
@@ -155,9 +167,9 @@ def find_controls(browser, base_url: str, query: dict[str, str]) -> list[Control
 def view_queries(text: str, switch_model: str, gpt2_model: str, gpt2_text: str,
                  llama_model: str = "") -> dict[str, dict[str, str]]:
     """Each view's link: the bundled model on text, the switch view on a model with a masked-word head, and the
-    decoder views (they need a language-model head) on the GPT-2 of the bundled model's shape; and the views
-    whose controls a Llama changes (LLAMA_VIEWS) once more on the Llama of that shape, if there is one, on
-    gpt2_text (the two share their tokenizer)."""
+    decoder views (they need a language-model head) on the GPT-2 of the bundled model's shape; the neuron view
+    once more on the identity source (ON_IDENTITY); and the views whose controls a Llama changes (LLAMA_VIEWS) once
+    more on the Llama of that shape, if there is one, on gpt2_text (the two share their tokenizer)."""
     queries = {view.name: {"view": view.name, "text": text} for view in VIEWS}
     queries["lesson"]["step"] = "6"  # Previous and Next both move from there, three steps each
     if switch_model:
@@ -167,6 +179,7 @@ def view_queries(text: str, switch_model: str, gpt2_model: str, gpt2_text: str,
             queries[name] |= {"model": gpt2_model, "text": gpt2_text}
         else:
             del queries[name]
+    queries["neuron" + ON_IDENTITY] = {"view": "neuron", "text": text, "source": "identity"}
     if llama_model:
         for name in LLAMA_VIEWS:
             queries[name + ON_A_LLAMA] = {"view": name, "model": llama_model, "text": gpt2_text}
@@ -187,14 +200,14 @@ def cases(browser, base_url: str, queries: dict[str, dict[str, str]]) -> tuple[l
     standalone = {view.name for view in VIEWS if view.standalone}
     for view, query in queries.items():
         for control in find_controls(browser, base_url, query):
-            if why := left_out(control.key):
+            if why := left_out(control.key) or (f"`{control.key}`, {ONE_VALUE}" if control.fixed else None):
                 skipped.append(f"{view}: {why}")
                 continue
             last = view.endswith(ON_A_LLAMA)
             found.append(Case(f"{view}: {control.key}", GROUP, f"`{control.key}` ({control.kind}), {PRESSES} presses",
                               query, moves(control, last), TARGET, ready=CASE_READY,
                               again=moves_again(control, last), steady=steady_for(query)))
-        if view not in standalone and not view.endswith(ON_A_LLAMA):  # the view's new text is timed on its model
+        if view == query["view"] and view not in standalone:  # a new text is timed once a view, on its model
             typed = [Move(".st-key-text textarea", "Control+Enter", fill=text)
                      for text in page_speed.new_texts(PRESSES)]
             found.append(Case(f"{view}: a new text typed", GROUP, f"`text` area, {PRESSES} new texts (Ctrl+Enter)",

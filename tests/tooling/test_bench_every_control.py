@@ -8,6 +8,7 @@ from bench.every_control import (
     GROUP,
     LLAMA_VIEWS,
     ON_A_LLAMA,
+    ON_IDENTITY,
     Control,
     against_references,
     built_anew,
@@ -32,6 +33,18 @@ def test_the_views_a_llama_changes_are_opened_on_it_too_the_lesson_at_its_rotary
     assert lesson_for(rotates=True, shares=True)[step - 1] == "rotary" and "rotary" in STEP_TITLES
     assert queries["lesson"]["step"] == "6" and "model" not in queries["head"]  # the bundled model's, as before
     assert not any(name.endswith(ON_A_LLAMA) for name in view_queries("a text", "", "/gpt2", "its text"))
+
+
+def test_the_neuron_view_is_opened_on_the_identity_source_too_where_its_window_of_dimensions_stands():
+    queries = view_queries("a text", "", "", "")
+    assert queries["neuron" + ON_IDENTITY] == {"view": "neuron", "text": "a text", "source": "identity"}
+    assert queries["neuron"] == {"view": "neuron", "text": "a text"}
+
+
+def test_a_range_of_one_value_is_no_control_to_press():
+    assert Control("head_head", "chart", value=0, min=0, max=0).fixed
+    assert not Control("head_head", "chart", value=0, min=0, max=11).fixed
+    assert not Control("source", "stButtonGroup").fixed
 
 
 def test_a_button_group_is_pressed_at_its_first_option_not_chosen_or_at_its_last():
