@@ -156,6 +156,11 @@ def spec(labels: tuple[str, ...], head_size: int, shape: tuple[int, int], many_h
                                         usermeta={"embedOptions": {"renderer": "canvas"}}).to_dict(validate=False)
 
 
+def windowed(head_size: int) -> bool:
+    """Whether a head this wide is drawn a window of DRAWN_DIMENSIONS at a time."""
+    return head_size > DRAWN_DIMENSIONS
+
+
 @dataclass(frozen=True)
 class Window:
     """The head's dimensions drawn: `drawn` of them from the first, an expression (the input's value, or 0 when
@@ -168,7 +173,7 @@ class Window:
 
     @classmethod
     def of(cls, head_size: int) -> Window:
-        if head_size <= DRAWN_DIMENSIONS:
+        if not windowed(head_size):
             return cls(head_size, head_size, "0", ())
         last_first = (head_size - 1) // DRAWN_DIMENSIONS * DRAWN_DIMENSIONS  # the last window may hold fewer
         window = alt.param(name=FIRST_DIMENSION, value=0, bind=alt.binding_range(

@@ -15,7 +15,7 @@ import streamlit as st
 from attention.stages.kv_heads import SharedHeads
 from components.caches import stacks
 from components.charts.heatmap import heatmap
-from components.charts.neuron_chart import DRAWN_DIMENSIONS, send_plan
+from components.charts.neuron_chart import DRAWN_DIMENSIONS, send_plan, windowed
 from components.page import controls
 from components.page.downloads import chart_downloads
 from components.views.parts.scrubbed import scrub_neuron
@@ -47,7 +47,7 @@ def render(context) -> None:
                + (f" The head is {outline.head_size} numbers wide: its products, q and keys are drawn "
                   f"{DRAWN_DIMENSIONS} dimensions at a time, moved with Dimensions from; each row of products sums "
                   f"over all {outline.head_size} to {similarity}."
-                  if outline.head_size > DRAWN_DIMENSIONS else ""))
+                  if windowed(outline.head_size) else ""))
     sharing = SharedHeads.of(context.shape, outline.settings)
     if sharing.shared:
         st.caption(_shared_keys_line(context, sharing, query))
