@@ -8,6 +8,7 @@ hooks' module, alone): the hooks must match what Streamlit itself does.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 
 import numpy as np
@@ -245,7 +246,10 @@ def a_session_with_queued_deltas() -> AppSession:
         return AppSession(ScriptData("page.py", is_hello=False), MemoryUploadedFileManager("/upload"),
                           ScriptCache(), None, {})
 
-    session = asyncio.run(made())
+    # In a thread of its own: a worker that has run a browser test holds Playwright's event loop in this one, where
+    # asyncio.run refuses to start another.
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        session = thread.submit(asyncio.run, made()).result()
     session._fragment_storage.register("step", lambda: None)
     session._fragment_storage.register("toggle", lambda: None, parent_fragment_id="step")
     session._fragment_storage.register("other", lambda: None)
