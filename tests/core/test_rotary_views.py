@@ -155,10 +155,11 @@ def test_moving_every_position_by_a_shift_changes_the_scores_by_float32_rounding
     tokens = encoding.num_tokens
     queries, keys = torch.from_numpy(turn.queries), torch.from_numpy(turn.keys)
     positions = torch.arange(tokens)
-    at_rest = [turned.numpy() for turned in their_turn(llama, queries, keys, positions)]  # (T, d) each
-    moved = [turned.numpy() for turned in their_turn(llama, queries, keys, positions + shift)]
-    theirs_rest, theirs_moved = at_rest[0] @ at_rest[1].T, moved[0] @ moved[1].T  # (T, T) each
-    # the same float32 operations as transformers' (bit for bit on this CPU): the same rounding noise
+    at_rest = their_turn(llama, queries, keys, positions)  # (T, d) each
+    moved = their_turn(llama, queries, keys, positions + shift)
+    # (T, T) each, multiplied by torch as shift_test does: numpy's BLAS sums in another order on some CPUs (AMD's),
+    # a unit in the last place apart. The same float32 operations as transformers', the same rounding noise.
+    theirs_rest, theirs_moved = ((turned[0] @ turned[1].T).numpy() for turned in (at_rest, moved))
     np.testing.assert_allclose(tested.scores, theirs_rest, rtol=0, atol=1e-6)
     np.testing.assert_allclose(tested.moved_scores, theirs_moved, rtol=0, atol=1e-6)
     np.testing.assert_allclose(tested.scores, trace["scores"][0], rtol=1e-5, atol=1e-5)
