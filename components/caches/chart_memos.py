@@ -127,13 +127,17 @@ def _heatmap_spec(shape: tuple[int, int], rows: tuple[str, ...], columns: tuple[
 
 
 def kept_token_chart(build: Callable[..., alt.TopLevelMixin], frame_of: Callable[[object], pd.DataFrame], numbers,
-                     tokens: list[str], **options) -> tuple[dict, dict]:
+                     tokens: list[str], *, titles: tuple[tuple[str, ...], ...] = (), **options) -> tuple[dict, dict]:
     """build(numbers, tokens, **options), a chart of one dataset, frame_of(numbers), on a token axis: its spec, built
     once for every text of its length (on stand-in labels and numbers of zeros, as a layer chart where the labels'
     datasets are named: label_stand_ins), and its datasets. A new text of as many tokens, or new numbers, costs the
     dataset alone, where Altair built the chart anew for each (the block's bars: 250 ms a new text). build's spec
-    must hold no number of the data (Vega finds the scales' ends)."""
-    standing = stand_ins(tokens)
+    must hold no number of the data (Vega finds the scales' ends). titles: lines of words that are data too (a
+    title that says a number), each a label list, given to build as titles=; its spec is kept while their counts
+    of lines stay."""
+    standing = stand_ins(tokens, *titles)
+    if titles:
+        options["titles"] = tuple(standing[tuple(lines)] for lines in titles)
     spec = chart_spec(_token_chart_spec, build, _shapes(numbers), standing[tuple(tokens)],
                       tuple(sorted(options.items())))
     spec, labels = with_labels(spec, standing)
@@ -150,7 +154,9 @@ def _shapes(numbers) -> tuple:
 def _token_chart_spec(build: Callable[..., alt.TopLevelMixin], shapes: tuple, tokens: tuple[str, ...],
                       options: tuple) -> dict:
     zeros = np.zeros(shapes[1]) if shapes[:1] == ("",) else {name: np.zeros(shape) for name, shape in shapes}
-    spec, frames = spec_and_frames(layered(build(zeros, list(tokens), **dict(options))))
+    chart = build(zeros, list(tokens), **dict(options))
+    # A column of charts stays one (its first chart a layer chart, for label_stand_ins to name the labels in)
+    spec, frames = spec_and_frames(chart if isinstance(chart, alt.VConcatChart) else layered(chart))
     if list(frames) != ["data-0"]:
         raise ValueError(f"{build.__qualname__} draws {list(frames)}: kept_token_chart keeps a chart of one dataset")
     return spec

@@ -11,12 +11,14 @@ import numpy as np
 import pandas as pd
 
 from components.charts.chart_text import largest_cells
+from components.charts.draw import layered
 from components.charts.lettering import READING, Lettering, title_lines
 from components.charts.spoken_numbers import figure
-from components.charts.token_axes import label_axis, labelled
+from components.charts.token_axes import label_axis, labelled, labels_name
 
 PAD = alt.AutoSizeParams(type="pad")  # the plot as large as asked, its axes and title around it
-STEP_BARS_PX = 56  # a step's bars: a strip beside its formula
+STEP_BARS_PX = 56  # a step's bars: a strip under its name and formula
+STEPS_ABOUT = "‖x_t‖ per token after each step of the block"
 WRITTEN_PX = 200
 PARTS_SHOWN = {"residual in": "residual in", "attention": "attention", "MLP": "MLP"}  # written()'s, as the legend
 PART_COLOURS = ["#9e9e9e", "#1f77b4", "#ff7f0e"]
@@ -26,23 +28,38 @@ def _token_axis(tokens: list[str], width: int, lettering: Lettering, title: str 
     return label_axis(tokens, title, len(tokens), angle=-60, length_px=width, spacing_px=lettering.label_spacing_px)
 
 
-def step_bars(norms: np.ndarray, tokens: list[str], *, title: str, width: int,
-              lettering: Lettering = READING) -> alt.TopLevelMixin:
-    """(T,) one step's per-token norms ‖x_t‖ as bars, from 0 to the step's own largest: on one scale for every
-    step, a norm's output (a few units) flattened the attention's and the MLP's (hundredths, in a tiny model) to
-    nothing. The title says the largest, so that the steps still compare."""
-    chart = alt.Chart(step_frame(norms)).mark_bar().encode(
+def steps_bars(norms: np.ndarray, tokens: list[str], *, titles: tuple[tuple[str, ...], ...], width: int,
+               lettering: Lettering = READING) -> alt.VConcatChart:
+    """(S, T) each step's per-token norms ‖x_t‖ as a strip of bars, the strips one under the other in one chart (a
+    chart each cost the browser about 30 ms at every move of the layer), each under its title's lines (titles[s],
+    step_title's: a label list, data, so that the spec stays while the numbers it says change). Each strip from 0 to
+    its step's own largest: on one scale for every step, a norm's output (a few units) flattened the attention's and
+    the MLP's (hundredths, in a tiny model) to nothing. The titles say each largest, so that the steps still
+    compare."""
+    strips = [layered(alt.Chart().transform_filter(alt.datum.step == index).mark_bar().encode(
         x=alt.X("position:O", axis=_token_axis(tokens, width, lettering, None)),
-        y=alt.Y("norm:Q", title=None, scale=alt.Scale(zero=True), axis=alt.Axis(tickCount=2)),
+        # the same room for every strip's numbers, so that their bars stand under each other
+        y=alt.Y("norm:Q", title=None, scale=alt.Scale(zero=True), axis=alt.Axis(tickCount=2, minExtent=30)),
         tooltip=[alt.Tooltip("position:O"), alt.Tooltip("norm:Q", format=".3f")],
-    ).properties(width=width, height=STEP_BARS_PX, title=title_lines(title, width), description=title,
-                 autosize=PAD)
-    return labelled(chart, tokens)
+    ).properties(width=width, height=STEP_BARS_PX, title=alt.TitleParams(
+        text=alt.ExprRef(labels_name(lines)), anchor="start", limit=0))) for index, lines in enumerate(titles)]
+    chart = alt.vconcat(*strips, data=steps_frame(norms), description=STEPS_ABOUT, autosize=PAD)
+    return labelled(chart, tokens, *map(list, titles))
 
 
-def step_frame(norms: np.ndarray) -> pd.DataFrame:
-    """(T,) -> step_bars' dataset: a row per position."""
-    return pd.DataFrame({"position": np.arange(len(norms)), "norm": np.asarray(norms, dtype=float)})
+def steps_frame(norms: np.ndarray) -> pd.DataFrame:
+    """(S, T) -> steps_bars' dataset: a row per step and position."""
+    steps, positions = np.indices(np.shape(norms))
+    return pd.DataFrame({"step": steps.ravel(), "position": positions.ravel(),
+                         "norm": np.asarray(norms, dtype=float).ravel()})
+
+
+def step_title(index: int, name: str, shape: tuple[int, ...], largest: float, formula: str, width: int
+               ) -> tuple[str, ...]:
+    """A strip's title: the step's number, name, shape and largest norm, then its formula, each broken into lines
+    no wider than the strip."""
+    return (*title_lines(f"{index + 1}. {name} · shape {tuple(shape)} · largest {largest:.3g}", width),
+            *title_lines(formula, width))
 
 
 def ratio_frame(ratio: np.ndarray) -> pd.DataFrame:
@@ -116,7 +133,8 @@ def describe_mixing(layer: int, ratio: np.ndarray, contributions: np.ndarray, to
 
 
 def describe_step(name: str, norms: np.ndarray, tokens: list[str]) -> str:
-    """step_bars' chart in words, for a screen reader: the tokens of longest and shortest vector after the step."""
+    """A strip of steps_bars' chart in words, for a screen reader: the tokens of longest and shortest vector after
+    the step."""
     longest, shortest = int(np.argmax(norms)), int(np.argmin(norms))
     return (f"‖{name}‖ per token: longest {tokens[longest]!r} {figure(norms[longest])}, shortest "
             f"{tokens[shortest]!r} {figure(norms[shortest])}.")

@@ -18,8 +18,9 @@ from components.charts.block import (
     describe_written,
     ratio_bars,
     ratio_frame,
-    step_bars,
-    step_frame,
+    step_title,
+    steps_bars,
+    steps_frame,
     written_bars,
     written_frame,
 )
@@ -29,8 +30,6 @@ from components.page.downloads import chart_downloads
 from components.views.parts import tiled_softmax
 from components.views.parts.number_table import number_table, tables_on_request
 from components.views.parts.scrubbed import said
-
-FORMULA_SHARE = 0.4  # of the view's width for a step's name, formula and shape; its bars take the rest
 
 
 def render(context) -> None:
@@ -50,22 +49,16 @@ def render(context) -> None:
 
 def _steps(context, numbers, tokens: list[str]) -> None:
     st.subheader("The steps, in order")
-    side_by_side = not context.stacked
-    bars_px = max(160, context.column_px(1 - FORMULA_SHARE) - 90) if side_by_side else max(160, context.width - 90)
-    for index, (name, formula, shape) in enumerate(zip(numbers.names, numbers.formulas, numbers.shapes,
-                                                       strict=True)):
-        words, bars = st.columns([FORMULA_SHARE, 1 - FORMULA_SHARE]) if side_by_side else (st.container(),) * 2
-        with words:
-            st.markdown(f"**{index + 1}. {name}** · shape `{tuple(shape)}` · largest "
-                        f"{float(numbers.norms[index].max()):.3g}")
-            st.caption(formula)
-        with bars:
-            draw_spec(*chart_memos.kept_token_chart(step_bars, step_frame, numbers.norms[index], tokens, width=bars_px,
-                                                    title=f"‖{name}‖ per token", lettering=context.lettering),
-                      key=f"block_step_{index}", lettering=context.lettering)
-            said([describe_step(name, numbers.norms[index], tokens)])
-    st.caption("Each bar is a token's vector's length, ‖x_t‖, after that step, from 0 to the step's largest (beside "
-               "it). Shapes are (B, T, C): batch, tokens, hidden size.")
+    width = max(200, context.width - 90)
+    steps = zip(numbers.names, numbers.shapes, numbers.norms, numbers.formulas, strict=True)
+    titles = tuple(step_title(index, name, shape, float(norms.max()), formula, width)
+                   for index, (name, shape, norms, formula) in enumerate(steps))
+    draw_spec(*chart_memos.kept_token_chart(steps_bars, steps_frame, numbers.norms, tokens, titles=titles,
+                                            width=width, lettering=context.lettering),
+              key="block_steps", lettering=context.lettering)
+    said([describe_step(name, norms, tokens) for name, norms in zip(numbers.names, numbers.norms, strict=True)])
+    st.caption("Each bar is a token's vector's length, ‖x_t‖, after that step, from 0 to the step's largest (in its "
+               "title). Shapes are (B, T, C): batch, tokens, hidden size.")
 
 
 def _written(context, numbers, tokens: list[str]) -> None:

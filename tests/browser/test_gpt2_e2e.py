@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from components.charts.block import STEPS_ABOUT
 from harness.browser import chart_input, chart_pixels, load_page, press_chart_key, weights_chart
 from tests.marks import BROWSER_TESTS
 
@@ -84,10 +85,11 @@ def test_the_heatmap_draws_no_weight_above_the_diagonal(page, base_url, tiny_gpt
     assert max(before) > 0.0
 
 
-@pytest.mark.parametrize(("view", "charts_at_least"), [("lens", 1), ("generate", 3), ("block", 10)])
+@pytest.mark.parametrize(("view", "charts_at_least"), [("lens", 1), ("generate", 3), ("block", 6)])
 def test_the_views_past_the_attention_layer_draw_on_gpt2(page, base_url, tiny_gpt2_checkpoint, view, charts_at_least):
-    """The lens's map, generation's query row and the what-if's two rows, the block's steps: drawn by Vega, with
-    no error. (tests/page/test_views_past_attention.py holds their numbers to the core's.)"""
+    """The lens's map, generation's query row and the what-if's two rows, the block's steps (one chart) among its
+    others: drawn by Vega, with no error. (tests/page/test_views_past_attention.py holds their numbers to the
+    core's.)"""
     from playwright.sync_api import expect
 
     charts = '[data-testid="stVegaLiteChart"]'
@@ -95,5 +97,7 @@ def test_the_views_past_the_attention_layer_draw_on_gpt2(page, base_url, tiny_gp
         f"{charts} svg, {charts} canvas").first)
     drawn = page.locator(charts).filter(has=page.locator("svg, canvas"))
     expect(drawn.nth(charts_at_least - 1)).to_be_attached()
+    if view == "block":
+        expect(page.locator(f'{charts}[aria-label="{STEPS_ABOUT}"]').locator("svg, canvas").first).to_be_attached()
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
     expect(page.locator('[data-testid="stAlert"]')).to_have_count(0)

@@ -21,9 +21,9 @@ HOSTILE = ["[CLS]", "if", "'", '"', "datum", "<b>", "\\", *(f"w{index}" for inde
 
 def drawn(spec: dict, frames: dict) -> str:
     """The chart as Vega draws it (SVG), but for the names it gives a layer's marks and its gradients, and the empty
-    group of the layer that names the labels' datasets (label_stand_ins)."""
+    groups of the layer that names the labels' datasets (label_stand_ins; in a column of charts, in its first)."""
     svg = rendered.svg({**spec, "datasets": {name: frame.to_dict("records") for name, frame in frames.items()}})
-    svg = re.sub(r'<g class="mark-symbol role-mark layer_\d+_marks" aria-hidden="true"/>', "", svg)
+    svg = re.sub(r'<g class="mark-symbol role-mark (?:concat_\d+_)?layer_\d+_marks" aria-hidden="true"/>', "", svg)
     return re.sub(r"gradient_\d+", "gradient", re.sub(r"layer_\d+_marks", "marks", svg))
 
 

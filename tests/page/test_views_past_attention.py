@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import io
+import json
 import re
 
 import numpy as np
@@ -20,8 +21,10 @@ from attention.experiments.generation import GenerationSettings, StreamingSettin
 from attention.models.lm_heads import load_language_model
 from attention.models.loading import load_model
 from attention.text.encoding import encode
+from components.charts.block import STEPS_ABOUT
 from tests.pages import (
     assert_healthy,
+    chart_labels,
     chart_matrix,
     chart_title,
     chart_values,
@@ -87,9 +90,16 @@ def test_the_block_draws_the_cores_steps_written_norms_and_mixing(model, folders
     loaded = bundled if model == "bundled" else load_model(str(folders[model]))
     encoding = encode(loaded, query.get("text", "time flies like an arrow"))
     block = build_block(loaded, encoding, 1)
-    for step in block.steps:
-        drawn = chart_values(chart_keyed(page, f"‖{step.name}‖ per token"))["norm"].to_numpy()
-        np.testing.assert_allclose(drawn, np.linalg.norm(step.value[0], axis=-1), **CLOSE)
+    [steps] = [chart for chart in charts(page) if json.loads(chart.proto.spec).get("description") == STEPS_ABOUT]
+    drawn, labels = chart_values(steps), chart_labels(steps)
+    strips = json.loads(steps.proto.spec)["vconcat"]
+    assert len(strips) == len(block.steps), "a strip of bars a step, in one chart"
+    for index, (step, strip) in enumerate(zip(block.steps, strips, strict=True)):
+        norms = np.linalg.norm(step.value[0], axis=-1)  # (T,)
+        np.testing.assert_allclose(drawn[drawn["step"] == index]["norm"].to_numpy(), norms, **CLOSE)
+        title = " ".join(labels[strip["title"]["text"]["expr"]])  # its lines of words, data beside the spec
+        assert title == (f"{index + 1}. {step.name} · shape {tuple(step.value.shape)} · largest {norms.max():.3g} "
+                         f"{step.formula}")
     written = chart_values(chart_keyed(page, "‖residual in‖, ‖attention‖"))
     for part, norms in block.written().items():
         if part in set(written["part"]):
