@@ -170,6 +170,22 @@ def test_hostile_text_is_shown_as_text(page, base_url):
     assert_no_exception(page)
 
 
+def test_a_charts_picture_downloads_from_its_download_button(page, base_url):
+    """Under the head's chart, "Download chart" opens on PNG and SVG; PNG, clicked, saves the chart drawn on the
+    server."""
+    open_page(page, base_url)
+    opener = page.locator('[data-testid="stPopover"]').filter(has_text="Download chart").first
+    picture = page.locator('[data-testid="stDownloadButton"] button').filter(has_text="PNG")
+    assert not picture.count(), "the two buttons are drawn only when it opens"
+    opener.locator("button").first.click()
+    with page.expect_download() as download_info:
+        picture.first.click()
+    download = download_info.value
+    assert download.suggested_filename.endswith(".png")
+    assert Path(download.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert_no_exception(page)
+
+
 def test_csv_download_has_one_row_per_pair(page, base_url):
     open_page(page, base_url)
     count = len(chip_tokens(page))
