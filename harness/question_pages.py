@@ -7,7 +7,9 @@ import re
 
 from harness.browser import TAB_TIMEOUT_MS, wait_until_settled
 
-CARD = ".st-key-quiz_card"
+# The outermost card: while a run that follows a fragment's is under way, the fragment's card can stand stale inside
+# the run's new one for a moment, and a locator that finds two elements fails at once rather than waiting.
+CARD = ".st-key-quiz_card:not(.st-key-quiz_card .st-key-quiz_card)"
 # A follower's page reads a change of the round as a change of the class: its watch's next ask, then a run of the
 # view, which on 2 busy cores waits its turn behind other sessions (tests/browser/test_class_e2e.py).
 FOLLOW_TIMEOUT_MS = TAB_TIMEOUT_MS
