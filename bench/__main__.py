@@ -2,7 +2,7 @@
 
     python -m bench [--only GROUP[,GROUP…]] [--case WORDS] [--runs N] [--out PATH]
 
-Groups (all by default, about 5 minutes on 2 cores):
+Groups (all by default, about half an hour on 2 cores, the controls group most of it):
   slider  the one-head view at 32 tokens (the chart's head and layer) and 512 tokens (its head, and its
           layer, which reruns: one layer is sent); and at 32 tokens on a GPT-2 of the bundled model's shape
           and on the offline decoder, SmolLM2-135M-Instruct (loaded through the page first)
