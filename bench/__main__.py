@@ -446,6 +446,8 @@ def notes(figures: Figures, work: Path) -> list[str]:
         lines.append(again)
     if building := every_control.built_anew(figures.pages):
         lines.append(building)
+    if redrawn := every_control.by_charts_redrawn(figures.pages):
+        lines.append(redrawn)
     if figures.memory is not None or figures.decoder_memory is not None:
         lines.append("Memory in MB of 2**20 bytes, GB of 2**30.")
     lines += figures.skipped

@@ -250,17 +250,48 @@ def chart_floor_case() -> Case:
 
 
 def slowest(results, count: int = 10) -> list[str]:
-    """The count cases of largest ratio to their floor, slowest first, as "name 4.1×", with their ratio pressed again
-    and the charts a press built anew where there are: "name 51.2× (again 9.8×; 1 chart built anew)"."""
+    """The count cases of largest ratio to their floor, slowest first, as "name 4.1×", with their ratio pressed again,
+    the charts a press redraws and those it built anew where there are: "name 51.2× (again 9.8×; 3 charts redrawn;
+    1 chart built anew)"."""
     ranked = sorted(_controls(results), key=_ratio, reverse=True)
     return [f"{result.case.name} {_ratio(result):.1f}×{_notes(result)}" for result in ranked[:count]]
 
 
 def _notes(result) -> str:
-    """The ratio pressed again and the charts built anew, in brackets, where there are."""
+    """The ratio pressed again, the charts redrawn and those built anew, in brackets, where there are."""
     notes = ([f"again {_again_ratio(result):.1f}×"] if result.again else []) + (
+        [_charts(_redrawn(result), "redrawn")] if _redrawn(result) else []) + (
         [_built_words(result)] if _built(result) else [])
     return f" ({'; '.join(notes)})" if notes else ""
+
+
+def by_charts_redrawn(results) -> str | None:
+    """The controls grouped by how many charts a press redraws (page_speed.ChartsRedrawn: other numbers or another
+    spec than the page showed), each group's count and median ratio to the floor, as a line: what painting costs a
+    press, beside the floor with one heatmap's new numbers. None when no press was counted."""
+    counted = [result for result in _controls(results) if result.charts_redrawn]
+    if not counted:
+        return None
+    groups: dict[int, list[float]] = {}
+    for result in counted:
+        groups.setdefault(min(_redrawn(result), REDRAWN_GROUPED), []).append(_ratio(result))
+    words = {0: "none", 1: "one", 2: "two", REDRAWN_GROUPED: f"{REDRAWN_GROUPED} or more"}
+    parts = [f"{words.get(count, str(count))}: {len(ratios)} control{'s' if len(ratios) > 1 else ''}, median "
+             f"{statistics.median(ratios):.1f}×" for count, ratios in sorted(groups.items())]
+    return (f"By the charts a press redraws (other numbers or another spec than the page showed; a chart its run "
+            f"leaves as it was is not counted): {'; '.join(parts)}.")
+
+
+REDRAWN_GROUPED = 3  # by_charts_redrawn's last group: this many charts redrawn, or more
+
+
+def _redrawn(result) -> int:
+    """The charts a press of the case redrew, the median over its presses."""
+    return round(statistics.median(result.charts_redrawn)) if result.charts_redrawn else 0
+
+
+def _charts(count: int, what: str) -> str:
+    return f"{count} chart{'s' if count > 1 else ''} {what}"
 
 
 def built_anew(results) -> str | None:
@@ -296,8 +327,7 @@ def _built_note(result) -> str:
 
 
 def _built_words(result) -> str:
-    built = _built(result)
-    return f"{built} chart{'s' if built > 1 else ''} built anew"
+    return _charts(_built(result), "built anew")
 
 
 def against_references(results) -> str | None:

@@ -16,6 +16,7 @@ Used by python -m bench, which starts the servers and prints the figures against
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import statistics
 import sys
@@ -25,7 +26,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from components.page.first_paint import WARM_UP_KEY
-from components.private_hooks import bound_input_name
+from components.private_hooks import ForwardMsg, bound_input_name
 from harness.browser import (
     LESSON_STEADY,
     Timing,
@@ -215,6 +216,7 @@ class Result:
     bytes_in: list[int] = field(default_factory=list)  # in_browser: bytes the server sent for each move
     open_bytes: int | None = None  # in_browser: bytes the server sent to open the page
     built: list[int] = field(default_factory=list)  # charts each move built anew (browser.charts_built)
+    charts_redrawn: list[int] = field(default_factory=list)  # charts each move redrew (ChartsRedrawn)
     again: list[Timing] = field(default_factory=list)  # the case's moves back over what they drew (Case.again)
 
     def settled(self) -> list[float]:
@@ -243,18 +245,80 @@ class Result:
         return statistics.median(timing.last_message_ms or 0.0 for timing in self.timings)
 
 
-def open_page(browser, url: str, ready: str, received: list[int] | None = None):
+def open_page(browser, url: str, ready: str, received: list[int] | None = None, charts: list[int] | None = None):
     """A fresh session on url, drawn and settled; the size of every websocket frame the server sends is
-    appended to received, when given."""
+    appended to received, and whether each redraws a chart (ChartsRedrawn) to charts, when given."""
     page = new_page(browser, viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(TIMEOUT_MS)
     if received is not None:
         page.add_init_script(PAINT_PROBE_JS)
         page.on("websocket", lambda socket: socket.on("framereceived", lambda frame: received.append(len(frame))))
+    if charts is not None:
+        redraws = ChartsRedrawn()
+        page.on("websocket", lambda socket: socket.on("framereceived", lambda frame: charts.append(redraws(frame))))
     page.goto(url)
     page.locator(ready).first.wait_for()
     wait_until_settled(page, timeout_ms=TIMEOUT_MS)
     return page
+
+
+class ChartsRedrawn:
+    """Which of a page's charts each of the server's websocket frames changes: a chart element at a place in the
+    page (its delta path) whose content differs from what stood there, or where none stood. Streamlit sends a
+    message the browser has seen before by its hash alone (ref_hash), and the browser draws it from its own copy: a
+    chart whose numbers go back to earlier ones is redrawn all the same, and one sent again unchanged is not. What a
+    run did not send again is gone at its end, as the browser clears it: of a fragment's run, what the fragments it
+    drew had drawn before."""
+
+    def __init__(self) -> None:
+        self._charts: set[str] = set()  # the hashes of the chart messages sent in full
+        # delta path -> (the content of the chart standing there, or None for another element; its fragment)
+        self._standing: dict[tuple[int, ...], tuple[str | None, str]] = {}
+        self._sent: set[tuple[int, ...]] = set()  # the places the run under way has sent
+        self._fragments: set[str] = set()  # the fragments it has sent elements of
+
+    def __call__(self, frame: bytes | str) -> int:
+        """1 when the frame redraws a chart, else 0."""
+        if isinstance(frame, str):
+            return 0
+        message = ForwardMsg()
+        message.ParseFromString(frame)
+        kind = message.WhichOneof("type")
+        if kind == "new_session":  # a run begins
+            self._sent, self._fragments = set(), set()
+        elif kind == "script_finished":
+            self._clear(message.script_finished)
+        if kind == "ref_hash":
+            content, fragment = message.ref_hash, ""
+            if content not in self._charts:
+                content = None
+        elif kind == "delta":
+            content, fragment = None, message.delta.fragment_id
+            if (message.delta.WhichOneof("type") == "new_element"
+                    and message.delta.new_element.WhichOneof("type") == "vega_lite_chart"):
+                content = message.hash or hashlib.blake2b(message.delta.new_element.SerializeToString()).hexdigest()
+                self._charts.add(content)
+        else:
+            return 0
+        place = tuple(message.metadata.delta_path)
+        before = self._standing.get(place, (None, ""))
+        self._standing[place] = (content, fragment or before[1])
+        self._sent.add(place)
+        self._fragments.add(fragment or before[1])
+        return int(content is not None and content != before[0])
+
+    def _clear(self, status: int) -> None:
+        """At a run's end, what it did not send again is gone: all of it after the page's run, what its fragments
+        had drawn after a fragment's; nothing after a run cut short for another."""
+        if status == ForwardMsg.FINISHED_SUCCESSFULLY:
+            gone = set(self._standing) - self._sent
+        elif status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:
+            gone = {place for place, (_, fragment) in self._standing.items()
+                    if place not in self._sent and fragment in self._fragments}
+        else:
+            return
+        for place in gone:
+            del self._standing[place]
 
 
 # Before the page's own code: notes when a canvas is drawn on (Vega's canvas renderer fills paths and
@@ -325,8 +389,9 @@ def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> 
     result = Result(case)
     page = None
     received: list[int] | None = [] if case.in_browser else None
+    charts: list[int] = []
     try:
-        page = open_page(browser, f"{base_url}/?{urlencode(case.query)}", case.ready, received)
+        page = open_page(browser, f"{base_url}/?{urlencode(case.query)}", case.ready, received, charts)
         if case.shows is not None:
             page.get_by_text(re.compile(case.shows)).first.wait_for()
         result.tokens = page.locator('[data-testid="token-chips"] .aa-chip').count() or None
@@ -337,11 +402,13 @@ def run_case(browser, base_url: str, case: Case, floor_page, failures: Path) -> 
         for index, move in enumerate(case.moves):
             steady(page, case)
             mark_charts(page)
+            before_charts = len(charts)
             if received is None:
                 result.timings.append(time_move(page, move))
             else:
                 time_in_browser(page, move, received, result)
             result.built.append(charts_built(page))
+            result.charts_redrawn.append(sum(charts[before_charts:]))
             result.floor.append(time_move(floor_page, FLOOR_MOVES[index % len(FLOOR_MOVES)]))
         for index, move in enumerate(case.again, len(case.moves)):
             steady(page, case)

@@ -12,6 +12,7 @@ from bench.every_control import (
     Control,
     against_references,
     built_anew,
+    by_charts_redrawn,
     class_cases,
     moves,
     moves_again,
@@ -19,8 +20,9 @@ from bench.every_control import (
     slowest,
     view_queries,
 )
-from bench.page_speed import Case, Result
+from bench.page_speed import Case, ChartsRedrawn, Result
 from components.page.lesson_steps import STEP_TITLES, lesson_for
+from components.private_hooks import ForwardMsg
 from harness.browser import Timing
 
 
@@ -68,10 +70,11 @@ def test_a_select_box_is_moved_down_up_down_so_that_no_press_chooses_what_it_hol
     assert all(move.key == "Enter" for move in presses)
 
 
-def measured(name: str, settled_ms: float, built: list[int]) -> Result:
-    """A control's result of three presses against a floor of 20 ms, each press building built[i] charts anew."""
+def measured(name: str, settled_ms: float, built: list[int], sent: list[int] = ()) -> Result:
+    """A control's result of three presses against a floor of 20 ms, each press building built[i] charts anew and
+    redrawing sent[i] charts."""
     return Result(Case(name, GROUP, "", {}, [], 2.0), timings=[Timing(settled_ms, None)] * 3,
-                  floor=[Timing(20.0, None)] * 3, built=built)
+                  floor=[Timing(20.0, None)] * 3, built=built, charts_redrawn=list(sent))
 
 
 def test_the_controls_that_build_a_chart_anew_are_named_slowest_first_by_their_median_press():
@@ -84,6 +87,60 @@ def test_the_controls_that_build_a_chart_anew_are_named_slowest_first_by_their_m
     assert slowest(results, 2) == ["neuron: source 50.0× (1 chart built anew)",
                                    "compare: words 25.0× (2 charts built anew)"]
     assert built_anew([measured("head: mask", 200, [])]) is None  # not counted: no line
+
+
+def chart_message(spec: str, path: tuple[int, ...]) -> ForwardMsg:
+    """A chart element as Streamlit sends it in full at delta path `path`, hashed as the server hashes it."""
+    message = ForwardMsg()
+    message.delta.new_element.vega_lite_chart.spec = spec
+    message.metadata.delta_path[:] = path
+    message.hash = f"hash of {spec}"
+    return message
+
+
+def by_hash(sent: ForwardMsg) -> bytes:
+    """The message Streamlit sends for one the browser has already: its hash, where it goes."""
+    message = ForwardMsg(ref_hash=sent.hash)
+    message.metadata.delta_path[:] = sent.metadata.delta_path
+    return message.SerializeToString()
+
+
+def test_a_chart_is_redrawn_when_its_place_shows_other_content_whether_sent_in_full_or_by_its_hash():
+    redraws = ChartsRedrawn()
+    first, second = chart_message("weights A", (0, 3)), chart_message("weights B", (0, 3))
+    text = ForwardMsg()
+    text.delta.new_element.markdown.body = "Layer 0, head 0"
+    seen = [redraws(frame) for frame in (first.SerializeToString(), by_hash(first), text.SerializeToString(),
+                                         second.SerializeToString(), by_hash(first), "a text frame")]
+    assert seen == [1, 0, 0, 1, 1, 0], "new; the same again; no chart; other numbers; the first back by hash; none"
+    assert redraws(chart_message("weights A", (0, 5)).SerializeToString()) == 1, "the same chart at a new place"
+
+
+def test_what_a_run_does_not_send_again_is_gone_at_its_end_so_a_chart_back_in_its_place_is_redrawn():
+    redraws = ChartsRedrawn()
+    chart = chart_message("weights A", (0, 3))
+    begins, ends, cut_short = ForwardMsg(), ForwardMsg(), ForwardMsg()
+    begins.new_session.SetInParent()
+    ends.script_finished = ForwardMsg.FINISHED_SUCCESSFULLY
+    cut_short.script_finished = ForwardMsg.FINISHED_EARLY_FOR_RERUN
+    assert redraws(chart.SerializeToString()) == 1
+    for run_end, redrawn in ((cut_short, 0), (ends, 1)):  # a run cut short clears nothing; a finished one, the chart
+        redraws(begins.SerializeToString())
+        redraws(chart_message("weights A", (0, 4)).SerializeToString())  # drawn one place down, a notice above it
+        redraws(run_end.SerializeToString())
+        assert redraws(by_hash(chart)) == redrawn
+
+
+def test_the_controls_are_grouped_by_the_charts_a_press_redraws_each_group_at_its_median_ratio():
+    results = [measured("head: table", 40, [0], [0, 0, 1]), measured("head: mask", 100, [0], [1, 1, 1]),
+               measured("compare: mask", 140, [0], [1, 2, 1]), measured("heads: source", 300, [0], [3, 3, 3]),
+               measured("block: layer", 200, [0], [4, 5, 4]), measured(CHART_FLOOR_NAME, 36, [], [1, 1, 1])]
+    assert by_charts_redrawn(results) == (
+        "By the charts a press redraws (other numbers or another spec than the page showed; a chart its run leaves as "
+        "it was is not counted): none: 1 control, median 2.0×; one: 2 controls, median 6.0×; 3 or "
+        "more: 2 controls, median 12.5×.")
+    assert slowest(results, 1) == ["heads: source 15.0× (3 charts redrawn)"]
+    assert by_charts_redrawn([measured("head: mask", 100, [0])]) is None  # not counted: no line
 
 
 def test_the_controls_are_counted_against_the_floor_and_the_floor_with_one_heatmap_that_is_not_a_control():
