@@ -12,7 +12,9 @@ pressed N times after two presses that warm the page, then N times more under th
 figures are shares, not times to compare with the first table's). The server is the app's own, on a free port, the
 browser the bench's Chromium (optimising compilers on). Three tables:
 
-- key -> settled, ms, each press (harness/browser.py's "settled"), without any instrumentation;
+- key -> settled, ms, each press (harness/browser.py's "settled"), without any instrumentation; and the medians of
+  the press's three parts, by the page's own clock: until the page sent the server its rerun (the browser's
+  handling of the key), until the server's last message (its run, sent as it goes), and until the page settled;
 - the server's messages of a press: how many of each kind (an element Streamlit sends again, a block, a chart sent
   by its hash alone), and their bytes: every element a rerun draws is one message, and React renders each;
 - the renderer's main thread over the same presses, traced: its tasks by kind (scripts, style, layout, paint,
@@ -31,10 +33,16 @@ import statistics
 
 from bench.page_speed import CHART_DRAWN, TIMEOUT_MS
 from components.private_hooks import ForwardMsg
-from harness.browser import act_and_time, launch_chromium, new_page, wait_until_settled
+from harness.browser import Timing, act_and_time, launch_chromium, new_page, wait_until_settled
 from harness.server import APP, streamlit_server
 
 WARM_PRESSES = 2
+# ms from the last press's start (harness/browser.py's arming) to the page's first message to its server since, or
+# null when it sent none: when the browser asked for the rerun
+FIRST_SEND_JS = """() => {
+  const sent = window.__stProbe.sends.find(time => time >= window.__settle.t0);
+  return sent === undefined ? null : sent - window.__settle.t0;
+}"""
 TRACED = ["devtools.timeline", "disabled-by-default-devtools.timeline"]
 SHOWN = 14  # rows of each table of the browser's time
 
@@ -97,20 +105,27 @@ def measure(query: str, selector: str, keys: list[str], presses: int) -> None:
 
         turns = itertools.cycle(keys)
 
-        def press() -> float:
+        def press() -> Timing:
             key = next(turns)
-            return act_and_time(page, lambda: page.locator(selector).first.press(key)).settled_ms
+            return act_and_time(page, lambda: page.locator(selector).first.press(key))
 
         for _ in range(WARM_PRESSES):
             press()
-        settled, kinds, sizes = [], collections.Counter(), []
+        settled, asked, answered, kinds, sizes = [], [], [], collections.Counter(), []
         for _ in range(presses):
             frames.clear()
-            settled.append(press())
+            timing = press()
+            settled.append(timing.settled_ms)
+            asked.append(page.evaluate(FIRST_SEND_JS))
+            answered.append(timing.last_message_ms)
             kinds.update(message_kind(frame) for frame in frames)
             sizes.append(sum(len(frame) for frame in frames))
         print(f"key -> settled, ms: {', '.join(f'{ms:.0f}' for ms in settled)} "
-              f"(median {statistics.median(settled):.0f})\n")
+              f"(median {statistics.median(settled):.0f})")
+        if None not in asked and None not in answered:
+            print(f"medians: key -> rerun asked {statistics.median(asked):.0f} ms, -> the server's last message "
+                  f"{statistics.median(answered):.0f} ms, -> settled {statistics.median(settled):.0f} ms")
+        print()
         print(f"| the server's messages, a press ({statistics.median(sizes) / 1024:.1f} kB, median) | count |")
         print("|---|---|")
         for kind, count in kinds.most_common():
