@@ -42,6 +42,11 @@ The hooks:
   first ("Bad delta path index 15 (should be between [0, 12])"): the page stays "running" and takes no more moves.
   The queue is told the nested fragments' ids with the running ones', so that it drops theirs as well. The nesting
   is kept in the session's fragment storage, which nothing public reads.
+- keep_made_downloads: the file a deferred download button makes when clicked (MediaFileManager.execute_deferred) is
+  left to no session by Streamlit, and every run of every session ends by collecting such files: marked at one run's
+  end, deleted at the next. On a busy server two runs of other readers can end between the file made and the
+  browser's fetch of it, and the download fails (Chromium: "Download.path: canceled"); a class downloading its charts
+  is such a server. The file is filed as the asking session's, as a file its run had drawn, until its next whole run.
 - run_temporary_folder: a folder in pytest's own temporary folder, from a hook that is given only the config (xdist's
   pytest_configure_node): pytest makes its TempPathFactory for fixtures only.
 """
@@ -68,7 +73,7 @@ from streamlit.runtime.state.session_state import STREAMLIT_INTERNAL_KEY_PREFIX
 __all__ = ["Alert", "BackMsg", "ClientState", "DoubleArray", "Element", "ForwardMsg", "MediaFileManager", "StringArray",
            "VegaLiteChart", "WidgetState", "app_test_tree", "arrow_dataset", "attention_implementation",
            "bound_input_name", "bound_input_signal", "cache_component_manifests", "component_events_id",
-           "element_key", "forward_hooks", "run_app_test_with", "run_temporary_folder"]
+           "element_key", "forward_hooks", "keep_made_downloads", "run_app_test_with", "run_temporary_folder"]
 
 
 def arrow_dataset(frame: pd.DataFrame | pa.Table) -> bytes:
@@ -177,3 +182,24 @@ def clear_nested_fragments_too() -> None:
 
     clear_queue.streamlits_own = clear  # for the test that checks Streamlit still needs it
     AppSession._clear_queue = clear_queue
+
+
+def keep_made_downloads() -> None:
+    """From now on, the file a deferred download makes is the asking session's until its next whole run (the module's
+    docstring says why), as a file its run had drawn is; then Streamlit collects it as before."""
+    execute = MediaFileManager.execute_deferred
+    if hasattr(execute, "streamlits_own"):
+        return
+
+    def execute_deferred(manager: MediaFileManager, file_id: str) -> str:
+        url = execute(manager, file_id)
+        made = url.rsplit("/", 1)[-1].split(".", 1)[0]  # the storage's URL: <endpoint>/<file id><extension>
+        with manager._lock:
+            if made in manager._file_metadata:
+                for session, deferred in manager._deferred_ids_by_session.items():
+                    if file_id in deferred:  # one place a button: a second click replaces the first's file
+                        manager._files_by_session_and_coord[session][f"made by {file_id}"] = made
+        return url
+
+    execute_deferred.streamlits_own = execute  # for the test that checks Streamlit still needs it
+    MediaFileManager.execute_deferred = execute_deferred

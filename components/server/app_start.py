@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator
 
 import streamlit as st
 
-from components.private_hooks import clear_nested_fragments_too
+from components.private_hooks import clear_nested_fragments_too, keep_made_downloads
 from components.server.no_delay import no_delay
 
 log = logging.getLogger("attention_anatomy")
@@ -37,10 +37,11 @@ log = logging.getLogger("attention_anatomy")
 
 @contextlib.asynccontextmanager
 async def lifespan(_app) -> AsyncIterator[None]:
-    """st.App's lifespan: starts torch's import, sets TCP_NODELAY, mends the queue's clearing, asks for the browser
-    tab, and yields at once; nothing to undo."""
+    """st.App's lifespan: starts torch's import, sets TCP_NODELAY, mends the queue's clearing and the made downloads'
+    collecting, asks for the browser tab, and yields at once; nothing to undo."""
     threading.Thread(target=_import_torch, name="warm-start", daemon=True).start()
     clear_nested_fragments_too()  # a fragment's run cut short must not leave its nested fragments' messages queued
+    keep_made_downloads()  # a chart's picture, made on a click, must outlive other readers' runs until it is fetched
     port = st.get_option("server.port")
     if not no_delay(port):
         log.info("no socket listening on port %s found: replies may wait for the browser's acknowledgement", port)

@@ -20,6 +20,7 @@ from streamlit import dataframe_util
 from streamlit.components.v2 import manifest_scanner
 from streamlit.components.v2.bidi_component import main as bidi_component
 from streamlit.runtime.app_session import AppSession
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.script_data import ScriptData
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
@@ -137,6 +138,33 @@ def test_a_deferred_download_is_filed_with_its_callable_where_the_tests_catch_it
     """tests/pages.py's open_keeping_downloads wraps add_deferred; tests/page/test_downloads.py clicks what it kept."""
     parameters = list(inspect.signature(MediaFileManager.add_deferred).parameters)
     assert parameters[:5] == ["self", "data_callable", "mimetype", "coordinates", "file_name"]
+
+
+def made_download(execute) -> tuple[MediaFileManager, str]:
+    """A media file manager, as a server has, with one deferred download of a session (this thread's, "dontcare"
+    outside a run) made by execute(manager, file_id): the manager and the made file's id."""
+    manager = MediaFileManager(MemoryMediaFileStorage("/media"))
+    deferred = manager.add_deferred(lambda: b"\x89PNG a chart", "image/png", "coordinates of the button",
+                                    "chart.png")
+    url = execute(manager, deferred)
+    return manager, url.rsplit("/", 1)[-1].split(".", 1)[0]
+
+
+def test_a_made_download_outlives_other_runs_until_its_sessions_next_whole_run():
+    private_hooks.keep_made_downloads()
+    streamlits_own = MediaFileManager.execute_deferred.streamlits_own
+    manager, made = made_download(streamlits_own)
+    for _ in range(2):  # two runs of other readers end
+        manager.remove_orphaned_files()
+    assert manager.read_file(made) is None, "Streamlit's own collects the file before it is fetched: the hook is needed"
+    manager, made = made_download(MediaFileManager.execute_deferred)
+    for _ in range(2):
+        manager.remove_orphaned_files()
+    assert manager.read_file(made).content == b"\x89PNG a chart"
+    manager.clear_session_refs("dontcare")  # the session's next whole run starts
+    for _ in range(2):
+        manager.remove_orphaned_files()
+    assert manager.read_file(made) is None, "collected once its session has moved on"
 
 
 def _empty_page():
