@@ -302,9 +302,10 @@ class ChartsRedrawn:
             return 0
         place = tuple(message.metadata.delta_path)
         before = self._standing.get(place, (None, ""))
-        self._standing[place] = (content, fragment or before[1])
+        fragment = fragment or before[1]  # a message sent by its hash names no fragment: the place's own stands
+        self._standing[place] = (content, fragment)
         self._sent.add(place)
-        self._fragments.add(fragment or before[1])
+        self._fragments.add(fragment)
         return int(content is not None and content != before[0])
 
     def _clear(self, status: int) -> None:

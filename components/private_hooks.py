@@ -73,7 +73,8 @@ from streamlit.runtime.state.session_state import STREAMLIT_INTERNAL_KEY_PREFIX
 __all__ = ["Alert", "BackMsg", "ClientState", "DoubleArray", "Element", "ForwardMsg", "MediaFileManager", "StringArray",
            "VegaLiteChart", "WidgetState", "app_test_tree", "arrow_dataset", "attention_implementation",
            "bound_input_name", "bound_input_signal", "cache_component_manifests", "component_events_id",
-           "element_key", "forward_hooks", "keep_made_downloads", "run_app_test_with", "run_temporary_folder"]
+           "element_key", "forward_hooks", "keep_made_downloads", "made_file_id", "run_app_test_with",
+           "run_temporary_folder"]
 
 
 def arrow_dataset(frame: pd.DataFrame | pa.Table) -> bytes:
@@ -193,7 +194,7 @@ def keep_made_downloads() -> None:
 
     def execute_deferred(manager: MediaFileManager, file_id: str) -> str:
         url = execute(manager, file_id)
-        made = url.rsplit("/", 1)[-1].split(".", 1)[0]  # the storage's URL: <endpoint>/<file id><extension>
+        made = made_file_id(url)
         with manager._lock:
             if made in manager._file_metadata:
                 for session, deferred in manager._deferred_ids_by_session.items():
@@ -203,3 +204,8 @@ def keep_made_downloads() -> None:
 
     execute_deferred.streamlits_own = execute  # for the test that checks Streamlit still needs it
     MediaFileManager.execute_deferred = execute_deferred
+
+
+def made_file_id(url: str) -> str:
+    """The media file's id in the URL Streamlit's memory storage gives it: <endpoint>/<file id><extension>."""
+    return url.rsplit("/", 1)[-1].split(".", 1)[0]

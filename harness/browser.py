@@ -528,12 +528,14 @@ class HeldReplies:
     def hold(self) -> None:
         self.held = []
 
-    def wait_until_held(self, page, timeout_s: float = REPAINT_TIMEOUT_S) -> bool:
-        """Whether the server has sent something since hold(), waiting for it up to timeout_s."""
+    def wait_until_held(self, page, timeout_s: float = REPAINT_TIMEOUT_S,
+                        until: Callable[[list], bool] = bool) -> bool:
+        """Whether the server has sent something since hold() (or what until(held replies) asks for), waiting for it
+        up to timeout_s."""
         deadline = time.monotonic() + timeout_s
-        while not self.held and time.monotonic() < deadline:
+        while not until(self.held or []) and time.monotonic() < deadline:
             page.wait_for_timeout(50)
-        return bool(self.held)
+        return until(self.held or [])
 
     def release(self) -> None:
         held, self.held = self.held, None

@@ -19,9 +19,9 @@ pytestmark = BROWSER_TESTS
 PAGE = "/?text=the+cat+sat+on+the+mat"
 
 
-def file_address_held(replies: HeldReplies) -> bool:
+def file_address_among(held: list) -> bool:
     """Whether the server's answer to a deferred download (the made file's address) is among the held replies."""
-    for message in replies.held or []:
+    for message in held:
         if isinstance(message, bytes):
             reply = ForwardMsg()
             reply.ParseFromString(message)
@@ -42,11 +42,7 @@ def test_a_charts_picture_downloads_though_two_runs_of_another_reader_end_before
         with reader.expect_download() as download_info:
             replies.hold()
             picture.click()
-            for _ in range(100):
-                if file_address_held(replies):
-                    break
-                reader.wait_for_timeout(50)
-            assert file_address_held(replies), "the server never answered the click"
+            assert replies.wait_until_held(reader, until=file_address_among), "the server never answered the click"
             for mask in ("causal", "model's own"):  # two runs of another reader end
                 act_and_time(other, other.locator(".st-key-mask button").filter(has_text=mask).first.click)
             replies.release()

@@ -146,8 +146,7 @@ def made_download(execute) -> tuple[MediaFileManager, str]:
     manager = MediaFileManager(MemoryMediaFileStorage("/media"))
     deferred = manager.add_deferred(lambda: b"\x89PNG a chart", "image/png", "coordinates of the button",
                                     "chart.png")
-    url = execute(manager, deferred)
-    return manager, url.rsplit("/", 1)[-1].split(".", 1)[0]
+    return manager, private_hooks.made_file_id(execute(manager, deferred))
 
 
 def test_a_made_download_outlives_other_runs_until_its_sessions_next_whole_run():
