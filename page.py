@@ -6,6 +6,7 @@ The numbers come from attention/ (no Streamlit there); the drawing from componen
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 
@@ -152,8 +153,10 @@ def page_scripts() -> None:
 @own_fragment(linked=True)
 def view_alone(view: str, context: views.ViewContext) -> None:
     """A view whose own controls change nothing beside it (the lesson's step): moving one reruns the view alone,
-    not the attention controls and the shapes panel, and writes the link (and the class's view) again."""
-    draw(view, context)
+    not the attention controls and the shapes panel, and writes the link (and the class's view) again. A run of it
+    alone is called with the context of the fragment's last run, so its state is taken anew: the controls as they
+    stand, the view's own just moved among them."""
+    draw(view, dataclasses.replace(context, state=controls.pending_state()))
 
 
 process.configure()  # torch's threads, glibc's pools, Arrow's pool: once per server process

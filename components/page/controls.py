@@ -40,7 +40,7 @@ SOURCE_HELP = {
     "random": "fresh nn.Linear projections, reproducible from the seed",
     "bert": "the model's own trained weights of the chosen layer",
 }
-ON_CHART_NAMES = {"temperature": "τ ="}  # how a caption names a value picked on the chart, if not by its name
+ON_CHART_NAMES = {"temperature": "τ"}  # how a caption names a value picked on the chart, if not by its name
 SCALING_LABELS = {"none": "none", "sqrt": "√d_k", "linear": "d_k", "temperature": "τ"}
 # Each kind of mask (attention.stages.masks): its word on the control, its name in a sentence, what it lets a query see.
 MASK_WORDS = {"none": ("padding only", "no mask but its padding", "every token looks both ways"),
@@ -188,15 +188,15 @@ def attention_controls(shape: ModelShape, view: str, on_chart: tuple[str, ...] =
     num_heads = TraceSettings(source=source, head_dim=head_dim).num_heads(shape)
     head = fitted.head if "head" in on_chart else _range_slider("head", "Head", num_heads)
     sharing = SharedHeads.of(shape, TraceSettings(source=source, head_dim=head_dim))
-    if sharing.shared and "head" not in on_chart:  # under its slider; else under the line that says where it is
+    if sharing.shared and "head" not in on_chart:  # under its slider; a view whose chart picks the head names them
         st.caption(shared_heads_line(sharing, head))
     if on_chart:
-        picked = " and ".join(f"{ON_CHART_NAMES.get(name, name)} {getattr(fitted, name):g}" for name in on_chart)
+        # Named, not valued: the chart's own inputs show their values, and a chart that reruns in a fragment of its
+        # own (the all-heads grid's layer) leaves this column as it was.
+        picked = " and ".join(ON_CHART_NAMES.get(name, name) for name in on_chart)
         picked = picked.capitalize() if picked.isascii() else picked  # "Τ" is not how τ starts a sentence
         st.caption(f"{picked}: pick {'them' if len(on_chart) > 1 else 'it'} on the chart, "
                    "where the picture switches at once.")
-    if sharing.shared and "head" in on_chart:
-        st.caption(shared_heads_line(sharing, head))
     scaling = bound_widget(st.segmented_control, "scaling", "Scaling: scores divided by", options=SCALINGS,
                       format_func=SCALING_LABELS.get, wrap=True)
     temperature = shadow["temperature"]

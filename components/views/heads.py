@@ -3,8 +3,9 @@
 The grid and the summary are one chart, and its layer is picked on the chart itself: its dataset
 holds every head of every layer (when they fit ALL_LAYERS_WEIGHTS), a point selection bound to a
 range input above the grid picks one layer, and the grid and the summary switch at once in the
-browser. Streamlit then reports the selection, and a rerun brings the heading, the URL and the side
-column up to it; the chart arrives again unchanged (components/charts/scrub.py does the same for one head).
+browser. Streamlit then reports the selection, and a rerun of the heading and the grid (a fragment of
+theirs, with the grid's own controls) brings the heading and the URL up to it; the chart arrives again unchanged
+(components/charts/scrub.py does the same for one head). The overview and the parks under it are not run again.
 A text too long for the budget sends only the current layer: the input then asks for a rerun.
 
 Clicking a head in the grid, or a cell of the overview, opens that head in the "One head" view:
@@ -60,6 +61,7 @@ from components.page import controls
 from components.page.downloads import chart_downloads
 from components.page.page_state import WEIGHT_SCALES
 from components.views.parts.number_table import number_table, tables_on_request
+from components.views.parts.own_fragment import own_fragment
 from components.views.parts.scrubbed import anchor_for, report_move, said
 
 # bert-large has 16 heads; a random source with a tiny head_dim has hundreds, shown 16 at a time.
@@ -79,9 +81,25 @@ OVERVIEW_SCHEME = "tinted blues"  # reversed: the darker a cell, the lower its e
 
 
 def render(context) -> None:
-    state = context.state
+    """The grid and its summary (a fragment of their own: their controls rerun them alone), then the overview and
+    where attention parks, which none of those controls change."""
     outline = context.outline()  # the tokens and the heads: the weights come from the chart's stack
-    pairs = len(outline.tokens[0]) ** 2  # the weights computed are between tokens, merged or not
+    num_heads = outline.num_heads
+    summed = num_heads * len(outline.tokens[0]) ** 2 <= MAX_LAYER_WEIGHTS  # between tokens, merged or not
+    _layer_of_heads(context, num_heads, summed)
+    if summed:
+        _overview(context, num_heads)
+        _parks(context)
+
+
+@own_fragment(linked=True)
+def _layer_of_heads(context, num_heads: int, summed: bool) -> None:
+    """The heading, the grid of every head of the layer and their summary, with the controls that change only
+    them: the layer picked on the chart, the weights' colours, whole words, value norm, the tokens beside the
+    maps and how the heads are summed up. A press of one reruns this alone, not the side column, the overview and
+    the parks (a third of the view's elements, which React renders again at every run)."""
+    state = controls.pending_state()  # a run of this alone is called with the arguments of the view's last run
+    context = dataclasses.replace(context, state=state)
     st.subheader(f"Every head of layer {state.layer}" + (", weighted by value norm" if state.value_norm else ""),
                  anchor=False)
     weight_scale = controls.weight_scale_select()
@@ -90,12 +108,13 @@ def render(context) -> None:
     # (1, W): whether each word is text, not padding (a word's tokens are all text or all padding)
     attention_mask = context.encoding().attention_mask[:, [start for start, _ in words.spans]]
     second = second_sentence_from(list(words.token_type_ids))  # sentence B's first word, if a pair
-    num_layers, num_heads = context.shape.num_layers, outline.num_heads
+    num_layers = context.shape.num_layers
     shown = _head_window(num_heads, state.head)
     group = SharedHeads.of(context.shape, context.settings()).group_size  # query heads to a key/value head
-    summed = num_heads * pairs <= MAX_LAYER_WEIGHTS
-    layers = tuple(range(num_layers)) if num_layers * num_heads * pairs <= ALL_LAYERS_WEIGHTS else (state.layer,)
-    merged = len(words) < len(outline.tokens[0])
+    token_count = len(context.outline().tokens[0])  # the weights computed are between tokens, merged or not
+    layers = (tuple(range(num_layers)) if num_layers * num_heads * token_count ** 2 <= ALL_LAYERS_WEIGHTS
+              else (state.layer,))
+    merged = len(words) < token_count
     by_value = state.value_norm  # the toggle stands under the caption; the state holds its value already
     unit = "word" if merged else "token"
     caption = (f"Each small map is one head's attention weights (rows: query {unit}s, columns: key {unit}s, "
@@ -156,8 +175,8 @@ def render(context) -> None:
                        second_sentence=(second, second), row_title=f"query {unit}", column_title=f"key {unit}")
 
     chart_downloads(summary_chart, "heads-summary", f"{how}-of-heads-layer-{state.layer}")
-    _overview(context, num_heads)
-    _parks(context)
+
+
 
 
 def _grid_and_summary(stack: stacks.HeadStack, shown: range, how: str | None, tokens: list[str], num_layers: int,
@@ -360,7 +379,9 @@ def _on_grid() -> None:
     if not opened:
         return
     head, layer = int(opened["head"]), controls.current_state().layer  # the layer the chart has just reported
-    if not questions.answer_on_chart(classroom.class_seat(), "previous", layer, head):  # an answer opens nothing
+    if questions.answer_on_chart(classroom.class_seat(), "previous", layer, head):  # an answer opens nothing
+        controls.rerun_whole_page()  # the question's card, above the view, shows the answer
+    else:
         controls.request(view="head", head=head)
 
 

@@ -145,8 +145,8 @@ def expect_view(page, shown: View) -> None:
     expect(page.get_by_role("heading", level=1, name=VIEW_TITLES[shown.view])).to_be_visible()
     expect(control(page, shown.view, "layer")).to_have_value(str(shown.layer))
     expect(control(page, shown.view, "head")).to_have_value(str(shown.head))
-    if shown.view == "head":  # its side column names them instead of drawing sliders
-        expect(page.get_by_text(f"Layer {shown.layer} and head {shown.head}: pick them on the chart")).to_be_visible()
+    if shown.view == "head":  # its chart picks them, and its heading names them
+        expect(page.get_by_role("heading", name=f"Layer {shown.layer}, head {shown.head}", exact=True)).to_be_visible()
     expect(page.locator(".st-key-text textarea")).to_have_value(shown.text)
     drawn_for = f"Layer {shown.layer}, head {shown.head}" if shown.view == "head" else \
         f"Every head of layer {shown.layer}"

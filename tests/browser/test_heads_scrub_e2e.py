@@ -54,12 +54,11 @@ def shown(page) -> dict[str, list[str]]:
 
 
 def expect_page_at(page, layer: int) -> None:
-    """The rest of the page has followed the chart: the URL, the heading, the side column's caption."""
+    """The rest of the page has followed the chart: the URL and the heading."""
     from playwright.sync_api import expect
 
     expect(page).to_have_url(re.compile(rf"[?&]layer={layer}(&|$)" if layer else r"^(?!.*[?&]layer=)"))
     expect(page.get_by_role("heading", name=f"Every head of layer {layer}", exact=True)).to_be_visible()
-    expect(page.get_by_text(f"Layer {layer}: pick it on the chart")).to_be_visible()
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 
 

@@ -52,7 +52,6 @@ def expect_page_at(page, head: int, query: int, token: str) -> None:
 
     expect(page.get_by_text(f"Query token {query} ({token}), layer 0, head {head}.")).to_be_visible()
     expect(page).to_have_url(re.compile(rf"[?&]query={query}(&|$)"))
-    expect(page.get_by_text(f"Head {head}: pick it on the chart")).to_be_visible()
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 
 

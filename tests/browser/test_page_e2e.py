@@ -124,7 +124,7 @@ def test_link_reopens_the_same_view(page, base_url):
     for name, value in (("layer", "2"), ("head", "5")):
         expect(chart_input(page, name)).to_have_value(value)
         expect(chart_input_readout(page, name)).to_have_text(value)
-    expect(page.get_by_text("Layer 2 and head 5: pick them on the chart")).to_be_visible()
+    expect(page.get_by_role("heading", name="Layer 2, head 5", exact=True)).to_be_visible()
     expect(page.locator(".st-key-text textarea")).to_have_value("fruit flies like a banana")
     expect(page.locator(".st-key-scaling button[aria-checked='true']")).to_have_text("d_k")
     expect(page.get_by_role("heading", name="Layer 2, head 5")).to_be_visible()

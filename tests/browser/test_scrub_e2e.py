@@ -44,13 +44,12 @@ def url_params(page) -> dict[str, str]:
 
 
 def expect_page_at(page, layer: int, head: int) -> None:
-    """The rest of the page has followed the chart: the URL, the heading, the side column's caption."""
+    """The rest of the page has followed the chart: the URL and the heading."""
     from playwright.sync_api import expect
 
     expect(page).to_have_url(re.compile(rf"[?&]head={head}(&|$)" if head else r"^(?!.*[?&]head=)"))
     assert url_params(page).get("layer", "0") == str(layer), page.url  # layer 0, the default, leaves the URL
     expect(page.get_by_role("heading", name=f"Layer {layer}, head {head}", exact=True)).to_be_visible()
-    expect(page.get_by_text(f"Layer {layer} and head {head}: pick them on the chart")).to_be_visible()
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from components.charts.grid import GRID_DATA, GRID_GAP
-from tests.pages import LLAMA_TEXT, assert_healthy, open_page
+from tests.pages import LLAMA_TEXT, assert_healthy, open_page, pick_on_chart
 
 TEXT = LLAMA_TEXT
 
@@ -40,6 +40,19 @@ def test_the_head_control_names_the_key_value_head_and_the_heads_that_share_it(l
     page.slider(key="head").set_value(0).run()
     assert_healthy(page)
     assert "Head 0 reads key/value head 0, shared by heads 0 and 1." in captions(page)
+
+
+def test_a_head_picked_on_the_chart_is_named_with_its_key_value_head_by_the_view_itself(llama_link):
+    """The one-head view's chart picks the head, and the view reruns alone when it moves: the line is the view's,
+    under its heading, and follows the chart; the side column, which that run leaves as it was, has none."""
+    page = open_page({**llama_link, "view": "head", "head": "1"})
+    assert_healthy(page)
+    line = "Head 1 reads key/value head 0, shared by heads 0 and 1."
+    assert [caption for caption in captions(page) if "reads key/value head" in caption] == [line]
+    page = pick_on_chart(page, "chart-weights", head=2)
+    assert_healthy(page)
+    assert "Head 2 reads key/value head 1, shared by heads 2 and 3." in captions(page)
+    assert line not in captions(page)
 
 
 def test_the_all_heads_grid_titles_each_head_with_its_key_value_head_and_stands_each_group_together(llama_link):

@@ -227,7 +227,6 @@ def test_a_layer_picked_on_the_chart_reaches_the_page_and_leaves_the_charts_alon
     click(page, grid(page), {"layer": [{"layer": 4}]})
     assert page.query_params["layer"] == "4"
     assert page.subheader[0].value == "Every head of layer 4"
-    assert "Layer 4: pick it on the chart" in "\n".join(c.value for c in page.caption)
     assert [(chart.proto.spec, [d.data.data for d in chart.proto.datasets]) for chart in charts(page)] == before, (
         "the grid, its summary and the overview arrive again unchanged")
     assert shown_view(page) == ("heads", 4, 0)

@@ -209,7 +209,7 @@ def test_a_move_of_tau_on_the_chart_brings_the_url_the_trained_heads_and_the_wor
     said = "\n".join(m.value for m in page.markdown)
     assert "A fixed τ = 4.5 does not grow with d_k" in said
     assert f"still falls from {scores[0]:.2f} to {scores[-1]:.2f}" in said
-    assert "τ = 4.5: pick it on the chart" in "\n".join(c.value for c in page.caption)
+    assert "τ: pick it on the chart" in "\n".join(c.value for c in page.caption)
 
 
 def test_a_link_with_a_tau_off_the_grid_draws_that_tau():
