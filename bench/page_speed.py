@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from components.page.first_paint import WARM_UP_KEY
+from components.page.viewport import KEY as VIEWPORT_KEY
 from components.private_hooks import ForwardMsg, bound_input_name
 from harness.browser import (
     LESSON_STEADY,
@@ -35,6 +36,7 @@ from harness.browser import (
     mark_charts,
     new_page,
     wait_until_settled,
+    wait_until_sized,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,6 +139,8 @@ class Case:
 # The floor's slider, moved once after every move of a case: right, left, right, … (0 <-> 1, no end to hit).
 FLOOR_MOVES = slider("x", ["ArrowRight", "ArrowLeft"])
 FLOOR_READY = ".st-key-x"
+# The app's script that measures the page (components/page/viewport.py), mounted by its key: its pages report their size.
+MEASURES_ITSELF = f".st-key-{VIEWPORT_KEY}"
 
 
 def app_cases(switch_model: str, gpt2_model: str = "", gpt2_text: str = "") -> list[Case]:
@@ -259,6 +263,12 @@ def open_page(browser, url: str, ready: str, received: list[int] | None = None, 
     page.goto(url)
     page.locator(ready).first.wait_for()
     wait_until_settled(page, timeout_ms=TIMEOUT_MS)
+    # The app's page reports its size, and the run that follows draws its charts at that width: on a busy machine
+    # after a quiet moment, so that a case's first press timed that run's redraws with its own. The floors' pages
+    # measure nothing.
+    if page.locator(MEASURES_ITSELF).count():
+        wait_until_sized(page)
+        wait_until_settled(page, timeout_ms=TIMEOUT_MS)
     return page
 
 

@@ -273,7 +273,7 @@ def weights_chart(page):
 
 # Whether the page has reported the size it has now (components/page/viewport.py's script writes each size it
 # reports to its cookie): until it has, a rerun for that size may still be coming.
-_MEASURED_JS = f"""() => {{
+SIZED_JS = f"""() => {{
   const main = document.querySelector('[data-testid="stMainBlockContainer"]');
   if (!main) return false;
   const size = ({SIZE_JS})(main);
@@ -313,7 +313,7 @@ def charts_built(page) -> int:
 
 def wait_until_sized(page) -> None:
     """Wait until the page has reported the size it has now (a resized window reports it 150 ms after)."""
-    page.wait_for_function(_MEASURED_JS)
+    page.wait_for_function(SIZED_JS)
 
 
 def shapes(page) -> dict[str, str]:

@@ -8,7 +8,7 @@ brings back.)"""
 from __future__ import annotations
 
 from bench.page_speed import CHART_DRAWN, Move, chart_input, open_page, time_move
-from harness.browser import wait_until_settled, wait_until_sized
+from harness.browser import SIZED_JS
 from tests.marks import BROWSER_TESTS
 
 pytestmark = BROWSER_TESTS
@@ -18,10 +18,9 @@ def test_a_mask_redraws_its_chart_and_a_chart_input_or_a_table_redraws_none(brow
     charts: list[int] = []
     page = open_page(browser, f"{base_url}/?text=the+cat+sat+on+the+mat", CHART_DRAWN, charts=charts)
     try:
-        # The page's report of its size reruns it, its charts at the width measured: on a busy machine after the
-        # page has been quiet a while, and the first press then counted that run's redraw as well as its own
-        wait_until_sized(page)
-        wait_until_settled(page)
+        # open_page has waited for the page's report of its size and its run: on a busy machine that run came
+        # after a quiet moment, and the first press then counted its redraw as well as its own
+        assert page.evaluate(SIZED_JS), "the page has not reported its size"
         counted = []
         for move in (Move(".st-key-mask button:has-text('causal')", "Space"),
                      *chart_input("layer", ["ArrowRight"]),
