@@ -63,6 +63,27 @@ def button(page, key: str, label: str):
     return page.locator(f".st-key-{key} button:has-text({label!r})")
 
 
+def press_chart_input(sent: Sent, page, name: str) -> tuple[int, set[str]]:
+    """ArrowRight on the chart's own input name: what the run that follows sends."""
+    chart_input(page, name).focus()
+    return sent.during(page, lambda: chart_input(page, name).press("ArrowRight"))
+
+
+def assert_runs_alone(side_column_keys: set[str], own_key: str, *presses: set[str]) -> None:
+    """The side column's press drew the side column; each of the presses drew the part they rerun (its widget
+    own_key among them) and none of the side column's widgets."""
+    assert set(SIDE_COLUMN) <= side_column_keys, side_column_keys
+    for keys in presses:
+        assert own_key in keys and not set(SIDE_COLUMN) & keys, keys
+
+
+def expect_in_link(page, **params: str) -> None:
+    from playwright.sync_api import expect
+
+    for name, value in params.items():
+        expect(page).to_have_url(re.compile(rf"[?&]{name}={value}(&|$)"))
+
+
 @pytest.mark.own_tab  # it listens to the tab's websocket
 def test_the_grids_own_controls_rerun_the_grid_alone_and_the_page_follows(page, base_url):
     from playwright.sync_api import expect
@@ -74,21 +95,15 @@ def test_the_grids_own_controls_rerun_the_grid_alone_and_the_page_follows(page, 
     mask, mask_keys = sent.during(page, lambda: button(page, "mask", "causal").click())
     cells = grid_chart(page).evaluate(_CELLS_JS)
     aggregate, aggregate_keys = sent.during(page, lambda: button(page, "aggregate", "max").click())
-    layer_input = chart_input(page, "layer")
-    layer_input.focus()
-    layer, layer_keys = sent.during(page, lambda: layer_input.press("ArrowRight"))
+    layer, layer_keys = press_chart_input(sent, page, "layer")
 
     print(f"\nall heads: elements a run sends: the side column's mask {mask}, the grid's aggregate {aggregate}, "
           f"the grid's layer {layer}")
-    assert set(SIDE_COLUMN) <= mask_keys, mask_keys
-    for keys in (aggregate_keys, layer_keys):
-        assert "aggregate" in keys and not set(SIDE_COLUMN) & keys, keys
+    assert_runs_alone(mask_keys, "aggregate", aggregate_keys, layer_keys)
     assert 0 < aggregate < mask / 2 and 0 < layer < mask / 2, "the overview and the parks were sent again"
     # What the presses changed is on the page: the summary's cells, the link, the heading
     assert grid_chart(page).evaluate(_CELLS_JS) != cells, "the summary did not take the max"
-    expect(page).to_have_url(re.compile(r"[?&]aggregate=max(&|$)"))
-    expect(page).to_have_url(re.compile(r"[?&]layer=1(&|$)"))
-    expect(page).to_have_url(re.compile(r"[?&]mask=causal(&|$)"))  # the side column's press, kept
+    expect_in_link(page, aggregate="max", layer="1", mask="causal")  # the side column's press kept too
     expect(page.get_by_role("heading", name="Every head of layer 1", exact=True)).to_be_visible()
     expect(button(page, "aggregate", "max")).to_have_attribute("aria-checked", "true")
     assert page.locator('[data-testid="stVegaLiteChart"]').nth(1).inner_html() != overview, (
@@ -119,20 +134,13 @@ def test_the_one_head_views_own_controls_rerun_the_view_alone_and_the_page_follo
     mask, mask_keys = sent.during(page, lambda: button(page, "mask", "causal").click())
     stage, stage_keys = sent.during(page, lambda: button(page, "head_stage", "Q·Kᵀ").click())
     sinks, sinks_keys = sent.during(page, lambda: page.locator(".st-key-hide_special input").press("Space"))
-    head_input = chart_input(page, "head")
-    head_input.focus()
-    head, head_keys = sent.during(page, lambda: head_input.press("ArrowRight"))
+    head, head_keys = press_chart_input(sent, page, "head")
 
     print(f"\none head: elements a run sends: the side column's mask {mask}, the view's stage {stage}, its sinks "
           f"toggle {sinks}, the chart's head {head}")
-    assert set(SIDE_COLUMN) <= mask_keys, mask_keys
-    for keys in (stage_keys, sinks_keys, head_keys):
-        assert "head_stage" in keys and not set(SIDE_COLUMN) & keys, keys
+    assert_runs_alone(mask_keys, "head_stage", stage_keys, sinks_keys, head_keys)
     assert max(stage, sinks, head) < mask, "the side column was sent again"
-    expect(page).to_have_url(re.compile(r"[?&]head_stage=scores(&|$)"))
-    expect(page).to_have_url(re.compile(r"[?&]hide_special=1(&|$)"))
-    expect(page).to_have_url(re.compile(r"[?&]head=1(&|$)"))
-    expect(page).to_have_url(re.compile(r"[?&]mask=causal(&|$)"))
+    expect_in_link(page, head_stage="scores", hide_special="1", head="1", mask="causal")
     expect(page.get_by_role("heading", name="Layer 0, head 1", exact=True)).to_be_visible()
     expect(page.get_by_text("Sinks hidden")).to_be_visible()
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
