@@ -25,8 +25,7 @@ class View:
     # PageState fields the view's chart picks with inputs of its own, switched in the browser
     # (components/charts/scrub.py): the attention controls draw no slider for them.
     on_chart: tuple[str, ...] = ()
-    # Its own controls change nothing beside it (the lesson's step; the one-head view's stage and toggles, and its
-    # layer and head picked on the chart): a move of one reruns the view alone, not the side column.
+    # Its own controls change nothing beside it (the lesson's step): a move of one reruns the view alone.
     own_run: bool = False
     # It reads one query token of the text: the page fits the query inside the text's tokens
     # (controls.fit_query) before the view or the class sees the state.
@@ -59,7 +58,7 @@ class View:
 
 
 VIEWS = (
-    View("head", "One head", on_chart=("layer", "head"), own_run=True, shapes=True,
+    View("head", "One head", on_chart=("layer", "head"), shapes=True,
          purpose="every stage of one head (weights, scores, context, lines) at any layer and head, picked on the "
                  "chart"),
     View("heads", "All heads of a layer", on_chart=("layer",), shapes=True,

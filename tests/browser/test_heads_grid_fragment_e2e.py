@@ -1,15 +1,9 @@
-"""Views whose own controls rerun a part of the page alone, in Chromium: the server's run of that part, not of the
-side column beside it (its projection source, scaling and mask, its shapes panel), as read off the websocket.
-
-- The all-heads view: the heading, the grid with its summary, and the controls that change only them (how the heads
-  are summed up, the weights' colours, whole words, value norm, the tokens beside the maps, the layer on the chart)
-  are a fragment of their own (components/views/heads.py); the overview and the parks under them are not sent
-  again either.
-- The one-head view is a fragment of its own (page.view_alone): its stage, its toggles, and its layer and head
-  picked on the chart.
-
-Each time, what the press changed is on the page, the link and the heading follow it, and a press of the side
-column's mask, which must redraw the whole view, still does.
+"""The all-heads grid's own controls rerun the grid alone, in Chromium: the heading, the grid with its summary, and
+the controls that change only them (how the heads are summed up, the weights' colours, whole words, value norm, the
+tokens beside the maps, the layer on the chart) are a fragment of their own (components/views/heads.py). A press of
+one sends the server's run of that part, not the side column (its projection source, scaling and mask, its shapes
+panel), the overview or the parks, as read off the websocket. What the press changed is on the page, the link and
+the heading follow it, and a press of the side column's mask, which must redraw the whole view, still does.
 """
 
 from __future__ import annotations
@@ -123,24 +117,3 @@ def test_a_click_on_a_head_from_the_grids_own_run_still_opens_the_one_head_view(
     expect(page.get_by_role("heading", name="Layer 0, head 3", exact=True)).to_be_visible()
     expect(page).to_have_url(re.compile(r"[?&]head=3(&|$)"))
     expect(page.locator(".st-key-view").get_by_role("radio", name="One head")).to_be_checked()
-
-
-@pytest.mark.own_tab  # it listens to the tab's websocket
-def test_the_one_head_views_own_controls_rerun_the_view_alone_and_the_page_follows(page, base_url):
-    from playwright.sync_api import expect
-
-    sent = Sent(page)
-    load_page(page, f"{base_url}/?text=the+quick+brown+fox+jumps+over+the+lazy+dog")
-    mask, mask_keys = sent.during(page, lambda: button(page, "mask", "causal").click())
-    stage, stage_keys = sent.during(page, lambda: button(page, "head_stage", "Q·Kᵀ").click())
-    sinks, sinks_keys = sent.during(page, lambda: page.locator(".st-key-hide_special input").press("Space"))
-    head, head_keys = press_chart_input(sent, page, "head")
-
-    print(f"\none head: elements a run sends: the side column's mask {mask}, the view's stage {stage}, its sinks "
-          f"toggle {sinks}, the chart's head {head}")
-    assert_runs_alone(mask_keys, "head_stage", stage_keys, sinks_keys, head_keys)
-    assert max(stage, sinks, head) < mask, "the side column was sent again"
-    expect_in_link(page, head_stage="scores", hide_special="1", head="1", mask="causal")
-    expect(page.get_by_role("heading", name="Layer 0, head 1", exact=True)).to_be_visible()
-    expect(page.get_by_text("Sinks hidden")).to_be_visible()
-    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
