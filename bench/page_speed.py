@@ -139,7 +139,7 @@ class Case:
 # The floor's slider, moved once after every move of a case: right, left, right, … (0 <-> 1, no end to hit).
 FLOOR_MOVES = slider("x", ["ArrowRight", "ArrowLeft"])
 FLOOR_READY = ".st-key-x"
-# The app's script that measures the page (components/page/viewport.py), mounted by its key: its pages report their size.
+# The app's script that measures the page (components/page/viewport.py), by its key: its pages report their size.
 MEASURES_ITSELF = f".st-key-{VIEWPORT_KEY}"
 
 

@@ -253,6 +253,13 @@ def shared_heads_line(sharing: SharedHeads, head: int) -> str:
             f"shared by heads {heads_named(sharing.sharing(head))}.")
 
 
+def shared_heads_caption(shape: ModelShape, settings: TraceSettings, head: int) -> None:
+    """Under grouped-query attention, shared_heads_line as a caption, drawn by a view whose chart picks the head (the
+    side column names them under its own Head slider)."""
+    if (sharing := SharedHeads.of(shape, settings)).shared:
+        st.caption(shared_heads_line(sharing, head))
+
+
 def heads_named(heads) -> str:
     """Consecutive head numbers as a sentence names them: "3, 4 and 5", or "0 to 31" for more than four."""
     heads = list(heads)

@@ -18,7 +18,6 @@ import pandas as pd
 import streamlit as st
 
 from attention.analyses.compare import aligned_positions
-from attention.stages.kv_heads import SharedHeads
 from components.caches import chart_memos, experiments, stacks, texts
 from components.charts.chart_summaries import describe_changes
 from components.charts.draw import draw_spec
@@ -118,8 +117,7 @@ def render(context) -> None:
                     title=f"Layer {state.layer}, head {state.head}")
 
     st.subheader(f"Where they differ: layer {state.layer}, head {state.head}", anchor=False)
-    if (sharing := SharedHeads.of(context.shape, context.settings())).shared:  # the chart picks the head
-        st.caption(controls.shared_heads_line(sharing, state.head))
+    controls.shared_heads_caption(context.shape, context.settings(), state.head)  # the chart picks the head
     if positions_a.size == 0:
         st.info("The two texts share no token, so there is nothing to subtract.")
         return

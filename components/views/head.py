@@ -26,7 +26,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attention.stages.kv_heads import SharedHeads
 from components.assets import filled, read_beside, style_tag
 from components.caches import layers, moves, stacks, texts
 from components.charts.colour_ranges import head_domains
@@ -89,8 +88,7 @@ def render(context) -> None:
     # A head of random projections says so where the head is named, once: its numbers are no trained head's.
     head = f"random head {state.head} (seed {state.seed})" if state.source == "random" else f"head {state.head}"
     which, renormalise, whole = _filters(f"Layer {state.layer}, {head}", bool(context.text_b.strip()), sinks)
-    if (sharing := SharedHeads.of(context.shape, context.settings())).shared:  # the chart picks the head
-        st.caption(controls.shared_heads_line(sharing, state.head))
+    controls.shared_heads_caption(context.shape, context.settings(), state.head)  # the chart picks the head
 
     def shown(merged: bool) -> Shown:  # the rows and keys left by the filters, in words or in tokens
         units = texts.text_words(context.model_name, context.text, context.text_b, merged)
