@@ -84,16 +84,16 @@ def render(context) -> None:
     """The grid and its summary (a fragment of their own: their controls rerun them alone), then the overview and
     where attention parks, which none of those controls change."""
     outline = context.outline()  # the tokens and the heads: the weights come from the chart's stack
-    num_heads = outline.num_heads
-    summed = num_heads * len(outline.tokens[0]) ** 2 <= MAX_LAYER_WEIGHTS  # between tokens, merged or not
-    _layer_of_heads(context, num_heads, summed)
+    num_heads, token_count = outline.num_heads, len(outline.tokens[0])  # the weights are between tokens, merged or not
+    summed = num_heads * token_count ** 2 <= MAX_LAYER_WEIGHTS
+    _layer_of_heads(context, num_heads, token_count, summed)
     if summed:
         _overview(context, num_heads)
         _parks(context)
 
 
 @own_fragment(linked=True)
-def _layer_of_heads(context, num_heads: int, summed: bool) -> None:
+def _layer_of_heads(context, num_heads: int, token_count: int, summed: bool) -> None:
     """The heading, the grid of every head of the layer and their summary, with the controls that change only
     them: the layer picked on the chart, the weights' colours, whole words, value norm, the tokens beside the
     maps and how the heads are summed up. A press of one reruns this alone, not the side column, the overview and
@@ -111,7 +111,6 @@ def _layer_of_heads(context, num_heads: int, summed: bool) -> None:
     num_layers = context.shape.num_layers
     shown = _head_window(num_heads, state.head)
     group = SharedHeads.of(context.shape, context.settings()).group_size  # query heads to a key/value head
-    token_count = len(context.outline().tokens[0])  # the weights computed are between tokens, merged or not
     layers = (tuple(range(num_layers)) if num_layers * num_heads * token_count ** 2 <= ALL_LAYERS_WEIGHTS
               else (state.layer,))
     merged = len(words) < token_count
@@ -175,8 +174,6 @@ def _layer_of_heads(context, num_heads: int, summed: bool) -> None:
                        second_sentence=(second, second), row_title=f"query {unit}", column_title=f"key {unit}")
 
     chart_downloads(summary_chart, "heads-summary", f"{how}-of-heads-layer-{state.layer}")
-
-
 
 
 def _grid_and_summary(stack: stacks.HeadStack, shown: range, how: str | None, tokens: list[str], num_layers: int,
