@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import (
+    chart_input_floor,
     checkpoints,
     every_control,
     first_paint,
@@ -236,6 +237,11 @@ def run_pages(browser, groups: set[str], named: str, scratch: Path, work: Path, 
                 page_speed.CHART_FLOOR_APP, log_path=work / "chart-floor.log", cwd=page_speed.ROOT))
             figures.pages.append(page_speed.run_case(browser, chart_floor_url, every_control.chart_floor_case(),
                                                      floor_page, work))
+            progress("a chart's own input, its run a fragment or none (bench/chart_input_floor_app.py)")
+            chart_input_url = servers.enter_context(streamlit_server(
+                chart_input_floor.APP, log_path=work / "chart-input-floor.log", cwd=page_speed.ROOT))
+            figures.pages += [page_speed.run_case(browser, chart_input_url, case, floor_page, work)
+                              for case in every_control.chart_input_cases()]
         servers.callback(floor_page.context.close)
         progress("key press -> settled, ms (each case, then the floor's move after each of its moves):")
         load_failed = None  # why the decoder did not load, once its load was tried

@@ -19,7 +19,7 @@ import statistics
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from bench import page_speed, past_attention
+from bench import chart_input_floor, page_speed, past_attention
 from bench.page_speed import CHART_DRAWN, Case, Move
 from components.page.lesson_steps import lesson_for
 from components.page.view_list import VIEWS
@@ -249,6 +249,24 @@ def chart_floor_case() -> Case:
                     :CHART_FLOOR_PRESSES], None)
 
 
+# A chart's own input on a page with nothing else but the floor's slider and line (bench/chart_input_floor_app.py),
+# by what its move reruns: what a control that switches in the browser from numbers sent once pays at the least, when
+# it tells the server (a fragment holding the chart alone writes the link) and when it does not.
+CHART_INPUT_NAMES = {
+    "fragment": "reference: a chart's own input, its run a fragment holding the chart alone",
+    "none": "reference: a chart's own input, switched in the browser, no run",
+}
+REFERENCE_NAMES = {CHART_FLOOR_NAME, *CHART_INPUT_NAMES.values()}
+
+
+def chart_input_cases() -> list[Case]:
+    """The CHART_INPUT_NAMES cases, CHART_FLOOR_PRESSES presses each, on bench/chart_input_floor_app.py's server."""
+    moved = f"the chart's `layer` input, {CHART_FLOOR_PRESSES} presses (a 32 × 32 heatmap, its 6 layers sent once)"
+    presses = (chart_input_floor.CHART_MOVES * CHART_FLOOR_PRESSES)[:CHART_FLOOR_PRESSES]
+    return [Case(name, GROUP, moved, {"run": run}, presses, None, ready=chart_input_floor.INPUT)
+            for run, name in CHART_INPUT_NAMES.items()]
+
+
 def slowest(results, count: int = 10) -> list[str]:
     """The count cases of largest ratio to their floor, slowest first, as "name 4.1×", with their ratio pressed again,
     the charts a press redraws and those it built anew where there are: "name 51.2× (again 9.8×; 3 charts redrawn;
@@ -310,7 +328,7 @@ def built_anew(results) -> str | None:
 
 def _controls(results) -> list:
     return [result for result in results if result.case.group == GROUP and not result.error and result.floor
-            and result.case.name != CHART_FLOOR_NAME]
+            and result.case.name not in REFERENCE_NAMES]
 
 
 def _ratio(result) -> float:
@@ -342,7 +360,20 @@ def against_references(results) -> str | None:
     bare = _ratio(reference)
     return (f"Of {len(controls)} controls, {sum(ratio <= TARGET for ratio in ratios)} settle within {TARGET:g}× the "
             f"floor; the floor with one 32-token heatmap's new numbers settles at {bare:.1f}× it, and "
-            f"{sum(ratio <= bare for ratio in ratios)} controls within that.")
+            f"{sum(ratio <= bare for ratio in ratios)} controls within that.{_chart_input_words(results)}")
+
+
+def _chart_input_words(results) -> str:
+    """What a chart's own input settles at on a page of nothing else (chart_input_cases), as a sentence, when both
+    were measured: what a rerun that tells the server costs a control that the browser switches by itself."""
+    measured = {result.case.name: _ratio(result) for result in results
+                if result.case.name in CHART_INPUT_NAMES.values() and not result.error and result.floor}
+    if len(measured) < len(CHART_INPUT_NAMES):
+        return ""
+    told, alone = (measured[CHART_INPUT_NAMES[run]] for run in ("fragment", "none"))
+    return (f" A chart's own input on a page of nothing else settles at {alone:.1f}× the floor when it switches in "
+            f"the browser alone, and at {told:.1f}× when a run of a fragment holding the chart alone tells the "
+            "server.")
 
 
 def pressed_again(results, count: int = 10) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bench.every_control import (
     CHART_FLOOR_NAME,
+    CHART_INPUT_NAMES,
     CLASS_OPEN,
     GROUP,
     LLAMA_VIEWS,
@@ -150,6 +151,18 @@ def test_the_controls_are_counted_against_the_floor_and_the_floor_with_one_heatm
         "Of 2 controls, 1 settle within 2× the floor; the floor with one 32-token heatmap's new numbers settles at "
         "2.3× it, and 1 controls within that.")
     assert against_references(results[:2]) is None
+
+
+def test_a_charts_own_input_on_a_page_of_nothing_else_is_a_reference_named_beside_them_not_a_control():
+    results = [measured("head: mask", 30, [0]), measured(CHART_FLOOR_NAME, 46, []),
+               measured(CHART_INPUT_NAMES["fragment"], 40, []), measured(CHART_INPUT_NAMES["none"], 21, [])]
+    assert against_references(results) == (
+        "Of 1 controls, 1 settle within 2× the floor; the floor with one 32-token heatmap's new numbers settles at "
+        "2.3× it, and 1 controls within that. A chart's own input on a page of nothing else settles at 1.1× the "
+        "floor when it switches in the browser alone, and at 2.0× when a run of a fragment holding the chart alone "
+        "tells the server.")
+    assert slowest(results) == ["head: mask 1.5×"]  # the references are not among the controls
+    assert "A chart's own input" not in against_references(results[:3])  # one of the two alone says nothing
 
 
 def test_a_range_or_a_select_box_pressed_again_goes_back_over_the_values_its_first_presses_drew():
