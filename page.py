@@ -197,6 +197,7 @@ if shown.standalone:
                                  width=screen.column_px(1), stacked=screen.stacked, height=screen.height_px))
     classroom.watch()
     page_scripts()
+    process.freeze_long_lived()  # the first run's: what it imported and built lives as long as the process
     st.stop()
 if text.strip():
     encoding = texts.encoding(model_name, text, second_text(view, text_b))
@@ -209,3 +210,4 @@ if text.strip():
             st.caption(note)
 explore(view, model_name, text, text_b, loaded.shape, screen)
 page_scripts()
+process.freeze_long_lived()  # the first run's: what it imported and built lives as long as the process

@@ -10,7 +10,6 @@ from attention.models.loading import LoadedModel, ModelLoadError, Progress, load
 from attention.models.model_list import BUNDLED_MODEL
 from components.caches import model_room
 from components.caches.budget import BUDGET, CACHE_ENTRIES
-from components.server.process import freeze_long_lived
 
 # ---- Hub models: one download per model per server process, shared by every session ----
 
@@ -57,7 +56,6 @@ def model(name: str, _progress: Progress | None = None) -> LoadedModel:
     weighed = 0 if name == BUNDLED_MODEL else weights_bytes(name)  # the room is beside the bundled model
     with model_room.LOADED.reserved(name, weighed, model_room_bytes()):
         loaded = load_model(name) if _progress is None else load_model(name, _progress)
-    freeze_long_lived()  # the first load only: torch's, transformers' and the first model's objects
     return loaded
 
 

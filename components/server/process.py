@@ -2,7 +2,7 @@
 as a side effect of importing a module: torch's threads, glibc's pools and Arrow's memory and threads.
 
 Every heavy thread (a slot of heavy work, a training's turn) runs on one torch thread: `one_torch_thread`
-is what each of them calls as it starts its work. Once the first model has loaded, `freeze_long_lived` takes
+is what each of them calls as it starts its work. Once the first page has been drawn, `freeze_long_lived` takes
 what lives as long as the process out of the cyclic garbage collector's sight.
 """
 
@@ -47,16 +47,20 @@ def one_torch_thread() -> None:
 
 def freeze_long_lived() -> None:
     """Move every object alive now out of the cyclic collector's sight, once per process, however often it is
-    called: from the first model's load on (caches/models.py).
+    called: at the end of the first page's run (page.py), once that run has loaded the model, traced its text and
+    drawn its charts.
 
-    By then nearly half a million objects live as long as the process (torch, transformers, the first model's
-    weights' wrappers): out of sight, a full collection takes microseconds instead of 0.4 s. Once is enough, and
-    more is harm: a freeze also takes whatever else is alive at that moment (a class's widgets and charts, a model
-    the cache will push out, garbage that only the collector frees), and a frozen object that only a reference
-    cycle holds is never freed.
+    By then about half a million objects live as long as the process: torch, transformers and the model, and the
+    two thousand modules a first run imports beyond them (torch's symbolic shapes, sympy, scipy, Altair's schema).
+    Out of sight, a full collection scans a tenth of them, and it holds every session while it runs
+    (`python -m bench.gc_pause`). The collection run first frees what is garbage then, so that only what lives is
+    frozen. Once is enough, and more is harm: a freeze also takes whatever else is alive at that moment (a class's
+    widgets and charts, a model the cache will push out), and a frozen object that only a reference cycle holds is
+    never freed.
     """
     with _freezing:
         if _frozen.is_set():
             return
+        gc.collect()
         gc.freeze()
         _frozen.set()
