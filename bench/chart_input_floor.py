@@ -12,9 +12,9 @@ telling the server (a rerun that writes the link) adds to it.
 from __future__ import annotations
 
 import argparse
-import statistics
 
 from bench.page_speed import FLOOR_APP, FLOOR_MOVES, FLOOR_READY, ROOT, Move, open_page, time_move
+from bench.report import medians_table
 from harness.browser import launch_chromium
 from harness.server import streamlit_server
 
@@ -48,12 +48,8 @@ def main() -> None:
     parser.add_argument("--moves", type=int, default=14)
     arguments = parser.parse_args()
     timings = measure(arguments.moves)
-    floor = statistics.median(timings["floor"])
-    print(f"| moved, the chart's input rerunning… | key -> settled, median of {arguments.moves} | ratio to the floor |")
-    print("|---|---|---|")
-    for run, times in timings.items():
-        print(f"| {run} | {statistics.median(times):.0f} ms | {statistics.median(times) / floor:.2f}× |")
-
+    print(f"Medians of {arguments.moves} moves:\n")
+    print(medians_table("moved, the chart's input rerunning…", timings, "floor"))
 
 if __name__ == "__main__":
     main()

@@ -11,9 +11,9 @@ again, React renders again; what it leaves alone costs less.
 from __future__ import annotations
 
 import argparse
-import statistics
 
 from bench.page_speed import FLOOR_MOVES, FLOOR_READY, ROOT, open_page, time_move
+from bench.report import medians_table
 from harness.browser import launch_chromium
 from harness.server import streamlit_server
 
@@ -42,12 +42,8 @@ def main() -> None:
     parser.add_argument("--moves", type=int, default=14)
     arguments = parser.parse_args()
     timings = measure(arguments.captions, arguments.moves)
-    floor = statistics.median(timings["none"])
-    print(f"| captions ({arguments.captions}) | key -> settled, median of {arguments.moves} | ratio to none |")
-    print("|---|---|---|")
-    for where, times in timings.items():
-        print(f"| {where} | {statistics.median(times):.0f} ms | {statistics.median(times) / floor:.2f}× |")
-
+    print(f"Medians of {arguments.moves} moves:\n")
+    print(medians_table(f"captions ({arguments.captions})", timings, "none"))
 
 if __name__ == "__main__":
     main()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import statistics
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -77,6 +78,16 @@ class Row:
 
 def ms(value: float) -> Figure:
     return Figure(value, "ms")
+
+
+def medians_table(heading: str, timings: dict[str, list[float]], reference: str) -> str:
+    """ms each of timings' rows took, as a Markdown table of their medians and their ratio to the reference row's:
+    heading names the rows' column, its next the medians'."""
+    base = statistics.median(timings[reference])
+    lines = [f"| {heading} | key -> settled, median | ratio to {reference} |", "|---|---|---|"]
+    lines += [f"| {name} | {statistics.median(times):.0f} ms | {statistics.median(times) / base:.2f}× |"
+              for name, times in timings.items()]
+    return "\n".join(lines)
 
 
 def verdict(value: float, limit: float | None) -> bool | None:

@@ -18,7 +18,7 @@ import pytest
 
 from bench import first_paint, page_speed, results_file, server_memory, trace_overhead
 from bench.__main__ import Figures, rows
-from bench.report import Figure, Row, machine_facts, table
+from bench.report import Figure, Row, machine_facts, medians_table, table
 from bench.results_file import Results, ResultsError, measured, read, write
 from bench.results_table import main, markdown
 from harness.browser import Timing
@@ -246,3 +246,10 @@ def test_the_comparison_is_written_between_its_own_markers(tmp_path, capsys):
     assert written.startswith(DOCUMENT) and written.endswith("<!-- bench-compare:end -->\nend\n")
     assert "old" not in written.split("<!-- bench-compare:start -->")[1]
     assert "| trace | 13.2 ms | 13.2 ms |  | 1.10× | 1.10× | ≤ 1.2× the bare forward | met |" in written
+
+
+def test_the_small_benches_write_each_rows_median_and_its_ratio_to_the_reference_row():
+    timings = {"floor": [30.0, 20.0, 22.0], "a fragment": [50.0, 44.0, 40.0], "none": [21.0, 23.0, 22.0]}
+    assert medians_table("what reruns", timings, "floor").splitlines() == [
+        "| what reruns | key -> settled, median | ratio to floor |", "|---|---|---|",
+        "| floor | 22 ms | 1.00× |", "| a fragment | 44 ms | 2.00× |", "| none | 22 ms | 1.00× |"]
