@@ -51,5 +51,6 @@ def main() -> None:
     print(f"Medians of {arguments.moves} moves:\n")
     print(medians_table("moved, the chart's input rerunning…", timings, "floor"))
 
+
 if __name__ == "__main__":
     main()

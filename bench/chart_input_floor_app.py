@@ -25,7 +25,8 @@ def cells() -> pd.DataFrame:
                          "weight": rows.ravel()})
 
 
-def chart() -> alt.Chart:
+def chart(run: str) -> alt.Chart:
+    """The heatmap, its layer picked by a selection Streamlit reports, or (run "none") by a parameter it never sees."""
     bound = alt.binding_range(min=0, max=LAYERS - 1, step=1, name="layer")
     layer = (alt.param(name="layer", value=0, bind=bound) if run == "none" else
              alt.selection_point(name="layer", fields=["layer"], value=0, bind=bound))
@@ -37,15 +38,15 @@ def chart() -> alt.Chart:
 
 
 @st.cache_resource
-def kept() -> tuple[dict, dict]:
-    """The chart's spec and its data as Arrow bytes, built once: a run sends the same, as the app's charts do
-    (components/charts/draw.py)."""
-    spec, frames = spec_and_frames(chart())
+def kept(run: str) -> tuple[dict, dict]:
+    """The chart's spec and its data as Arrow bytes, built once for each kind of page: a run sends the same, as the
+    app's charts do (components/charts/draw.py)."""
+    spec, frames = spec_and_frames(chart(run))
     return spec, {name: arrow_dataset(frame) for name, frame in frames.items()}
 
 
 def drawn() -> None:
-    spec, datasets = kept()
+    spec, datasets = kept(run)
     spec = {**spec, "datasets": datasets}
     if run == "none":
         st.vega_lite_chart(None, spec, key="chart")

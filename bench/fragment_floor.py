@@ -45,5 +45,6 @@ def main() -> None:
     print(f"Medians of {arguments.moves} moves:\n")
     print(medians_table(f"captions ({arguments.captions})", timings, "none"))
 
+
 if __name__ == "__main__":
     main()
