@@ -497,6 +497,18 @@ def wait_for_change(read: Callable[[], object], before: object, timeout_s: float
     return now, time.perf_counter() - start
 
 
+def wait_until_still(read: Callable[[], object], now: object, still_s: float = 0.2,
+                     timeout_s: float = REPAINT_TIMEOUT_S) -> object:
+    """read() once it has stayed as it is for still_s (or at the timeout), starting from what it read now: a chart
+    drawn in the browser may show a frame on the way to what it settles on (a key pressed four times)."""
+    start = since = time.perf_counter()
+    while time.perf_counter() - since < still_s and time.perf_counter() - start < timeout_s:
+        time.sleep(0.05)
+        if (later := read()) != now:
+            now, since = later, time.perf_counter()
+    return now
+
+
 class HeldReplies:
     """The page's websocket through Playwright: what the page sends goes on to the server at once, and
     what the server sends is held here while held() is on, then passed on by release()."""

@@ -24,6 +24,7 @@ from harness.browser import (
     slider_thumb,
     wait_for_change,
     wait_until_settled,
+    wait_until_still,
 )
 from tests.browser.frames import HeldMessages
 from tests.marks import BROWSER_TESTS
@@ -66,6 +67,7 @@ def test_the_window_moves_on_the_maps_with_no_rerun_and_the_page_follows_after(b
         window.press("ArrowRight")
     expect(chart_input_readout(page, "win_size")).to_have_text("14")
     moved, _ = wait_for_change(lambda: chart_pixels(page, maps(page)), before)
+    moved = wait_until_still(lambda: chart_pixels(page, maps(page)), moved)  # not a frame on the way to 14
     assert moved != before, "the maps were redrawn at the new window size"
     assert "win_size=" not in page.url, "no script ran: the URL has not moved yet"
     expect(page.get_by_text(window_line(10), exact=True)).to_be_visible()  # nor the line the script writes
