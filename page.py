@@ -143,11 +143,13 @@ def _explore(view: str, model_name: str, text: str, text_b: str, shape: ModelSha
                 shapes_panel(block_steps(block), BLOCK_LETTERS, expanded=not state.present, shape=shape)
 
 
-def page_scripts() -> None:
-    """The page's own scripts, mounted last in a run: the one that measures the page, and the one that sends a
-    chart input's key at once."""
+def run_ends() -> None:
+    """What every run of the page does last: mount the page's own scripts (the one that measures the page, and the
+    one that sends a chart input's key at once); then, the first run only, freeze what it imported and built, which
+    lives as long as the process (components/server/process.py)."""
     viewport.measure()
     chart_keys.listen()
+    process.freeze_long_lived()
 
 
 @own_fragment(linked=True)
@@ -196,8 +198,7 @@ if shown.standalone:
     draw(view, views.ViewContext(model_name=model_name, text=text, text_b=text_b, state=state, shape=loaded.shape,
                                  width=screen.column_px(1), stacked=screen.stacked, height=screen.height_px))
     classroom.watch()
-    page_scripts()
-    process.freeze_long_lived()  # the first run's: what it imported and built lives as long as the process
+    run_ends()
     st.stop()
 if text.strip():
     encoding = texts.encoding(model_name, text, second_text(view, text_b))
@@ -209,5 +210,4 @@ if text.strip():
         if note := unknown_note(texts.unknown_characters(model_name, text, second_text(view, text_b))):
             st.caption(note)
 explore(view, model_name, text, text_b, loaded.shape, screen)
-page_scripts()
-process.freeze_long_lived()  # the first run's: what it imported and built lives as long as the process
+run_ends()
