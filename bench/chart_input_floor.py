@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench.page_speed import FLOOR_APP, FLOOR_MOVES, FLOOR_READY, ROOT, Move, open_page, time_move
+from bench.page_speed import FLOOR_APP, FLOOR_MOVES, FLOOR_READY, ROOT, Move, moved_in_turn, open_page
 from bench.report import medians_table
 from harness.browser import launch_chromium
 from harness.server import streamlit_server
@@ -34,13 +34,8 @@ def measure(moves: int) -> dict[str, list[float]]:
             streamlit_server(FLOOR_APP, cwd=ROOT) as floor_url, sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         floor = open_page(browser, floor_url, FLOOR_READY)
-        pages = {run: open_page(browser, f"{url}/?run={run}", INPUT) for run in RUNS}
-        timings: dict[str, list[float]] = {"floor": [], **{run: [] for run in RUNS}}
-        for index in range(moves):
-            timings["floor"].append(time_move(floor, FLOOR_MOVES[index % len(FLOOR_MOVES)]).settled_ms)
-            for run, page in pages.items():
-                timings[run].append(time_move(page, CHART_MOVES[index % len(CHART_MOVES)]).settled_ms)
-        return timings
+        pages = {run: (open_page(browser, f"{url}/?run={run}", INPUT), CHART_MOVES) for run in RUNS}
+        return moved_in_turn({"floor": (floor, FLOOR_MOVES), **pages}, moves)
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ import argparse
 import os
 from urllib.parse import urlencode
 
-from bench.page_speed import FLOOR_APP, FLOOR_MOVES, FLOOR_READY, ROOT, TEXT_32, Move, open_page, time_move
+from bench.page_speed import FLOOR_APP, FLOOR_MOVES, FLOOR_READY, ROOT, TEXT_32, Move, moved_in_turn, open_page
 from bench.report import medians_table
 from components.private_hooks import bound_input_name
 from harness.browser import launch_chromium
@@ -51,12 +51,8 @@ def measure(moves: int) -> dict[str, dict[str, list[float]]]:
         timings = {}
         for control, presses in CONTROLS.items():
             shown = {name: page for name, page in pages.items() if page.locator(presses[0].selector).count()}
-            times: dict[str, list[float]] = {"floor": [], **{PAGES[name]: [] for name in shown}}
-            for index in range(moves):
-                times["floor"].append(time_move(floor, FLOOR_MOVES[index % len(FLOOR_MOVES)]).settled_ms)
-                for name, page in shown.items():
-                    times[PAGES[name]].append(time_move(page, presses[index % len(presses)]).settled_ms)
-            timings[control] = times
+            timings[control] = moved_in_turn({"floor": (floor, FLOOR_MOVES),
+                                              **{PAGES[name]: (page, presses) for name, page in shown.items()}}, moves)
         return timings
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench.page_speed import FLOOR_MOVES, FLOOR_READY, ROOT, open_page, time_move
+from bench.page_speed import FLOOR_MOVES, FLOOR_READY, ROOT, moved_in_turn, open_page
 from bench.report import medians_table
 from harness.browser import launch_chromium
 from harness.server import streamlit_server
@@ -28,12 +28,9 @@ def measure(captions: int, moves: int) -> dict[str, list[float]]:
     with streamlit_server(ROOT / "bench" / "fragment_floor_app.py", cwd=ROOT) as url, \
             sync_playwright() as playwright:
         browser = launch_chromium(playwright)
-        pages = {where: open_page(browser, f"{url}/?where={where}&n={captions}", FLOOR_READY) for where in WHERE}
-        timings: dict[str, list[float]] = {where: [] for where in WHERE}
-        for index in range(moves):
-            for where, page in pages.items():
-                timings[where].append(time_move(page, FLOOR_MOVES[index % len(FLOOR_MOVES)]).settled_ms)
-        return timings
+        pages = {where: (open_page(browser, f"{url}/?where={where}&n={captions}", FLOOR_READY), FLOOR_MOVES)
+                 for where in WHERE}
+        return moved_in_turn(pages, moves)
 
 
 def main() -> None:

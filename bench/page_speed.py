@@ -462,6 +462,16 @@ def floor_moves(browser, url: str, count: int) -> list[Timing]:
         page.context.close()
 
 
+def moved_in_turn(pages: dict[str, tuple[object, list[Move]]], count: int) -> dict[str, list[float]]:
+    """ms from key press to the settled page, by name: count moves on each (page, its moves) in turn, each page's
+    moves taken in order and round again, so that a load that comes and goes weighs on all of them alike."""
+    timings: dict[str, list[float]] = {name: [] for name in pages}
+    for index in range(count):
+        for name, (page, moves) in pages.items():
+            timings[name].append(time_move(page, moves[index % len(moves)]).settled_ms)
+    return timings
+
+
 def time_move(page, move: Move) -> Timing:
     target = page.locator(move.selector)
     if move.fill is not None:
